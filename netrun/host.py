@@ -1,0 +1,121 @@
+"""A Host owns its name, its merged variables and (once connected) its connection.
+
+Variables arrive already merged by the inventory (all < parent group < child group < host).
+The properties below read the Ansible connection keys, old aliases included, so nothing
+else in netrun needs to know Ansible's spelling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from netrun.transport import CommandResult, Transport
+
+
+def _first(values: Mapping[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if values.get(key) is not None:
+            return values[key]
+    return None
+
+
+@dataclass(eq=False)
+class Host:
+    """One inventory host: name, merged vars, groups, and its transport once connected."""
+
+    name: str
+    vars: dict[str, Any] = field(default_factory=dict)
+    groups: tuple[str, ...] = ()
+    transport: Transport | None = field(default=None, repr=False)
+
+    # -- connection keys -------------------------------------------------------------
+    @property
+    def address(self) -> str:
+        """Management address: ansible_host (or the old ansible_ssh_host), else the name."""
+        return str(_first(self.vars, "ansible_host", "ansible_ssh_host") or self.name)
+
+    @property
+    def port(self) -> int:
+        return int(_first(self.vars, "ansible_port", "ansible_ssh_port") or 22)
+
+    @property
+    def user(self) -> str | None:
+        value = _first(self.vars, "ansible_user", "ansible_ssh_user")
+        return None if value is None else str(value)
+
+    @property
+    def key_file(self) -> str | None:
+        value = _first(self.vars, "ansible_ssh_private_key_file", "ansible_private_key_file")
+        return None if value is None else str(value)
+
+    @property
+    def password(self) -> str | None:
+        value = _first(self.vars, "ansible_password", "ansible_ssh_pass")
+        return None if value is None else str(value)
+
+    @property
+    def become(self) -> bool:
+        value = self.vars.get("ansible_become", False)
+        if isinstance(value, str):
+            return value.strip().lower() in {"1", "yes", "true", "on"}
+        return bool(value)
+
+    @property
+    def become_method(self) -> str:
+        return str(self.vars.get("ansible_become_method") or "sudo")
+
+    @property
+    def become_user(self) -> str:
+        return str(self.vars.get("ansible_become_user") or "root")
+
+    @property
+    def become_password(self) -> str | None:
+        value = _first(self.vars, "ansible_become_password", "ansible_become_pass")
+        return None if value is None else str(value)
+
+    # -- netrun's own keys -------------------------------------------------------------
+    @property
+    def data_ip(self) -> str:
+        """Data-plane address tests use; the management address unless set apart."""
+        return str(self.vars.get("netrun_data_ip") or self.address)
+
+    @property
+    def iface(self) -> str | None:
+        value = self.vars.get("netrun_iface")
+        return None if value is None else str(value)
+
+    @property
+    def link_speed_mbps(self) -> float | None:
+        value = self.vars.get("netrun_link_speed_mbps")
+        return None if value is None else float(value)
+
+    @property
+    def known_hosts(self) -> str | None:
+        value = self.vars.get("netrun_known_hosts")
+        return None if value is None else str(value)
+
+    def secrets(self) -> list[str]:
+        """Strings that must never be printed or logged."""
+        return [s for s in (self.password, self.become_password) if s]
+
+    # -- commands ------------------------------------------------------------------------
+    def run(
+        self,
+        argv: list[str] | str,
+        *,
+        timeout: float,
+        sudo: bool = False,
+        check: bool = True,
+    ) -> CommandResult:
+        """Run a command on this host through its transport (see netrun.transport)."""
+        if self.transport is None:
+            from netrun.errors import ConnectError
+
+            raise ConnectError(self.name, "not connected")
+        return self.transport.run(argv, timeout=timeout, sudo=sudo, check=check)
+
+    def __str__(self) -> str:
+        return self.name
