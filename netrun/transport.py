@@ -1,0 +1,463 @@
+"""How netrun talks to a host: one SSH connection per host, opened once, reused for the run.
+
+Built on fabric's Connection (paramiko underneath) with three changes to fabric's defaults:
+host keys are verified against known_hosts (fabric would auto-add any key), every command
+has a deadline, and privilege uses ``sudo -n`` (or ``sudo -S`` fed the become password) so
+nothing ever waits on a prompt.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from netrun.errors import (
+    AuthError,
+    CommandError,
+    CommandTimeout,
+    ConnectError,
+    HostKeyError,
+    NetrunError,
+)
+
+if TYPE_CHECKING:
+    from fabric import Connection
+
+    from netrun.host import Host
+
+log = logging.getLogger("netrun.transport")
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one remote command did (after invoke's Result: command, exited, stdout, stderr)."""
+
+    host: str
+    command: str
+    exited: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exited == 0
+
+
+class Transport(Protocol):
+    """Anything that can run a command on a host and copy a file to it."""
+
+    def run(
+        self,
+        argv: Sequence[str] | str,
+        *,
+        timeout: float,
+        sudo: bool = False,
+        check: bool = True,
+    ) -> CommandResult:
+        """Run one command with a deadline; raise CommandError when ``check`` and it failed."""
+        line = command_line(argv)
+        stdin = b""
+        if sudo or self.host.become:
+            prefix, feed = become_prefix(self.host)
+            line = prefix + "sh -c " + shlex.quote(line)
+            if feed:
+                stdin = f"{self.host.become_password}\n".encode()
+        started = time.monotonic()
+        log.debug("%s: run %s", self.host.name, line)
+        exited, stdout, stderr = self._exec(line, timeout, stdin)
+        result = CommandResult(
+            self.host.name, line, exited, stdout, stderr, time.monotonic() - started
+        )
+        log.debug("%s: exit %s in %.3fs", self.host.name, exited, result.seconds)
+        if check and not result.ok:
+            if "a password is required" in result.stderr:
+                raise CommandError(
+                    self.host.name,
+                    line,
+                    result.exited,
+                    "",
+                    "sudo -n was refused: a password is required; allow NOPASSWD sudo for "
+                    "this user or set ansible_become_password",
+                )
+            raise CommandError(
+                self.host.name, line, result.exited, result.stdout, result.stderr
+            )
+        return result
+
+    def _exec(self, line: str, timeout: float, stdin: bytes) -> tuple[int, str, str]:
+        """Exec on a fresh channel of the one connection, reading until exit or the deadline.
+
+        We drive the paramiko channel ourselves rather than fabric's ``run``: invoke swallows
+        Ctrl-C while a remote command runs, and netrun must stop and clean up at once.
+        """
+        import select
+
+        if self._conn is None or self._conn.transport is None:
+            raise ConnectError(self.host.name, "not connected")
+        try:
+            chan = self._conn.transport.open_session(
+                timeout=self.settings.connect_timeout
+            )
+            chan.exec_command(line)
+            if stdin:
+                chan.sendall(stdin)
+            chan.shutdown_write()
+        except Exception as exc:  # paramiko raises SSHException/EOFError/OSError here
+            raise ConnectError(self.host.name, f"connection lost: {exc}") from None
+        out: list[bytes] = []
+        err: list[bytes] = []
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                busy = False
+                if chan.recv_ready():
+                    out.append(chan.recv(65536))
+                    busy = True
+                if chan.recv_stderr_ready():
+                    err.append(chan.recv_stderr(65536))
+                    busy = True
+                if busy:
+                    continue
+                if chan.exit_status_ready():
+                    if not (chan.recv_ready() or chan.recv_stderr_ready()):
+                        break
+                    continue
+                if chan.closed or not self._conn.transport.is_active():
+                    raise ConnectError(
+                        self.host.name, "connection lost during a command"
+                    )
+                if time.monotonic() > deadline:
+                    raise CommandTimeout(
+                        self.host.name,
+                        line,
+                        timeout,
+                        b"".join(out).decode(errors="replace"),
+                    )
+                select.select([chan], [], [], 0.01)
+            exited = chan.recv_exit_status()
+        finally:
+            chan.close()
+        return (
+            exited,
+            b"".join(out).decode(errors="replace"),
+            b"".join(err).decode(errors="replace"),
+        )
+
+    def put(self, local: Path, remote: str, *, timeout: float) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class SSHSettings:
+    """Connection settings shared by every host of a run."""
+
+    connect_timeout: float = 10.0
+    banner_timeout: float = 10.0
+    auth_timeout: float = 10.0
+    keepalive: int = 15
+    accept_new_host_keys: bool = False
+    known_hosts: Path = field(
+        default_factory=lambda: Path("~/.ssh/known_hosts").expanduser()
+    )
+
+
+def command_line(argv: Sequence[str] | str) -> str:
+    """A list is a command: every token is quoted. A str is a script we built and quoted."""
+    return argv if isinstance(argv, str) else shlex.join(argv)
+
+
+def become_prefix(host: Host) -> tuple[str, bool]:
+    """The privilege prefix for a host, and whether the password goes to stdin."""
+    if host.become_method != "sudo":
+        raise ConnectError(
+            host.name,
+            f"ansible_become_method '{host.become_method}' is not supported; use sudo",
+        )
+    user = shlex.quote(host.become_user)
+    if host.become_password:
+        return f"sudo -S -p '' -H -u {user} -- ", True
+    return f"sudo -n -H -u {user} -- ", False
+
+
+class SSHTransport:
+    """One host's SSH connection; thread-safe enough for one command at a time per thread."""
+
+    def __init__(self, host: Host, settings: SSHSettings) -> None:
+        self.host = host
+        self.settings = settings
+        self._conn: Connection | None = None
+
+    # -- connecting -----------------------------------------------------------------------
+    def connect(self) -> None:
+        """Open the connection, verifying the host key; raise a ConnectError that says why."""
+        import paramiko
+        from fabric import Config, Connection
+
+        host, s = self.host, self.settings
+        kwargs: dict[str, object] = {
+            "banner_timeout": s.banner_timeout,
+            "auth_timeout": s.auth_timeout,
+            "allow_agent": False,
+            "look_for_keys": host.key_file is None and host.password is None,
+        }
+        if host.key_file:
+            key = Path(host.key_file).expanduser()
+            if not key.is_file():
+                raise ConnectError(
+                    host.name,
+                    f"private key {key} not found; fix ansible_ssh_private_key_file",
+                )
+            kwargs["key_filename"] = str(key)
+        if host.password:
+            kwargs["password"] = host.password
+        config = Config(overrides={"load_ssh_configs": False})
+        conn = Connection(
+            host.address,
+            user=host.user or _local_user(),
+            port=host.port,
+            connect_timeout=max(1, round(s.connect_timeout)),
+            connect_kwargs=kwargs,
+            config=config,
+        )
+        known = (
+            Path(host.known_hosts).expanduser() if host.known_hosts else s.known_hosts
+        )
+        client = conn.client
+        if known.is_file():
+            client.load_host_keys(str(known))
+        elif s.accept_new_host_keys:
+            known.parent.mkdir(parents=True, exist_ok=True)
+            known.touch(mode=0o600)
+            client.load_host_keys(str(known))
+        if s.accept_new_host_keys:
+            client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        else:
+            client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        where = f"{host.address}:{host.port}"
+        try:
+            conn.open()
+        except paramiko.BadHostKeyException:
+            raise HostKeyError(
+                host.name,
+                f"host key for {where} has CHANGED (possible man-in-the-middle); if the host "
+                f"was reinstalled, remove the old key with: ssh-keygen -f {known} -R "
+                f"{_known_hosts_name(host)}",
+            ) from None
+        except paramiko.SSHException as exc:
+            text = str(exc)
+            if "not found in known_hosts" in text:
+                raise HostKeyError(
+                    host.name,
+                    f"host key for {where} is not in {known}; add it (ssh-keyscan -p "
+                    f"{host.port} {host.address} >> {known}) or run with --accept-new-host-keys",
+                ) from None
+            if isinstance(exc, paramiko.AuthenticationException):
+                raise AuthError(
+                    host.name,
+                    f"SSH login as {conn.user} to {where} was refused ({text}); check "
+                    "ansible_user and the key or password",
+                ) from None
+            if "banner" in text.lower():
+                raise ConnectError(
+                    host.name,
+                    f"{where} accepted TCP but sent no SSH banner within "
+                    f"{s.banner_timeout:g}s; is sshd healthy?",
+                ) from None
+            raise ConnectError(host.name, f"SSH to {where} failed: {text}") from None
+        except TimeoutError:
+            raise ConnectError(
+                host.name,
+                f"no answer from {where} within {s.connect_timeout:g}s; check ansible_host "
+                "and that the host is up",
+            ) from None
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise ConnectError(
+                host.name,
+                f"cannot reach {where}: {reason}; check ansible_host/ansible_port",
+            ) from None
+        transport = client.get_transport()
+        if transport is not None and s.keepalive:
+            transport.set_keepalive(s.keepalive)
+        self._conn = conn
+
+    # -- commands -------------------------------------------------------------------------
+    def run(
+        self,
+        argv: Sequence[str] | str,
+        *,
+        timeout: float,
+        sudo: bool = False,
+        check: bool = True,
+    ) -> CommandResult:
+        """Run one command with a deadline; raise CommandError when ``check`` and it failed."""
+        from invoke.exceptions import CommandTimedOut
+
+        if self._conn is None:
+            raise ConnectError(self.host.name, "not connected")
+        line = command_line(argv)
+        stdin = None
+        if sudo or self.host.become:
+            prefix, feed = become_prefix(self.host)
+            line = prefix + "sh -c " + shlex.quote(line)
+            if feed:
+                import io
+
+                stdin = io.StringIO(f"{self.host.become_password}\n")
+        started = time.monotonic()
+        log.debug("%s: run %s", self.host.name, line)
+        try:
+            res = self._conn.run(
+                line,
+                hide=True,
+                warn=True,
+                timeout=max(1, int(timeout + 0.999)),
+                in_stream=stdin if stdin is not None else False,
+                pty=False,
+            )
+        except CommandTimedOut as exc:
+            raise CommandTimeout(
+                self.host.name, line, timeout, exc.result.stdout
+            ) from None
+        except (OSError, EOFError) as exc:
+            raise ConnectError(self.host.name, f"connection lost: {exc}") from None
+        except (
+            Exception
+        ) as exc:  # paramiko raises SSHException subclasses for dead sessions
+            if type(exc).__module__.startswith("paramiko"):
+                raise ConnectError(self.host.name, f"connection lost: {exc}") from None
+            raise
+        result = CommandResult(
+            self.host.name,
+            line,
+            int(res.exited),
+            res.stdout,
+            res.stderr,
+            time.monotonic() - started,
+        )
+        if check and not result.ok:
+            if sudo and "a password is required" in result.stderr:
+                raise CommandError(
+                    self.host.name,
+                    line,
+                    result.exited,
+                    "",
+                    "sudo -n refused: a password is "
+                    "required; allow NOPASSWD sudo or set ansible_become_password",
+                )
+            raise CommandError(
+                self.host.name, line, result.exited, result.stdout, result.stderr
+            )
+        return result
+
+    def put(self, local: Path, remote: str, *, timeout: float) -> None:
+        """Copy a file over SFTP on the same connection."""
+        if self._conn is None:
+            raise ConnectError(self.host.name, "not connected")
+        client = self._conn.client
+        sftp = client.open_sftp()
+        try:
+            channel = sftp.get_channel()
+            if channel is not None:
+                channel.settimeout(timeout)
+            sftp.put(str(local), remote)
+        except OSError as exc:
+            raise ConnectError(
+                self.host.name, f"upload of {local} to {remote} failed: {exc}"
+            )
+        finally:
+            sftp.close()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+
+def _local_user() -> str:
+    import getpass
+
+    return getpass.getuser()
+
+
+def _known_hosts_name(host: Host) -> str:
+    return host.address if host.port == 22 else f"[{host.address}]:{host.port}"
+
+
+@dataclass
+class GroupResult:
+    """Per-host outcomes of one step (after fabric's GroupResult): who succeeded, who failed."""
+
+    succeeded: list[str] = field(default_factory=list)
+    failed: dict[str, NetrunError] = field(default_factory=dict)
+
+
+def on_each(
+    hosts: Iterable[Host],
+    step: Callable[[Host], None],
+    *,
+    deadline: float,
+    max_workers: int = 16,
+) -> GroupResult:
+    """Run ``step`` on every host in a bounded pool with an overall deadline per step.
+
+    A host whose step raises a NetrunError, or does not finish in time, lands in ``failed``;
+    the others still complete. Unexpected exceptions propagate (they are bugs).
+    """
+    hosts = list(hosts)
+    out = GroupResult()
+    if not hosts:
+        return out
+    pool = ThreadPoolExecutor(max_workers=min(max_workers, len(hosts)))
+    try:
+        futures = {pool.submit(step, h): h for h in hosts}
+        _done, pending = wait(futures, timeout=deadline)
+        for fut, host in futures.items():
+            if fut in pending:
+                out.failed[host.name] = ConnectError(
+                    host.name, f"no answer within {deadline:g}s"
+                )
+                continue
+            exc = fut.exception()
+            if exc is None:
+                out.succeeded.append(host.name)
+            elif isinstance(exc, NetrunError):
+                out.failed[host.name] = exc
+            else:
+                raise exc
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return out
+
+
+def connect_all(
+    hosts: Iterable[Host], settings: SSHSettings, *, max_workers: int = 16
+) -> GroupResult:
+    """Connect every host in parallel; each host's transport is set on success."""
+
+    def connect(host: Host) -> None:
+        transport = SSHTransport(host, settings)
+        transport.connect()
+        host.transport = transport
+
+    deadline = (
+        settings.connect_timeout + settings.banner_timeout + settings.auth_timeout + 5
+    )
+    return on_each(hosts, connect, deadline=deadline, max_workers=max_workers)
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """Replace every secret in ``text`` with ``****``; used on everything printed or logged."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, "****")
+    return text
