@@ -1,0 +1,615 @@
+"""Scenario files: which tests run, between which hosts, with which iperf3 options.
+
+A scenario is checked completely before anything runs: every problem in the file is
+collected and raised as one ScenarioError, one line each, naming the file, the test and the
+key, with a "did you mean" hint. Values merge as option default < scenario ``defaults`` <
+test < CLI ``-e`` (see invoke's Config.merge), and land in frozen TestSpecs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from netrun.errors import ScenarioError, did_you_mean
+from netrun.host import Host
+from netrun.modes.base import Option
+
+MAX_BYTES = 10 * 1024 * 1024
+MAX_NODES = 100_000  # YAML nodes after alias expansion; more is an alias bomb
+MAX_COMBINATIONS = 1000  # tests one sweep may expand into
+#: Test and scenario names become file names: 1-64 of A-Z a-z 0-9 . _ -, no leading . _ -
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+SIZE_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)")
+KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+TOP_KEYS = ("name", "description", "defaults", "tests")
+PLACEMENT = ("mode", "server", "client")  # test keys that may also sit in defaults or -e
+TEST_KEYS = ("name", *PLACEMENT, "sweep")
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+# -- checks (also meant for modes' own Options) ---------------------------------------------
+def expecting(expects: str, ok: Callable[[Any], bool]) -> Callable[[Any], str | None]:
+    """An Option.check that says "must be <expects>"; type errors reuse the same words."""
+
+    def check(value: Any) -> str | None:
+        return None if ok(value) else f"must be {expects}"
+
+    check.expects = expects  # type: ignore[attr-defined]
+    return check
+
+
+def number(minimum: float, *, strict: bool) -> Callable[[Any], str | None]:
+    """A finite number above (strict) or at least ``minimum``."""
+    sign = ">" if strict else ">="
+    return expecting(
+        f"a number {sign} {minimum:g}",
+        lambda v: math.isfinite(v) and (v > minimum if strict else v >= minimum),
+    )
+
+
+def integer(low: int, high: int | None = None) -> Callable[[Any], str | None]:
+    """An integer in ``low..high`` (inclusive)."""
+    text = f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
+    return expecting(text, lambda v: v >= low and (high is None or v <= high))
+
+
+def size_value(value: Any) -> float | None:
+    """Bytes (or bits/s) of an iperf3 size such as 100, 128K or 1G; None if malformed."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    match = SIZE_RE.fullmatch(value) if isinstance(value, str) else None
+    if not match:
+        return None
+    return float(match[1]) * 1024 ** " KMGT".index(match[2].upper() or " ")
+
+
+def size(minimum: int) -> Callable[[Any], str | None]:
+    """An iperf3 size: an integer or digits with an optional K, M, G or T suffix."""
+    low = "" if minimum == 0 else " > 0"
+    return expecting(
+        f"an iperf3 size such as 100, 128K or 1G{low}",
+        lambda v: (n := size_value(v)) is not None and n >= minimum,
+    )
+
+
+def matching(pattern: str, expects: str) -> Callable[[Any], str | None]:
+    """A string option held to a strict pattern (nothing a shell would read specially)."""
+    regex = re.compile(pattern)
+    return expecting(expects, lambda v: regex.fullmatch(v) is not None)
+
+
+# fmt: off
+COMMON_OPTIONS: tuple[Option, ...] = (
+    Option("duration", (int, float), 10, "seconds of traffic per run (iperf3 -t)",
+           check=number(0, strict=True)),
+    Option("protocol", str, "tcp", "tcp or udp (iperf3 -u)", choices=("tcp", "udp")),
+    Option("streams", int, 1, "parallel streams (iperf3 -P)", check=integer(1, 128)),
+    Option("reverse", bool, False, "the server sends and the client receives (iperf3 -R)"),
+    Option("omit", (int, float), 0, "warm-up seconds left out of the result (iperf3 -O)",
+           check=number(0, strict=False)),
+    Option("bitrate", (int, str), None, "target rate, e.g. 800K or 1G (iperf3 -b)",
+           check=size(0), nullable=True),
+    Option("length", (int, str), None, "buffer or datagram length, e.g. 1400 (iperf3 -l)",
+           check=size(1), nullable=True),
+    Option("repeat", int, 1, "how many times the runner repeats the test", check=integer(1)),
+    Option("port", int, None, "server port (iperf3 -p); iperf3's 5201 when null",
+           check=integer(1, 65535), nullable=True, from_inventory=True),
+    Option("connect_timeout", (int, float), 5, "seconds to wait for the server to answer",
+           check=number(0, strict=True)),
+    Option("window", (int, str), None, "socket buffer size (iperf3 -w)",
+           check=size(1), nullable=True),
+    Option("timeout", (int, float), None, "deadline in seconds for one run; null: derived",
+           check=number(0, strict=True), nullable=True),
+)
+# fmt: on
+
+_KIND_TEXT = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+
+
+def show(value: Any) -> str:
+    """A value as the user wrote it in YAML, shortened for one-line messages."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    text = repr(value) if isinstance(value, str) else _short_repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _short_repr(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def _kind_ok(kind: type | tuple[type, ...], value: Any) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool):  # YAML's yes/true is never a number
+        return bool in kinds
+    if isinstance(value, int) and float in kinds:
+        return True
+    return isinstance(value, tuple(k for k in kinds if k is not bool))
+
+
+def problem(option: Option, key: str, value: Any) -> str | None:
+    """What is wrong with ``value`` for ``option``, as "<key> must be ..., got ...", or None."""
+    if value is None and option.nullable:
+        return None
+    kinds = option.kind if isinstance(option.kind, tuple) else (option.kind,)
+    expects = getattr(option.check, "expects", None) or " or ".join(
+        _KIND_TEXT.get(k, k.__name__) for k in kinds
+    )
+    if option.choices is not None:
+        expects = "one of " + ", ".join(str(c) for c in option.choices)
+    what: str | None
+    if value is None or not _kind_ok(option.kind, value):
+        what = f"must be {expects}"
+        if isinstance(value, bool):
+            return f"{key} {what}, got {show(value)} (YAML reads yes/no/on/off as true/false)"
+    elif isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
+        what = "must not contain control characters"
+    elif option.choices is not None and value not in option.choices:
+        hint = did_you_mean(
+            value.lower() if isinstance(value, str) else str(value),
+            [str(c) for c in option.choices],
+        )
+        return f"{key} must be {expects}, got {show(value)}{hint}"
+    else:
+        what = option.check(value) if option.check else None
+        if what is None:
+            return None
+    return f"{key} {what}, got {show(value)}"
+
+
+# -- the frozen result ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class TestSpec:
+    """One test to run: placement, every option with defaults filled, what the user set."""
+
+    __test__ = False  # not a pytest test class
+
+    name: str
+    mode: str
+    server: str
+    client: str
+    index: int  # position in the file's tests list
+    options: Mapping[str, Any]
+    explicit: frozenset[str]  # options set by the test, defaults or -e
+    base_name: str = ""  # the name in the file, without a sweep's [k=v,...] suffix
+    swept: Mapping[str, Any] = field(
+        default_factory=lambda: _EMPTY
+    )  # this test's values from `sweep:`
+
+    def value(self, name: str) -> Any:
+        """One option's merged value; an unknown name raises KeyError with a hint."""
+        if name not in self.options:
+            raise KeyError(
+                f"no option {name!r} in test {self.name!r}" + did_you_mean(name, self.options)
+            )
+        return self.options[name]
+
+    duration = property(lambda self: self.value("duration"))
+    protocol = property(lambda self: self.value("protocol"))
+    streams = property(lambda self: self.value("streams"))
+    reverse = property(lambda self: self.value("reverse"))
+    omit = property(lambda self: self.value("omit"))
+    bitrate = property(lambda self: self.value("bitrate"))
+    length = property(lambda self: self.value("length"))
+    repeat = property(lambda self: self.value("repeat"))
+    port = property(lambda self: self.value("port"))
+    connect_timeout = property(lambda self: self.value("connect_timeout"))
+    window = property(lambda self: self.value("window"))
+    timeout = property(lambda self: self.value("timeout"))
+
+    @property
+    def deadline(self) -> float:
+        """Seconds one run may take: ``timeout``, else warm-up + traffic + generous slack."""
+        if self.timeout is not None:
+            return float(self.timeout)
+        return float(self.omit + self.duration + 2 * self.connect_timeout + 30)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario file: its tests in order, sweeps expanded."""
+
+    name: str
+    path: Path
+    description: str | None
+    tests: tuple[TestSpec, ...]
+    defaults: Mapping[str, Any]
+
+
+# -- reading the file ----------------------------------------------------------------------
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys instead of silently keeping the last one."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        self.flatten_mapping(node)
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, str | int | float | bool):
+                continue  # unhashable keys are refused by the base class
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {show(key)}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _SelfAlias(Exception):
+    """A YAML alias that contains itself."""
+
+
+def _expanded(node: yaml.Node, memo: dict[int, int], active: set[int]) -> int:
+    """Nodes in the document once aliases are expanded (capped just above MAX_NODES)."""
+    if id(node) in memo:
+        return memo[id(node)]
+    if id(node) in active:
+        raise _SelfAlias
+    active.add(id(node))
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    total = 1
+    for child in children:
+        total += _expanded(child, memo, active)
+        if total > MAX_NODES:
+            break
+    active.discard(id(node))
+    memo[id(node)] = total
+    return total
+
+
+def _read(path: Path) -> Any:
+    """The file's YAML data; any unreadable, oversized or hostile file is one plain error."""
+    try:
+        info = path.stat()
+        if not path.is_file():
+            raise ScenarioError(f"{path}: is not a file")
+        if info.st_size > MAX_BYTES:
+            raise ScenarioError(f"{path}: is larger than 10 MB; refusing to load it")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        if b"\0" in data:
+            raise UnicodeError
+        text = data.decode("utf-8")
+    except UnicodeError:
+        raise ScenarioError(f"{path}: is not a YAML text file (binary data)") from None
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded(node, {}, set()) > MAX_NODES:
+            raise ScenarioError(
+                f"{path}: YAML aliases expand to more than {MAX_NODES} nodes;"
+                " refusing to load it (alias bomb?)"
+            )
+        return loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise ScenarioError(f"{where}: YAML syntax error: {exc.problem or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{path}: YAML error: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: YAML is nested too deeply") from None
+    except _SelfAlias:
+        raise ScenarioError(f"{path}: a YAML alias contains itself; refusing to load it") from None
+    except ValueError as exc:  # e.g. a date like 2024-13-45
+        raise ScenarioError(f"{path}: bad YAML value: {exc}") from None
+    finally:
+        loader.dispose()
+
+
+# -- validation ----------------------------------------------------------------------------
+class _Check:
+    """Walks one scenario, collecting every problem before anything is raised."""
+
+    def __init__(
+        self, where: str, hosts: Collection[str] | None, modes: Mapping[str, Sequence[Option]]
+    ) -> None:
+        self.where = where
+        self.hosts = None if hosts is None else sorted(hosts)
+        self.modes = {m: {o.name: o for o in (*COMMON_OPTIONS, *opts)} for m, opts in modes.items()}
+        self.all_keys = {k for table in self.modes.values() for k in table}
+        self.all_keys.update(o.name for o in COMMON_OPTIONS)
+        self.problems: list[str] = []
+        self.bad_layer_keys: set[str] = set()  # mode/server/client given but wrong in a layer
+
+    def add(self, prefix: str, text: str) -> None:
+        self.problems.append(f"{prefix}: {text}")
+
+    def unknown(self, prefix: str, key: Any, valid: Collection[str]) -> None:
+        if not isinstance(key, str):
+            self.add(prefix, f"key {show(key)} is not a string")
+        else:
+            self.add(prefix, f"unknown key {key!r}{did_you_mean(key, sorted(valid))}")
+
+    def placement(self, prefix: str, key: str, value: Any) -> bool:
+        """Check mode/server/client: a known mode, a host in the inventory."""
+        if not isinstance(value, str) or not value:
+            self.add(prefix, f"{key} must be a non-empty string, got {show(value)}")
+        elif key == "mode" and value not in self.modes:
+            self.add(prefix, f"unknown mode {value!r}{did_you_mean(value, sorted(self.modes))}")
+        elif key != "mode" and self.hosts is not None and value not in self.hosts:
+            self.add(
+                prefix, f"{key} {value!r} is not in the inventory" + did_you_mean(value, self.hosts)
+            )
+        else:
+            return True
+        return False
+
+    def option(self, prefix: str, key: str, value: Any, tables: list[dict[str, Option]]) -> bool:
+        """Check a value against every definition of ``key`` (one line per distinct problem)."""
+        found = {p for t in tables if key in t and (p := problem(t[key], key, value))}
+        for text in sorted(found):
+            self.add(prefix, text)
+        return not found
+
+    def layer(self, prefix: Callable[[str, Any], str], raw: Mapping[Any, Any]) -> dict[str, Any]:
+        """Validate ``defaults`` or ``-e``: any option of any mode, plus mode/server/client."""
+        good: dict[str, Any] = {}
+        tables = list(self.modes.values()) or [{o.name: o for o in COMMON_OPTIONS}]
+        for key, value in raw.items():
+            if isinstance(key, str) and key in PLACEMENT:
+                ok = self.placement(prefix(key, value), key, value)
+            elif isinstance(key, str) and key in self.all_keys:
+                ok = self.option(prefix(key, value), key, value, tables)
+            else:
+                self.unknown(prefix(str(key), value), key, [*self.all_keys, *PLACEMENT])
+                ok = False
+            if ok:
+                good[key] = value
+            elif isinstance(key, str):
+                self.bad_layer_keys.add(key)
+        return good
+
+    def test(
+        self, i: int, raw: Any, defaults: Mapping[str, Any], overrides: Mapping[str, Any]
+    ) -> list[TestSpec]:
+        """One entry of ``tests``: its TestSpecs (several with a sweep), or [] if it is bad."""
+        if not isinstance(raw, dict):
+            self.add(f"{self.where}: tests[{i}]", f"must be a mapping, got {show(raw)}")
+            return []
+        before = len(self.problems)
+        name = raw.get("name")
+        pre = f"{self.where}: tests[{i}]" + (f" {name!r}" if isinstance(name, str) else "")
+        if "name" not in raw:
+            self.add(pre, "missing key 'name'")
+        elif not isinstance(name, str) or not NAME_RE.fullmatch(name):
+            self.add(
+                pre,
+                f"name {show(name)} is not safe for file names: use 1-64 of"
+                " A-Z a-z 0-9 . _ -, starting with a letter or digit",
+            )
+        place = {k: v for k, v in defaults.items() if k in PLACEMENT}
+        for key in PLACEMENT:
+            if key in raw and not self.placement(pre, key, raw[key]):
+                place[key] = None  # wrong here: no fallback to defaults
+            elif key in raw:
+                place[key] = raw[key]
+        place.update((k, v) for k, v in overrides.items() if k in PLACEMENT)
+        mode = place.get("mode")
+        table = self.modes.get(mode) if isinstance(mode, str) else None
+        for key in PLACEMENT:
+            if key not in place and key not in self.bad_layer_keys:
+                known = f"; known modes: {', '.join(sorted(self.modes))}" if key == "mode" else ""
+                self.add(pre, f"missing key {key!r}{known}")
+        own: dict[str, Any] = {}
+        for key, value in raw.items():
+            if key in TEST_KEYS:
+                continue
+            if table is not None and key in table:
+                if self.option(pre, key, value, [table]):
+                    own[key] = value
+            elif table is not None and isinstance(key, str) and key in self.all_keys:
+                owners = sorted(m for m, t in self.modes.items() if key in t)
+                self.add(
+                    pre,
+                    f"unknown key {key!r} for mode {mode!r}"
+                    f" (an option of mode {', '.join(map(repr, owners))})",
+                )
+            elif table is None and isinstance(key, str) and key in self.all_keys:
+                continue  # mode unknown: its problem is already reported
+            else:
+                self.unknown(pre, key, [*(table or self.all_keys), *TEST_KEYS])
+        sweep = self.sweep(pre, raw["sweep"], table, own, overrides) if "sweep" in raw else {}
+        if len(self.problems) > before or table is None:
+            return []
+        merged = {k: o.default for k, o in table.items()}
+        layers = [{k: v for k, v in d.items() if k in table} for d in (defaults, own, overrides)]
+        for layer in layers:
+            merged.update(layer)
+        explicit = frozenset(k for layer in layers for k in layer) | frozenset(sweep)
+        specs = []
+        for combo in itertools.product(*sweep.values()):
+            swept = dict(zip(sweep, combo, strict=True))
+            label = ",".join(f"{k}={_name_part(v)}" for k, v in swept.items())
+            specs.append(
+                TestSpec(
+                    name=f"{name}[{label}]" if swept else str(name),
+                    mode=str(mode),
+                    server=place["server"],
+                    client=place["client"],
+                    index=i,
+                    options=MappingProxyType({**merged, **swept}),
+                    explicit=explicit,
+                    base_name=str(name),
+                    swept=MappingProxyType(swept),
+                )
+            )
+        return specs
+
+    def sweep(
+        self,
+        pre: str,
+        raw: Any,
+        table: dict[str, Option] | None,
+        own: Mapping[str, Any],
+        overrides: Mapping[str, Any],
+    ) -> dict[str, list[Any]]:
+        """Check ``sweep: {key: [values]}``; keys that -e sets are dropped (-e wins)."""
+        if not isinstance(raw, dict) or not raw:
+            self.add(pre, f"sweep must be a non-empty mapping of key: [values], got {show(raw)}")
+            return {}
+        good: dict[str, list[Any]] = {}
+        for key, values in raw.items():
+            if table is not None and key not in table:
+                self.unknown(f"{pre}: sweep", key, table)
+            elif key in own:
+                self.add(pre, f"{key!r} is set both in the test and in its sweep")
+            elif not isinstance(values, list) or not values:
+                self.add(pre, f"sweep: {key} must be a non-empty list, got {show(values)}")
+            elif table is not None and key not in overrides:
+                names = [_name_part(v) for v in values]
+                for n, value in enumerate(values):
+                    bad = problem(table[key], f"{key}[{n}]", value)
+                    if bad:
+                        self.add(f"{pre}: sweep", bad)
+                    elif names.index(names[n]) != n:
+                        self.add(pre, f"sweep: {key} lists {show(value)} twice")
+                good[key] = values
+        if math.prod(len(v) for v in good.values()) > MAX_COMBINATIONS:
+            self.add(pre, f"sweep expands into more than {MAX_COMBINATIONS} tests")
+        return good
+
+
+def _name_part(value: Any) -> str:
+    """A swept value as written in a test name; anything unsafe for file names becomes _."""
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", show(value).strip("'"))
+
+
+def load_scenario(
+    path: str | Path,
+    *,
+    hosts: Collection[str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    modes: Mapping[str, Sequence[Option]] | None = None,
+) -> Scenario:
+    """Read and fully validate a scenario; every problem at once in one ScenarioError."""
+    path = Path(path)
+    if modes is None:
+        from netrun.modes import mode_options  # late: modes import heavier libraries
+
+        modes = mode_options()
+    data = _read(path)
+    where = str(path)
+    if not isinstance(data, dict):
+        got = "the file is empty" if data is None else f"got {show(data)}"
+        raise ScenarioError(f"{where}: must be a mapping with a 'tests' list; {got}")
+    check = _Check(where, hosts, modes)
+    for key in data:
+        if key not in TOP_KEYS:
+            check.unknown(where, key, TOP_KEYS)
+            if isinstance(key, str) and not did_you_mean(key, TOP_KEYS):
+                check.problems[-1] += f" (valid keys: {', '.join(TOP_KEYS)})"
+    name = data.get("name", path.stem)
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        check.add(
+            where,
+            f"name {show(name)} is not safe for file names: use 1-64 of"
+            " A-Z a-z 0-9 . _ -, starting with a letter or digit",
+        )
+    description = data.get("description")
+    if description is not None and not isinstance(description, str):
+        check.add(where, f"description must be a string, got {show(description)}")
+    raw_defaults = data.get("defaults") or {}
+    defaults: dict[str, Any] = {}
+    if not isinstance(raw_defaults, dict):
+        check.add(where, f"defaults must be a mapping, got {show(raw_defaults)}")
+    else:
+        defaults = check.layer(lambda k, v: f"{where}: defaults", raw_defaults)
+    good_overrides = check.layer(lambda k, v: f"-e {k}={_scalar(v)}", dict(overrides or {}))
+    tests = data.get("tests")
+    specs: list[TestSpec] = []
+    if tests is None:
+        check.add(where, "missing key 'tests' (a list of tests)")
+    elif not isinstance(tests, list) or not tests:
+        check.add(where, f"tests must be a non-empty list of tests, got {show(tests)}")
+    else:
+        first: dict[str, int] = {}
+        for i, raw in enumerate(tests):
+            specs.extend(check.test(i, raw, defaults, good_overrides))
+            test_name = raw.get("name") if isinstance(raw, dict) else None
+            if isinstance(test_name, str) and test_name in first:
+                check.add(
+                    f"{where}: tests[{i}] {test_name!r}",
+                    f"duplicate test name {test_name!r} (first at tests[{first[test_name]}])",
+                )
+            elif isinstance(test_name, str):
+                first[test_name] = i
+    if check.problems:
+        raise ScenarioError(check.problems)
+    return Scenario(
+        name=str(name),
+        path=path,
+        description=description,
+        tests=tuple(specs),
+        defaults=MappingProxyType(defaults),
+    )
+
+
+def _scalar(value: Any) -> str:
+    """A -e value written back as the user typed it."""
+    return show(value).strip("'") if isinstance(value, str) else show(value)
+
+
+def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
+    """CLI ``-e key=value`` pairs; each value is read as one YAML scalar (``-e k=`` is null)."""
+    found: dict[str, Any] = {}
+    problems: list[str] = []
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not KEY_RE.fullmatch(key.strip()):
+            problems.append(f"-e {pair!r}: expected key=value, e.g. -e streams=4")
+            continue
+        try:
+            value = yaml.safe_load(text) if text.strip() else None
+        except yaml.YAMLError:
+            problems.append(f"-e {pair}: the value is not a valid YAML scalar")
+            continue
+        if isinstance(value, list | dict) or not isinstance(value, str | int | float | None):
+            problems.append(f"-e {pair}: the value must be one plain value, got {show(value)}")
+            continue
+        found[key.strip()] = value
+    if problems:
+        raise ScenarioError(problems)
+    return found
+
+
+def option_for(test: TestSpec, host: Host, name: str, options: Sequence[Option]) -> Any:
+    """A from_inventory option: explicit scenario value, else the host's netrun_<name>, else
+    the default. A bad inventory value raises ScenarioError naming the host and variable."""
+    table = {o.name: o for o in (*COMMON_OPTIONS, *options)}
+    if name not in table:
+        raise KeyError(f"no option {name!r}{did_you_mean(name, table)}")
+    option = table[name]
+    if not option.from_inventory or name in test.explicit:
+        return test.options.get(name, option.default)
+    var = f"netrun_{name}"
+    if var not in host.vars:
+        return test.options.get(name, option.default)
+    value = host.vars[var]
+    bad = problem(option, var, value)
+    if bad:
+        raise ScenarioError(f"inventory host {host.name!r}: {bad}")
+    return value
