@@ -116,3 +116,14 @@ class ToolError(NetrunError):
 
 class ModeError(NetrunError):
     """A mode could not set up or run its test (engine missing, container died, ...)."""
+
+
+class Interrupted(BaseException):
+    """The run was stopped by a signal; ``code`` is the exit code to use (130, 143).
+
+    A BaseException, like KeyboardInterrupt, so that ``except NetrunError`` never eats it.
+    """
+
+    def __init__(self, code: int = 130, what: str = "interrupted") -> None:
+        super().__init__(what)
+        self.code = code

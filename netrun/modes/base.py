@@ -6,9 +6,15 @@ new module plus one line in netrun/modes/__init__.py.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from netrun.host import Host
+    from netrun.scenario import TestSpec
+    from netrun.tools.iperf3 import Iperf3Result
 
 #: Types YAML may hand us for an option; ``int`` values are accepted where floats are.
 Kind = type | tuple[type, ...]
@@ -31,3 +37,64 @@ class Option:
     check: Callable[[Any], str | None] | None = None
     nullable: bool = False
     from_inventory: bool = False
+
+
+@dataclass
+class RunContext:
+    """What every mode of one run shares: the run id, host facts, and the stop flag."""
+
+    run_id: str
+    facts: dict[str, Any] = field(default_factory=dict)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def workdir(self, host: Host) -> str:
+        """The run's private folder on a host; removed at the end of the run."""
+        base = str(host.vars.get("netrun_remote_tmp") or "/tmp").rstrip("/") or "/"
+        return f"{base}/netrun-{self.run_id}"
+
+    @staticmethod
+    def iperf3(host: Host) -> str:
+        return str(host.vars.get("netrun_iperf3") or "iperf3")
+
+
+@dataclass
+class Measurement:
+    """One iperf3 run as a mode saw it: the raw client output and what it parsed to."""
+
+    raw: str
+    result: Iperf3Result
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Mode:
+    """A way of placing the iperf3 ends: set up once per test, measure per repeat, tear down.
+
+    ``teardown`` is always called, even after a failed ``setup`` or an interrupt, and must
+    remove only what this mode started. ``details`` lands in results.json as the test's
+    mode-specific metadata.
+    """
+
+    name: ClassVar[str] = ""
+    options: ClassVar[tuple[Option, ...]] = ()
+
+    def __init__(self, test: TestSpec, server: Host, client: Host, ctx: RunContext) -> None:
+        self.test = test
+        self.server = server
+        self.client = client
+        self.ctx = ctx
+        self.details: dict[str, Any] = {}
+
+    def value(self, name: str, host: Host | None = None) -> Any:
+        """An option's value; inventory-settable ones are read for ``host`` (default server)."""
+        from netrun.scenario import option_for
+
+        return option_for(self.test, host or self.server, name, self.options)
+
+    def setup(self) -> None:
+        """Start what the mode needs before the first repeat (containers, routers...)."""
+
+    def measure(self, repeat: int) -> Measurement:
+        raise NotImplementedError
+
+    def teardown(self) -> None:
+        """Remove what setup and measure started."""

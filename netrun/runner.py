@@ -1,0 +1,292 @@
+"""Running a scenario: connect every host, probe them, run each test, save as we go.
+
+The runner never prints: it reports progress through a callback and returns the results
+document. Per-host failures are collected, not raised: a host that cannot be reached fails
+only the tests that need it. Whatever happens (a failure, Ctrl-C, SIGTERM), every mode is
+torn down, every host's run folder is swept and results.json is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import secrets
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from netrun import __version__
+from netrun.endpoints import sweep_script
+from netrun.errors import Interrupted, NetrunError, ToolError
+from netrun.host import Host
+from netrun.inventory import Inventory
+from netrun.linerate import goodput_ceiling_mbps, line_rate_mbps
+from netrun.modes import get_mode
+from netrun.modes.base import Measurement, Mode, RunContext
+from netrun.results import ResultsDir, new_document, utcnow
+from netrun.scenario import Scenario, TestSpec
+from netrun.tools import facts as facts_tool
+from netrun.transport import SSHSettings, connect_all, on_each
+
+log = logging.getLogger("netrun.runner")
+
+Progress = Callable[[str], None]
+
+
+def new_run_id() -> str:
+    return secrets.token_hex(4)
+
+
+@dataclass
+class RunRequest:
+    """Everything one run needs; built by the CLI, or by any other caller of the library."""
+
+    scenario: Scenario
+    inventory: Inventory
+    outdir: Path
+    settings: SSHSettings = field(default_factory=SSHSettings)
+    limit: str | None = None
+    run_id: str = field(default_factory=new_run_id)
+    progress: Progress = lambda _line: None
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """Ignore SIGINT/SIGTERM while cleaning up, so a second Ctrl-C cannot leave debris."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+class Run:
+    """One execution of a scenario against an inventory."""
+
+    def __init__(self, req: RunRequest) -> None:
+        self.req = req
+        self.ctx = RunContext(run_id=req.run_id)
+        self.out = ResultsDir(req.outdir)
+        self.doc = new_document(req.scenario.name, req.run_id, __version__)
+        self.doc["scenario_file"] = str(req.scenario.path)
+        self.host_errors: dict[str, str] = {}
+        self.connected: list[Host] = []
+
+    # -- top level ------------------------------------------------------------------------
+    def execute(self) -> dict[str, Any]:
+        tests = self._selected_tests()
+        self.out.save(self.doc)
+        try:
+            self._connect(tests)
+            for number, test in enumerate(tests, 1):
+                self._run_test(test, number, len(tests))
+            self.doc["status"] = "finished"
+        except (KeyboardInterrupt, Interrupted) as exc:
+            self.doc["status"] = "interrupted"
+            self.doc["errors"].append(f"run interrupted ({type(exc).__name__})")
+            raise
+        finally:
+            with shielded():
+                self._finish()
+        return self.doc
+
+    def _selected_tests(self) -> list[TestSpec]:
+        tests = list(self.req.scenario.tests)
+        if not self.req.limit:
+            return tests
+        allowed = {h.name for h in self.req.inventory.select(self.req.limit)}
+        kept = [t for t in tests if t.server in allowed and t.client in allowed]
+        self.doc["skipped"] = [t.name for t in tests if t not in kept]
+        return kept
+
+    def _connect(self, tests: list[TestSpec]) -> None:
+        names = list(dict.fromkeys(n for t in tests for n in (t.server, t.client)))
+        hosts = [self.req.inventory.get(n) for n in names]
+        if not hosts:
+            return
+        self.req.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
+        result = connect_all(hosts, self.req.settings)
+        for name, err in result.failed.items():
+            self._host_failed(name, err)
+        self.connected = [h for h in hosts if h.name in result.succeeded]
+        probed = on_each(self.connected, self._probe, deadline=60)
+        for name, err in probed.failed.items():
+            self._host_failed(name, err)
+
+    def _host_failed(self, name: str, err: NetrunError) -> None:
+        self.host_errors[name] = str(err)
+        self.doc["errors"].append(str(err))
+        self.req.progress(f"FAILED {err}")
+
+    def _probe(self, host: Host) -> None:
+        """Read kernel, iperf3 version and the data NIC in one round trip."""
+        script = facts_tool.probe_script(
+            data_ip=host.data_ip, iface=host.iface, iperf3=self.ctx.iperf3(host)
+        )
+        res = host.run(script, timeout=30, check=False)
+        found = facts_tool.parse_probe(res.stdout)
+        self.ctx.facts[host.name] = found
+        self.doc["hosts"][host.name] = dataclasses.asdict(found)
+        if found.iperf3_version is None:
+            raise ToolError(
+                f"{host.name}: iperf3 not found ('{self.ctx.iperf3(host)}'); install it "
+                "(apt-get install iperf3) or set netrun_iperf3 to its path"
+            )
+
+    # -- one test -------------------------------------------------------------------------
+    def _run_test(self, test: TestSpec, number: int, total: int) -> None:
+        label = f"[{number}/{total}] {test.name} ({test.mode}, {test.client} -> {test.server})"
+        broken = [self.host_errors[n] for n in (test.server, test.client) if n in self.host_errors]
+        if broken:
+            for repeat in range(1, test.repeat + 1):
+                self._record(test, repeat, None, error=broken[0])
+            self.req.progress(f"{label}: FAILED {broken[0]}")
+            return
+        server = self.req.inventory.get(test.server)
+        client = self.req.inventory.get(test.client)
+        mode: Mode = get_mode(test.mode)(test, server, client, self.ctx)
+        repeat = 1
+        try:
+            self.req.progress(f"{label}: setting up")
+            mode.setup()
+            for repeat in range(1, test.repeat + 1):
+                suffix = f" repeat {repeat}/{test.repeat}" if test.repeat > 1 else ""
+                self.req.progress(f"{label}{suffix}: running {test.duration:g}s")
+                self._measure(mode, test, repeat, label + suffix)
+        except NetrunError as exc:
+            for r in range(repeat, test.repeat + 1):
+                self._record(test, r, None, error=str(exc), mode=mode)
+            self.req.progress(f"{label}: FAILED {exc}")
+        except (KeyboardInterrupt, Interrupted):
+            self._record(test, repeat, None, error="interrupted", mode=mode)
+            raise
+        finally:
+            with shielded():
+                try:
+                    mode.teardown()
+                except NetrunError as exc:
+                    self.doc["errors"].append(f"teardown of {test.name}: {exc}")
+                    self.req.progress(f"{label}: teardown problem: {exc}")
+            self.out.save(self.doc)
+
+    def _measure(self, mode: Mode, test: TestSpec, repeat: int, label: str) -> None:
+        started = utcnow()
+        try:
+            m = mode.measure(repeat)
+        except ToolError as exc:
+            raw = self.out.save_raw(test.name, repeat, exc.output) if exc.output else None
+            self._record(test, repeat, None, error=str(exc), mode=mode, raw=raw, started=started)
+            self.req.progress(f"{label}: FAILED {exc}")
+            return
+        except NetrunError as exc:
+            self._record(test, repeat, None, error=str(exc), mode=mode, started=started)
+            self.req.progress(f"{label}: FAILED {exc}")
+            return
+        raw = self.out.save_raw(test.name, repeat, m.raw)
+        rec = self._record(test, repeat, m, mode=mode, raw=raw, started=started)
+        self.req.progress(f"{label}: {rec['throughput_bps'] / 1e6:.1f} Mbit/s")
+
+    def _record(
+        self,
+        test: TestSpec,
+        repeat: int,
+        m: Measurement | None,
+        *,
+        error: str | None = None,
+        mode: Mode | None = None,
+        raw: str | None = None,
+        started: str | None = None,
+    ) -> dict[str, Any]:
+        facts = self.ctx.facts
+        nic = {
+            side: nic_dict(facts.get(name))
+            for side, name in (("client", test.client), ("server", test.server))
+        }
+        client_h = self.req.inventory.get(test.client)
+        server_h = self.req.inventory.get(test.server)
+        speed = line_rate_mbps(
+            client_h.link_speed_mbps or nic["client"]["speed_mbps"],
+            server_h.link_speed_mbps or nic["server"]["speed_mbps"],
+        )
+        mtus = [v["mtu"] for v in nic.values() if v["mtu"]]
+        details = dict(mode.details) if mode else {}
+        inner = details.get("overlay_mtu")
+        ceiling = goodput_ceiling_mbps(speed, min(mtus) if mtus else None, test.protocol, inner)
+        r = m.result if m else None
+        rec: dict[str, Any] = {
+            "name": test.name,
+            "mode": test.mode,
+            "server": test.server,
+            "client": test.client,
+            "protocol": test.protocol,
+            "repeat": repeat,
+            "status": "ok" if r else "failed",
+            "error": None if r else (error or "failed"),
+            "throughput_bps": r.receiver_bps if r else None,
+            "sender_bps": r.sender_bps if r else None,
+            "retransmits": r.retransmits if r else None,
+            "cpu_client_pct": r.cpu_client_pct if r else None,
+            "cpu_server_pct": r.cpu_server_pct if r else None,
+            "jitter_ms": r.jitter_ms if r else None,
+            "lost_percent": r.lost_percent if r else None,
+            "lost_packets": r.lost_packets if r else None,
+            "packets": r.packets if r else None,
+            "nic": nic,
+            "iperf3_version": {
+                side: getattr(facts.get(name), "iperf3_version", None)
+                for side, name in (("client", test.client), ("server", test.server))
+            },
+            "line_rate_mbps": speed,
+            "goodput_ceiling_mbps": ceiling,
+            "raw": raw,
+            "started": started,
+            "finished": utcnow(),
+            "options": {k: v for k, v in test.options.items()},
+            "details": details,
+            "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
+        }
+        self.doc["tests"].append(rec)
+        self.out.save(self.doc)
+        return rec
+
+    # -- the end ----------------------------------------------------------------------------
+    def _finish(self) -> None:
+        """Sweep every host's run folder (servers by recorded pid), close, save."""
+
+        def sweep(host: Host) -> None:
+            host.run(sweep_script(self.ctx.workdir(host)), timeout=20, check=False)
+
+        swept = on_each(self.connected, sweep, deadline=30)
+        for name, err in swept.failed.items():
+            self.doc["errors"].append(f"cleanup on {name}: {err}")
+        for host in self.connected:
+            if host.transport is not None:
+                with contextlib.suppress(Exception):
+                    host.transport.close()
+                host.transport = None
+        self.doc["finished"] = utcnow()
+        self.out.save(self.doc)
+
+
+def nic_dict(found: Any) -> dict[str, Any]:
+    """The results.json view of one host's data NIC (all None when it was never probed)."""
+    nic = getattr(found, "nic", None)
+    return {key: getattr(nic, key, None) for key in ("iface", "speed_mbps", "mtu", "driver")}
+
+
+def exit_code(doc: dict[str, Any]) -> int:
+    """0 when every test passed, 1 when any failed (or nothing ran because of host errors)."""
+    tests = doc.get("tests", [])
+    if any(t["status"] != "ok" for t in tests):
+        return 1
+    if not tests and doc.get("errors"):
+        return 1
+    return 0
