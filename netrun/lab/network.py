@@ -1,0 +1,124 @@
+"""Namespaces, bridges, veths and tc shaping: the lab's wires.
+
+Every function here is idempotent: it creates what is missing and leaves the rest, so
+`up` on a half-made lab finishes it. Only objects named in the plan are touched.
+"""
+
+from __future__ import annotations
+
+from netrun.lab.plan import LabHost, LabPlan, rate_mbps
+from netrun.lab.system import ip_json, netns_exists, run
+
+TBF_BURST_KB = 256  # enough for 1 Gbit/s; scaled up for faster rates
+TBF_LATENCY = "20ms"
+
+
+def link_exists(name: str, netns: str | None = None) -> bool:
+    return bool(ip_json("link", "show", "dev", name, netns=netns))
+
+
+def ensure_netns(name: str) -> bool:
+    """Create namespace `name` with loopback up; True when it had to be created."""
+    created = False
+    if not netns_exists(name):
+        run(["ip", "netns", "add", name])
+        created = True
+    run(["ip", "-n", name, "link", "set", "lo", "up"])
+    return created
+
+
+def ensure_mgmt_bridge(lab: LabPlan) -> None:
+    """The management bridge in the root namespace; the controller talks to hosts through it."""
+    if not link_exists(lab.mgmt_bridge):
+        run(["ip", "link", "add", lab.mgmt_bridge, "type", "bridge"])
+    run(["ip", "addr", "replace", f"{lab.mgmt_gateway}/24", "dev", lab.mgmt_bridge])
+    run(["ip", "link", "set", lab.mgmt_bridge, "up"])
+
+
+def ensure_switch(lab: LabPlan) -> None:
+    """The data-plane switch: a bridge in its own namespace, so the root is not on the path."""
+    ns = lab.switch_namespace
+    ensure_netns(ns)
+    if not link_exists(lab.switch_bridge, ns):
+        run(["ip", "-n", ns, "link", "add", lab.switch_bridge, "type", "bridge"])
+    run(["ip", "-n", ns, "link", "set", lab.switch_bridge, "up"])
+
+
+def tbf_args(rate: str) -> list[str]:
+    """tc arguments for a tbf root qdisc at `rate`: the 1 GbE testbed emulation."""
+    burst = max(TBF_BURST_KB, int(TBF_BURST_KB * rate_mbps(rate) / 1000))
+    return ["tbf", "rate", rate, "burst", f"{burst}kb", "latency", TBF_LATENCY]
+
+
+def has_tbf(netns: str, dev: str) -> bool:
+    done = run(["tc", "-j", "-n", netns, "qdisc", "show", "dev", dev], check=False)
+    return done.returncode == 0 and '"kind":"tbf"' in done.stdout.replace(" ", "")
+
+
+def ensure_host_links(lab: LabPlan, host: LabHost) -> None:
+    """mgmt0 on the mgmt bridge, data0 on the switch, addresses, and tbf on data0's egress."""
+    ns = host.namespace
+    if not link_exists("mgmt0", ns):
+        if link_exists(host.mgmt_veth):  # a stale root end whose peer is gone
+            run(["ip", "link", "del", host.mgmt_veth])
+        run(
+            [
+                "ip",
+                "link",
+                "add",
+                host.mgmt_veth,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "mgmt0",
+                "netns",
+                ns,
+            ]
+        )
+    run(["ip", "link", "set", host.mgmt_veth, "master", lab.mgmt_bridge, "up"])
+    run(["ip", "-n", ns, "addr", "replace", f"{host.mgmt_ip}/24", "dev", "mgmt0"])
+    run(["ip", "-n", ns, "link", "set", "mgmt0", "up"])
+
+    sw = lab.switch_namespace
+    if not link_exists("data0", ns):
+        if link_exists(host.switch_port, sw):
+            run(["ip", "-n", sw, "link", "del", host.switch_port])
+        run(
+            [
+                "ip",
+                "-n",
+                sw,
+                "link",
+                "add",
+                host.switch_port,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "data0",
+                "netns",
+                ns,
+            ]
+        )
+    run(["ip", "-n", sw, "link", "set", host.switch_port, "master", lab.switch_bridge, "up"])
+    run(["ip", "-n", ns, "addr", "replace", f"{host.data_ip}/24", "dev", "data0"])
+    run(["ip", "-n", ns, "link", "set", "data0", "up"])
+    if not has_tbf(ns, "data0"):
+        run(
+            ["tc", "-n", ns, "qdisc", "replace", "dev", "data0", "root", *tbf_args(lab.config.rate)]
+        )
+
+
+def delete_link(name: str, netns: str | None = None) -> bool:
+    if not link_exists(name, netns):
+        return False
+    run(["ip"] + (["-n", netns] if netns else []) + ["link", "del", name], check=False)
+    return True
+
+
+def delete_netns(name: str) -> bool:
+    if not netns_exists(name):
+        return False
+    run(["ip", "netns", "del", name], check=False)
+    return True

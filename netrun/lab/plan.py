@@ -1,0 +1,224 @@
+"""The lab's plan: config, host names and every address range, in one place.
+
+Everything here is pure (no system calls), so the plan can be checked and tested
+without root. The ranges avoid the ones reserved on the project's machines
+(10.77/16, 10.78/16, 10.240/16, ``ceo-*`` namespaces, the ``ceomgmt`` bridge).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from netrun.errors import NetrunError
+
+# -- the address plan (the only place that names a range) ---------------------------------
+MGMT_NET = "10.201.{n}.0/24"  # root-namespace bridge .1, hosts .10+i
+DATA_NET = "10.202.{n}.0/24"  # data plane behind the switch namespace, hosts .10+i
+OVERLAY_NET = "10.244.{base}.0/20"  # flannel network of one lab (base = 16 * net_index)
+OVERLAY_LEASE = "10.244.{lease}.0/24"  # one host's lease = its docker0 subnet (base + i)
+OVERLAY_MTU = 1450
+VXLAN_ID = 1
+VXLAN_PORT = 8472
+FIRST_HOST = 10
+MAX_HOSTS = 200
+MAX_DOCKER_HOSTS = 16
+MAX_NET_INDEX = 255
+MAX_DOCKER_NET_INDEX = 15
+
+NATO = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike "
+    "november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu"
+).split()
+
+_PREFIX = re.compile(r"^nr[a-z0-9]{0,4}$")
+_RATE = re.compile(r"^(\d+(?:\.\d+)?)(bit|kbit|mbit|gbit|tbit)$")
+_RATE_MBPS = {"bit": 1e-6, "kbit": 1e-3, "mbit": 1.0, "gbit": 1e3, "tbit": 1e6}
+
+
+def host_name(index: int) -> str:
+    """NATO names for the first 26 hosts, then node27, node28, ..."""
+    return NATO[index] if index < len(NATO) else f"node{index + 1}"
+
+
+def rate_mbps(rate: str) -> float:
+    """Megabits per second of a tc rate such as ``1gbit`` or ``400mbit``."""
+    match = _RATE.match(rate.strip().lower())
+    if not match:
+        raise NetrunError(f"bad lab rate {rate!r}: use a tc rate such as 1gbit or 400mbit")
+    return float(match.group(1)) * _RATE_MBPS[match.group(2)]
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    """What `netrun lab up` builds; saved in state_dir/lab.json so down/status need no flags."""
+
+    hosts: int = 3
+    rate: str = "1gbit"
+    prefix: str = "nr"
+    net_index: int = 0
+    state_dir: Path = Path("/run/netrun-lab")
+    inventory: Path = Path("inventories/local.yaml")
+    docker: bool = False
+
+    def problems(self) -> list[str]:
+        """Every reason this config cannot be built, so all are reported at once."""
+        found: list[str] = []
+        limit = MAX_DOCKER_HOSTS if self.docker else MAX_HOSTS
+        if not 1 <= self.hosts <= limit:
+            found.append(f"lab hosts must be 1..{limit}, got {self.hosts}")
+        if not _PREFIX.match(self.prefix):
+            found.append(
+                f"lab prefix {self.prefix!r} must be 'nr' plus up to 4 lowercase letters/digits"
+            )
+        top = MAX_DOCKER_NET_INDEX if self.docker else MAX_NET_INDEX
+        if not 0 <= self.net_index <= top:
+            found.append(f"lab net_index must be 0..{top}, got {self.net_index}")
+        try:
+            rate_mbps(self.rate)
+        except NetrunError as err:
+            found.append(str(err))
+        return found
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["state_dir"] = str(self.state_dir)
+        data["inventory"] = str(self.inventory)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LabConfig:
+        return cls(
+            hosts=int(data["hosts"]),
+            rate=str(data["rate"]),
+            prefix=str(data["prefix"]),
+            net_index=int(data["net_index"]),
+            state_dir=Path(data["state_dir"]),
+            inventory=Path(data["inventory"]),
+            docker=bool(data.get("docker", False)),
+        )
+
+    def same_lab(self, other: LabConfig) -> bool:
+        """True when `other` describes the lab this one built (so `up` may repair it)."""
+        return self.to_json() == other.to_json()
+
+
+@dataclass(frozen=True)
+class LabHost:
+    """One emulated host: its names, addresses and files, all derived from the config."""
+
+    index: int
+    name: str
+    namespace: str
+    mgmt_ip: str
+    data_ip: str
+    mgmt_veth: str  # root-namespace end of mgmt0, enslaved to the mgmt bridge
+    switch_port: str  # switch-namespace end of data0
+    dir: Path
+    lease: str  # overlay /24 (docker0 subnet), e.g. 10.244.16.0/24
+    bip: str  # docker0 address with prefix length, e.g. 10.244.16.1/24
+
+    @property
+    def lease_gateway(self) -> str:
+        """The lease's .0 address, flannel's VTEP address for routes and neighbours."""
+        return self.lease.split("/")[0]
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.dir / "bin"
+
+    @property
+    def freeflow_dir(self) -> Path:
+        return self.dir / "freeflow"
+
+    @property
+    def docker_sock(self) -> Path:
+        return self.dir / "docker.sock"
+
+    @property
+    def subnet_env(self) -> Path:
+        return self.dir / "flannel" / "subnet.env"
+
+
+@dataclass(frozen=True)
+class LabPlan:
+    """The whole lab derived from a config: names of every object it creates."""
+
+    config: LabConfig
+    hosts: tuple[LabHost, ...]
+
+    @property
+    def mgmt_bridge(self) -> str:
+        return f"{self.config.prefix}mgmt"
+
+    @property
+    def mgmt_gateway(self) -> str:
+        return _addr(MGMT_NET, 1, n=self.config.net_index)
+
+    @property
+    def switch_namespace(self) -> str:
+        return f"{self.config.prefix}-switch"
+
+    @property
+    def switch_bridge(self) -> str:
+        return "sw0"
+
+    @property
+    def overlay_network(self) -> str:
+        return OVERLAY_NET.format(base=16 * self.config.net_index)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.config.state_dir
+
+    @property
+    def key_file(self) -> Path:
+        return self.config.state_dir / "id_ed25519"
+
+    @property
+    def known_hosts(self) -> Path:
+        return self.config.state_dir / "known_hosts"
+
+    @property
+    def state_file(self) -> Path:
+        return self.config.state_dir / "lab.json"
+
+    def host(self, name: str) -> LabHost:
+        for host in self.hosts:
+            if host.name == name:
+                return host
+        raise NetrunError(f"no lab host named {name!r}")
+
+
+def _addr(template: str, last: int, **fields: int) -> str:
+    """The address with last octet `last` inside the /24 that `template` names."""
+    return template.format(**fields).split("/")[0].rsplit(".", 1)[0] + f".{last}"
+
+
+def plan(config: LabConfig) -> LabPlan:
+    """Names and addresses of everything `up` creates; raises on a config that cannot work."""
+    problems = config.problems()
+    if problems:
+        raise NetrunError("; ".join(problems))
+    n = config.net_index
+    hosts = []
+    for i in range(config.hosts):
+        name = host_name(i)
+        third = 16 * n + i
+        hosts.append(
+            LabHost(
+                index=i,
+                name=name,
+                namespace=f"{config.prefix}-{name}",
+                mgmt_ip=_addr(MGMT_NET, FIRST_HOST + i, n=n),
+                data_ip=_addr(DATA_NET, FIRST_HOST + i, n=n),
+                mgmt_veth=f"{config.prefix}m{i}",
+                switch_port=f"p{i}",
+                dir=config.state_dir / "hosts" / name,
+                lease=OVERLAY_LEASE.format(lease=third),
+                bip=_addr(OVERLAY_LEASE, 1, lease=third) + "/24",
+            )
+        )
+    return LabPlan(config=config, hosts=tuple(hosts))

@@ -1,0 +1,140 @@
+"""Shared integration fixtures: an emulated lab of network namespaces with sshd.
+
+`lab` is one 3-host lab for the whole session (prefix "nrt", net 1), so tests share its
+~1 s start-up. Tests that need a clean slate build their own small lab with another prefix.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from netrun import lab as netrun_lab
+from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
+
+LAB_PREFIX = "nrt"
+LAB_NET_INDEX = 1
+
+
+@dataclass(frozen=True)
+class LabHandle:
+    """What tests need from a running lab: its inventory, state and hosts."""
+
+    config: netrun_lab.LabConfig
+    state_dir: Path
+    inventory: Path
+    hosts: tuple[str, ...]
+    details: dict[str, netrun_lab.HostStatus]  # name -> namespace, mgmt_ip, data_ip, pids
+
+    @property
+    def key_file(self) -> Path:
+        return self.state_dir / "id_ed25519"
+
+    @property
+    def known_hosts(self) -> Path:
+        return self.state_dir / "known_hosts"
+
+    @property
+    def namespaces(self) -> list[str]:
+        return [self.details[name].namespace for name in self.hosts]
+
+    def host(self, name: str) -> netrun_lab.HostStatus:
+        return self.details[name]
+
+    def bin_dir(self, name: str) -> Path:
+        """Put a fake tool here to shadow the real one for SSH sessions on host `name`."""
+        return self.state_dir / "hosts" / name / "bin"
+
+
+def lab_skip_reason(docker: bool = False) -> str | None:
+    """Why the lab cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "the emulated lab needs root (network namespaces)"
+    needs = {
+        "/usr/sbin/sshd": "openssh-server",
+        "iperf3": "iperf3",
+        "ip": "iproute2",
+        "tc": "iproute2",
+        "ssh-keygen": "openssh-client",
+    }
+    if docker:
+        needs |= {
+            "dockerd": "docker.io",
+            "docker": "docker.io",
+            "runc": "runc",
+            "nsenter": "util-linux",
+            "gcc": "gcc",
+        }
+    for tool, pkg in needs.items():
+        if not (Path(tool).exists() if tool.startswith("/") else shutil.which(tool)):
+            return f"{tool} not found: apt-get install {pkg}"
+    return None
+
+
+def sweep_stale_labs(prefix: str) -> None:
+    """Take down a lab with this prefix that a killed pytest session left behind."""
+    for state in Path("/tmp").glob("pytest-of-*/pytest-*/*/state/lab.json"):
+        try:
+            status = netrun_lab.status(state.parent)
+        except Exception:  # unreadable leftovers are not ours to judge
+            continue
+        if status.config is not None and status.config.prefix == prefix:
+            netrun_lab.down(state.parent)
+
+
+def handle(status: netrun_lab.LabStatus) -> LabHandle:
+    assert status.config is not None
+    return LabHandle(
+        config=status.config,
+        state_dir=status.state_dir,
+        inventory=status.config.inventory,
+        hosts=tuple(host.name for host in status.hosts),
+        details={host.name: host for host in status.hosts},
+    )
+
+
+def start_lab(tmp: Path, **kwargs: object) -> LabHandle:
+    """Bring up a lab under `tmp` (state in tmp/state, inventory tmp/inventory.yaml)."""
+    cfg = netrun_lab.LabConfig(state_dir=tmp / "state", inventory=tmp / "inventory.yaml", **kwargs)  # type: ignore[arg-type]
+    sweep_stale_labs(cfg.prefix)
+    try:
+        status = netrun_lab.up(cfg)
+    except BaseException:
+        netrun_lab.down(cfg.state_dir)
+        raise
+    assert status.ok, status.problems()
+    return handle(status)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
+    """A 3-host lab (alpha, bravo, charlie) for the session; torn down at the end."""
+    reason = lab_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    handle_ = start_lab(
+        tmp_path_factory.mktemp("lab"), hosts=3, prefix=LAB_PREFIX, net_index=LAB_NET_INDEX
+    )
+    try:
+        yield handle_
+    finally:
+        netrun_lab.down(handle_.state_dir)
+
+
+def lab_iperf3_pids(lab: LabHandle) -> list[int]:
+    """iperf3 processes running inside the lab's namespaces (to check nothing is left)."""
+    inodes = {netns_inode(ns) for ns in lab.namespaces} - {None}
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        argv = cmdline(pid)
+        if argv and Path(argv[0]).name == "iperf3" and pid_netns_inode(pid) in inodes:
+            found.append(pid)
+    return found

@@ -1,0 +1,251 @@
+"""The emulated lab: plan (no root needed) and the real thing (root, sshd, iperf3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import paramiko
+import pytest
+import yaml
+from conftest import LabHandle, lab_iperf3_pids, lab_skip_reason, start_lab
+
+from netrun import lab as netrun_lab
+from netrun.errors import NetrunError
+from netrun.lab import inventory, network
+from netrun.lab.system import cmdline, netns_exists
+
+
+# -- the plan: pure, runs anywhere ------------------------------------------------------
+def test_host_names_follow_nato_then_number() -> None:
+    assert [netrun_lab.host_name(i) for i in (0, 1, 2, 25, 26)] == [
+        "alpha",
+        "bravo",
+        "charlie",
+        "zulu",
+        "node27",
+    ]
+
+
+def test_plan_addresses_and_names() -> None:
+    cfg = netrun_lab.LabConfig(hosts=2, prefix="nrt", net_index=1, state_dir=Path("/s"))
+    lab = netrun_lab.plan(cfg)
+    alpha, bravo = lab.hosts
+    assert (alpha.namespace, alpha.mgmt_ip, alpha.data_ip) == (
+        "nrt-alpha",
+        "10.201.1.10",
+        "10.202.1.10",
+    )
+    assert (bravo.lease, bravo.bip, bravo.lease_gateway) == (
+        "10.244.17.0/24",
+        "10.244.17.1/24",
+        "10.244.17.0",
+    )
+    assert (lab.mgmt_bridge, lab.mgmt_gateway, lab.switch_namespace) == (
+        "nrtmgmt",
+        "10.201.1.1",
+        "nrt-switch",
+    )
+    assert lab.overlay_network == "10.244.16.0/20"
+    assert alpha.docker_sock == Path("/s/hosts/alpha/docker.sock")
+
+
+@pytest.mark.parametrize(("rate", "mbps"), [("1gbit", 1000), ("400mbit", 400), ("2.5gbit", 2500)])
+def test_rate_mbps(rate: str, mbps: float) -> None:
+    assert netrun_lab.rate_mbps(rate) == mbps
+
+
+def test_bad_config_reports_every_problem() -> None:
+    cfg = netrun_lab.LabConfig(hosts=0, prefix="ceo", rate="fast", net_index=300)
+    with pytest.raises(NetrunError) as err:
+        netrun_lab.plan(cfg)
+    text = str(err.value)
+    assert "hosts" in text and "prefix" in text and "rate" in text and "net_index" in text
+
+
+def test_tbf_burst_grows_with_rate() -> None:
+    assert network.tbf_args("1gbit") == [
+        "tbf",
+        "rate",
+        "1gbit",
+        "burst",
+        "256kb",
+        "latency",
+        "20ms",
+    ]
+    assert network.tbf_args("10gbit")[4] == "2560kb"
+
+
+def test_inventory_is_ansible_shaped() -> None:
+    cfg = netrun_lab.LabConfig(hosts=2, state_dir=Path("/s"), inventory=Path("/i.yaml"))
+    text = inventory.render(netrun_lab.plan(cfg))
+    assert text.startswith(inventory.HEADER)
+    data = yaml.safe_load(text)["all"]
+    assert data["vars"] == {
+        "ansible_user": "root",
+        "ansible_ssh_private_key_file": "/s/id_ed25519",
+        "netrun_known_hosts": "/s/known_hosts",
+        "netrun_link_speed_mbps": 1000,
+    }
+    assert data["hosts"]["bravo"] == {
+        "ansible_host": "10.201.0.11",
+        "netrun_data_ip": "10.202.0.11",
+        "netrun_iface": "data0",
+    }
+    assert list(data["children"]["lab"]["hosts"]) == ["alpha", "bravo"]
+
+
+# -- the real lab -------------------------------------------------------------------------
+def ssh(lab: LabHandle, name: str, command: str) -> str:
+    """Run `command` on lab host `name` the way netrun connects: key + strict known_hosts."""
+    client = paramiko.SSHClient()
+    client.load_host_keys(str(lab.known_hosts))
+    client.set_missing_host_key_policy(paramiko.RejectPolicy())
+    client.connect(
+        lab.host(name).mgmt_ip,
+        username="root",
+        key_filename=str(lab.key_file),
+        look_for_keys=False,
+        allow_agent=False,
+        timeout=10,
+    )
+    try:
+        _, stdout, stderr = client.exec_command(command, timeout=30)
+        out = stdout.read().decode()
+        assert stdout.channel.recv_exit_status() == 0, stderr.read().decode()
+        return out
+    finally:
+        client.close()
+
+
+def tx_bytes(namespace: str, dev: str) -> int:
+    out = subprocess.run(
+        ["ip", "-n", namespace, "-j", "-s", "link", "show", "dev", dev],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return int(json.loads(out)[0]["stats64"]["tx"]["bytes"])
+
+
+@pytest.mark.integration
+def test_ssh_reaches_each_host_in_its_own_namespace(lab: LabHandle) -> None:
+    for name in lab.hosts:
+        host = lab.host(name)
+        out = ssh(lab, name, "hostname; readlink /proc/self/ns/net; ip -o addr show")
+        hostname, netns, addrs = out.split("\n", 2)
+        assert hostname == name
+        assert netns == f"net:[{os.stat(f'/run/netns/{host.namespace}').st_ino}]"
+        assert f"mgmt0    inet {host.mgmt_ip}/24" in addrs
+        assert f"data0    inet {host.data_ip}/24" in addrs
+        assert "eth0" not in addrs
+
+
+@pytest.mark.integration
+def test_bin_dir_shadows_a_tool_on_one_host_only(lab: LabHandle) -> None:
+    fake = lab.bin_dir("alpha") / "iperf3"
+    fake.write_text("#!/bin/sh\necho fake iperf3\n")
+    fake.chmod(0o755)
+    try:
+        assert ssh(lab, "alpha", "iperf3 --version").strip() == "fake iperf3"
+        assert ssh(lab, "bravo", "command -v iperf3").strip() == "/usr/bin/iperf3"
+    finally:
+        fake.unlink()
+
+
+@pytest.mark.integration
+def test_iperf3_between_data_ips_runs_at_the_shaped_rate(lab: LabHandle) -> None:
+    alpha, bravo = lab.host("alpha"), lab.host("bravo")
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", bravo.namespace, "iperf3", "-s", "-1", "-B", bravo.data_ip],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        before = tx_bytes(alpha.namespace, "data0")
+        for _ in range(50):  # the server needs a moment to listen; retry the connect
+            client = subprocess.run(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    alpha.namespace,
+                    "iperf3",
+                    "-c",
+                    bravo.data_ip,
+                    "-t",
+                    "2",
+                    "-J",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            if client.returncode == 0 or "connect" not in client.stdout:
+                break
+        assert client.returncode == 0, client.stdout[-500:]
+        bps = json.loads(client.stdout)["end"]["sum_received"]["bits_per_second"]
+        assert 0.85e9 <= bps <= 1.01e9
+        assert tx_bytes(alpha.namespace, "data0") - before > 100e6  # it went via data0
+    finally:
+        server.kill()
+        server.wait()
+    assert lab_iperf3_pids(lab) == []
+
+
+@pytest.mark.integration
+def test_up_again_changes_nothing_and_repairs_what_is_missing(lab: LabHandle) -> None:
+    before = netrun_lab.status(lab.state_dir)
+    again = netrun_lab.up(lab.config)
+    assert again.ok
+    assert [h.sshd_pid for h in again.hosts] == [h.sshd_pid for h in before.hosts]
+
+    charlie = lab.host("charlie")
+    subprocess.run(
+        ["tc", "-n", charlie.namespace, "qdisc", "del", "dev", "data0", "root"], check=True
+    )
+    os.kill(before.host("charlie").sshd_pid or 0, 15)
+    repaired = netrun_lab.up(lab.config)
+    assert repaired.ok, repaired.problems()
+    assert network.has_tbf(charlie.namespace, "data0")
+    assert "charlie" in ssh(lab, "charlie", "hostname")
+
+
+@pytest.mark.integration
+def test_up_refuses_a_different_lab_on_the_same_state(lab: LabHandle) -> None:
+    with pytest.raises(NetrunError, match="netrun lab down"):
+        netrun_lab.up(
+            netrun_lab.LabConfig(
+                hosts=2,
+                prefix=lab.config.prefix,
+                net_index=lab.config.net_index,
+                state_dir=lab.state_dir,
+                inventory=lab.inventory,
+            )
+        )
+
+
+@pytest.mark.integration
+def test_down_removes_everything_even_half_made(tmp_path: Path) -> None:
+    reason = lab_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    small = start_lab(tmp_path, hosts=2, prefix="nrtx", net_index=9)
+    status = netrun_lab.status(small.state_dir)
+    pids = [h.sshd_pid for h in status.hosts]
+    subprocess.run(["ip", "netns", "del", small.host("bravo").namespace], check=True)
+
+    removed = netrun_lab.down(small.state_dir)
+
+    assert "namespace nrtx-alpha" in removed and "link nrtxmgmt" in removed
+    for name in ("nrtx-alpha", "nrtx-bravo", "nrtx-switch"):
+        assert not netns_exists(name)
+    assert not network.link_exists("nrtxmgmt") and not network.link_exists("nrtxm0")
+    assert all(pid and not cmdline(pid) for pid in pids)
+    assert not small.state_dir.exists() and not small.inventory.exists()
+    assert netrun_lab.down(small.state_dir) == []
+    assert netrun_lab.status(small.state_dir).problems() == [
+        f"no lab in {small.state_dir}: run netrun lab up"
+    ]
