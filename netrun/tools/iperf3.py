@@ -1,0 +1,501 @@
+"""iperf3: build its commands, start its server in one round trip, and parse its JSON.
+
+Every function here is pure: callers send the argv (``shlex.join``) or the script through
+``Host.run`` and hand the text back to ``parse``. iperf3's output is trusted only after a
+defensive read: it reports errors inside the JSON (``"error"``) even when it exits 0, may
+print an ``iperf3: error - ...`` line after the JSON, may print two objects, bare ``nan``
+tokens or stop half-way. Each of those raises ``Iperf3Error`` with a ``kind`` the runner
+can act on (retry on "busy", fail the host on "missing", ...).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from netrun.errors import ToolError
+
+PROTOCOLS = ("tcp", "udp")
+
+#: Error kinds ``Iperf3Error.kind`` takes.
+KINDS = ("busy", "refused", "unreachable", "timeout", "error", "bad-output", "no-output", "missing")
+
+
+class Iperf3Error(ToolError):
+    """iperf3 failed or printed output that cannot be trusted; ``kind`` says which way."""
+
+    def __init__(self, kind: str, message: str, output: str = "") -> None:
+        self.kind = kind
+        super().__init__(message, output)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One reporting interval of the whole test (the sum over streams)."""
+
+    start: float
+    end: float
+    bits_per_second: float
+    retransmits: int | None = None
+    jitter_ms: float | None = None
+    lost_percent: float | None = None
+
+
+@dataclass(frozen=True)
+class Iperf3Result:
+    """What one iperf3 client run measured; the sender is the server when ``reverse``."""
+
+    protocol: str
+    version: str | None
+    duration: float
+    streams: int
+    reverse: bool
+    sender_bps: float
+    receiver_bps: float
+    bytes_sent: int
+    bytes_received: int
+    retransmits: int | None
+    cpu_client_pct: float | None
+    cpu_server_pct: float | None
+    jitter_ms: float | None
+    lost_packets: int | None
+    packets: int | None
+    lost_percent: float | None
+    intervals: tuple[Interval, ...]
+    warnings: tuple[str, ...]
+    server_output: str | None = None
+
+    @property
+    def sender(self) -> str:
+        """Which end sent the data: "server" for a reversed (-R) test, else "client"."""
+        return "server" if self.reverse else "client"
+
+    @property
+    def sender_cpu_pct(self) -> float | None:
+        return self.cpu_server_pct if self.reverse else self.cpu_client_pct
+
+    @property
+    def receiver_cpu_pct(self) -> float | None:
+        return self.cpu_client_pct if self.reverse else self.cpu_server_pct
+
+
+# -- commands -------------------------------------------------------------------------------
+def _number(value: float | int) -> str:
+    """A number as iperf3 expects it: "10", not "10.0"."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def client_command(
+    server_ip: str,
+    port: int,
+    *,
+    duration: float,
+    protocol: str = "tcp",
+    streams: int = 1,
+    reverse: bool = False,
+    omit: float = 0,
+    bitrate: str | int | float | None = None,
+    length: str | int | None = None,
+    window: str | int | None = None,
+    connect_timeout_ms: int = 3000,
+    binary: str = "iperf3",
+    bind: str | None = None,
+    get_server_output: bool = False,
+) -> list[str]:
+    """The iperf3 client argv; always JSON (-J) so ``parse`` can read it."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
+    if duration <= 0 or streams < 1:
+        raise ValueError("duration must be > 0 and streams >= 1")
+    argv = [binary, "-c", server_ip, "-p", str(int(port)), "-J", "-t", _number(duration)]
+    argv += ["--connect-timeout", str(int(connect_timeout_ms))]
+    if protocol == "udp":
+        argv.append("-u")
+    if streams > 1:
+        argv += ["-P", str(int(streams))]
+    if reverse:
+        argv.append("-R")
+    if omit:
+        argv += ["-O", _number(omit)]
+    if bitrate is not None:
+        argv += ["-b", _number(bitrate) if not isinstance(bitrate, str) else bitrate]
+    if length is not None:
+        argv += ["-l", str(length)]
+    if window is not None:
+        argv += ["-w", str(window)]
+    if bind:
+        argv += ["-B", bind]
+    if get_server_output:
+        argv.append("--get-server-output")
+    return argv
+
+
+def server_command(
+    bind_ip: str, port: int, *, binary: str = "iperf3", one_off: bool = True
+) -> list[str]:
+    """The iperf3 server argv; one-off (-1) so a stray server cannot outlive its test."""
+    argv = [binary, "-s", "-B", bind_ip, "-p", str(int(port))]
+    return [*argv, "-1"] if one_off else argv
+
+
+def version_command(binary: str = "iperf3") -> list[str]:
+    return [binary, "--version"]
+
+
+def stop_command(pid: int) -> list[str]:
+    """Stop a server this run started, by the pid it recorded (never by name)."""
+    return ["kill", str(int(pid))]
+
+
+_VERSION = re.compile(r"\biperf\s+(\d+\.\d+(?:\.\d+)*)")
+
+
+def parse_version(text: str) -> str:
+    """ "iperf 3.12 (cJSON 1.7.15)" -> "3.12"; the first line of ``iperf3 --version``."""
+    found = _VERSION.search(text)
+    if not found:
+        raise Iperf3Error("bad-output", "cannot read the iperf3 version", text)
+    return found.group(1)
+
+
+# -- parsing --------------------------------------------------------------------------------
+_NONFINITE = re.compile(r'"(?:[^"\\]|\\.)*"|(-?\b(?:nan|inf(?:inity)?)\b)', re.IGNORECASE)
+_ERROR_LINE = re.compile(r"^iperf3?:\s*(?:error\s*-\s*)?(.+)$", re.IGNORECASE)
+_NOT_FOUND = re.compile(r"command not found|: not found\b|No such file or directory")
+_JSON_ERROR = re.compile(r'"error"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _null_nonfinite(text: str) -> tuple[str, bool]:
+    """Replace nan/-nan/inf tokens outside strings with null (iperf3 prints them bare)."""
+    hits = 0
+
+    def repl(match: re.Match[str]) -> str:
+        nonlocal hits
+        if match.group(1) is None:
+            return match.group(0)
+        hits += 1
+        return "null"
+
+    return _NONFINITE.sub(repl, text), hits > 0
+
+
+def error_kind(message: str) -> str:
+    """Sort an iperf3 error message into one of ``KINDS``."""
+    low = message.lower()
+    if "busy" in low:
+        return "busy"
+    if "refused" in low:
+        return "refused"
+    if "timed out" in low or "timeout" in low:
+        return "timeout"
+    if "unreachable" in low or "no route to host" in low:
+        return "unreachable"
+    return "error"
+
+
+def _fail(message: str, text: str) -> Iperf3Error:
+    return Iperf3Error(error_kind(message), f"iperf3 failed: {message}", text)
+
+
+def _decode_objects(text: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every JSON object in the text, and the lines of text around them."""
+    decoder = json.JSONDecoder()
+    objects: list[dict[str, Any]] = []
+    extra: list[str] = []
+    pos = 0
+    while True:
+        start = text.find("{", pos)
+        if start < 0:
+            extra += text[pos:].splitlines()
+            break
+        extra += text[pos:start].splitlines()
+        obj, pos = decoder.raw_decode(text, start)  # JSONDecodeError: truncated
+        if isinstance(obj, dict):
+            objects.append(obj)
+    return objects, [line.strip() for line in extra if line.strip()]
+
+
+def _float(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return None if math.isnan(value) or math.isinf(value) else float(value)
+
+
+def _int(value: Any) -> int | None:
+    number = _float(value)
+    return None if number is None else int(number)
+
+
+def _bps(summary: Mapping[str, Any], warnings: list[str], label: str) -> float:
+    """bits_per_second of a summary, worked out from bytes/seconds when iperf3 gave nan."""
+    bps = _float(summary.get("bits_per_second"))
+    if bps is not None:
+        return bps
+    size, seconds = _float(summary.get("bytes")), _float(summary.get("seconds"))
+    if size is not None and seconds:
+        warnings.append(f"{label} rate was not a number; computed from bytes and seconds")
+        return size * 8 / seconds
+    raise ValueError(f"{label} has no usable bits_per_second")
+
+
+def _summary(end: Mapping[str, Any], *keys: str) -> Mapping[str, Any] | None:
+    for key in keys:
+        value = end.get(key)
+        if isinstance(value, Mapping) and value:
+            return value
+    return None
+
+
+def parse(text: str, exit_status: int | None = None) -> Iperf3Result:
+    """Read an iperf3 -J client run; raise ``Iperf3Error`` unless it is a whole, clean result."""
+    if not text.strip():
+        if exit_status == 127:
+            raise Iperf3Error("missing", "iperf3 not found (exit status 127)")
+        how = "" if exit_status is None else f" (exit status {exit_status})"
+        raise Iperf3Error("no-output", f"iperf3 printed nothing{how}")
+    if "{" not in text:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if exit_status == 127 or any(_NOT_FOUND.search(line) for line in lines):
+            raise Iperf3Error("missing", "iperf3 not found", text)
+        for line in lines:
+            found = _ERROR_LINE.match(line)
+            if found:
+                raise _fail(found.group(1), text)
+        raise Iperf3Error("bad-output", "iperf3 printed no JSON", text)
+
+    cleaned, had_nonfinite = _null_nonfinite(text)
+    try:
+        objects, extra = _decode_objects(cleaned)
+    except json.JSONDecodeError as exc:
+        found = _JSON_ERROR.search(text)
+        if found:
+            raise _fail(found.group(1), text) from exc
+        message = f"iperf3 JSON is cut short or broken ({exc.msg})"
+        raise Iperf3Error("bad-output", message, text) from exc
+
+    errors = [str(obj["error"]) for obj in objects if obj.get("error")]
+    warnings: list[str] = []
+    for line in extra:
+        found = _ERROR_LINE.match(line)
+        if found and "warning" not in line.lower():
+            errors.append(found.group(1))
+        else:
+            warnings.append(f"extra output: {line}")
+    if errors:
+        raise _fail("; ".join(dict.fromkeys(errors)), text)
+    if exit_status not in (None, 0):
+        raise Iperf3Error("error", f"iperf3 exited with status {exit_status}", text)
+
+    finished = [o for o in objects if isinstance(o.get("end"), Mapping) and o["end"]]
+    if not finished:
+        raise Iperf3Error("bad-output", "iperf3 JSON has no end summary", text)
+    if len(objects) > 1:
+        warnings.append(f"output held {len(objects)} JSON objects; read the last complete one")
+    if had_nonfinite:
+        warnings.append("output held nan/inf values; they were read as missing")
+    try:
+        return _result(finished[-1], warnings)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise Iperf3Error("bad-output", f"iperf3 JSON is not as expected: {exc}", text) from exc
+
+
+def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
+    start = obj.get("start") or {}
+    test = start.get("test_start") or {}
+    end = obj["end"]
+    protocol = str(test.get("protocol") or "").lower()
+    if protocol not in PROTOCOLS:
+        protocol = "udp" if "jitter_ms" in (end.get("sum") or {}) else "tcp"
+
+    if protocol == "tcp":
+        sent = _summary(end, "sum_sent")
+        received = _summary(end, "sum_received")
+    else:
+        sent = _summary(end, "sum_sent", "sum")
+        received = _summary(end, "sum_received", "sum")
+    if sent is None or received is None:
+        raise ValueError("end has no sum_sent/sum_received/sum")
+    # UDP loss and jitter: end.sum counts packets as sent, which is what lost_percent is
+    # computed from; sum_received (iperf3 >= 3.10) only adds the receiver's own rate.
+    loss = _summary(end, "sum", "sum_received") if protocol == "udp" else None
+    loss_fallback = end.get("sum_received") or {}
+
+    def udp_value(key: str) -> Any:
+        if loss is None:
+            return None
+        return loss.get(key) if loss.get(key) is not None else loss_fallback.get(key)
+
+    cpu = end.get("cpu_utilization_percent") or {}
+    seconds = _float(received.get("seconds")) or _float(sent.get("seconds")) or 0.0
+    duration = _float(test.get("duration")) or seconds
+    version = start.get("version")
+    intervals = _intervals(obj.get("intervals") or [], warnings)
+    server_output = obj.get("server_output_text")
+    if server_output is None and obj.get("server_output_json") is not None:
+        server_output = json.dumps(obj["server_output_json"])
+    return Iperf3Result(
+        protocol=protocol,
+        version=parse_version(version) if isinstance(version, str) and version else None,
+        duration=duration,
+        streams=_int(test.get("num_streams")) or len(end.get("streams") or []) or 1,
+        reverse=bool(test.get("reverse")),
+        sender_bps=_bps(sent, warnings, "sender"),
+        receiver_bps=_bps(received, warnings, "receiver"),
+        bytes_sent=_int(sent.get("bytes")) or 0,
+        bytes_received=_int(received.get("bytes")) or 0,
+        retransmits=_int(sent.get("retransmits")) if protocol == "tcp" else None,
+        cpu_client_pct=_float(cpu.get("host_total")),
+        cpu_server_pct=_float(cpu.get("remote_total")),
+        jitter_ms=_float(udp_value("jitter_ms")),
+        lost_packets=_int(udp_value("lost_packets")),
+        packets=_int(udp_value("packets")),
+        lost_percent=_float(udp_value("lost_percent")),
+        intervals=intervals,
+        warnings=tuple(warnings),
+        server_output=server_output if isinstance(server_output, str) else None,
+    )
+
+
+def _intervals(raw: Sequence[Any], warnings: list[str]) -> tuple[Interval, ...]:
+    """The measured intervals (omitted warm-up ones dropped); nan rates become 0 with a warning."""
+    kept: list[Interval] = []
+    unreadable = stalled = 0
+    for item in raw:
+        summary = item.get("sum") if isinstance(item, Mapping) else None
+        if not isinstance(summary, Mapping) or summary.get("omitted"):
+            continue
+        bps = _float(summary.get("bits_per_second"))
+        if bps is None:
+            unreadable += 1
+        elif bps == 0:
+            stalled += 1
+        kept.append(
+            Interval(
+                start=_float(summary.get("start")) or 0.0,
+                end=_float(summary.get("end")) or 0.0,
+                bits_per_second=bps or 0.0,
+                retransmits=_int(summary.get("retransmits")),
+                jitter_ms=_float(summary.get("jitter_ms")),
+                lost_percent=_float(summary.get("lost_percent")),
+            )
+        )
+    if unreadable:
+        warnings.append(f"{unreadable} interval(s) had no readable rate (read as 0)")
+    if stalled:
+        warnings.append(f"{stalled} of {len(kept)} interval(s) moved no data")
+    return tuple(kept)
+
+
+# -- server start, in one round trip --------------------------------------------------------
+_SERVER_BODY = r"""
+fail() { echo "NETRUN_FAIL $*"; exit 1; }
+mkdir -p "$dir" 2>/dev/null && chmod 700 "$dir" 2>/dev/null \
+    || fail "cannot create work directory $dir"
+command -v "$bin" >/dev/null 2>&1 || fail "iperf3 not found: $bin is not installed or not in PATH"
+can_check=1
+if command -v ss >/dev/null 2>&1; then
+    listening() { [ -n "$(ss -ltnH "sport = :$1" 2>/dev/null)" ]; }
+elif [ -r /proc/net/tcp ]; then
+    listening() {
+        cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v h="$(printf ':%04X' "$1")" \
+            '$4 == "0A" && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }'
+    }
+else
+    can_check=0
+    listening() { return 1; }
+fi
+alive() {
+    if [ -r "/proc/$1/stat" ]; then
+        st=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null)
+        [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+    else
+        kill -0 "$1" 2>/dev/null
+    fi
+}
+detach=
+command -v setsid >/dev/null 2>&1 && detach=setsid
+busy=
+for p in $ports; do
+    if listening "$p"; then busy="$busy $p"; continue; fi
+    log="$dir/$tag.$p.log"
+    pidfile="$dir/$tag.$p.pid"
+    $detach nohup "$bin" -s -1 -B "$bind" -p "$p" </dev/null >"$log" 2>&1 &
+    pid=$!
+    echo "$pid" >"$pidfile"
+    i=0
+    state=wait
+    while [ "$i" -lt "$steps" ]; do
+        if listening "$p"; then state=ready; break; fi
+        if ! alive "$pid"; then state=dead; break; fi
+        sleep 0.02
+        i=$((i + 1))
+    done
+    if [ "$state" = dead ]; then
+        rm -f "$pidfile"
+        if grep -q "Address already in use" "$log" 2>/dev/null; then busy="$busy $p"; continue; fi
+        fail "iperf3 server on port $p exited: $(tail -n 3 "$log" 2>/dev/null | tr '\n' ' ')"
+    fi
+    if [ "$state" = wait ] && ! { [ "$can_check" = 0 ] && alive "$pid"; }; then
+        kill "$pid" 2>/dev/null
+        rm -f "$pidfile"
+        fail "iperf3 server on port $p not listening after ${wait_s}s:" \
+            "$(tail -n 3 "$log" 2>/dev/null | tr '\n' ' ')"
+    fi
+    echo "NETRUN_READY $pid $p $log"
+    exit 0
+done
+fail "all ports busy:$busy"
+"""
+
+
+def server_script(
+    *, binary: str, bind_ip: str, ports: Sequence[int], workdir: str, tag: str, wait_s: float
+) -> str:
+    """A POSIX sh script that starts one iperf3 server on the first free port of ``ports``.
+
+    It prints ``NETRUN_READY <pid> <port> <logfile>`` once the server really listens, or
+    ``NETRUN_FAIL <reason>``; read it with ``parse_server_ready``. The pid is also written
+    to ``<workdir>/<tag>.<port>.pid`` so a later sweep can stop what a killed run left.
+    """
+    if not ports:
+        raise ValueError("server_script needs at least one port")
+    steps = max(1, math.ceil(wait_s / 0.02))
+    q = shlex.quote
+    head = [
+        "set -u",
+        'PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"; export PATH',
+        f"bin={q(binary)}",
+        f"bind={q(bind_ip)}",
+        f"dir={q(workdir)}",
+        f"tag={q(tag)}",
+        f"ports={q(' '.join(str(int(p)) for p in ports))}",
+        f"steps={steps}",
+        f"wait_s={q(f'{wait_s:g}')}",
+    ]
+    return "\n".join(head) + _SERVER_BODY
+
+
+def parse_server_ready(text: str) -> tuple[int, int, str]:
+    """(pid, port, logfile) from ``server_script``'s output, or ``Iperf3Error``."""
+    for line in reversed(text.splitlines()):
+        words = line.strip().split(maxsplit=3)
+        if words[:1] == ["NETRUN_READY"] and len(words) == 4:
+            try:
+                return int(words[1]), int(words[2]), words[3]
+            except ValueError:
+                break
+        if words[:1] == ["NETRUN_FAIL"]:
+            reason = line.strip()[len("NETRUN_FAIL") :].strip()
+            if reason.startswith("iperf3 not found"):
+                kind = "missing"
+            elif reason.startswith("all ports busy"):
+                kind = "busy"
+            else:
+                kind = "error"
+            raise Iperf3Error(kind, f"iperf3 server did not start: {reason}", text)
+    raise Iperf3Error("bad-output", "iperf3 server start printed no NETRUN_READY line", text)
