@@ -234,9 +234,10 @@ class _Loader(yaml.SafeLoader):
     """SafeLoader that refuses duplicate keys instead of silently keeping the last one."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        self.flatten_mapping(node)
         seen: set[Any] = set()
-        for key_node, _ in node.value:
+        for key_node, _ in node.value:  # before merge keys (<<) are flattened in
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, str | int | float | bool):
                 continue  # unhashable keys are refused by the base class
@@ -293,8 +294,9 @@ def _read(path: Path) -> Any:
         text = data.decode("utf-8")
     except UnicodeError:
         raise ScenarioError(f"{path}: is not a YAML text file (binary data)") from None
-    loader = _Loader(text)
+    loader = None
     try:
+        loader = _Loader(text)  # the reader refuses control characters here already
         node = loader.get_single_node()
         if node is None:
             return None
@@ -307,7 +309,10 @@ def _read(path: Path) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise ScenarioError(f"{where}: YAML syntax error: {exc.problem or exc}") from None
+        text = str(exc.problem or exc)
+        if text.startswith("but ") and exc.context:  # "expected a single document ... but ..."
+            text = f"{exc.context} {text}"
+        raise ScenarioError(f"{where}: YAML syntax error: {text}") from None
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{path}: YAML error: {' '.join(str(exc).split())}") from None
     except RecursionError:
@@ -317,7 +322,8 @@ def _read(path: Path) -> Any:
     except ValueError as exc:  # e.g. a date like 2024-13-45
         raise ScenarioError(f"{path}: bad YAML value: {exc}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 # -- validation ----------------------------------------------------------------------------
@@ -532,7 +538,7 @@ def load_scenario(
     description = data.get("description")
     if description is not None and not isinstance(description, str):
         check.add(where, f"description must be a string, got {show(description)}")
-    raw_defaults = data.get("defaults") or {}
+    raw_defaults = {} if data.get("defaults") is None else data["defaults"]
     defaults: dict[str, Any] = {}
     if not isinstance(raw_defaults, dict):
         check.add(where, f"defaults must be a mapping, got {show(raw_defaults)}")
