@@ -54,101 +54,8 @@ class Transport(Protocol):
     """Anything that can run a command on a host and copy a file to it."""
 
     def run(
-        self,
-        argv: Sequence[str] | str,
-        *,
-        timeout: float,
-        sudo: bool = False,
-        check: bool = True,
-    ) -> CommandResult:
-        """Run one command with a deadline; raise CommandError when ``check`` and it failed."""
-        line = command_line(argv)
-        stdin = b""
-        if sudo or self.host.become:
-            prefix, feed = become_prefix(self.host)
-            line = prefix + "sh -c " + shlex.quote(line)
-            if feed:
-                stdin = f"{self.host.become_password}\n".encode()
-        started = time.monotonic()
-        log.debug("%s: run %s", self.host.name, line)
-        exited, stdout, stderr = self._exec(line, timeout, stdin)
-        result = CommandResult(
-            self.host.name, line, exited, stdout, stderr, time.monotonic() - started
-        )
-        log.debug("%s: exit %s in %.3fs", self.host.name, exited, result.seconds)
-        if check and not result.ok:
-            if "a password is required" in result.stderr:
-                raise CommandError(
-                    self.host.name,
-                    line,
-                    result.exited,
-                    "",
-                    "sudo -n was refused: a password is required; allow NOPASSWD sudo for "
-                    "this user or set ansible_become_password",
-                )
-            raise CommandError(
-                self.host.name, line, result.exited, result.stdout, result.stderr
-            )
-        return result
-
-    def _exec(self, line: str, timeout: float, stdin: bytes) -> tuple[int, str, str]:
-        """Exec on a fresh channel of the one connection, reading until exit or the deadline.
-
-        We drive the paramiko channel ourselves rather than fabric's ``run``: invoke swallows
-        Ctrl-C while a remote command runs, and netrun must stop and clean up at once.
-        """
-        import select
-
-        if self._conn is None or self._conn.transport is None:
-            raise ConnectError(self.host.name, "not connected")
-        try:
-            chan = self._conn.transport.open_session(
-                timeout=self.settings.connect_timeout
-            )
-            chan.exec_command(line)
-            if stdin:
-                chan.sendall(stdin)
-            chan.shutdown_write()
-        except Exception as exc:  # paramiko raises SSHException/EOFError/OSError here
-            raise ConnectError(self.host.name, f"connection lost: {exc}") from None
-        out: list[bytes] = []
-        err: list[bytes] = []
-        deadline = time.monotonic() + timeout
-        try:
-            while True:
-                busy = False
-                if chan.recv_ready():
-                    out.append(chan.recv(65536))
-                    busy = True
-                if chan.recv_stderr_ready():
-                    err.append(chan.recv_stderr(65536))
-                    busy = True
-                if busy:
-                    continue
-                if chan.exit_status_ready():
-                    if not (chan.recv_ready() or chan.recv_stderr_ready()):
-                        break
-                    continue
-                if chan.closed or not self._conn.transport.is_active():
-                    raise ConnectError(
-                        self.host.name, "connection lost during a command"
-                    )
-                if time.monotonic() > deadline:
-                    raise CommandTimeout(
-                        self.host.name,
-                        line,
-                        timeout,
-                        b"".join(out).decode(errors="replace"),
-                    )
-                select.select([chan], [], [], 0.01)
-            exited = chan.recv_exit_status()
-        finally:
-            chan.close()
-        return (
-            exited,
-            b"".join(out).decode(errors="replace"),
-            b"".join(err).decode(errors="replace"),
-        )
+        self, argv: Sequence[str] | str, *, timeout: float, sudo: bool = False, check: bool = True
+    ) -> CommandResult: ...
 
     def put(self, local: Path, remote: str, *, timeout: float) -> None: ...
 
@@ -164,9 +71,7 @@ class SSHSettings:
     auth_timeout: float = 10.0
     keepalive: int = 15
     accept_new_host_keys: bool = False
-    known_hosts: Path = field(
-        default_factory=lambda: Path("~/.ssh/known_hosts").expanduser()
-    )
+    known_hosts: Path = field(default_factory=lambda: Path("~/.ssh/known_hosts").expanduser())
 
 
 def command_line(argv: Sequence[str] | str) -> str:
@@ -227,9 +132,7 @@ class SSHTransport:
             connect_kwargs=kwargs,
             config=config,
         )
-        known = (
-            Path(host.known_hosts).expanduser() if host.known_hosts else s.known_hosts
-        )
+        known = Path(host.known_hosts).expanduser() if host.known_hosts else s.known_hosts
         client = conn.client
         if known.is_file():
             client.load_host_keys(str(known))
@@ -299,64 +202,87 @@ class SSHTransport:
         check: bool = True,
     ) -> CommandResult:
         """Run one command with a deadline; raise CommandError when ``check`` and it failed."""
-        from invoke.exceptions import CommandTimedOut
-
-        if self._conn is None:
-            raise ConnectError(self.host.name, "not connected")
         line = command_line(argv)
-        stdin = None
+        stdin = b""
         if sudo or self.host.become:
             prefix, feed = become_prefix(self.host)
             line = prefix + "sh -c " + shlex.quote(line)
             if feed:
-                import io
-
-                stdin = io.StringIO(f"{self.host.become_password}\n")
+                stdin = f"{self.host.become_password}\n".encode()
         started = time.monotonic()
         log.debug("%s: run %s", self.host.name, line)
-        try:
-            res = self._conn.run(
-                line,
-                hide=True,
-                warn=True,
-                timeout=max(1, int(timeout + 0.999)),
-                in_stream=stdin if stdin is not None else False,
-                pty=False,
-            )
-        except CommandTimedOut as exc:
-            raise CommandTimeout(
-                self.host.name, line, timeout, exc.result.stdout
-            ) from None
-        except (OSError, EOFError) as exc:
-            raise ConnectError(self.host.name, f"connection lost: {exc}") from None
-        except (
-            Exception
-        ) as exc:  # paramiko raises SSHException subclasses for dead sessions
-            if type(exc).__module__.startswith("paramiko"):
-                raise ConnectError(self.host.name, f"connection lost: {exc}") from None
-            raise
+        exited, stdout, stderr = self._exec(line, timeout, stdin)
         result = CommandResult(
-            self.host.name,
-            line,
-            int(res.exited),
-            res.stdout,
-            res.stderr,
-            time.monotonic() - started,
+            self.host.name, line, exited, stdout, stderr, time.monotonic() - started
         )
+        log.debug("%s: exit %s in %.3fs", self.host.name, exited, result.seconds)
         if check and not result.ok:
-            if sudo and "a password is required" in result.stderr:
+            if "a password is required" in result.stderr:
                 raise CommandError(
                     self.host.name,
                     line,
                     result.exited,
                     "",
-                    "sudo -n refused: a password is "
-                    "required; allow NOPASSWD sudo or set ansible_become_password",
+                    "sudo -n was refused: a password is required; allow NOPASSWD sudo for "
+                    "this user or set ansible_become_password",
                 )
-            raise CommandError(
-                self.host.name, line, result.exited, result.stdout, result.stderr
-            )
+            raise CommandError(self.host.name, line, result.exited, result.stdout, result.stderr)
         return result
+
+    def _exec(self, line: str, timeout: float, stdin: bytes) -> tuple[int, str, str]:
+        """Exec on a fresh channel of the one connection, reading until exit or the deadline.
+
+        We drive the paramiko channel ourselves rather than fabric's ``run``: invoke swallows
+        Ctrl-C while a remote command runs, and netrun must stop and clean up at once.
+        """
+        import select
+
+        if self._conn is None or self._conn.transport is None:
+            raise ConnectError(self.host.name, "not connected")
+        try:
+            chan = self._conn.transport.open_session(timeout=self.settings.connect_timeout)
+            chan.exec_command(line)
+            if stdin:
+                chan.sendall(stdin)
+            chan.shutdown_write()
+        except Exception as exc:  # paramiko raises SSHException/EOFError/OSError here
+            raise ConnectError(self.host.name, f"connection lost: {exc}") from None
+        out: list[bytes] = []
+        err: list[bytes] = []
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                busy = False
+                if chan.recv_ready():
+                    out.append(chan.recv(65536))
+                    busy = True
+                if chan.recv_stderr_ready():
+                    err.append(chan.recv_stderr(65536))
+                    busy = True
+                if busy:
+                    continue
+                if chan.exit_status_ready():
+                    if not (chan.recv_ready() or chan.recv_stderr_ready()):
+                        break
+                    continue
+                if chan.closed or not self._conn.transport.is_active():
+                    raise ConnectError(self.host.name, "connection lost during a command")
+                if time.monotonic() > deadline:
+                    raise CommandTimeout(
+                        self.host.name,
+                        line,
+                        timeout,
+                        b"".join(out).decode(errors="replace"),
+                    )
+                select.select([chan], [], [], 0.01)
+            exited = chan.recv_exit_status()
+        finally:
+            chan.close()
+        return (
+            exited,
+            b"".join(out).decode(errors="replace"),
+            b"".join(err).decode(errors="replace"),
+        )
 
     def put(self, local: Path, remote: str, *, timeout: float) -> None:
         """Copy a file over SFTP on the same connection."""
@@ -372,7 +298,7 @@ class SSHTransport:
         except OSError as exc:
             raise ConnectError(
                 self.host.name, f"upload of {local} to {remote} failed: {exc}"
-            )
+            ) from None
         finally:
             sftp.close()
 
@@ -424,9 +350,7 @@ def on_each(
         _done, pending = wait(futures, timeout=deadline)
         for fut, host in futures.items():
             if fut in pending:
-                out.failed[host.name] = ConnectError(
-                    host.name, f"no answer within {deadline:g}s"
-                )
+                out.failed[host.name] = ConnectError(host.name, f"no answer within {deadline:g}s")
                 continue
             exc = fut.exception()
             if exc is None:
@@ -450,9 +374,7 @@ def connect_all(
         transport.connect()
         host.transport = transport
 
-    deadline = (
-        settings.connect_timeout + settings.banner_timeout + settings.auth_timeout + 5
-    )
+    deadline = settings.connect_timeout + settings.banner_timeout + settings.auth_timeout + 5
     return on_each(hosts, connect, deadline=deadline, max_workers=max_workers)
 
 

@@ -1,0 +1,78 @@
+"""Removing what a killed run left behind: recorded iperf3 servers, run folders, containers.
+
+A run that ends normally cleans up after itself; this is for SIGKILL and power cuts.
+Only things netrun marked are touched: processes whose pid a run recorded in its own
+folder (``netrun-<run id>`` under the host's remote tmp), and containers labelled
+``netrun.run_id``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from netrun.errors import InputError, NetrunError
+from netrun.host import Host
+from netrun.transport import SSHSettings, connect_all, on_each
+
+RUN_ID = re.compile(r"^[0-9a-f]{4,32}$")
+
+
+def cleanup_script(remote_tmp: str, run_id: str | None, docker: bool = True) -> str:
+    """One sh script: kill recorded iperf pids, remove run folders, remove labelled containers."""
+    base = shlex.quote(remote_tmp.rstrip("/") or "/")
+    pattern = f"netrun-{run_id}" if run_id else "netrun-*"
+    label = f"netrun.run_id={run_id}" if run_id else "netrun.run_id"
+    script = (
+        f"for d in {base}/{pattern}; do [ -d \"$d\" ] || continue; "
+        'for f in "$d"/*.pid; do [ -e "$f" ] || continue; p=$(cat "$f" 2>/dev/null); '
+        'if [ -n "$p" ] && grep -q iperf "/proc/$p/cmdline" 2>/dev/null; then '
+        'kill -9 "$p" 2>/dev/null && echo "killed iperf pid $p"; fi; done; '
+        'rm -rf "$d" && echo "removed $d"; done; '
+    )
+    if docker:
+        script += (
+            "if command -v docker >/dev/null 2>&1; then "
+            f"ids=$(docker ps -aq --filter label={shlex.quote(label)} 2>/dev/null); "
+            'if [ -n "$ids" ]; then docker rm -f $ids >/dev/null 2>&1 && '
+            'echo "removed containers: $(echo $ids)"; fi; fi; '
+        )
+    return script + "true"
+
+
+@dataclass
+class CleanupReport:
+    lines: list[str] = field(default_factory=list)
+    failed: dict[str, NetrunError] = field(default_factory=dict)
+
+
+def cleanup(hosts: Iterable[Host], settings: SSHSettings, run_id: str | None = None) -> CleanupReport:
+    """Connect to every host and remove netrun's leftovers (of one run, or of all)."""
+    if run_id is not None and not RUN_ID.match(run_id):
+        raise InputError(f"--run-id {run_id!r}: not a netrun run id (8 hex digits)")
+    hosts = list(hosts)
+    report = CleanupReport()
+    connected = connect_all(hosts, settings)
+    report.failed.update(connected.failed)
+    live = [h for h in hosts if h.name in connected.succeeded]
+    found: dict[str, list[str]] = {}
+
+    def sweep(host: Host) -> None:
+        tmp = str(host.vars.get("netrun_remote_tmp") or "/tmp")
+        res = host.run(cleanup_script(tmp, run_id), timeout=60, sudo=False, check=False)
+        found[host.name] = [line for line in res.stdout.splitlines() if line.strip()]
+
+    swept = on_each(live, sweep, deadline=90)
+    report.failed.update(swept.failed)
+    for host in live:
+        lines = found.get(host.name)
+        if lines is not None:
+            report.lines += [f"{host.name}: {line}" for line in lines] or [
+                f"{host.name}: nothing left behind"
+            ]
+        if host.transport is not None:
+            host.transport.close()
+            host.transport = None
+    return report
