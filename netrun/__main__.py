@@ -1,0 +1,9 @@
+"""``python -m netrun`` is the same as the ``netrun`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from netrun.cli import main
+
+sys.exit(main())
