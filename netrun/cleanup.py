@@ -26,7 +26,7 @@ def cleanup_script(remote_tmp: str, run_id: str | None, docker: bool = True) -> 
     pattern = f"netrun-{run_id}" if run_id else "netrun-*"
     label = f"netrun.run_id={run_id}" if run_id else "netrun.run_id"
     script = (
-        f"for d in {base}/{pattern}; do [ -d \"$d\" ] || continue; "
+        f'for d in {base}/{pattern}; do [ -d "$d" ] || continue; '
         'for f in "$d"/*.pid; do [ -e "$f" ] || continue; p=$(cat "$f" 2>/dev/null); '
         'if [ -n "$p" ] && grep -q iperf "/proc/$p/cmdline" 2>/dev/null; then '
         'kill -9 "$p" 2>/dev/null && echo "killed iperf pid $p"; fi; done; '
@@ -48,7 +48,9 @@ class CleanupReport:
     failed: dict[str, NetrunError] = field(default_factory=dict)
 
 
-def cleanup(hosts: Iterable[Host], settings: SSHSettings, run_id: str | None = None) -> CleanupReport:
+def cleanup(
+    hosts: Iterable[Host], settings: SSHSettings, run_id: str | None = None
+) -> CleanupReport:
     """Connect to every host and remove netrun's leftovers (of one run, or of all)."""
     if run_id is not None and not RUN_ID.match(run_id):
         raise InputError(f"--run-id {run_id!r}: not a netrun run id (8 hex digits)")

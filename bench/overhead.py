@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Benchmark netrun against the emulated lab: accuracy and overhead.
+
+Measures, on a lab of its own (prefix nrb, so it never touches a demo lab):
+- throughput ratio: netrun's receiver throughput / iperf3 run by hand on the same link
+  (target >= 0.98);
+- overhead per test: wall time of the whole `netrun` command minus the test duration, for a
+  single-test scenario (target <= 0.5 s) and per test in a ten-test scenario (<= 0.2 s);
+- with --docker: the same overhead for docker and freeflow mode tests (target <= 1.5 s).
+
+Writes docs/benchmark.md and prints it. Run as root: `make bench` or `python3 bench/overhead.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from netrun import lab as netrun_lab  # noqa: E402
+
+
+def netrun(args: list[str]) -> tuple[float, dict[str, Any]]:
+    """Run the netrun CLI; return its wall time and results.json."""
+    out = Path(tempfile.mkdtemp(prefix="nrbench-"))
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "netrun", *args, "-o", str(out / "run"), "-q"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wall = time.monotonic() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"netrun failed ({proc.returncode}): {proc.stderr.strip()}")
+    return wall, json.loads((out / "run" / "results.json").read_text())
+
+
+def scenario(path: Path, tests: list[dict[str, Any]], duration: float) -> Path:
+    doc = {"name": path.stem, "defaults": {"duration": duration}, "tests": tests}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def by_hand(server_ns: str, client_ns: str, server_ip: str, duration: int) -> float:
+    """iperf3 run by hand, as the reference write-up does: -s on one host, -c on the other."""
+    srv = subprocess.Popen(
+        ["ip", "netns", "exec", server_ns, "iperf3", "-s", "-1", "-B", server_ip, "-p", "5299"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):
+            probe = subprocess.run(
+                ["ip", "netns", "exec", server_ns, "ss", "-ltnH", "sport = :5299"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if probe.stdout.strip():
+                break
+            time.sleep(0.02)
+        res = subprocess.run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                client_ns,
+                "iperf3",
+                "-c",
+                server_ip,
+                "-p",
+                "5299",
+                "-J",
+                "-t",
+                str(duration),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        srv.kill()
+        srv.wait()
+    return float(json.loads(res.stdout)["end"]["sum_received"]["bits_per_second"])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--docker", action="store_true", help="also measure container modes")
+    ap.add_argument("--output", type=Path, default=ROOT / "docs" / "benchmark.md")
+    args = ap.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="nrbench-lab-"))
+    cfg = netrun_lab.LabConfig(
+        hosts=2,
+        prefix="nrb",
+        net_index=2,
+        state_dir=work / "state",
+        inventory=work / "inventory.yaml",
+        docker=args.docker,
+    )
+    status = netrun_lab.up(cfg)
+    try:
+        inv = str(cfg.inventory)
+        a, b = (h for h in status.hosts)
+        pair = {"server": a.name, "client": b.name}
+        figures: dict[str, Any] = {}
+
+        # 1. accuracy: netrun vs by hand, alternating, 5 s each
+        ratios = []
+        one = scenario(work / "one5.yaml", [{"name": "t", "mode": "baremetal", **pair}], 5)
+        for _ in range(args.rounds):
+            hand = by_hand(a.namespace, b.namespace, a.data_ip, 5)
+            _, doc = netrun([str(one), "-i", inv])
+            ratios.append(doc["tests"][0]["throughput_bps"] / hand)
+        figures["throughput_ratio"] = statistics.median(ratios)
+
+        # 2. overhead of a single-test scenario (2 s test)
+        single = scenario(work / "one2.yaml", [{"name": "t", "mode": "baremetal", **pair}], 2)
+        walls = [netrun([str(single), "-i", inv])[0] - 2 for _ in range(args.rounds)]
+        figures["overhead_single_s"] = statistics.median(walls)
+
+        # 3. overhead per test of a ten-test scenario (1 s tests)
+        ten = scenario(
+            work / "ten.yaml",
+            [{"name": f"t{i}", "mode": "baremetal", **pair} for i in range(10)],
+            1,
+        )
+        walls = [(netrun([str(ten), "-i", inv])[0] - 10) / 10 for _ in range(args.rounds)]
+        figures["overhead_per_test_of_ten_s"] = statistics.median(walls)
+
+        # 4. container modes (start overhead per test, image present)
+        if args.docker:
+            for mode in ("docker", "freeflow"):
+                sc = scenario(work / f"{mode}.yaml", [{"name": "t", "mode": mode, **pair}], 2)
+                netrun([str(sc), "-i", inv])  # warm: routers, image checks
+                walls = [netrun([str(sc), "-i", inv])[0] - 2 for _ in range(args.rounds)]
+                figures[f"overhead_{mode}_s"] = statistics.median(walls)
+    finally:
+        netrun_lab.down(cfg.state_dir)
+
+    text = render(figures, args.rounds)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(text)
+    print(text)
+    return 0
+
+
+def render(f: dict[str, Any], rounds: int) -> str:
+    rows = [
+        ("throughput, netrun ÷ iperf3 by hand (5 s TCP)", f"{f['throughput_ratio']:.3f}", "≥ 0.98"),
+        ("overhead, single-test scenario (2 s test)", f"{f['overhead_single_s']:.2f} s", "≤ 0.5 s"),
+        (
+            "overhead per test, ten-test scenario (1 s tests)",
+            f"{f['overhead_per_test_of_ten_s']:.2f} s",
+            "≤ 0.2 s",
+        ),
+    ]
+    for mode in ("docker", "freeflow"):
+        if f"overhead_{mode}_s" in f:
+            rows.append(
+                (
+                    f"overhead per test, {mode} mode (2 s test)",
+                    f"{f[f'overhead_{mode}_s']:.2f} s",
+                    "≤ 1.5 s",
+                )
+            )
+    lines = [
+        "# netrun benchmark",
+        "",
+        f"Measured {datetime.now(UTC):%Y-%m-%d} by `bench/overhead.py` on the emulated lab "
+        f"(2 hosts, tbf 1gbit), {platform.machine()}, {rounds} rounds each, medians.",
+        "Overhead is the wall time of the whole `netrun` command (Python start-up, SSH "
+        "connections, probes, server start, teardown) minus the configured test time.",
+        "",
+        "| measure | result | target |",
+        "|---|---|---|",
+        *[f"| {a} | {b} | {c} |" for a, b, c in rows],
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
