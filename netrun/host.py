@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 
 def _first(values: Mapping[str, Any], *keys: str) -> Any:
+    """The first key set; callers list the old ssh aliases first because Ansible's ssh
+    connection takes the last name of its list (ansible_ssh_user beats ansible_user)."""
     for key in keys:
         if values.get(key) is not None:
             return values[key]
@@ -35,15 +37,15 @@ class Host:
     @property
     def address(self) -> str:
         """Management address: ansible_host (or the old ansible_ssh_host), else the name."""
-        return str(_first(self.vars, "ansible_host", "ansible_ssh_host") or self.name)
+        return str(_first(self.vars, "ansible_ssh_host", "ansible_host") or self.name)
 
     @property
     def port(self) -> int:
-        return int(_first(self.vars, "ansible_port", "ansible_ssh_port") or 22)
+        return int(_first(self.vars, "ansible_ssh_port", "ansible_port") or 22)
 
     @property
     def user(self) -> str | None:
-        value = _first(self.vars, "ansible_user", "ansible_ssh_user")
+        value = _first(self.vars, "ansible_ssh_user", "ansible_user")
         return None if value is None else str(value)
 
     @property
@@ -53,7 +55,7 @@ class Host:
 
     @property
     def password(self) -> str | None:
-        value = _first(self.vars, "ansible_password", "ansible_ssh_pass")
+        value = _first(self.vars, "ansible_ssh_password", "ansible_ssh_pass", "ansible_password")
         return None if value is None else str(value)
 
     @property
@@ -73,7 +75,7 @@ class Host:
 
     @property
     def become_password(self) -> str | None:
-        value = _first(self.vars, "ansible_become_password", "ansible_become_pass")
+        value = _first(self.vars, "ansible_become_pass", "ansible_become_password")
         return None if value is None else str(value)
 
     # -- netrun's own keys -------------------------------------------------------------
