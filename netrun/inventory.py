@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from netrun.errors import InventoryError, UnknownHostError, did_you_mean
+from netrun.errors import InventoryError, UnknownHostError, closest, did_you_mean
 from netrun.host import Host
 
 MAX_BYTES = 10 * 1024 * 1024  # refuse larger inventory or vars files
@@ -44,8 +44,8 @@ _PORT_KEYS = ("ansible_port", "ansible_ssh_port")
 _ADDRESS_KEYS = ("ansible_host", "ansible_ssh_host", "netrun_data_ip")
 _STRING_KEYS = (
     "ansible_user ansible_ssh_user ansible_ssh_private_key_file ansible_private_key_file "
-    "ansible_password ansible_ssh_pass ansible_become_method ansible_become_user "
-    "ansible_become_password ansible_become_pass netrun_known_hosts"
+    "ansible_password ansible_ssh_pass ansible_ssh_password ansible_become_method "
+    "ansible_become_user ansible_become_password ansible_become_pass netrun_known_hosts"
 ).split()
 _BOOLISH = {"yes", "no", "true", "false", "on", "off", "1", "0", "y", "n"}
 _IFACE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
@@ -562,6 +562,8 @@ def check_netrun_vars(inv: Inventory, extra: Collection[str] = ()) -> list[str]:
     for source in inv.sources:
         for key in source.values:
             if isinstance(key, str) and key.startswith("netrun_") and key not in known:
-                hint = did_you_mean(key, known) or f"; known: {', '.join(sorted(known))}"
+                close = closest(key[7:], [k[7:] for k in known])  # compare past "netrun_"
+                hint = f"; did you mean 'netrun_{close}'?" if close else ""
+                hint = hint or f"; known: {', '.join(sorted(known))}"
                 problems.append(f"{source.where}: unknown variable '{key}'{hint}")
     return problems
