@@ -1,0 +1,179 @@
+"""Shared helpers for CLI integration tests: run netrun, build inputs, check nothing is left.
+
+The tests drive ``python -m netrun`` in a subprocess, exactly as a user would, and judge the
+run by its exit code, its stderr error lines and results.json, never by progress lines.
+The lab's hosts are network namespaces on this machine, so their /tmp is ours: a run's
+folder ``/tmp/netrun-<run id>`` can be checked here directly.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+from conftest import LabHandle, lab_iperf3_pids
+
+NETRUN = [sys.executable, "-m", "netrun"]
+#: Where the lab hosts keep run folders (netrun_remote_tmp is unset in the lab inventory).
+REMOTE_TMP = Path("/tmp")
+
+
+def run_netrun(
+    args: Sequence[str | Path], *, timeout: float = 120, cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI to the end; a hang past ``timeout`` fails the test (and kills netrun)."""
+    return subprocess.run(
+        [*NETRUN, *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_env(),
+    )
+
+
+def start_netrun(args: Sequence[str | Path], *, cwd: Path) -> subprocess.Popen[str]:
+    """Start the CLI in the background (for signal tests); the caller must reap it."""
+    return subprocess.Popen(
+        [*NETRUN, *map(str, args)],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+
+
+@contextmanager
+def netrun_process(args: Sequence[str | Path], *, cwd: Path) -> Iterator[subprocess.Popen[str]]:
+    """start_netrun that SIGKILLs the process on the way out if the test left it running."""
+    proc = start_netrun(args, cwd=cwd)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONWARNINGS", None)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float, interval: float = 0.05) -> Any:
+    """Poll until ``predicate()`` is truthy; return its last value (falsy on timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)
+
+
+# -- inputs -----------------------------------------------------------------------------------
+def write_yaml(path: Path, data: Any) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def entry(name: str, server: str = "alpha", client: str = "bravo", **opts: Any) -> dict[str, Any]:
+    """One scenario test (bare metal unless ``mode`` is given)."""
+    mode = opts.pop("mode", "baremetal")
+    return {"name": name, "mode": mode, "server": server, "client": client, **opts}
+
+
+def write_scenario(
+    tmp: Path,
+    tests: Sequence[Mapping[str, Any]],
+    *,
+    defaults: Mapping[str, Any] | None = None,
+    name: str = "it",
+    file: str = "scenario.yaml",
+) -> Path:
+    """A scenario file; durations default to 1 s so the suite stays short on 2 cores."""
+    data: dict[str, Any] = {"name": name, "defaults": {"duration": 1, **(defaults or {})}}
+    data["tests"] = [dict(t) for t in tests]
+    return write_yaml(tmp / file, data)
+
+
+def lab_inventory_data(lab: LabHandle) -> dict[str, Any]:
+    """The lab's own inventory as data, to copy and change."""
+    data = yaml.safe_load(lab.inventory.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def write_inventory(
+    tmp: Path,
+    lab: LabHandle,
+    *,
+    host_vars: Mapping[str, Mapping[str, Any]] | None = None,
+    all_vars: Mapping[str, Any] | None = None,
+    file: str = "inventory.yaml",
+) -> Path:
+    """A copy of the lab's inventory with some host or all-group variables changed or added.
+
+    A host named in ``host_vars`` that the lab does not have is added (give it ansible_host).
+    """
+    data = copy.deepcopy(lab_inventory_data(lab))
+    hosts = data["all"]["hosts"]
+    for name, values in (host_vars or {}).items():
+        hosts.setdefault(name, {}).update(values)
+    data["all"]["vars"].update(all_vars or {})
+    return write_yaml(tmp / file, data)
+
+
+def load_results(outdir: Path) -> dict[str, Any]:
+    doc = json.loads((outdir / "results.json").read_text())
+    assert isinstance(doc, dict)
+    return doc
+
+
+def tests_named(doc: Mapping[str, Any], name: str) -> list[dict[str, Any]]:
+    return [t for t in doc["tests"] if t["name"] == name]
+
+
+def only_test(doc: Mapping[str, Any], name: str) -> dict[str, Any]:
+    found = tests_named(doc, name)
+    assert len(found) == 1, f"expected one sample of {name!r}, got {len(found)}: {doc['tests']}"
+    return found[0]
+
+
+def error_lines(stderr: str) -> list[str]:
+    """The CLI's one-line errors ("netrun: error: ...")."""
+    return [line for line in stderr.splitlines() if line.startswith("netrun: error: ")]
+
+
+# -- leftovers --------------------------------------------------------------------------------
+def run_dirs(run_id: str | None) -> list[Path]:
+    """This run's folders on the hosts (one shared /tmp here); all netrun-* when run_id None."""
+    return sorted(REMOTE_TMP.glob(f"netrun-{run_id}" if run_id else "netrun-*"))
+
+
+def iperf3_left(lab: LabHandle, timeout: float = 2.0) -> list[int]:
+    """iperf3 pids still in the lab after polling up to ``timeout`` for them to go."""
+    wait_for(lambda: not lab_iperf3_pids(lab), timeout)
+    return lab_iperf3_pids(lab)
+
+
+def assert_nothing_left(lab: LabHandle, outdir: Path | None = None) -> None:
+    """No iperf3 in the lab, and no run folder for the run whose results are in ``outdir``."""
+    left = iperf3_left(lab)
+    assert left == [], f"iperf3 left running in the lab: pids {left}"
+    if outdir is not None and (outdir / "results.json").exists():
+        run_id = load_results(outdir)["run_id"]
+        dirs = run_dirs(run_id)
+        assert dirs == [], f"run folder left behind: {dirs}"
