@@ -29,6 +29,18 @@ TOOLS = {
     sshd.SFTP_SERVER: "openssh-sftp-server",
 }
 
+DOCKER_TOOLS = {
+    "dockerd": "docker.io",
+    "docker": "docker.io",
+    "/usr/sbin/runc": "runc",
+    "nsenter": "util-linux",
+    "setsid": "util-linux",
+    "gcc": "gcc",
+    "iptables": "iptables",
+    "bridge": "iproute2",
+    "ldd": "libc-bin",
+}
+
 
 @dataclass(frozen=True)
 class HostStatus:
@@ -160,7 +172,7 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
     """Build the lab, or repair what is missing when it is already up; returns its status."""
     say = progress or (lambda _msg: None)
     require_root()
-    require_tools(TOOLS)
+    require_tools(TOOLS | (DOCKER_TOOLS if cfg.docker else {}))
     cfg = replace(cfg, state_dir=cfg.state_dir.absolute(), inventory=cfg.inventory.absolute())
     _check_paths(cfg)
     lab = plan(cfg)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,8 @@ from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 
 LAB_PREFIX = "nrt"
 LAB_NET_INDEX = 1
+DOCKER_LAB_PREFIX = "nrtd"
+DOCKER_LAB_NET_INDEX = 2
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,29 @@ class LabHandle:
     def bin_dir(self, name: str) -> Path:
         """Put a fake tool here to shadow the real one for SSH sessions on host `name`."""
         return self.state_dir / "hosts" / name / "bin"
+
+    # -- docker labs only -------------------------------------------------------------
+    def docker_host(self, name: str) -> str:
+        """DOCKER_HOST of host `name`'s own daemon (SSH sessions there already have it)."""
+        return f"unix://{self.state_dir / 'hosts' / name / 'docker.sock'}"
+
+    def docker(self, name: str, *args: str, timeout: float = 120) -> str:
+        """Run the docker CLI against host `name`'s daemon; raise on failure."""
+        done = subprocess.run(
+            ["docker", "-H", self.docker_host(name), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if done.returncode != 0:
+            raise AssertionError(f"docker {' '.join(args)} on {name}: {done.stderr[-500:]}")
+        return done.stdout
+
+    def freeflow_dir(self, name: str) -> Path:
+        return self.state_dir / "hosts" / name / "freeflow"
+
+    def subnet_env(self, name: str) -> Path:
+        return self.state_dir / "hosts" / name / "flannel" / "subnet.env"
 
 
 def lab_skip_reason(docker: bool = False) -> str | None:
@@ -124,6 +150,32 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
         yield handle_
     finally:
         netrun_lab.down(handle_.state_dir)
+
+
+@pytest.fixture(scope="session")
+def docker_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
+    """A 3-host lab with one dockerd per host, the flannel.1 overlay and the lab images.
+
+    Images: netrun-lab/iperf3:latest (entrypoint iperf3) and the FreeFlow stand-in
+    netrun-lab/freeflow-standin:latest. Container names and labels are the tests' own.
+    """
+    reason = lab_skip_reason(docker=True)
+    if reason:
+        pytest.skip(reason)
+    handle_ = start_lab(
+        tmp_path_factory.mktemp("dlab"),
+        hosts=3,
+        prefix=DOCKER_LAB_PREFIX,
+        net_index=DOCKER_LAB_NET_INDEX,
+        docker=True,
+    )
+    pids = [host.docker_pid for host in handle_.details.values()]
+    try:
+        yield handle_
+    finally:
+        netrun_lab.down(handle_.state_dir)
+        left = [pid for pid in pids if pid and cmdline(pid)]
+        assert not left, f"dockerd still running after lab down: {left}"
 
 
 def lab_iperf3_pids(lab: LabHandle) -> list[int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import paramiko
@@ -249,3 +250,121 @@ def test_down_removes_everything_even_half_made(tmp_path: Path) -> None:
     assert netrun_lab.status(small.state_dir).problems() == [
         f"no lab in {small.state_dir}: run netrun lab up"
     ]
+
+
+# -- docker labs ----------------------------------------------------------------------------
+@pytest.mark.integration
+@pytest.mark.docker
+def test_docker_lab_inventory_and_subnet_env(docker_lab: LabHandle) -> None:
+    data = yaml.safe_load(docker_lab.inventory.read_text())["all"]["hosts"]["bravo"]
+    assert data["netrun_freeflow_dir"] == str(docker_lab.freeflow_dir("bravo"))
+    assert data["netrun_flannel_subnet_env"] == str(docker_lab.subnet_env("bravo"))
+    assert docker_lab.subnet_env("bravo").read_text() == (
+        "FLANNEL_NETWORK=10.244.32.0/20\nFLANNEL_SUBNET=10.244.33.1/24\n"
+        "FLANNEL_MTU=1450\nFLANNEL_IPMASQ=false\n"
+    )
+
+
+@pytest.mark.integration
+@pytest.mark.docker
+def test_docker_over_ssh_talks_to_the_hosts_own_daemon(docker_lab: LabHandle) -> None:
+    again = netrun_lab.up(docker_lab.config)  # idempotent: the same daemons keep running
+    assert [h.docker_pid for h in again.hosts] == [
+        docker_lab.host(name).docker_pid for name in docker_lab.hosts
+    ]
+    for name in docker_lab.hosts:
+        out = ssh(docker_lab, name, "docker info --format '{{.Name}} {{.DefaultRuntime}}'")
+        assert out.split() == [name, "nr-runc"]
+
+
+@pytest.mark.integration
+@pytest.mark.docker
+def test_container_iperf3_crosses_the_vxlan_overlay(docker_lab: LabHandle) -> None:
+    name = "nrt-test-overlay-server"
+    docker_lab.docker("bravo", "run", "-d", "--name", name, "netrun-lab/iperf3:latest", "-s", "-1")
+    try:
+        ip = docker_lab.docker(
+            "bravo", "inspect", "-f", "{{.NetworkSettings.IPAddress}}", name
+        ).strip()
+        assert ip.startswith("10.244.33.")
+        alpha_ns = docker_lab.host("alpha").namespace
+        before = tx_bytes(alpha_ns, "flannel.1")
+        out = docker_lab.docker(
+            "alpha", "run", "--rm", "netrun-lab/iperf3:latest", "-c", ip, "-t", "2", "-J"
+        )
+        bps = json.loads(out)["end"]["sum_received"]["bits_per_second"]
+        assert 0.8e9 <= bps <= 1.01e9  # VXLAN costs ~4 % of the 1 Gbit/s shaped link
+        assert tx_bytes(alpha_ns, "flannel.1") - before > 100e6
+    finally:
+        docker_lab.docker("bravo", "rm", "-f", name)
+
+
+@pytest.mark.integration
+@pytest.mark.docker
+def test_privileged_host_network_container_runs(docker_lab: LabHandle) -> None:
+    out = docker_lab.docker(
+        "charlie",
+        "run",
+        "--rm",
+        "--privileged",
+        "--net=host",
+        "--entrypoint",
+        "cat",
+        "netrun-lab/iperf3:latest",
+        "/proc/net/dev",
+    )
+    assert "data0:" in out and "flannel.1:" in out and "mgmt0:" in out
+
+
+@pytest.mark.integration
+@pytest.mark.docker
+def test_freeflow_standin_publishes_a_preloadable_library(docker_lab: LabHandle) -> None:
+    flow = docker_lab.freeflow_dir("alpha")
+    router = "nrt-test-freeflow-router"
+    docker_lab.docker(
+        "alpha",
+        "run",
+        "-d",
+        "--name",
+        router,
+        "--privileged",
+        "--net=host",
+        "-v",
+        f"{flow}:/freeflow",
+        "netrun-lab/freeflow-standin:latest",
+    )
+    try:
+        labels = docker_lab.docker(
+            "alpha",
+            "image",
+            "inspect",
+            "-f",
+            "{{json .Config.Labels}}",
+            "netrun-lab/freeflow-standin:latest",
+        )
+        assert json.loads(labels)["netrun.standin"] == "freeflow"
+        for _ in range(100):
+            if (flow / "libfsocket.so").exists():
+                break
+            time.sleep(0.05)
+        out = docker_lab.docker(
+            "alpha",
+            "run",
+            "--rm",
+            "--hostname",
+            "ffprobe",
+            "-e",
+            "LD_PRELOAD=/freeflow/libfsocket.so",
+            "-v",
+            f"{flow}:/freeflow",
+            "--entrypoint",
+            "grep",
+            "netrun-lab/iperf3:latest",
+            "fsocket",
+            "/proc/self/maps",
+        )
+        assert "/freeflow/libfsocket.so" in out
+        marks = list((flow / "loaded").glob("ffprobe.*"))
+        assert marks and marks[0].read_text().startswith("grep loaded")
+    finally:
+        docker_lab.docker("alpha", "rm", "-f", router)
