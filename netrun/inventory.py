@@ -47,7 +47,7 @@ _STRING_KEYS = (
     "ansible_password ansible_ssh_pass ansible_ssh_password ansible_become_method "
     "ansible_become_user ansible_become_password ansible_become_pass netrun_known_hosts"
 ).split()
-_BOOLISH = {"yes", "no", "true", "false", "on", "off", "1", "0", "y", "n"}
+_BOOLISH = {"yes", "no", "true", "false", "on", "off", "1", "0"}  # what Host.become reads
 _IFACE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 _LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
 _HOSTNAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*\.?$")
@@ -183,8 +183,10 @@ def _check_value(key: str, value: Any) -> str | None:
     """The problem with one variable's value and how to fix it, or None when it is fine."""
     if value is None:
         return None
-    if key in _PORT_KEYS:
-        ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535
+    if key in _PORT_KEYS:  # Ansible also takes the port as a string of digits
+        number = value if isinstance(value, int) else str(value).strip()
+        number = int(number) if isinstance(number, int) or number.isdigit() else 0
+        ok = not isinstance(value, bool) and 1 <= number <= 65535
         return None if ok else f"{key} must be a port number 1-65535, got {value!r}; e.g. {key}: 22"
     if key in _ADDRESS_KEYS:
         if _is_address(value):
@@ -216,6 +218,7 @@ class _Parser:
         self.path = path
         self.groups: dict[str, Group] = {"all": Group("all"), "ungrouped": Group("ungrouped")}
         self.host_vars: dict[str, dict[str, Any]] = {}
+        self.direct: dict[str, list[str]] = {}  # host -> groups that list it, in file order
         self.sources: list[VarSource] = []
         self.problems: list[str] = []
         self.add_child("all", "ungrouped")
@@ -305,7 +308,8 @@ class _Parser:
         for name in names:
             if name not in self.host_vars:
                 self.host_vars[name] = {} if port is None else {"ansible_port": port}
-            if name not in self.groups[group].hosts:
+            if group not in self.direct.setdefault(name, []):
+                self.direct[name].append(group)
                 self.groups[group].hosts.append(name)
             self.host_vars[name].update(values or {})
         written = ({} if port is None else {"ansible_port": port}) | (values or {})
@@ -317,13 +321,14 @@ class _Parser:
             if name != "all" and not group.parents:
                 self.add_child("all", name)
         ungrouped = self.groups["ungrouped"].hosts
-        for host in self.host_vars:
-            direct = {g.name for g in self.groups.values() if host in g.hosts}
-            if direct - {"all", "ungrouped"}:
-                if host in ungrouped:
+        for host, direct in self.direct.items():
+            if set(direct) - {"all", "ungrouped"}:
+                if "ungrouped" in direct:
                     ungrouped.remove(host)
-            elif host not in ungrouped:
+                    direct.remove("ungrouped")
+            elif "ungrouped" not in direct:
                 ungrouped.append(host)
+                direct.append("ungrouped")
         depths: dict[str, int] = {}
 
         def depth(name: str) -> int:
@@ -336,7 +341,7 @@ class _Parser:
             group.depth = depth(group.name)
 
     def ancestors(self, host: str) -> list[Group]:
-        found, todo = set(), [g for g, grp in self.groups.items() if host in grp.hosts]
+        found, todo = set(), list(self.direct[host])
         while todo:
             name = todo.pop()
             if name not in found:

@@ -24,6 +24,7 @@ CASES = {
     "layered": FIXTURES / "layered" / "inventory.yml",
     "toplevel": FIXTURES / "toplevel.yml",
     "single-host-string": FIXTURES / "single-host-string.yml",
+    "reopen": FIXTURES / "reopen" / "inventory.yml",
 }
 
 
@@ -211,6 +212,8 @@ def test_shape_errors(tmp_path: Path, text: str, expected: str) -> None:
     [
         ("ansible_port", "abc", "ansible_port must be a port number 1-65535, got 'abc'"),
         ("ansible_ssh_port", 70000, "ansible_ssh_port must be a port number 1-65535, got 70000"),
+        ("ansible_port", True, "ansible_port must be a port number 1-65535, got True"),
+        ("ansible_become", "y", "ansible_become must be true or false, got 'y'"),
         ("ansible_become", "maybe", "ansible_become must be true or false, got 'maybe'"),
         ("netrun_link_speed_mbps", -5, "netrun_link_speed_mbps must be a positive number"),
         ("netrun_link_speed_mbps", "fast", "netrun_link_speed_mbps must be a positive number"),
@@ -235,6 +238,7 @@ def test_value_errors_name_file_host_and_key(
     ("key", "value"),
     [
         ("ansible_port", 22),
+        ("ansible_port", "2222"),
         ("ansible_become", "yes"),
         ("ansible_become", 1),
         ("netrun_iface", "enp3s0f1.100"),
