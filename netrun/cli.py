@@ -94,6 +94,8 @@ def sub_parser() -> Parser:
     lab.add_argument("--rate", default="1gbit", help="data-plane shaping rate (tc tbf)")
     lab.add_argument("--docker", action="store_true", help="a Docker daemon and overlay per host")
     lab.add_argument("--state-dir", type=Path, default=Path("/run/netrun-lab"))
+    lab.add_argument("--prefix", default="nr", help="namespace and bridge name prefix")
+    lab.add_argument("--net-index", type=int, default=0, help="address block (0-15)")
     lab.add_argument("--inventory", type=Path, default=Path("inventories/local.yaml"))
 
     clean = sub.add_parser("cleanup", help="remove what a killed run left on the hosts")
@@ -238,6 +240,8 @@ def cmd_lab(ns: argparse.Namespace) -> int:
             state_dir=ns.state_dir,
             inventory=ns.inventory,
             docker=ns.docker,
+            prefix=ns.prefix,
+            net_index=ns.net_index,
         )
         st = lab.up(cfg, progress)
         print(_lab_summary(st))

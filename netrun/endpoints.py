@@ -33,18 +33,6 @@ def kill_script(pidfile: str, must_contain: str = "iperf") -> str:
     )
 
 
-def sweep_script(workdir: str) -> str:
-    """Kill every iperf process recorded under a run's workdir, then remove the workdir."""
-    d = shlex.quote(workdir)
-    return (
-        f'for f in {d}/*.pid; do [ -e "$f" ] || continue; '
-        'p=$(cat "$f" 2>/dev/null); '
-        'if [ -n "$p" ] && grep -q iperf "/proc/$p/cmdline" 2>/dev/null; then '
-        'kill -9 "$p" 2>/dev/null; fi; done; '
-        f"rm -rf {d}; true"
-    )
-
-
 class Iperf3Server:
     """A one-off iperf3 server on ``host``, bound to ``bind_ip``, on a free port."""
 

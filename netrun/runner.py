@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun import __version__
-from netrun.endpoints import sweep_script
+from netrun.cleanup import cleanup_script
 from netrun.errors import Interrupted, NetrunError, ToolError
 from netrun.host import Host
 from netrun.inventory import Inventory
@@ -262,7 +262,10 @@ class Run:
         """Sweep every host's run folder (servers by recorded pid), close, save."""
 
         def sweep(host: Host) -> None:
-            host.run(sweep_script(self.ctx.workdir(host)), timeout=20, check=False)
+            tmp = self.ctx.workdir(host).rsplit("/", 1)[0] or "/"
+            docker = host.name in self.ctx.docker_hosts
+            script = cleanup_script(tmp, self.ctx.run_id, docker=docker)
+            host.run(script, timeout=60, check=False)
 
         swept = on_each(self.connected, sweep, deadline=30)
         for name, err in swept.failed.items():

@@ -10,6 +10,9 @@ from netrun.modes.base import Mode, Option
 #: mode name -> module that defines it (imported lazily: docker's SDK is slow to import).
 _MODULES: dict[str, str] = {
     "baremetal": "netrun.modes.baremetal",
+    "docker": "netrun.modes.docker",
+    "flannel": "netrun.modes.flannel",
+    "freeflow": "netrun.modes.freeflow",
 }
 
 

@@ -44,8 +44,10 @@ class RunContext:
     """What every mode of one run shares: the run id, host facts, and the stop flag."""
 
     run_id: str
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: dict[Any, Any] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
+    #: Hosts where a mode used Docker: the final sweep also removes labelled containers.
+    docker_hosts: set[str] = field(default_factory=set)
 
     def workdir(self, host: Host) -> str:
         """The run's private folder on a host; removed at the end of the run."""

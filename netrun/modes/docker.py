@@ -1,0 +1,320 @@
+"""Docker: the iperf3 server and client each run in a container on their host's engine.
+
+Both containers are long-lived for the test: the server container runs ``iperf3 -s``; the
+client container idles as an ``iperf3 -s`` too, and each repeat is a ``docker exec`` of the
+client in it. So the container start cost is paid once per test, every process in both
+containers carries the container's environment (FreeFlow's LD_PRELOAD is checked on PID 1),
+and any image with iperf3 works, without a shell or ``sleep`` in it. The client reaches
+the server container's own address on the named network.
+
+The flannel and freeflow modes build on this one.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from netrun.errors import ModeError, NetrunError
+from netrun.host import Host
+from netrun.modes.base import Measurement, Mode, Option
+from netrun.scenario import matching, number
+from netrun.tools import docker as dk
+from netrun.tools import iperf3
+from netrun.transport import on_each
+
+SERVER_PORT = 5201
+_lock = threading.Lock()
+
+# fmt: off
+OPTIONS: tuple[Option, ...] = (
+    Option("image", str, "networkstatic/iperf3", "iperf3 image for both ends",
+           check=matching(dk.IMAGE_RE.pattern, "an image reference such as networkstatic/iperf3"),
+           from_inventory=True),
+    Option("network", str, "bridge", "docker network the containers join",
+           check=matching(dk.NAME_RE.pattern, "a docker network name"), from_inventory=True),
+    Option("pull", str, "if-missing", "when to pull the image",
+           choices=("if-missing", "always", "never"), from_inventory=True),
+    Option("image_archive", str, None, "image tarball on the controller: uploaded and "
+           "docker-loaded when the image is missing", nullable=True, from_inventory=True),
+    Option("docker", str, "docker", "the docker command on the hosts",
+           check=matching(r"[A-Za-z0-9_./-]{1,200}", "a command name or path"),
+           from_inventory=True),
+    Option("start_timeout", (int, float), 30, "seconds for containers to become ready",
+           check=number(0, strict=True)),
+)
+# fmt: on
+
+
+def run_on_both(hosts: list[Host], step: Callable[[Host], None], deadline: float) -> None:
+    """Run a step on each distinct host in parallel; raise the first host's failure."""
+    unique = list({h.name: h for h in hosts}.values())
+    result = on_each(unique, step, deadline=deadline)
+    if result.failed:
+        raise next(iter(result.failed.values()))
+
+
+class DockerMode(Mode):
+    """iperf3 server and client in containers, talking over a docker network."""
+
+    name = "docker"
+    options = OPTIONS
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: (host, container name) of everything this test started, for teardown.
+        self.started: list[tuple[Host, str]] = []
+        self.server_ip: str | None = None
+        self.names = {
+            "server": f"netrun-{self.ctx.run_id}-t{self.test.index}-server",
+            "client": f"netrun-{self.ctx.run_id}-t{self.test.index}-client",
+        }
+
+    # -- helpers ------------------------------------------------------------------------------
+    def docker(self, host: Host) -> str:
+        return str(self.value("docker", host))
+
+    def labels(self, role: str) -> dict[str, str]:
+        return {
+            dk.LABEL: "1",
+            dk.RUN_LABEL: self.ctx.run_id,
+            "netrun.test": self.test.name,
+            "netrun.role": role,
+        }
+
+    def dk_run(self, host: Host, argv: list[str], timeout: float = 60) -> str:
+        """Run a docker command on a host; a failure names the host and docker's message."""
+        res = host.run(argv, timeout=timeout, check=False)
+        if not res.ok:
+            raise dk.DockerError(
+                f"{host.name}: {' '.join(argv[:3])} failed (exit {res.exited})",
+                res.stderr or res.stdout,
+            )
+        return res.stdout
+
+    # -- per host, once per run ---------------------------------------------------------------
+    def prepare_host(self, host: Host, images: list[str]) -> None:
+        """Check the engine and make sure every image is there (once per host and run)."""
+        docker = self.docker(host)
+        key = ("docker-engine", host.name)
+        with _lock:
+            engine = self.ctx.facts.get(key)
+        if engine is None:
+            res = host.run(dk.version_command(docker), timeout=30, check=False)
+            engine = dk.parse_version(res.stdout, res.stderr, res.exited, host.name)
+            with _lock:
+                self.ctx.facts[key] = engine
+                self.ctx.docker_hosts.add(host.name)
+        self.details.setdefault("engine", {})[host.name] = engine.server_version
+        for image in images:
+            image_id = self.ensure_image(host, image)
+            self.details.setdefault("image_ids", {}).setdefault(image, {})[host.name] = image_id
+
+    def ensure_image(self, host: Host, image: str) -> str:
+        docker = self.docker(host)
+        pull = self.value("pull", host)
+        res = host.run(dk.image_id_command(image, docker), timeout=30, check=False)
+        image_id = dk.parse_image_id(res.stdout) if res.ok else None
+        if image_id and pull != "always":
+            return image_id
+        archive = self.value("image_archive", host)
+        if archive and not image_id and image == self.value("image", host):
+            return self.load_archive(host, image, Path(archive))
+        if pull == "never":
+            raise ModeError(
+                f"{host.name}: image {image} is not on the host and pull is 'never'; load it "
+                "(docker load), set image_archive, or use pull: if-missing"
+            )
+        self.dk_run(host, dk.pull_command(image, docker), timeout=600)
+        res = host.run(dk.image_id_command(image, docker), timeout=30, check=False)
+        found = dk.parse_image_id(res.stdout)
+        if not found:
+            raise ModeError(f"{host.name}: image {image} still missing after docker pull")
+        return found
+
+    def load_archive(self, host: Host, image: str, archive: Path) -> str:
+        """Upload an image tarball over SFTP and docker-load it (air-gapped labs)."""
+        if not archive.is_file():
+            raise ModeError(
+                f"test {self.test.name}: image_archive {archive} not found on the controller; "
+                "fix the path (relative paths are from the current directory)"
+            )
+        if host.transport is None:
+            raise ModeError(f"{host.name}: not connected")
+        remote = f"{self.ctx.workdir(host)}/{archive.name}"
+        host.run(["mkdir", "-p", self.ctx.workdir(host)], timeout=30)
+        host.transport.put(archive, remote, timeout=600)
+        try:
+            self.dk_run(host, dk.load_command(remote, self.docker(host)), timeout=600)
+        finally:
+            host.run(["rm", "-f", remote], timeout=30, check=False)
+        res = host.run(dk.image_id_command(image, self.docker(host)), timeout=30, check=False)
+        found = dk.parse_image_id(res.stdout)
+        if not found:
+            raise ModeError(f"{host.name}: {archive.name} was loaded but holds no image {image}")
+        return found
+
+    # -- containers -------------------------------------------------------------------------
+    def app_env(self, host: Host) -> dict[str, str]:
+        """Extra environment of the iperf3 containers (FreeFlow sets LD_PRELOAD here)."""
+        return {}
+
+    def app_volumes(self, host: Host) -> list[str]:
+        return []
+
+    def start_app(self, role: str, host: Host) -> None:
+        name = self.names[role]
+        self.started.append((host, name))  # before starting: teardown finds it whatever happens
+        argv = dk.run_command(
+            str(self.value("image", host)),
+            ["-s", "-p", str(SERVER_PORT), "--forceflush"],
+            name=name,
+            labels=self.labels(role),
+            docker=self.docker(host),
+            network=str(self.value("network", host)),
+            env=self.app_env(host),
+            volumes=self.app_volumes(host),
+            entrypoint="iperf3",
+        )
+        res = host.run(argv, timeout=120, check=False)
+        if not res.ok:
+            text = res.stderr.strip()
+            if "network" in text and "not found" in text:
+                raise ModeError(
+                    f"{host.name}: docker network '{self.value('network', host)}' does not "
+                    "exist; create it or set network: to one listed by 'docker network ls'"
+                )
+            raise dk.DockerError(f"{host.name}: docker run of {role} container failed", text)
+
+    def wait_ready(self, role: str, host: Host) -> dk.ContainerInfo:
+        """Until the container runs and iperf3 in it listens; a dead one reports its logs."""
+        docker = self.docker(host)
+        name = self.names[role]
+        deadline = time.monotonic() + float(self.test.value("start_timeout"))
+        while True:
+            res = host.run(dk.inspect_command([name], docker), timeout=30, check=False)
+            infos = dk.parse_inspect(res.stdout) if res.ok else []
+            info = infos[0] if infos else None
+            logs = host.run(dk.logs_command(name, docker), timeout=30, check=False)
+            text = logs.stdout + logs.stderr
+            if info is not None and not info.running:
+                raise ModeError(
+                    f"{host.name}: {role} container {name} exited at once (status "
+                    f"{info.status}, exit {info.exit_code}): "
+                    f"{' | '.join(text.strip().splitlines()[-3:]) or info.error or 'no output'}"
+                )
+            if info is not None and "Server listening" in text:
+                return info
+            if time.monotonic() > deadline:
+                raise ModeError(
+                    f"{host.name}: {role} container {name} not ready after "
+                    f"{self.test.value('start_timeout')}s"
+                )
+            time.sleep(0.05)
+
+    def container_mtu(self, host: Host, name: str) -> int | None:
+        res = host.run(
+            dk.exec_command(name, ["cat", "/sys/class/net/eth0/mtu"], self.docker(host)),
+            timeout=30,
+            check=False,
+        )
+        text = res.stdout.strip()
+        return int(text) if res.ok and text.isdigit() else None
+
+    def server_address(self, info: dk.ContainerInfo, host: Host) -> str:
+        network = str(self.value("network", host))
+        ip = info.ips.get(network) or next(iter(info.ips.values()), None)
+        if not ip:
+            raise ModeError(
+                f"{host.name}: server container {info.name} has no IP address on network {network}"
+            )
+        return ip
+
+    # -- Mode -----------------------------------------------------------------------------
+    def images(self, host: Host) -> list[str]:
+        return [str(self.value("image", host))]
+
+    def before_apps(self) -> None:
+        """Hook for what must run before the iperf3 containers (FreeFlow's routers)."""
+
+    def after_apps(self, infos: dict[str, dk.ContainerInfo]) -> None:
+        """Hook to check the started containers (flannel lease, FreeFlow preload)."""
+
+    def setup(self) -> None:
+        hosts = [self.server, self.client]
+        run_on_both(hosts, lambda h: self.prepare_host(h, self.images(h)), deadline=900)
+        self.before_apps()
+        infos: dict[str, dk.ContainerInfo] = {}
+        ends = {"server": self.server, "client": self.client}
+
+        def start(role: str) -> None:
+            host = ends[role]
+            self.start_app(role, host)
+            info = self.wait_ready(role, host)
+            mtu = self.container_mtu(host, info.name)
+            infos[role] = info
+            self.details.setdefault("containers", {})[role] = {
+                "host": host.name,
+                "name": info.name,
+                "id": info.id,
+                "ips": dict(info.ips),
+                "mtu": mtu,
+                "image_id": info.image_id,
+            }
+
+        result = on_each(
+            [_RoleHost(r, h) for r, h in ends.items()],  # type: ignore[misc]
+            lambda rh: start(rh.role),  # type: ignore[attr-defined]
+            deadline=float(self.test.value("start_timeout")) + 120,
+        )
+        if result.failed:
+            raise next(iter(result.failed.values()))
+        self.server_ip = self.server_address(infos["server"], self.server)
+        self.details["network"] = self.value("network", self.server)
+        self.details["image"] = self.value("image", self.server)
+        self.details["server_ip"] = self.server_ip
+        mtus = [c.get("mtu") for c in self.details["containers"].values() if c.get("mtu")]
+        if mtus:
+            self.details["container_mtu"] = min(mtus)
+            self.details.setdefault("overlay_mtu", min(mtus))
+        self.after_apps(infos)
+
+    def measure(self, repeat: int) -> Measurement:
+        from netrun.modes.baremetal import client_argv, test_deadline
+
+        assert self.server_ip is not None
+        argv = client_argv(self, self.server_ip, SERVER_PORT)
+        argv[0] = "iperf3"  # the container's iperf3, not the host's netrun_iperf3
+        cmd = dk.exec_command(self.names["client"], argv, self.docker(self.client))
+        res = self.client.run(cmd, timeout=test_deadline(self), check=False)
+        out = res.stdout if res.stdout.strip() else res.stderr
+        return Measurement(out, iperf3.parse(out, res.exited), {})
+
+    def teardown(self) -> None:
+        by_host: dict[str, tuple[Host, list[str]]] = {}
+        for host, name in self.started:
+            by_host.setdefault(host.name, (host, []))[1].append(name)
+        errors: list[str] = []
+        for host, names in by_host.values():
+            try:
+                host.run(dk.rm_command(names, self.docker(host)), timeout=60, check=False)
+            except NetrunError as exc:
+                errors.append(str(exc))
+        self.started.clear()
+        if errors:
+            raise ModeError("; ".join(errors))
+
+
+class _RoleHost(Host):
+    """A host tagged with the role it plays, so on_each can run both ends in parallel."""
+
+    def __init__(self, role: str, host: Host) -> None:
+        super().__init__(name=f"{host.name} ({role})", vars=host.vars, groups=host.groups)
+        self.role = role
+        self.transport = host.transport
+
+
+MODE = DockerMode

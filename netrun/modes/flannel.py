@@ -1,0 +1,125 @@
+"""Flannel: Docker containers on the Flannel-backed network (docker0 on the Flannel lease).
+
+The containers are started as in docker mode; on top, netrun reads each host's Flannel
+lease (flanneld writes it to /run/flannel/subnet.env), checks that each container got an
+address inside its host's lease, records the overlay MTU (which sets the goodput ceiling:
+909 Mbit/s for a 1450-byte VXLAN MTU on 1 GbE) and counts the bytes that crossed the
+VXLAN device during each run.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import shlex
+from typing import Any
+
+from netrun.errors import ModeError
+from netrun.host import Host
+from netrun.modes.base import Measurement, Option
+from netrun.modes.docker import OPTIONS as DOCKER_OPTIONS
+from netrun.modes.docker import DockerMode, run_on_both
+from netrun.scenario import matching
+from netrun.tools import docker as dk
+
+PATH_RE = r"/[A-Za-z0-9_./-]{1,255}"
+IFACE_RE = r"[A-Za-z0-9_.:-]{1,15}"
+
+OPTIONS: tuple[Option, ...] = (
+    *DOCKER_OPTIONS,
+    Option(
+        "flannel_subnet_env",
+        str,
+        "/run/flannel/subnet.env",
+        "where flanneld wrote the host's lease",
+        check=matching(PATH_RE, "an absolute path"),
+        from_inventory=True,
+    ),
+    Option(
+        "flannel_iface",
+        str,
+        "flannel.1",
+        "the VXLAN device whose counters show the traffic crossed the overlay",
+        check=matching(IFACE_RE, "an interface name"),
+        from_inventory=True,
+    ),
+)
+
+
+def parse_subnet_env(text: str) -> dict[str, str]:
+    """KEY=value lines of flannel's subnet.env."""
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and key.startswith("FLANNEL_"):
+            out[key] = value.strip().strip('"')
+    return out
+
+
+class Flannel(DockerMode):
+    """Docker mode on the Flannel overlay, with the lease and MTU checked and recorded."""
+
+    name = "flannel"
+    options = OPTIONS
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.leases: dict[str, dict[str, str]] = {}
+
+    def read_lease(self, host: Host) -> None:
+        path = str(self.value("flannel_subnet_env", host))
+        res = host.run(["cat", path], timeout=30, check=False)
+        env = parse_subnet_env(res.stdout) if res.ok else {}
+        if "FLANNEL_SUBNET" not in env:
+            raise ModeError(
+                f"{host.name}: no Flannel lease in {path} (is flanneld running?); set "
+                "flannel_subnet_env (inventory netrun_flannel_subnet_env) to its subnet.env"
+            )
+        self.leases[host.name] = env
+
+    def before_apps(self) -> None:
+        run_on_both([self.server, self.client], self.read_lease, deadline=60)
+        self.details["flannel"] = {
+            name: {
+                "network": env.get("FLANNEL_NETWORK"),
+                "subnet": env.get("FLANNEL_SUBNET"),
+                "mtu": int(env["FLANNEL_MTU"]) if env.get("FLANNEL_MTU", "").isdigit() else None,
+            }
+            for name, env in self.leases.items()
+        }
+        mtus = [v["mtu"] for v in self.details["flannel"].values() if v["mtu"]]
+        if mtus:
+            self.details["overlay_mtu"] = min(mtus)
+
+    def after_apps(self, infos: dict[str, dk.ContainerInfo]) -> None:
+        ends = {"server": self.server, "client": self.client}
+        for role, info in infos.items():
+            host = ends[role]
+            lease = ipaddress.ip_network(self.leases[host.name]["FLANNEL_SUBNET"], strict=False)
+            ips = [ipaddress.ip_address(ip) for ip in info.ips.values()]
+            if not any(ip in lease for ip in ips):
+                shown = ", ".join(map(str, ips)) or "no address"
+                raise ModeError(
+                    f"{host.name}: {role} container got {shown}, outside the host's Flannel "
+                    f"lease {lease}; run dockerd with --bip from subnet.env, or pick the "
+                    "Flannel-backed network with network:"
+                )
+
+    def vxlan_tx(self, host: Host) -> int | None:
+        iface = str(self.value("flannel_iface", host))
+        path = f"/sys/class/net/{iface}/statistics/tx_bytes"
+        res = host.run(f"cat {shlex.quote(path)} 2>/dev/null", timeout=30, check=False)
+        text = res.stdout.strip()
+        return int(text) if text.isdigit() else None
+
+    def measure(self, repeat: int) -> Measurement:
+        sender = self.server if self.test.reverse else self.client
+        before = self.vxlan_tx(sender)
+        m = super().measure(repeat)
+        after = self.vxlan_tx(sender)
+        if before is not None and after is not None:
+            m.details["vxlan_tx_bytes"] = after - before
+            self.details.setdefault("vxlan_tx_bytes", {})[str(repeat)] = after - before
+        return m
+
+
+MODE = Flannel

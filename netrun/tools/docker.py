@@ -1,0 +1,225 @@
+"""The docker CLI on a host: build its commands and parse what it prints.
+
+netrun drives Docker through the ``docker`` CLI over the SSH connection it already holds,
+not through the docker SDK. The SDK's ``ssh://`` transport opens a second SSH connection
+of its own per client (with its own host-key handling, bypassing ours and ``sudo``), and
+still needs the docker CLI on the host for ``docker system dial-stdio``. The CLI over our
+connection keeps one connection per host, one host-key policy, become, and the per-host
+``DOCKER_HOST`` environment a real host (or the emulated lab) sets up. Every value goes
+into an argv that is quoted with ``shlex.join``; output is read as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from netrun.errors import ToolError
+
+#: Docker API 1.25 (engine 1.13) is the oldest with everything used here.
+MIN_API = (1, 25)
+
+#: Every container netrun starts carries these labels (plus netrun.run_id).
+LABEL = "netrun"
+RUN_LABEL = "netrun.run_id"
+
+IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class DockerError(ToolError):
+    """The engine is missing, stopped or too old, or a docker command failed."""
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    server_version: str
+    api_version: str
+
+
+@dataclass(frozen=True)
+class ContainerInfo:
+    """What ``docker inspect`` says of one container that netrun needs."""
+
+    id: str
+    name: str
+    running: bool
+    status: str
+    exit_code: int | None
+    pid: int | None
+    image_id: str
+    ips: Mapping[str, str]
+    error: str
+
+
+def version_command(docker: str = "docker") -> list[str]:
+    return [docker, "version", "--format", "{{json .}}"]
+
+
+def parse_version(text: str, stderr: str, exited: int, host: str) -> EngineInfo:
+    """Engine version, or a DockerError that says what is wrong with the engine on ``host``."""
+    if (
+        exited == 127
+        or "command not found" in stderr
+        or ("not found" in stderr.lower() and (not text.strip()))
+    ):
+        raise DockerError(
+            f"{host}: docker is not installed; install docker (apt-get install "
+            "docker.io) or set netrun_docker to its path"
+        )
+    try:
+        doc = json.loads(text.strip().splitlines()[-1]) if text.strip() else {}
+    except ValueError:
+        doc = {}
+    server = doc.get("Server") if isinstance(doc, dict) else None
+    if not server:
+        why = stderr.strip().splitlines()[-1] if stderr.strip() else "no answer"
+        raise DockerError(
+            f"{host}: the Docker engine is not running or not reachable ({why}); start it "
+            "(systemctl start docker) or check DOCKER_HOST and permissions"
+        )
+    api = str(server.get("ApiVersion", "0.0"))
+    if _api_tuple(api) < MIN_API:
+        raise DockerError(
+            f"{host}: Docker engine {server.get('Version')} (API {api}) is too old; netrun "
+            f"needs API {MIN_API[0]}.{MIN_API[1]} or newer"
+        )
+    return EngineInfo(str(server.get("Version", "?")), api)
+
+
+def _api_tuple(text: str) -> tuple[int, int]:
+    parts = re.findall(r"\d+", text)
+    return (int(parts[0]), int(parts[1])) if len(parts) >= 2 else (0, 0)
+
+
+def image_id_command(image: str, docker: str = "docker") -> list[str]:
+    return [docker, "image", "inspect", "--format", "{{.Id}}", image]
+
+
+def parse_image_id(text: str) -> str | None:
+    line = text.strip().splitlines()[-1] if text.strip() else ""
+    return line if line.startswith("sha256:") else None
+
+
+def pull_command(image: str, docker: str = "docker") -> list[str]:
+    return [docker, "pull", "--quiet", image]
+
+
+def load_command(path: str, docker: str = "docker") -> list[str]:
+    return [docker, "load", "--quiet", "--input", path]
+
+
+def network_inspect_command(network: str, docker: str = "docker") -> list[str]:
+    return [docker, "network", "inspect", network]
+
+
+def parse_network(text: str) -> dict[str, Any]:
+    """Name, driver, subnets and MTU option of a docker network."""
+    try:
+        docs = json.loads(text)
+    except ValueError as exc:
+        raise DockerError("docker network inspect printed no JSON", text) from exc
+    if not docs:
+        raise DockerError("docker network inspect printed an empty list", text)
+    net = docs[0]
+    subnets = [c.get("Subnet") for c in (net.get("IPAM", {}).get("Config") or []) if c]
+    opts = net.get("Options") or {}
+    mtu = opts.get("com.docker.network.driver.mtu")
+    return {
+        "name": net.get("Name"),
+        "driver": net.get("Driver"),
+        "subnets": [s for s in subnets if s],
+        "mtu": int(mtu) if mtu and str(mtu).isdigit() else None,
+    }
+
+
+def run_command(
+    image: str,
+    args: Sequence[str] = (),
+    *,
+    name: str,
+    labels: Mapping[str, str],
+    docker: str = "docker",
+    network: str | None = None,
+    env: Mapping[str, str] | None = None,
+    volumes: Sequence[str] = (),
+    privileged: bool = False,
+    net_host: bool = False,
+    entrypoint: str | None = None,
+) -> list[str]:
+    """``docker run -d`` for a long-lived container; privileged only when asked."""
+    argv = [docker, "run", "-d", "--name", name]
+    for key, value in labels.items():
+        argv += ["--label", f"{key}={value}"]
+    if net_host:
+        argv += ["--network", "host"]
+    elif network:
+        argv += ["--network", network]
+    for key, value in (env or {}).items():
+        argv += ["-e", f"{key}={value}"]
+    for vol in volumes:
+        argv += ["-v", vol]
+    if privileged:
+        argv.append("--privileged")
+    if entrypoint is not None:
+        argv += ["--entrypoint", entrypoint]
+    return [*argv, image, *args]
+
+
+def exec_command(container: str, args: Sequence[str], docker: str = "docker") -> list[str]:
+    return [docker, "exec", container, *args]
+
+
+def inspect_command(containers: Sequence[str], docker: str = "docker") -> list[str]:
+    return [docker, "container", "inspect", *containers]
+
+
+def parse_inspect(text: str) -> list[ContainerInfo]:
+    try:
+        docs = json.loads(text) if text.strip() else []
+    except ValueError as exc:
+        raise DockerError("docker inspect printed no JSON", text) from exc
+    out = []
+    for doc in docs:
+        state = doc.get("State") or {}
+        nets = (doc.get("NetworkSettings") or {}).get("Networks") or {}
+        ips = {n: v.get("IPAddress") for n, v in nets.items() if v and v.get("IPAddress")}
+        out.append(
+            ContainerInfo(
+                id=str(doc.get("Id", "")),
+                name=str(doc.get("Name", "")).lstrip("/"),
+                running=bool(state.get("Running")),
+                status=str(state.get("Status", "")),
+                exit_code=state.get("ExitCode"),
+                pid=state.get("Pid") or None,
+                image_id=str(doc.get("Image", "")),
+                ips=ips,
+                error=str(state.get("Error") or ""),
+            )
+        )
+    return out
+
+
+def logs_command(container: str, docker: str = "docker", tail: int = 20) -> list[str]:
+    return [docker, "logs", "--tail", str(tail), container]
+
+
+def rm_command(containers: Sequence[str], docker: str = "docker") -> list[str]:
+    return [docker, "rm", "-f", "-v", *containers]
+
+
+def list_command(label: str, docker: str = "docker") -> list[str]:
+    """Ids and names of every container (running or not) with a label (key or key=value)."""
+    return [docker, "ps", "-a", "--filter", f"label={label}", "--format", "{{.ID}} {{.Names}}"]
+
+
+def parse_list(text: str) -> list[tuple[str, str]]:
+    rows = []
+    for line in text.splitlines():
+        parts = line.split(None, 1)
+        if len(parts) == 2:
+            rows.append((parts[0], parts[1]))
+    return rows
