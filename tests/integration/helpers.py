@@ -142,12 +142,12 @@ def load_results(outdir: Path) -> dict[str, Any]:
     return doc
 
 
-def tests_named(doc: Mapping[str, Any], name: str) -> list[dict[str, Any]]:
+def samples_of(doc: Mapping[str, Any], name: str) -> list[dict[str, Any]]:
     return [t for t in doc["tests"] if t["name"] == name]
 
 
 def only_test(doc: Mapping[str, Any], name: str) -> dict[str, Any]:
-    found = tests_named(doc, name)
+    found = samples_of(doc, name)
     assert len(found) == 1, f"expected one sample of {name!r}, got {len(found)}: {doc['tests']}"
     return found[0]
 

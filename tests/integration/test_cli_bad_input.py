@@ -18,10 +18,9 @@ EXIT_INPUT = 2
 
 @pytest.fixture
 def inventory(tmp_path: Path) -> Path:
-    """alpha/bravo/charlie at addresses nobody answers on: nothing here may connect."""
-    hosts = {
-        n: {"ansible_host": f"192.0.2.{i}"} for i, n in enumerate(["alpha", "bravo", "charlie"], 1)
-    }
+    """alpha/bravo/charlie on a closed loopback port: nothing here may connect anyway."""
+    names = ["alpha", "bravo", "charlie"]
+    hosts = {n: {"ansible_host": "127.0.0.1", "ansible_port": 9} for n in names}
     return write_yaml(
         tmp_path / "inv.yaml",
         {"all": {"hosts": hosts, "children": {"lab": {"hosts": {h: {} for h in hosts}}}}},
