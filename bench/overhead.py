@@ -109,7 +109,7 @@ def main() -> int:
     cfg = netrun_lab.LabConfig(
         hosts=2,
         prefix="nrb",
-        net_index=2,
+        net_index=3,
         state_dir=work / "state",
         inventory=work / "inventory.yaml",
         docker=args.docker,

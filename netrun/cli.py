@@ -135,6 +135,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Interrupted as exc:
         print(f"netrun: {exc}", file=sys.stderr)
         return exc.code
+    except Exception as exc:  # a bug: one line here, the traceback in a file
+        crash = _save_traceback()
+        print(
+            f"netrun: internal error: {type(exc).__name__}: {exc} (traceback in {crash}; "
+            "please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+
+
+def _save_traceback() -> str:
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="netrun-crash-", suffix=".log")
+    with open(fd, "w", encoding="utf-8") as fh:
+        fh.write(traceback.format_exc())
+    return path
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
