@@ -3,7 +3,7 @@ PY ?= python3
 APT_PACKAGES = iperf3 iperf ethtool iproute2 iptables openssh-server openssh-client \
 	docker.io procps psmisc gcc libc6-dev
 INVENTORY ?= inventories/local.yaml
-SCENARIO ?= scenarios/baremetal.yaml
+SCENARIO ?= scenarios/freeflow.yaml
 PYTEST_ARGS ?=
 
 .PHONY: setup demo test unit lint lab-down bench
@@ -17,8 +17,8 @@ setup:  ## apt packages and the package with its test extras
 			apt-get install -y -qq --no-install-recommends $$missing; fi; fi
 	$(PY) -m pip install -q -e '.[test]'
 
-demo: setup  ## bring the emulated lab up and run the main scenario against it
-	netrun lab up
+demo: setup  ## bring the emulated lab (with Docker) up and run the main scenario against it
+	netrun lab up --docker
 	netrun $(SCENARIO) -i $(INVENTORY)
 
 test:  ## every test; integration tests need root (they build their own lab)
