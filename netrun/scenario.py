@@ -30,7 +30,7 @@ MAX_COMBINATIONS = 1000  # tests one sweep may expand into
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 SIZE_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)")
 KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-TOP_KEYS = ("name", "description", "defaults", "tests")
+TOP_KEYS = ("name", "description", "defaults", "tests", "baseline")
 PLACEMENT = ("mode", "server", "client")  # test keys that may also sit in defaults or -e
 TEST_KEYS = ("name", *PLACEMENT, "sweep")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -109,6 +109,14 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            check=size(1), nullable=True),
     Option("timeout", (int, float), None, "deadline in seconds for one run; null: derived",
            check=number(0, strict=True), nullable=True),
+    Option("tolerance", str, "5%", "throughput drop against the baseline that counts as a "
+           "regression", check=matching(r"[0-9]{1,3}(\.[0-9]+)?%", "a percentage such as 5%")),
+    Option("loss_tolerance", (int, float), None, "allowed rise in UDP loss, percentage points",
+           check=number(0, strict=False), nullable=True),
+    Option("jitter_tolerance", (int, float), None, "allowed rise in UDP jitter, ms",
+           check=number(0, strict=False), nullable=True),
+    Option("retransmits_tolerance", int, None, "allowed rise in TCP retransmits",
+           check=integer(0), nullable=True),
 )
 # fmt: on
 
@@ -227,6 +235,7 @@ class Scenario:
     description: str | None
     tests: tuple[TestSpec, ...]
     defaults: Mapping[str, Any]
+    baseline: str | None = None
 
 
 # -- reading the file ----------------------------------------------------------------------
@@ -538,6 +547,12 @@ def load_scenario(
     description = data.get("description")
     if description is not None and not isinstance(description, str):
         check.add(where, f"description must be a string, got {show(description)}")
+    baseline = data.get("baseline")
+    if baseline is not None and (not isinstance(baseline, str) or not baseline.strip()):
+        check.add(
+            where,
+            f"baseline must be 'last', a run id or a results path, got {show(baseline)}",
+        )
     raw_defaults = {} if data.get("defaults") is None else data["defaults"]
     defaults: dict[str, Any] = {}
     if not isinstance(raw_defaults, dict):
@@ -571,6 +586,7 @@ def load_scenario(
         description=description,
         tests=tuple(specs),
         defaults=MappingProxyType(defaults),
+        baseline=baseline if isinstance(baseline, str) else None,
     )
 
 
