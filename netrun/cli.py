@@ -73,6 +73,12 @@ def run_parser() -> Parser:
         help="trust and record host keys seen for the first time (a changed key is still refused)",
     )
     p.add_argument("--connect-timeout", type=float, default=10.0, help="SSH connect timeout (s)")
+    p.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="finish an interrupted run in its folder; tests that passed are not repeated",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.add_argument("-V", "--version", action="version", version=f"netrun {__version__}")
     return p
@@ -188,7 +194,19 @@ def cmd_run(ns: argparse.Namespace) -> int:
     if ns.limit:
         inventory.select(ns.limit)  # a pattern matching nothing is bad input, before connecting
     secrets = [s for h in inventory.hosts.values() for s in h.secrets()]
-    outdir = ns.output or default_dir(scenario.name)
+    previous = None
+    if ns.resume:
+        from netrun.results import load
+
+        previous = load(ns.resume)
+        if previous.get("scenario") != scenario.name:
+            raise InputError(
+                f"--resume {ns.resume}: that run is of scenario {previous.get('scenario')!r}, "
+                f"not {scenario.name!r}"
+            )
+        outdir = ns.resume if ns.resume.is_dir() else ns.resume.parent
+    else:
+        outdir = ns.output or default_dir(scenario.name)
     settings = SSHSettings(
         connect_timeout=ns.connect_timeout,
         banner_timeout=ns.connect_timeout,
@@ -201,6 +219,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
             print(redact(line, secrets), file=sys.stderr, flush=True)
 
     req = RunRequest(scenario, inventory, outdir, settings, ns.limit, progress=progress)
+    if previous is not None:
+        req.resume = previous
+        req.run_id = str(previous.get("run_id") or req.run_id)
     run = Run(req)
     _setup_log(outdir / "netrun.log", secrets)
     progress(

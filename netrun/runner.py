@@ -52,6 +52,8 @@ class RunRequest:
     limit: str | None = None
     run_id: str = field(default_factory=new_run_id)
     progress: Progress = lambda _line: None
+    #: results.json of an interrupted run to finish: tests whose samples all passed are kept.
+    resume: dict[str, Any] | None = None
 
 
 @contextlib.contextmanager
@@ -79,6 +81,24 @@ class Run:
         self.doc["scenario_file"] = str(req.scenario.path)
         self.host_errors: dict[str, str] = {}
         self.connected: list[Host] = []
+        self.done: set[str] = set()
+        if req.resume is not None:
+            self._adopt(req.resume)
+
+    def _adopt(self, previous: dict[str, Any]) -> None:
+        """Keep the samples of every test that fully passed in an interrupted run."""
+        by_name: dict[str, list[dict[str, Any]]] = {}
+        for sample in previous.get("tests", []):
+            by_name.setdefault(sample["name"], []).append(sample)
+        wanted = {t.name: t.repeat for t in self.req.scenario.tests}
+        for name, samples in by_name.items():
+            ok = [s for s in samples if s.get("status") == "ok"]
+            if name in wanted and len(ok) >= wanted[name]:
+                self.done.add(name)
+                self.doc["tests"].extend(ok[: wanted[name]])
+        self.doc["started"] = previous.get("started", self.doc["started"])
+        self.doc["resumed"] = [*previous.get("resumed", []), utcnow()]
+        self.doc["hosts"] = dict(previous.get("hosts", {}))
 
     # -- top level ------------------------------------------------------------------------
     def execute(self) -> dict[str, Any]:
@@ -99,7 +119,9 @@ class Run:
         return self.doc
 
     def _selected_tests(self) -> list[TestSpec]:
-        tests = list(self.req.scenario.tests)
+        tests = [t for t in self.req.scenario.tests if t.name not in self.done]
+        if self.done:
+            self.req.progress(f"resuming: {len(self.done)} test(s) already passed, kept")
         if not self.req.limit:
             return tests
         allowed = {h.name for h in self.req.inventory.select(self.req.limit)}
