@@ -228,12 +228,13 @@ def cmd_run(ns: argparse.Namespace) -> int:
         f"netrun {__version__}: scenario {scenario.name}, run {req.run_id}, results in {outdir}"
     )
     code: int | None = None
+    interrupted = False
     try:
         doc = run.execute()
     except KeyboardInterrupt:
-        doc, code = run.doc, EXIT_INT
+        doc, code, interrupted = run.doc, EXIT_INT, True
     except Interrupted as exc:
-        doc, code = run.doc, exc.code
+        doc, code, interrupted = run.doc, exc.code, True
     except NetrunError:
         raise
     except Exception as exc:  # a bug: keep the traceback in the log, say one line
@@ -248,8 +249,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
     run.out.save_report(text)
     print(text, end="")
     print(f"results: {outdir / 'results.json'}", file=sys.stderr)
-    if code is not None:
+    if interrupted:
         print("netrun: interrupted; partial results saved", file=sys.stderr)
+    if code is not None:
         return code
     return exit_code(doc)
 

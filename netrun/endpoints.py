@@ -71,7 +71,7 @@ class Iperf3Server:
         try:
             self.pid, self.port, self.logfile = iperf3.parse_server_ready(res.stdout)
         except ToolError as exc:
-            raise ToolError(f"{self.host.name}: iperf3 server did not start: {exc}") from None
+            raise ToolError(f"{self.host.name}: {exc}") from None
         return self
 
     def pidfile(self) -> str:
@@ -139,10 +139,10 @@ def run_client(
     out = res.stdout
     if res.exited == 127 and not out.strip():
         raise iperf3.Iperf3Error(
+            "missing",
             f"{host.name}: '{argv[0]}' not found; install iperf3 (apt-get install iperf3) "
             "or set netrun_iperf3 to its path",
             res.stderr,
-            kind="missing",
         )
     if not out.strip() and res.stderr.strip():
         out = res.stderr

@@ -1,30 +1,61 @@
 """Rendering a results document: the side-by-side table, from results.json alone.
 
-Nothing here talks to hosts, so any saved run can be rendered again later.
+Nothing here talks to hosts, so any saved run can be rendered again later. A test run N
+times is one row: the median throughput, with the spread (mean±sd, min-max, 95% CI) next to
+it, and every outlier repeat named in a note below the table, never dropped.
 """
 
 from __future__ import annotations
 
+import base64
+import csv
+import html
+import io
+import json
 import statistics
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
 from tabulate import tabulate
 
+from netrun import stats
+
+FORMATS = ("table", "markdown", "csv", "json", "html")
+SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
+REGRESSED = frozenset({"regressed", "regression"})
+
 HEADERS = [
-    "test",
-    "mode",
-    "client→server",
-    "proto",
-    "Mbit/s",
-    "% line",
-    "% bare",
-    "ceiling Mbit/s",
-    "retr",
-    "CPU c/s %",
-    "jitter ms / loss %",
-    "status",
-]
+    "test", "mode", "client→server", "proto", "Mbit/s", "% line", "% bare", "ceiling", "retr",
+    "CPU c/s %", "jitter/loss", "status",
+]  # fmt: skip
+STATS_HEADERS = ["mean±sd", "min-max", "95% CI"]
+NUMERIC = {"n", "Mbit/s", "% line", "% bare", "ceiling", "retr", "Δ%"}
+VERDICT_HEADERS = ["Δ%", "verdict"]
+CSV_FIELDS = [
+    "name", "mode", "server", "client", "protocol", "samples", "n_ok", "mbps", "mean_mbps",
+    "stdev_mbps", "min_mbps", "max_mbps", "ci_low_mbps", "ci_high_mbps", "pct_line",
+    "pct_bare", "line_rate_mbps", "ceiling_mbps", "retransmits", "cpu_client", "cpu_server",
+    "jitter_ms", "lost_percent", "status", "error", "delta_pct", "verdict",
+]  # fmt: skip
+
+
+class VerdictLike(Protocol):
+    """What a regression check hands in: one verdict per test name."""
+
+    @property
+    def test(self) -> str: ...
+
+    @property
+    def verdict(self) -> str: ...
+
+    @property
+    def delta_pct(self) -> float | None: ...
+
+
+def is_regression(verdict: VerdictLike) -> bool:
+    """True for a verdict that should fail a nightly run (shared with the exporters)."""
+    return str(verdict.verdict).lower() in REGRESSED
 
 
 def group_samples(tests: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -44,25 +75,52 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _digits(value: float) -> int:
+    return 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
+
+
+def _short(value: float | None, digits: int | None = None) -> str:
+    """About three significant figures: the stats columns must stay narrow."""
+    if value is None:
+        return "-"
+    return f"{value:.{_digits(value) if digits is None else digits}f}"
+
+
+def _mbps(value: float | None) -> float | None:
+    return None if value is None else value / 1e6
+
+
 def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """One row's numbers from a test's samples (medians over the ok repeats)."""
+    """One row's numbers from a test's samples (medians over the ok repeats, in Mbit/s)."""
     ok = [s for s in samples if s["status"] == "ok"]
     first = samples[0]
-    bps = _median(s["throughput_bps"] for s in ok)
-    failed = len(samples) - len(ok)
-    if not ok:
-        status = "FAILED: " + (first.get("error") or "failed")
-    elif failed:
-        status = f"{failed}/{len(samples)} failed"
-    else:
-        status = "ok"
+    measured = [s for s in ok if s.get("throughput_bps") is not None]
+    summary = stats.summarize([s["throughput_bps"] / 1e6 for s in measured])
+    values = [s["throughput_bps"] for s in measured]
+    outliers = [
+        {"repeat": measured[i].get("repeat"), "mbps": values[i] / 1e6}
+        for i in stats.outliers(values)
+    ]
+    errors = [
+        {"repeat": s.get("repeat"), "error": s.get("error") or "failed"}
+        for s in samples
+        if s["status"] != "ok"
+    ]
+    status = "ok" if not errors else f"{len(errors)}/{len(samples)} failed" if ok else "FAILED"
+    line = first.get("line_rate_mbps")
+    mbps = summary.median if summary else None
     return {
         "name": first["name"],
         "mode": first["mode"],
+        "server": first["server"],
+        "client": first["client"],
         "pair": f"{first['client']}→{first['server']}",
         "protocol": first["protocol"],
-        "mbps": None if bps is None else bps / 1e6,
-        "line_rate_mbps": first.get("line_rate_mbps"),
+        "mbps": mbps,
+        **{f"{k}_mbps": getattr(summary, k, None) for k in SPREAD},
+        "pct_line": 100 * mbps / line if mbps and line else None,
+        "pct_bare": None,
+        "line_rate_mbps": line,
         "ceiling_mbps": first.get("goodput_ceiling_mbps"),
         "retransmits": _median(s["retransmits"] for s in ok),
         "cpu_client": _median(s["cpu_client_pct"] for s in ok),
@@ -70,7 +128,13 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "jitter_ms": _median(s["jitter_ms"] for s in ok),
         "lost_percent": _median(s["lost_percent"] for s in ok),
         "samples": len(samples),
+        "n_ok": len(ok),
         "status": status,
+        "error": errors[0]["error"] if errors else None,
+        "errors": errors,
+        "outliers": outliers,
+        "delta_pct": None,
+        "verdict": None,
     }
 
 
@@ -83,65 +147,263 @@ def bare_metal_reference(rows: list[dict[str, Any]]) -> dict[tuple[str, str], fl
     return ref
 
 
-def table_rows(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    rows = [summarize(s) for s in group_samples(doc.get("tests", [])).values()]
-    ref = bare_metal_reference(rows)
+def shows_bare(rows: list[dict[str, Any]]) -> bool:
+    """The % bare column only helps when a pair was measured in several modes incl. bare."""
     modes_per_pair: dict[str, set[str]] = {}
     for row in rows:
         modes_per_pair.setdefault(row["pair"], set()).add(row["mode"])
-    show_bare = any(len(m) > 1 and "baremetal" in m for m in modes_per_pair.values())
+    return any(len(m) > 1 and "baremetal" in m for m in modes_per_pair.values())
+
+
+def summary_rows(
+    doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None
+) -> list[dict[str, Any]]:
+    """Every test's numbers (one dict per test), with % bare and the verdicts filled in."""
+    rows = [summarize(s) for s in group_samples(doc.get("tests", [])).values()]
+    ref = bare_metal_reference(rows) if shows_bare(rows) else {}
+    by_test = {v.test: v for v in verdicts or ()}
+    for row in rows:
+        base = ref.get((row["pair"], row["protocol"]))
+        row["pct_bare"] = 100 * row["mbps"] / base if row["mbps"] and base else None
+        verdict = by_test.get(row["name"])
+        if verdict is not None:
+            row["verdict"] = str(verdict.verdict)
+            row["delta_pct"] = verdict.delta_pct
+    return rows
+
+
+def table_rows(
+    doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None
+) -> tuple[list[str], list[list[str]]]:
+    """Headers and text cells of the summary table (stats columns only when n > 1)."""
+    rows = summary_rows(doc, verdicts)
+    with_stats = any(r["samples"] > 1 for r in rows)
+    headers = list(HEADERS)
+    if with_stats:
+        headers[5:5] = STATS_HEADERS
+        headers.insert(1, "n")
+    if verdicts is not None:
+        headers[-1:-1] = VERDICT_HEADERS
     out = []
     for row in rows:
-        pct_line = (
-            100 * row["mbps"] / row["line_rate_mbps"]
-            if row["mbps"] and row["line_rate_mbps"]
-            else None
-        )
-        base = ref.get((row["pair"], row["protocol"]))
-        pct_bare = 100 * row["mbps"] / base if row["mbps"] and base else None
         if row["protocol"] == "udp":
-            udp = f"{_fmt(row['jitter_ms'], 3)} / {_fmt(row['lost_percent'], 2)}"
+            udp = f"{_fmt(row['jitter_ms'], 3)}/{_fmt(row['lost_percent'], 2)}"
         else:
             udp = "-"
-        cpu = f"{_fmt(row['cpu_client'])} / {_fmt(row['cpu_server'])}"
-        name = row["name"] + (f" (n={row['samples']})" if row["samples"] > 1 else "")
-        out.append(
-            [
-                name,
-                row["mode"],
-                row["pair"],
-                row["protocol"],
-                _fmt(row["mbps"]),
-                _fmt(pct_line),
-                _fmt(pct_bare),
-                _fmt(row["ceiling_mbps"]),
-                "-" if row["retransmits"] is None else f"{row['retransmits']:.0f}",
-                cpu,
-                udp,
-                row["status"],
-            ]
-        )
-    headers = list(HEADERS)
-    if not show_bare:
+        cells = [row["name"], row["mode"], row["pair"], row["protocol"], _fmt(row["mbps"])]
+        if with_stats:
+            cells.insert(1, str(row["samples"]))
+            cells += _stats_cells(row)
+        cells += [
+            _fmt(row["pct_line"]),
+            _fmt(row["pct_bare"]),
+            _fmt(row["ceiling_mbps"]),
+            "-" if row["retransmits"] is None else f"{row['retransmits']:.0f}",
+            f"{_fmt(row['cpu_client'])}/{_fmt(row['cpu_server'])}",
+            udp,
+        ]
+        if verdicts is not None:
+            delta = row["delta_pct"]
+            cells += ["-" if delta is None else f"{delta:+.1f}", row["verdict"] or "-"]
+        cells.append(row["status"])
+        out.append(cells)
+    if not shows_bare(rows):
         idx = headers.index("% bare")
         headers.pop(idx)
-        for r in out:
-            r.pop(idx)
+        for cells in out:
+            cells.pop(idx)
     return headers, out
 
 
-def render_table(doc: dict[str, Any], tablefmt: str = "simple") -> str:
-    """The side-by-side table, with a header line naming the run."""
-    headers, rows = table_rows(doc)
-    title = f"scenario {doc.get('scenario')}  run {doc.get('run_id', '-')}  {doc.get('started')}"
-    lines = [title, tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)]
+def _stats_cells(row: dict[str, Any]) -> list[str]:
+    if row["mean_mbps"] is None:
+        return ["-", "-", "-"]
+    mean_sd = _short(row["mean_mbps"])
+    if row["stdev_mbps"] is not None:
+        mean_sd += "±" + _short(row["stdev_mbps"], _digits(row["mean_mbps"]))
+    ci = "-"
+    if row["ci_low_mbps"] is not None:
+        ci = f"{_short(row['ci_low_mbps'])}-{_short(row['ci_high_mbps'])}"
+    return [mean_sd, f"{_short(row['min_mbps'])}-{_short(row['max_mbps'])}", ci]
+
+
+def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list[str]:
+    """The lines under the table: line rates, outlier repeats, failures and run errors."""
+    rows = summary_rows(doc) if rows is None else rows
+    lines = []
     speeds = {t.get("line_rate_mbps") for t in doc.get("tests", []) if t.get("line_rate_mbps")}
     if speeds:
         lines.append(
             "line rate: "
             + ", ".join(f"{s:g} Mbit/s" for s in sorted(speeds))
-            + "; ceiling = best TCP/UDP goodput for the path MTU on that line rate"
+            + "; ceiling = best TCP/UDP goodput (Mbit/s) for the path MTU on that line rate"
         )
-    for err in doc.get("errors", []):
-        lines.append(f"error: {err}")
+    if any(r["protocol"] == "udp" for r in rows):
+        lines.append("jitter/loss = UDP jitter in ms / datagrams lost in %")
+    if any(r["samples"] > 1 for r in rows):
+        lines.append(
+            "n = repeats; Mbit/s = median of the ok ones; mean±sd, min-max and the 95% CI "
+            "(Student t, of the mean) in Mbit/s"
+        )
+    for row in rows:
+        for out in row["outliers"]:
+            lines.append(
+                f"{row['name']}: repeat {out['repeat']} is an outlier ({out['mbps']:.1f} Mbit/s)"
+            )
+    for row in rows:
+        seen: set[str] = set()
+        for err in row["errors"]:
+            if err["error"] in seen:
+                continue
+            seen.add(err["error"])
+            which = [e["repeat"] for e in row["errors"] if e["error"] == err["error"]]
+            where = f" (repeat {', '.join(map(str, which))})" if row["samples"] > 1 else ""
+            lines.append(f"{row['name']}: FAILED{where}: {err['error']}")
+    lines += [f"error: {err}" for err in doc.get("errors", [])]
+    return lines
+
+
+def title(doc: dict[str, Any]) -> str:
+    return f"scenario {doc.get('scenario')}  run {doc.get('run_id', '-')}  {doc.get('started')}"
+
+
+def text_table(headers: list[str], rows: list[list[str]]) -> str:
+    """tabulate's "simple" look, two spaces between columns and numbers right-aligned.
+
+    tabulate pads every column by two more characters, which pushes the repeated-run table
+    past 160 columns; this one is as narrow as its widest cell.
+    """
+    widths = [max(len(c) for c in col) for col in zip(headers, *rows, strict=True)]
+    right = [h in NUMERIC for h in headers]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)
+        ).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def render_table(
+    doc: dict[str, Any],
+    tablefmt: str = "simple",
+    verdicts: Sequence[VerdictLike] | None = None,
+) -> str:
+    """The side-by-side table, with a header line naming the run and notes under it."""
+    headers, rows = table_rows(doc, verdicts)
+    if tablefmt == "simple":
+        table = text_table(headers, rows)
+    else:
+        table = tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+    lines = [title(doc), table, *notes(doc, summary_rows(doc, verdicts))]
     return "\n".join(lines) + "\n"
+
+
+def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
+    """A GitHub-flavoured table for a wiki page or a pull request comment."""
+    headers, rows = table_rows(doc, verdicts)
+    table = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    extra = [f"- {line}" for line in notes(doc, summary_rows(doc, verdicts))]
+    return "\n".join([f"### {title(doc)}", "", table, "", *extra]).rstrip() + "\n"
+
+
+def render_csv(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
+    """One row per test with every number unrounded, for spreadsheets and scripts."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in summary_rows(doc, verdicts):
+        writer.writerow({k: "" if row[k] is None else row[k] for k in CSV_FIELDS})
+    return buf.getvalue()
+
+
+def render_json(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
+    """The summary rows with the run's identity: smaller than results.json, same numbers."""
+    head = {k: doc.get(k) for k in ("scenario", "run_id", "started", "finished", "status")}
+    out = {**head, "tests": summary_rows(doc, verdicts), "errors": doc.get("errors", [])}
+    return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+_CSS = """body{font-family:sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:90%}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;white-space:nowrap}
+th{background:#f0f0f0}td:nth-child(-n+4){text-align:left}
+.failed{background:#fde2e2}.regressed{background:#fff2cc}img{max-width:100%;display:block}"""
+
+
+def _html_table(headers: list[str], rows: list[list[str]], classes: list[str]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = []
+    for cells, cls in zip(rows, classes, strict=True):
+        tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+        attr = f' class="{cls}"' if cls else ""
+        body.append(f"<tr{attr}>{tds}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _samples_table(doc: dict[str, Any]) -> str:
+    headers = ["test", "repeat", "status", "Mbit/s", "retr", "jitter ms", "loss %", "error"]
+    samples = doc.get("tests", [])
+    rows = [
+        [
+            str(s["name"]),
+            str(s.get("repeat", "-")),
+            str(s["status"]),
+            _fmt(_mbps(s.get("throughput_bps"))),
+            "-" if s.get("retransmits") is None else str(s["retransmits"]),
+            _fmt(s.get("jitter_ms"), 3),
+            _fmt(s.get("lost_percent"), 2),
+            s.get("error") or "",
+        ]
+        for s in samples
+    ]
+    classes = ["" if s["status"] == "ok" else "failed" for s in samples]
+    return _html_table(headers, rows, classes)
+
+
+def render_html(
+    doc: dict[str, Any],
+    verdicts: Sequence[VerdictLike] | None = None,
+    plots: Iterable[Path | str] | None = None,
+) -> str:
+    """A standalone page (no external files): tables, notes and the PNG plots inlined."""
+    headers, rows = table_rows(doc, verdicts)
+    summary = summary_rows(doc, verdicts)
+    classes = [
+        "failed" if r["status"] != "ok" else "regressed" if r["verdict"] in REGRESSED else ""
+        for r in summary
+    ]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>netrun: {html.escape(str(doc.get('scenario')))}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(title(doc))}</h1>",
+        f"<p>finished {html.escape(str(doc.get('finished')))}, "
+        f"status {html.escape(str(doc.get('status')))}</p>",
+        _html_table(headers, rows, classes),
+        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes(doc, summary)) + "</ul>",
+    ]
+    for plot in plots or ():
+        data = base64.b64encode(Path(plot).read_bytes()).decode("ascii")
+        alt = html.escape(Path(plot).stem, quote=True)
+        parts.append(f'<h2>{alt}</h2><img alt="{alt}" src="data:image/png;base64,{data}">')
+    parts += ["<h2>samples</h2>", _samples_table(doc), "</body></html>"]
+    return "\n".join(parts) + "\n"
+
+
+def render(
+    doc: dict[str, Any],
+    fmt: str = "table",
+    verdicts: Sequence[VerdictLike] | None = None,
+    plots: Iterable[Path | str] | None = None,
+) -> str:
+    """The run in one of FORMATS; ``plots`` (PNG paths) only matter for html."""
+    if fmt == "html":
+        return render_html(doc, verdicts, plots)
+    renderers = {"markdown": render_markdown, "csv": render_csv, "json": render_json}
+    if fmt == "table":
+        return render_table(doc, "simple", verdicts)
+    if fmt not in renderers:
+        raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return renderers[fmt](doc, verdicts)

@@ -113,6 +113,10 @@ class Run:
             self.doc["status"] = "interrupted"
             self.doc["errors"].append(f"run interrupted ({type(exc).__name__})")
             raise
+        except Exception as exc:  # a bug: still record it, tear down and save
+            self.doc["status"] = "error"
+            self.doc["errors"].append(f"internal error: {type(exc).__name__}: {exc}")
+            raise
         finally:
             with shielded():
                 self._finish()
@@ -189,6 +193,9 @@ class Run:
             self.req.progress(f"{label}: FAILED {exc}")
         except (KeyboardInterrupt, Interrupted):
             self._record(test, repeat, None, error="interrupted", mode=mode)
+            raise
+        except Exception as exc:
+            self._record(test, repeat, None, error=f"internal error: {exc!r}", mode=mode)
             raise
         finally:
             with shielded():

@@ -12,12 +12,13 @@ import contextlib
 import logging
 import shlex
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.errors import (
     AuthError,
@@ -143,7 +144,7 @@ class SSHTransport:
             known.touch(mode=0o600)
             client.load_host_keys(str(known))
         if s.accept_new_host_keys:
-            client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+            client.set_missing_host_key_policy(_TrustOnFirstUse(known))
         else:
             client.set_missing_host_key_policy(paramiko.RejectPolicy())
         where = f"{host.address}:{host.port}"
@@ -315,6 +316,27 @@ class SSHTransport:
                 self._conn.close()
             finally:
                 self._conn = None
+
+
+_KNOWN_HOSTS_LOCK = threading.Lock()
+
+
+class _TrustOnFirstUse:
+    """Record a host key seen for the first time by appending one line to known_hosts.
+
+    paramiko's AutoAddPolicy rewrites the whole file from the client's copy; with hosts
+    connected in parallel, one thread's rewrite would drop keys another just saved.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def missing_host_key(self, client: Any, hostname: str, key: Any) -> None:
+        client.get_host_keys().add(hostname, key.get_name(), key)
+        line = f"{hostname} {key.get_name()} {key.get_base64()}\n"
+        with _KNOWN_HOSTS_LOCK, open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+        log.info("recorded new host key for %s in %s", hostname, self.path)
 
 
 def _local_user() -> str:

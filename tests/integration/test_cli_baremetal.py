@@ -250,12 +250,6 @@ def test_unknown_host_key_is_refused(lab: LabHandle, tmp_path: Path) -> None:
     assert known.read_text() == "", "a refused key was written anyway"
 
 
-@pytest.mark.xfail(
-    reason="race in netrun/transport.py SSHTransport.connect: connect_all connects hosts in "
-    "parallel and each paramiko AutoAddPolicy rewrites the whole known_hosts file, so keys "
-    "written by one thread are lost by another (~20% of runs with 3 hosts)",
-    strict=False,  # a race: passes most of the time until it is fixed
-)
 def test_accept_new_host_keys_records_every_host(lab: LabHandle, tmp_path: Path) -> None:
     known = tmp_path / "known_hosts"
     known.write_text("")
@@ -282,11 +276,6 @@ def test_iperf3_missing_on_a_host(lab: LabHandle, tmp_path: Path) -> None:
     assert err.startswith("bravo: ") and "iperf3" in err and "iperf3-not-installed" in err, err
 
 
-@pytest.mark.xfail(
-    reason="netrun/endpoints.py run_client raises Iperf3Error(message, stderr, kind='missing') "
-    "but the signature is Iperf3Error(kind, message, output): TypeError, an internal error",
-    strict=True,
-)
 def test_client_iperf3_exiting_127_is_a_clear_failure(lab: LabHandle, tmp_path: Path) -> None:
     """An iperf3 that answers --version but whose run exits 127 (a broken install)."""
     real = shutil.which("iperf3")
