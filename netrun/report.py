@@ -268,11 +268,7 @@ def title(doc: dict[str, Any]) -> str:
 
 
 def text_table(headers: list[str], rows: list[list[str]]) -> str:
-    """tabulate's "simple" look, two spaces between columns and numbers right-aligned.
-
-    tabulate pads every column by two more characters, which pushes the repeated-run table
-    past 160 columns; this one is as narrow as its widest cell.
-    """
+    """tabulate's "simple" look without its extra padding, to fit repeats in 160 columns."""
     widths = [max(len(c) for c in col) for col in zip(headers, *rows, strict=True)]
     right = [h in NUMERIC for h in headers]
 
