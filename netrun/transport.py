@@ -9,12 +9,13 @@ nothing ever waits on a prompt.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import shlex
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -357,6 +358,37 @@ class GroupResult:
     failed: dict[str, NetrunError] = field(default_factory=dict)
 
 
+def in_parallel(
+    tasks: Mapping[str, Callable[[], None]], *, deadline: float, max_workers: int = 16
+) -> GroupResult:
+    """Run named tasks in a bounded pool, with one deadline for all of them.
+
+    A task that raises a NetrunError, or does not finish in time, lands in ``failed``
+    under its name; the others still complete. Unexpected exceptions propagate (bugs).
+    """
+    out = GroupResult()
+    if not tasks:
+        return out
+    pool = ThreadPoolExecutor(max_workers=min(max_workers, len(tasks)))
+    try:
+        futures = {pool.submit(task): name for name, task in tasks.items()}
+        _done, pending = wait(futures, timeout=deadline)
+        for fut, name in futures.items():
+            if fut in pending:
+                out.failed[name] = ConnectError(name, f"no answer within {deadline:g}s")
+                continue
+            exc = fut.exception()
+            if exc is None:
+                out.succeeded.append(name)
+            elif isinstance(exc, NetrunError):
+                out.failed[name] = exc
+            else:
+                raise exc
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return out
+
+
 def on_each(
     hosts: Iterable[Host],
     step: Callable[[Host], None],
@@ -364,33 +396,9 @@ def on_each(
     deadline: float,
     max_workers: int = 16,
 ) -> GroupResult:
-    """Run ``step`` on every host in a bounded pool with an overall deadline per step.
-
-    A host whose step raises a NetrunError, or does not finish in time, lands in ``failed``;
-    the others still complete. Unexpected exceptions propagate (they are bugs).
-    """
-    hosts = list(hosts)
-    out = GroupResult()
-    if not hosts:
-        return out
-    pool = ThreadPoolExecutor(max_workers=min(max_workers, len(hosts)))
-    try:
-        futures = {pool.submit(step, h): h for h in hosts}
-        _done, pending = wait(futures, timeout=deadline)
-        for fut, host in futures.items():
-            if fut in pending:
-                out.failed[host.name] = ConnectError(host.name, f"no answer within {deadline:g}s")
-                continue
-            exc = fut.exception()
-            if exc is None:
-                out.succeeded.append(host.name)
-            elif isinstance(exc, NetrunError):
-                out.failed[host.name] = exc
-            else:
-                raise exc
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-    return out
+    """Run ``step`` on every host in parallel; failures are collected per host name."""
+    tasks = {h.name: functools.partial(step, h) for h in hosts}
+    return in_parallel(tasks, deadline=deadline, max_workers=max_workers)
 
 
 def connect_all(

@@ -12,6 +12,7 @@ The flannel and freeflow modes build on this one.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from netrun.modes.base import Measurement, Mode, Option
 from netrun.scenario import matching, number
 from netrun.tools import docker as dk
 from netrun.tools import iperf3
-from netrun.transport import on_each
+from netrun.transport import in_parallel, on_each
 
 SERVER_PORT = 5201
 _lock = threading.Lock()
@@ -265,9 +266,8 @@ class DockerMode(Mode):
                 "image_id": info.image_id,
             }
 
-        result = on_each(
-            [_RoleHost(r, h) for r, h in ends.items()],  # type: ignore[misc]
-            lambda rh: start(rh.role),  # type: ignore[attr-defined]
+        result = in_parallel(
+            {role: functools.partial(start, role) for role in ends},
             deadline=float(self.test.value("start_timeout")) + 120,
         )
         if result.failed:
@@ -306,15 +306,6 @@ class DockerMode(Mode):
         self.started.clear()
         if errors:
             raise ModeError("; ".join(errors))
-
-
-class _RoleHost(Host):
-    """A host tagged with the role it plays, so on_each can run both ends in parallel."""
-
-    def __init__(self, role: str, host: Host) -> None:
-        super().__init__(name=f"{host.name} ({role})", vars=host.vars, groups=host.groups)
-        self.role = role
-        self.transport = host.transport
 
 
 MODE = DockerMode
