@@ -78,6 +78,10 @@ SAMPLE_COLUMNS = (
 )  # fmt: skip
 
 
+NUMERIC = SAMPLE_COLUMNS[7:16]  # the sample columns a trend can follow
+RUN_FIELDS = ("run_id", "scenario", "started", "finished", "status", "netrun_version", "run_dir")
+
+
 class HistoryError(NetrunError):
     """The history database cannot be used (corrupt, locked, too new, unwritable)."""
 
@@ -148,25 +152,35 @@ class History:
         return history
 
     def _prepare(self) -> None:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+        """Check the file is ours; create or migrate it in one write transaction if needed."""
+        if self._check(self.db) == SCHEMA_VERSION:
+            return  # the common case takes no write lock, so readers never wait for writers
+
+        def upgrade(db: sqlite3.Connection) -> None:
+            version = self._check(db)  # again: another process may have migrated meanwhile
+            if version == 0:
+                _create_v1(db)
+                version = 1
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[target](db)
+                self.set_version(db, target)
+
+        self._transaction(upgrade)
+
+    def _check(self, db: sqlite3.Connection) -> int:
+        """The schema version (0 for a new, empty file); raise if the file is not ours."""
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
         if version == 0 and not tables:
-            self._transaction(_create_v1)
-            version = 1
-        elif version == 0 or "meta" not in tables or "runs" not in tables:
+            return 0
+        if version == 0 or not {"meta", "runs", "samples", "hosts"} <= tables:
             raise self._not_ours()
         if version > SCHEMA_VERSION:
             raise HistoryError(
                 f"{self.path}: history schema v{version} is newer than this netrun knows "
                 f"(v{SCHEMA_VERSION}); upgrade netrun or pick another database with --db"
             )
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-
-            def step(db: sqlite3.Connection, target: int = target) -> None:
-                MIGRATIONS[target](db)
-                self.set_version(db, target)
-
-            self._transaction(step)
+        return version
 
     @staticmethod
     def set_version(db: sqlite3.Connection, version: int) -> None:
@@ -234,30 +248,20 @@ class History:
                 (
                     run_id,
                     scenario,
-                    doc.get("started"),
-                    doc.get("finished"),
-                    doc.get("status"),
-                    doc.get("netrun_version"),
-                    str(run_dir) if run_dir is not None else None,
-                    json.dumps(doc, sort_keys=False),
+                    *(doc.get(k) for k in ("started", "finished", "status", "netrun_version")),
+                    str(Path(run_dir).absolute()) if run_dir is not None else None,
+                    json.dumps(doc),
                     json.dumps(image_ids(doc)),
                     datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
                 ),
             )
             for host, facts in (doc.get("hosts") or {}).items():
-                nic = (facts or {}).get("nic") or {}
+                facts = facts or {}
+                nic = facts.get("nic") or {}
+                nic_fields = (nic.get(k) for k in ("iface", "speed_mbps", "mtu", "driver"))
                 db.execute(
                     "INSERT INTO hosts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        run_id,
-                        host,
-                        facts.get("kernel"),
-                        facts.get("iperf3_version"),
-                        nic.get("iface"),
-                        nic.get("speed_mbps"),
-                        nic.get("mtu"),
-                        nic.get("driver"),
-                    ),
+                    (run_id, host, facts.get("kernel"), facts.get("iperf3_version"), *nic_fields),
                 )
             marks = ", ".join("?" * (len(SAMPLE_COLUMNS) + 2))
             db.executemany(
@@ -315,8 +319,7 @@ class History:
             )
             args.append(test)
         sql = (
-            "SELECT r.run_id, r.scenario, r.started, r.finished, r.status, r.netrun_version, "
-            "r.run_dir, r.rowid FROM runs r"
+            f"SELECT {', '.join('r.' + f for f in RUN_FIELDS)} FROM runs r"
             + (" WHERE " + " AND ".join(where) if where else "")
             + " ORDER BY r.started DESC, r.rowid DESC"
             + (" LIMIT ?" if last is not None else "")
@@ -337,18 +340,8 @@ class History:
         names = self.db.execute(
             "SELECT test FROM samples WHERE run_id = ? GROUP BY test ORDER BY MIN(rowid)", (r[0],)
         ).fetchall()
-        return RunRow(
-            run_id=r[0],
-            scenario=r[1],
-            started=r[2],
-            finished=r[3],
-            status=r[4],
-            netrun_version=r[5],
-            run_dir=r[6],
-            samples=counts[0],
-            failed=counts[1],
-            tests=tuple(n[0] for n in names),
-        )
+        base = dict(zip(RUN_FIELDS, r, strict=False))
+        return RunRow(**base, samples=counts[0], failed=counts[1], tests=tuple(n[0] for n in names))
 
     def resolve_id(self, run_id_or_prefix: str) -> str:
         """The full run id for an id or a unique prefix of one."""
@@ -401,13 +394,15 @@ class History:
 
         Runs where the test has no OK sample are left out: a trend of failures is a gap.
         """
+        if metric not in NUMERIC:  # it goes into the SQL text: only known column names
+            raise InputError(f"unknown metric '{metric}'; one of: {', '.join(NUMERIC)}")
         out: list[tuple[str, Summary]] = []
         for row in self.runs(scenario=scenario, test=test, last=last):
             with self._errors():
                 samples = [
                     {"status": status, metric: value}
                     for status, value in self.db.execute(
-                        f"SELECT status, {_metric(metric)} FROM samples "
+                        f"SELECT status, {metric} FROM samples "
                         "WHERE run_id = ? AND test = ? ORDER BY rowid",
                         (row.run_id, test),
                     )
@@ -424,11 +419,3 @@ class History:
             names = [d[0] for d in cur.description]
             rows = cur.fetchall()
         return [dict(zip(names, r, strict=True)) for r in rows]
-
-
-def _metric(name: str) -> str:
-    """A sample column name, checked, since it is placed into SQL text."""
-    numeric = ("throughput_bps", "sender_bps", "retransmits", "jitter_ms", "lost_percent")
-    if name not in (*numeric, "lost_packets", "packets", "cpu_client_pct", "cpu_server_pct"):
-        raise InputError(f"unknown metric '{name}'; one of: {', '.join(numeric)}")
-    return name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import multiprocessing
 import shutil
 import sqlite3
 from pathlib import Path
@@ -277,3 +278,37 @@ def test_open_while_another_process_commits_fails_fast(tmp_path: Path) -> None:
         holder.execute("ROLLBACK")
         holder.close()
     assert str(err.value) == LOCKED.format(path)
+
+
+def _open_and_add(path: str, start: Any, results: Any, name: str) -> None:
+    """Child: open (create or migrate) the database at the same moment as its sibling."""
+    start.wait(timeout=10)
+    try:
+        with History.open(path, timeout=10) as h:
+            h.add_run(load(name))
+        results.put("ok")
+    except Exception as exc:  # reported to the parent, which asserts on it
+        results.put(repr(exc))
+
+
+@pytest.mark.parametrize("from_v1", [False, True])
+def test_two_processes_creating_or_migrating_at_once(tmp_path: Path, from_v1: bool) -> None:
+    path = tmp_path / "h.sqlite"
+    if from_v1:
+        old = sqlite3.connect(path)
+        old.executescript(V1_DDL + "PRAGMA user_version = 1;")
+        old.close()
+    ctx = multiprocessing.get_context("fork")
+    start, results = ctx.Barrier(2), ctx.Queue()
+    procs = [
+        ctx.Process(target=_open_and_add, args=(str(path), start, results, name))
+        for name in ("baremetal-1", "baremetal-2")
+    ]
+    for p in procs:
+        p.start()
+    got = [results.get(timeout=30) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    assert got == ["ok", "ok"]
+    with History.open(path) as h:
+        assert len(h.runs()) == 2
