@@ -172,3 +172,14 @@ def test_group_summaries_skips_failed_samples() -> None:
     groups = group_summaries(doc)
     assert groups["a"]["throughput_bps"].values == (100.0, 300.0)
     assert groups["b"] == {}
+
+
+def test_summary_ci_against_scipy() -> None:
+    scipy_stats = pytest.importorskip("scipy.stats")
+    doc = json.loads((FIXTURES / "baremetal-2" / "results.json").read_text())
+    for name, metrics in group_summaries(doc).items():
+        s = metrics["throughput_bps"]
+        low, high = scipy_stats.t.interval(
+            0.95, s.n - 1, loc=statistics.fmean(s.values), scale=scipy_stats.sem(s.values)
+        )
+        assert (s.ci_low, s.ci_high) == (pytest.approx(low), pytest.approx(high)), name
