@@ -1,0 +1,241 @@
+"""Plots of a results document (and of a history of runs) as PNG files, for reports and cron.
+
+Rendered from results.json alone, like netrun.report. matplotlib is imported inside the
+functions with the Agg backend and the object API (no pyplot state, no display), so importing
+netrun never needs matplotlib and a cron job without $DISPLAY draws the same pictures.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from netrun.errors import NetrunError
+from netrun.report import group_samples, summary_rows
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+THROUGHPUT = "throughput.png"
+INTERVALS = "intervals.png"
+DPI = 100
+# Colour-blind-safe (Okabe-Ito); modes keep their colour across every plot of a run.
+COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+
+TrendPoint = tuple[str, float | None, float | None, float | None]
+
+
+def _figure(width_in: float, height_in: float = 5.0) -> Figure:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(min(max(width_in, 7.0), 28.0), height_in), dpi=DPI)
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    try:
+        fig.savefig(path, format="png", dpi=DPI)
+    except OSError as exc:
+        raise NetrunError(f"{path}: cannot write the plot ({exc.strerror or exc})") from None
+    return path
+
+
+def _mode_colours(modes: Sequence[str]) -> dict[str, str]:
+    return {m: COLOURS[i % len(COLOURS)] for i, m in enumerate(dict.fromkeys(modes))}
+
+
+def _empty(ax: Axes, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="grey")
+
+
+def plot_throughput(doc: dict[str, Any], path: Path) -> Path:
+    """Median Mbit/s per test, modes on the same pair side by side, CI (or min-max) bars.
+
+    The error bar spans the 95% CI of the mean (clipped at zero) when a test ran several
+    times; each repeat is a dot, so an outlier is seen rather than averaged away. Failed
+    tests keep their slot, marked FAILED. Dashed lines are the line rates.
+    """
+    rows = summary_rows(doc)
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["pair"], row["protocol"]), []).append(row)
+    colours = _mode_colours([r["mode"] for r in rows])
+    samples = group_samples(doc.get("tests", []))
+    fig = _figure(1.0 * len(rows) + 1.2 * len(groups) + 2)
+    ax = fig.add_subplot()
+    x = 0.0
+    ticks: list[float] = []
+    labels: list[str] = []
+    top = 0.0
+    seen_modes: set[str] = set()
+    for (pair, proto), members in groups.items():
+        start = x
+        for row in members:
+            colour = colours[row["mode"]]
+            label = row["mode"] if row["mode"] not in seen_modes else None
+            seen_modes.add(row["mode"])
+            ticks.append(x)
+            labels.append(row["name"])
+            if row["mbps"] is None:
+                ax.bar(x, 0, 0.8, color=colour, label=label)
+                ax.text(x, 0, "FAILED", rotation=90, ha="center", va="bottom", color="#C00000")
+                x += 1
+                continue
+            ax.bar(x, row["mbps"], 0.8, color=colour, alpha=0.85, label=label)
+            low, high = row["ci_low_mbps"], row["ci_high_mbps"]
+            if low is not None and high is not None:
+                low = max(low, 0.0)
+                ax.errorbar(x, (low + high) / 2, yerr=(high - low) / 2, fmt="none",
+                            ecolor="black", capsize=4, lw=1.2)  # fmt: skip
+                top = max(top, high)
+            values = [
+                s["throughput_bps"] / 1e6
+                for s in samples[row["name"]]
+                if s["status"] == "ok" and s.get("throughput_bps") is not None
+            ]
+            if len(values) > 1:
+                ax.plot([x] * len(values), values, "o", ms=3, color="black", alpha=0.5)
+            top = max(top, row["mbps"], *values)
+            x += 1
+        centre = (start + x - 1) / 2
+        ax.annotate(f"{pair} {proto}", xy=(centre, 1), xycoords=("data", "axes fraction"),
+                    xytext=(0, -14), textcoords="offset points", ha="center", fontsize=9,
+                    color="dimgrey")  # fmt: skip
+        if start > 0:
+            ax.axvline(start - 0.8, color="lightgrey", lw=1, ls=":")
+        x += 0.6
+    for rate in sorted({r["line_rate_mbps"] for r in rows if r["line_rate_mbps"]}):
+        ax.axhline(rate, ls="--", color="#C00000", lw=1, label=f"line rate {rate:g} Mbit/s")
+        top = max(top, rate)
+    ax.set_xticks(
+        ticks,
+        labels,
+        rotation=20 if len(rows) > 4 else 0,
+        ha="right" if len(rows) > 4 else "center",
+    )
+    ax.set_ylim(0, top * 1.15 or 1)
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_xlabel("test, grouped by client→server and protocol")
+    ax.set_title(_title(doc, "median throughput; bars: 95% CI of the mean; dots: repeats"))
+    if rows:
+        _legend(ax)
+    else:
+        _empty(ax, "no tests in this run")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
+    """Mbit/s per iperf3 interval over time: one line per test, later repeats faint."""
+    fig = _figure(11.0)
+    ax = fig.add_subplot()
+    rows = summary_rows(doc)
+    colours = itertools.cycle(COLOURS)
+    drawn = 0
+    longest = 0.0
+    missing = []
+    for name, samples in group_samples(doc.get("tests", [])).items():
+        colour = next(colours)
+        with_data = [s for s in samples if s["status"] == "ok" and s.get("intervals")]
+        if not with_data:
+            missing.append(name)
+            continue
+        for i, sample in enumerate(with_data):
+            ends = [float(iv[1]) for iv in sample["intervals"]]
+            longest = max(longest, *ends)
+            mbps = [float(iv[2]) / 1e6 for iv in sample["intervals"]]
+            label = name + (f" (repeat {sample.get('repeat')}, others faint)"
+                            if len(with_data) > 1 else "") if i == 0 else None  # fmt: skip
+            ax.plot(ends, mbps, "-o", ms=3, color=colour, alpha=1.0 if i == 0 else 0.25,
+                    lw=1.6 if i == 0 else 1.0, label=label)  # fmt: skip
+        drawn += 1
+    for rate in sorted({r["line_rate_mbps"] for r in rows if r["line_rate_mbps"]}):
+        ax.axhline(rate, ls="--", color="#C00000", lw=1, label=f"line rate {rate:g} Mbit/s")
+    if missing:
+        ax.text(0.01, 0.02, "no intervals (failed): " + ", ".join(missing), fontsize=8,
+                color="#C00000", transform=ax.transAxes)  # fmt: skip
+    if not drawn:
+        _empty(ax, "no interval data")
+    ax.set_ylim(bottom=0)
+    ax.set_xlim(0, longest * 1.04 or 1)
+    ax.set_xlabel("time since the test started (s)")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_title(_title(doc, "throughput per interval, as the iperf3 client reported it"))
+    if drawn or rows:
+        _legend(ax)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_trend(series: Sequence[TrendPoint], path: Path, title: str) -> Path:
+    """Median Mbit/s of one test across runs, the CI as bars and a band: what a nightly job watches.
+
+    ``series`` holds (run started, ISO 8601; median Mbit/s; CI low; CI high); a None median
+    (a failed run) is drawn as a red mark on the time axis, a None CI as no bar.
+    """
+    from matplotlib.dates import date2num
+
+    points = sorted(
+        ((float(date2num(_when(s))), m, lo, hi) for s, m, lo, hi in series), key=lambda p: p[0]
+    )
+    fig = _figure(10.0, 4.5)
+    ax = fig.add_subplot()
+    ax.xaxis_date()
+    ok = [p for p in points if p[1] is not None]
+    if ok:
+        ax.plot([p[0] for p in ok], [p[1] or 0.0 for p in ok], "-o", ms=4, color=COLOURS[0],
+                label="median")  # fmt: skip
+        band = [p for p in ok if p[2] is not None and p[3] is not None]
+        if band:
+            lows = [max(p[2] or 0.0, 0.0) for p in band]
+            highs = [p[3] or 0.0 for p in band]
+            ax.fill_between([p[0] for p in band], lows, highs, color=COLOURS[0], alpha=0.15)
+            pairs = list(zip(lows, highs, strict=True))
+            ax.errorbar([p[0] for p in band], [(lo + hi) / 2 for lo, hi in pairs],
+                        yerr=[(hi - lo) / 2 for lo, hi in pairs], fmt="none",
+                        ecolor=COLOURS[0], capsize=3, lw=1, label="95% CI")  # fmt: skip
+    failed = [p[0] for p in points if p[1] is None]
+    if failed:
+        ax.plot(failed, [0] * len(failed), "x", color="#C00000", ms=8, label="failed run")
+    if not points:
+        _empty(ax, "no history yet")
+    else:
+        ax.legend(loc="lower left", fontsize=8)
+        fig.autofmt_xdate()
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("run started (UTC)")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_all(doc: dict[str, Any], outdir: Path) -> list[Path]:
+    """throughput.png and intervals.png in ``outdir`` (created if needed)."""
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NetrunError(f"{outdir}: cannot create the plot folder ({exc.strerror})") from None
+    return [plot_throughput(doc, outdir / THROUGHPUT), plot_intervals(doc, outdir / INTERVALS)]
+
+
+def _legend(ax: Axes) -> None:
+    """Outside the plot on the right, so it never hides a bar or a line."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+
+
+def _when(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def _title(doc: dict[str, Any], what: str) -> str:
+    return f"{doc.get('scenario')}, run {doc.get('run_id', '-')}, {doc.get('started')}\n{what}"

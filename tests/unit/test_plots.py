@@ -1,0 +1,97 @@
+"""netrun.plots draws real PNGs from the real results.json fixtures (see test_report.py)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netrun import stats
+from netrun.errors import NetrunError
+from netrun.plots import TrendPoint, plot_all, plot_intervals, plot_throughput, plot_trend
+
+RESULTS = Path(__file__).resolve().parent.parent / "fixtures" / "results"
+HISTORY = Path(__file__).resolve().parent.parent / "fixtures" / "history"
+ALL = ["baremetal-4s", "baremetal-3", "freeflow-3", "mixed-failed-3", "repeats-8"]
+SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads((path / "results.json").read_text())
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from the IHDR chunk, after checking the signature and its CRC."""
+    data = path.read_bytes()
+    assert data[:8] == SIGNATURE, path
+    length, kind = struct.unpack(">I4s", data[8:16])
+    assert kind == b"IHDR" and length == 13
+    body = data[16 : 16 + length]
+    (crc,) = struct.unpack(">I", data[16 + length : 20 + length])
+    assert zlib.crc32(kind + body) == crc
+    assert data.endswith(b"IEND\xaeB`\x82")
+    width, height = struct.unpack(">II", body[:8])
+    return width, height
+
+
+def sensible(path: Path) -> None:
+    width, height = png_size(path)
+    assert 600 <= width <= 3000 and 300 <= height <= 2000, (path, width, height)
+    assert path.stat().st_size > 10_000  # something was drawn, not a blank page
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_plot_all_writes_two_valid_pngs(name: str, tmp_path: Path) -> None:
+    paths = plot_all(load(RESULTS / name), tmp_path / "plots")
+    assert [p.name for p in paths] == ["throughput.png", "intervals.png"]
+    for path in paths:
+        sensible(path)
+
+
+def test_throughput_width_grows_with_the_number_of_tests(tmp_path: Path) -> None:
+    few = png_size(plot_throughput(load(RESULTS / "freeflow-3"), tmp_path / "few.png"))[0]
+    doc = load(RESULTS / "baremetal-3")
+    many = copy.deepcopy(doc)
+    for copy_no in range(1, 5):
+        many["tests"] += [{**t, "name": f"{t['name']}-{copy_no}"} for t in doc["tests"]]
+    wide = png_size(plot_throughput(many, tmp_path / "many.png"))[0]
+    assert few < wide <= 3000
+
+
+def test_failed_and_empty_runs_still_plot(tmp_path: Path) -> None:
+    doc = load(RESULTS / "mixed-failed-3")
+    failed = copy.deepcopy(doc)
+    for t in failed["tests"]:
+        t.update(status="failed", error="down", throughput_bps=None, intervals=[])
+    for maker in (plot_throughput, plot_intervals):
+        sensible(maker(failed, tmp_path / f"failed-{maker.__name__}.png"))
+        sensible(maker({**doc, "tests": []}, tmp_path / f"empty-{maker.__name__}.png"))
+
+
+def test_plot_trend_over_real_history(tmp_path: Path) -> None:
+    series: list[TrendPoint] = []
+    for run in sorted(HISTORY.glob("baremetal-*")):
+        doc = load(run)
+        name = doc["tests"][0]["name"]
+        values = stats.ok_values([t for t in doc["tests"] if t["name"] == name], "throughput_bps")
+        s = stats.summarize([v / 1e6 for v in values])
+        assert s is not None
+        series.append((doc["started"], s.median, s.ci_low, s.ci_high))
+    series.append(("2026-12-01T02:00:00Z", None, None, None))  # a night whose test failed
+    path = plot_trend(series, tmp_path / "trend.png", "tcp: median Mbit/s per night")
+    sensible(path)
+    sensible(plot_trend([], tmp_path / "none.png", "no runs yet"))
+
+
+def test_unwritable_folder_is_a_netrun_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(NetrunError, match="cannot create the plot folder"):
+        plot_all(load(RESULTS / "baremetal-3"), blocker / "plots")
+    with pytest.raises(NetrunError, match="cannot write the plot"):
+        plot_throughput(load(RESULTS / "baremetal-3"), tmp_path / "missing" / "t.png")
