@@ -1,6 +1,7 @@
 """The thin command line: parse arguments, call the library, print, choose the exit code.
 
-Exit codes: 0 every test passed; 1 a test failed; 2 bad input; 130 Ctrl-C; 143 SIGTERM.
+Exit codes: 0 every test passed; 1 a test failed; 2 bad input; 3 a test regressed against
+its baseline; 75 another run holds the lock; 130 Ctrl-C; 143 SIGTERM.
 Expected errors (NetrunError) become one line on stderr; anything else is a bug, shown as a
 short note with the traceback kept in the debug log.
 """
@@ -18,10 +19,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from netrun import __version__
-from netrun.errors import InputError, Interrupted, NetrunError
+from netrun.errors import InputError, Interrupted, LockError, NetrunError
 
-EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_INT, EXIT_TERM = 0, 1, 2, 130, 143
-SUBCOMMANDS = ("inventory", "lab", "cleanup", "report")
+EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_REGRESSED, EXIT_LOCKED = 0, 1, 2, 3, 75
+EXIT_INT, EXIT_TERM = 130, 143
+SUBCOMMANDS = ("inventory", "lab", "cleanup", "report", "history")
+FORMATS = ("table", "markdown", "csv", "json", "html")
 
 log = logging.getLogger("netrun")
 
@@ -80,6 +83,26 @@ def run_parser() -> Parser:
         help="finish an interrupted run in its folder; tests that passed are not repeated",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    cron = p.add_argument_group("history, baselines and exports (nightly cron)")
+    cron.add_argument(
+        "--db", type=Path, help="history database (default: $XDG_DATA_HOME/netrun/history.sqlite)"
+    )
+    cron.add_argument("--no-history", action="store_true", help="do not store this run")
+    cron.add_argument(
+        "--baseline",
+        help="compare with: last | RUN_ID | results path (overrides the scenario's baseline:)",
+    )
+    cron.add_argument("--tolerance", help="throughput tolerance for every test, e.g. 5%%")
+    cron.add_argument("--plot", action="store_true", help="write PNG plots into the run folder")
+    cron.add_argument(
+        "--prometheus", type=Path, metavar="FILE", help="write node_exporter textfile metrics"
+    )
+    cron.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
+    cron.add_argument(
+        "--wait-lock",
+        action="store_true",
+        help="wait for another run to finish instead of exiting 75",
+    )
     p.add_argument("-V", "--version", action="version", version=f"netrun {__version__}")
     return p
 
@@ -111,8 +134,19 @@ def sub_parser() -> Parser:
     clean.add_argument("--accept-new-host-keys", action="store_true")
 
     rep = sub.add_parser("report", help="render a saved run again")
-    rep.add_argument("run", type=Path, help="a run folder or its results.json")
-    rep.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    rep.add_argument("run", help="a run folder, its results.json, or a stored run id")
+    rep.add_argument("--format", choices=FORMATS, default="table")
+    rep.add_argument("--plot", action="store_true", help="write PNG plots into the run folder")
+    rep.add_argument("--db", type=Path, help="history database (for run ids)")
+    rep.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
+
+    hist = sub.add_parser("history", help="stored runs with a trend per test; or import")
+    hist.add_argument("action", nargs="?", choices=["list", "import"], default="list")
+    hist.add_argument("path", nargs="?", type=Path, help="import: a folder of saved runs")
+    hist.add_argument("--scenario")
+    hist.add_argument("--test")
+    hist.add_argument("--last", type=int, default=20)
+    hist.add_argument("--db", type=Path)
     return p
 
 
@@ -132,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in exc.problems:
             print(f"netrun: error: {line}", file=sys.stderr)
         return EXIT_INPUT
+    except LockError as exc:
+        print(f"netrun: {exc}", file=sys.stderr)
+        return EXIT_LOCKED
     except NetrunError as exc:
         print(f"netrun: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -177,11 +214,37 @@ def _setup_log(path: Path, secrets: Sequence[str]) -> None:
 
 
 def cmd_run(ns: argparse.Namespace) -> int:
+    from netrun.history import History, default_path
+    from netrun.lock import RunLock
+    from netrun.publish import PublishOptions, check_baseline
+
+    req, secrets = _prepare(ns)
+    db = None if ns.no_history else (ns.db or default_path())
+    lock_at = ns.db or default_path()
+    opts = PublishOptions(
+        db=db,
+        baseline=ns.baseline or req.scenario.baseline,
+        tolerance=ns.tolerance,
+        plot=ns.plot,
+        prometheus=ns.prometheus,
+        junit=ns.junit,
+    )
+    with RunLock.beside(lock_at, wait=ns.wait_lock):
+        history = History.open(db) if db is not None else None  # a corrupt db fails now
+        try:
+            check_baseline(opts, history, req.scenario.name)
+        finally:
+            if history is not None:
+                history.close()
+        return _run_and_publish(req, opts, secrets)
+
+
+def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
+    """Load and check every input; nothing has touched a host yet."""
     from netrun.inventory import check_netrun_vars, load_inventory
     from netrun.modes import all_options
-    from netrun.report import render_table
-    from netrun.results import default_dir
-    from netrun.runner import Run, RunRequest, exit_code
+    from netrun.results import default_dir, load
+    from netrun.runner import RunRequest
     from netrun.scenario import load_scenario, parse_overrides
     from netrun.transport import SSHSettings, redact
 
@@ -196,8 +259,6 @@ def cmd_run(ns: argparse.Namespace) -> int:
     secrets = [s for h in inventory.hosts.values() for s in h.secrets()]
     previous = None
     if ns.resume:
-        from netrun.results import load
-
         previous = load(ns.resume)
         if previous.get("scenario") != scenario.name:
             raise InputError(
@@ -222,10 +283,20 @@ def cmd_run(ns: argparse.Namespace) -> int:
     if previous is not None:
         req.resume = previous
         req.run_id = str(previous.get("run_id") or req.run_id)
+    return req, secrets
+
+
+def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
+    from netrun.publish import publish
+    from netrun.report import render
+    from netrun.runner import Run, exit_code
+    from netrun.transport import redact
+
     run = Run(req)
-    _setup_log(outdir / "netrun.log", secrets)
-    progress(
-        f"netrun {__version__}: scenario {scenario.name}, run {req.run_id}, results in {outdir}"
+    _setup_log(req.outdir / "netrun.log", secrets)
+    req.progress(
+        f"netrun {__version__}: scenario {req.scenario.name}, run {req.run_id}, "
+        f"results in {req.outdir}"
     )
     code: int | None = None
     interrupted = False
@@ -241,19 +312,33 @@ def cmd_run(ns: argparse.Namespace) -> int:
         log.error("internal error\n%s", traceback.format_exc())
         print(
             f"netrun: internal error: {type(exc).__name__}: {redact(str(exc), secrets)} "
-            f"(traceback in {outdir / 'netrun.log'})",
+            f"(traceback in {req.outdir / 'netrun.log'})",
             file=sys.stderr,
         )
         doc, code = run.doc, EXIT_FAILED
-    text = redact(render_table(doc), secrets)
+    published = publish(doc, req.outdir, opts)
+    run.out.save(doc)  # with the baseline verdicts, if any
+    text = redact(render(doc, "table", published.verdicts), secrets)
     run.out.save_report(text)
+    if published.plots:
+        html = render(doc, "html", published.verdicts, published.plots)
+        run.out.save_report(redact(html, secrets), "report.html")
     print(text, end="")
-    print(f"results: {outdir / 'results.json'}", file=sys.stderr)
+    for line in published.notes:
+        print(f"netrun: {line}", file=sys.stderr)
+    for line in published.problems:
+        print(f"netrun: error: {line}", file=sys.stderr)
+    print(f"results: {req.outdir / 'results.json'}", file=sys.stderr)
     if interrupted:
         print("netrun: interrupted; partial results saved", file=sys.stderr)
     if code is not None:
         return code
-    return exit_code(doc)
+    code = exit_code(doc)
+    if code == EXIT_OK and published.regressed:
+        return EXIT_REGRESSED
+    if code == EXIT_OK and published.problems:
+        return EXIT_FAILED
+    return code
 
 
 def cmd_inventory(ns: argparse.Namespace) -> int:
@@ -321,16 +406,104 @@ def cmd_cleanup(ns: argparse.Namespace) -> int:
     return EXIT_FAILED if report.failed else EXIT_OK
 
 
-def cmd_report(ns: argparse.Namespace) -> int:
-    from netrun.report import render_table
+def _load_run(spec: str, db: Path | None) -> dict[str, Any]:
+    """A run from a folder, a results.json, or the history by id."""
+    from netrun.history import History, default_path
     from netrun.results import load
 
-    doc = load(ns.run)
-    if ns.format == "json":
-        print(json.dumps(doc, indent=2))
+    path = Path(spec)
+    if path.exists():
+        return load(path)
+    with History.open(db or default_path()) as history:
+        return history.get_run(spec)
+
+
+def cmd_report(ns: argparse.Namespace) -> int:
+    from netrun.report import render
+
+    doc = _load_run(ns.run, ns.db)
+    plots: list[Path] = []
+    if ns.plot:
+        from netrun import plots as plotting
+
+        run_dir = Path(ns.run) if Path(ns.run).is_dir() else Path(ns.run).parent
+        if not Path(ns.run).exists():
+            run_dir = Path(doc.get("run_dir") or f"netrun-report-{doc.get('run_id')}")
+            run_dir.mkdir(parents=True, exist_ok=True)
+        plots = plotting.plot_all(doc, run_dir)
+        for p in plots:
+            print(f"plot: {p}", file=sys.stderr)
+    text = render(doc, ns.format, doc_verdicts(doc), plots)
+    if ns.output:
+        from netrun.results import atomic_write
+
+        atomic_write(ns.output, text)
+        print(f"report: {ns.output}", file=sys.stderr)
     else:
-        print(render_table(doc, "github" if ns.format == "markdown" else "simple"), end="")
+        print(text, end="")
     return EXIT_OK
+
+
+def doc_verdicts(doc: dict[str, Any]) -> list[Any]:
+    """Verdicts stored in a results document by an earlier run's baseline comparison."""
+    from netrun.regress import Verdict
+
+    stored = (doc.get("baseline") or {}).get("verdicts") or []
+    return [
+        Verdict(v["test"], v["verdict"], v.get("delta_pct"), v.get("detail", "")) for v in stored
+    ]
+
+
+def cmd_history(ns: argparse.Namespace) -> int:
+    from netrun.history import History, default_path
+
+    db = ns.db or default_path()
+    with History.open(db) as history:
+        if ns.action == "import":
+            if ns.path is None:
+                raise InputError("netrun history import needs a folder: netrun history import DIR")
+            if not ns.path.exists():
+                raise InputError(f"{ns.path}: no such folder")
+            problems: list[str] = []
+            added = history.import_dir(ns.path, problems)
+            for line in problems:
+                print(f"netrun: skipped {line}", file=sys.stderr)
+            print(f"imported {len(added)} run(s) into {db}")
+            return EXIT_OK
+        rows = history.runs(scenario=ns.scenario, test=ns.test, last=ns.last)
+        print(_history_table(history, rows, ns.test))
+    return EXIT_OK
+
+
+def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
+    from tabulate import tabulate
+
+    if not rows:
+        return "no stored runs (netrun stores every run; see --db)"
+    table = [
+        [r.run_id, r.scenario, r.started, r.status, f"{r.samples - r.failed}/{r.samples}"]
+        for r in rows
+    ]
+    out = [tabulate(table, headers=["run", "scenario", "started", "status", "ok samples"])]
+    trends = []
+    for scenario in dict.fromkeys(r.scenario for r in rows):
+        tests = dict.fromkeys(t for r in rows if r.scenario == scenario for t in r.tests)
+        for test in tests:
+            if only_test and test != only_test:
+                continue
+            series = history.series(scenario, test, last=len(rows))
+            medians = [s.median / 1e6 for _, s in series if s is not None and s.median]
+            if not medians:
+                continue
+            change = (medians[-1] / medians[0] - 1) * 100 if len(medians) > 1 else 0.0
+            shown = " → ".join(f"{m:.0f}" for m in medians[-6:])
+            trends.append([scenario, test, len(medians), shown, f"{change:+.1f}%"])
+    if trends:
+        out.append("")
+        out.append(
+            tabulate(trends, headers=["scenario", "test", "runs", "median Mbit/s (last 6)", "Δ"])
+        )
+    return "\n".join(out)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
@@ -338,6 +511,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "lab": cmd_lab,
     "cleanup": cmd_cleanup,
     "report": cmd_report,
+    "history": cmd_history,
 }
 
 if __name__ == "__main__":

@@ -1,0 +1,161 @@
+"""Publishing a finished run: history, baseline verdicts, plots and exporter files.
+
+Everything here works from the saved results document, after the hosts are left alone,
+so a failure to publish never costs the measurements: results.json is already on disk
+and ``netrun history import`` can take the run in later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from netrun.errors import InputError, NetrunError
+from netrun.history import History
+from netrun.regress import (
+    Verdict,
+    compare,
+    parse_tolerance,
+    resolve_baseline,
+    tolerances_from_doc,
+    worst,
+)
+
+
+@dataclass(frozen=True)
+class PublishOptions:
+    """What to do with a finished run (from the CLI flags and the scenario)."""
+
+    db: Path | None = None
+    baseline: str | None = None
+    tolerance: str | None = None
+    plot: bool = False
+    prometheus: Path | None = None
+    junit: Path | None = None
+
+
+@dataclass
+class Published:
+    """What publishing produced, and what went wrong without losing the run."""
+
+    verdicts: list[Verdict] = field(default_factory=list)
+    baseline_id: str | None = None
+    plots: list[Path] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def regressed(self) -> bool:
+        return worst(self.verdicts) == "regressed" or any(
+            v.verdict == "regressed" for v in self.verdicts
+        )
+
+
+def check_baseline(opts: PublishOptions, history: History | None, scenario: str) -> None:
+    """Fail before the run (exit 2) when a named baseline does not exist."""
+    if opts.tolerance is not None:
+        parse_tolerance(opts.tolerance)
+    if opts.baseline and opts.baseline.strip() != "last":
+        resolve_baseline(opts.baseline, history, scenario)
+
+
+def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Published:
+    """Store the run, compare it with its baseline, and write plots and exporter files."""
+    out = Published()
+    history: History | None = None
+    if opts.db is not None:
+        try:
+            history = History.open(opts.db)
+        except NetrunError as exc:
+            out.problems.append(f"history not updated: {exc}")
+    try:
+        _compare(doc, opts, history, out)
+        if history is not None:
+            try:
+                history.add_run(doc, outdir)
+            except NetrunError as exc:
+                out.problems.append(
+                    f"history not updated: {exc}; later: netrun history import {outdir}"
+                )
+        if opts.plot:
+            out.plots = _plots(doc, outdir, history, out)
+        _exporters(doc, opts, out)
+    finally:
+        if history is not None:
+            history.close()
+    return out
+
+
+def _compare(
+    doc: dict[str, Any], opts: PublishOptions, history: History | None, out: Published
+) -> None:
+    if not opts.baseline:
+        return
+    try:
+        base = resolve_baseline(opts.baseline, history, doc["scenario"], doc.get("run_id"))
+    except InputError as exc:
+        if opts.baseline.strip() == "last":
+            out.notes.append(f"no comparison: {exc}")
+            return
+        raise
+    throughput = parse_tolerance(opts.tolerance) if opts.tolerance else None
+    out.verdicts = compare(doc, base, tolerances_from_doc(doc, throughput))
+    out.baseline_id = str(base.get("run_id") or opts.baseline)
+    doc["baseline"] = {
+        "run_id": out.baseline_id,
+        "started": base.get("started"),
+        "verdicts": [
+            {"test": v.test, "verdict": v.verdict, "delta_pct": v.delta_pct, "detail": v.detail}
+            for v in out.verdicts
+        ],
+    }
+
+
+def _plots(
+    doc: dict[str, Any], outdir: Path, history: History | None, out: Published
+) -> list[Path]:
+    from netrun import plots
+
+    files = plots.plot_all(doc, outdir)
+    if history is not None:
+        names = list(dict.fromkeys(t["name"] for t in doc.get("tests", [])))
+        for name in names:
+            series = history.series(doc["scenario"], name, last=30)
+            if len(series) < 2:
+                continue
+            points = [
+                (started, s.median / 1e6, _mbit(s.ci_low), _mbit(s.ci_high))
+                for started, s in series
+                if s is not None and s.median is not None
+            ]
+            safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+            files.append(plots.plot_trend(points, outdir / f"trend-{safe}.png", name))
+    return files
+
+
+def _mbit(value: float | None) -> float | None:
+    return None if value is None else value / 1e6
+
+
+def _exporters(doc: dict[str, Any], opts: PublishOptions, out: Published) -> None:
+    from netrun import exporters
+
+    if opts.prometheus is not None:
+        previous = None
+        try:
+            if opts.prometheus.exists():
+                previous = exporters.previous_last_success(
+                    opts.prometheus.read_text(encoding="utf-8"), doc["scenario"]
+                )
+            text = exporters.prometheus_text(doc, out.verdicts, last_success=previous)
+            out.files.append(exporters.write_atomic(opts.prometheus, text))
+        except (OSError, NetrunError) as exc:
+            out.problems.append(f"{opts.prometheus}: not written ({exc})")
+    if opts.junit is not None:
+        try:
+            xml = exporters.junit_xml(doc, out.verdicts)
+            out.files.append(exporters.write_atomic(opts.junit, xml))
+        except (OSError, NetrunError) as exc:
+            out.problems.append(f"{opts.junit}: not written ({exc})")
