@@ -20,7 +20,7 @@ from netrun.transport import SSHSettings, connect_all, on_each
 RUN_ID = re.compile(r"^[0-9a-f]{4,32}$")
 
 
-def cleanup_script(remote_tmp: str, run_id: str | None, docker: bool = True) -> str:
+def cleanup_script(remote_tmp: str, run_id: str | None, docker: str | None = "docker") -> str:
     """One sh script: kill recorded iperf pids, remove run folders, remove labelled containers."""
     base = shlex.quote(remote_tmp.rstrip("/") or "/")
     pattern = f"netrun-{run_id}" if run_id else "netrun-*"
@@ -33,10 +33,11 @@ def cleanup_script(remote_tmp: str, run_id: str | None, docker: bool = True) -> 
         'rm -rf "$d" && echo "removed $d"; done; '
     )
     if docker:
+        d = shlex.quote(docker)
         script += (
-            "if command -v docker >/dev/null 2>&1; then "
-            f"ids=$(docker ps -aq --filter label={shlex.quote(label)} 2>/dev/null); "
-            'if [ -n "$ids" ]; then docker rm -f $ids >/dev/null 2>&1 && '
+            f"if command -v {d} >/dev/null 2>&1; then "
+            f"ids=$({d} ps -aq --filter label={shlex.quote(label)} 2>/dev/null); "
+            f'if [ -n "$ids" ]; then {d} rm -f $ids >/dev/null 2>&1 && '
             'echo "removed containers: $(echo $ids)"; fi; fi; '
         )
     return script + "true"
@@ -63,7 +64,8 @@ def cleanup(
 
     def sweep(host: Host) -> None:
         tmp = str(host.vars.get("netrun_remote_tmp") or "/tmp")
-        res = host.run(cleanup_script(tmp, run_id), timeout=60, sudo=False, check=False)
+        docker = str(host.vars.get("netrun_docker") or "docker")
+        res = host.run(cleanup_script(tmp, run_id, docker), timeout=60, check=False)
         found[host.name] = [line for line in res.stdout.splitlines() if line.strip()]
 
     swept = on_each(live, sweep, deadline=90)

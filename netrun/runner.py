@@ -292,7 +292,7 @@ class Run:
 
         def sweep(host: Host) -> None:
             tmp = self.ctx.workdir(host).rsplit("/", 1)[0] or "/"
-            docker = host.name in self.ctx.docker_hosts
+            docker = self.ctx.docker_hosts.get(host.name)
             script = cleanup_script(tmp, self.ctx.run_id, docker=docker)
             host.run(script, timeout=60, check=False)
 

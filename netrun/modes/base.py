@@ -46,8 +46,9 @@ class RunContext:
     run_id: str
     facts: dict[Any, Any] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
-    #: Hosts where a mode used Docker: the final sweep also removes labelled containers.
-    docker_hosts: set[str] = field(default_factory=set)
+    #: Host name -> docker command, where a mode used Docker: the final sweep also
+    #: removes the run's labelled containers there.
+    docker_hosts: dict[str, str] = field(default_factory=dict)
 
     def workdir(self, host: Host) -> str:
         """The run's private folder on a host; removed at the end of the run."""

@@ -108,7 +108,7 @@ class DockerMode(Mode):
             engine = dk.parse_version(res.stdout, res.stderr, res.exited, host.name)
             with _lock:
                 self.ctx.facts[key] = engine
-                self.ctx.docker_hosts.add(host.name)
+                self.ctx.docker_hosts[host.name] = docker
         self.details.setdefault("engine", {})[host.name] = engine.server_version
         for image in images:
             image_id = self.ensure_image(host, image)

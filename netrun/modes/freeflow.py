@@ -141,18 +141,29 @@ class FreeFlow(DockerMode):
             privileged=True,  # FreeFlow's router programs the host network: it needs it
             net_host=True,
         )
+        # A library left by an earlier router must not pass for this one's readiness.
+        host.run(["rm", "-f", self.library_path(host)], timeout=30, check=False, sudo=host.become)
         self.dk_run(host, argv, timeout=120)
         record["reused"] = False
         deadline = time.monotonic() + float(self.test.value("router_timeout"))
-        while not self.library_ready(host):
-            if time.monotonic() > deadline:
+        while True:
+            res = host.run(dk.inspect_command([name], docker), timeout=30, check=False)
+            found = dk.parse_inspect(res.stdout) if res.ok else []
+            running = bool(found) and found[0].running
+            if running and self.library_ready(host):
+                break
+            if not running or time.monotonic() > deadline:
                 logs = host.run(dk.logs_command(name, docker), timeout=30, check=False)
                 tail = " | ".join((logs.stdout + logs.stderr).strip().splitlines()[-3:])
+                what = (
+                    "exited at once"
+                    if not running
+                    else f"did not publish {self.library_path(host)} within "
+                    f"{self.test.value('router_timeout')}s"
+                )
                 raise ModeError(
-                    f"{host.name}: FreeFlow router '{name}' did not publish "
-                    f"{self.library_path(host)} within {self.test.value('router_timeout')}s; "
-                    f"check the router image {self.value('router_image', host)}"
-                    + (f" (logs: {tail})" if tail else "")
+                    f"{host.name}: FreeFlow router '{name}' {what}; check the router image "
+                    f"{self.value('router_image', host)}" + (f" (logs: {tail})" if tail else "")
                 )
             time.sleep(0.1)
         res = host.run(dk.inspect_command([name], docker), timeout=30, check=False)

@@ -102,9 +102,26 @@ def lab_skip_reason(docker: bool = False) -> str | None:
     return None
 
 
+OWNER = "owner.pid"  # beside a test lab's state dir: the pytest process that made it
+
+
+def _owner_alive(tmp: Path) -> bool:
+    try:
+        pid = int((tmp / OWNER).read_text().strip())
+    except (OSError, ValueError):
+        return False
+    return pid != os.getpid() and Path(f"/proc/{pid}").exists()
+
+
 def sweep_stale_labs(prefix: str) -> None:
-    """Take down a lab with this prefix that a killed pytest session left behind."""
+    """Take down a lab with this prefix that a killed pytest session left behind.
+
+    A lab whose pytest process still runs belongs to another session and is left alone
+    (that session's lab then makes ours fail to start, with a clear message).
+    """
     for state in Path("/tmp").glob("pytest-of-*/pytest-*/*/state/lab.json"):
+        if _owner_alive(state.parent.parent):
+            continue
         try:
             status = netrun_lab.status(state.parent)
         except Exception:  # unreadable leftovers are not ours to judge
@@ -128,6 +145,8 @@ def start_lab(tmp: Path, **kwargs: object) -> LabHandle:
     """Bring up a lab under `tmp` (state in tmp/state, inventory tmp/inventory.yaml)."""
     cfg = netrun_lab.LabConfig(state_dir=tmp / "state", inventory=tmp / "inventory.yaml", **kwargs)  # type: ignore[arg-type]
     sweep_stale_labs(cfg.prefix)
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / OWNER).write_text(f"{os.getpid()}\n")
     try:
         status = netrun_lab.up(cfg)
     except BaseException:

@@ -139,7 +139,26 @@ def test_container_that_exits_at_once(
     assert "exited at once" in error and "boom: iperf3 refuses to start" in error, error
 
 
-def test_router_that_never_publishes_the_library(docker_lab: LabHandle, tmp_path: Path) -> None:
+@pytest.fixture
+def silent_router_image(docker_lab: LabHandle) -> Iterator[str]:
+    """A "router" that keeps running (an idle iperf3 server) but never publishes a library."""
+    image = "netrun-test/silent-router:1"
+    try:
+        for host in PAIR:
+            name = docker_lab.docker(host, "create", IPERF3_IMAGE, "-s").strip()
+            try:
+                docker_lab.docker(host, "commit", name, image)
+            finally:
+                docker_quiet(docker_lab, host, "rm", "-f", name)
+        yield image
+    finally:
+        for host in PAIR:
+            docker_quiet(docker_lab, host, "rmi", "-f", image)
+
+
+def test_router_that_never_publishes_the_library(
+    docker_lab: LabHandle, tmp_path: Path, silent_router_image: str
+) -> None:
     # Fresh FreeFlow folders: a library an earlier router left must not count as published.
     dirs = {h: tmp_path / f"freeflow-{h}" for h in PAIR}
     inv = write_inventory(
@@ -148,7 +167,7 @@ def test_router_that_never_publishes_the_library(docker_lab: LabHandle, tmp_path
         host_vars={h: {"netrun_freeflow_dir": str(d)} for h, d in dirs.items()},
     )
     scenario = container_scenario(
-        tmp_path, "norouter", "freeflow", router_image=IPERF3_IMAGE, router_timeout=2
+        tmp_path, "norouter", "freeflow", router_image=silent_router_image, router_timeout=2
     )
     started = time.monotonic()
     res = netrun(tmp_path, scenario, inv)
@@ -160,12 +179,26 @@ def test_router_that_never_publishes_the_library(docker_lab: LabHandle, tmp_path
         assert containers_named(docker_lab, host, ROUTER) == [], f"router left on {host}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="netrun bug: ensure_router takes a libfsocket.so left in freeflow_dir by an "
-    "earlier router as proof that a newly started (dead) router published it",
-)
+def test_router_that_exits_at_once(docker_lab: LabHandle, tmp_path: Path) -> None:
+    dirs = {h: tmp_path / f"freeflow-{h}" for h in PAIR}
+    inv = write_inventory(
+        tmp_path,
+        docker_lab,
+        host_vars={h: {"netrun_freeflow_dir": str(d)} for h, d in dirs.items()},
+    )
+    # The iperf3 image, run with no arguments, prints its usage and exits.
+    scenario = container_scenario(
+        tmp_path, "deadrouter", "freeflow", router_image=IPERF3_IMAGE, router_timeout=20
+    )
+    started = time.monotonic()
+    res = netrun(tmp_path, scenario, inv)
+    assert time.monotonic() - started < 20, "a dead router must fail at once, not time out"
+    error = failed_error(tmp_path, res, "deadrouter")
+    assert f"FreeFlow router '{ROUTER}' exited at once" in error, error
+    for host in PAIR:
+        assert containers_named(docker_lab, host, ROUTER) == [], f"router left on {host}"
+
+
 def test_dead_router_with_a_stale_library_fails(docker_lab: LabHandle, tmp_path: Path) -> None:
     stale = {h: tmp_path / f"freeflow-{h}" for h in PAIR}
     for host, d in stale.items():
