@@ -14,6 +14,7 @@ netrun checks /proc/<pid>/maps of each iperf3 container's PID 1.
 from __future__ import annotations
 
 import ipaddress
+import json
 import shlex
 import time
 from typing import Any
@@ -171,27 +172,15 @@ class FreeFlow(DockerMode):
             record.update(id=found.id, image_id=found.image_id)
 
     def container_labels(self, host: Host, name: str) -> dict[str, str]:
-        res = host.run(
-            [self.docker(host), "inspect", "--format", "{{json .Config.Labels}}", name],
-            timeout=30,
-            check=False,
-        )
-        import json
-
-        try:
-            labels = json.loads(res.stdout) if res.ok else {}
-        except ValueError:
-            labels = {}
-        return labels if isinstance(labels, dict) else {}
+        return self._labels(host, ["inspect", name])
 
     def image_labels(self, host: Host, image: str) -> dict[str, str]:
-        res = host.run(
-            [self.docker(host), "image", "inspect", "--format", "{{json .Config.Labels}}", image],
-            timeout=30,
-            check=False,
-        )
-        import json
+        return self._labels(host, ["image", "inspect", image])
 
+    def _labels(self, host: Host, what: list[str]) -> dict[str, str]:
+        """Labels of a container or image (``docker [image] inspect``), {} when unknown."""
+        argv = [self.docker(host), *what[:-1], "--format", "{{json .Config.Labels}}", what[-1]]
+        res = host.run(argv, timeout=30, check=False)
         try:
             labels = json.loads(res.stdout) if res.ok else {}
         except ValueError:
