@@ -214,7 +214,7 @@ def _setup_log(path: Path, secrets: Sequence[str]) -> None:
 
 
 def cmd_run(ns: argparse.Namespace) -> int:
-    from netrun.history import History, default_path
+    from netrun.history import History, HistoryLockedError, default_path
     from netrun.lock import RunLock
     from netrun.publish import PublishOptions, check_baseline
 
@@ -230,9 +230,14 @@ def cmd_run(ns: argparse.Namespace) -> int:
         junit=ns.junit,
     )
     with RunLock.beside(lock_at, wait=ns.wait_lock):
-        history = History.open(db) if db is not None else None  # a corrupt db fails now
+        history = None
         try:
-            check_baseline(opts, history, req.scenario.name)
+            history = History.open(db) if db is not None else None  # a corrupt db fails now
+        except HistoryLockedError as exc:
+            # Passing: measure anyway; publishing says how to store the run later.
+            print(f"netrun: warning: {exc}", file=sys.stderr)
+        try:
+            check_baseline(opts, history, req.scenario)
         finally:
             if history is not None:
                 history.close()
@@ -318,10 +323,11 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
         doc, code = run.doc, EXIT_FAILED
     published = publish(doc, req.outdir, opts)
     run.out.save(doc)  # with the baseline verdicts, if any
-    text = redact(render(doc, "table", published.verdicts), secrets)
+    verdicts = published.verdicts if published.baseline_id else None
+    text = redact(render(doc, "table", verdicts), secrets)
     run.out.save_report(text)
     if published.plots:
-        html = render(doc, "html", published.verdicts, published.plots)
+        html = render(doc, "html", verdicts, published.plots)
         run.out.save_report(redact(html, secrets), "report.html")
     print(text, end="")
     for line in published.notes:
@@ -444,11 +450,13 @@ def cmd_report(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def doc_verdicts(doc: dict[str, Any]) -> list[Any]:
-    """Verdicts stored in a results document by an earlier run's baseline comparison."""
+def doc_verdicts(doc: dict[str, Any]) -> list[Any] | None:
+    """Verdicts stored in a results document by its baseline comparison (None: none made)."""
     from netrun.regress import Verdict
 
-    stored = (doc.get("baseline") or {}).get("verdicts") or []
+    if not doc.get("baseline"):
+        return None
+    stored = doc["baseline"].get("verdicts") or []
     return [
         Verdict(v["test"], v["verdict"], v.get("delta_pct"), v.get("detail", "")) for v in stored
     ]

@@ -86,6 +86,10 @@ class HistoryError(NetrunError):
     """The history database cannot be used (corrupt, locked, too new, unwritable)."""
 
 
+class HistoryLockedError(HistoryError):
+    """Another process holds a lock on the database: passing, unlike a corrupt file."""
+
+
 class UnknownRunError(HistoryError, InputError):
     """A run id (or prefix) that matches no stored run, or more than one."""
 
@@ -213,8 +217,8 @@ class History:
         except sqlite3.Error as exc:
             text = str(exc)
             if "locked" in text or "busy" in text:
-                raise HistoryError(
-                    f"{self.path}: database is locked by another process; retry or use --wait-lock"
+                raise HistoryLockedError(
+                    f"{self.path}: database is locked by another process; retry later"
                 ) from None
             not_db = not isinstance(exc, sqlite3.OperationalError)
             if not_db or "no such table" in text or "no such column" in text:

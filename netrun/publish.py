@@ -21,6 +21,7 @@ from netrun.regress import (
     tolerances_from_doc,
     worst,
 )
+from netrun.scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -53,12 +54,17 @@ class Published:
         )
 
 
-def check_baseline(opts: PublishOptions, history: History | None, scenario: str) -> None:
-    """Fail before the run (exit 2) when a named baseline does not exist."""
+def check_baseline(opts: PublishOptions, history: History | None, scenario: Scenario) -> None:
+    """Fail before the run (exit 2) on a baseline that does not exist or a bad tolerance."""
     if opts.tolerance is not None:
         parse_tolerance(opts.tolerance)
+    for test in scenario.tests:
+        try:
+            parse_tolerance(test.value("tolerance"))
+        except InputError as exc:
+            raise InputError(f"{scenario.path}: test '{test.name}': {exc}") from None
     if opts.baseline and opts.baseline.strip() != "last":
-        resolve_baseline(opts.baseline, history, scenario)
+        resolve_baseline(opts.baseline, history, scenario.name)
 
 
 def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Published:
@@ -69,7 +75,10 @@ def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Publishe
         try:
             history = History.open(opts.db)
         except NetrunError as exc:
-            out.problems.append(f"history not updated: {exc}")
+            out.problems.append(
+                f"history not updated: {exc}; store the run later with: "
+                f"netrun history import {outdir.resolve()}"
+            )
     try:
         _compare(doc, opts, history, out)
         if history is not None:
@@ -77,7 +86,8 @@ def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Publishe
                 history.add_run(doc, outdir)
             except NetrunError as exc:
                 out.problems.append(
-                    f"history not updated: {exc}; later: netrun history import {outdir}"
+                    f"history not updated: {exc}; store the run later with: "
+                    f"netrun history import {outdir.resolve()}"
                 )
         if opts.plot:
             out.plots = _plots(doc, outdir, history, out)

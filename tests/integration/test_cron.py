@@ -298,11 +298,6 @@ def test_baseline_last_first_run_notes_second_run_verdicts(lab: LabHandle, tmp_p
     assert "verdict" in header and "Δ%" in header, header
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: cli._run_and_publish and cmd_report pass an empty verdict list (not None) "
-    "to render, so every table gets empty Δ%/verdict columns even with no baseline",
-)
 def test_no_baseline_no_verdict_columns(saved: Path, tmp_path: Path) -> None:
     assert "baseline" not in load_results(saved / "out")
     header = table_header((saved / "out" / "report.txt").read_text())
@@ -389,11 +384,6 @@ def test_tolerance_that_is_not_a_percentage_is_bad_input(
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: tolerance '500%' passes the scenario check but parse_tolerance refuses it "
-    "only after the run, in publish (exit 2 after measuring)",
-)
 def test_tolerance_out_of_range_is_refused_before_the_run(
     lab: LabHandle, saved: Path, tmp_path: Path
 ) -> None:
@@ -675,11 +665,6 @@ def test_database_locked_during_the_run_keeps_results(
     check_not_lost(tmp_path, db, lock_db_mid_run(lab, tmp_path, db))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: publish.publish says only 'history not updated: ... locked; retry or use "
-    "--wait-lock' when History.open fails, without the 'netrun history import DIR' hint",
-)
 def test_database_locked_error_says_how_to_import_later(
     lab: LabHandle, saved: Path, tmp_path: Path
 ) -> None:
@@ -687,11 +672,6 @@ def test_database_locked_error_says_how_to_import_later(
     check_not_lost(tmp_path, db, lock_db_mid_run(lab, tmp_path, db), hint=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: cmd_run opens the history before the run, so a database locked by another "
-    "process aborts the whole run (nothing measured) instead of measuring and reporting",
-)
 def test_database_locked_for_the_whole_run_keeps_results(
     lab: LabHandle, saved: Path, tmp_path: Path
 ) -> None:
