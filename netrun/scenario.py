@@ -89,13 +89,16 @@ def matching(pattern: str, expects: str) -> Callable[[Any], str | None]:
 
 # fmt: off
 COMMON_OPTIONS: tuple[Option, ...] = (
+    # iperf3 reads -t and -O as whole seconds (1.5 would silently become 1).
     Option("duration", (int, float), 10, "seconds of traffic per run (iperf3 -t)",
-           check=number(0, strict=True)),
+           check=expecting("a whole number of seconds >= 1",
+                           lambda v: v >= 1 and float(v).is_integer())),
     Option("protocol", str, "tcp", "tcp or udp (iperf3 -u)", choices=("tcp", "udp")),
     Option("streams", int, 1, "parallel streams (iperf3 -P)", check=integer(1, 128)),
     Option("reverse", bool, False, "the server sends and the client receives (iperf3 -R)"),
     Option("omit", (int, float), 0, "warm-up seconds left out of the result (iperf3 -O)",
-           check=number(0, strict=False)),
+           check=expecting("a whole number of seconds >= 0",
+                           lambda v: v >= 0 and float(v).is_integer())),
     Option("bitrate", (int, str), None, "target rate, e.g. 800K or 1G (iperf3 -b)",
            check=size(0), nullable=True),
     Option("length", (int, str), None, "buffer or datagram length, e.g. 1400 (iperf3 -l)",

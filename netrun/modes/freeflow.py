@@ -167,9 +167,7 @@ class FreeFlow(DockerMode):
                     f"{self.value('router_image', host)}" + (f" (logs: {tail})" if tail else "")
                 )
             time.sleep(0.1)
-        res = host.run(dk.inspect_command([name], docker), timeout=30, check=False)
-        for found in dk.parse_inspect(res.stdout) if res.ok else []:
-            record.update(id=found.id, image_id=found.image_id)
+        record.update(id=found[0].id, image_id=found[0].image_id)
 
     def container_labels(self, host: Host, name: str) -> dict[str, str]:
         return self._labels(host, ["inspect", name])

@@ -247,7 +247,7 @@ def test_a_folder_is_refused(tmp_path: Path) -> None:
         History.open(tmp_path)
 
 
-LOCKED = "{}: database is locked by another process; retry or use --wait-lock"
+LOCKED = "{}: database is locked by another process; retry later"
 
 
 def test_write_while_another_process_writes_fails_fast(tmp_path: Path) -> None:

@@ -138,12 +138,12 @@ def test_name_defaults_to_file_stem_and_hosts_are_optional(tmp_path: Path) -> No
 
 def test_valid_values_accepted(tmp_path: Path) -> None:
     extra = (
-        ", duration: 2.5, omit: 0, bitrate: 0, length: 128K, window: 4M, port: 5201,"
+        ", duration: 3, omit: 0, bitrate: 0, length: 128K, window: 4M, port: 5201,"
         " connect_timeout: 0.5, timeout: 60, repeat: 3, streams: 128, protocol: udp"
     )
     path = write(tmp_path, HEAD + extra + "}\n")
     spec = load(path).tests[0]
-    assert (spec.duration, spec.length, spec.window, spec.port) == (2.5, "128K", "4M", 5201)
+    assert (spec.duration, spec.length, spec.window, spec.port) == (3, "128K", "4M", 5201)
     assert spec.deadline == 60
 
 
@@ -164,7 +164,7 @@ def test_reports_every_problem_in_one_error() -> None:
     w = str(FIXTURES / "many-problems.yaml")
     assert problems(FIXTURES / "many-problems.yaml") == [
         f"{w}: unknown key 'colour' (valid keys: name, description, defaults, tests, baseline)",
-        f"{w}: defaults: duration must be a number > 0, got 'ten'",
+        f"{w}: defaults: duration must be a whole number of seconds >= 1, got 'ten'",
         f"{w}: defaults: image must be a string, got 42",
         f"{w}: defaults: unknown key 'protcol'; did you mean 'protocol'?",
         f"{w}: tests[0] 'bm': server 'alhpa' is not in the inventory; did you mean 'alpha'?",
@@ -197,12 +197,15 @@ def test_error_message_is_one_line_per_problem() -> None:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (", duration: 0", "duration must be a number > 0, got 0"),
-        (", duration: -1.5", "duration must be a number > 0, got -1.5"),
-        (", duration: .inf", "duration must be a number > 0, got inf"),
-        (", duration: yes", "duration must be a number > 0, got true (YAML reads yes/no/on/off"),
-        (", duration: null", "duration must be a number > 0, got null"),
-        (", omit: -1", "omit must be a number >= 0, got -1"),
+        (", duration: 0", "duration must be a whole number of seconds >= 1, got 0"),
+        (", duration: -1.5", "duration must be a whole number of seconds >= 1, got -1.5"),
+        (", duration: .inf", "duration must be a whole number of seconds >= 1, got inf"),
+        (
+            ", duration: yes",
+            "duration must be a whole number of seconds >= 1, got true (YAML reads yes/no/on/off",
+        ),
+        (", duration: null", "duration must be a whole number of seconds >= 1, got null"),
+        (", omit: -1", "omit must be a whole number of seconds >= 0, got -1"),
         (", streams: 0", "streams must be an integer from 1 to 128, got 0"),
         (", streams: 129", "streams must be an integer from 1 to 128, got 129"),
         (", streams: 2.0", "streams must be an integer from 1 to 128, got 2.0"),
@@ -474,7 +477,7 @@ def test_override_problems_are_named_as_dash_e(tmp_path: Path) -> None:
     )
     assert found == [
         "-e stream=4: unknown key 'stream'; did you mean 'streams'?",
-        "-e duration=ten: duration must be a number > 0, got 'ten'",
+        "-e duration=ten: duration must be a whole number of seconds >= 1, got 'ten'",
         "-e reverse=null: reverse must be true or false, got null",
         "-e server=alfa: server 'alfa' is not in the inventory; did you mean 'alpha'?",
         "-e 3=1: key 3 is not a string",
@@ -484,7 +487,7 @@ def test_override_problems_are_named_as_dash_e(tmp_path: Path) -> None:
 def test_problems_from_file_and_overrides_come_together(tmp_path: Path) -> None:
     found = one_test(tmp_path, ", streams: 0", overrides={"omit": -1})
     assert found == [
-        "-e omit=-1: omit must be a number >= 0, got -1",
+        "-e omit=-1: omit must be a whole number of seconds >= 0, got -1",
         f"{tmp_path / 'x.yaml'}: tests[0] 'bm': streams must be an integer from 1 to 128, got 0",
     ]
 
@@ -600,3 +603,10 @@ def test_option_for_rejects_bad_inventory_values(tmp_path: Path) -> None:
 def test_option_for_unknown_name(tmp_path: Path) -> None:
     with pytest.raises(KeyError, match="did you mean 'image'"):
         option_for(_docker_spec(tmp_path), Host("alpha"), "imag", (IMAGE,))
+
+
+def test_fractional_duration_is_refused(tmp_path: Path) -> None:
+    """iperf3 reads -t as whole seconds: 2.5 would silently run for 2."""
+    with pytest.raises(ScenarioError) as err:
+        load(write(tmp_path, HEAD + ", duration: 2.5}\n"))
+    assert "duration must be a whole number of seconds >= 1, got 2.5" in str(err.value)
