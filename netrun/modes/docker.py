@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from netrun.errors import ModeError, NetrunError
+from netrun.errors import ModeError
 from netrun.host import Host
 from netrun.modes.base import Measurement, Mode, Option
 from netrun.scenario import matching, number
@@ -297,15 +297,20 @@ class DockerMode(Mode):
         by_host: dict[str, tuple[Host, list[str]]] = {}
         for host, name in self.started:
             by_host.setdefault(host.name, (host, []))[1].append(name)
-        errors: list[str] = []
-        for host, names in by_host.values():
-            try:
-                host.run(dk.rm_command(names, self.docker(host)), timeout=60, check=False)
-            except NetrunError as exc:
-                errors.append(str(exc))
+
+        def remove(host: Host, names: list[str]) -> None:
+            host.run(dk.rm_command(names, self.docker(host)), timeout=60, check=False)
+
+        result = in_parallel(
+            {
+                name: functools.partial(remove, host, names)
+                for name, (host, names) in by_host.items()
+            },
+            deadline=90,
+        )
         self.started.clear()
-        if errors:
-            raise ModeError("; ".join(errors))
+        if result.failed:
+            raise ModeError("; ".join(str(e) for e in result.failed.values()))
 
 
 MODE = DockerMode
