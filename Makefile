@@ -35,4 +35,4 @@ lab-down:
 	netrun lab down
 
 bench:  ## throughput ratio and per-test overhead against the emulated lab
-	$(PY) bench/overhead.py
+	$(PY) bench/overhead.py --docker
