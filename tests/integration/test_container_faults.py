@@ -9,6 +9,7 @@ SIGKILLed run left.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import signal
 import subprocess
@@ -108,25 +109,37 @@ def test_docker_daemon_stopped_on_one_host(docker_lab: LabHandle, tmp_path: Path
     assert "Cannot connect to the Docker daemon" in error, error
 
 
-@pytest.fixture
-def boom_image(docker_lab: LabHandle, tmp_path: Path) -> Iterator[str]:
-    """An image whose iperf3 prints "boom" and exits 1, on alpha and bravo."""
-    image = "netrun-test/boom:1"
-    script = tmp_path / "iperf3"
-    script.write_text('#!/bin/sh\necho "boom: iperf3 refuses to start" >&2\nexit 1\n')
-    script.chmod(0o755)
+@contextlib.contextmanager
+def committed_image(
+    lab: LabHandle, image: str, create: list[str], files: dict[Path, str] | None = None
+) -> Iterator[str]:
+    """A test image on alpha and bravo: the lab image created with ``create`` arguments,
+    ``files`` copied in, and committed; removed again afterwards."""
     try:
         for host in PAIR:
-            name = docker_lab.docker(host, "create", IPERF3_IMAGE).strip()
+            name = lab.docker(host, "create", IPERF3_IMAGE, *create).strip()
             try:
-                docker_lab.docker(host, "cp", str(script), f"{name}:/usr/bin/iperf3")
-                docker_lab.docker(host, "commit", name, image)
+                for src, dst in (files or {}).items():
+                    lab.docker(host, "cp", str(src), f"{name}:{dst}")
+                lab.docker(host, "commit", name, image)
             finally:
-                docker_quiet(docker_lab, host, "rm", "-f", name)
+                docker_quiet(lab, host, "rm", "-f", name)
         yield image
     finally:
         for host in PAIR:
-            docker_quiet(docker_lab, host, "rmi", "-f", image)
+            docker_quiet(lab, host, "rmi", "-f", image)
+
+
+@pytest.fixture
+def boom_image(docker_lab: LabHandle, tmp_path: Path) -> Iterator[str]:
+    """An image whose iperf3 prints "boom" and exits 1, on alpha and bravo."""
+    script = tmp_path / "iperf3"
+    script.write_text('#!/bin/sh\necho "boom: iperf3 refuses to start" >&2\nexit 1\n')
+    script.chmod(0o755)
+    with committed_image(
+        docker_lab, "netrun-test/boom:1", [], {script: "/usr/bin/iperf3"}
+    ) as image:
+        yield image
 
 
 def test_container_that_exits_at_once(
@@ -142,18 +155,8 @@ def test_container_that_exits_at_once(
 @pytest.fixture
 def silent_router_image(docker_lab: LabHandle) -> Iterator[str]:
     """A "router" that keeps running (an idle iperf3 server) but never publishes a library."""
-    image = "netrun-test/silent-router:1"
-    try:
-        for host in PAIR:
-            name = docker_lab.docker(host, "create", IPERF3_IMAGE, "-s").strip()
-            try:
-                docker_lab.docker(host, "commit", name, image)
-            finally:
-                docker_quiet(docker_lab, host, "rm", "-f", name)
+    with committed_image(docker_lab, "netrun-test/silent-router:1", ["-s"]) as image:
         yield image
-    finally:
-        for host in PAIR:
-            docker_quiet(docker_lab, host, "rmi", "-f", image)
 
 
 def test_router_that_never_publishes_the_library(
