@@ -8,6 +8,7 @@ folder (``netrun-<run id>`` under the host's remote tmp), and containers labelle
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
 from collections.abc import Iterable
@@ -54,7 +55,7 @@ def cleanup(
 ) -> CleanupReport:
     """Connect to every host and remove netrun's leftovers (of one run, or of all)."""
     if run_id is not None and not RUN_ID.match(run_id):
-        raise InputError(f"--run-id {run_id!r}: not a netrun run id (8 hex digits)")
+        raise InputError(f"--run-id {run_id!r}: not a netrun run id (hex digits, e.g. 1a2b3c4d)")
     hosts = list(hosts)
     report = CleanupReport()
     connected = connect_all(hosts, settings)
@@ -77,6 +78,7 @@ def cleanup(
                 f"{host.name}: nothing left behind"
             ]
         if host.transport is not None:
-            host.transport.close()
+            with contextlib.suppress(Exception):
+                host.transport.close()
             host.transport = None
     return report

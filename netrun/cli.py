@@ -257,6 +257,7 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     problems = check_netrun_vars(inventory, [f"netrun_{o.name}" for o in all_options()])
     overrides = parse_overrides(ns.extra)
     scenario = load_scenario(ns.scenario, hosts=list(inventory.hosts), overrides=overrides)
+    problems += inventory_option_problems(inventory, all_options())
     if problems:
         raise InputError(problems)
     if ns.limit:
@@ -289,6 +290,23 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
         req.resume = previous
         req.run_id = str(previous.get("run_id") or req.run_id)
     return req, secrets
+
+
+def inventory_option_problems(inventory: Any, options: Any) -> list[str]:
+    """Check netrun_<option> inventory values before anything runs (bad input: exit 2)."""
+    from netrun.scenario import COMMON_OPTIONS, problem
+
+    found = []
+    for option in (*COMMON_OPTIONS, *options):
+        if not option.from_inventory:
+            continue
+        var = f"netrun_{option.name}"
+        for host in inventory.hosts.values():
+            if var in host.vars:
+                bad = problem(option, var, host.vars[var])
+                if bad:
+                    found.append(f"{inventory.path}: host '{host.name}': {bad}")
+    return list(dict.fromkeys(found))
 
 
 def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
@@ -348,13 +366,17 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
 
 
 def cmd_inventory(ns: argparse.Namespace) -> int:
-    from netrun.inventory import load_inventory
+    from netrun.inventory import load_inventory, masked
 
     inventory = load_inventory(ns.inventory)
     if ns.host:
-        print(json.dumps(inventory.get(ns.host).vars, indent=2, sort_keys=True, default=str))
+        shown = masked(inventory.get(ns.host).vars)
+        print(json.dumps(shown, indent=2, sort_keys=True, default=str))
     else:
-        print(json.dumps(inventory.to_ansible_list(), indent=2, default=str))
+        listing = inventory.to_ansible_list()
+        hostvars = listing["_meta"]["hostvars"]
+        listing["_meta"]["hostvars"] = {name: masked(v) for name, v in hostvars.items()}
+        print(json.dumps(listing, indent=2, default=str))
     return EXIT_OK
 
 

@@ -179,6 +179,23 @@ def _is_address(value: Any) -> bool:
     return isinstance(value, str) and (_is_ip(value) or bool(_HOSTNAME.match(value)))
 
 
+#: Variables whose values are passwords: never printed, logged or saved.
+SECRET_KEYS = frozenset(
+    {
+        "ansible_password",
+        "ansible_ssh_pass",
+        "ansible_ssh_password",
+        "ansible_become_password",
+        "ansible_become_pass",
+    }
+)
+
+
+def masked(values: dict[str, Any]) -> dict[str, Any]:
+    """A copy of host variables with every password replaced by ****."""
+    return {k: ("****" if k in SECRET_KEYS and v is not None else v) for k, v in values.items()}
+
+
 def _check_value(key: str, value: Any) -> str | None:
     """The problem with one variable's value and how to fix it, or None when it is fine."""
     if value is None:
@@ -193,6 +210,8 @@ def _check_value(key: str, value: Any) -> str | None:
             return None
         return f"{key} must be an IP address or host name, got {value!r}; e.g. {key}: 10.0.0.5"
     if key in _STRING_KEYS and not isinstance(value, str):
+        if key in SECRET_KEYS:  # never echo a password, even a mistyped one
+            return f"{key} must be a string; put the value in quotes"
         return f'{key} must be a string, got {value!r}; quote it: {key}: "{value}"'
     if key == "ansible_become":
         ok = isinstance(value, bool) or value in (0, 1) or str(value).lower() in _BOOLISH

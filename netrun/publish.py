@@ -19,8 +19,8 @@ from netrun.regress import (
     parse_tolerance,
     resolve_baseline,
     tolerances_from_doc,
-    worst,
 )
+from netrun.results import safe_name
 from netrun.scenario import Scenario
 
 
@@ -49,9 +49,7 @@ class Published:
 
     @property
     def regressed(self) -> bool:
-        return worst(self.verdicts) == "regressed" or any(
-            v.verdict == "regressed" for v in self.verdicts
-        )
+        return any(v.verdict == "regressed" for v in self.verdicts)
 
 
 def check_baseline(opts: PublishOptions, history: History | None, scenario: Scenario) -> None:
@@ -80,7 +78,10 @@ def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Publishe
                 f"netrun history import {outdir.resolve()}"
             )
     try:
-        _compare(doc, opts, history, out)
+        try:
+            _compare(doc, opts, history, out)
+        except NetrunError as exc:  # the run is done: report, do not lose the table
+            out.problems.append(f"no baseline comparison: {exc}")
         if history is not None:
             try:
                 history.add_run(doc, outdir)
@@ -90,7 +91,10 @@ def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Publishe
                     f"netrun history import {outdir.resolve()}"
                 )
         if opts.plot:
-            out.plots = _plots(doc, outdir, history, out)
+            try:
+                out.plots = _plots(doc, outdir, history, out)
+            except NetrunError as exc:
+                out.problems.append(f"plots not written: {exc}")
         _exporters(doc, opts, out)
     finally:
         if history is not None:
@@ -140,8 +144,8 @@ def _plots(
                 for started, s in series
                 if s is not None and s.median is not None
             ]
-            safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
-            files.append(plots.plot_trend(points, outdir / f"trend-{safe}.png", name))
+            path = outdir / f"trend-{safe_name(name)}.png"
+            files.append(plots.plot_trend(points, path, name))
     return files
 
 

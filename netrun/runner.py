@@ -278,7 +278,7 @@ class Run:
             "raw": raw,
             "started": started,
             "finished": utcnow(),
-            "options": {k: v for k, v in test.options.items()},
+            "options": dict(test.options),
             "details": details,
             "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
         }
@@ -296,7 +296,7 @@ class Run:
             script = cleanup_script(tmp, self.ctx.run_id, docker=docker)
             host.run(script, timeout=60, check=False)
 
-        swept = on_each(self.connected, sweep, deadline=30)
+        swept = on_each(self.connected, sweep, deadline=75)
         for name, err in swept.failed.items():
             self.doc["errors"].append(f"cleanup on {name}: {err}")
         for host in self.connected:

@@ -297,19 +297,24 @@ class SSHTransport:
         """Copy a file over SFTP on the same connection."""
         if self._conn is None:
             raise ConnectError(self.host.name, "not connected")
-        client = self._conn.client
-        sftp = client.open_sftp()
+        import paramiko
+
+        sftp = None
         try:
+            sftp = self._conn.client.open_sftp()
             channel = sftp.get_channel()
             if channel is not None:
                 channel.settimeout(timeout)
             sftp.put(str(local), remote)
-        except OSError as exc:
+        except (OSError, paramiko.SSHException) as exc:
             raise ConnectError(
-                self.host.name, f"upload of {local} to {remote} failed: {exc}"
+                self.host.name,
+                f"upload of {local} to {remote} failed: {exc or type(exc).__name__} "
+                "(is the SFTP subsystem enabled in sshd?)",
             ) from None
         finally:
-            sftp.close()
+            if sftp is not None:
+                sftp.close()
 
     def close(self) -> None:
         if self._conn is not None:
@@ -370,6 +375,7 @@ def in_parallel(
     if not tasks:
         return out
     pool = ThreadPoolExecutor(max_workers=min(max_workers, len(tasks)))
+    interrupted = False
     try:
         futures = {pool.submit(task): name for name, task in tasks.items()}
         _done, pending = wait(futures, timeout=deadline)
@@ -384,8 +390,13 @@ def in_parallel(
                 out.failed[name] = exc
             else:
                 raise exc
+    except BaseException:
+        interrupted = True
+        raise
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        # On Ctrl-C, let the steps already running finish (each has its own deadline):
+        # cleanup must not run while a step is still starting a container or a server.
+        pool.shutdown(wait=interrupted, cancel_futures=True)
     return out
 
 

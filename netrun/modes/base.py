@@ -6,7 +6,6 @@ new module plus one line in netrun/modes/__init__.py.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -45,7 +44,6 @@ class RunContext:
 
     run_id: str
     facts: dict[Any, Any] = field(default_factory=dict)
-    stop: threading.Event = field(default_factory=threading.Event)
     #: Host name -> docker command, where a mode used Docker: the final sweep also
     #: removes the run's labelled containers there.
     docker_hosts: dict[str, str] = field(default_factory=dict)

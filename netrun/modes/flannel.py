@@ -94,8 +94,15 @@ class Flannel(DockerMode):
         ends = {"server": self.server, "client": self.client}
         for role, info in infos.items():
             host = ends[role]
-            lease = ipaddress.ip_network(self.leases[host.name]["FLANNEL_SUBNET"], strict=False)
-            ips = [ipaddress.ip_address(ip) for ip in info.ips.values()]
+            subnet = self.leases[host.name]["FLANNEL_SUBNET"]
+            try:
+                lease = ipaddress.ip_network(subnet, strict=False)
+                ips = [ipaddress.ip_address(ip) for ip in info.ips.values()]
+            except ValueError:
+                raise ModeError(
+                    f"{host.name}: FLANNEL_SUBNET {subnet!r} or the container's address "
+                    f"{dict(info.ips)} is not a valid address"
+                ) from None
             if not any(ip in lease for ip in ips):
                 shown = ", ".join(map(str, ips)) or "no address"
                 raise ModeError(

@@ -78,8 +78,11 @@ class FreeFlow(DockerMode):
         res = host.run(["ip", "-o", "-4", "addr", "show"], timeout=30, check=False)
         for line in res.stdout.splitlines():
             fields = line.split()
-            if "inet" in fields:
-                iface = ipaddress.ip_interface(fields[fields.index("inet") + 1])
+            if "inet" in fields and fields.index("inet") + 1 < len(fields):
+                try:
+                    iface = ipaddress.ip_interface(fields[fields.index("inet") + 1])
+                except ValueError:
+                    continue
                 if str(iface.ip) == host.data_ip:
                     return str(iface.network)
         raise ModeError(
@@ -143,7 +146,12 @@ class FreeFlow(DockerMode):
             net_host=True,
         )
         # A library left by an earlier router must not pass for this one's readiness.
-        host.run(["rm", "-f", self.library_path(host)], timeout=30, check=False, sudo=host.become)
+        gone = host.run(["rm", "-f", self.library_path(host)], timeout=30, check=False)
+        if not gone.ok:
+            raise ModeError(
+                f"{host.name}: cannot remove the old {self.library_path(host)} before starting "
+                "the router (it belongs to root): set ansible_become: true"
+            )
         self.dk_run(host, argv, timeout=120)
         record["reused"] = False
         deadline = time.monotonic() + float(self.test.value("router_timeout"))
@@ -220,7 +228,6 @@ class FreeFlow(DockerMode):
                 f"grep -c {shlex.quote(LIBRARY)} {shlex.quote(maps)}",
                 timeout=30,
                 check=False,
-                sudo=host.become,
             )
             accelerated[role] = res.ok and res.stdout.strip() not in ("", "0")
         self.details["accelerated"] = accelerated
