@@ -77,16 +77,6 @@ class Iperf3Server:
     def pidfile(self) -> str:
         return f"{self.workdir}/{self.tag}.{self.port}.pid"
 
-    def log_text(self) -> str:
-        """The server's own output (errors it printed), best effort."""
-        if not self.logfile:
-            return ""
-        try:
-            res = self.host.run(["cat", self.logfile], timeout=10, check=False)
-        except NetrunError:
-            return ""
-        return res.stdout
-
     def stop(self) -> None:
         """Kill by pid (never by name) and remove the pid and log files."""
         if self.port is None:

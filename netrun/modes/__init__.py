@@ -16,10 +16,6 @@ _MODULES: dict[str, str] = {
 }
 
 
-def mode_names() -> list[str]:
-    return list(_MODULES)
-
-
 def get_mode(name: str) -> type[Mode]:
     """The Mode class for a name; KeyError when there is none."""
     module = importlib.import_module(_MODULES[name])

@@ -209,17 +209,3 @@ def logs_command(container: str, docker: str = "docker", tail: int = 20) -> list
 
 def rm_command(containers: Sequence[str], docker: str = "docker") -> list[str]:
     return [docker, "rm", "-f", "-v", *containers]
-
-
-def list_command(label: str, docker: str = "docker") -> list[str]:
-    """Ids and names of every container (running or not) with a label (key or key=value)."""
-    return [docker, "ps", "-a", "--filter", f"label={label}", "--format", "{{.ID}} {{.Names}}"]
-
-
-def parse_list(text: str) -> list[tuple[str, str]]:
-    rows = []
-    for line in text.splitlines():
-        parts = line.split(None, 1)
-        if len(parts) == 2:
-            rows.append((parts[0], parts[1]))
-    return rows
