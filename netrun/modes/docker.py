@@ -145,7 +145,8 @@ class DockerMode(Mode):
             )
         if host.transport is None:
             raise ModeError(f"{host.name}: not connected")
-        remote = f"{self.ctx.workdir(host)}/{archive.name}"
+        # Named per host: in an emulated lab all hosts share one /tmp.
+        remote = f"{self.ctx.workdir(host)}/{host.name}.{archive.name}"
         host.run(["mkdir", "-p", self.ctx.workdir(host)], timeout=30)
         host.transport.put(archive, remote, timeout=600)
         try:
