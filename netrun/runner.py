@@ -158,7 +158,7 @@ class Run:
             data_ip=host.data_ip, iface=host.iface, iperf3=self.ctx.iperf3(host)
         )
         res = host.run(script, timeout=30, check=False)
-        found = facts_tool.parse_probe(res.stdout)
+        found = facts_tool.parse_probe(res.stdout, data_ip=host.data_ip)
         self.ctx.facts[host.name] = found
         self.doc["hosts"][host.name] = dataclasses.asdict(found)
         if found.iperf3_version is None:

@@ -75,6 +75,9 @@ class FreeFlow(DockerMode):
         explicit = self.value("host_ip_prefix", host)
         if explicit:
             return str(explicit)
+        probed = getattr(getattr(self.ctx.facts.get(host.name), "nic", None), "network", None)
+        if probed:
+            return str(probed)
         res = host.run(["ip", "-o", "-4", "addr", "show"], timeout=30, check=False)
         for line in res.stdout.splitlines():
             fields = line.split()
@@ -86,7 +89,8 @@ class FreeFlow(DockerMode):
                 if str(iface.ip) == host.data_ip:
                     return str(iface.network)
         raise ModeError(
-            f"{host.name}: cannot tell the subnet of data address {host.data_ip}; set "
+            f"{host.name}: cannot tell the subnet of data address {host.data_ip} from "
+            f"'ip -o -4 addr show' (exit {res.exited}, {len(res.stdout)} bytes); set "
             "host_ip_prefix (inventory netrun_host_ip_prefix)"
         )
 

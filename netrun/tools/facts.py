@@ -28,6 +28,7 @@ class NicInfo:
     mtu: int | None = None
     driver: str | None = None
     duplex: str | None = None
+    network: str | None = None  # the data address's subnet, e.g. 10.141.184.0/21
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,8 @@ def parse_probe(text: str, *, data_ip: str | None = None) -> HostFacts:
     else:
         link = parse_ethtool(ethtool_text)
         driver = parse_ethtool_driver(sections.get("ethtool-i", ""))
-    nic = NicInfo(iface, link.speed_mbps, mtu, driver, link.duplex)
+    network = parse_ip_network(sections.get("addr", ""), data_ip) if data_ip else None
+    nic = NicInfo(iface, link.speed_mbps, mtu, driver, link.duplex, network)
     return HostFacts(kernel_release, version, missing, nic, tuple(problems))
 
 
@@ -220,6 +222,21 @@ def parse_ip_addr(text: str, ip: str) -> str | None:
             continue
         if address == wanted:
             return fields[1].split("@")[0]
+    return None
+
+
+def parse_ip_network(text: str, ip: str) -> str | None:
+    """The subnet (CIDR) of ``ip`` in ``ip -o addr show`` output, or None."""
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 4 or fields[2] not in ("inet", "inet6"):
+            continue
+        try:
+            iface = ipaddress.ip_interface(fields[3])
+        except ValueError:
+            continue
+        if str(iface.ip) == ip:
+            return str(iface.network)
     return None
 
 
