@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from netrun.errors import InputError, NetrunError
 from netrun.host import Host
+from netrun.modes.base import remote_tmp
 from netrun.transport import SSHSettings, connect_all, on_each
 
 RUN_ID = re.compile(r"^[0-9a-f]{4,32}$")
@@ -64,7 +65,7 @@ def cleanup(
     found: dict[str, list[str]] = {}
 
     def sweep(host: Host) -> None:
-        tmp = str(host.vars.get("netrun_remote_tmp") or "/tmp")
+        tmp = remote_tmp(host)
         docker = str(host.vars.get("netrun_docker") or "docker")
         res = host.run(cleanup_script(tmp, run_id, docker), timeout=60, check=False)
         found[host.name] = [line for line in res.stdout.splitlines() if line.strip()]

@@ -73,10 +73,7 @@ def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Publishe
         try:
             history = History.open(opts.db)
         except NetrunError as exc:
-            out.problems.append(
-                f"history not updated: {exc}; store the run later with: "
-                f"netrun history import {outdir.resolve()}"
-            )
+            out.problems.append(_not_stored(exc, outdir))
     try:
         try:
             _compare(doc, opts, history, out)
@@ -86,10 +83,7 @@ def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Publishe
             try:
                 history.add_run(doc, outdir)
             except NetrunError as exc:
-                out.problems.append(
-                    f"history not updated: {exc}; store the run later with: "
-                    f"netrun history import {outdir.resolve()}"
-                )
+                out.problems.append(_not_stored(exc, outdir))
         if opts.plot:
             try:
                 out.plots = _plots(doc, outdir, history, out)
@@ -100,6 +94,13 @@ def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Publishe
         if history is not None:
             history.close()
     return out
+
+
+def _not_stored(exc: NetrunError, outdir: Path) -> str:
+    return (
+        f"history not updated: {exc}; store the run later with: "
+        f"netrun history import {outdir.resolve()}"
+    )
 
 
 def _compare(

@@ -60,10 +60,7 @@ def is_regression(verdict: VerdictLike) -> bool:
 
 def group_samples(tests: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """Samples by test name, in the order tests first appear."""
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for sample in tests:
-        groups.setdefault(sample["name"], []).append(sample)
-    return groups
+    return stats.samples_by_test({"tests": list(tests)})
 
 
 def _median(values: Iterable[float | int | None]) -> float | None:

@@ -26,9 +26,10 @@ from netrun.host import Host
 from netrun.inventory import Inventory
 from netrun.linerate import goodput_ceiling_mbps, line_rate_mbps
 from netrun.modes import get_mode
-from netrun.modes.base import Measurement, Mode, RunContext
+from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
 from netrun.results import ResultsDir, new_document, utcnow
 from netrun.scenario import Scenario, TestSpec
+from netrun.stats import samples_by_test
 from netrun.tools import facts as facts_tool
 from netrun.transport import SSHSettings, connect_all, on_each
 
@@ -87,9 +88,7 @@ class Run:
 
     def _adopt(self, previous: dict[str, Any]) -> None:
         """Keep the samples of every test that fully passed in an interrupted run."""
-        by_name: dict[str, list[dict[str, Any]]] = {}
-        for sample in previous.get("tests", []):
-            by_name.setdefault(sample["name"], []).append(sample)
+        by_name = samples_by_test(previous)
         wanted = {t.name: t.repeat for t in self.req.scenario.tests}
         for name, samples in by_name.items():
             ok = [s for s in samples if s.get("status") == "ok"]
@@ -291,7 +290,7 @@ class Run:
         """Sweep every host's run folder (servers by recorded pid), close, save."""
 
         def sweep(host: Host) -> None:
-            tmp = self.ctx.workdir(host).rsplit("/", 1)[0] or "/"
+            tmp = remote_tmp(host)
             docker = self.ctx.docker_hosts.get(host.name)
             script = cleanup_script(tmp, self.ctx.run_id, docker=docker)
             host.run(script, timeout=60, check=False)

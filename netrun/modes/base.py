@@ -38,20 +38,26 @@ class Option:
     from_inventory: bool = False
 
 
+def remote_tmp(host: Host) -> str:
+    """Where runs keep their folders on a host (netrun_remote_tmp, default /tmp)."""
+    return str(host.vars.get("netrun_remote_tmp") or "/tmp").rstrip("/") or "/"
+
+
 @dataclass
 class RunContext:
     """What every mode of one run shares: the run id, host facts, and the stop flag."""
 
     run_id: str
-    facts: dict[Any, Any] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
+    #: Host name -> Docker engine info, checked once per host and run.
+    engines: dict[str, Any] = field(default_factory=dict)
     #: Host name -> docker command, where a mode used Docker: the final sweep also
     #: removes the run's labelled containers there.
     docker_hosts: dict[str, str] = field(default_factory=dict)
 
     def workdir(self, host: Host) -> str:
         """The run's private folder on a host; removed at the end of the run."""
-        base = str(host.vars.get("netrun_remote_tmp") or "/tmp").rstrip("/") or "/"
-        return f"{base}/netrun-{self.run_id}"
+        return f"{remote_tmp(host).rstrip('/')}/netrun-{self.run_id}"
 
     @staticmethod
     def iperf3(host: Host) -> str:

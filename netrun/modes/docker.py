@@ -100,14 +100,13 @@ class DockerMode(Mode):
     def prepare_host(self, host: Host, images: list[str]) -> None:
         """Check the engine and make sure every image is there (once per host and run)."""
         docker = self.docker(host)
-        key = ("docker-engine", host.name)
         with _lock:
-            engine = self.ctx.facts.get(key)
+            engine = self.ctx.engines.get(host.name)
         if engine is None:
             res = host.run(dk.version_command(docker), timeout=30, check=False)
             engine = dk.parse_version(res.stdout, res.stderr, res.exited, host.name)
             with _lock:
-                self.ctx.facts[key] = engine
+                self.ctx.engines[host.name] = engine
                 self.ctx.docker_hosts[host.name] = docker
         self.details.setdefault("engine", {})[host.name] = engine.server_version
         for image in images:
