@@ -348,6 +348,8 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
         html = render(doc, "html", verdicts, published.plots)
         run.out.save_report(redact(html, secrets), "report.html")
     print(text, end="")
+    for line in failure_lines(doc):
+        print(f"netrun: error: {redact(line, secrets)}", file=sys.stderr)
     for line in published.notes:
         print(f"netrun: {line}", file=sys.stderr)
     for line in published.problems:
@@ -363,6 +365,24 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
     if code == EXIT_OK and published.problems:
         return EXIT_FAILED
     return code
+
+
+def failure_lines(doc: dict[str, Any]) -> list[str]:
+    """One line per distinct failure of the run, for cron mail: what failed and why.
+
+    Run-level errors (a host that could not be reached, a cleanup problem) come first;
+    then each failed test once per distinct error, with the repeats it hit.
+    """
+    lines = [str(err) for err in doc.get("errors", [])]
+    seen: dict[tuple[str, str], list[int]] = {}
+    for sample in doc.get("tests", []):
+        if sample.get("status") != "ok":
+            key = (str(sample.get("name")), str(sample.get("error") or "failed"))
+            seen.setdefault(key, []).append(int(sample.get("repeat") or 1))
+    for (name, error), repeats in seen.items():
+        which = f" (repeat {', '.join(map(str, repeats))})" if len(repeats) > 1 else ""
+        lines.append(f"test {name} failed{which}: {error}")
+    return list(dict.fromkeys(lines))
 
 
 def cmd_inventory(ns: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +178,136 @@ def assert_nothing_left(lab: LabHandle, outdir: Path | None = None) -> None:
         run_id = load_results(outdir)["run_id"]
         dirs = run_dirs(run_id)
         assert dirs == [], f"run folder left behind: {dirs}"
+
+
+# -- the fault suite's four promises ------------------------------------------------------------
+#: Set by bench/reliability.py: every check_fault appends one JSON line here (for the doc).
+FAULT_LOG_ENV = "NETRUN_FAULT_LOG"
+
+
+def lab_settings(lab: LabHandle) -> dict[str, Any]:
+    """What a run could change on the lab's hosts: each link's MTU and state, and qdiscs.
+
+    Compared before and after a fault: netrun must restore anything it changes, and the
+    test must undo its own injection, so the two snapshots are equal.
+    """
+    from netrun.lab.system import ip_json
+
+    found: dict[str, Any] = {}
+    for name in lab.hosts:
+        ns = lab.host(name).namespace
+        links = {
+            link["ifname"]: (link.get("mtu"), "UP" in link.get("flags", []))
+            for link in ip_json("link", "show", netns=ns)
+        }
+        qdiscs = sorted(
+            (q.get("dev", ""), q.get("kind", "")) for q in ip_json("qdisc", "show", netns=ns)
+        )
+        found[name] = {"links": links, "qdiscs": qdiscs}
+    return found
+
+
+def lab_containers(lab: LabHandle) -> dict[str, list[str]]:
+    """Containers labelled by netrun on each host of a Docker lab ({} on a plain lab)."""
+    if not lab.config.docker:
+        return {}
+    found: dict[str, list[str]] = {}
+    for name in lab.hosts:
+        out = lab.docker(name, "ps", "-a", "--filter", "label=netrun", "--format", "{{.Names}}")
+        if out.split():
+            found[name] = out.split()
+    return found
+
+
+def leftovers(lab: LabHandle, before: Mapping[str, Any], outdir: Path | None) -> list[str]:
+    """Everything a run left behind, one line each (the suite requires an empty list)."""
+    found = [f"iperf3 pid {pid}" for pid in iperf3_left(lab, timeout=5.0)]
+    if outdir is not None and (outdir / "results.json").exists():
+        run_id = load_results(outdir).get("run_id")
+        if run_id:
+            found += [f"run folder {d}" for d in run_dirs(str(run_id))]
+    for host, names in lab_containers(lab).items():
+        found += [f"container {n} on {host}" for n in names]
+    after = lab_settings(lab)
+    for host, settings in before.items():
+        if after.get(host) != settings:
+            found.append(f"settings changed on {host}: {settings} -> {after.get(host)}")
+    return found
+
+
+@dataclass
+class FaultRun:
+    """One netrun invocation under an injected fault, timed."""
+
+    proc: subprocess.CompletedProcess[str]
+    elapsed: float
+    outdir: Path
+
+
+def run_under_fault(
+    args: Sequence[str | Path], *, cwd: Path, outdir: Path, timeout: float = 120
+) -> FaultRun:
+    started = time.monotonic()
+    proc = run_netrun(args, cwd=cwd, timeout=timeout)
+    return FaultRun(proc, time.monotonic() - started, outdir)
+
+
+def check_fault(
+    lab: LabHandle,
+    run: FaultRun,
+    *,
+    fault: str,
+    before: Mapping[str, Any],
+    max_seconds: float,
+    statuses: Mapping[str, str],
+    host: str | None,
+    exit_code: int | None = 1,
+    error_has: str | None = None,
+) -> dict[str, Any]:
+    """Assert the suite's four promises for one fault; return results.json.
+
+    1. the run ended within ``max_seconds``;
+    2. each test in ``statuses`` has that status in every sample of results.json;
+    3. a one-line error (on stderr and in results.json) names ``host`` (and ``error_has``);
+    4. nothing is left on any lab host: iperf3, run folder, container, changed setting.
+    The outcome is logged for docs/reliability.md whether or not the checks pass.
+    """
+    left = leftovers(lab, before, run.outdir)
+    _log_fault(fault, run.elapsed, left)
+    proc = run.proc
+    where = f"\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+    assert run.elapsed <= max_seconds, f"{fault}: took {run.elapsed:.1f}s > {max_seconds}s{where}"
+    if exit_code is not None:
+        assert proc.returncode == exit_code, f"{fault}: exit {proc.returncode}{where}"
+    assert "Traceback" not in proc.stderr, f"{fault}: traceback{where}"
+    doc = load_results(run.outdir)
+    for name, status in statuses.items():
+        samples = samples_of(doc, name)
+        assert samples, f"{fault}: no sample of {name} in results.json{where}"
+        got = {s["status"] for s in samples}
+        assert got == {status}, f"{fault}: {name} status {got}, expected {status}{where}"
+        for s in samples:
+            assert "\n" not in (s.get("error") or ""), f"{fault}: multi-line error {s['error']!r}"
+    if host is not None:
+        lines = [ln for ln in error_lines(proc.stderr) if host in ln]
+        if error_has is not None:
+            lines = [ln for ln in lines if error_has in ln]
+        assert lines, f"{fault}: no error line naming {host!r} ({error_has!r}){where}"
+        errors = [s.get("error") or "" for s in doc["tests"]] + list(doc.get("errors", []))
+        assert any(host in e for e in errors), f"{fault}: results.json names no {host!r}{where}"
+    assert left == [], f"{fault}: left behind: {left}"
+    return doc
+
+
+def _log_fault(fault: str, elapsed: float, left: list[str]) -> None:
+    path = os.environ.get(FAULT_LOG_ENV)
+    if not path:
+        return
+    record = {
+        "fault": fault,
+        "test": os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0],
+        "elapsed_s": round(elapsed, 2),
+        "leftovers": len(left),
+    }
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
