@@ -77,6 +77,14 @@ def run_parser() -> Parser:
     )
     p.add_argument("--connect-timeout", type=float, default=10.0, help="SSH connect timeout (s)")
     p.add_argument(
+        "-p",
+        "--parallel",
+        type=int,
+        metavar="N",
+        help="run up to N tests at once, never two on one host (overrides the scenario's "
+        "'parallel'; 1 runs them one after another)",
+    )
+    p.add_argument(
         "--resume",
         type=Path,
         metavar="RUN_DIR",
@@ -250,7 +258,7 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     from netrun.modes import all_options
     from netrun.results import default_dir, load
     from netrun.runner import RunRequest
-    from netrun.scenario import load_scenario, parse_overrides
+    from netrun.scenario import MAX_PARALLEL, load_scenario, parse_overrides
     from netrun.transport import SSHSettings, redact
 
     inventory = load_inventory(ns.inventory)
@@ -285,7 +293,10 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
         if not ns.quiet:
             print(redact(line, secrets), file=sys.stderr, flush=True)
 
+    if ns.parallel is not None and not 1 <= ns.parallel <= MAX_PARALLEL:
+        raise InputError(f"--parallel must be 1..{MAX_PARALLEL}, got {ns.parallel}")
     req = RunRequest(scenario, inventory, outdir, settings, ns.limit, progress=progress)
+    req.parallel = ns.parallel
     if previous is not None:
         req.resume = previous
         req.run_id = str(previous.get("run_id") or req.run_id)

@@ -118,6 +118,17 @@ class ModeError(NetrunError):
     """A mode could not set up or run its test (engine missing, container died, ...)."""
 
 
+class Cancelled(NetrunError):
+    """A command stopped because the run is being interrupted (a worker of a parallel run).
+
+    A NetrunError, so the test's own error handling records it and tears its mode down.
+    """
+
+    def __init__(self, host: str) -> None:
+        super().__init__(f"{host}: interrupted")
+        self.host = host
+
+
 class Interrupted(BaseException):
     """The run was stopped by a signal; ``code`` is the exit code to use (130, 143).
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from netrun import __version__
 from netrun.cleanup import cleanup_script
-from netrun.errors import Interrupted, NetrunError, ToolError
+from netrun.errors import Cancelled, Interrupted, NetrunError, ToolError
 from netrun.host import Host
 from netrun.inventory import Inventory
 from netrun.linerate import goodput_ceiling_mbps, line_rate_mbps
@@ -55,6 +55,8 @@ class RunRequest:
     progress: Progress = lambda _line: None
     #: results.json of an interrupted run to finish: tests whose samples all passed are kept.
     resume: dict[str, Any] | None = None
+    #: Tests at once (never two on one host); None takes the scenario's ``parallel``.
+    parallel: int | None = None
 
 
 @contextlib.contextmanager
@@ -83,6 +85,9 @@ class Run:
         self.host_errors: dict[str, str] = {}
         self.connected: list[Host] = []
         self.done: set[str] = set()
+        #: Held while the results document changes or is saved (parallel tests share it).
+        self._lock = threading.RLock()
+        self._stopping = threading.Event()
         if req.resume is not None:
             self._adopt(req.resume)
 
@@ -105,8 +110,12 @@ class Run:
         self.out.save(self.doc)
         try:
             self._connect(tests)
-            for number, test in enumerate(tests, 1):
-                self._run_test(test, number, len(tests))
+            width = self.req.parallel or self.req.scenario.parallel
+            if width > 1 and len(tests) > 1:
+                self._run_parallel(tests, width)
+            else:
+                for number, test in enumerate(tests, 1):
+                    self._run_test(test, number, len(tests))
             self.doc["status"] = "finished"
         except (KeyboardInterrupt, Interrupted) as exc:
             self.doc["status"] = "interrupted"
@@ -148,8 +157,58 @@ class Run:
 
     def _host_failed(self, name: str, err: NetrunError) -> None:
         self.host_errors[name] = str(err)
-        self.doc["errors"].append(str(err))
+        self._error(str(err))
         self.req.progress(f"FAILED {err}")
+
+    def _error(self, message: str) -> None:
+        with self._lock:
+            self.doc["errors"].append(message)
+
+    def _save(self) -> None:
+        with self._lock:
+            self.out.save(self.doc)
+
+    # -- many tests at once ---------------------------------------------------------------
+    def _run_parallel(self, tests: list[TestSpec], width: int) -> None:
+        """Run up to ``width`` tests at once, never two on one host, in scenario order.
+
+        A test starts as soon as both its hosts are free, so disjoint pairs overlap and a
+        test sharing a host waits for it. On Ctrl-C or SIGTERM (which reach the main thread
+        only) every host's running command is interrupted, and each worker records its test
+        as interrupted and tears it down before the run's own cleanup starts.
+        """
+        from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+        total = len(tests)
+        waiting = list(enumerate(tests, 1))
+        running: dict[Future[None], set[str]] = {}
+        busy: set[str] = set()
+        pool = ThreadPoolExecutor(max_workers=min(width, total), thread_name_prefix="test")
+        try:
+            while waiting or running:
+                for item in list(waiting):
+                    if len(running) >= width:
+                        break
+                    number, test = item
+                    hosts = {test.server, test.client}
+                    if hosts & busy:
+                        continue
+                    waiting.remove(item)
+                    busy |= hosts
+                    running[pool.submit(self._run_test, test, number, total)] = hosts
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    busy -= running.pop(fut)
+                    fut.result()  # a bug in a worker stops the run, as it would sequentially
+        except BaseException:
+            self._stopping.set()
+            with shielded():
+                for host in self.connected:
+                    if host.transport is not None:
+                        host.transport.interrupt()
+                pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
 
     def _probe(self, host: Host) -> None:
         """Read kernel, iperf3 version and the data NIC in one round trip."""
@@ -183,9 +242,13 @@ class Run:
             self.req.progress(f"{label}: setting up")
             mode.setup()
             for repeat in range(1, test.repeat + 1):
+                if self._stopping.is_set():
+                    raise Cancelled(test.client)
                 suffix = f" repeat {repeat}/{test.repeat}" if test.repeat > 1 else ""
                 self.req.progress(f"{label}{suffix}: running {test.duration:g}s")
                 self._measure(mode, test, repeat, label + suffix)
+        except Cancelled:
+            self._record(test, repeat, None, error="interrupted", mode=mode)
         except NetrunError as exc:
             for r in range(repeat, test.repeat + 1):
                 self._record(test, r, None, error=str(exc), mode=mode)
@@ -201,14 +264,16 @@ class Run:
                 try:
                     mode.teardown()
                 except NetrunError as exc:
-                    self.doc["errors"].append(f"teardown of {test.name}: {exc}")
+                    self._error(f"teardown of {test.name}: {exc}")
                     self.req.progress(f"{label}: teardown problem: {exc}")
-            self.out.save(self.doc)
+            self._save()
 
     def _measure(self, mode: Mode, test: TestSpec, repeat: int, label: str) -> None:
         started = utcnow()
         try:
             m = mode.measure(repeat)
+        except Cancelled:
+            raise  # the test records it as interrupted
         except ToolError as exc:
             raw = self.out.save_raw(test.name, repeat, exc.output) if exc.output else None
             self._record(test, repeat, None, error=str(exc), mode=mode, raw=raw, started=started)
@@ -281,8 +346,9 @@ class Run:
             "details": details,
             "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
         }
-        self.doc["tests"].append(rec)
-        self.out.save(self.doc)
+        with self._lock:
+            self.doc["tests"].append(rec)
+            self.out.save(self.doc)
         return rec
 
     # -- the end ----------------------------------------------------------------------------
@@ -297,7 +363,7 @@ class Run:
 
         swept = on_each(self.connected, sweep, deadline=75)
         for name, err in swept.failed.items():
-            self.doc["errors"].append(f"cleanup on {name}: {err}")
+            self._error(f"cleanup on {name}: {err}")
         for host in self.connected:
             if host.transport is not None:
                 with contextlib.suppress(Exception):

@@ -30,7 +30,9 @@ MAX_COMBINATIONS = 1000  # tests one sweep may expand into
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 SIZE_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)")
 KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-TOP_KEYS = ("name", "description", "defaults", "tests", "baseline")
+TOP_KEYS = ("name", "description", "defaults", "tests", "baseline", "parallel")
+#: Most tests run at once when a scenario asks for parallel execution (a host runs one at a time).
+MAX_PARALLEL = 256
 PLACEMENT = ("mode", "server", "client")  # test keys that may also sit in defaults or -e
 TEST_KEYS = ("name", *PLACEMENT, "sweep")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -239,6 +241,8 @@ class Scenario:
     tests: tuple[TestSpec, ...]
     defaults: Mapping[str, Any]
     baseline: str | None = None
+    #: Tests that may run at once; never two on one host (1: one after another, the default).
+    parallel: int = 1
 
 
 # -- reading the file ----------------------------------------------------------------------
@@ -556,6 +560,17 @@ def load_scenario(
             where,
             f"baseline must be 'last', a run id or a results path, got {show(baseline)}",
         )
+    parallel = data.get("parallel", 1)
+    if parallel is True:  # "parallel: true": as many at once as the hosts allow
+        parallel = MAX_PARALLEL
+    elif parallel is False:
+        parallel = 1
+    if isinstance(parallel, bool) or not isinstance(parallel, int):
+        check.add(where, f"parallel must be true, false or a number of tests, got {show(parallel)}")
+        parallel = 1
+    elif not 1 <= parallel <= MAX_PARALLEL:
+        check.add(where, f"parallel must be 1..{MAX_PARALLEL}, got {parallel}")
+        parallel = 1
     raw_defaults = {} if data.get("defaults") is None else data["defaults"]
     defaults: dict[str, Any] = {}
     if not isinstance(raw_defaults, dict):
@@ -590,6 +605,7 @@ def load_scenario(
         tests=tuple(specs),
         defaults=MappingProxyType(defaults),
         baseline=baseline if isinstance(baseline, str) else None,
+        parallel=parallel,
     )
 
 

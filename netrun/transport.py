@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.errors import (
     AuthError,
+    Cancelled,
     CommandError,
     CommandTimeout,
     ConnectError,
@@ -62,6 +63,8 @@ class Transport(Protocol):
     ) -> CommandResult: ...
 
     def put(self, local: Path, remote: str, *, timeout: float) -> None: ...
+
+    def interrupt(self) -> None: ...
 
     def close(self) -> None: ...
 
@@ -103,6 +106,8 @@ class SSHTransport:
         self.host = host
         self.settings = settings
         self._conn: Connection | None = None
+        #: Bumped by interrupt(): commands started before it stop, later ones (teardown) run.
+        self._generation = 0
 
     # -- connecting -----------------------------------------------------------------------
     def connect(self) -> None:
@@ -259,6 +264,7 @@ class SSHTransport:
         out: list[bytes] = []
         err: list[bytes] = []
         deadline = time.monotonic() + timeout
+        generation = self._generation
         try:
             while True:
                 busy = False
@@ -276,6 +282,8 @@ class SSHTransport:
                     continue
                 if chan.closed or not self._conn.transport.is_active():
                     raise ConnectError(self.host.name, "connection lost during a command")
+                if self._generation != generation:
+                    raise Cancelled(self.host.name)
                 if time.monotonic() > deadline:
                     raise CommandTimeout(
                         self.host.name,
@@ -315,6 +323,14 @@ class SSHTransport:
         finally:
             if sftp is not None:
                 sftp.close()
+
+    def interrupt(self) -> None:
+        """Stop the commands running now (another thread's) so their tests can tear down.
+
+        Used when a parallel run is interrupted: the main thread gets the signal, the
+        workers' commands would otherwise run to their deadlines.
+        """
+        self._generation += 1
 
     def close(self) -> None:
         if self._conn is not None:

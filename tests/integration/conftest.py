@@ -204,6 +204,25 @@ def docker_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
         assert not left, f"dockerd still running after lab down: {left}"
 
 
+@pytest.fixture(scope="session")
+def big_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
+    """A 12-host lab (alpha .. lima) at 200 Mbit/s, for many pairs at once on 2 cores."""
+    reason = lab_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    handle_ = start_lab(
+        tmp_path_factory.mktemp("biglab"),
+        hosts=12,
+        rate="200mbit",
+        prefix=BIG_LAB_PREFIX,
+        net_index=BIG_LAB_NET_INDEX,
+    )
+    try:
+        yield handle_
+    finally:
+        netrun_lab.down(handle_.state_dir)
+
+
 def lab_iperf3_pids(lab: LabHandle) -> list[int]:
     """iperf3 processes running inside the lab's namespaces (to check nothing is left)."""
     inodes = {netns_inode(ns) for ns in lab.namespaces} - {None}
