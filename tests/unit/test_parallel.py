@@ -1,0 +1,136 @@
+"""Parallel tests: the scenario key, the scheduler's host exclusivity, the failure summary.
+
+The scheduler is exercised with a stand-in for one test's work (a short sleep that notes
+which hosts it holds); SSH and iperf3 are exercised for real in the integration tests.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from netrun.cli import failure_lines
+from netrun.errors import ScenarioError
+from netrun.inventory import load_inventory
+from netrun.runner import Run, RunRequest
+from netrun.scenario import MAX_PARALLEL, TestSpec, load_scenario
+
+HOSTS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
+
+
+def scenario_file(tmp_path: Path, parallel: str | None, tests: list[tuple[str, str]]) -> Path:
+    lines = ["tests:"]
+    for i, (server, client) in enumerate(tests):
+        lines.append(
+            f"  - {{name: t{i}, mode: baremetal, server: {server}, client: {client}, duration: 1}}"
+        )
+    if parallel is not None:
+        lines.append(f"parallel: {parallel}")
+    path = tmp_path / "s.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    "text,expected", [(None, 1), ("1", 1), ("4", 4), ("true", MAX_PARALLEL), ("false", 1)]
+)
+def test_parallel_values(tmp_path: Path, text: str | None, expected: int) -> None:
+    path = scenario_file(tmp_path, text, [("alpha", "bravo")])
+    assert load_scenario(path, hosts=HOSTS).parallel == expected
+
+
+@pytest.mark.parametrize("text", ["0", "-2", "many", "1.5", "[2]", str(MAX_PARALLEL + 1)])
+def test_bad_parallel_is_named(tmp_path: Path, text: str) -> None:
+    path = scenario_file(tmp_path, text, [("alpha", "bravo")])
+    with pytest.raises(ScenarioError, match="parallel must be"):
+        load_scenario(path, hosts=HOSTS)
+
+
+def make_run(tmp_path: Path, tests: list[tuple[str, str]], width: int) -> tuple[Run, list]:
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(
+        "all:\n  hosts:\n"
+        + "".join(f"    {h}: {{ansible_host: 127.0.0.{i + 1}}}\n" for i, h in enumerate(HOSTS))
+    )
+    scen = load_scenario(scenario_file(tmp_path, str(width), tests), hosts=HOSTS)
+    req = RunRequest(scen, load_inventory(inv), tmp_path / "out")
+    return Run(req), list(scen.tests)
+
+
+class Recorder:
+    """Stands in for Run._run_test: holds the test's hosts for a while, notes overlaps."""
+
+    def __init__(self, seconds: float = 0.05) -> None:
+        self.seconds = seconds
+        self.lock = threading.Lock()
+        self.holding: set[str] = set()
+        self.clashes: list[str] = []
+        self.started: list[str] = []
+        self.most = 0
+        self.now = 0
+
+    def __call__(self, test: TestSpec, number: int, total: int) -> None:
+        hosts = {test.server, test.client}
+        with self.lock:
+            if hosts & self.holding:
+                self.clashes.append(test.name)
+            self.holding |= hosts
+            self.started.append(test.name)
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(self.seconds)
+        with self.lock:
+            self.holding -= hosts
+            self.now -= 1
+
+
+def test_disjoint_pairs_overlap_and_shared_hosts_wait(tmp_path: Path) -> None:
+    pairs = [("alpha", "bravo"), ("charlie", "delta"), ("alpha", "charlie"), ("echo", "foxtrot")]
+    run, tests = make_run(tmp_path, pairs, width=4)
+    rec = Recorder()
+    run._run_test = rec  # type: ignore[method-assign]
+    run._run_parallel(tests, 4)
+    assert rec.clashes == []
+    assert sorted(rec.started) == ["t0", "t1", "t2", "t3"]
+    assert rec.most == 3  # t0, t1 and t3 together; t2 waits for both of its hosts
+    assert rec.started.index("t3") < rec.started.index("t2")
+
+
+def test_width_caps_tests_at_once(tmp_path: Path) -> None:
+    pairs = [("alpha", "bravo"), ("charlie", "delta"), ("echo", "foxtrot")]
+    run, tests = make_run(tmp_path, pairs, width=2)
+    rec = Recorder()
+    run._run_test = rec  # type: ignore[method-assign]
+    run._run_parallel(tests, 2)
+    assert rec.most == 2 and len(rec.started) == 3
+
+
+def test_a_bug_in_a_worker_stops_the_run(tmp_path: Path) -> None:
+    run, tests = make_run(tmp_path, [("alpha", "bravo"), ("charlie", "delta")], width=2)
+
+    def broken(test: TestSpec, number: int, total: int) -> None:
+        raise RuntimeError("bug")
+
+    run._run_test = broken  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="bug"):
+        run._run_parallel(tests, 2)
+
+
+def test_failure_lines_one_per_distinct_failure() -> None:
+    doc = {
+        "errors": ["ghost: cannot connect"],
+        "tests": [
+            {"name": "a", "repeat": 1, "status": "ok", "error": None},
+            {"name": "b", "repeat": 1, "status": "failed", "error": "bravo: iperf3 exited 1"},
+            {"name": "b", "repeat": 2, "status": "failed", "error": "bravo: iperf3 exited 1"},
+            {"name": "c", "repeat": 1, "status": "failed", "error": "ghost: cannot connect"},
+        ],
+    }
+    assert failure_lines(doc) == [
+        "ghost: cannot connect",
+        "test b failed (repeat 1, 2): bravo: iperf3 exited 1",
+        "test c failed: ghost: cannot connect",
+    ]
