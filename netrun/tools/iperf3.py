@@ -6,6 +6,15 @@ defensive read: it reports errors inside the JSON (``"error"``) even when it exi
 print an ``iperf3: error - ...`` line after the JSON, may print two objects, bare ``nan``
 tokens or stop half-way. Each of those raises ``Iperf3Error`` with a ``kind`` the runner
 can act on (retry on "busy", fail the host on "missing", ...).
+
+What counts as a measurement, decided on purpose:
+- an ``iperf3: error`` line after the JSON (on stdout or stderr) fails the run: iperf3 3.12
+  puts any error it meets before its final print inside the JSON, so a line after it means
+  the run did not end cleanly, and a nightly comparison must not take in its numbers;
+- two identical copies of one object are read once (iperf3 3.16/3.17 printed the JSON twice,
+  esnet/iperf#1688); two different objects fail, as nothing tells which is this run's;
+- a nan rate is worked out from bytes and seconds, as iperf3 itself computes it (kept, with
+  a warning); when that is impossible too, the run fails.
 """
 
 from __future__ import annotations
@@ -31,7 +40,14 @@ class Iperf3Error(ToolError):
 
     def __init__(self, kind: str, message: str, output: str = "") -> None:
         self.kind = kind
+        self.message = message
         super().__init__(message, output)
+
+    def on(self, host: str) -> Iperf3Error:
+        """The same error, its message starting with the host it happened on."""
+        if self.message.startswith(f"{host}: "):
+            return self
+        return Iperf3Error(self.kind, f"{host}: {self.message}", self.output)
 
 
 @dataclass(frozen=True)
@@ -240,7 +256,7 @@ def _bps(summary: Mapping[str, Any], warnings: list[str], label: str) -> float:
     if size is not None and seconds:
         warnings.append(f"{label} rate was not a number; computed from bytes and seconds")
         return size * 8 / seconds
-    raise ValueError(f"{label} has no usable bits_per_second")
+    raise ValueError(f"no usable {label} rate (bits_per_second, or bytes over seconds)")
 
 
 def _summary(end: Mapping[str, Any], *keys: str) -> Mapping[str, Any] | None:
@@ -251,8 +267,15 @@ def _summary(end: Mapping[str, Any], *keys: str) -> Mapping[str, Any] | None:
     return None
 
 
-def parse(text: str, exit_status: int | None = None) -> Iperf3Result:
-    """Read an iperf3 -J client run; raise ``Iperf3Error`` unless it is a whole, clean result."""
+def parse(text: str, exit_status: int | None = None, stderr: str = "") -> Iperf3Result:
+    """Read an iperf3 -J client run; raise ``Iperf3Error`` unless it is a whole, clean result.
+
+    ``stderr`` is read too: iperf3 writes errors met after its JSON there.
+    """
+    if not text.strip() and stderr.strip():
+        text, stderr = stderr, ""
+    if stderr.strip():
+        text = text.rstrip("\n") + "\n" + stderr
     if not text.strip():
         if exit_status == 127:
             raise Iperf3Error("missing", "iperf3 not found (exit status 127)")
@@ -279,29 +302,47 @@ def parse(text: str, exit_status: int | None = None) -> Iperf3Result:
         raise Iperf3Error("bad-output", message, text) from exc
 
     errors = [str(obj["error"]) for obj in objects if obj.get("error")]
+    late: list[str] = []  # "iperf3: error - ..." lines outside the JSON
     warnings: list[str] = []
     for line in extra:
         found = _ERROR_LINE.match(line)
         if found and "warning" not in line.lower():
-            errors.append(found.group(1))
+            late.append(found.group(1))
         else:
             warnings.append(f"extra output: {line}")
     if errors:
-        raise _fail("; ".join(dict.fromkeys(errors)), text)
+        raise _fail("; ".join(dict.fromkeys(errors + late)), text)
+    if late:
+        reason = "; ".join(dict.fromkeys(late))
+        message = f"iperf3 failed after printing its JSON ({reason}); the result is not used"
+        raise Iperf3Error(error_kind(reason), message, text)
     if exit_status not in (None, 0):
         raise Iperf3Error("error", f"iperf3 exited with status {exit_status}", text)
 
     finished = [o for o in objects if isinstance(o.get("end"), Mapping) and o["end"]]
     if not finished:
         raise Iperf3Error("bad-output", "iperf3 JSON has no end summary", text)
+    distinct: list[dict[str, Any]] = []
+    for obj in objects:
+        if obj not in distinct:
+            distinct.append(obj)
+    if len(distinct) > 1:
+        raise Iperf3Error(
+            "bad-output",
+            f"iperf3 printed {len(distinct)} different JSON results; cannot tell which is "
+            "this run's",
+            text,
+        )
     if len(objects) > 1:
-        warnings.append(f"output held {len(objects)} JSON objects; read the last complete one")
+        warnings.append(f"iperf3 printed the same JSON {len(objects)} times; read it once")
     if had_nonfinite:
         warnings.append("output held nan/inf values; they were read as missing")
     try:
         return _result(finished[-1], warnings)
     except (ValueError, TypeError, KeyError) as exc:
-        raise Iperf3Error("bad-output", f"iperf3 JSON is not as expected: {exc}", text) from exc
+        what = "iperf3 printed nan where a number was needed" if had_nonfinite else None
+        message = f"{what or 'iperf3 JSON is not as expected'}: {exc}"
+        raise Iperf3Error("bad-output", message, text) from exc
 
 
 def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:

@@ -217,12 +217,71 @@ def test_other_text_around_the_json_becomes_a_warning() -> None:
     assert any("Ignoring nonsense" in w for w in result.warnings)
 
 
-def test_two_objects_use_the_last_complete_one() -> None:
-    """Transformation: the 1-stream output followed by the 4-stream output."""
+def test_two_different_objects_fail() -> None:
+    """Transformation: the 1-stream output followed by the 4-stream output (a stale result
+    and this run's, say): nothing tells which is this run's, so neither is taken."""
     text = load("tcp_1stream")[0] + load("tcp_4streams")[0]
-    result = parse(text)
-    assert result.streams == 4
-    assert any("2 JSON objects" in w for w in result.warnings)
+    with pytest.raises(Iperf3Error) as caught:
+        parse(text, 0)
+    assert caught.value.kind == "bad-output"
+    assert "2 different JSON results" in str(caught.value)
+
+
+def test_the_same_object_twice_is_read_once() -> None:
+    """Transformation: the output printed twice, as iperf3 3.16/3.17 did (esnet/iperf#1688)."""
+    text = load("tcp_1stream")[0]
+    result = parse(text + text, 0)
+    assert result.receiver_bps == raw("tcp_1stream")["end"]["sum_received"]["bits_per_second"]
+    assert any("same JSON 2 times" in w for w in result.warnings)
+
+
+def test_error_line_on_stderr_after_the_json_fails() -> None:
+    """Transformation: iperf3's own error line on stderr (where iperf_err writes once the
+    JSON is out), with exit status 0: the run did not end cleanly."""
+    line = "iperf3: error - unable to send control message: Bad file descriptor\n"
+    with pytest.raises(Iperf3Error) as caught:
+        parse(load("tcp_1stream")[0], 0, stderr=line)
+    assert caught.value.kind == "error"
+    assert "after printing its JSON (unable to send control message" in str(caught.value)
+    assert "Bad file descriptor" in caught.value.output
+
+
+def test_stderr_warning_is_kept_as_a_warning() -> None:
+    result = parse(load("tcp_1stream")[0], 0, stderr="warning: Ignoring nonsense TCP MSS 0\n")
+    assert any("Ignoring nonsense" in w for w in result.warnings)
+
+
+def test_stderr_alone_is_read_when_stdout_is_empty() -> None:
+    stdout, stderr, rc = load("bad_option")
+    assert not stdout.strip()
+    with pytest.raises(Iperf3Error, match="unrecognized option"):
+        parse(stdout, rc, stderr=stderr)
+
+
+def test_nan_rate_and_seconds_fail() -> None:
+    """Transformation: the receiver's sum has nan for both its rate and its seconds, so the
+    rate cannot be worked out either (iperf3 prints nan when it divides by a zero time)."""
+    text = load("tcp_1stream")[0]
+    text = re.sub(
+        r'("sum_received":\s*\{[^}]*?"seconds":\s*)[0-9.]+(.*?"bits_per_second":\s*)[0-9.]+',
+        r"\1nan\2nan",
+        text,
+        count=1,
+        flags=re.S,
+    )
+    assert text.count("nan") == 2
+    with pytest.raises(Iperf3Error) as caught:
+        parse(text, 0)
+    assert caught.value.kind == "bad-output"
+    assert "nan where a number was needed: no usable receiver rate" in str(caught.value)
+
+
+def test_error_names_its_host() -> None:
+    with pytest.raises(Iperf3Error) as caught:
+        parse("", 0)
+    err = caught.value.on("bravo")
+    assert str(err) == "bravo: iperf3 printed nothing (exit status 0)"
+    assert err.kind == "no-output" and err.on("bravo") is err
 
 
 def test_two_objects_one_with_an_error_raise() -> None:
