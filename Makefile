@@ -6,7 +6,7 @@ INVENTORY ?= inventories/local.yaml
 SCENARIO ?= scenarios/freeflow.yaml
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test unit lint lab-down bench
+.PHONY: setup demo test unit lint lab-down bench faults fuzz reliability
 
 setup:  ## apt packages and the package with its test extras
 	@if command -v apt-get >/dev/null 2>&1; then \
@@ -36,3 +36,12 @@ lab-down:
 
 bench:  ## throughput ratio and per-test overhead against the emulated lab
 	$(PY) bench/overhead.py --docker
+
+faults:  ## the fault-injection suite alone (needs root)
+	$(PY) -m pytest -m faults $(PYTEST_ARGS)
+
+fuzz:  ## the long property-based fuzzers (10,000 examples per target)
+	$(PY) -m pytest -m fuzz $(PYTEST_ARGS)
+
+reliability:  ## both, with their figures written into docs/reliability.md
+	$(PY) bench/reliability.py
