@@ -114,6 +114,10 @@ COMMON_OPTIONS: tuple[Option, ...] = (
            check=size(1), nullable=True),
     Option("timeout", (int, float), None, "deadline in seconds for one run; null: derived",
            check=number(0, strict=True), nullable=True),
+    Option("busy_retries", int, 3, "retries when the server's port is busy with another iperf3",
+           check=integer(0, 20)),
+    Option("busy_backoff", (int, float), 0.5, "seconds before the first busy retry; doubles "
+           "after each", check=number(0, strict=False)),
     Option("tolerance", str, "5%", "throughput drop against the baseline that counts as a "
            "regression", check=matching(r"[0-9]{1,3}(\.[0-9]+)?%", "a percentage such as 5%")),
     Option("loss_tolerance", (int, float), None, "allowed rise in UDP loss, percentage points",
