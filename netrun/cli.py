@@ -210,8 +210,22 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Interrupted(EXIT_TERM, "terminated")
 
 
+class LogFile(logging.FileHandler):
+    """The debug log, silent when the disk is full.
+
+    logging's default prints a traceback per failed record; the results folder already
+    reports the write failure once, as one line.
+    """
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 def _setup_log(path: Path, secrets: Sequence[str]) -> None:
-    handler = logging.FileHandler(path, encoding="utf-8")
+    try:
+        handler = LogFile(path, encoding="utf-8")
+    except OSError:  # no log rather than no run; the results folder reports the failure
+        return
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     handler.addFilter(RedactingFilter(secrets))
     root = logging.getLogger()
@@ -365,7 +379,10 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
         print(f"netrun: {line}", file=sys.stderr)
     for line in published.problems:
         print(f"netrun: error: {line}", file=sys.stderr)
-    print(f"results: {req.outdir / 'results.json'}", file=sys.stderr)
+    if run.out.error is None:
+        print(f"results: {req.outdir / 'results.json'}", file=sys.stderr)
+    else:  # the table above is all there is of this run's measurements
+        print(f"netrun: error: results not saved: {run.out.error}", file=sys.stderr)
     if interrupted:
         print("netrun: interrupted; partial results saved", file=sys.stderr)
     if code is not None:
@@ -373,7 +390,7 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
     code = exit_code(doc)
     if code == EXIT_OK and published.regressed:
         return EXIT_REGRESSED
-    if code == EXIT_OK and published.problems:
+    if code == EXIT_OK and (published.problems or run.out.error):
         return EXIT_FAILED
     return code
 

@@ -2,16 +2,19 @@
 
 Results are saved raw and rendered separately (see netrun.report); results.json is the
 contract scripts and cron read, so it is always rewritten whole through a temp file and a
-rename: a crash never leaves half a file.
+rename: a crash never leaves half a file. A full disk does not stop a run: the failure is
+kept and reported at the end, and the measurements still reach the table and the history.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
 import tempfile
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,20 @@ def safe_name(text: str) -> str:
 
 def atomic_write(path: Path, text: str) -> None:
     """Write via a temp file in the same folder and rename over the target."""
+    try:
+        write_file(path, text)
+    except OSError as exc:
+        raise NetrunError(
+            f"{path}: cannot write ({exc.strerror or exc}); earlier files kept"
+        ) from None
+
+
+def write_file(path: Path, text: str) -> None:
+    """atomic_write raising the OSError itself; the temp file goes on every exit path.
+
+    A full disk fails in write or fsync, and Ctrl-C may land anywhere: either way the
+    target keeps its earlier content and no ``.NAME.xxxx`` temp file stays beside it.
+    """
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -46,41 +63,65 @@ def atomic_write(path: Path, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise NetrunError(
-            f"{path}: cannot write ({exc.strerror or exc}); earlier files kept"
-        ) from None
+        raise
 
 
 class ResultsDir:
-    """One run's output folder: raw/, results.json, report.txt."""
+    """One run's output folder: raw/, results.json, report.txt.
+
+    A write that fails (a full disk, a quota) does not stop the run: the measurements are
+    still worth printing and storing in the history. The first failure is kept in
+    ``error`` for the caller to report; later writes are still tried, each atomically, so
+    an earlier file is never left half-overwritten. Only a folder that cannot be created
+    at all raises, before anything has been measured.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        #: The first write that failed, as one line naming the file; None while all went well.
+        self.error: str | None = None
+        self._lock = threading.Lock()
         try:
             (path / "raw").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise NetrunError(
-                f"{path}: cannot create the results folder ({exc.strerror})"
+                f"{path}: cannot create the results folder ({exc.strerror}); {_fix(exc)}"
             ) from None
 
-    def save_raw(self, test: str, repeat: int, text: str) -> str:
-        """Save one raw iperf3 output; return its path relative to the run folder."""
+    def _write(self, path: Path, text: str) -> bool:
+        try:
+            write_file(path, text)
+        except OSError as exc:
+            with self._lock:
+                if self.error is None:
+                    self.error = f"{path}: cannot write ({exc.strerror or exc}); {_fix(exc)}"
+            return False
+        return True
+
+    def save_raw(self, test: str, repeat: int, text: str) -> str | None:
+        """Save one raw iperf3 output; its path relative to the run folder (None: not saved)."""
         rel = f"raw/{safe_name(test)}.r{repeat}.json"
-        atomic_write(self.path / rel, text)
-        return rel
+        return rel if self._write(self.path / rel, text) else None
 
     def save(self, doc: dict[str, Any]) -> Path:
         path = self.path / RESULTS
-        atomic_write(path, json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n")
+        self._write(path, json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n")
         return path
 
     def save_report(self, text: str, name: str = REPORT) -> Path:
         path = self.path / name
-        atomic_write(path, text)
+        self._write(path, text)
         return path
+
+
+def _fix(exc: OSError) -> str:
+    """What to do about a results folder that cannot be written."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free space there or choose another results folder (-o); earlier files kept"
+    return "choose another results folder (-o); earlier files kept"
 
 
 def load(path: Path) -> dict[str, Any]:

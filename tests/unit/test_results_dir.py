@@ -1,0 +1,62 @@
+"""ResultsDir when the disk says no: the first failure is kept, the run is not stopped."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from netrun.errors import NetrunError
+from netrun.results import ResultsDir, write_file
+
+
+def temp_files(folder: Path) -> list[Path]:
+    return list(folder.rglob(".*"))
+
+
+def test_a_failed_write_is_kept_and_later_writes_still_tried(tmp_path: Path) -> None:
+    out = ResultsDir(tmp_path / "run")
+    (out.path / "results.json").mkdir()  # the rename over it fails
+    out.save({"schema": 1})
+    assert out.error is not None
+    assert out.error.startswith(f"{out.path / 'results.json'}: cannot write (")
+    assert "choose another results folder (-o)" in out.error
+    first = out.error
+    out.save_report("table\n")
+    assert (out.path / "report.txt").read_text() == "table\n"
+    assert out.error == first  # the first failure is the one reported
+    assert temp_files(out.path) == []
+
+
+def test_save_raw_says_when_nothing_was_saved(tmp_path: Path) -> None:
+    out = ResultsDir(tmp_path / "run")
+    (out.path / "raw").rmdir()
+    (out.path / "raw").write_text("")  # raw/ is a file: no temp file can be made in it
+    assert out.save_raw("t", 1, "{}") is None
+    assert out.error is not None and "raw/t.r1.json" in out.error
+    (out.path / "raw").unlink()
+    (out.path / "raw").mkdir()
+    assert out.save_raw("t", 1, "{}") == "raw/t.r1.json"
+
+
+def test_an_interrupted_write_leaves_the_old_file_and_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "results.json"
+    target.write_text("old\n")
+
+    def interrupted(src: str, dst: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_file(target, "new\n")
+    assert target.read_text() == "old\n"
+    assert temp_files(tmp_path) == []
+
+
+def test_a_folder_that_cannot_be_made_stops_at_once(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    with pytest.raises(NetrunError, match=r"cannot create the results folder .*-o"):
+        ResultsDir(tmp_path / "file" / "run")
