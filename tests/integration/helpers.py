@@ -273,7 +273,7 @@ def check_fault(
     The outcome is logged for docs/reliability.md whether or not the checks pass.
     """
     left = leftovers(lab, before, run.outdir)
-    _log_fault(fault, run.elapsed, left)
+    log_fault(fault, run.elapsed, left)
     proc = run.proc
     where = f"\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
     assert run.elapsed <= max_seconds, f"{fault}: took {run.elapsed:.1f}s > {max_seconds}s{where}"
@@ -299,7 +299,8 @@ def check_fault(
     return doc
 
 
-def _log_fault(fault: str, elapsed: float, left: list[str]) -> None:
+def log_fault(fault: str, elapsed: float, left: list[str]) -> None:
+    """Record one fault's outcome for docs/reliability.md (check_fault does it for you)."""
     path = os.environ.get(FAULT_LOG_ENV)
     if not path:
         return

@@ -358,6 +358,7 @@ def wait_until_measuring(out: Path, timeout: float = 20) -> str:
     return run_id
 
 
+@pytest.mark.faults
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_stops_the_run_and_cleans_up(
     lab: LabHandle, tmp_path: Path, sig: signal.Signals, code: int
@@ -378,6 +379,7 @@ def test_signal_stops_the_run_and_cleans_up(
     assert only_test(doc, "long")["status"] != "ok"
 
 
+@pytest.mark.faults
 def test_sigkill_then_cleanup_removes_leftovers(lab: LabHandle, tmp_path: Path) -> None:
     scen = write_scenario(tmp_path, [entry("long", duration=8)])
     with netrun_process([scen, "-i", lab.inventory, "-q", "-o", "out"], cwd=tmp_path) as proc:

@@ -283,6 +283,7 @@ def running_app_container(lab: LabHandle) -> bool:
     )  # fmt: skip
 
 
+@pytest.mark.faults
 @pytest.mark.parametrize(
     ("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["sigint", "sigterm"]
 )
@@ -311,6 +312,7 @@ def test_interrupt_tears_containers_and_routers_down(
         assert containers_named(docker_lab, host, ROUTER) == []
 
 
+@pytest.mark.faults
 def test_cleanup_after_sigkill(docker_lab: LabHandle, tmp_path: Path) -> None:
     scenario = write_scenario(tmp_path, [entry("killed", mode="docker", duration=10)])
     with netrun_process(
