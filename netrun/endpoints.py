@@ -12,25 +12,72 @@ import shlex
 from collections.abc import Sequence
 from types import TracebackType
 
-from netrun.errors import NetrunError, ToolError
+from netrun.errors import CommandTimeout, HostError, NetrunError
 from netrun.host import Host
 from netrun.tools import iperf3
+from netrun.transport import CommandResult
 
 #: First port tried for servers, and how many ports up from it are candidates.
 BASE_PORT = 5201
 PORT_SPAN = 20
 
 
-def kill_script(pidfile: str, must_contain: str = "iperf") -> str:
-    """Kill the process in ``pidfile`` if it is still what we started, then drop the file."""
+def state_script(pidfile: str, iface: str | None = None, must_contain: str = "iperf") -> str:
+    """Print ``NETRUN_STATE <s>`` (the /proc state letter: T is stopped) of the process in
+    ``pidfile`` when it is still what we started, and ``NETRUN_LINK <operstate>`` of ``iface``.
+    """
     f = shlex.quote(pidfile)
     word = shlex.quote(must_contain)
-    return (
+    script = (
         f"p=$(cat {f} 2>/dev/null); "
         f'if [ -n "$p" ] && grep -q {word} "/proc/$p/cmdline" 2>/dev/null; then '
-        f'kill "$p" 2>/dev/null; i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do '
+        's=$(cat "/proc/$p/stat" 2>/dev/null); s=${s##*) }; echo "NETRUN_STATE ${s%% *}"; '
+        "else echo NETRUN_STATE gone; fi; "
+    )
+    if iface:
+        link = shlex.quote(f"/sys/class/net/{iface}/operstate")
+        script += f'echo "NETRUN_LINK $(cat {link} 2>/dev/null || echo missing)"; '
+    return script
+
+
+def kill_script(pidfile: str, must_contain: str = "iperf", iface: str | None = None) -> str:
+    """Kill the process in ``pidfile`` if it is still what we started, then drop the file.
+
+    SIGTERM stays pending on a stopped (SIGSTOP) process, so SIGCONT follows it; whatever
+    still lives after a second gets SIGKILL. The state is printed first (``state_script``).
+    """
+    f = shlex.quote(pidfile)
+    word = shlex.quote(must_contain)
+    return state_script(pidfile, iface, must_contain) + (
+        f'if [ -n "$p" ] && grep -q {word} "/proc/$p/cmdline" 2>/dev/null; then '
+        f'kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; i=0; '
+        'while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do '
         f'sleep 0.02; i=$((i+1)); done; kill -9 "$p" 2>/dev/null; fi; rm -f {f}; true'
     )
+
+
+def read_state(text: str) -> tuple[str | None, str | None]:
+    """(process state letter or "gone", link operstate) from ``state_script``'s output."""
+    state = link = None
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0] == "NETRUN_STATE":
+            state = words[1]
+        elif len(words) == 2 and words[0] == "NETRUN_LINK":
+            link = words[1]
+    return state, link
+
+
+class ClientTimeout(HostError):
+    """The iperf3 client ran past its deadline; it was killed by pid on its host."""
+
+    def __init__(
+        self, host: str, timeout: float, state: str | None = None, link: str | None = None
+    ) -> None:
+        self.timeout = timeout
+        self.state = state  # what the client was doing when killed: T is stopped
+        self.link = link  # the client's data link operstate
+        super().__init__(host, f"iperf3 client did not finish within {timeout:g}s; killed it")
 
 
 class Iperf3Server:
@@ -70,8 +117,8 @@ class Iperf3Server:
         res = self.host.run(script, timeout=self.wait_s * len(self.ports) + 10, check=False)
         try:
             self.pid, self.port, self.logfile = iperf3.parse_server_ready(res.stdout)
-        except ToolError as exc:
-            raise ToolError(f"{self.host.name}: {exc}") from None
+        except iperf3.Iperf3Error as exc:
+            raise exc.on(self.host.name) from None
         return self
 
     def pidfile(self) -> str:
@@ -86,6 +133,13 @@ class Iperf3Server:
             script += f"; rm -f {shlex.quote(self.logfile)}"
         self.host.run(script, timeout=15, check=False)
         self.port = None
+
+    def diagnose(self, iface: str | None) -> tuple[str | None, str | None]:
+        """(state letter or "gone", data link operstate) of this server, e.g. after a stall."""
+        if self.port is None:
+            return None, None
+        res = self.host.run(state_script(self.pidfile(), iface), timeout=10, check=False)
+        return read_state(res.stdout)
 
     def __enter__(self) -> Iperf3Server:
         return self.start()
@@ -104,11 +158,18 @@ class Iperf3Server:
 
 
 def run_client(
-    host: Host, argv: list[str], *, workdir: str, tag: str, timeout: float
-) -> tuple[str, int]:
-    """Run an iperf3 client on ``host``; return (stdout, exit status).
+    host: Host,
+    argv: list[str],
+    *,
+    workdir: str,
+    tag: str,
+    timeout: float,
+    iface: str | None = None,
+) -> CommandResult:
+    """Run an iperf3 client on ``host``; return what it printed and its exit status.
 
     The client writes its pid first, so that on a deadline or Ctrl-C we kill exactly it.
+    A deadline raises ``ClientTimeout`` with the state it was killed in (and ``iface``'s).
     """
     pidfile = f"{workdir}/{tag}.client.pid"
     wrapper = [
@@ -122,23 +183,27 @@ def run_client(
     ]
     try:
         res = host.run(wrapper, timeout=timeout, check=False)
-    except BaseException:  # deadline, Ctrl-C, SIGTERM, lost connection: stop it on the host
+    except CommandTimeout:
+        state, link = _kill_quietly(host, pidfile, iface)
+        raise ClientTimeout(host.name, timeout, state, link) from None
+    except BaseException:  # Ctrl-C, SIGTERM, lost connection: stop it on the host
         _kill_quietly(host, pidfile)
         raise
     host.run(["rm", "-f", pidfile], timeout=10, check=False)
-    out = res.stdout
-    if res.exited == 127 and not out.strip():
+    if res.exited == 127 and not res.stdout.strip():
         raise iperf3.Iperf3Error(
             "missing",
             f"{host.name}: '{argv[0]}' not found; install iperf3 (apt-get install iperf3) "
             "or set netrun_iperf3 to its path",
             res.stderr,
         )
-    if not out.strip() and res.stderr.strip():
-        out = res.stderr
-    return out, res.exited
+    return res
 
 
-def _kill_quietly(host: Host, pidfile: str) -> None:
+def _kill_quietly(
+    host: Host, pidfile: str, iface: str | None = None
+) -> tuple[str | None, str | None]:
     with contextlib.suppress(NetrunError):
-        host.run(kill_script(pidfile), timeout=10, check=False)
+        res = host.run(kill_script(pidfile, iface=iface), timeout=10, check=False)
+        return read_state(res.stdout)
+    return None, None

@@ -7,12 +7,19 @@ from __future__ import annotations
 
 import time
 
-from netrun.endpoints import Iperf3Server, run_client
+from netrun.endpoints import ClientTimeout, Iperf3Server, run_client
+from netrun.errors import HostError
+from netrun.host import Host
 from netrun.modes.base import Measurement, Mode
 from netrun.tools import iperf3
 
-#: Waits before retrying a client that found the server busy (seconds).
-BUSY_BACKOFF = (0.5, 1.0, 2.0)
+#: What a /proc state letter means for a process we found stalled.
+STATES = {
+    "T": "stopped (SIGSTOP)",
+    "t": "stopped by a debugger",
+    "gone": "no longer running",
+    "Z": "no longer running",
+}
 
 
 def client_argv(mode: Mode, server_ip: str, port: int) -> list[str]:
@@ -46,35 +53,110 @@ class BareMetal(Mode):
     options = ()
 
     def measure(self, repeat: int) -> Measurement:
-        tag = f"t{self.test.index}r{repeat}"
+        """One run; a port another iperf3 holds is retried with backoff, then reported."""
+        retries = int(self.test.value("busy_retries"))
+        wait = float(self.test.value("busy_backoff"))
+        started = time.monotonic()
         last: iperf3.Iperf3Error | None = None
-        for wait in (*BUSY_BACKOFF, None):
-            with Iperf3Server(
-                self.server,
-                bind_ip=self.server.data_ip,
-                workdir=self.ctx.workdir(self.server),
-                tag=tag,
-                binary=self.ctx.iperf3(self.server),
-                port=self.test.value("port"),
-            ) as server:
-                assert server.port is not None
-                self.details["server_port"] = server.port
-                out, status = run_client(
+        for attempt in range(retries + 1):
+            try:
+                return self.measure_once(f"t{self.test.index}r{repeat}")
+            except iperf3.Iperf3Error as exc:
+                if exc.kind != "busy":
+                    raise
+                last = exc
+            if attempt < retries:
+                time.sleep(wait * 2**attempt)
+        assert last is not None
+        raise busy_error(self.server, last, retries + 1, time.monotonic() - started)
+
+    def measure_once(self, tag: str) -> Measurement:
+        self.details.pop("warnings", None)
+        with Iperf3Server(
+            self.server,
+            bind_ip=self.server.data_ip,
+            workdir=self.ctx.workdir(self.server),
+            tag=tag,
+            binary=self.ctx.iperf3(self.server),
+            port=self.test.value("port"),
+        ) as server:
+            assert server.port is not None
+            self.details["server_port"] = server.port
+            try:
+                res = run_client(
                     self.client,
                     client_argv(self, self.server.data_ip, server.port),
                     workdir=self.ctx.workdir(self.client),
                     tag=tag,
                     timeout=test_deadline(self),
+                    iface=data_iface(self, self.client),
                 )
-                try:
-                    return Measurement(out, iperf3.parse(out, status), dict(self.details))
-                except iperf3.Iperf3Error as exc:
-                    if exc.kind != "busy" or wait is None:
-                        raise
-                    last = exc
-            time.sleep(wait)
-        assert last is not None
-        raise last
+            except ClientTimeout as exc:
+                raise stall_error(self, exc, server) from None
+            try:
+                result = iperf3.parse(res.stdout, res.exited, stderr=res.stderr)
+            except iperf3.Iperf3Error as exc:
+                if exc.kind == "busy":  # the server answered busy: another client holds it
+                    exc.busy = {server.port: None}
+                    raise
+                raise exc.on(self.client.name) from None
+            if result.warnings:
+                self.details["warnings"] = list(result.warnings)
+            return Measurement(res.stdout, result, dict(self.details))
+
+
+def data_iface(mode: Mode, host: Host) -> str | None:
+    """The data NIC the probe found on ``host`` (or netrun_iface), to check it after a stall."""
+    nic = getattr(mode.ctx.facts.get(host.name), "nic", None)
+    return getattr(nic, "iface", None) or host.iface
+
+
+def stall_error(mode: BareMetal, exc: ClientTimeout, server: Iperf3Server) -> HostError:
+    """A client killed at its deadline, with what was found stalled: a link, a process."""
+    client, srv = mode.client, mode.server
+    where = f"{srv.name} {srv.data_ip}:{server.port}"
+    try:
+        state, link = server.diagnose(data_iface(mode, srv))
+    except HostError:
+        state = link = None
+    found = []
+    if exc.state in STATES:
+        found.append(f"the client on {client.name} was {STATES[exc.state]}")
+    if state in STATES:
+        found.append(f"the iperf3 server on {srv.name} was {STATES[state]}")
+    for host, operstate in ((client, exc.link), (srv, link)):
+        if operstate not in (None, "up", "unknown"):
+            iface = data_iface(mode, host)
+            found.append(f"lost the data path: {iface} on {host.name} is {operstate}")
+    why = "; ".join(found) or f"lost the data path to {srv.name}, or the server stalled"
+    return HostError(
+        client.name,
+        f"iperf3 client to {where} did not finish within {exc.timeout:g}s "
+        f"(a {mode.test.duration:g}s test); killed it by pid: {why}",
+    )
+
+
+def busy_error(server: Host, exc: iperf3.Iperf3Error, tries: int, seconds: float) -> HostError:
+    """The one line for a port another iperf3 kept: who holds it, and the two ways out."""
+    ports = sorted(exc.busy)
+    held = [h for p in ports if (h := exc.busy[p])]
+    if len(ports) == 1:
+        what = f"port {ports[0]}"
+    elif ports:
+        what = f"ports {ports[0]}-{ports[-1]}"
+    else:
+        what = "the port"
+    if held and all(h.split()[0] == "iperf3" for h in held):
+        who = f"another iperf3 (pid {', '.join(h.split()[-1] for h in held)})"
+    elif held:
+        who = f"another program ({', '.join(held)})"
+    else:
+        who = "another iperf3"
+    return HostError(
+        server.name,
+        f"{who} is using {what} on {server.name} ({tries} tries in {seconds:.1f}s): "
+        "stop it or set port: to a free one",
+    )
 
 
 MODE = BareMetal

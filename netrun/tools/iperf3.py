@@ -41,13 +41,17 @@ class Iperf3Error(ToolError):
     def __init__(self, kind: str, message: str, output: str = "") -> None:
         self.kind = kind
         self.message = message
+        #: For a server that could not start: each taken port and its holder, if known.
+        self.busy: dict[int, str | None] = {}
         super().__init__(message, output)
 
     def on(self, host: str) -> Iperf3Error:
         """The same error, its message starting with the host it happened on."""
         if self.message.startswith(f"{host}: "):
             return self
-        return Iperf3Error(self.kind, f"{host}: {self.message}", self.output)
+        err = Iperf3Error(self.kind, f"{host}: {self.message}", self.output)
+        err.busy = self.busy
+        return err
 
 
 @dataclass(frozen=True)
@@ -458,11 +462,16 @@ alive() {
         kill -0 "$1" 2>/dev/null
     fi
 }
+holder() {
+    h=$(ss -ltnpH "sport = :$1" 2>/dev/null \
+        | sed -n 's/.*users:(("\([^"]*\)",pid=\([0-9]*\).*/\1 \2/p' | head -n 1)
+    echo "NETRUN_BUSY $1 $h"
+}
 detach=
 command -v setsid >/dev/null 2>&1 && detach=setsid
 busy=
 for p in $ports; do
-    if listening "$p"; then busy="$busy $p"; continue; fi
+    if listening "$p"; then busy="$busy $p"; holder "$p"; continue; fi
     log="$dir/$tag.$p.log"
     pidfile="$dir/$tag.$p.pid"
     $detach nohup "$bin" -s -1 -B "$bind" -p "$p" </dev/null >"$log" 2>&1 &
@@ -478,7 +487,9 @@ for p in $ports; do
     done
     if [ "$state" = dead ]; then
         rm -f "$pidfile"
-        if grep -q "Address already in use" "$log" 2>/dev/null; then busy="$busy $p"; continue; fi
+        if grep -q "Address already in use" "$log" 2>/dev/null; then
+            busy="$busy $p"; holder "$p"; rm -f "$log"; continue
+        fi
         fail "iperf3 server on port $p exited: $(tail -n 3 "$log" 2>/dev/null | tr '\n' ' ')"
     fi
     if [ "$state" = wait ] && ! { [ "$can_check" = 0 ] && alive "$pid"; }; then
@@ -500,8 +511,10 @@ def server_script(
     """A POSIX sh script that starts one iperf3 server on the first free port of ``ports``.
 
     It prints ``NETRUN_READY <pid> <port> <logfile>`` once the server really listens, or
-    ``NETRUN_FAIL <reason>``; read it with ``parse_server_ready``. The pid is also written
-    to ``<workdir>/<tag>.<port>.pid`` so a later sweep can stop what a killed run left.
+    ``NETRUN_FAIL <reason>``; read it with ``parse_server_ready``. A port found taken gets a
+    ``NETRUN_BUSY <port> [<program> <pid>]`` line (the holder when ``ss -p`` can tell).
+    The pid is also written to ``<workdir>/<tag>.<port>.pid`` so a later sweep can stop
+    what a killed run left.
     """
     if not ports:
         raise ValueError("server_script needs at least one port")
@@ -522,7 +535,15 @@ def server_script(
 
 
 def parse_server_ready(text: str) -> tuple[int, int, str]:
-    """(pid, port, logfile) from ``server_script``'s output, or ``Iperf3Error``."""
+    """(pid, port, logfile) from ``server_script``'s output, or ``Iperf3Error``.
+
+    A "busy" error carries ``busy``: each taken port and who holds it ("iperf3 1234"), if known.
+    """
+    busy: dict[int, str | None] = {}
+    for line in text.splitlines():
+        words = line.split(maxsplit=2)
+        if words[:1] == ["NETRUN_BUSY"] and len(words) >= 2 and words[1].isdigit():
+            busy[int(words[1])] = words[2].strip() if len(words) == 3 else None
     for line in reversed(text.splitlines()):
         words = line.strip().split(maxsplit=3)
         if words[:1] == ["NETRUN_READY"] and len(words) == 4:
@@ -538,5 +559,7 @@ def parse_server_ready(text: str) -> tuple[int, int, str]:
                 kind = "busy"
             else:
                 kind = "error"
-            raise Iperf3Error(kind, f"iperf3 server did not start: {reason}", text)
+            err = Iperf3Error(kind, f"iperf3 server did not start: {reason}", text)
+            err.busy = busy
+            raise err
     raise Iperf3Error("bad-output", "iperf3 server start printed no NETRUN_READY line", text)

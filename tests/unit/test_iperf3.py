@@ -485,6 +485,31 @@ def test_server_script_all_ports_busy(tmp_path: Path) -> None:
     with pytest.raises(Iperf3Error) as caught:
         iperf3.parse_server_ready(out)
     assert caught.value.kind == "busy" and str(port) in str(caught.value)
+    comm = Path("/proc/self/comm").read_text().strip()
+    assert caught.value.busy == {port: f"{comm} {os.getpid()}"}  # who holds it, from ss -p
+
+
+@needs_iperf3
+def test_server_script_names_a_foreign_iperf3_on_the_port(
+    tmp_path: Path, started: list[int]
+) -> None:
+    (port,) = free_ports(1)
+    foreign = subprocess.Popen(
+        iperf3.server_command("127.0.0.1", port, one_off=False),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    started.append(foreign.pid)
+    for _ in range(250):
+        if listening(port):
+            break
+        time.sleep(0.02)
+    with pytest.raises(Iperf3Error) as caught:
+        iperf3.parse_server_ready(run_script(tmp_path, [port]))
+    assert caught.value.kind == "busy"
+    assert caught.value.busy == {port: f"iperf3 {foreign.pid}"}
+    assert caught.value.on("alpha").busy == caught.value.busy
+    assert foreign.poll() is None  # not ours: left running
 
 
 def test_server_script_missing_binary(tmp_path: Path) -> None:
