@@ -290,36 +290,7 @@ def test_client_iperf3_exiting_127_is_a_clear_failure(lab: LabHandle, tmp_path: 
     assert err.startswith("bravo: ") and "iperf3" in err and "not found" in err, err
 
 
-def test_busy_port_is_reported_and_foreign_server_untouched(lab: LabHandle, tmp_path: Path) -> None:
-    alpha = lab.host("alpha")
-    scen = write_scenario(tmp_path, [entry("ab", port=5201)])
-    foreign = subprocess.Popen(
-        ["ip", "netns", "exec", alpha.namespace, "iperf3", "-s", "-B", alpha.data_ip,
-         "-p", "5201"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-
-        def listening() -> bool:
-            ss = subprocess.run(
-                ["ip", "netns", "exec", alpha.namespace, "ss", "-ltnH", "sport = :5201"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-            )
-            return bool(ss.stdout.strip())
-
-        assert wait_for(listening, 10), "the foreign iperf3 server did not start"
-        doc = netrun_failed(tmp_path, scen, "-i", lab.inventory)
-        assert foreign.poll() is None, "netrun stopped a server it did not start"
-        assert listening()
-    finally:
-        foreign.kill()
-        foreign.wait(timeout=10)
-    err = only_test(doc, "ab")["error"]
-    assert err.startswith("alpha: ") and "5201" in err, err
-    assert "busy" in err or "in use" in err, err
+# The busy port (a foreign iperf3 holding it): test_faults_datapath.py.
 
 
 def test_ethtool_unsupported_is_not_a_failure(lab: LabHandle, tmp_path: Path) -> None:
