@@ -51,8 +51,10 @@ def kill_script(pidfile: str, must_contain: str = "iperf", iface: str | None = N
     return state_script(pidfile, iface, must_contain) + (
         f'if [ -n "$p" ] && grep -q {word} "/proc/$p/cmdline" 2>/dev/null; then '
         f'kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; i=0; '
-        'while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do '
-        f'sleep 0.02; i=$((i+1)); done; kill -9 "$p" 2>/dev/null; fi; rm -f {f}; true'
+        # gone or a zombie (kill -0 would still succeed on one) ends the wait
+        'while [ $i -lt 50 ]; do s=$(cat "/proc/$p/stat" 2>/dev/null) || break; '
+        "s=${s##*) }; case ${s%% *} in Z|X) break ;; esac; sleep 0.02; i=$((i+1)); done; "
+        f'[ $i -lt 50 ] || kill -9 "$p" 2>/dev/null; fi; rm -f {f}; true'
     )
 
 

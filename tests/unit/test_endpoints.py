@@ -1,0 +1,90 @@
+"""netrun.endpoints' kill and state scripts run for real with sh on local processes, and
+the one-line errors bare metal builds from them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from netrun.endpoints import kill_script, read_state, state_script
+from netrun.host import Host
+from netrun.modes.baremetal import busy_error
+from netrun.tools.iperf3 import Iperf3Error
+
+
+@pytest.fixture
+def sleeper(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """A process of this test's own (sleep), with its pid in a pid file."""
+    proc = subprocess.Popen(["sleep", "60"])
+    pidfile = tmp_path / "t.pid"
+    pidfile.write_text(f"{proc.pid}\n")
+    try:
+        yield proc, pidfile
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+
+
+def sh(script: str) -> str:
+    return subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=20).stdout
+
+
+def test_state_script_reads_the_state_and_a_link(
+    sleeper: tuple[subprocess.Popen[bytes], Path],
+) -> None:
+    proc, pidfile = sleeper
+    assert read_state(sh(state_script(str(pidfile), "lo", must_contain="sleep"))) == (
+        "S",
+        "unknown",
+    )
+    os.kill(proc.pid, signal.SIGSTOP)
+    time.sleep(0.1)
+    out = sh(state_script(str(pidfile), "nr-no-such-link", must_contain="sleep"))
+    assert read_state(out) == ("T", "missing")
+
+
+def test_state_script_never_reports_a_process_that_is_not_ours(
+    sleeper: tuple[subprocess.Popen[bytes], Path],
+) -> None:
+    _, pidfile = sleeper
+    assert read_state(sh(state_script(str(pidfile)))) == ("gone", None)  # not an iperf
+
+
+def test_kill_script_ends_a_stopped_process_at_once(
+    sleeper: tuple[subprocess.Popen[bytes], Path],
+) -> None:
+    """SIGTERM alone stays pending on a stopped process: without SIGCONT the script would
+    wait its full second and fall back to SIGKILL."""
+    proc, pidfile = sleeper
+    os.kill(proc.pid, signal.SIGSTOP)
+    time.sleep(0.1)
+    started = time.monotonic()
+    out = sh(kill_script(str(pidfile), must_contain="sleep"))
+    assert time.monotonic() - started < 0.8
+    assert proc.wait(timeout=5) == -signal.SIGTERM
+    assert read_state(out)[0] == "T" and not pidfile.exists()
+
+
+def test_busy_error_names_the_holder_and_the_fix() -> None:
+    alpha = Host("alpha", {})
+    err = Iperf3Error("busy", "iperf3 server did not start: all ports busy: 5201")
+    err.busy = {5201: "iperf3 4242"}
+    assert str(busy_error(alpha, err, 4, 3.52)) == (
+        "alpha: another iperf3 (pid 4242) is using port 5201 on alpha (4 tries in 3.5s): "
+        "stop it or set port: to a free one"
+    )
+    err.busy = {5201: "nginx 7", 5202: None}
+    assert "another program (nginx 7) is using ports 5201-5202 on alpha" in str(
+        busy_error(alpha, err, 1, 0)
+    )
+    err.busy = {5203: None}  # the server answered "busy": someone else's client holds it
+    assert str(busy_error(alpha, err, 3, 1.0)).startswith(
+        "alpha: another iperf3 is using port 5203 on alpha"
+    )
