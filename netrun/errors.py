@@ -81,6 +81,10 @@ class AuthError(ConnectError):
     """SSH login was refused."""
 
 
+class BecomeError(HostError):
+    """sudo refused to run a command as ansible_become_user (so the command never ran)."""
+
+
 class CommandError(HostError):
     """A remote command failed: names the command, its exit code and its output's tail."""
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.errors import (
     AuthError,
+    BecomeError,
     Cancelled,
     CommandError,
     CommandTimeout,
@@ -66,6 +67,10 @@ class Transport(Protocol):
 
     def interrupt(self) -> None: ...
 
+    def alive(self) -> bool: ...
+
+    def reconnect(self) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -84,6 +89,82 @@ class SSHSettings:
 def command_line(argv: Sequence[str] | str) -> str:
     """A list is a command: every token is quoted. A str is a script we built and quoted."""
     return argv if isinstance(argv, str) else shlex.join(argv)
+
+
+#: What a command on a dropped connection fails with (the message after the host name).
+LOST = "SSH connection lost (sshd stopped, host down or network cut)"
+
+
+def socket_reason(exc: OSError) -> str:
+    """The OS's words for a failed TCP connect ("Connection refused").
+
+    paramiko wraps a refused connect in NoValidConnectionsError, whose own text just
+    repeats the address; the reason sits in its per-address errors.
+    """
+    errors = getattr(exc, "errors", None)
+    if isinstance(errors, dict):
+        for inner in errors.values():
+            if isinstance(inner, OSError) and inner.strerror:
+                return inner.strerror
+    return exc.strerror or str(exc)
+
+
+def handshake_failure(text: str, server_version: str, where: str, s: SSHSettings) -> str | None:
+    """Why an SSH handshake stalled, for a paramiko error that says so; else None.
+
+    paramiko reports a silent server either as a banner error or, when its own
+    negotiation deadline fires first, as "No existing session": both mean the port
+    accepted TCP and then never spoke SSH in time.
+    """
+    stalled = ("banner", "no existing session", "negotiation timed out")
+    if not any(word in text.lower() for word in stalled):
+        return None
+    if not server_version:
+        return (
+            f"{where} accepted TCP but sent no SSH banner within "
+            f"{min(s.connect_timeout, s.banner_timeout):g}s; is sshd healthy, and is "
+            "ansible_port its port?"
+        )
+    return (
+        f"{where} ({server_version}) did not finish the SSH handshake within "
+        f"{s.connect_timeout:g}s; is sshd overloaded?"
+    )
+
+
+#: sudo's own refusal messages (lower case) and the fix for each.
+_SUDO_REFUSALS = (
+    (
+        ("a password is required", "a terminal is required"),
+        "set ansible_become_password, or allow NOPASSWD sudo for {user}",
+    ),
+    (
+        ("incorrect password", "no password was provided", "sorry, try again"),
+        "sudo rejected ansible_become_password; fix it",
+    ),
+    (
+        ("not in the sudoers", "not allowed to execute", "may not run sudo"),
+        "{user} may not use sudo there; grant it in sudoers or set ansible_become: false",
+    ),
+    (("must have a tty",), "sudoers has 'Defaults requiretty'; lift it for {user}"),
+)
+
+
+def sudo_refusal(exited: int, stderr: str, user: str) -> str | None:
+    """A one-line reason and fix when sudo itself refused (so the command never ran)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if exited == 127:
+        for line in lines:
+            if "sudo" in line and "not found" in line:
+                fix = "install it or set ansible_become: false"
+                return f"sudo is not installed ({line[:120]}); {fix}"
+        return None
+    if exited != 1:
+        return None
+    for words, fix in _SUDO_REFUSALS:
+        for line in lines:
+            if any(word in line.lower() for word in words):
+                return f"sudo refused ({line[:160]}); {fix.format(user=user)}"
+    return None
 
 
 def become_prefix(host: Host) -> tuple[str, bool]:
@@ -119,6 +200,8 @@ class SSHTransport:
         kwargs: dict[str, object] = {
             "banner_timeout": s.banner_timeout,
             "auth_timeout": s.auth_timeout,
+            # paramiko's default for opening a channel (SFTP) is an hour
+            "channel_timeout": s.connect_timeout,
             "allow_agent": False,
             "look_for_keys": host.key_file is None and host.password is None,
         }
@@ -154,8 +237,10 @@ class SSHTransport:
         else:
             client.set_missing_host_key_policy(paramiko.RejectPolicy())
         where = f"{host.address}:{host.port}"
+        opened = False
         try:
             conn.open()
+            opened = True
         except paramiko.BadHostKeyException:
             raise HostKeyError(
                 host.name,
@@ -177,12 +262,10 @@ class SSHTransport:
                     f"SSH login as {conn.user} to {where} was refused ({text}); check "
                     "ansible_user and the key or password",
                 ) from None
-            if "banner" in text.lower():
-                raise ConnectError(
-                    host.name,
-                    f"{where} accepted TCP but sent no SSH banner within "
-                    f"{s.banner_timeout:g}s; is sshd healthy?",
-                ) from None
+            version = getattr(client.get_transport(), "remote_version", "")
+            stalled = handshake_failure(text, version, where, s)
+            if stalled:
+                raise ConnectError(host.name, stalled) from None
             raise ConnectError(host.name, f"SSH to {where} failed: {text}") from None
         except TimeoutError:
             raise ConnectError(
@@ -191,11 +274,15 @@ class SSHTransport:
                 "and that the host is up",
             ) from None
         except OSError as exc:
-            reason = exc.strerror or str(exc)
+            reason = socket_reason(exc)
             raise ConnectError(
                 host.name,
                 f"cannot reach {where}: {reason}; check ansible_host/ansible_port",
             ) from None
+        finally:
+            if not opened:  # stop paramiko's reader thread on a half-open connection
+                with contextlib.suppress(Exception):
+                    conn.close()
         transport = client.get_transport()
         if transport is not None:
             if s.keepalive:
@@ -230,16 +317,11 @@ class SSHTransport:
             self.host.name, line, exited, stdout, stderr, time.monotonic() - started
         )
         log.debug("%s: exit %s in %.3fs", self.host.name, exited, result.seconds)
+        if (sudo or self.host.become) and not result.ok:
+            refused = sudo_refusal(exited, stderr, self.host.user or _local_user())
+            if refused:  # the command never ran: even check=False callers must not read it
+                raise BecomeError(self.host.name, refused)
         if check and not result.ok:
-            if "a password is required" in result.stderr:
-                raise CommandError(
-                    self.host.name,
-                    line,
-                    result.exited,
-                    "",
-                    "sudo -n was refused: a password is required; allow NOPASSWD sudo for "
-                    "this user or set ansible_become_password",
-                )
             raise CommandError(self.host.name, line, result.exited, result.stdout, result.stderr)
         return result
 
@@ -260,7 +342,9 @@ class SSHTransport:
                 chan.sendall(stdin)
             chan.shutdown_write()
         except Exception as exc:  # paramiko raises SSHException/EOFError/OSError here
-            raise ConnectError(self.host.name, f"connection lost: {exc}") from None
+            if not self._conn.transport.is_active():
+                raise ConnectError(self.host.name, LOST) from None
+            raise ConnectError(self.host.name, f"cannot open an SSH channel: {exc}") from None
         out: list[bytes] = []
         err: list[bytes] = []
         deadline = time.monotonic() + timeout
@@ -281,7 +365,7 @@ class SSHTransport:
                         break
                     continue
                 if chan.closed or not self._conn.transport.is_active():
-                    raise ConnectError(self.host.name, "connection lost during a command")
+                    raise ConnectError(self.host.name, LOST + " during a command")
                 if self._generation != generation:
                     raise Cancelled(self.host.name)
                 if time.monotonic() > deadline:
@@ -293,6 +377,9 @@ class SSHTransport:
                     )
                 select.select([chan], [], [], 0.01)
             exited = chan.recv_exit_status()
+            if exited == -1 and not self._conn.transport.is_active():
+                # paramiko marks a channel of a dead connection exited, with no status
+                raise ConnectError(self.host.name, LOST + " during a command")
         finally:
             chan.close()
         return (
@@ -331,6 +418,24 @@ class SSHTransport:
         workers' commands would otherwise run to their deadlines.
         """
         self._generation += 1
+
+    def alive(self) -> bool:
+        """False once the connection dropped (sshd killed, host rebooted, reset by a firewall)."""
+        transport = self._conn.transport if self._conn is not None else None
+        return transport is not None and transport.is_active()
+
+    def reconnect(self) -> None:
+        """Replace a dropped connection with a fresh one; ConnectError if the host is gone.
+
+        Used before a host's next test and for the run's final cleanup, so one dropped
+        session fails one test rather than every later one and the run's leftovers.
+        """
+        old, self._conn = self._conn, None
+        if old is not None:
+            with contextlib.suppress(Exception):
+                old.close()
+        log.info("%s: connection lost; reconnecting", self.host.name)
+        self.connect()
 
     def close(self) -> None:
         if self._conn is not None:

@@ -1,0 +1,115 @@
+"""The transport's pure decisions: why a handshake stalled, why a connect failed, and
+whether sudo itself refused a command (sudo's own messages, as sudo 1.9 prints them)."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+from paramiko.ssh_exception import NoValidConnectionsError
+
+from netrun.transport import SSHSettings, handshake_failure, socket_reason, sudo_refusal
+
+SETTINGS = SSHSettings(connect_timeout=2, banner_timeout=2, auth_timeout=2)
+WHERE = "10.201.1.10:2222"
+
+
+# -- a port that accepts TCP but does not speak SSH --------------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Error reading SSH protocol banner",
+        "Error reading SSH protocol banner[Errno 104] Connection reset by peer",
+        "No existing session",  # paramiko's own negotiation deadline fired first
+        "Negotiation timed out.",
+    ],
+)
+def test_silent_port_is_named_as_such(text: str) -> None:
+    message = handshake_failure(text, "", WHERE, SETTINGS)
+    assert message is not None
+    assert message.startswith(f"{WHERE} accepted TCP but sent no SSH banner within 2s")
+    assert "ansible_port" in message
+
+
+def test_banner_then_silence_names_the_server_version() -> None:
+    message = handshake_failure("No existing session", "SSH-2.0-OpenSSH_9.2p1", WHERE, SETTINGS)
+    assert message == (
+        f"{WHERE} (SSH-2.0-OpenSSH_9.2p1) did not finish the SSH handshake within 2s; "
+        "is sshd overloaded?"
+    )
+
+
+def test_banner_wait_is_the_shorter_of_the_two_timeouts() -> None:
+    settings = SSHSettings(connect_timeout=10, banner_timeout=3)
+    message = handshake_failure("Error reading SSH protocol banner", "", WHERE, settings)
+    assert message is not None and "within 3s" in message
+
+
+@pytest.mark.parametrize(
+    "text", ["Incompatible ssh peer (no acceptable kex algorithm)", "Authentication failed."]
+)
+def test_other_ssh_errors_are_not_a_stalled_handshake(text: str) -> None:
+    assert handshake_failure(text, "SSH-2.0-x", WHERE, SETTINGS) is None
+
+
+# -- a failed TCP connect ---------------------------------------------------------------------
+def test_refused_connect_says_refused_not_the_address_again() -> None:
+    refused = ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
+    exc = NoValidConnectionsError({("10.201.1.10", 22): refused})
+    assert "Connection refused" not in str(exc)
+    assert socket_reason(exc) == "Connection refused"
+
+
+def test_plain_os_error_keeps_its_words() -> None:
+    assert socket_reason(OSError(errno.EHOSTUNREACH, "No route to host")) == "No route to host"
+    assert socket_reason(OSError("something odd")) == "something odd"
+
+
+# -- sudo refusing ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("stderr", "fix"),
+    [
+        ("sudo: a password is required\n", "set ansible_become_password, or allow NOPASSWD"),
+        (
+            "sudo: a terminal is required to read the password; either use the -S option to "
+            "read from standard input or configure an askpass helper\n",
+            "set ansible_become_password, or allow NOPASSWD",
+        ),
+        ("Sorry, try again.\nsudo: 1 incorrect password attempt\n", "fix it"),
+        ("sudo: no password was provided\nsudo: 1 incorrect password attempt\n", "fix it"),
+        ("bench is not in the sudoers file.  This incident will be reported.\n", "sudoers"),
+        ("Sorry, user bench may not run sudo on node36.\n", "sudoers"),
+        ("sudo: sorry, you must have a tty to run sudo\n", "requiretty"),
+    ],
+)
+def test_sudo_refusal_is_one_line_with_the_fix(stderr: str, fix: str) -> None:
+    message = sudo_refusal(1, stderr, "bench")
+    assert message is not None and "\n" not in message
+    assert message.startswith("sudo refused (") and fix in message
+
+
+def test_nopasswd_fix_names_the_login_user() -> None:
+    message = sudo_refusal(1, "sudo: a password is required\n", "bench")
+    assert message == (
+        "sudo refused (sudo: a password is required); set ansible_become_password, "
+        "or allow NOPASSWD sudo for bench"
+    )
+
+
+@pytest.mark.parametrize("stderr", ["sh: 1: sudo: not found\n", "bash: sudo: command not found\n"])
+def test_missing_sudo(stderr: str) -> None:
+    message = sudo_refusal(127, stderr, "bench")
+    assert message is not None and message.startswith("sudo is not installed")
+
+
+@pytest.mark.parametrize(
+    ("exited", "stderr"),
+    [
+        (1, "iperf3: error - unable to connect to server: Connection refused\n"),
+        (2, "sudo: a password is required\n"),  # not sudo's refusal status
+        (127, "sh: 1: iperf3: not found\n"),
+        (1, ""),
+    ],
+)
+def test_a_failing_command_under_sudo_is_not_a_refusal(exited: int, stderr: str) -> None:
+    assert sudo_refusal(exited, stderr, "bench") is None
