@@ -13,6 +13,7 @@ import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from netrun.errors import InputError, NetrunError
 from netrun.host import Host
@@ -43,6 +44,11 @@ def cleanup_script(remote_tmp: str, run_id: str | None, docker: str | None = "do
             'echo "removed containers: $(echo $ids)"; fi; fi; '
         )
     return script + "true"
+
+
+def cleanup_command(inventory: Path | str, host: str, run_id: str) -> str:
+    """The command that removes one run's leftovers on one host, for error messages."""
+    return shlex.join(["netrun", "cleanup", "-i", str(inventory), "-l", host, "--run-id", run_id])
 
 
 @dataclass

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from netrun import __version__
-from netrun.cleanup import cleanup_script
-from netrun.errors import Cancelled, Interrupted, NetrunError, ToolError
+from netrun.cleanup import cleanup_command, cleanup_script
+from netrun.errors import Cancelled, ConnectError, HostError, Interrupted, NetrunError, ToolError
 from netrun.host import Host
 from netrun.inventory import Inventory
 from netrun.linerate import goodput_ceiling_mbps, line_rate_mbps
@@ -155,6 +155,19 @@ class Run:
         for name, err in probed.failed.items():
             self._host_failed(name, err)
 
+    def _revive(self, name: str) -> None:
+        """Reconnect a host whose connection dropped in an earlier test.
+
+        If that fails the host is marked failed, so its later tests fail at once, naming why.
+        """
+        host = self.req.inventory.get(name)
+        if name in self.host_errors or host.transport is None or host.transport.alive():
+            return
+        try:
+            host.transport.reconnect()
+        except NetrunError as exc:
+            self._host_failed(name, exc)
+
     def _host_failed(self, name: str, err: NetrunError) -> None:
         self.host_errors[name] = str(err)
         self._error(str(err))
@@ -228,6 +241,8 @@ class Run:
     # -- one test -------------------------------------------------------------------------
     def _run_test(self, test: TestSpec, number: int, total: int) -> None:
         label = f"[{number}/{total}] {test.name} ({test.mode}, {test.client} -> {test.server})"
+        for name in dict.fromkeys((test.server, test.client)):
+            self._revive(name)
         broken = [self.host_errors[n] for n in (test.server, test.client) if n in self.host_errors]
         if broken:
             for repeat in range(1, test.repeat + 1):
@@ -359,11 +374,26 @@ class Run:
             tmp = remote_tmp(host)
             docker = self.ctx.docker_hosts.get(host.name)
             script = cleanup_script(tmp, self.ctx.run_id, docker=docker)
-            host.run(script, timeout=60, check=False)
+            try:
+                host.run(script, timeout=60, check=False)
+            except ConnectError:
+                if host.transport is None:
+                    raise
+                # One fresh connection: a dropped session must not leave the run's
+                # servers and folders behind when the host itself is still there.
+                host.transport.reconnect()
+                host.run(script, timeout=60, check=False)
 
-        swept = on_each(self.connected, sweep, deadline=75)
+        # A host whose probe failed ran nothing: sweeping it would only repeat that failure.
+        probed = [h for h in self.connected if h.name in self.ctx.facts]
+        swept = on_each(probed, sweep, deadline=75)
         for name, err in swept.failed.items():
-            self._error(f"cleanup on {name}: {err}")
+            reason = err.message if isinstance(err, HostError) else str(err)
+            fix = cleanup_command(self.req.inventory.path, name, self.ctx.run_id)
+            self._error(
+                f"{name}: cleanup failed ({reason}); what this run started there may still be "
+                f"running: once {name} is reachable, run: {fix}"
+            )
         for host in self.connected:
             if host.transport is not None:
                 with contextlib.suppress(Exception):
