@@ -8,6 +8,7 @@ deadline can stop it on the host rather than leaving it to run out its duration.
 from __future__ import annotations
 
 import contextlib
+import math
 import shlex
 from collections.abc import Sequence
 from types import TracebackType
@@ -20,6 +21,16 @@ from netrun.transport import CommandResult
 #: First port tried for servers, and how many ports up from it are candidates.
 BASE_PORT = 5201
 PORT_SPAN = 20
+#: How long an iperf3 may outlive netrun's own deadline for it: the bound (``timeout`` on
+#: the host) that still ends it when netrun vanished (SIGKILL, a lost controller).
+REMOTE_MARGIN = 10.0
+#: Runs argv with its pid in $2 (sh execs it, so that is iperf3's pid, not timeout's),
+#: under ``timeout $3`` where the host has it.
+CLIENT_WRAPPER = (
+    'mkdir -p "$1" && chmod 700 "$1" && f=$2 t=$3 && shift 3 && b= && '
+    '{ ! command -v timeout >/dev/null 2>&1 || b="timeout -k 5 $t"; } && '
+    'exec $b sh -c \'echo $$ >"$0" && exec "$@"\' "$f" "$@"'
+)
 
 
 def state_script(pidfile: str, iface: str | None = None, must_contain: str = "iperf") -> str:
@@ -95,7 +106,9 @@ class Iperf3Server:
         binary: str = "iperf3",
         port: int | None = None,
         wait_s: float = 5.0,
+        lifetime: float | None = None,
     ) -> None:
+        """``lifetime``: how long netrun needs the server; it ends REMOTE_MARGIN s later."""
         self.host = host
         self.bind_ip = bind_ip
         self.workdir = workdir
@@ -103,6 +116,7 @@ class Iperf3Server:
         self.binary = binary
         self.ports: Sequence[int] = [port] if port else range(BASE_PORT, BASE_PORT + PORT_SPAN)
         self.wait_s = wait_s
+        self.lifetime = lifetime
         self.pid: int | None = None
         self.port: int | None = None
         self.logfile: str | None = None
@@ -115,6 +129,7 @@ class Iperf3Server:
             workdir=self.workdir,
             tag=self.tag,
             wait_s=self.wait_s,
+            lifetime=self.lifetime + REMOTE_MARGIN if self.lifetime else None,
         )
         res = self.host.run(script, timeout=self.wait_s * len(self.ports) + 10, check=False)
         try:
@@ -177,10 +192,11 @@ def run_client(
     wrapper = [
         "sh",
         "-c",
-        'mkdir -p "$1" && chmod 700 "$1" && echo $$ >"$2" && shift 2 && exec "$@"',
+        CLIENT_WRAPPER,
         "netrun-client",
         workdir,
         pidfile,
+        str(math.ceil(timeout + REMOTE_MARGIN)),
         *argv,
     ]
     try:

@@ -79,6 +79,7 @@ class BareMetal(Mode):
             tag=tag,
             binary=self.ctx.iperf3(self.server),
             port=self.test.value("port"),
+            lifetime=test_deadline(self),
         ) as server:
             assert server.port is not None
             self.details["server_port"] = server.port

@@ -469,14 +469,19 @@ holder() {
 }
 detach=
 command -v setsid >/dev/null 2>&1 && detach=setsid
+bound=
+if [ -n "$lifetime" ] && command -v timeout >/dev/null 2>&1; then
+    bound="timeout -k 5 $lifetime"
+fi
 busy=
 for p in $ports; do
     if listening "$p"; then busy="$busy $p"; holder "$p"; continue; fi
     log="$dir/$tag.$p.log"
     pidfile="$dir/$tag.$p.pid"
-    $detach nohup "$bin" -s -1 -B "$bind" -p "$p" </dev/null >"$log" 2>&1 &
+    # iperf3 records its own pid (sh execs it): under timeout, $! is timeout's pid.
+    $detach nohup $bound sh -c 'echo $$ >"$0" && exec "$@"' "$pidfile" \
+        "$bin" -s -1 -B "$bind" -p "$p" </dev/null >"$log" 2>&1 &
     pid=$!
-    echo "$pid" >"$pidfile"
     i=0
     state=wait
     while [ "$i" -lt "$steps" ]; do
@@ -498,6 +503,7 @@ for p in $ports; do
         fail "iperf3 server on port $p not listening after ${wait_s}s:" \
             "$(tail -n 3 "$log" 2>/dev/null | tr '\n' ' ')"
     fi
+    if [ -s "$pidfile" ]; then pid=$(cat "$pidfile"); fi
     echo "NETRUN_READY $pid $p $log"
     exit 0
 done
@@ -506,7 +512,14 @@ fail "all ports busy:$busy"
 
 
 def server_script(
-    *, binary: str, bind_ip: str, ports: Sequence[int], workdir: str, tag: str, wait_s: float
+    *,
+    binary: str,
+    bind_ip: str,
+    ports: Sequence[int],
+    workdir: str,
+    tag: str,
+    wait_s: float,
+    lifetime: float | None = None,
 ) -> str:
     """A POSIX sh script that starts one iperf3 server on the first free port of ``ports``.
 
@@ -530,6 +543,8 @@ def server_script(
         f"ports={q(' '.join(str(int(p)) for p in ports))}",
         f"steps={steps}",
         f"wait_s={q(f'{wait_s:g}')}",
+        # with a lifetime the server runs under timeout: it ends even if netrun vanished
+        f"lifetime={math.ceil(lifetime) if lifetime else ''}",
     ]
     return "\n".join(head) + _SERVER_BODY
 
