@@ -163,7 +163,8 @@ def test_modes_default_to_netrun_modes(tmp_path: Path, monkeypatch: pytest.Monke
 def test_reports_every_problem_in_one_error() -> None:
     w = str(FIXTURES / "many-problems.yaml")
     assert problems(FIXTURES / "many-problems.yaml") == [
-        f"{w}: unknown key 'colour' (valid keys: name, description, defaults, tests, baseline, parallel)",
+        f"{w}: unknown key 'colour' (valid keys: name, description, defaults, tests, baseline,"
+        " parallel)",
         f"{w}: defaults: duration must be a whole number of seconds >= 1, got 'ten'",
         f"{w}: defaults: image must be a string, got 42",
         f"{w}: defaults: unknown key 'protcol'; did you mean 'protocol'?",
