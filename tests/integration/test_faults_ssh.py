@@ -50,9 +50,17 @@ FAST = ["--connect-timeout", "2", "-o", "out"]
 
 
 @pytest.fixture(autouse=True)
-def own_history(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A history database (and its run lock) per test, not the machine's shared one."""
+def own_history(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """A history database (and its run lock) per test, not the machine's shared one.
+
+    After the test, its run's folder goes even if an assertion stopped the test before
+    the cleanup it checks (check_fault has judged leftovers by then).
+    """
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    yield
+    run_id = run_id_of(tmp_path / "out")
+    if run_id:
+        shutil.rmtree(REMOTE_TMP / f"netrun-{run_id}", ignore_errors=True)
 
 
 # -- injecting faults -------------------------------------------------------------------------
