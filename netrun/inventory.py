@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from netrun import yamlfile
 from netrun.errors import InventoryError, UnknownHostError, closest, did_you_mean
 from netrun.host import Host
 
-MAX_BYTES = 10 * 1024 * 1024  # refuse larger inventory or vars files
+MAX_BYTES = yamlfile.MAX_BYTES  # refuse larger inventory or vars files
 MAX_NODES = 1_000_000  # YAML nodes once aliases are expanded (billion laughs guard)
 MAX_HOSTS = 100_000  # hosts one range may expand to
 VAR_EXTENSIONS = (".yml", ".yaml", ".json")
@@ -82,45 +81,7 @@ class VarSource:
 
 def read_yaml(path: Path) -> Any:
     """safe_load a file with a size limit and a bound on alias expansion; errors are one line."""
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            raise InventoryError(f"{path}: file is larger than {MAX_BYTES // 2**20} MB; refusing")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise InventoryError(f"{path}: cannot read: {reason}") from None
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _count_nodes(node, path)
-        return loader.construct_document(node)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise InventoryError(f"{where}: invalid YAML: {exc.problem or exc.context}") from None
-    except yaml.YAMLError as exc:
-        raise InventoryError(f"{path}: invalid YAML: {exc}") from None
-    finally:
-        loader.dispose()
-
-
-def _count_nodes(root: yaml.Node, path: Path) -> None:
-    """Walk the node graph as construction would see it, aliases expanded, up to a bound."""
-    stack, seen = [root], 0
-    while stack:
-        node = stack.pop()
-        seen += 1
-        if seen > MAX_NODES:
-            raise InventoryError(
-                f"{path}: more than {MAX_NODES} YAML nodes once aliases are expanded; "
-                "remove the repeated or recursive aliases (*name)"
-            )
-        if isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-        elif isinstance(node, yaml.MappingNode):
-            stack.extend(item for pair in node.value for item in pair)
+    return yamlfile.load(path, InventoryError, max_bytes=MAX_BYTES, max_nodes=MAX_NODES)
 
 
 def expand_hosts(pattern: str) -> list[str]:

@@ -19,11 +19,12 @@ from typing import Any
 
 import yaml
 
+from netrun import yamlfile
 from netrun.errors import ScenarioError, did_you_mean
 from netrun.host import Host
 from netrun.modes.base import Option
 
-MAX_BYTES = 10 * 1024 * 1024
+MAX_BYTES = yamlfile.MAX_BYTES
 MAX_NODES = 100_000  # YAML nodes after alias expansion; more is an alias bomb
 MAX_COMBINATIONS = 1000  # tests one sweep may expand into
 #: Test and scenario names become file names: 1-64 of A-Z a-z 0-9 . _ -, no leading . _ -
@@ -250,100 +251,9 @@ class Scenario:
 
 
 # -- reading the file ----------------------------------------------------------------------
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys instead of silently keeping the last one."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:  # before merge keys (<<) are flattened in
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            if not isinstance(key, str | int | float | bool):
-                continue  # unhashable keys are refused by the base class
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {show(key)}", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-class _SelfAlias(Exception):
-    """A YAML alias that contains itself."""
-
-
-def _expanded(node: yaml.Node, memo: dict[int, int], active: set[int]) -> int:
-    """Nodes in the document once aliases are expanded (capped just above MAX_NODES)."""
-    if id(node) in memo:
-        return memo[id(node)]
-    if id(node) in active:
-        raise _SelfAlias
-    active.add(id(node))
-    children: list[yaml.Node] = []
-    if isinstance(node, yaml.SequenceNode):
-        children = node.value
-    elif isinstance(node, yaml.MappingNode):
-        children = [part for pair in node.value for part in pair]
-    total = 1
-    for child in children:
-        total += _expanded(child, memo, active)
-        if total > MAX_NODES:
-            break
-    active.discard(id(node))
-    memo[id(node)] = total
-    return total
-
-
 def _read(path: Path) -> Any:
     """The file's YAML data; any unreadable, oversized or hostile file is one plain error."""
-    try:
-        info = path.stat()
-        if not path.is_file():
-            raise ScenarioError(f"{path}: is not a file")
-        if info.st_size > MAX_BYTES:
-            raise ScenarioError(f"{path}: is larger than 10 MB; refusing to load it")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        if b"\0" in data:
-            raise UnicodeError
-        text = data.decode("utf-8")
-    except UnicodeError:
-        raise ScenarioError(f"{path}: is not a YAML text file (binary data)") from None
-    loader = None
-    try:
-        loader = _Loader(text)  # the reader refuses control characters here already
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        if _expanded(node, {}, set()) > MAX_NODES:
-            raise ScenarioError(
-                f"{path}: YAML aliases expand to more than {MAX_NODES} nodes;"
-                " refusing to load it (alias bomb?)"
-            )
-        return loader.construct_document(node)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        text = str(exc.problem or exc)
-        if text.startswith("but ") and exc.context:  # "expected a single document ... but ..."
-            text = f"{exc.context} {text}"
-        raise ScenarioError(f"{where}: YAML syntax error: {text}") from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: YAML error: {' '.join(str(exc).split())}") from None
-    except RecursionError:
-        raise ScenarioError(f"{path}: YAML is nested too deeply") from None
-    except _SelfAlias:
-        raise ScenarioError(f"{path}: a YAML alias contains itself; refusing to load it") from None
-    except ValueError as exc:  # e.g. a date like 2024-13-45
-        raise ScenarioError(f"{path}: bad YAML value: {exc}") from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+    return yamlfile.load(path, ScenarioError, unique_keys=True, max_nodes=MAX_NODES)
 
 
 # -- validation ----------------------------------------------------------------------------
