@@ -51,6 +51,11 @@ def cleanup_command(inventory: Path | str, host: str, run_id: str) -> str:
     return shlex.join(["netrun", "cleanup", "-i", str(inventory), "-l", host, "--run-id", run_id])
 
 
+def docker_command(host: Host) -> str:
+    """The docker CLI of a host (``netrun_docker``), for sweeping its labelled containers."""
+    return str(host.vars.get("netrun_docker") or "docker")
+
+
 @dataclass
 class CleanupReport:
     lines: list[str] = field(default_factory=list)
@@ -72,7 +77,7 @@ def cleanup(
 
     def sweep(host: Host) -> None:
         tmp = remote_tmp(host)
-        docker = str(host.vars.get("netrun_docker") or "docker")
+        docker = docker_command(host)
         res = host.run(cleanup_script(tmp, run_id, docker), timeout=60, check=False)
         found[host.name] = [line for line in res.stdout.splitlines() if line.strip()]
 

@@ -269,6 +269,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
 def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     """Load and check every input; nothing has touched a host yet."""
     from netrun.inventory import check_netrun_vars, load_inventory
+    from netrun.journal import Journal
+    from netrun.journal import default_dir as journal_dir
     from netrun.modes import all_options
     from netrun.results import default_dir, load
     from netrun.runner import RunRequest
@@ -311,6 +313,7 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
         raise InputError(f"--parallel must be 1..{MAX_PARALLEL}, got {ns.parallel}")
     req = RunRequest(scenario, inventory, outdir, settings, ns.limit, progress=progress)
     req.parallel = ns.parallel
+    req.journal = Journal(journal_dir())
     if previous is not None:
         req.resume = previous
         req.run_id = str(previous.get("run_id") or req.run_id)
@@ -475,11 +478,24 @@ def cmd_cleanup(ns: argparse.Namespace) -> int:
     hosts = inventory.select(ns.limit) if ns.limit else list(inventory.hosts.values())
     settings = SSHSettings(accept_new_host_keys=ns.accept_new_host_keys)
     report = cleanup(hosts, settings, run_id=ns.run_id)
+    _forget_swept(hosts, report.failed, ns.run_id)
     for line in report.lines:
         print(line)
     for name, err in report.failed.items():
-        print(f"netrun: error: {name}: {err}", file=sys.stderr)
+        line = str(err) if str(err).startswith(f"{name}: ") else f"{name}: {err}"
+        print(f"netrun: error: {line}", file=sys.stderr)
     return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def _forget_swept(hosts: list[Any], failed: dict[str, Any], run_id: str | None) -> None:
+    """Hosts that `netrun cleanup` swept need no sweep by the next run either."""
+    from netrun.journal import Journal, default_dir, host_key
+
+    journal = Journal(default_dir())
+    keys = [host_key(h) for h in hosts if h.name not in failed]
+    entries = [e for e in journal.stale() if run_id is None or e.run_id == run_id]
+    for entry in entries:
+        journal.forget(entry.run_id, keys)
 
 
 def _load_run(spec: str, db: Path | None) -> dict[str, Any]:

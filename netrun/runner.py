@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from netrun import __version__
-from netrun.cleanup import cleanup_command, cleanup_script
+from netrun.cleanup import cleanup_command, cleanup_script, docker_command
 from netrun.errors import Cancelled, ConnectError, HostError, Interrupted, NetrunError, ToolError
 from netrun.host import Host
 from netrun.inventory import Inventory
+from netrun.journal import Entry, Journal, host_key
 from netrun.linerate import goodput_ceiling_mbps, line_rate_mbps
 from netrun.modes import get_mode
 from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
@@ -57,6 +58,8 @@ class RunRequest:
     resume: dict[str, Any] | None = None
     #: Tests at once (never two on one host); None takes the scenario's ``parallel``.
     parallel: int | None = None
+    #: Where runs note the hosts they touch, so a SIGKILLed run is swept by the next one.
+    journal: Journal | None = None
 
 
 @contextlib.contextmanager
@@ -146,6 +149,10 @@ class Run:
         hosts = [self.req.inventory.get(n) for n in names]
         if not hosts:
             return
+        if self.req.journal is not None:
+            self.req.journal.begin(
+                self.ctx.run_id, [(h, remote_tmp(h), docker_command(h)) for h in hosts]
+            )
         self.req.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
         result = connect_all(hosts, self.req.settings)
         for name, err in result.failed.items():
@@ -154,6 +161,57 @@ class Run:
         probed = on_each(self.connected, self._probe, deadline=60)
         for name, err in probed.failed.items():
             self._host_failed(name, err)
+        self._sweep_stale()
+
+    def _sweep_stale(self) -> None:
+        """Remove what dead runs of this controller left on the hosts this run uses.
+
+        A SIGKILLed nightly run may have left iperf3 servers holding their ports; tonight's
+        run sweeps them (by the pids that run recorded) before its first test.
+        """
+        journal = self.req.journal
+        if journal is None:
+            return
+        stale = journal.stale(exclude=self.ctx.run_id)
+        ready = {
+            host_key(h): h
+            for h in self.connected
+            if h.name in self.ctx.facts and h.name not in self.host_errors
+        }
+        todo: dict[str, list[Entry]] = {}
+        for entry in stale:
+            for key in entry.hosts:
+                if key in ready:
+                    todo.setdefault(key, []).append(entry)
+        if not todo:
+            return
+        swept: list[str] = []
+
+        def sweep(host: Host) -> None:
+            entries = todo[host_key(host)]
+            script = "; ".join(
+                cleanup_script(
+                    e.hosts[host_key(host)]["remote_tmp"],
+                    e.run_id,
+                    docker=e.hosts[host_key(host)].get("docker") or None,
+                )
+                for e in entries
+            )
+            res = host.run(script, timeout=60, check=False)
+            ids = ", ".join(e.run_id for e in entries)
+            for line in res.stdout.splitlines():
+                if line.strip():
+                    swept.append(f"{host.name}: run {ids}: {line.strip()}")
+
+        result = on_each([ready[k] for k in todo], sweep, deadline=75)
+        done = {key for key, host in ready.items() if host.name in result.succeeded}
+        for entry in stale:
+            journal.forget(entry.run_id, [k for k in entry.hosts if k in done])
+        for line in swept:
+            self.req.progress(f"swept what an earlier, killed run left: {line}")
+        if swept:
+            with self._lock:
+                self.doc.setdefault("swept", []).extend(swept)
 
     def _revive(self, name: str) -> None:
         """Reconnect a host whose connection dropped in an earlier test.
@@ -399,6 +457,11 @@ class Run:
                 with contextlib.suppress(Exception):
                     host.transport.close()
                 host.transport = None
+        if self.req.journal is not None:
+            by_name = {h.name: h for h in probed}
+            self.req.journal.end(
+                self.ctx.run_id, [host_key(by_name[n]) for n in swept.failed if n in by_name]
+            )
         self.doc["finished"] = utcnow()
         self.out.save(self.doc)
 

@@ -163,6 +163,25 @@ def start_lab(tmp: Path, **kwargs: object) -> LabHandle:
     return handle(status)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Each pytest session gets its own history, run lock and run journal.
+
+    Without it two sessions (or a developer's own nightly job) would share
+    ~/.local/share/netrun: one run would wait on, or sweep for, the other's.
+    Tests that need a particular folder still set XDG_DATA_HOME themselves.
+    """
+    old = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg"))
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("XDG_DATA_HOME", None)
+        else:
+            os.environ["XDG_DATA_HOME"] = old
+
+
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
     """A 3-host lab (alpha, bravo, charlie) for the session; torn down at the end."""

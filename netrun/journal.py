@@ -1,0 +1,147 @@
+"""The runs this controller started and has not yet swept up after: one small file per run.
+
+A run that is SIGKILLed (by cron's timeout, the OOM killer, a power cut) never reaches its
+final sweep, and its iperf3 servers and containers stay on the hosts, holding their ports.
+So each run writes an entry here before it touches a host, and removes it once its sweep
+has reached every host it used. The next run reads the entries of runs whose process is
+gone and sweeps their leftovers on the hosts it connects to anyway: a nightly job recovers
+from last night's kill by itself, and `netrun cleanup` stays for hosts no run visits.
+
+Only this controller's own dead runs are swept: an entry names the process (pid and start
+time) that wrote it, and a run of another controller, or one still running, is left alone.
+The journal is best effort: a journal that cannot be written never stops a measurement.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from netrun.host import Host
+from netrun.results import write_file
+
+log = logging.getLogger("netrun.journal")
+
+
+def default_dir() -> Path:
+    """$XDG_DATA_HOME/netrun/runs, else ~/.local/share/netrun/runs (beside the history)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "netrun" / "runs"
+
+
+def host_key(host: Host) -> str:
+    """Who a host is, whatever an inventory calls it: user@address:port."""
+    return f"{host.user or ''}@{host.address}:{host.port}"
+
+
+def process_start(pid: int) -> str | None:
+    """The kernel's start time of a process (to tell a reused pid apart), or None if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Field 22, counted after the command name (which may hold spaces and parentheses).
+    fields = stat.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+@dataclass
+class Entry:
+    """One run that may have left things on its hosts."""
+
+    run_id: str
+    pid: int
+    started: str | None
+    #: host key -> {"name", "remote_tmp", "docker"}: what a sweep of that host needs.
+    hosts: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def alive(self) -> bool:
+        return self.started is not None and process_start(self.pid) == self.started
+
+
+class Journal:
+    """The folder of entries; every method tolerates a missing or unwritable folder."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _path(self, run_id: str) -> Path:
+        return self.directory / f"{run_id}.json"
+
+    def begin(self, run_id: str, hosts: Iterable[tuple[Host, str, str]]) -> None:
+        """Record this process's run over ``hosts`` (host, remote tmp, docker command)."""
+        pid = os.getpid()
+        entry = Entry(run_id, pid, process_start(pid))
+        for host, tmp, docker in hosts:
+            entry.hosts[host_key(host)] = {"name": host.name, "remote_tmp": tmp, "docker": docker}
+        self._write(entry)
+
+    def end(self, run_id: str, unswept: Iterable[str] = ()) -> None:
+        """The run's sweep is done; keep only the hosts (keys) it could not reach."""
+        entry = self._read(self._path(run_id))
+        keep = set(unswept)
+        if entry is None:
+            return
+        entry.hosts = {k: v for k, v in entry.hosts.items() if k in keep}
+        entry.started = None  # the process is ending: the rest is for the next run to sweep
+        self._write(entry)
+
+    def stale(self, exclude: str | None = None) -> list[Entry]:
+        """Entries of runs whose process is gone (their leftovers are anyone's to sweep)."""
+        found = []
+        try:
+            paths = sorted(self.directory.glob("*.json"))
+        except OSError:
+            return []
+        for path in paths:
+            entry = self._read(path)
+            if entry is not None and entry.run_id != exclude and not entry.alive:
+                found.append(entry)
+        return found
+
+    def forget(self, run_id: str, keys: Iterable[str]) -> None:
+        """Hosts (keys) of a dead run that have now been swept."""
+        entry = self._read(self._path(run_id))
+        if entry is None:
+            return
+        for key in keys:
+            entry.hosts.pop(key, None)
+        self._write(entry)
+
+    # -- files ------------------------------------------------------------------------------
+    def _write(self, entry: Entry) -> None:
+        path = self._path(entry.run_id)
+        try:
+            if not entry.hosts:
+                path.unlink(missing_ok=True)
+                return
+            self.directory.mkdir(parents=True, exist_ok=True)
+            write_file(path, json.dumps(entry.__dict__, sort_keys=True))
+        except OSError as exc:
+            log.warning("run journal %s not updated: %s", path, exc)
+
+    @staticmethod
+    def _read(path: Path) -> Entry | None:
+        try:
+            data: Any = json.loads(path.read_text(encoding="utf-8"))
+            entry = Entry(
+                run_id=str(data["run_id"]),
+                pid=int(data["pid"]),
+                started=data.get("started"),
+                hosts={str(k): dict(v) for k, v in dict(data["hosts"]).items()},
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            with contextlib.suppress(OSError):  # a file we cannot read is not a run
+                if path.exists() and path.suffix == ".json":
+                    log.warning("run journal: unreadable entry %s ignored", path)
+            return None
+        if not entry.run_id.isalnum():
+            return None
+        return entry
