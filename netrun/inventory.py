@@ -50,7 +50,8 @@ _BOOLISH = {"yes", "no", "true", "false", "on", "off", "1", "0"}  # what Host.be
 _IFACE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 _LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
 _HOSTNAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*\.?$")
-_COMMAND = re.compile(r"^[A-Za-z0-9_./+-]+$")
+_COMMAND = re.compile(r"^[A-Za-z0-9_./+][A-Za-z0-9_./+-]*$")  # no leading "-"
+_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$")
 _ABS_PATH = re.compile(r"^/[A-Za-z0-9_./+-]*$")
 _HOSTPORT = re.compile(r"^((?:[^:\[\]]|\[[^\]]*\])+):([0-9]+)$")
 _BRACKETED_PORT = re.compile(r"^\[([0-9A-Fa-f:.]+)\]:([0-9]+)$")
@@ -129,15 +130,17 @@ def _split_port(pattern: str) -> tuple[str, int | None]:
 
 
 def _is_ip(value: str) -> bool:
+    """An IP address; an IPv6 zone (fe80::1%eth0) must be an interface name or number."""
     try:
         ipaddress.ip_address(value)
     except ValueError:
         return False
-    return True
+    _, _, zone = value.partition("%")
+    return not zone or bool(_IFACE.fullmatch(zone))
 
 
 def _is_address(value: Any) -> bool:
-    return isinstance(value, str) and (_is_ip(value) or bool(_HOSTNAME.match(value)))
+    return isinstance(value, str) and (_is_ip(value) or bool(_HOSTNAME.fullmatch(value)))
 
 
 #: Variables whose values are passwords: never printed, logged or saved.
@@ -157,37 +160,50 @@ def masked(values: dict[str, Any]) -> dict[str, Any]:
     return {k: ("****" if k in SECRET_KEYS and v is not None else v) for k, v in values.items()}
 
 
+def _show(value: Any, width: int = 60) -> str:
+    """A value for a one-line message: repr, shortened (a hostile value can be megabytes)."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _check_value(key: str, value: Any) -> str | None:
     """The problem with one variable's value and how to fix it, or None when it is fine."""
     if value is None:
         return None
+    got = _show(value)
     if key in _PORT_KEYS:  # Ansible also takes the port as a string of digits
         number = value if isinstance(value, int) else str(value).strip()
-        number = int(number) if isinstance(number, int) or number.isdigit() else 0
+        if not isinstance(number, int):  # ASCII digits only: int("²") raises
+            number = int(number) if number.isascii() and number.isdigit() and len(number) < 9 else 0
         ok = not isinstance(value, bool) and 1 <= number <= 65535
-        return None if ok else f"{key} must be a port number 1-65535, got {value!r}; e.g. {key}: 22"
+        return None if ok else f"{key} must be a port number 1-65535, got {got}; e.g. {key}: 22"
     if key in _ADDRESS_KEYS:
         if _is_address(value):
             return None
-        return f"{key} must be an IP address or host name, got {value!r}; e.g. {key}: 10.0.0.5"
+        return f"{key} must be an IP address or host name, got {got}; e.g. {key}: 10.0.0.5"
     if key in _STRING_KEYS and not isinstance(value, str):
         if key in SECRET_KEYS:  # never echo a password, even a mistyped one
             return f"{key} must be a string; put the value in quotes"
-        return f'{key} must be a string, got {value!r}; quote it: {key}: "{value}"'
+        return f'{key} must be a string, got {got}; quote it: {key}: "{_show(value, 40)}"'
     if key == "ansible_become":
         ok = isinstance(value, bool) or value in (0, 1) or str(value).lower() in _BOOLISH
-        return None if ok else f"ansible_become must be true or false, got {value!r}"
+        return None if ok else f"ansible_become must be true or false, got {got}"
     if key == "netrun_link_speed_mbps":
         ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-        return None if ok else f"{key} must be a positive number, got {value!r}; e.g. {key}: 1000"
+        return None if ok else f"{key} must be a positive number, got {got}; e.g. {key}: 1000"
     if key == "netrun_iface":
-        if isinstance(value, str) and _IFACE.match(value):
+        if isinstance(value, str) and _IFACE.fullmatch(value):
             return None
-        return f"{key} must be an interface name (1-15 of A-Z a-z 0-9 _ . : @ -), got {value!r}"
-    if key == "netrun_iperf3" and not (isinstance(value, str) and _COMMAND.match(value)):
-        return f"{key} must be a command name or path (A-Z a-z 0-9 _ . / + -), got {value!r}"
-    if key == "netrun_remote_tmp" and not (isinstance(value, str) and _ABS_PATH.match(value)):
-        return f"{key} must be an absolute path (A-Z a-z 0-9 _ . / + -), got {value!r}"
+        return f"{key} must be an interface name (1-15 of A-Z a-z 0-9 _ . : @ -), got {got}"
+    if key == "netrun_iperf3" and not (isinstance(value, str) and _COMMAND.fullmatch(value)):
+        return (
+            f"{key} must be a command name or path (A-Z a-z 0-9 _ . / + -, not starting with -),"
+            f" got {got}"
+        )
+    if key == "ansible_become_user" and not _USER.fullmatch(value):
+        return f"{key} must be a user name (A-Z a-z 0-9 _ . -), got {got}; e.g. {key}: root"
+    if key == "netrun_remote_tmp" and not (isinstance(value, str) and _ABS_PATH.fullmatch(value)):
+        return f"{key} must be an absolute path (A-Z a-z 0-9 _ . / + -), got {got}"
     return None
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from netrun.errors import ModeError
 from netrun.host import Host
 from netrun.modes.base import Measurement, Mode, Option
-from netrun.scenario import matching, number
+from netrun.scenario import expecting, matching, number
 from netrun.tools import docker as dk
 from netrun.tools import iperf3
 from netrun.transport import in_parallel, on_each
@@ -33,7 +33,8 @@ _lock = threading.Lock()
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
     Option("image", str, "networkstatic/iperf3", "iperf3 image for both ends",
-           check=matching(dk.IMAGE_RE.pattern, "an image reference such as networkstatic/iperf3"),
+           check=expecting("an image reference such as networkstatic/iperf3:latest",
+                           dk.is_image_reference),
            from_inventory=True),
     Option("network", str, "bridge", "docker network the containers join",
            check=matching(dk.NAME_RE.pattern, "a docker network name"), from_inventory=True),

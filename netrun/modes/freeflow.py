@@ -25,7 +25,7 @@ from netrun.modes.base import Option
 from netrun.modes.docker import DockerMode, run_on_both
 from netrun.modes.flannel import OPTIONS as FLANNEL_OPTIONS
 from netrun.modes.flannel import PATH_RE, parse_subnet_env
-from netrun.scenario import matching, number
+from netrun.scenario import expecting, matching, number
 from netrun.tools import docker as dk
 
 LIBRARY = "libfsocket.so"
@@ -35,7 +35,8 @@ CIDR_RE = r"[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}"
 OPTIONS: tuple[Option, ...] = (
     *FLANNEL_OPTIONS,
     Option("router_image", str, "freeflow/freeflow:tcp", "FreeFlow router image",
-           check=matching(dk.IMAGE_RE.pattern, "an image reference"), from_inventory=True),
+           check=expecting("an image reference such as freeflow/freeflow:tcp",
+                           dk.is_image_reference), from_inventory=True),
     Option("router_name", str, "freeflow", "name of the router container on each host",
            check=matching(dk.NAME_RE.pattern, "a container name"), from_inventory=True),
     Option("freeflow_dir", str, "/freeflow", "host folder shared by router and containers",

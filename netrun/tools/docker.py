@@ -26,8 +26,23 @@ MIN_API = (1, 25)
 LABEL = "netrun"
 RUN_LABEL = "netrun.run_id"
 
-IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$")
+#: Docker's image reference grammar (distribution/reference): [domain[:port]/]path[:tag][@digest]
+_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_DOMAIN_PART = r"(?:[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9])"
+_DOMAIN = rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*|\[[A-Fa-f0-9:]+\])(?::[0-9]+)?"
+IMAGE_RE = re.compile(
+    rf"(?P<name>(?:{_DOMAIN}/)?{_PATH_PART}(?:/{_PATH_PART})*)"
+    r"(?::[\w][\w.-]{0,127})?"
+    r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?",
+    re.ASCII,
+)
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def is_image_reference(value: str) -> bool:
+    """A reference docker accepts: the grammar above, and a name of at most 255 characters."""
+    found = IMAGE_RE.fullmatch(value)
+    return found is not None and len(found["name"]) <= 255
 
 
 class DockerError(ToolError):

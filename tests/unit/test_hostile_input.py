@@ -1,0 +1,130 @@
+"""Values built to inject shell commands are refused by validation, one line naming the key.
+
+Every inventory variable and scenario option that reaches a remote shell has a strict
+pattern; the shell quoting (shlex) behind it is the second line of defence, tested in
+test_iperf3.py. tests/integration/test_faults_input.py drives the same values through the CLI.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from netrun.errors import InventoryError, ScenarioError
+from netrun.inventory import load_inventory
+from netrun.scenario import load_scenario
+from netrun.tools.docker import is_image_reference
+
+INJECT = "x;touch /tmp/netrun-pwned"
+
+
+def inventory_problems(tmp_path: Path, **host_vars: Any) -> list[str]:
+    path = tmp_path / "inv.yaml"
+    path.write_text(yaml.safe_dump({"all": {"hosts": {"alpha": host_vars}}}))
+    with pytest.raises(InventoryError) as info:
+        load_inventory(path)
+    return info.value.problems
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("netrun_iface", "eth0;touch /tmp/netrun-pwned"),
+        ("netrun_iface", "eth0\n"),  # "$" would have let a trailing newline through
+        ("netrun_iface", "$(reboot)"),
+        ("netrun_iperf3", "iperf3;id"),
+        ("netrun_iperf3", "iperf3\n"),
+        ("netrun_iperf3", "-iperf3"),
+        ("netrun_iperf3", "`id`"),
+        ("netrun_remote_tmp", "/tmp;id"),
+        ("netrun_remote_tmp", "/tmp/$(id)"),
+        ("netrun_remote_tmp", "/tmp\n"),
+        ("netrun_data_ip", "10.0.0.1;id"),
+        ("netrun_data_ip", "fe80::1%$(id)"),
+        ("ansible_host", "alpha\n"),
+        ("ansible_host", "a b"),
+        ("ansible_become_user", "root;id"),
+        ("ansible_port", "22;id"),
+        ("ansible_port", "²"),
+        ("ansible_port", "9" * 5000),
+    ],
+)
+def test_inventory_refuses_injection(tmp_path: Path, key: str, value: str) -> None:
+    [line] = inventory_problems(tmp_path, **{key: value})
+    assert line.startswith(f"{tmp_path / 'inv.yaml'}: host 'alpha': {key} must be "), line
+    assert "\n" not in line and len(line) < 300, line
+
+
+def test_inventory_still_takes_good_values(tmp_path: Path) -> None:
+    path = tmp_path / "inv.yaml"
+    good = {
+        "netrun_iface": "enp1s0f0.100",
+        "netrun_iperf3": "/usr/local/bin/iperf3",
+        "netrun_remote_tmp": "/var/tmp/netrun",
+        "netrun_data_ip": "fe80::1%eth0",
+        "ansible_host": "node1.lab.example",
+        "ansible_become_user": "bench-user",
+        "ansible_port": "2222",
+    }
+    path.write_text(yaml.safe_dump({"all": {"hosts": {"alpha": good}}}))
+    assert load_inventory(path)["alpha"].vars == good
+
+
+@pytest.mark.parametrize(
+    ("mode", "key", "value"),
+    [
+        ("docker", "image", INJECT),
+        ("docker", "image", "alpine:$(id)"),
+        ("docker", "image", "alpine\n"),
+        ("docker", "image", "--privileged"),
+        ("docker", "image", "Alpine"),
+        ("docker", "network", INJECT),
+        ("docker", "docker", INJECT),
+        ("flannel", "flannel_iface", INJECT),
+        ("flannel", "flannel_subnet_env", "/run/x;id"),
+        ("freeflow", "router_image", INJECT),
+        ("freeflow", "router_name", INJECT),
+        ("freeflow", "freeflow_dir", "/freeflow;id"),
+        ("freeflow", "vnet_prefix", "10.0.0.0/8;id"),
+        ("baremetal", "bitrate", "1G;id"),
+        ("baremetal", "length", "$(id)"),
+        ("baremetal", "window", "128K\n"),
+        ("baremetal", "port", "5201;id"),
+        ("baremetal", "tolerance", "5%;id"),
+    ],
+)
+def test_scenario_refuses_injection(tmp_path: Path, mode: str, key: str, value: str) -> None:
+    path = tmp_path / "s.yaml"
+    test = {"name": "t", "mode": mode, "server": "alpha", "client": "bravo", key: value}
+    path.write_text(yaml.safe_dump({"tests": [test]}))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path, hosts=["alpha", "bravo"])
+    [line] = info.value.problems
+    assert line.startswith(f"{path}: tests[0] 't': {key} must "), line
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "networkstatic/iperf3",
+        "netrun-lab/iperf3:latest",
+        "freeflow/freeflow:tcp",
+        "registry.example.com:5000/team/iperf3:3.12",
+        "[::1]:5000/iperf3",
+        "alpine@sha256:" + "0" * 64,
+        "my_org/a__b-c.d:v1.0-rc_2",
+    ],
+)
+def test_image_references_docker_accepts(ref: str) -> None:
+    assert is_image_reference(ref)
+
+
+@pytest.mark.parametrize(
+    "ref",
+    ["", "-x", "a b", "a;b", "a:b:c", "alpine:", "a//b", "a/", "x" * 256, "a@sha256:1", "a\n"],
+)
+def test_image_references_docker_refuses(ref: str) -> None:
+    assert not is_image_reference(ref)
