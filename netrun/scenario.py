@@ -539,8 +539,8 @@ def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
             continue
         try:
             value = yaml.safe_load(text) if text.strip() else None
-        except yaml.YAMLError:
-            problems.append(f"-e {pair}: the value is not a valid YAML scalar")
+        except (yaml.YAMLError, ValueError, RecursionError):  # ValueError: a date 2024-13-45
+            problems.append(f"-e {pair}: the value is not a valid YAML scalar; quote it")
             continue
         if isinstance(value, list | dict) or not isinstance(value, str | int | float | None):
             problems.append(f"-e {pair}: the value must be one plain value, got {show(value)}")

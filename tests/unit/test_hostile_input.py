@@ -128,3 +128,14 @@ def test_image_references_docker_accepts(ref: str) -> None:
 )
 def test_image_references_docker_refuses(ref: str) -> None:
     assert not is_image_reference(ref)
+
+
+def test_override_with_an_impossible_date_is_a_plain_error() -> None:
+    """Found by the fuzzer: yaml reads 2024-13-45 as a date and raised ValueError."""
+    from netrun.scenario import parse_overrides
+
+    with pytest.raises(ScenarioError) as info:
+        parse_overrides(["bitrate=2024-13-45"])
+    assert info.value.problems == [
+        "-e bitrate=2024-13-45: the value is not a valid YAML scalar; quote it"
+    ]

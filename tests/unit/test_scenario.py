@@ -475,7 +475,7 @@ def test_parse_overrides_reports_every_bad_pair() -> None:
         "-e '1x=2': expected key=value, e.g. -e streams=4",
         "-e a=[1, 2]: the value must be one plain value, got a list",
         "-e b={c: 1}: the value must be one plain value, got a mapping",
-        "-e c=[: the value is not a valid YAML scalar",
+        "-e c=[: the value is not a valid YAML scalar; quote it",
         "-e d=2024-01-01: the value must be one plain value, got datetime.date(2024, 1, 1)",
     ]
 
