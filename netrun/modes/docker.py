@@ -46,7 +46,7 @@ OPTIONS: tuple[Option, ...] = (
            check=matching(r"[A-Za-z0-9_./-]{1,200}", "a command name or path"),
            from_inventory=True),
     Option("start_timeout", (int, float), 30, "seconds for containers to become ready",
-           check=number(0, strict=True)),
+           check=number(0, strict=True, maximum=3600)),
 )
 # fmt: on
 
@@ -292,7 +292,12 @@ class DockerMode(Mode):
         cmd = dk.exec_command(self.names["client"], argv, self.docker(self.client))
         res = self.client.run(cmd, timeout=test_deadline(self), check=False)
         out = res.stdout if res.stdout.strip() else res.stderr
-        return Measurement(out, iperf3.parse(out, res.exited), {})
+        try:
+            result = iperf3.parse(res.stdout, res.exited, stderr=res.stderr)
+        except iperf3.Iperf3Error as exc:
+            raise exc.on(self.client.name) from None
+        details = {"warnings": list(result.warnings)} if result.warnings else {}
+        return Measurement(out, result, details)
 
     def teardown(self) -> None:
         by_host: dict[str, tuple[Host, list[str]]] = {}
