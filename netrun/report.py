@@ -257,6 +257,8 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             where = f" (repeat {', '.join(map(str, which))})" if row["samples"] > 1 else ""
             lines.append(f"{row['name']}: FAILED{where}: {err['error']}")
     lines += [f"error: {err}" for err in doc.get("errors", [])]
+    if doc.get("not_run"):
+        lines.append(f"not run (the run was interrupted): {', '.join(doc['not_run'])}")
     return lines
 
 

@@ -121,8 +121,11 @@ class Run:
                     self._run_test(test, number, len(tests))
             self.doc["status"] = "finished"
         except (KeyboardInterrupt, Interrupted) as exc:
+            term = isinstance(exc, Interrupted) and exc.code != 130
             self.doc["status"] = "interrupted"
-            self.doc["errors"].append(f"run interrupted ({type(exc).__name__})")
+            self.doc["errors"].append(f"run interrupted by {'SIGTERM' if term else 'SIGINT'}")
+            ran = {s["name"] for s in self.doc["tests"]}
+            self.doc["not_run"] = [t.name for t in tests if t.name not in ran]
             raise
         except Exception as exc:  # a bug: still record it, tear down and save
             self.doc["status"] = "error"

@@ -116,7 +116,9 @@ def test_signal_during_measurement(
         exit_code=code,
     )
     assert_interrupted(run, doc, "long")
-    assert samples_of(doc, "third") == []  # never started: absent, not failed
+    assert samples_of(doc, "third") == []  # never started: no sample, but named
+    assert doc["not_run"] == ["third"]
+    assert f"run interrupted by {sig.name}" in doc["errors"]
     assert only_test(doc, "first")["throughput_bps"] > 0
 
 
