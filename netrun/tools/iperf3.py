@@ -257,10 +257,15 @@ def _bps(summary: Mapping[str, Any], warnings: list[str], label: str) -> float:
     if bps is not None:
         return bps
     size, seconds = _float(summary.get("bytes")), _float(summary.get("seconds"))
-    if size is not None and seconds:
+    if size is not None and seconds and math.isfinite(size * 8 / seconds):
         warnings.append(f"{label} rate was not a number; computed from bytes and seconds")
         return size * 8 / seconds
     raise ValueError(f"no usable {label} rate (bits_per_second, or bytes over seconds)")
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (a field of the wrong type)."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def _summary(end: Mapping[str, Any], *keys: str) -> Mapping[str, Any] | None:
@@ -298,6 +303,8 @@ def parse(text: str, exit_status: int | None = None, stderr: str = "") -> Iperf3
     cleaned, had_nonfinite = _null_nonfinite(text)
     try:
         objects, extra = _decode_objects(cleaned)
+    except RecursionError:
+        raise Iperf3Error("bad-output", "iperf3 JSON is nested too deeply", text) from None
     except json.JSONDecodeError as exc:
         found = _JSON_ERROR.search(text)
         if found:
@@ -350,12 +357,12 @@ def parse(text: str, exit_status: int | None = None, stderr: str = "") -> Iperf3
 
 
 def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
-    start = obj.get("start") or {}
-    test = start.get("test_start") or {}
+    start = _mapping(obj.get("start"))
+    test = _mapping(start.get("test_start"))
     end = obj["end"]
     protocol = str(test.get("protocol") or "").lower()
     if protocol not in PROTOCOLS:
-        protocol = "udp" if "jitter_ms" in (end.get("sum") or {}) else "tcp"
+        protocol = "udp" if "jitter_ms" in _mapping(end.get("sum")) else "tcp"
 
     if protocol == "tcp":
         sent = _summary(end, "sum_sent")
@@ -368,14 +375,14 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
     # UDP loss and jitter: end.sum counts packets as sent, which is what lost_percent is
     # computed from; sum_received (iperf3 >= 3.10) only adds the receiver's own rate.
     loss = _summary(end, "sum", "sum_received") if protocol == "udp" else None
-    loss_fallback = end.get("sum_received") or {}
+    loss_fallback = _mapping(end.get("sum_received"))
 
     def udp_value(key: str) -> Any:
         if loss is None:
             return None
         return loss.get(key) if loss.get(key) is not None else loss_fallback.get(key)
 
-    cpu = end.get("cpu_utilization_percent") or {}
+    cpu = _mapping(end.get("cpu_utilization_percent"))
     seconds = _float(received.get("seconds")) or _float(sent.get("seconds")) or 0.0
     duration = _float(test.get("duration")) or seconds
     version = start.get("version")
