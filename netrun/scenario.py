@@ -50,12 +50,28 @@ def expecting(expects: str, ok: Callable[[Any], bool]) -> Callable[[Any], str | 
     return check
 
 
-def number(minimum: float, *, strict: bool) -> Callable[[Any], str | None]:
-    """A finite number above (strict) or at least ``minimum``."""
+def number(
+    minimum: float, *, strict: bool, maximum: float | None = None
+) -> Callable[[Any], str | None]:
+    """A finite number above (strict) or at least ``minimum``, and at most ``maximum``."""
     sign = ">" if strict else ">="
+    upto = "" if maximum is None else f" and <= {maximum:g}"
     return expecting(
-        f"a number {sign} {minimum:g}",
-        lambda v: math.isfinite(v) and (v > minimum if strict else v >= minimum),
+        f"a number {sign} {minimum:g}{upto}",
+        lambda v: (
+            (v > minimum if strict else v >= minimum)
+            and (maximum is None or v <= maximum)
+            and math.isfinite(min(v, 1e300))  # min: a 400-digit int would overflow float()
+        ),
+    )
+
+
+def seconds(low: int, high: int) -> Callable[[Any], str | None]:
+    """Whole seconds in ``low..high``: iperf3 reads -t and -O as whole seconds (1.5 would
+    silently become 1), and refuses -t above 86400 and -O above 60."""
+    return expecting(
+        f"a whole number of seconds from {low} to {high}",
+        lambda v: low <= v <= high and float(v).is_integer(),
     )
 
 
@@ -68,19 +84,21 @@ def integer(low: int, high: int | None = None) -> Callable[[Any], str | None]:
 def size_value(value: Any) -> float | None:
     """Bytes (or bits/s) of an iperf3 size such as 100, 128K or 1G; None if malformed."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        return float(min(value, 2**100))  # a 400-digit int would overflow float()
     match = SIZE_RE.fullmatch(value) if isinstance(value, str) else None
     if not match:
         return None
     return float(match[1]) * 1024 ** " KMGT".index(match[2].upper() or " ")
 
 
-def size(minimum: int) -> Callable[[Any], str | None]:
-    """An iperf3 size: an integer or digits with an optional K, M, G or T suffix."""
+def size(minimum: int, maximum: str) -> Callable[[Any], str | None]:
+    """An iperf3 size: an integer or digits with an optional K, M, G or T suffix, at most
+    ``maximum`` (iperf3's own limit, where it has one)."""
     low = "" if minimum == 0 else " > 0"
+    high = size_value(maximum)
     return expecting(
-        f"an iperf3 size such as 100, 128K or 1G{low}",
-        lambda v: (n := size_value(v)) is not None and n >= minimum,
+        f"an iperf3 size such as 100, 128K or 1G{low}, at most {maximum}",
+        lambda v: (n := size_value(v)) is not None and minimum <= n <= (high or 0),
     )
 
 
@@ -92,29 +110,27 @@ def matching(pattern: str, expects: str) -> Callable[[Any], str | None]:
 
 # fmt: off
 COMMON_OPTIONS: tuple[Option, ...] = (
-    # iperf3 reads -t and -O as whole seconds (1.5 would silently become 1).
     Option("duration", (int, float), 10, "seconds of traffic per run (iperf3 -t)",
-           check=expecting("a whole number of seconds >= 1",
-                           lambda v: v >= 1 and float(v).is_integer())),
+           check=seconds(1, 86400)),
     Option("protocol", str, "tcp", "tcp or udp (iperf3 -u)", choices=("tcp", "udp")),
     Option("streams", int, 1, "parallel streams (iperf3 -P)", check=integer(1, 128)),
     Option("reverse", bool, False, "the server sends and the client receives (iperf3 -R)"),
     Option("omit", (int, float), 0, "warm-up seconds left out of the result (iperf3 -O)",
-           check=expecting("a whole number of seconds >= 0",
-                           lambda v: v >= 0 and float(v).is_integer())),
+           check=seconds(0, 60)),
     Option("bitrate", (int, str), None, "target rate, e.g. 800K or 1G (iperf3 -b)",
-           check=size(0), nullable=True),
+           check=size(0, "1000T"), nullable=True),
     Option("length", (int, str), None, "buffer or datagram length, e.g. 1400 (iperf3 -l)",
-           check=size(1), nullable=True),
-    Option("repeat", int, 1, "how many times the runner repeats the test", check=integer(1)),
+           check=size(1, "1M"), nullable=True),
+    Option("repeat", int, 1, "how many times the runner repeats the test",
+           check=integer(1, 10000)),
     Option("port", int, None, "server port (iperf3 -p); iperf3's 5201 when null",
            check=integer(1, 65535), nullable=True, from_inventory=True),
     Option("connect_timeout", (int, float), 5, "seconds to wait for the server to answer",
-           check=number(0, strict=True)),
+           check=number(0, strict=True, maximum=3600)),
     Option("window", (int, str), None, "socket buffer size (iperf3 -w)",
-           check=size(1), nullable=True),
+           check=size(1, "512M"), nullable=True),
     Option("timeout", (int, float), None, "deadline in seconds for one run; null: derived",
-           check=number(0, strict=True), nullable=True),
+           check=number(0, strict=True, maximum=7 * 86400), nullable=True),
     Option("busy_retries", int, 3, "retries when the server's port is busy with another iperf3",
            check=integer(0, 20)),
     Option("busy_backoff", (int, float), 0.5, "seconds before the first busy retry; doubles "

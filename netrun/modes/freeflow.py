@@ -50,7 +50,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("keep_router", bool, False, "leave a router netrun started running at the end",
            from_inventory=True),
     Option("router_timeout", (int, float), 30, "seconds for a router to publish the library",
-           check=number(0, strict=True)),
+           check=number(0, strict=True, maximum=3600)),
 )
 # fmt: on
 

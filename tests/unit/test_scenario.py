@@ -165,7 +165,7 @@ def test_reports_every_problem_in_one_error() -> None:
     assert problems(FIXTURES / "many-problems.yaml") == [
         f"{w}: unknown key 'colour' (valid keys: name, description, defaults, tests, baseline,"
         " parallel)",
-        f"{w}: defaults: duration must be a whole number of seconds >= 1, got 'ten'",
+        f"{w}: defaults: duration must be a whole number of seconds from 1 to 86400, got 'ten'",
         f"{w}: defaults: image must be a string, got 42",
         f"{w}: defaults: unknown key 'protcol'; did you mean 'protocol'?",
         f"{w}: tests[0] 'bm': server 'alhpa' is not in the inventory; did you mean 'alpha'?",
@@ -173,8 +173,7 @@ def test_reports_every_problem_in_one_error() -> None:
         f"{w}: tests[1] 'bare-metal': unknown mode 'dokcer'; did you mean 'docker'?",
         f"{w}: tests[2] 'bm': streams must be an integer from 1 to 128, got true"
         " (YAML reads yes/no/on/off as true/false)",
-        f"{w}: tests[2] 'bm': bitrate must be an iperf3 size such as 100, 128K or 1G,"
-        " got '1G;touch /tmp/x'",
+        f"{w}: tests[2] 'bm': {BITRATE}, got '1G;touch /tmp/x'",
         f"{w}: tests[2] 'bm': protocol must be one of tcp, udp, got 'tpc'; did you mean 'tcp'?",
         f"{w}: tests[2] 'bm': duplicate test name 'bm' (first at tests[0])",
         f"{w}: tests[3]: must be a mapping, got a list",
@@ -195,18 +194,26 @@ def test_error_message_is_one_line_per_problem() -> None:
 
 
 # -- one message each -------------------------------------------------------------------------
+SECONDS = "duration must be a whole number of seconds from 1 to 86400"
+BITRATE = "bitrate must be an iperf3 size such as 100, 128K or 1G, at most 1000T"
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (", duration: 0", "duration must be a whole number of seconds >= 1, got 0"),
-        (", duration: -1.5", "duration must be a whole number of seconds >= 1, got -1.5"),
-        (", duration: .inf", "duration must be a whole number of seconds >= 1, got inf"),
-        (
-            ", duration: yes",
-            "duration must be a whole number of seconds >= 1, got true (YAML reads yes/no/on/off",
-        ),
-        (", duration: null", "duration must be a whole number of seconds >= 1, got null"),
-        (", omit: -1", "omit must be a whole number of seconds >= 0, got -1"),
+        (", duration: 0", f"{SECONDS}, got 0"),
+        (", duration: -1.5", f"{SECONDS}, got -1.5"),
+        (", duration: .inf", f"{SECONDS}, got inf"),
+        (", duration: 86401", f"{SECONDS}, got 86401"),
+        (", duration: yes", f"{SECONDS}, got true (YAML reads yes/no/on/off"),
+        (", duration: null", f"{SECONDS}, got null"),
+        (", omit: -1", "omit must be a whole number of seconds from 0 to 60, got -1"),
+        (", omit: 61", "omit must be a whole number of seconds from 0 to 60, got 61"),
+        (", connect_timeout: 1.0e+400", "connect_timeout must be a number > 0 and <= 3600"),
+        (", timeout: " + "9" * 400, "timeout must be a number > 0 and <= 604800, got 999"),
+        (", bitrate: " + "9" * 400, f"{BITRATE}, got 999"),
+        (", length: 2M", "length must be an iperf3 size such as 100, 128K or 1G > 0, at most 1M"),
+        (", window: 1G", "window must be an iperf3 size such as 100, 128K or 1G > 0, at most 512M"),
         (", streams: 0", "streams must be an integer from 1 to 128, got 0"),
         (", streams: 129", "streams must be an integer from 1 to 128, got 129"),
         (", streams: 2.0", "streams must be an integer from 1 to 128, got 2.0"),
@@ -215,17 +222,17 @@ def test_error_message_is_one_line_per_problem() -> None:
         (", reverse: 'true'", "reverse must be true or false, got 'true'"),
         (", protocol: TCP", "protocol must be one of tcp, udp, got 'TCP'; did you mean 'tcp'?"),
         (", protocol: sctp", "protocol must be one of tcp, udp, got 'sctp'"),
-        (", bitrate: 1.5", "bitrate must be an iperf3 size such as 100, 128K or 1G, got 1.5"),
-        (", bitrate: 1X", "bitrate must be an iperf3 size such as 100, 128K or 1G, got '1X'"),
+        (", bitrate: 1.5", f"{BITRATE}, got 1.5"),
+        (", bitrate: 1X", f"{BITRATE}, got '1X'"),
         (", bitrate: '$(reboot)'", "bitrate must be an iperf3 size such as"),
-        (", length: 0", "length must be an iperf3 size such as 100, 128K or 1G > 0, got 0"),
+        (", length: 0", "length must be an iperf3 size such as 100, 128K or 1G > 0, at most 1M"),
         (", length: '100 -Z'", "length must be an iperf3 size such as 100, 128K or 1G > 0"),
         (", window: '`id`'", "window must be an iperf3 size"),
-        (", repeat: 0", "repeat must be an integer >= 1, got 0"),
+        (", repeat: 0", "repeat must be an integer from 1 to 10000, got 0"),
         (", port: 0", "port must be an integer from 1 to 65535, got 0"),
         (", port: '5201'", "port must be an integer from 1 to 65535, got '5201'"),
-        (", connect_timeout: 0", "connect_timeout must be a number > 0, got 0"),
-        (", timeout: -5", "timeout must be a number > 0, got -5"),
+        (", connect_timeout: 0", "connect_timeout must be a number > 0 and <= 3600, got 0"),
+        (", timeout: -5", "timeout must be a number > 0 and <= 604800, got -5"),
         (", stream: 2", "unknown key 'stream'; did you mean 'streams'?"),
         (", 1: 2", "key 1 is not a string"),
         (", image: x", "unknown key 'image' for mode 'baremetal' (an option of mode 'docker')"),
@@ -487,7 +494,7 @@ def test_override_problems_are_named_as_dash_e(tmp_path: Path) -> None:
     )
     assert found == [
         "-e stream=4: unknown key 'stream'; did you mean 'streams'?",
-        "-e duration=ten: duration must be a whole number of seconds >= 1, got 'ten'",
+        "-e duration=ten: duration must be a whole number of seconds from 1 to 86400, got 'ten'",
         "-e reverse=null: reverse must be true or false, got null",
         "-e server=alfa: server 'alfa' is not in the inventory; did you mean 'alpha'?",
         "-e 3=1: key 3 is not a string",
@@ -497,7 +504,7 @@ def test_override_problems_are_named_as_dash_e(tmp_path: Path) -> None:
 def test_problems_from_file_and_overrides_come_together(tmp_path: Path) -> None:
     found = one_test(tmp_path, ", streams: 0", overrides={"omit": -1})
     assert found == [
-        "-e omit=-1: omit must be a whole number of seconds >= 0, got -1",
+        "-e omit=-1: omit must be a whole number of seconds from 0 to 60, got -1",
         f"{tmp_path / 'x.yaml'}: tests[0] 'bm': streams must be an integer from 1 to 128, got 0",
     ]
 
@@ -555,7 +562,8 @@ def test_sweep_values_are_validated_like_the_key(tmp_path: Path) -> None:
         f"{w}: sweep: streams[1] must be an integer from 1 to 128, got 0",
         f"{w}: sweep: streams[2] must be an integer from 1 to 128, got true"
         " (YAML reads yes/no/on/off as true/false)",
-        f"{w}: sweep: length[0] must be an iperf3 size such as 100, 128K or 1G > 0, got '1K;id'",
+        f"{w}: sweep: length[0] must be an iperf3 size such as 100, 128K or 1G > 0, at most 1M,"
+        " got '1K;id'",
         f"{w}: sweep: length lists 100 twice",
         f"{w}: sweep: unknown key 'stream'; did you mean 'streams'?",
         f"{w}: sweep: bitrate must be a non-empty list, got '1G'",
@@ -619,4 +627,4 @@ def test_fractional_duration_is_refused(tmp_path: Path) -> None:
     """iperf3 reads -t as whole seconds: 2.5 would silently run for 2."""
     with pytest.raises(ScenarioError) as err:
         load(write(tmp_path, HEAD + ", duration: 2.5}\n"))
-    assert "duration must be a whole number of seconds >= 1, got 2.5" in str(err.value)
+    assert "duration must be a whole number of seconds from 1 to 86400, got 2.5" in str(err.value)
