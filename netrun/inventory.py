@@ -189,8 +189,9 @@ def _check_value(key: str, value: Any) -> str | None:
         ok = isinstance(value, bool) or value in (0, 1) or str(value).lower() in _BOOLISH
         return None if ok else f"ansible_become must be true or false, got {got}"
     if key == "netrun_link_speed_mbps":
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-        return None if ok else f"{key} must be a positive number, got {got}; e.g. {key}: 1000"
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = ok and 0 < value <= 10_000_000  # also refuses nan, inf and 400-digit integers
+        return None if ok else f"{key} must be a number > 0 and <= 10000000, got {got}; e.g. 1000"
     if key == "netrun_iface":
         if isinstance(value, str) and _IFACE.fullmatch(value):
             return None

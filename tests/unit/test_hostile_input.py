@@ -139,3 +139,14 @@ def test_override_with_an_impossible_date_is_a_plain_error() -> None:
     assert info.value.problems == [
         "-e bitrate=2024-13-45: the value is not a valid YAML scalar; quote it"
     ]
+
+
+@pytest.mark.parametrize("value", [".inf", ".nan", "1" + "0" * 400, "0"])
+def test_link_speed_must_be_finite(tmp_path: Path, value: str) -> None:
+    """An infinite line rate passed and then broke results.json (allow_nan=False)."""
+    path = tmp_path / "inv.yaml"
+    path.write_text(f"all:\n  hosts:\n    alpha:\n      netrun_link_speed_mbps: {value}\n")
+    with pytest.raises(InventoryError) as info:
+        load_inventory(path)
+    [line] = info.value.problems
+    assert "netrun_link_speed_mbps must be a number > 0 and <= 10000000" in line
