@@ -177,6 +177,7 @@ def test_inventory_list(lab: LabHandle, tmp_path: Path) -> None:
 
 
 # -- 6-8. connection failures ----------------------------------------------------------------
+@pytest.mark.faults
 def test_unreachable_host_fails_only_its_tests(lab: LabHandle, tmp_path: Path) -> None:
     subnet = lab.host("alpha").mgmt_ip.rsplit(".", 1)[0]
     inv = write_inventory(tmp_path, lab, host_vars={"ghost": {"ansible_host": f"{subnet}.250"}})
@@ -266,6 +267,7 @@ def test_accept_new_host_keys_records_every_host(lab: LabHandle, tmp_path: Path)
 
 
 # -- 9-11. tools on the hosts -----------------------------------------------------------------
+@pytest.mark.faults
 def test_iperf3_missing_on_a_host(lab: LabHandle, tmp_path: Path) -> None:
     inv = write_inventory(
         tmp_path, lab, host_vars={"bravo": {"netrun_iperf3": "iperf3-not-installed"}}

@@ -84,6 +84,7 @@ def test_missing_image_in_the_scenario(docker_lab: LabHandle, tmp_path: Path) ->
     assert error.startswith(("alpha: ", "bravo: ")) and "netrun-lab/nope:2" in error, error
 
 
+@pytest.mark.faults
 def test_docker_not_installed(docker_lab: LabHandle, tmp_path: Path) -> None:
     scenario = container_scenario(tmp_path, "nodocker", "docker", docker="/nonexistent/docker")
     res = netrun(tmp_path, scenario, docker_lab.inventory)
@@ -92,6 +93,7 @@ def test_docker_not_installed(docker_lab: LabHandle, tmp_path: Path) -> None:
     assert "docker is not installed" in error, error
 
 
+@pytest.mark.faults
 def test_docker_daemon_stopped_on_one_host(docker_lab: LabHandle, tmp_path: Path) -> None:
     real = shutil.which("docker")
     assert real is not None
