@@ -19,11 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from netrun import schema
 from netrun.errors import NetrunError
 
 SCHEMA = 1
 RESULTS = "results.json"
 REPORT = "report.txt"
+#: A results.json read back (report, baseline, history import, resume) may be at most this.
+MAX_LOAD_BYTES = 256 * 1024 * 1024
 
 
 def utcnow() -> str:
@@ -129,14 +132,20 @@ def load(path: Path) -> dict[str, Any]:
     if path.is_dir():
         path = path / RESULTS
     try:
+        if path.is_file() and path.stat().st_size > MAX_LOAD_BYTES:
+            raise NetrunError(
+                f"{path}: is larger than {MAX_LOAD_BYTES // 2**20} MB; not a netrun results.json"
+            )
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise NetrunError(f"{path}: no such results file") from None
+    except RecursionError:
+        raise NetrunError(f"{path}: not a readable results.json (nested too deeply)") from None
     except (OSError, ValueError) as exc:
         raise NetrunError(f"{path}: not a readable results.json ({exc})") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise NetrunError(f"{path}: not a netrun results file of schema {SCHEMA}")
-    return doc
+    return schema.check(doc, path)
 
 
 def new_document(scenario: str, run_id: str, version: str) -> dict[str, Any]:

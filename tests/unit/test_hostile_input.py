@@ -150,3 +150,65 @@ def test_link_speed_must_be_finite(tmp_path: Path, value: str) -> None:
         load_inventory(path)
     [line] = info.value.problems
     assert "netrun_link_speed_mbps must be a number > 0 and <= 10000000" in line
+
+
+# -- results.json read back (report, history import, --baseline FILE, --resume) -------------
+RESULTS = Path(__file__).parent.parent / "fixtures" / "results" / "baremetal-3" / "results.json"
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda d: d["tests"][0].update(throughput_bps="fast"), "tests[0].throughput_bps"),
+        (lambda d: d["tests"][0].update(mode=None), "tests[0].mode"),
+        (lambda d: d["tests"][0].update(intervals=[[0, 1]]), "tests[0].intervals"),
+        (lambda d: d["tests"][0].update(options=[]), "tests[0].options"),
+        (lambda d: d.update(tests={}), "tests"),
+        (lambda d: d.update(hosts={"alpha": {"nic": "eth0"}}), "hosts.alpha.nic"),
+        (lambda d: d.update(errors="boom"), "errors"),
+    ],
+)
+def test_results_of_the_wrong_shape_are_one_line(tmp_path: Path, change: Any, field: str) -> None:
+    import json
+
+    from netrun import results
+    from netrun.errors import NetrunError
+
+    doc = json.loads(RESULTS.read_text())
+    change(doc)
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(NetrunError) as info:
+        results.load(path)
+    assert str(info.value).startswith(f"{path}: {field} has the wrong type"), info.value
+
+
+def test_results_nan_and_deep_nesting_are_one_line(tmp_path: Path) -> None:
+    import json
+
+    from netrun import results
+    from netrun.errors import NetrunError
+
+    doc = json.loads(RESULTS.read_text())
+    doc["tests"][0]["throughput_bps"] = float("nan")  # json.dumps writes NaN, loads reads it
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(NetrunError, match=r"tests\[0\]\.throughput_bps has the wrong type"):
+        results.load(path)
+    path.write_text('{"schema": 1, "tests": ' + "[" * 100_000)
+    with pytest.raises(NetrunError, match="nested too deeply"):
+        results.load(path)
+
+
+def test_results_missing_optional_fields_are_filled(tmp_path: Path) -> None:
+    import json
+
+    from netrun import results
+
+    doc = json.loads(RESULTS.read_text())
+    for key in ("retransmits", "intervals", "nic", "details", "repeat"):
+        doc["tests"][0].pop(key)
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    sample = results.load(path)["tests"][0]
+    assert sample["retransmits"] is None and sample["intervals"] == [] and sample["repeat"] == 1
