@@ -1,7 +1,7 @@
 # The README's commands. `sudo make demo` on a fresh Debian machine; `make test` for the tests.
 PY ?= python3
 APT_PACKAGES = iperf3 iperf ethtool iproute2 iptables openssh-server openssh-client \
-	docker.io procps psmisc gcc libc6-dev
+	docker.io procps psmisc gcc libc6-dev sudo
 INVENTORY ?= inventories/local.yaml
 SCENARIO ?= scenarios/freeflow.yaml
 PYTEST_ARGS ?=

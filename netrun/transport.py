@@ -307,9 +307,11 @@ class SSHTransport:
         stdin = b""
         if sudo or self.host.become:
             prefix, feed = become_prefix(self.host)
-            line = prefix + "sh -c " + shlex.quote(line)
-            if feed:
+            if feed:  # sudo reads no password when it needs none (root, NOPASSWD): the
+                # line would stay on stdin for the command to read (and print); give it none.
+                line = f"exec </dev/null; {line}"
                 stdin = f"{self.host.become_password}\n".encode()
+            line = prefix + "sh -c " + shlex.quote(line)
         started = time.monotonic()
         log.debug("%s: run %s", self.host.name, line)
         exited, stdout, stderr = self._exec(line, timeout, stdin)
