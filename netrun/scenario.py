@@ -25,7 +25,7 @@ from netrun.host import Host
 from netrun.modes.base import Option
 
 MAX_BYTES = yamlfile.MAX_BYTES
-MAX_NODES = 100_000  # YAML nodes after alias expansion; more is an alias bomb
+MAX_NODES = 100_000  # YAML nodes after alias expansion: 5,000 tests or more, or an alias bomb
 MAX_COMBINATIONS = 1000  # tests one sweep may expand into
 #: Test and scenario names become file names: 1-64 of A-Z a-z 0-9 . _ -, no leading . _ -
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

@@ -18,10 +18,11 @@ import yaml
 
 from netrun.errors import InputError
 
-#: Larger files are refused before reading: a scenario or inventory is a few KB, and 2 MB
-#: of YAML already takes seconds and ~100 MB of memory to load.
-MAX_BYTES = 2 * 1024 * 1024
-#: Nodes once aliases are expanded; a document larger than this is an alias bomb.
+#: Larger files are refused before reading: a scenario or inventory is a few KB (10,000
+#: hosts with a few variables fit in 1 MB), and 1 MB of YAML already takes seconds and
+#: ~50 MB of memory to load with the pure-Python loader.
+MAX_BYTES = 1024 * 1024
+#: Nodes once aliases are expanded: more is an alias bomb (or a document far too large).
 MAX_NODES = 1_000_000
 
 
@@ -136,8 +137,8 @@ def load(
             return None
         if expanded_size(node, max_nodes) > max_nodes:
             raise error(
-                f"{path}: YAML aliases expand to more than {max_nodes} nodes; refusing to load"
-                " it (alias bomb?): remove the repeated aliases (*name)"
+                f"{path}: more than {max_nodes} YAML nodes once aliases (*name) are expanded;"
+                " refusing to load it: remove repeated aliases, or split the file"
             )
         return loader.construct_document(node)
     except yaml.reader.ReaderError as exc:

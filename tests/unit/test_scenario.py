@@ -381,8 +381,8 @@ def test_multiple_documents_are_an_error(tmp_path: Path) -> None:
 def test_alias_bomb_is_refused() -> None:
     path = FIXTURES / "alias-bomb.yaml"
     assert problems(path) == [
-        f"{path}: YAML aliases expand to more than 100000 nodes; refusing to load it"
-        " (alias bomb?): remove the repeated aliases (*name)"
+        f"{path}: more than 100000 YAML nodes once aliases (*name) are expanded; refusing to"
+        " load it: remove repeated aliases, or split the file"
     ]
 
 
@@ -407,7 +407,7 @@ def test_oversized_file_is_refused(tmp_path: Path) -> None:
     with path.open("wb") as handle:
         handle.truncate(MAX_BYTES + 1)
     assert problems(path) == [
-        f"{path}: is larger than 2 MB; refusing to load it (is it the right file?)"
+        f"{path}: is larger than 1 MB; refusing to load it (is it the right file?)"
     ]
 
 
