@@ -274,11 +274,13 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     from netrun.modes import all_options
     from netrun.results import default_dir, load
     from netrun.runner import RunRequest
-    from netrun.scenario import MAX_PARALLEL, load_scenario, parse_overrides
+    from netrun.scenario import COMMON_OPTIONS, MAX_PARALLEL, load_scenario, parse_overrides
     from netrun.transport import SSHSettings, redact
 
     inventory = load_inventory(ns.inventory)
-    problems = check_netrun_vars(inventory, [f"netrun_{o.name}" for o in all_options()])
+    settable = [o.name for o in COMMON_OPTIONS if o.from_inventory]  # netrun_port
+    settable += [o.name for o in all_options()]
+    problems = check_netrun_vars(inventory, [f"netrun_{name}" for name in settable])
     overrides = parse_overrides(ns.extra)
     scenario = load_scenario(ns.scenario, hosts=list(inventory.hosts), overrides=overrides)
     problems += inventory_option_problems(inventory, all_options())
