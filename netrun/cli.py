@@ -237,12 +237,14 @@ def _setup_log(path: Path, secrets: Sequence[str]) -> None:
 
 def cmd_run(ns: argparse.Namespace) -> int:
     from netrun.history import History, HistoryLockedError, default_path
+    from netrun.journal import Journal, journal_beside
     from netrun.lock import RunLock
     from netrun.publish import PublishOptions, check_baseline
 
     req, secrets = _prepare(ns)
     db = None if ns.no_history else (ns.db or default_path())
     lock_at = ns.db or default_path()
+    req.journal = Journal(journal_beside(lock_at))
     opts = PublishOptions(
         db=db,
         baseline=ns.baseline or req.scenario.baseline,
@@ -269,8 +271,6 @@ def cmd_run(ns: argparse.Namespace) -> int:
 def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     """Load and check every input; nothing has touched a host yet."""
     from netrun.inventory import check_netrun_vars, load_inventory
-    from netrun.journal import Journal
-    from netrun.journal import default_dir as journal_dir
     from netrun.modes import all_options
     from netrun.results import default_dir, load
     from netrun.runner import RunRequest
@@ -315,7 +315,6 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
         raise InputError(f"--parallel must be 1..{MAX_PARALLEL}, got {ns.parallel}")
     req = RunRequest(scenario, inventory, outdir, settings, ns.limit, progress=progress)
     req.parallel = ns.parallel
-    req.journal = Journal(journal_dir())
     if previous is not None:
         req.resume = previous
         req.run_id = str(previous.get("run_id") or req.run_id)

@@ -29,8 +29,13 @@ from netrun.results import write_file
 log = logging.getLogger("netrun.journal")
 
 
+def journal_beside(database: Path | str) -> Path:
+    """The journal of runs that use this history database (and its run lock): ``runs/``."""
+    return Path(database).parent / "runs"
+
+
 def default_dir() -> Path:
-    """$XDG_DATA_HOME/netrun/runs, else ~/.local/share/netrun/runs (beside the history)."""
+    """Beside the default history: $XDG_DATA_HOME/netrun/runs, else ~/.local/share/..."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "netrun" / "runs"
 
