@@ -448,6 +448,10 @@ class Inventory:
 
     def _match(self, pattern: str) -> list[str]:
         """Host names for one pattern part; a part matching nothing is an error (typo guard)."""
+        if pattern in ("", "~"):  # '&', '!' or '~' alone
+            raise InventoryError(
+                f"{self.path}: incomplete host pattern part; '&', '!' and '~' need a name after"
+            )
         subscript = None
         match = None if pattern.startswith("~") else _SUBSCRIPT.match(pattern)
         if match:

@@ -315,6 +315,9 @@ def test_select_errors_name_pattern_and_close_names() -> None:
         inv.select(" , ")
     with pytest.raises(InventoryError, match=r"'web\[7\]' is out of range"):
         inv.select("web[7]")
+    for bare in ("&", "!", "~", "web:&", "web:!"):  # found by the inventory fuzzer
+        with pytest.raises(InventoryError, match="need a name after"):
+            inv.select(bare)
 
 
 def test_select_order_and_ip_names(tmp_path: Path) -> None:
