@@ -20,11 +20,17 @@ from netrun.host import Host
 from netrun.modes.base import remote_tmp
 from netrun.transport import SSHSettings, connect_all, on_each
 
-RUN_ID = re.compile(r"^[0-9a-f]{4,32}$")
+#: What new_run_id makes (use fullmatch: ``$`` would let a trailing newline through).
+RUN_ID = re.compile(r"[0-9a-f]{4,32}")
 
 
 def cleanup_script(remote_tmp: str, run_id: str | None, docker: str | None = "docker") -> str:
-    """One sh script: kill recorded iperf pids, remove run folders, remove labelled containers."""
+    """One sh script: kill recorded iperf pids, remove run folders, remove labelled containers.
+
+    ``run_id`` stands unquoted in a glob, so anything but a run id is refused (ValueError).
+    """
+    if run_id is not None and not RUN_ID.fullmatch(run_id):
+        raise ValueError(f"not a netrun run id: {run_id[:40]!r}")
     base = shlex.quote(remote_tmp.rstrip("/") or "/")
     pattern = f"netrun-{run_id}" if run_id else "netrun-*"
     label = f"netrun.run_id={run_id}" if run_id else "netrun.run_id"
@@ -66,7 +72,7 @@ def cleanup(
     hosts: Iterable[Host], settings: SSHSettings, run_id: str | None = None
 ) -> CleanupReport:
     """Connect to every host and remove netrun's leftovers (of one run, or of all)."""
-    if run_id is not None and not RUN_ID.match(run_id):
+    if run_id is not None and not RUN_ID.fullmatch(run_id):
         raise InputError(f"--run-id {run_id!r}: not a netrun run id (hex digits, e.g. 1a2b3c4d)")
     hosts = list(hosts)
     report = CleanupReport()

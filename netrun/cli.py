@@ -270,6 +270,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
 
 def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     """Load and check every input; nothing has touched a host yet."""
+    from netrun.cleanup import RUN_ID
     from netrun.inventory import check_netrun_vars, load_inventory
     from netrun.modes import all_options
     from netrun.results import default_dir, load
@@ -317,7 +318,13 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     req.parallel = ns.parallel
     if previous is not None:
         req.resume = previous
-        req.run_id = str(previous.get("run_id") or req.run_id)
+        run_id = previous.get("run_id") or req.run_id
+        if not RUN_ID.fullmatch(run_id):  # it names folders and labels in remote shells
+            raise InputError(
+                f"--resume {ns.resume}: run_id {run_id[:40]!r} is not a netrun run id "
+                "(hex digits); resume a results.json netrun wrote"
+            )
+        req.run_id = run_id
     return req, secrets
 
 

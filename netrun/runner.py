@@ -20,8 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from netrun import __version__
-from netrun.cleanup import cleanup_command, cleanup_script, docker_command
-from netrun.errors import Cancelled, ConnectError, HostError, Interrupted, NetrunError, ToolError
+from netrun.cleanup import RUN_ID, cleanup_command, cleanup_script, docker_command
+from netrun.errors import (
+    Cancelled,
+    ConnectError,
+    HostError,
+    InputError,
+    Interrupted,
+    NetrunError,
+    ToolError,
+)
 from netrun.host import Host
 from netrun.inventory import Inventory
 from netrun.journal import Entry, Journal, host_key
@@ -80,6 +88,8 @@ class Run:
     """One execution of a scenario against an inventory."""
 
     def __init__(self, req: RunRequest) -> None:
+        if not RUN_ID.fullmatch(req.run_id):  # it names folders and labels in remote shells
+            raise InputError(f"run id {req.run_id[:40]!r}: not a netrun run id (hex digits)")
         self.req = req
         self.ctx = RunContext(run_id=req.run_id)
         self.out = ResultsDir(req.outdir)

@@ -212,3 +212,36 @@ def test_results_missing_optional_fields_are_filled(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     sample = results.load(path)["tests"][0]
     assert sample["retransmits"] is None and sample["intervals"] == [] and sample["repeat"] == 1
+
+
+@pytest.mark.parametrize("run_id", ["x;touch /tmp/netrun-pwned", "1a2b3c4d\n", "$(id)", "../.."])
+def test_resumed_run_id_that_is_not_one_is_refused(tmp_path: Path, run_id: str) -> None:
+    """A run id stands unquoted in the sweep's glob: one read from --resume's file is checked,
+    and the runner and the sweep script refuse one as well."""
+    import json
+
+    from netrun.cleanup import cleanup_script
+    from netrun.cli import _prepare, run_parser
+    from netrun.errors import InputError
+    from netrun.results import new_document
+    from netrun.runner import Run
+
+    inv = tmp_path / "inv.yaml"
+    inv.write_text("all:\n  hosts:\n    alpha: {ansible_host: 127.0.0.1}\n")
+    scen = tmp_path / "s.yaml"
+    scen.write_text(
+        "name: s\ntests:\n  - {name: t, mode: baremetal, server: alpha, client: alpha}\n"
+    )
+    previous = tmp_path / "results.json"
+    argv = [str(scen), "-i", str(inv), "--resume", str(previous)]
+    previous.write_text(json.dumps(new_document("s", "1a2b3c4d", "0")))
+    req, _ = _prepare(run_parser().parse_args(argv))
+    assert req.run_id == "1a2b3c4d"
+    previous.write_text(json.dumps(new_document("s", run_id, "0")))
+    with pytest.raises(InputError, match=r"--resume .*: run_id .* not a netrun run id"):
+        _prepare(run_parser().parse_args(argv))
+    req.run_id = run_id
+    with pytest.raises(InputError, match="not a netrun run id"):
+        Run(req)
+    with pytest.raises(ValueError, match="not a netrun run id"):
+        cleanup_script("/tmp", run_id)
