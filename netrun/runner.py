@@ -100,7 +100,6 @@ class Run:
         self.done: set[str] = set()
         #: Held while the results document changes or is saved (parallel tests share it).
         self._lock = threading.RLock()
-        self._stopping = threading.Event()
         if req.resume is not None:
             self._adopt(req.resume)
 
@@ -285,7 +284,7 @@ class Run:
                     busy -= running.pop(fut)
                     fut.result()  # a bug in a worker stops the run, as it would sequentially
         except BaseException:
-            self._stopping.set()
+            self.ctx.stopping.set()
             with shielded():
                 for host in self.connected:
                     if host.transport is not None:
@@ -328,7 +327,7 @@ class Run:
             self.req.progress(f"{label}: setting up")
             mode.setup()
             for repeat in range(1, test.repeat + 1):
-                if self._stopping.is_set():
+                if self.ctx.stopping.is_set():
                     raise Cancelled(test.client)
                 suffix = f" repeat {repeat}/{test.repeat}" if test.repeat > 1 else ""
                 self.req.progress(f"{label}{suffix}: running {test.duration:g}s")

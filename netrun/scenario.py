@@ -134,7 +134,7 @@ COMMON_OPTIONS: tuple[Option, ...] = (
     Option("busy_retries", int, 3, "retries when the server's port is busy with another iperf3",
            check=integer(0, 20)),
     Option("busy_backoff", (int, float), 0.5, "seconds before the first busy retry; doubles "
-           "after each", check=number(0, strict=False)),
+           "after each (at most 60 s a wait)", check=number(0, strict=False, maximum=60)),
     Option("tolerance", str, "5%", "throughput drop against the baseline that counts as a "
            "regression", check=matching(r"[0-9]{1,3}(\.[0-9]+)?%", "a percentage such as 5%")),
     Option("loss_tolerance", (int, float), None, "allowed rise in UDP loss, percentage points",

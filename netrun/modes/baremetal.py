@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from netrun.endpoints import ClientTimeout, Iperf3Server, run_client
-from netrun.errors import HostError
+from netrun.errors import Cancelled, HostError
 from netrun.host import Host
 from netrun.modes.base import Measurement, Mode
 from netrun.tools import iperf3
@@ -20,6 +20,8 @@ STATES = {
     "gone": "no longer running",
     "Z": "no longer running",
 }
+#: The longest one busy-port backoff waits, however many retries have doubled it.
+MAX_BACKOFF = 60.0
 
 
 def client_argv(mode: Mode, server_ip: str, port: int) -> list[str]:
@@ -65,8 +67,9 @@ class BareMetal(Mode):
                 if exc.kind != "busy":
                     raise
                 last = exc
-            if attempt < retries:
-                time.sleep(wait * 2**attempt)
+            # an interrupted (parallel) run must not sit out the backoff
+            if attempt < retries and self.ctx.stopping.wait(min(wait * 2**attempt, MAX_BACKOFF)):
+                raise Cancelled(self.server.name)
         assert last is not None
         raise busy_error(self.server, last, retries + 1, time.monotonic() - started)
 

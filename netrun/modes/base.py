@@ -6,6 +6,7 @@ new module plus one line in netrun/modes/__init__.py.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -54,6 +55,8 @@ class RunContext:
     #: Host name -> docker command, where a mode used Docker: the final sweep also
     #: removes the run's labelled containers there.
     docker_hosts: dict[str, str] = field(default_factory=dict)
+    #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     def workdir(self, host: Host) -> str:
         """The run's private folder on a host; removed at the end of the run."""

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from netrun.endpoints import kill_script, read_state, state_script
+from netrun.errors import HostError
 from netrun.host import Host
 from netrun.modes.baremetal import busy_error
 from netrun.tools.iperf3 import Iperf3Error
@@ -88,3 +89,51 @@ def test_busy_error_names_the_holder_and_the_fix() -> None:
     assert str(busy_error(alpha, err, 3, 1.0)).startswith(
         "alpha: another iperf3 is using port 5203 on alpha"
     )
+
+
+def test_busy_backoff_is_capped_and_ends_when_the_run_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy port's backoff never sleeps past MAX_BACKOFF, and an interrupted parallel
+    run (ctx.stopping, which the main thread sets) ends it at once instead of sitting it out."""
+    import threading
+
+    from netrun.errors import Cancelled
+    from netrun.modes import baremetal
+    from netrun.modes.base import RunContext
+    from netrun.scenario import load_scenario
+
+    scen = tmp_path / "s.yaml"
+    scen.write_text(
+        "tests:\n  - {name: t, mode: baremetal, server: alpha, client: bravo,"
+        " busy_retries: 20, busy_backoff: 60}\n"
+    )
+    (test,) = load_scenario(scen, hosts=["alpha", "bravo"]).tests
+    alpha, bravo = Host("alpha", {}), Host("bravo", {})
+    ctx = RunContext(run_id="1a2b")
+    mode = baremetal.BareMetal(test, alpha, bravo, ctx)
+
+    def busy(tag: str) -> None:
+        err = Iperf3Error("busy", "iperf3 server did not start: all ports busy: 5201")
+        err.busy = {5201: None}
+        raise err
+
+    waits: list[float] = []
+    real_wait = ctx.stopping.wait
+
+    def wait(timeout: float | None = None) -> bool:
+        waits.append(timeout or 0.0)
+        return real_wait(0)
+
+    monkeypatch.setattr(mode, "measure_once", busy)
+    monkeypatch.setattr(ctx.stopping, "wait", wait)
+    with pytest.raises(HostError, match="21 tries"):
+        mode.measure(1)
+    assert len(waits) == 20 and max(waits) == baremetal.MAX_BACKOFF
+
+    monkeypatch.setattr(ctx.stopping, "wait", real_wait)
+    threading.Timer(0.2, ctx.stopping.set).start()
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        mode.measure(1)
+    assert time.monotonic() - started < 5

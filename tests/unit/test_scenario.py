@@ -233,6 +233,8 @@ BITRATE = "bitrate must be an iperf3 size such as 100, 128K or 1G, at most 1000T
         (", port: '5201'", "port must be an integer from 1 to 65535, got '5201'"),
         (", connect_timeout: 0", "connect_timeout must be a number > 0 and <= 3600, got 0"),
         (", timeout: -5", "timeout must be a number > 0 and <= 604800, got -5"),
+        (", busy_backoff: 61", "busy_backoff must be a number >= 0 and <= 60, got 61"),
+        (", busy_backoff: 1.0e+300", "busy_backoff must be a number >= 0 and <= 60"),
         (", stream: 2", "unknown key 'stream'; did you mean 'streams'?"),
         (", 1: 2", "key 1 is not a string"),
         (", image: x", "unknown key 'image' for mode 'baremetal' (an option of mode 'docker')"),
