@@ -23,10 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from netrun.cleanup import RUN_ID
 from netrun.host import Host
 from netrun.results import write_file
 
 log = logging.getLogger("netrun.journal")
+#: What a sweep of one host needs from an entry: each a string.
+HOST_FIELDS = ("name", "remote_tmp", "docker")
 
 
 def journal_beside(database: Path | str) -> Path:
@@ -142,11 +145,18 @@ class Journal:
                 started=data.get("started"),
                 hosts={str(k): dict(v) for k, v in dict(data["hosts"]).items()},
             )
+            # A sweep builds a remote script from these: a field missing or of another
+            # type would fail every later run's start, not just this entry.
+            for value in entry.hosts.values():
+                if not all(isinstance(value.get(f), str) for f in HOST_FIELDS):
+                    raise ValueError("a host without name, remote_tmp and docker strings")
+            if not (entry.started is None or isinstance(entry.started, str)):
+                raise ValueError("started is not a string")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             with contextlib.suppress(OSError):  # a file we cannot read is not a run
                 if path.exists() and path.suffix == ".json":
                     log.warning("run journal: unreadable entry %s ignored", path)
             return None
-        if not entry.run_id.isalnum():
+        if not RUN_ID.fullmatch(entry.run_id):  # it names folders in the sweep's script
             return None
         return entry

@@ -74,3 +74,23 @@ def test_unwritable_folder_never_raises(tmp_path: Path) -> None:
     journal.begin("ff66", [(ALPHA, "/tmp", "docker")])
     journal.end("ff66")
     assert journal.stale() == []
+
+
+def test_entries_a_sweep_could_not_use_are_ignored(tmp_path: Path) -> None:
+    """A sweep builds a remote script from an entry: one it could not build (a field missing
+    or not a string, a run id the sweep refuses) would fail every later run's start."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    good = {"name": "alpha", "remote_tmp": "/tmp", "docker": "docker"}
+    docs = {
+        "a1a1": {"alpha": {"name": "alpha", "docker": "docker"}},  # no remote_tmp
+        "a2a2": {"alpha": {**good, "docker": 7}},
+        "a3a3": {"alpha": [1]},
+        "zz99": {"alpha": good},  # alphanumeric, but not a run id
+        "a4a4": {"alpha": good},
+    }
+    for run_id, hosts in docs.items():
+        doc = {"run_id": run_id, "pid": dead_pid(), "started": "1", "hosts": hosts}
+        (runs / f"{run_id}.json").write_text(json.dumps(doc))
+    (runs / "a5a5.json").write_text(json.dumps({**doc, "run_id": "a5a5", "started": 12}))
+    assert [e.run_id for e in Journal(runs).stale()] == ["a4a4"]
