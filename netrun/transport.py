@@ -337,6 +337,8 @@ class SSHTransport:
 
         if self._conn is None or self._conn.transport is None:
             raise ConnectError(self.host.name, "not connected")
+        # Before the channel opens (a round trip): an interrupt() during it stops this too.
+        generation = self._generation
         try:
             chan = self._conn.transport.open_session(timeout=self.settings.connect_timeout)
             chan.exec_command(line)
@@ -350,7 +352,6 @@ class SSHTransport:
         out: list[bytes] = []
         err: list[bytes] = []
         deadline = time.monotonic() + timeout
-        generation = self._generation
         try:
             while True:
                 busy = False

@@ -113,3 +113,59 @@ def test_missing_sudo(stderr: str) -> None:
 )
 def test_a_failing_command_under_sudo_is_not_a_refusal(exited: int, stderr: str) -> None:
     assert sudo_refusal(exited, stderr, "bench") is None
+
+
+# -- interrupt(): a parallel run's Ctrl-C stops the commands already on their way --------------
+class _SilentChannel:
+    """A channel whose command never prints or exits (a client still measuring)."""
+
+    closed = False
+
+    def exec_command(self, line: str) -> None: ...
+    def sendall(self, data: bytes) -> None: ...
+    def shutdown_write(self) -> None: ...
+    def recv_ready(self) -> bool:
+        return False
+
+    def recv_stderr_ready(self) -> bool:
+        return False
+
+    def exit_status_ready(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        import os
+
+        self._pipe = getattr(self, "_pipe", None) or os.pipe()
+        return self._pipe[0]
+
+    def close(self) -> None:
+        import os
+
+        for fd in getattr(self, "_pipe", None) or ():
+            os.close(fd)
+        self._pipe = None
+
+
+def test_interrupt_while_the_channel_opens_stops_the_command() -> None:
+    """The interrupt lands during open_session's round trip: the command must still stop,
+    rather than run out its deadline while the main thread waits with signals shielded."""
+    import time
+    from types import SimpleNamespace
+
+    from netrun.errors import Cancelled
+    from netrun.host import Host
+    from netrun.transport import SSHTransport
+
+    ssh = SSHTransport(Host("alpha", {}), SETTINGS)
+
+    def open_session(timeout: float) -> _SilentChannel:
+        ssh.interrupt()  # the main thread's Ctrl-C, while the request is on the wire
+        return _SilentChannel()
+
+    link = SimpleNamespace(open_session=open_session, is_active=lambda: True)
+    ssh._conn = SimpleNamespace(transport=link)  # type: ignore[assignment]
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        ssh.run(["iperf3", "-c", "10.0.0.2"], timeout=30)
+    assert time.monotonic() - started < 5
