@@ -61,7 +61,7 @@ def number(
         lambda v: (
             (v > minimum if strict else v >= minimum)
             and (maximum is None or v <= maximum)
-            and math.isfinite(min(v, 1e300))  # min: a 400-digit int would overflow float()
+            and math.isfinite(max(-1e300, min(v, 1e300)))  # a 400-digit int overflows float()
         ),
     )
 
@@ -84,7 +84,7 @@ def integer(low: int, high: int | None = None) -> Callable[[Any], str | None]:
 def size_value(value: Any) -> float | None:
     """Bytes (or bits/s) of an iperf3 size such as 100, 128K or 1G; None if malformed."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return float(min(value, 2**100))  # a 400-digit int would overflow float()
+        return float(max(-(2**100), min(value, 2**100)))  # a 400-digit int overflows float()
     match = SIZE_RE.fullmatch(value) if isinstance(value, str) else None
     if not match:
         return None

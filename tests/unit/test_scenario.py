@@ -630,3 +630,12 @@ def test_fractional_duration_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as err:
         load(write(tmp_path, HEAD + ", duration: 2.5}\n"))
     assert "duration must be a whole number of seconds from 1 to 86400, got 2.5" in str(err.value)
+
+
+@pytest.mark.parametrize("key", ["bitrate", "length", "window", "timeout", "connect_timeout"])
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_huge_integers_are_bad_values_not_overflows(tmp_path: Path, key: str, sign: str) -> None:
+    """Found by the scenario fuzzer: a 400-digit negative bitrate overflowed float()."""
+    path = write(tmp_path, f"{HEAD}, {key}: {sign}{'1' * 400}}}\n")
+    with pytest.raises(ScenarioError, match=f"{key} must be"):
+        load(path)
