@@ -100,6 +100,7 @@ class Run:
         self.done: set[str] = set()
         #: Held while the results document changes or is saved (parallel tests share it).
         self._lock = threading.RLock()
+        self._progress_lock = threading.Lock()
         if req.resume is not None:
             self._adopt(req.resume)
 
@@ -148,7 +149,7 @@ class Run:
     def _selected_tests(self) -> list[TestSpec]:
         tests = [t for t in self.req.scenario.tests if t.name not in self.done]
         if self.done:
-            self.req.progress(f"resuming: {len(self.done)} test(s) already passed, kept")
+            self.progress(f"resuming: {len(self.done)} test(s) already passed, kept")
         if not self.req.limit:
             return tests
         allowed = {h.name for h in self.req.inventory.select(self.req.limit)}
@@ -165,7 +166,7 @@ class Run:
             self.req.journal.begin(
                 self.ctx.run_id, [(h, remote_tmp(h), docker_command(h)) for h in hosts]
             )
-        self.req.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
+        self.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
         result = connect_all(hosts, self.req.settings)
         for name, err in result.failed.items():
             self._host_failed(name, err)
@@ -220,7 +221,7 @@ class Run:
         for entry in stale:
             journal.forget(entry.run_id, [k for k in entry.hosts if k in done])
         for line in swept:
-            self.req.progress(f"swept what an earlier, killed run left: {line}")
+            self.progress(f"swept what an earlier, killed run left: {line}")
         if swept:
             with self._lock:
                 self.doc.setdefault("swept", []).extend(swept)
@@ -238,10 +239,16 @@ class Run:
         except NetrunError as exc:
             self._host_failed(name, exc)
 
+    def progress(self, line: str) -> None:
+        """Report a line; parallel tests call it from their own threads, the callback one
+        line at a time (print() writes the text and its newline separately)."""
+        with self._progress_lock:
+            self.req.progress(line)
+
     def _host_failed(self, name: str, err: NetrunError) -> None:
         self.host_errors[name] = str(err)
         self._error(str(err))
-        self.req.progress(f"FAILED {err}")
+        self.progress(f"FAILED {err}")
 
     def _error(self, message: str) -> None:
         with self._lock:
@@ -317,27 +324,27 @@ class Run:
         if broken:
             for repeat in range(1, test.repeat + 1):
                 self._record(test, repeat, None, error=broken[0])
-            self.req.progress(f"{label}: FAILED {broken[0]}")
+            self.progress(f"{label}: FAILED {broken[0]}")
             return
         server = self.req.inventory.get(test.server)
         client = self.req.inventory.get(test.client)
         mode: Mode = get_mode(test.mode)(test, server, client, self.ctx)
         repeat = 1
         try:
-            self.req.progress(f"{label}: setting up")
+            self.progress(f"{label}: setting up")
             mode.setup()
             for repeat in range(1, test.repeat + 1):
                 if self.ctx.stopping.is_set():
                     raise Cancelled(test.client)
                 suffix = f" repeat {repeat}/{test.repeat}" if test.repeat > 1 else ""
-                self.req.progress(f"{label}{suffix}: running {test.duration:g}s")
+                self.progress(f"{label}{suffix}: running {test.duration:g}s")
                 self._measure(mode, test, repeat, label + suffix)
         except Cancelled:
             self._record(test, repeat, None, error="interrupted", mode=mode)
         except NetrunError as exc:
             for r in range(repeat, test.repeat + 1):
                 self._record(test, r, None, error=str(exc), mode=mode)
-            self.req.progress(f"{label}: FAILED {exc}")
+            self.progress(f"{label}: FAILED {exc}")
         except (KeyboardInterrupt, Interrupted):
             self._record(test, repeat, None, error="interrupted", mode=mode)
             raise
@@ -350,7 +357,7 @@ class Run:
                     mode.teardown()
                 except NetrunError as exc:
                     self._error(f"teardown of {test.name}: {exc}")
-                    self.req.progress(f"{label}: teardown problem: {exc}")
+                    self.progress(f"{label}: teardown problem: {exc}")
             self._save()
 
     def _measure(self, mode: Mode, test: TestSpec, repeat: int, label: str) -> None:
@@ -362,15 +369,15 @@ class Run:
         except ToolError as exc:
             raw = self.out.save_raw(test.name, repeat, exc.output) if exc.output else None
             self._record(test, repeat, None, error=str(exc), mode=mode, raw=raw, started=started)
-            self.req.progress(f"{label}: FAILED {exc}")
+            self.progress(f"{label}: FAILED {exc}")
             return
         except NetrunError as exc:
             self._record(test, repeat, None, error=str(exc), mode=mode, started=started)
-            self.req.progress(f"{label}: FAILED {exc}")
+            self.progress(f"{label}: FAILED {exc}")
             return
         raw = self.out.save_raw(test.name, repeat, m.raw)
         rec = self._record(test, repeat, m, mode=mode, raw=raw, started=started)
-        self.req.progress(f"{label}: {rec['throughput_bps'] / 1e6:.1f} Mbit/s")
+        self.progress(f"{label}: {rec['throughput_bps'] / 1e6:.1f} Mbit/s")
 
     def _record(
         self,

@@ -134,3 +134,29 @@ def test_failure_lines_one_per_distinct_failure() -> None:
         "test b failed (repeat 1, 2): bravo: iperf3 exited 1",
         "test c failed: ghost: cannot connect",
     ]
+
+
+def test_progress_reaches_the_callback_one_line_at_a_time(tmp_path: Path) -> None:
+    """Parallel tests report from their own threads; a callback such as the CLI's print()
+    (text and newline written separately) must never be entered twice at once."""
+    pairs = [("alpha", "bravo"), ("charlie", "delta"), ("echo", "foxtrot")]
+    run, tests = make_run(tmp_path, pairs, width=3)
+    inside = threading.Semaphore(1)
+    overlaps: list[str] = []
+
+    def callback(line: str) -> None:
+        if not inside.acquire(blocking=False):
+            overlaps.append(line)
+            return
+        time.sleep(0.002)
+        inside.release()
+
+    run.req.progress = callback
+
+    def chatty(test: TestSpec, number: int, total: int) -> None:
+        for i in range(20):
+            run.progress(f"{test.name}: line {i}")
+
+    run._run_test = chatty  # type: ignore[method-assign]
+    run._run_parallel(tests, 3)
+    assert overlaps == []
