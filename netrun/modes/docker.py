@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from netrun.errors import ModeError
+from netrun.errors import Cancelled, ModeError
 from netrun.host import Host
 from netrun.modes.base import Measurement, Mode, Option
 from netrun.scenario import expecting, matching, number
@@ -215,7 +215,8 @@ class DockerMode(Mode):
                     f"{host.name}: {role} container {name} not ready after "
                     f"{self.test.value('start_timeout')}s"
                 )
-            time.sleep(0.05)
+            if self.ctx.stopping.wait(0.05):  # an interrupted parallel run: stop polling
+                raise Cancelled(host.name)
 
     def container_mtu(self, host: Host, name: str) -> int | None:
         res = host.run(

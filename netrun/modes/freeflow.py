@@ -19,7 +19,7 @@ import shlex
 import time
 from typing import Any
 
-from netrun.errors import ModeError
+from netrun.errors import Cancelled, ModeError
 from netrun.host import Host
 from netrun.modes.base import Option
 from netrun.modes.docker import DockerMode, run_on_both
@@ -179,7 +179,8 @@ class FreeFlow(DockerMode):
                     f"{host.name}: FreeFlow router '{name}' {what}; check the router image "
                     f"{self.value('router_image', host)}" + (f" (logs: {tail})" if tail else "")
                 )
-            time.sleep(0.1)
+            if self.ctx.stopping.wait(0.1):  # an interrupted parallel run: stop polling
+                raise Cancelled(host.name)
         record.update(id=found[0].id, image_id=found[0].image_id)
 
     def container_labels(self, host: Host, name: str) -> dict[str, str]:
