@@ -140,6 +140,9 @@ def sub_parser() -> Parser:
     clean.add_argument("--run-id", help="only this run's leftovers")
     clean.add_argument("-l", "--limit")
     clean.add_argument("--accept-new-host-keys", action="store_true")
+    clean.add_argument(
+        "--db", type=Path, help="the history database the runs used (their journal is beside it)"
+    )
 
     rep = sub.add_parser("report", help="render a saved run again")
     rep.add_argument("run", help="a run folder, its results.json, or a stored run id")
@@ -486,7 +489,7 @@ def cmd_cleanup(ns: argparse.Namespace) -> int:
     hosts = inventory.select(ns.limit) if ns.limit else list(inventory.hosts.values())
     settings = SSHSettings(accept_new_host_keys=ns.accept_new_host_keys)
     report = cleanup(hosts, settings, run_id=ns.run_id)
-    _forget_swept(hosts, report.failed, ns.run_id)
+    _forget_swept(hosts, report.failed, ns.run_id, ns.db)
     for line in report.lines:
         print(line)
     for name, err in report.failed.items():
@@ -495,11 +498,14 @@ def cmd_cleanup(ns: argparse.Namespace) -> int:
     return EXIT_FAILED if report.failed else EXIT_OK
 
 
-def _forget_swept(hosts: list[Any], failed: dict[str, Any], run_id: str | None) -> None:
+def _forget_swept(
+    hosts: list[Any], failed: dict[str, Any], run_id: str | None, db: Path | None
+) -> None:
     """Hosts that `netrun cleanup` swept need no sweep by the next run either."""
-    from netrun.journal import Journal, default_dir, host_key
+    from netrun.history import default_path
+    from netrun.journal import Journal, host_key, journal_beside
 
-    journal = Journal(default_dir())
+    journal = Journal(journal_beside(db or default_path()))
     keys = [host_key(h) for h in hosts if h.name not in failed]
     entries = [e for e in journal.stale() if run_id is None or e.run_id == run_id]
     for entry in entries:

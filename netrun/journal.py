@@ -37,12 +37,6 @@ def journal_beside(database: Path | str) -> Path:
     return Path(database).parent / "runs"
 
 
-def default_dir() -> Path:
-    """Beside the default history: $XDG_DATA_HOME/netrun/runs, else ~/.local/share/..."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "netrun" / "runs"
-
-
 def host_key(host: Host) -> str:
     """Who a host is, whatever an inventory calls it: user@address:port."""
     return f"{host.user or ''}@{host.address}:{host.port}"
@@ -79,6 +73,9 @@ class Journal:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        #: run id -> the host keys this process's run visits (the rest of a resumed
+        #: run's entry is a killed run's, and stays for a later sweep).
+        self._visiting: dict[str, set[str]] = {}
 
     def _path(self, run_id: str) -> Path:
         return self.directory / f"{run_id}.json"
@@ -87,16 +84,22 @@ class Journal:
         """Record this process's run over ``hosts`` (host, remote tmp, docker command)."""
         pid = os.getpid()
         entry = Entry(run_id, pid, process_start(pid))
+        earlier = self._read(self._path(run_id))  # --resume reuses a killed run's id
+        if earlier is not None:
+            entry.hosts.update(earlier.hosts)
+        visiting = self._visiting.setdefault(run_id, set())
         for host, tmp, docker in hosts:
             entry.hosts[host_key(host)] = {"name": host.name, "remote_tmp": tmp, "docker": docker}
+            visiting.add(host_key(host))
         self._write(entry)
 
     def end(self, run_id: str, unswept: Iterable[str] = ()) -> None:
         """The run's sweep is done; keep only the hosts (keys) it could not reach."""
         entry = self._read(self._path(run_id))
-        keep = set(unswept)
         if entry is None:
             return
+        visited = self._visiting.pop(run_id, set(entry.hosts))
+        keep = set(unswept) | (set(entry.hosts) - visited)
         entry.hosts = {k: v for k, v in entry.hosts.items() if k in keep}
         entry.started = None  # the process is ending: the rest is for the next run to sweep
         self._write(entry)

@@ -163,8 +163,10 @@ class Run:
         if not hosts:
             return
         if self.req.journal is not None:
+            docker = self._docker_commands(tests)
             self.req.journal.begin(
-                self.ctx.run_id, [(h, remote_tmp(h), docker_command(h)) for h in hosts]
+                self.ctx.run_id,
+                [(h, remote_tmp(h), docker.get(h.name) or docker_command(h)) for h in hosts],
             )
         self.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
         result = connect_all(hosts, self.req.settings)
@@ -175,6 +177,24 @@ class Run:
         for name, err in probed.failed.items():
             self._host_failed(name, err)
         self._sweep_stale()
+
+    def _docker_commands(self, tests: list[TestSpec]) -> dict[str, str]:
+        """The docker command each host's container tests will use (a scenario may set it),
+        so a sweep after a SIGKILL calls the same one."""
+        from netrun.modes import mode_options
+        from netrun.scenario import option_for
+
+        options = mode_options()
+        found: dict[str, str] = {}
+        for test in tests:
+            opts = options.get(test.mode, ())
+            if not any(o.name == "docker" for o in opts):
+                continue
+            for name in (test.server, test.client):
+                with contextlib.suppress(NetrunError):
+                    host = self.req.inventory.get(name)
+                    found.setdefault(name, str(option_for(test, host, "docker", opts)))
+        return found
 
     def _sweep_stale(self) -> None:
         """Remove what dead runs of this controller left on the hosts this run uses.

@@ -94,3 +94,16 @@ def test_entries_a_sweep_could_not_use_are_ignored(tmp_path: Path) -> None:
         (runs / f"{run_id}.json").write_text(json.dumps(doc))
     (runs / "a5a5.json").write_text(json.dumps({**doc, "run_id": "a5a5", "started": 12}))
     assert [e.run_id for e in Journal(runs).stale()] == ["a4a4"]
+
+
+def test_resume_keeps_the_killed_runs_other_hosts(tmp_path: Path) -> None:
+    """--resume reuses the run id: hosts it does not visit stay for a later sweep."""
+    runs = tmp_path / "runs"
+    killed = Journal(runs)
+    killed.begin("ab12", [(ALPHA, "/tmp", "docker"), (BRAVO, "/tmp", "docker")])
+    killed.end("ab12", unswept=[host_key(ALPHA), host_key(BRAVO)])  # as if never swept
+    resumed = Journal(runs)
+    resumed.begin("ab12", [(ALPHA, "/tmp", "docker")])  # -l alpha
+    resumed.end("ab12")
+    (left,) = Journal(runs).stale()
+    assert list(left.hosts) == [host_key(BRAVO)]
