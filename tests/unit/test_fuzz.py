@@ -14,6 +14,7 @@ with 200 examples in the normal suite.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import dataclasses
@@ -40,6 +41,8 @@ from netrun.scenario import COMMON_OPTIONS, Scenario, load_scenario, parse_overr
 from netrun.tools import iperf3
 
 FUZZ_EXAMPLES = 10_000
+#: Inputs each target's body ran on (hypothesis counts shrinking too); for the figures.
+TRIED: collections.Counter[str] = collections.Counter()
 QUICK_EXAMPLES = 200
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 HOSTS = ("alpha", "bravo", "charlie")
@@ -283,6 +286,7 @@ def scenario_property(examples: int) -> Callable[..., None]:
     @fuzz_settings(examples)
     @given(data=scenario_text() | raw_input(), overrides=OVERRIDES)
     def run(data: bytes, overrides: list[str]) -> None:
+        TRIED["scenario loader"] += 1
         check_scenario(data, overrides)
 
     return run
@@ -376,6 +380,7 @@ def inventory_property(examples: int) -> Callable[..., None]:
         pattern=PATTERNS,
     )
     def run(files: dict[str, bytes], pattern: str) -> None:
+        TRIED["inventory loader"] += 1
         check_inventory(files, pattern)
 
     return run
@@ -450,6 +455,7 @@ def iperf3_property(examples: int) -> Callable[..., None]:
         )
     )
     def run(out: tuple[str, str, int | None]) -> None:
+        TRIED["iperf3 parser"] += 1
         check_iperf3(*out)
 
     return run
@@ -470,17 +476,29 @@ def test_iperf3_parser_quick() -> None:
 
 @pytest.mark.fuzz
 def test_scenario_loader_fuzz() -> None:
-    scenario_property(FUZZ_EXAMPLES)()
+    fuzzed("scenario loader", scenario_property(FUZZ_EXAMPLES))
 
 
 @pytest.mark.fuzz
 def test_inventory_loader_fuzz() -> None:
-    inventory_property(FUZZ_EXAMPLES)()
+    fuzzed("inventory loader", inventory_property(FUZZ_EXAMPLES))
 
 
 @pytest.mark.fuzz
 def test_iperf3_parser_fuzz() -> None:
-    iperf3_property(FUZZ_EXAMPLES)()
+    fuzzed("iperf3 parser", iperf3_property(FUZZ_EXAMPLES))
+
+
+def fuzzed(target: str, prop: Callable[[], None]) -> None:
+    """Run one fuzz target; log how many inputs it tried where bench/reliability.py asks."""
+    TRIED[target] = 0
+    try:
+        prop()
+    finally:
+        path = os.environ.get("NETRUN_FAULT_LOG")
+        if path:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"fuzz": target, "examples": TRIED[target]}) + "\n")
 
 
 def test_mutations_reach_validation() -> None:
