@@ -9,6 +9,7 @@ reported at once, one line each, naming the file, the host or group and the key.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import ipaddress
 import os
@@ -353,10 +354,15 @@ def _vars_files(base: Path, name: str) -> list[Path]:
         return []
     for ext in ("", *VAR_EXTENSIONS):
         path = base / (name + ext)
-        if path.is_dir():
-            return _dir_files(path)
-        if path.exists():
-            return [path]
+        try:
+            if path.is_dir():
+                return _dir_files(path)
+            if path.exists():
+                return [path]
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # a group name no file can have
+                return []
+            raise InventoryError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return []
 
 

@@ -348,3 +348,14 @@ def test_check_netrun_vars(tmp_path: Path) -> None:
     ]
     assert check_netrun_vars(inv, ["parallel", "colour", "ifce"]) == []
     assert check_netrun_vars(load_inventory(CASES["layered"]), []) == []
+
+
+def test_group_name_too_long_for_a_file_has_no_group_vars(tmp_path: Path) -> None:
+    """Found by the inventory fuzzer: looking up group_vars/<400 chars> raised ENAMETOOLONG."""
+    (tmp_path / "group_vars").mkdir()
+    (tmp_path / "group_vars" / "all.yml").write_text("x: 1\n")
+    long = "g" * 400
+    text = f"all:\n  children:\n    {long}:\n      hosts: {{h1: null}}\n"
+    (tmp_path / "inv.yaml").write_text(text)
+    inv = load_inventory(tmp_path / "inv.yaml")
+    assert inv["h1"].vars["x"] == 1
