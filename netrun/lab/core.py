@@ -17,7 +17,7 @@ from typing import Any
 from netrun.errors import NetrunError
 from netrun.lab import inventory, network, sshd
 from netrun.lab.plan import LabConfig, LabPlan, plan
-from netrun.lab.system import netns_exists, require_root, require_tools
+from netrun.lab.system import end_netns_processes, netns_exists, require_root, require_tools
 
 Progress = Callable[[str], None] | None
 STATE_VERSION = 1
@@ -306,6 +306,8 @@ def down(state_dir: Path, progress: Progress = None) -> list[str]:
         if network.delete_link(name):
             note(f"link {name}")
     for ns in data["namespaces"]:
+        for pid in end_netns_processes(ns):
+            note(f"process {pid} in {ns}")
         if network.delete_netns(ns):
             note(f"namespace {ns}")
     if inventory.remove(cfg.inventory):

@@ -68,6 +68,9 @@ def render_config(lab: LabPlan, host: LabHost) -> str:
         "PrintMotd no",
         "MaxStartups 200:30:400",
         "MaxSessions 200",
+        # A session whose controller vanished without a FIN ends within 30 s.
+        "ClientAliveInterval 10",
+        "ClientAliveCountMax 3",
         f"Subsystem sftp {SFTP_SERVER}",
         f"SetEnv {env}",
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -149,3 +150,37 @@ def require_tools(tools: dict[str, str]) -> None:
     ]
     if missing:
         raise NetrunError("; ".join(missing))
+
+
+def pids_in_netns(name: str) -> list[int]:
+    """Processes living in network namespace `name` (matched by its inode)."""
+    inode = netns_inode(name)
+    if inode is None:
+        return []
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and pid_netns_inode(int(entry.name)) == inode:
+            found.append(int(entry.name))
+    return found
+
+
+def end_netns_processes(name: str, grace: float = 1.0) -> list[int]:
+    """End what still runs inside a lab namespace before the namespace goes.
+
+    Everything there was started through the lab's own sshd or dockerd, so it is the lab's:
+    an SSH session whose controller vanished (its TCP peer deleted with a veth, so no FIN
+    ever comes) would otherwise outlive the lab forever. SIGTERM, then SIGKILL after
+    ``grace`` seconds.
+    """
+    pids = pids_in_netns(name)
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(cmdline(pid) for pid in pids):
+        time.sleep(0.02)
+    for pid in pids:
+        if cmdline(pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    return pids

@@ -16,7 +16,7 @@ from conftest import LabHandle, lab_iperf3_pids, lab_skip_reason, start_lab
 from netrun import lab as netrun_lab
 from netrun.errors import NetrunError
 from netrun.lab import inventory, network
-from netrun.lab.system import cmdline, netns_exists
+from netrun.lab.system import cmdline, netns_exists, pids_in_netns
 
 
 # -- the plan: pure, runs anywhere ------------------------------------------------------
@@ -253,6 +253,42 @@ def test_down_removes_everything_even_half_made(tmp_path: Path) -> None:
     assert netrun_lab.status(small.state_dir).problems() == [
         f"no lab in {small.state_dir}: run netrun lab up"
     ]
+
+
+@pytest.mark.integration
+def test_down_ends_sessions_still_open_in_the_lab(tmp_path: Path) -> None:
+    """A session whose controller is still connected (or vanished) does not outlive the lab."""
+    reason = lab_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    small = start_lab(tmp_path, hosts=1, prefix="nrtw", net_index=40)
+    alpha = small.host("alpha")
+    ssh = subprocess.Popen(
+        [
+            "ssh", "-i", str(small.key_file), "-o", f"UserKnownHostsFile={small.known_hosts}",
+            "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
+            f"root@{alpha.mgmt_ip}", "sleep 600",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        inside: list[int] = []
+        while time.monotonic() < deadline:
+            inside = [p for p in pids_in_netns(alpha.namespace) if "sleep" in " ".join(cmdline(p))]
+            if inside:
+                break
+            time.sleep(0.05)
+        assert inside, "the session never started"
+        session = pids_in_netns(alpha.namespace)
+        removed = netrun_lab.down(small.state_dir)
+        assert any(line.startswith("process ") for line in removed), removed
+        assert [p for p in session if cmdline(p)] == []
+    finally:
+        ssh.kill()
+        ssh.wait(timeout=10)
+        netrun_lab.down(small.state_dir)
 
 
 # -- docker labs ----------------------------------------------------------------------------
