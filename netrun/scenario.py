@@ -554,7 +554,7 @@ def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
             problems.append(f"-e {pair!r}: expected key=value, e.g. -e streams=4")
             continue
         try:
-            value = yaml.safe_load(text) if text.strip() else None
+            value = yaml.load(text, Loader=yamlfile.SafeLoader) if text.strip() else None
         except (yaml.YAMLError, ValueError, RecursionError):  # ValueError: a date 2024-13-45
             problems.append(f"-e {pair}: the value is not a valid YAML scalar; quote it")
             continue

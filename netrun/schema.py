@@ -9,11 +9,11 @@ naming the file and the field, instead of a traceback deep inside a renderer.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from netrun import numeric
 from netrun.errors import NetrunError
 
 Check = Callable[[Any], bool]
@@ -24,11 +24,8 @@ def _text(value: Any) -> bool:
 
 
 def _number(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    return isinstance(value, int) or math.isfinite(value)  # JSON lets NaN through
+    # JSON lets NaN, infinities and 400-digit integers through; renderers need floats
+    return value is None or numeric.is_number(value)
 
 
 def _texts(value: Any) -> bool:
@@ -150,7 +147,7 @@ def _sample(p: _Problems, where: str, sample: Any) -> None:
         if not isinstance(sample.get(key), str):
             p.bad(f"{where}.{key}", sample.get(key))
     repeat = sample.setdefault("repeat", 1)
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= 10**9:
         p.bad(f"{where}.repeat", repeat)
     for key in SAMPLE:
         sample.setdefault(key, None)

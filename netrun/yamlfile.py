@@ -30,6 +30,15 @@ class SafeLoader(yaml.SafeLoader):
     """yaml.SafeLoader (safe_load's semantics); the composed graph is checked before use."""
 
 
+def _float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    """A YAML float, with -0.0 read as 0.0: a signed zero is no setting of its own, and it
+    would reach iperf3's argv and the reports as "-0"."""
+    return loader.construct_yaml_float(node) + 0.0
+
+
+SafeLoader.add_constructor("tag:yaml.org,2002:float", _float)
+
+
 class UniqueKeyLoader(SafeLoader):
     """SafeLoader that refuses duplicate keys instead of silently keeping the last one."""
 

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from netrun import numeric
 from netrun.errors import ToolError
 
 PROTOCOLS = ("tcp", "udp")
@@ -240,15 +241,8 @@ def _decode_objects(text: str) -> tuple[list[dict[str, Any]], list[str]]:
     return objects, [line.strip() for line in extra if line.strip()]
 
 
-def _float(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return None if math.isnan(value) or math.isinf(value) else float(value)
-
-
-def _int(value: Any) -> int | None:
-    number = _float(value)
-    return None if number is None else int(number)
+_float = numeric.finite  # a 400-digit integer or 1e400 is missing data, not an OverflowError
+_int = numeric.whole
 
 
 def _bps(summary: Mapping[str, Any], warnings: list[str], label: str) -> float:

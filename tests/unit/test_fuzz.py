@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, example, given, seed, settings
 from hypothesis import strategies as st
 
 from netrun.cli import inventory_option_problems
@@ -281,6 +281,11 @@ def check_scenario(data: bytes, overrides: list[str]) -> None:
 
 def scenario_property(examples: int) -> Callable[..., None]:
     @fuzz_settings(examples)
+    @example(
+        data=b"name: s\ntests: [{name: t, mode: baremetal, server: alpha, client: bravo,"
+        b" duration: 1" + b"0" * 400 + b", omit: -0.0, bitrate: -1" + b"0" * 400 + b"}]\n",
+        overrides=["length=1e999", "window=-0.0", "repeat=1" + "0" * 400],
+    )
     @given(data=scenario_text() | raw_input(), overrides=OVERRIDES)
     def run(data: bytes, overrides: list[str]) -> None:
         TRIED["scenario loader"] += 1
@@ -372,6 +377,17 @@ def check_inventory(files: dict[str, bytes], pattern: str) -> None:
 
 def inventory_property(examples: int) -> Callable[..., None]:
     @fuzz_settings(examples)
+    @example(
+        files={
+            "inventory.yaml": b"all:\n  hosts:\n    alpha: {ansible_port: 1"
+            + b"0" * 400
+            + b", netrun_link_speed_mbps: 1"
+            + b"0" * 400
+            + b"}\n    bravo:"
+            b" {netrun_link_speed_mbps: -0.0, ansible_port: 1e999}\n"
+        },
+        pattern="all",
+    )
     @given(
         files=inventory_files() | raw_input().map(lambda b: {"inventory.yaml": b}),
         pattern=PATTERNS,
@@ -441,8 +457,36 @@ def check_iperf3(stdout: str, stderr: str, status: int | None) -> None:
         assert str(exc).strip(), "a NetrunError must say something"
 
 
+def _huge(path: tuple[Any, ...], value: Any) -> str:
+    """The captured one-stream run with one number replaced (a regression example)."""
+    doc = json.loads(capture("tcp_1stream")[0])
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return json.dumps(doc)
+
+
+#: Inputs fuzzing once crashed on, kept as fixed examples: a 400-digit integer where iperf3
+#: writes a float (OverflowError in float(), found by `make fuzz`), an exponent beyond float
+#: range, and negative zero.
+IPERF3_REGRESSIONS = [
+    _huge(("intervals", 1, "sum", "start"), 10**400),
+    _huge(("end", "sum_received", "bytes"), 10**400),
+    _huge(("end", "sum_received", "bits_per_second"), -(10**400)),
+    _huge(("end", "cpu_utilization_percent", "host_total"), -0.0),
+    _huge(("start", "test_start", "num_streams"), 10**400),
+]
+
+
 def iperf3_property(examples: int) -> Callable[..., None]:
     @fuzz_settings(examples)
+    @example(out=(IPERF3_REGRESSIONS[0], "", 0))
+    @example(out=(IPERF3_REGRESSIONS[1], "", 0))
+    @example(out=(IPERF3_REGRESSIONS[2], "", 0))
+    @example(out=(IPERF3_REGRESSIONS[3], "", 0))
+    @example(out=(IPERF3_REGRESSIONS[4], "", 0))
+    @example(out=(_huge(("end", "sum_sent", "seconds"), 1e308).replace("1e+308", "1e999"), "", 0))
     @given(
         out=iperf3_output()
         | st.tuples(

@@ -1,0 +1,43 @@
+"""Numbers read from outside (tool output, saved results, YAML) made safe to compute with.
+
+JSON and YAML hand over Python ints of any size, NaN, infinities and negative zero. A
+400-digit integer makes ``float()`` and ``math.isnan()`` raise OverflowError deep inside a
+parser or a renderer, so every untrusted number goes through here first: a value is either
+a finite float (negative zero folded into zero) or not a number at all.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: Above this magnitude a value is not a measurement (1e18 bit/s is an exabit per second) and
+#: would lose its meaning in sums, statistics and SQLite's 64-bit integers.
+LIMIT = 1e18
+
+
+def finite(value: Any, *, limit: float = LIMIT) -> float | None:
+    """``value`` as a finite float within +-limit, or None when it is not such a number.
+
+    bool is not a number here (JSON's true is not 1 bit/s); -0.0 becomes 0.0.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond float's range
+        return None
+    if not math.isfinite(number) or abs(number) > limit:
+        return None
+    return number + 0.0  # -0.0 + 0.0 == 0.0
+
+
+def is_number(value: Any, *, limit: float = LIMIT) -> bool:
+    """True for an int or float that ``finite`` accepts."""
+    return finite(value, limit=limit) is not None
+
+
+def whole(value: Any, *, limit: float = LIMIT) -> int | None:
+    """``value`` as an int (truncated, as iperf3's own counters are whole), or None."""
+    number = finite(value, limit=limit)
+    return None if number is None else int(number)
