@@ -1,47 +1,97 @@
-# The README's commands. `sudo make demo` on a fresh Debian machine; `make test` for the tests.
-PY ?= python3
+# The README's two commands: `make demo` (as root; `sudo make demo` otherwise) and `make test`.
+#
+# netrun lives in a virtual environment of its own (.venv, made by the Python that runs `make`,
+# python3 by default): Debian's own Python refuses `pip install` outside one (PEP 668), and a
+# venv keeps netrun's libraries apart from the system's. `make setup` links the venv's `netrun`
+# into BINDIR (/usr/local/bin for root, ~/.local/bin otherwise) so that it is on PATH.
+SYSTEM_PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+NETRUN := $(VENV)/bin/netrun
+ifeq ($(shell id -u),0)
+BINDIR ?= /usr/local/bin
+SUDO :=
+else
+BINDIR ?= $(HOME)/.local/bin
+SUDO := $(shell command -v sudo >/dev/null 2>&1 && echo sudo)
+endif
 APT_PACKAGES = iperf3 iperf ethtool iproute2 iptables openssh-server openssh-client \
-	docker.io procps psmisc gcc libc6-dev sudo
+	docker.io procps psmisc gcc libc6-dev sudo python3 python3-venv
 INVENTORY ?= inventories/local.yaml
 SCENARIO ?= scenarios/freeflow.yaml
+#: `make test` draws every property-based test's inputs from this seed, so the same tree gives
+#: the same verdict on every run; `make fuzz` draws fresh ones (FUZZ_SEED=N repeats a run).
+FUZZ_SEED ?= 20261130
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test unit lint lab-down bench faults fuzz reliability
+.PHONY: setup packages venv link demo test unit lint lab-down bench faults fuzz reliability wheel-check
 
-setup:  ## apt packages and the package with its test extras
+setup: packages venv link  ## apt packages, the venv with netrun and its test extras, the link
+
+packages:  ## the Debian packages the lab and the tests need (apt-get, through sudo if not root)
 	@if command -v apt-get >/dev/null 2>&1; then \
 		missing=""; for p in $(APT_PACKAGES); do \
 			dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 		if [ -n "$$missing" ]; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			if [ "$$(id -u)" != 0 ] && [ -z "$(SUDO)" ]; then \
+				echo "make: missing Debian packages:$$missing; install them as root" \
+					"(apt-get install$$missing), or run this as root" >&2; exit 1; fi; \
+			$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 			apt-get install -y -qq --no-install-recommends $$missing; fi; fi
-	$(PY) -m pip install -q -e '.[test]'
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@$(SYSTEM_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+		echo "make: netrun needs Python 3.11 or newer; $(SYSTEM_PYTHON) is older" \
+			"(SYSTEM_PYTHON=python3.11 make ...)" >&2; exit 1; }
+	@[ -x $(PY) ] && $(PY) -c 'import pip' 2>/dev/null || { rm -rf $(VENV) && \
+		$(SYSTEM_PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+link: venv  ## netrun on PATH: a link to the venv's entry point (never over a foreign one)
+	@target="$(BINDIR)/netrun"; mkdir -p "$(BINDIR)"; \
+	if [ -e "$$target" ] && ! [ -L "$$target" ]; then \
+		echo "make: $$target exists and is not a link; left alone (use $(NETRUN))"; \
+	else ln -sfn "$(CURDIR)/$(NETRUN)" "$$target" && echo "netrun: $$target -> $(CURDIR)/$(NETRUN)"; fi
 
 demo: setup  ## bring the emulated lab (with Docker) up and run the main scenario against it
-	netrun lab up --docker
-	netrun $(SCENARIO) -i $(INVENTORY)
+	@[ "$$(id -u)" = 0 ] || { echo "make: the emulated lab needs root: sudo make demo" >&2; exit 1; }
+	$(NETRUN) lab up --docker
+	$(NETRUN) $(SCENARIO) -i $(INVENTORY)
 
-test:  ## every test; integration tests need root (they build their own lab)
-	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+test: venv  ## every test; integration tests need root (they build their own lab)
+	@$(PY) -m pytest --hypothesis-seed=$(FUZZ_SEED) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; exit $$rc
 
-unit:
-	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+unit: venv
+	$(PY) -m pytest --hypothesis-seed=$(FUZZ_SEED) tests/unit $(PYTEST_ARGS)
 
-lint:
-	ruff check . && ruff format --check .
+lint: venv
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
 lab-down:
-	netrun lab down
+	$(NETRUN) lab down
 
-bench:  ## throughput ratio and per-test overhead against the emulated lab
+bench: venv  ## throughput ratio and per-test overhead against the emulated lab
 	$(PY) bench/overhead.py --docker
 
-faults:  ## the fault-injection suite alone (needs root)
+faults: venv  ## the fault-injection suite alone (needs root)
 	$(PY) -m pytest -m faults $(PYTEST_ARGS)
 
-fuzz:  ## the long property-based fuzzers (10,000 examples per target)
-	$(PY) -m pytest -m fuzz $(PYTEST_ARGS)
+fuzz: venv  ## the long property-based fuzzers (10,000 examples per target), fresh inputs
+	@seed=$${NETRUN_FUZZ_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; \
+	echo "fuzz seed $$seed (NETRUN_FUZZ_SEED=$$seed make fuzz repeats this run)"; \
+	NETRUN_FUZZ_SEED=$$seed $(PY) -m pytest -m fuzz --hypothesis-seed=$$seed $(PYTEST_ARGS)
 
-reliability:  ## both, with their figures written into docs/reliability.md
+reliability: venv  ## both, with their figures written into docs/reliability.md
 	$(PY) bench/reliability.py
+
+wheel-check: venv  ## a built wheel installs into a clean venv and its netrun runs
+	@rm -rf build/wheel-check && mkdir -p build/wheel-check
+	$(PY) -m build --wheel --outdir build/wheel-check/dist . >build/wheel-check/build.log
+	$(SYSTEM_PYTHON) -m venv build/wheel-check/venv
+	build/wheel-check/venv/bin/python -m pip install -q --disable-pip-version-check \
+		build/wheel-check/dist/*.whl
+	cd /tmp && $(CURDIR)/build/wheel-check/venv/bin/netrun --version
