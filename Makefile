@@ -24,7 +24,7 @@ SCENARIO ?= scenarios/freeflow.yaml
 FUZZ_SEED ?= 20261130
 PYTEST_ARGS ?=
 
-.PHONY: setup packages venv link demo test unit lint lab-down bench faults fuzz reliability wheel-check
+.PHONY: setup packages venv link need-root demo test unit lint lab-down bench faults fuzz reliability wheel-check
 
 setup: packages venv link  ## apt packages, the venv with netrun and its test extras, the link
 
@@ -56,10 +56,12 @@ link: venv  ## netrun on PATH: a link to the venv's entry point (never over a fo
 		echo "make: $$target exists and is not a link; left alone (use $(NETRUN))"; \
 	else ln -sfn "$(CURDIR)/$(NETRUN)" "$$target" && echo "netrun: $$target -> $(CURDIR)/$(NETRUN)"; fi
 
-demo: setup  ## bring the emulated lab (with Docker) up and run the main scenario against it
-	@[ "$$(id -u)" = 0 ] || { echo "make: the emulated lab needs root: sudo make demo" >&2; exit 1; }
+demo: need-root setup  ## bring the emulated lab (with Docker) up and run the main scenario on it
 	$(NETRUN) lab up --docker
 	$(NETRUN) $(SCENARIO) -i $(INVENTORY)
+
+need-root:
+	@[ "$$(id -u)" = 0 ] || { echo "make: the emulated lab needs root: sudo make demo" >&2; exit 1; }
 
 test: venv  ## every test; integration tests need root (they build their own lab)
 	@$(PY) -m pytest --hypothesis-seed=$(FUZZ_SEED) $(PYTEST_ARGS); rc=$$?; \
