@@ -36,6 +36,7 @@ from netrun.journal import Entry, Journal, host_key
 from netrun.linerate import goodput_ceiling_mbps, line_rate_mbps
 from netrun.modes import get_mode
 from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
+from netrun.needs import check_script, host_needs, missing_message, parse_missing
 from netrun.results import ResultsDir, new_document, utcnow
 from netrun.scenario import Scenario, TestSpec
 from netrun.stats import samples_by_test
@@ -45,6 +46,7 @@ from netrun.transport import SSHSettings, connect_all, on_each
 log = logging.getLogger("netrun.runner")
 
 Progress = Callable[[str], None]
+SERVER_CLIENT = ("server", "client")
 
 
 def new_run_id() -> str:
@@ -98,6 +100,9 @@ class Run:
         self.host_errors: dict[str, str] = {}
         self.connected: list[Host] = []
         self.done: set[str] = set()
+        #: host name -> the tools its roles need; (host, tool) -> which mode and role needs it.
+        self.needs: dict[str, list[str]] = {}
+        self.needed_by: dict[tuple[str, str], str] = {}
         #: Held while the results document changes or is saved (parallel tests share it).
         self._lock = threading.RLock()
         self._progress_lock = threading.Lock()
@@ -153,15 +158,22 @@ class Run:
         if not self.req.limit:
             return tests
         allowed = {h.name for h in self.req.inventory.select(self.req.limit)}
-        kept = [t for t in tests if t.server in allowed and t.client in allowed]
+        kept = [t for t in tests if all(h in allowed for h in t.hosts)]
         self.doc["skipped"] = [t.name for t in tests if t not in kept]
         return kept
 
     def _connect(self, tests: list[TestSpec]) -> None:
-        names = list(dict.fromkeys(n for t in tests for n in (t.server, t.client)))
+        names = list(dict.fromkeys(n for t in tests for n in t.hosts))
         hosts = [self.req.inventory.get(n) for n in names]
         if not hosts:
             return
+        self.needs = host_needs((t.hosts_by_role, get_mode(t.mode).needs) for t in tests)
+        self.needed_by = {
+            (name, tool): f"{t.mode} {role}"
+            for t in reversed(tests)
+            for role, name in t.hosts_by_role.items()
+            for tool in get_mode(t.mode).needs.get(role, ())
+        }
         if self.req.journal is not None:
             docker = self._docker_commands(tests)
             self.req.journal.begin(
@@ -190,7 +202,7 @@ class Run:
             opts = options.get(test.mode, ())
             if not any(o.name == "docker" for o in opts):
                 continue
-            for name in (test.server, test.client):
+            for name in test.hosts:
                 with contextlib.suppress(NetrunError):
                     host = self.req.inventory.get(name)
                     found.setdefault(name, str(option_for(test, host, "docker", opts)))
@@ -300,7 +312,7 @@ class Run:
                     if len(running) >= width:
                         break
                     number, test = item
-                    hosts = {test.server, test.client}
+                    hosts = set(test.hosts)
                     if hosts & busy:
                         continue
                     waiting.remove(item)
@@ -321,26 +333,35 @@ class Run:
         pool.shutdown(wait=True)
 
     def _probe(self, host: Host) -> None:
-        """Read kernel, iperf3 version and the data NIC in one round trip."""
-        script = facts_tool.probe_script(
+        """Read kernel, iperf3 version and the data NIC, and check the tools the host's
+        roles need (and only those), in one round trip."""
+        needs = self.needs.get(host.name, [])
+        script = check_script(host, needs) + facts_tool.probe_script(
             data_ip=host.data_ip, iface=host.iface, iperf3=self.ctx.iperf3(host)
         )
         res = host.run(script, timeout=30, check=False)
         found = facts_tool.parse_probe(res.stdout, data_ip=host.data_ip)
         self.ctx.facts[host.name] = found
         self.doc["hosts"][host.name] = dataclasses.asdict(found)
-        if found.iperf3_version is None:
+        missing = [t for t in needs if t in parse_missing(res.stdout)]
+        if "iperf3" in needs and found.iperf3_version is None and "iperf3" not in missing:
+            missing.insert(0, "iperf3")  # found but not answering --version
+        if missing:
             raise ToolError(
-                f"{host.name}: iperf3 not found ('{self.ctx.iperf3(host)}'); install it "
-                "(apt-get install iperf3) or set netrun_iperf3 to its path"
+                missing_message(host, missing, lambda t: self.needed_by[(host.name, t)])
             )
 
     # -- one test -------------------------------------------------------------------------
     def _run_test(self, test: TestSpec, number: int, total: int) -> None:
-        label = f"[{number}/{total}] {test.name} ({test.mode}, {test.client} -> {test.server})"
-        for name in dict.fromkeys((test.server, test.client)):
+        extra = "".join(
+            f", {r} {h}" for r, h in test.hosts_by_role.items() if r not in SERVER_CLIENT
+        )
+        label = (
+            f"[{number}/{total}] {test.name} ({test.mode}, {test.client} -> {test.server}{extra})"
+        )
+        for name in test.hosts:
             self._revive(name)
-        broken = [self.host_errors[n] for n in (test.server, test.client) if n in self.host_errors]
+        broken = [self.host_errors[n] for n in test.hosts if n in self.host_errors]
         if broken:
             for repeat in range(1, test.repeat + 1):
                 self._record(test, repeat, None, error=broken[0])
@@ -348,7 +369,8 @@ class Run:
             return
         server = self.req.inventory.get(test.server)
         client = self.req.inventory.get(test.client)
-        mode: Mode = get_mode(test.mode)(test, server, client, self.ctx)
+        by_role = {r: self.req.inventory.get(n) for r, n in test.hosts_by_role.items()}
+        mode: Mode = get_mode(test.mode)(test, server, client, self.ctx, by_role)
         repeat = 1
         try:
             self.progress(f"{label}: setting up")
@@ -431,6 +453,7 @@ class Run:
             "mode": test.mode,
             "server": test.server,
             "client": test.client,
+            "hosts": dict(test.hosts_by_role),
             "protocol": test.protocol,
             "repeat": repeat,
             "status": "ok" if r else "failed",

@@ -36,6 +36,8 @@ TOP_KEYS = ("name", "description", "defaults", "tests", "baseline", "parallel")
 MAX_PARALLEL = 256
 PLACEMENT = ("mode", "server", "client")  # test keys that may also sit in defaults or -e
 TEST_KEYS = ("name", *PLACEMENT, "sweep")
+#: The roles of a mode that declares none: the two ends of one iperf3 test.
+DEFAULT_ROLES = ("server", "client")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -222,6 +224,19 @@ class TestSpec:
     swept: Mapping[str, Any] = field(
         default_factory=lambda: _EMPTY
     )  # this test's values from `sweep:`
+    #: role -> host name for every role of the mode (server and client included); empty
+    #: means just those two.
+    roles: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+
+    @property
+    def hosts_by_role(self) -> Mapping[str, str]:
+        """Every role's host, server and client first."""
+        return self.roles or MappingProxyType({"server": self.server, "client": self.client})
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The distinct hosts this test holds, in role order (what it connects and locks)."""
+        return tuple(dict.fromkeys(self.hosts_by_role.values()))
 
     def value(self, name: str) -> Any:
         """One option's merged value; an unknown name raises KeyError with a hint."""
@@ -277,9 +292,16 @@ class _Check:
     """Walks one scenario, collecting every problem before anything is raised."""
 
     def __init__(
-        self, where: str, hosts: Collection[str] | None, modes: Mapping[str, Sequence[Option]]
+        self,
+        where: str,
+        hosts: Collection[str] | None,
+        modes: Mapping[str, Sequence[Option]],
+        roles: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.where = where
+        self.roles = {m: tuple((roles or {}).get(m) or DEFAULT_ROLES) for m in modes}
+        every = [r for rs in self.roles.values() for r in rs]
+        self.placement_keys = ("mode", *dict.fromkeys([*DEFAULT_ROLES, *every]))
         self.hosts = None if hosts is None else sorted(hosts)
         self.modes = {m: {o.name: o for o in (*COMMON_OPTIONS, *opts)} for m, opts in modes.items()}
         self.all_keys = {k for table in self.modes.values() for k in table}
@@ -318,16 +340,16 @@ class _Check:
         return not found
 
     def layer(self, prefix: Callable[[str, Any], str], raw: Mapping[Any, Any]) -> dict[str, Any]:
-        """Validate ``defaults`` or ``-e``: any option of any mode, plus mode/server/client."""
+        """Validate ``defaults`` or ``-e``: any option of any mode, plus mode and roles."""
         good: dict[str, Any] = {}
         tables = list(self.modes.values()) or [{o.name: o for o in COMMON_OPTIONS}]
         for key, value in raw.items():
-            if isinstance(key, str) and key in PLACEMENT:
+            if isinstance(key, str) and key in self.placement_keys:
                 ok = self.placement(prefix(key, value), key, value)
             elif isinstance(key, str) and key in self.all_keys:
                 ok = self.option(prefix(key, value), key, value, tables)
             else:
-                self.unknown(prefix(str(key), value), key, [*self.all_keys, *PLACEMENT])
+                self.unknown(prefix(str(key), value), key, [*self.all_keys, *self.placement_keys])
                 ok = False
             if ok:
                 good[key] = value
@@ -353,22 +375,32 @@ class _Check:
                 f"name {show(name)} is not safe for file names: use 1-64 of"
                 " A-Z a-z 0-9 . _ -, starting with a letter or digit",
             )
-        place = {k: v for k, v in defaults.items() if k in PLACEMENT}
-        for key in PLACEMENT:
+        keys = self.placement_keys
+        place = {k: v for k, v in defaults.items() if k in keys}
+        for key in keys:
             if key in raw and not self.placement(pre, key, raw[key]):
                 place[key] = None  # wrong here: no fallback to defaults
             elif key in raw:
                 place[key] = raw[key]
-        place.update((k, v) for k, v in overrides.items() if k in PLACEMENT)
+        place.update((k, v) for k, v in overrides.items() if k in keys)
         mode = place.get("mode")
         table = self.modes.get(mode) if isinstance(mode, str) else None
-        for key in PLACEMENT:
+        roles = self.roles.get(mode, DEFAULT_ROLES) if isinstance(mode, str) else DEFAULT_ROLES
+        for key in ("mode", *roles):
             if key not in place and key not in self.bad_layer_keys:
                 known = f"; known modes: {', '.join(sorted(self.modes))}" if key == "mode" else ""
                 self.add(pre, f"missing key {key!r}{known}")
+        for key in raw:
+            if key in keys and key != "mode" and key not in roles and table is not None:
+                owners = sorted(m for m, rs in self.roles.items() if key in rs)
+                self.add(
+                    pre,
+                    f"unknown role {key!r} for mode {mode!r} (its roles: {', '.join(roles)};"
+                    f" {key!r} is a role of mode {', '.join(map(repr, owners))})",
+                )
         own: dict[str, Any] = {}
         for key, value in raw.items():
-            if key in TEST_KEYS:
+            if key in TEST_KEYS or key in keys:
                 continue
             if table is not None and key in table:
                 if self.option(pre, key, value, [table]):
@@ -402,6 +434,7 @@ class _Check:
                     mode=str(mode),
                     server=place["server"],
                     client=place["client"],
+                    roles=MappingProxyType({r: place[r] for r in roles}),
                     index=i,
                     options=MappingProxyType({**merged, **swept}),
                     explicit=explicit,
@@ -456,19 +489,24 @@ def load_scenario(
     hosts: Collection[str] | None = None,
     overrides: Mapping[str, Any] | None = None,
     modes: Mapping[str, Sequence[Option]] | None = None,
+    roles: Mapping[str, Sequence[str]] | None = None,
 ) -> Scenario:
-    """Read and fully validate a scenario; every problem at once in one ScenarioError."""
+    """Read and fully validate a scenario; every problem at once in one ScenarioError.
+
+    ``roles`` gives each mode's roles (default: server and client); it and ``modes``
+    default to the registered modes'."""
     path = Path(path)
     if modes is None:
-        from netrun.modes import mode_options  # late: modes import heavier libraries
+        from netrun.modes import mode_options, mode_roles  # late: modes import heavy libraries
 
         modes = mode_options()
+        roles = mode_roles() if roles is None else roles
     data = _read(path)
     where = str(path)
     if not isinstance(data, dict):
         got = "the file is empty" if data is None else f"got {show(data)}"
         raise ScenarioError(f"{where}: must be a mapping with a 'tests' list; {got}")
-    check = _Check(where, hosts, modes)
+    check = _Check(where, hosts, modes, roles)
     for key in data:
         if key not in TOP_KEYS:
             check.unknown(where, key, TOP_KEYS)

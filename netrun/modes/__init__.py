@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Sequence
 
 from netrun.modes.base import Mode, Option
@@ -16,16 +17,32 @@ _MODULES: dict[str, str] = {
 }
 
 
+#: Extra modes from outside netrun, ``name=module,name=module``: how the tests add modes
+#: of their own (a three-role mode) without shipping them.
+EXTRA_ENV = "NETRUN_EXTRA_MODES"
+
+
+def _modules() -> dict[str, str]:
+    extra = os.environ.get(EXTRA_ENV, "")
+    pairs = [p.partition("=") for p in extra.split(",") if "=" in p]
+    return {**_MODULES, **{name.strip(): mod.strip() for name, _, mod in pairs}}
+
+
 def get_mode(name: str) -> type[Mode]:
     """The Mode class for a name; KeyError when there is none."""
-    module = importlib.import_module(_MODULES[name])
+    module = importlib.import_module(_modules()[name])
     cls: type[Mode] = module.MODE
     return cls
 
 
 def mode_options() -> dict[str, Sequence[Option]]:
     """Each mode's own scenario keys, for validation."""
-    return {name: get_mode(name).options for name in _MODULES}
+    return {name: get_mode(name).options for name in _modules()}
+
+
+def mode_roles() -> dict[str, tuple[str, ...]]:
+    """Each mode's roles (server, client, and e.g. relay), for validation."""
+    return {name: get_mode(name).roles for name in _modules()}
 
 
 def all_options() -> list[Option]:

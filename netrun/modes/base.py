@@ -7,7 +7,7 @@ new module plus one line in netrun/modes/__init__.py.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -86,12 +86,25 @@ class Mode:
 
     name: ClassVar[str] = ""
     options: ClassVar[tuple[Option, ...]] = ()
+    #: The hosts a test of this mode names, one scenario key each (``relay: charlie``).
+    roles: ClassVar[tuple[str, ...]] = ("server", "client")
+    #: role -> the tools a host in that role must have (see netrun.needs for their names).
+    needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("iperf3",), "client": ("iperf3",)}
 
-    def __init__(self, test: TestSpec, server: Host, client: Host, ctx: RunContext) -> None:
+    def __init__(
+        self,
+        test: TestSpec,
+        server: Host,
+        client: Host,
+        ctx: RunContext,
+        hosts: Mapping[str, Host] | None = None,
+    ) -> None:
         self.test = test
         self.server = server
         self.client = client
         self.ctx = ctx
+        #: role -> Host for every role of the mode.
+        self.hosts: dict[str, Host] = {"server": server, "client": client, **(hosts or {})}
         self.details: dict[str, Any] = {}
 
     def value(self, name: str, host: Host | None = None) -> Any:

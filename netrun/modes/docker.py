@@ -15,9 +15,9 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from netrun.errors import Cancelled, ModeError
 from netrun.host import Host
@@ -64,6 +64,7 @@ class DockerMode(Mode):
 
     name = "docker"
     options = OPTIONS
+    needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -1,0 +1,101 @@
+"""What each host must have installed for the tests it takes part in, checked before any test.
+
+A mode declares, per role, the tools it runs there (``Mode.needs``): iperf3 on bare-metal
+hosts, docker where iperf3 runs in containers, later turnserver, iperf2 or kubectl. The
+runner gathers one set per host over all of its tests and the probe checks exactly those,
+so a container host needs no iperf3 and a missing tool is named with its install command.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from netrun.host import Host
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A program a mode runs on a host, and the packages that provide it."""
+
+    name: str
+    #: The inventory variable that overrides the program's path (``netrun_iperf3``).
+    var: str | None
+    debian: str
+    rhel: str
+
+
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in (
+        Tool("iperf3", "netrun_iperf3", "iperf3", "iperf3"),
+        Tool("docker", "netrun_docker", "docker.io", "docker-ce (or moby-engine)"),
+        Tool("iperf", None, "iperf", "iperf"),
+        Tool("turnserver", None, "coturn", "coturn"),
+        Tool("ping", None, "iputils-ping", "iputils"),
+        Tool("ip", None, "iproute2", "iproute"),
+        Tool("kubectl", None, "kubectl (Kubernetes apt repo)", "kubectl (Kubernetes yum repo)"),
+    )
+}
+SECTION = "==netrun:needs=="
+MARK = "netrun-missing"
+
+
+def program(host: Host, tool: str) -> str:
+    """The command that runs ``tool`` on ``host``: its ``netrun_<tool>`` path, else the name."""
+    known = TOOLS.get(tool)
+    value = host.vars.get(known.var) if known and known.var else None
+    return str(value or tool)
+
+
+def host_needs(
+    tests: Iterable[tuple[Mapping[str, str], Mapping[str, tuple[str, ...]]]],
+) -> dict[str, list[str]]:
+    """host name -> tools, over every (role -> host, role -> tools) pair of the run's tests."""
+    found: dict[str, dict[str, None]] = {}
+    for hosts, needs in tests:
+        for role, name in hosts.items():
+            for tool in needs.get(role, ()):
+                found.setdefault(name, {})[tool] = None
+    return {name: list(tools) for name, tools in found.items()}
+
+
+def check_script(host: Host, tools: Iterable[str]) -> str:
+    """sh lines printing one ``netrun-missing TOOL`` line per tool not found on the host."""
+    lines = [f"echo {shlex.quote(SECTION)}"]
+    for tool in tools:
+        exe = shlex.quote(program(host, tool))
+        lines.append(f"command -v {exe} >/dev/null 2>&1 || echo {MARK} {shlex.quote(tool)}")
+    return "\n".join(lines) + "\n"
+
+
+def parse_missing(output: str) -> list[str]:
+    """The tools ``check_script`` reported missing."""
+    inside, missing = False, []
+    for line in output.splitlines():
+        line = line.strip()
+        if line == SECTION:
+            inside = True
+        elif line.startswith("==netrun:"):
+            inside = False
+        elif inside and line.startswith(MARK + " "):
+            missing.append(line.split(" ", 1)[1])
+    return missing
+
+
+def missing_message(host: Host, missing: Iterable[str], why: Callable[[str], str]) -> str:
+    """One line naming each missing tool, what needs it, and how to install it."""
+    parts = []
+    for tool in missing:
+        known = TOOLS.get(tool)
+        where = program(host, tool)
+        fix = (
+            f"install it (Debian/Ubuntu: apt-get install {known.debian}; "
+            f"RHEL/Fedora: dnf install {known.rhel})"
+            if known
+            else "install it"
+        )
+        override = f" or set {known.var} to its path" if known and known.var else ""
+        parts.append(f"{tool} not found ('{where}', needed by {why(tool)}); {fix}{override}")
+    return f"{host.name}: " + "; ".join(parts)
