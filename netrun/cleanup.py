@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from netrun import undo
 from netrun.errors import InputError, NetrunError
 from netrun.host import Host
 from netrun.modes.base import remote_tmp
@@ -24,19 +25,34 @@ from netrun.transport import SSHSettings, connect_all, on_each
 RUN_ID = re.compile(r"[0-9a-f]{4,32}")
 
 
-def cleanup_script(remote_tmp: str, run_id: str | None, docker: str | None = "docker") -> str:
-    """One sh script: kill recorded iperf pids, remove run folders, remove labelled containers.
+def cleanup_script(
+    remote_tmp: str,
+    run_id: str | None,
+    docker: str | None = "docker",
+    skip: Iterable[str] = (),
+) -> str:
+    """One sh script: run each folder's undo records (newest first), kill recorded iperf
+    pids, remove run folders, remove labelled containers.
 
     ``run_id`` stands unquoted in a glob, so anything but a run id is refused (ValueError).
+    The runs in ``skip`` (still running) are left alone, folders and containers.
     """
-    if run_id is not None and not RUN_ID.fullmatch(run_id):
-        raise ValueError(f"not a netrun run id: {run_id[:40]!r}")
+    skip = sorted(set(skip))
+    for rid in [run_id, *skip]:
+        if rid is not None and not RUN_ID.fullmatch(rid):
+            raise ValueError(f"not a netrun run id: {rid[:40]!r}")
     base = shlex.quote(remote_tmp.rstrip("/") or "/")
     pattern = f"netrun-{run_id}" if run_id else "netrun-*"
     label = f"netrun.run_id={run_id}" if run_id else "netrun.run_id"
     script = (
         f'for d in {base}/{pattern}; do [ -d "$d" ] || continue; '
-        'for f in "$d"/*.pid; do [ -e "$f" ] || continue; p=$(cat "$f" 2>/dev/null); '
+        + "".join(
+            f'case "$d" in */netrun-{rid}) echo "skipped run {rid}: it is still running"; '
+            "continue;; esac; "
+            for rid in skip
+        )
+        + undo.sweep_script('"$d"')
+        + 'for f in "$d"/*.pid; do [ -e "$f" ] || continue; p=$(cat "$f" 2>/dev/null); '
         'if [ -n "$p" ] && grep -q iperf "/proc/$p/cmdline" 2>/dev/null; then '
         'kill -9 "$p" 2>/dev/null && echo "killed iperf pid $p"; fi; done; '
         'rm -rf "$d" && echo "removed $d"; done; '
@@ -45,7 +61,11 @@ def cleanup_script(remote_tmp: str, run_id: str | None, docker: str | None = "do
         d = shlex.quote(docker)
         script += (
             f"if command -v {d} >/dev/null 2>&1; then "
-            f"ids=$({d} ps -aq --filter label={shlex.quote(label)} 2>/dev/null); "
+            f"ids=$({d} ps -a --filter label={shlex.quote(label)} "
+            + shlex.quote('--format={{.ID}} {{.Label "netrun.run_id"}}')
+            + " 2>/dev/null"
+            + "".join(f" | grep -v ' {rid}$'" for rid in skip)
+            + " | cut -d' ' -f1); "
             f'if [ -n "$ids" ]; then {d} rm -f $ids >/dev/null 2>&1 && '
             'echo "removed containers: $(echo $ids)"; fi; fi; '
         )
@@ -69,9 +89,13 @@ class CleanupReport:
 
 
 def cleanup(
-    hosts: Iterable[Host], settings: SSHSettings, run_id: str | None = None
+    hosts: Iterable[Host],
+    settings: SSHSettings,
+    run_id: str | None = None,
+    skip: Iterable[str] = (),
 ) -> CleanupReport:
-    """Connect to every host and remove netrun's leftovers (of one run, or of all)."""
+    """Connect to every host and remove netrun's leftovers (of one run, or of all but the
+    live runs in ``skip``)."""
     if run_id is not None and not RUN_ID.fullmatch(run_id):
         raise InputError(f"--run-id {run_id!r}: not a netrun run id (hex digits, e.g. 1a2b3c4d)")
     hosts = list(hosts)
@@ -84,7 +108,7 @@ def cleanup(
     def sweep(host: Host) -> None:
         tmp = remote_tmp(host)
         docker = docker_command(host)
-        res = host.run(cleanup_script(tmp, run_id, docker), timeout=60, check=False)
+        res = host.run(cleanup_script(tmp, run_id, docker, skip), timeout=60, check=False)
         found[host.name] = [line for line in res.stdout.splitlines() if line.strip()]
 
     swept = on_each(live, sweep, deadline=90)

@@ -488,7 +488,10 @@ def cmd_cleanup(ns: argparse.Namespace) -> int:
     inventory = load_inventory(ns.inventory)
     hosts = inventory.select(ns.limit) if ns.limit else list(inventory.hosts.values())
     settings = SSHSettings(accept_new_host_keys=ns.accept_new_host_keys)
-    report = cleanup(hosts, settings, run_id=ns.run_id)
+    live = [] if ns.run_id else _live_runs(ns.db)
+    for entry in live:
+        print(f"skipping run {entry.run_id}: its controller (pid {entry.pid}) is still running")
+    report = cleanup(hosts, settings, run_id=ns.run_id, skip=[e.run_id for e in live])
     _forget_swept(hosts, report.failed, ns.run_id, ns.db)
     for line in report.lines:
         print(line)
@@ -496,6 +499,14 @@ def cmd_cleanup(ns: argparse.Namespace) -> int:
         line = str(err) if str(err).startswith(f"{name}: ") else f"{name}: {err}"
         print(f"netrun: error: {line}", file=sys.stderr)
     return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def _live_runs(db: Path | None) -> list[Any]:
+    """This controller's runs still measuring (from the journal): cleanup leaves them."""
+    from netrun.history import default_path
+    from netrun.journal import Journal, journal_beside
+
+    return Journal(journal_beside(db or default_path())).live()
 
 
 def _forget_swept(

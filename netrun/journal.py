@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,8 +61,9 @@ class Entry:
     run_id: str
     pid: int
     started: str | None
-    #: host key -> {"name", "remote_tmp", "docker"}: what a sweep of that host needs.
-    hosts: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: host key -> {"name", "remote_tmp", "docker"}: what a sweep of that host needs, and
+    #: "undo": {record path: what it undoes} for the undo records left on that host.
+    hosts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def alive(self) -> bool:
@@ -76,6 +78,7 @@ class Journal:
         #: run id -> the host keys this process's run visits (the rest of a resumed
         #: run's entry is a killed run's, and stays for a later sweep).
         self._visiting: dict[str, set[str]] = {}
+        self._lock = threading.Lock()  # parallel tests note their undo records at once
 
     def _path(self, run_id: str) -> Path:
         return self.directory / f"{run_id}.json"
@@ -92,6 +95,24 @@ class Journal:
             entry.hosts[host_key(host)] = {"name": host.name, "remote_tmp": tmp, "docker": docker}
             visiting.add(host_key(host))
         self._write(entry)
+
+    def note_undo(self, run_id: str, host: Host, path: str, what: str) -> None:
+        """An undo record written on ``host`` before a change (kept until it has run)."""
+        with self._lock:
+            entry = self._read(self._path(run_id))
+            if entry is None or host_key(host) not in entry.hosts:
+                return
+            entry.hosts[host_key(host)].setdefault("undo", {})[path] = what
+            self._write(entry)
+
+    def drop_undo(self, run_id: str, host: Host, path: str) -> None:
+        """An undo record that has run."""
+        with self._lock:
+            entry = self._read(self._path(run_id))
+            if entry is None or host_key(host) not in entry.hosts:
+                return
+            entry.hosts[host_key(host)].get("undo", {}).pop(path, None)
+            self._write(entry)
 
     def end(self, run_id: str, unswept: Iterable[str] = ()) -> None:
         """The run's sweep is done; keep only the hosts (keys) it could not reach."""
@@ -116,6 +137,14 @@ class Journal:
             if entry is not None and entry.run_id != exclude and not entry.alive:
                 found.append(entry)
         return found
+
+    def live(self) -> list[Entry]:
+        """Entries of runs still measuring (their process is alive): never to be swept."""
+        try:
+            paths = sorted(self.directory.glob("*.json"))
+        except OSError:
+            return []
+        return [e for p in paths if (e := self._read(p)) is not None and e.alive]
 
     def forget(self, run_id: str, keys: Iterable[str]) -> None:
         """Hosts (keys) of a dead run that have now been swept."""
@@ -153,6 +182,11 @@ class Journal:
             for value in entry.hosts.values():
                 if not all(isinstance(value.get(f), str) for f in HOST_FIELDS):
                     raise ValueError("a host without name, remote_tmp and docker strings")
+                undo = value.setdefault("undo", {})
+                if not isinstance(undo, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in undo.items()
+                ):
+                    raise ValueError("undo is not a mapping of record path to text")
             if not (entry.started is None or isinstance(entry.started, str)):
                 raise ValueError("started is not a string")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):

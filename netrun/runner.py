@@ -94,6 +94,10 @@ class Run:
             raise InputError(f"run id {req.run_id[:40]!r}: not a netrun run id (hex digits)")
         self.req = req
         self.ctx = RunContext(run_id=req.run_id)
+        if req.journal is not None:
+            journal = req.journal
+            self.ctx.recorded = lambda h, r: journal.note_undo(req.run_id, h, r.path, r.what)
+            self.ctx.undone = lambda h, r: journal.drop_undo(req.run_id, h, r.path)
         self.out = ResultsDir(req.outdir)
         self.doc = new_document(req.scenario.name, req.run_id, __version__)
         self.doc["scenario_file"] = str(req.scenario.path)
@@ -400,6 +404,9 @@ class Run:
                 except NetrunError as exc:
                     self._error(f"teardown of {test.name}: {exc}")
                     self.progress(f"{label}: teardown problem: {exc}")
+                for problem in mode.undo():  # what the mode changed, newest first
+                    self._error(f"teardown of {test.name}: {problem}")
+                    self.progress(f"{label}: teardown problem: {problem}")
             self._save()
 
     def _measure(self, mode: Mode, test: TestSpec, repeat: int, label: str) -> None:

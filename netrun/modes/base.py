@@ -11,10 +11,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from netrun import undo as undo_records
+from netrun.errors import NetrunError
+from netrun.undo import Record
+
 if TYPE_CHECKING:
     from netrun.host import Host
     from netrun.scenario import TestSpec
     from netrun.tools.iperf3 import Iperf3Result
+    from netrun.transport import CommandResult
 
 #: Types YAML may hand us for an option; ``int`` values are accepted where floats are.
 Kind = type | tuple[type, ...]
@@ -57,6 +62,10 @@ class RunContext:
     docker_hosts: dict[str, str] = field(default_factory=dict)
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
     stopping: threading.Event = field(default_factory=threading.Event)
+    #: Told of each undo record before its change is made, and once it has run (the
+    #: runner keeps them in its journal, so what a killed run changed is known).
+    recorded: Callable[[Host, Record], None] = lambda _host, _record: None
+    undone: Callable[[Host, Record], None] = lambda _host, _record: None
 
     def workdir(self, host: Host) -> str:
         """The run's private folder on a host; removed at the end of the run."""
@@ -106,6 +115,8 @@ class Mode:
         #: role -> Host for every role of the mode.
         self.hosts: dict[str, Host] = {"server": server, "client": client, **(hosts or {})}
         self.details: dict[str, Any] = {}
+        #: Undo records of this test's changes, oldest first; ``undo`` runs them in reverse.
+        self.undo_stack: list[tuple[Host, Record]] = []
 
     def value(self, name: str, host: Host | None = None) -> Any:
         """An option's value; inventory-settable ones are read for ``host`` (default server)."""
@@ -121,3 +132,56 @@ class Mode:
 
     def teardown(self) -> None:
         """Remove what setup and measure started."""
+
+    # -- changes and their undo -------------------------------------------------------------
+    def change(
+        self,
+        host: Host,
+        command: str,
+        undo: str,
+        *,
+        what: str,
+        timeout: float = 30,
+        sudo: bool = False,
+        per_run: bool = False,
+    ) -> CommandResult:
+        """Make a change on ``host`` after recording how to undo it, there and in the
+        journal. ``command`` and ``undo`` are sh the caller built with quoted tokens.
+
+        The record and the change go in one round trip, the change only if the record was
+        written. A ``per_run`` record (e.g. removing the run's containers) is left for the
+        run's final sweep; the others are undone by ``undo`` at the end of the test.
+        """
+        record = Record(
+            host.name,
+            undo_records.new_path(self.ctx.workdir(host)),
+            undo,
+            what,
+            sudo,
+        )
+        self.ctx.recorded(host, record)
+        if not per_run:
+            self.undo_stack.append((host, record))
+        script = undo_records.write_script(record) + " && {\n" + command + "\n}"
+        return host.run(script, timeout=timeout, sudo=sudo)
+
+    def undo(self) -> list[str]:
+        """Run this test's undo records, newest first; the problems, one line each."""
+        problems = []
+        while self.undo_stack:
+            host, record = self.undo_stack.pop()
+            try:
+                res = host.run(
+                    undo_records.run_script(record), timeout=60, sudo=record.sudo, check=False
+                )
+            except NetrunError as exc:  # the record stays on the host for the sweep
+                problems.append(f"{host.name}: undo of {record.what} failed: {exc}")
+                continue
+            if res.ok:
+                self.ctx.undone(host, record)
+            else:
+                problems.append(
+                    f"{host.name}: undo of {record.what} failed (exit {res.exited}): "
+                    f"{(res.stderr or res.stdout).strip()[-200:]}"
+                )
+        return problems

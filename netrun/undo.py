@@ -1,0 +1,90 @@
+"""Undo records: what a run changed on a host, written down on that host before the change.
+
+Whatever a mode changes (an MTU, a sysctl, a file, a process it starts) it first records
+how to undo, as one small sh file in the run's folder on the host (``<workdir>/undo/``),
+and in the controller's run journal. Teardown runs a test's records in reverse and deletes
+each one it ran; a record still there when the run ends (the run was SIGKILLed, the
+controller lost power) is run by the next run's stale sweep or by ``netrun cleanup``,
+newest first, before the folder is removed. The record is written first, so there is no
+moment when a change exists that nothing knows how to undo.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+import threading
+import time
+from dataclasses import dataclass
+
+FOLDER = "undo"
+_counter = itertools.count()
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Record:
+    """One undo step on one host: where its file is, and the command it runs."""
+
+    host: str
+    path: str
+    command: str
+    what: str
+    #: Run with sudo (as the change was); a sweep runs it with the sweep's privilege.
+    sudo: bool = False
+
+
+def new_path(workdir: str) -> str:
+    """A record file name that sorts after every earlier one of this run (newest last)."""
+    with _lock:
+        seq = next(_counter)
+    return f"{workdir}/{FOLDER}/{time.time_ns():020d}-{seq:06d}.sh"
+
+
+def write_script(record: Record) -> str:
+    """sh that writes the record (atomically: a half-written undo must never run)."""
+    q = shlex.quote
+    folder = record.path.rsplit("/", 1)[0]
+    body = f"# {record.what}\n{record.command}\n"
+    return (
+        f"mkdir -p {q(folder)} && printf %s {q(body)} > {q(record.path + '.new')} && "
+        f"mv {q(record.path + '.new')} {q(record.path)}"
+    )
+
+
+def run_script(record: Record) -> str:
+    """sh that runs one record and deletes it (a record that is gone has already run)."""
+    p = shlex.quote(record.path)
+    return f"if [ -f {p} ]; then sh {p}; s=$?; rm -f {p}; exit $s; fi"
+
+
+def sweep_script(folder_var: str = '"$d"') -> str:
+    """sh (for cleanup_script's loop over run folders) running every record left, newest
+    first, each echoed as "undone: <what>"."""
+    return (
+        f"for u in $(ls -r {folder_var}/{FOLDER} 2>/dev/null); do "
+        f'u={folder_var}/{FOLDER}/"$u"; case "$u" in *.sh) ;; *) continue;; esac; '
+        'w=$(sed -n "1s/^# //p" "$u"); sh "$u" >/dev/null 2>&1; '
+        'echo "undone: $w"; rm -f "$u"; done; '
+    )
+
+
+def kill_recorded(pidfile: str, grace: float = 2) -> str:
+    """An undo that stops the process whose pid and kernel start time were saved in
+    ``pidfile`` (``pid start``): a pid reused by another process is left alone."""
+    f = shlex.quote(pidfile)
+    return (
+        f"set -- $(cat {f} 2>/dev/null); p=$1; st=$2; "
+        '[ -n "$p" ] && [ -n "$st" ] || exit 0; '
+        '[ "$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f20)" = "$st" ] || exit 0; '
+        f'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
+        f"i=0; while [ -d /proc/$p ] && [ $i -lt {int(grace * 10)} ]; do "
+        "sleep 0.1; i=$((i+1)); done; "
+        'kill -KILL "$p" 2>/dev/null; true'
+    )
+
+
+def save_pid(pidfile: str, pid_expr: str = "$!") -> str:
+    """sh saving a started process's pid and kernel start time, for ``kill_recorded``."""
+    f = shlex.quote(pidfile)
+    return f'p={pid_expr}; echo "$p $(sed "s/.*) //" /proc/$p/stat | cut -d" " -f20)" > {f}'

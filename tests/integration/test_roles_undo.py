@@ -1,0 +1,175 @@
+"""Roles beyond server and client, and undo records that outlive a SIGKILL.
+
+A test-only mode (trio_mode.py) has a third role, ``relay``, whose data NIC runs at a lower
+MTU during the test: a host change that is not a container. Its undo is recorded on the
+host and in the journal before the change; teardown, the next run's sweep and `netrun
+cleanup` each carry it out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from conftest import LabHandle
+from helpers import (
+    check_fault,
+    entry,
+    lab_settings,
+    load_results,
+    netrun_process,
+    run_dirs,
+    run_netrun,
+    run_under_fault,
+    wait_for,
+    write_scenario,
+)
+from trio_mode import TRIO_MTU
+
+pytestmark = [pytest.mark.integration]
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(autouse=True)
+def trio_mode(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The CLI (a subprocess) finds the test-only mode, and a journal of its own."""
+    monkeypatch.setenv("NETRUN_EXTRA_MODES", "trio=trio_mode")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+
+
+def trio(name: str, relay: str = "charlie", **opts: object) -> dict[str, object]:
+    return {**entry(name, mode="trio", **opts), "relay": relay}
+
+
+def data_mtu(lab: LabHandle, host: str) -> int:
+    from netrun.lab.system import ip_json
+
+    ns = lab.host(host).namespace
+    for link in ip_json("addr", "show", netns=ns):
+        if any(a.get("local") == lab.host(host).data_ip for a in link.get("addr_info", [])):
+            return int(link["mtu"])
+    raise AssertionError(f"no data NIC on {host}")
+
+
+def test_a_third_role_is_connected_probed_reported_and_its_change_undone(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    before = lab_settings(lab)
+    scenario = write_scenario(tmp_path, [trio("t3")], name="roles")
+    run = run_netrun([scenario, "-i", lab.inventory, "-o", "out", "--no-history"], cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    doc = load_results(tmp_path / "out")
+    test = doc["tests"][0]
+    assert test["status"] == "ok", test
+    assert test["hosts"] == {"server": "alpha", "client": "bravo", "relay": "charlie"}
+    assert (test["server"], test["client"]) == ("alpha", "bravo")
+    assert test["details"]["relay_mtu"] == TRIO_MTU
+    assert "charlie" in doc["hosts"], "the relay was not probed"
+    assert "relay charlie" in run.stderr
+    assert lab_settings(lab) == before, "the relay's MTU was not restored"
+    assert run_dirs(doc["run_id"]) == []
+    assert list((tmp_path / "xdg" / "netrun" / "runs").glob("*.json")) == []
+
+
+def test_a_missing_role_and_a_foreign_role_are_scenario_errors(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    bad = write_scenario(
+        tmp_path, [entry("no-relay", mode="trio"), {**entry("bm"), "relay": "charlie"}]
+    )
+    run = run_netrun([bad, "-i", lab.inventory, "-o", "out", "--no-history"], cwd=tmp_path)
+    assert run.returncode != 0
+    assert "'no-relay': missing key 'relay'" in run.stderr, run.stderr
+    assert "unknown role 'relay' for mode 'baremetal'" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def kill_during_trio(lab: LabHandle, tmp_path: Path) -> str:
+    """Start a long trio test, SIGKILL netrun once the relay's MTU changed; the run id."""
+    long = write_scenario(tmp_path, [trio("long", duration=30)], name="killed", file="long.yaml")
+    first = tmp_path / "first"
+    with netrun_process(
+        [long, "-i", lab.inventory, "-o", first, "--no-history"], cwd=tmp_path
+    ) as p:
+        assert wait_for(lambda: data_mtu(lab, "charlie") == TRIO_MTU, timeout=30), p.poll()
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=10)
+    killed = load_results(first)["run_id"]
+    entry_ = json.loads((tmp_path / "xdg" / "netrun" / "runs" / f"{killed}.json").read_text())
+    undo = [u for h in entry_["hosts"].values() for u in h.get("undo", {}).values()]
+    assert any("MTU" in what for what in undo), entry_
+    assert data_mtu(lab, "charlie") == TRIO_MTU
+    assert any(d.joinpath("undo").is_dir() for d in run_dirs(killed))
+    return str(killed)
+
+
+@pytest.mark.faults
+def test_the_next_run_carries_out_a_sigkilled_runs_undo_records(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    before = lab_settings(lab)
+    killed = kill_during_trio(lab, tmp_path)
+    short = write_scenario(tmp_path, [entry("short", "charlie", "alpha")], name="next")
+    run = run_under_fault(
+        [short, "-i", lab.inventory, "-o", "second", "--no-history"],
+        cwd=tmp_path,
+        outdir=tmp_path / "second",
+    )
+    doc = check_fault(
+        lab,
+        run,
+        fault="SIGKILLed run with a changed MTU, undone by the next run",
+        before=before,
+        max_seconds=30,
+        statuses={"short": "ok"},
+        host=None,
+        exit_code=0,
+    )
+    assert any(killed in s and "undone: MTU" in s for s in doc.get("swept", [])), doc
+    assert run_dirs(killed) == []
+
+
+@pytest.mark.faults
+def test_netrun_cleanup_carries_out_a_sigkilled_runs_undo_records(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    before = lab_settings(lab)
+    killed = kill_during_trio(lab, tmp_path)
+    run = run_netrun(["cleanup", "-i", lab.inventory, "-l", "charlie"], cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "undone: MTU" in run.stdout, run.stdout
+    assert lab_settings(lab) == before
+    # alpha and bravo still hold the killed run's folder: the next run there sweeps it
+    run = run_netrun(["cleanup", "-i", lab.inventory, "--run-id", killed], cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run_dirs(killed) == []
+
+
+def test_cleanup_without_run_id_leaves_a_live_run_alone(lab: LabHandle, tmp_path: Path) -> None:
+    """An entry whose process still runs (here: this pytest) is a run still measuring."""
+    from netrun.inventory import load_inventory
+    from netrun.journal import host_key, process_start
+
+    journal = tmp_path / "xdg" / "netrun" / "runs"
+    journal.mkdir(parents=True)
+    folder = Path("/tmp/netrun-0123abce")
+    folder.mkdir()
+    try:
+        key = host_key(load_inventory(lab.inventory).get("alpha"))
+        live = {
+            "run_id": "0123abce",
+            "pid": os.getpid(),
+            "started": process_start(os.getpid()),
+            "hosts": {key: {"name": "alpha", "remote_tmp": "/tmp", "docker": "docker"}},
+        }
+        (journal / "0123abce.json").write_text(json.dumps(live))
+        run = run_netrun(["cleanup", "-i", lab.inventory, "-l", "alpha"], cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        assert "skipping run 0123abce" in run.stdout, run.stdout
+        assert folder.exists(), "a live run's folder was swept"
+    finally:
+        folder.rmdir()
