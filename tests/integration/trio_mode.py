@@ -9,6 +9,8 @@ NETRUN_EXTRA_MODES=trio=trio_mode.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
+from typing import ClassVar
 
 from netrun.errors import ModeError
 from netrun.modes.baremetal import BareMetal
@@ -20,7 +22,11 @@ TRIO_MTU = 1280
 class Trio(BareMetal):
     name = "trio"
     roles = ("server", "client", "relay")
-    needs = {"server": ("iperf3",), "client": ("iperf3",), "relay": ("ip",)}
+    needs: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "server": ("iperf3",),
+        "client": ("iperf3",),
+        "relay": ("ip",),
+    }
 
     def setup(self) -> None:
         relay = self.hosts["relay"]
