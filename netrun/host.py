@@ -40,6 +40,12 @@ class Host:
         return str(_first(self.vars, "ansible_ssh_host", "ansible_host") or self.name)
 
     @property
+    def connection(self) -> str:
+        """How netrun reaches the host: ansible_connection, ``ssh`` unless set (``local``:
+        the controller itself, without sshd)."""
+        return str(self.vars.get("ansible_connection") or "ssh")
+
+    @property
     def port(self) -> int:
         return int(_first(self.vars, "ansible_ssh_port", "ansible_port") or 22)
 

@@ -30,6 +30,7 @@ from netrun.errors import (
     NetrunError,
     ToolError,
 )
+from netrun.group import cleaning, on_each
 from netrun.host import Host
 from netrun.inventory import Inventory
 from netrun.journal import Entry, Journal, host_key
@@ -41,7 +42,7 @@ from netrun.results import ResultsDir, new_document, utcnow
 from netrun.scenario import Scenario, TestSpec
 from netrun.stats import samples_by_test
 from netrun.tools import facts as facts_tool
-from netrun.transport import SSHSettings, connect_all, on_each
+from netrun.transport import SSHSettings, connect_all
 
 log = logging.getLogger("netrun.runner")
 
@@ -151,7 +152,7 @@ class Run:
             self.doc["errors"].append(f"internal error: {type(exc).__name__}: {exc}")
             raise
         finally:
-            with shielded():
+            with shielded(), cleaning():
                 self._finish()
         return self.doc
 
@@ -398,7 +399,7 @@ class Run:
             self._record(test, repeat, None, error=f"internal error: {exc!r}", mode=mode)
             raise
         finally:
-            with shielded():
+            with shielded(), cleaning():  # an interrupt must not cut a teardown short
                 try:
                     mode.teardown()
                 except NetrunError as exc:

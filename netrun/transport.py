@@ -9,14 +9,12 @@ nothing ever waits on a prompt.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import shlex
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,8 +27,12 @@ from netrun.errors import (
     CommandTimeout,
     ConnectError,
     HostKeyError,
-    NetrunError,
 )
+from netrun.group import GroupResult as GroupResult
+from netrun.group import cleaning as cleaning
+from netrun.group import in_cleanup, on_each
+from netrun.group import in_parallel as in_parallel
+from netrun.sshfail import LOST, handshake_failure, socket_reason, sudo_refusal
 
 if TYPE_CHECKING:
     from fabric import Connection
@@ -91,82 +93,6 @@ def command_line(argv: Sequence[str] | str) -> str:
     return argv if isinstance(argv, str) else shlex.join(argv)
 
 
-#: What a command on a dropped connection fails with (the message after the host name).
-LOST = "SSH connection lost (sshd stopped, host down or network cut)"
-
-
-def socket_reason(exc: OSError) -> str:
-    """The OS's words for a failed TCP connect ("Connection refused").
-
-    paramiko wraps a refused connect in NoValidConnectionsError, whose own text just
-    repeats the address; the reason sits in its per-address errors.
-    """
-    errors = getattr(exc, "errors", None)
-    if isinstance(errors, dict):
-        for inner in errors.values():
-            if isinstance(inner, OSError) and inner.strerror:
-                return inner.strerror
-    return exc.strerror or str(exc)
-
-
-def handshake_failure(text: str, server_version: str, where: str, s: SSHSettings) -> str | None:
-    """Why an SSH handshake stalled, for a paramiko error that says so; else None.
-
-    paramiko reports a silent server either as a banner error or, when its own
-    negotiation deadline fires first, as "No existing session": both mean the port
-    accepted TCP and then never spoke SSH in time.
-    """
-    stalled = ("banner", "no existing session", "negotiation timed out")
-    if not any(word in text.lower() for word in stalled):
-        return None
-    if not server_version:
-        return (
-            f"{where} accepted TCP but sent no SSH banner within "
-            f"{min(s.connect_timeout, s.banner_timeout):g}s; is sshd healthy, and is "
-            "ansible_port its port?"
-        )
-    return (
-        f"{where} ({server_version}) did not finish the SSH handshake within "
-        f"{s.connect_timeout:g}s; is sshd overloaded?"
-    )
-
-
-#: sudo's own refusal messages (lower case) and the fix for each.
-_SUDO_REFUSALS = (
-    (
-        ("a password is required", "a terminal is required"),
-        "set ansible_become_password, or allow NOPASSWD sudo for {user}",
-    ),
-    (
-        ("incorrect password", "no password was provided", "sorry, try again"),
-        "sudo rejected ansible_become_password; fix it",
-    ),
-    (
-        ("not in the sudoers", "not allowed to execute", "may not run sudo"),
-        "{user} may not use sudo there; grant it in sudoers or set ansible_become: false",
-    ),
-    (("must have a tty",), "sudoers has 'Defaults requiretty'; lift it for {user}"),
-)
-
-
-def sudo_refusal(exited: int, stderr: str, user: str) -> str | None:
-    """A one-line reason and fix when sudo itself refused (so the command never ran)."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    if exited == 127:
-        for line in lines:
-            if "sudo" in line and "not found" in line:
-                fix = "install it or set ansible_become: false"
-                return f"sudo is not installed ({line[:120]}); {fix}"
-        return None
-    if exited != 1:
-        return None
-    for words, fix in _SUDO_REFUSALS:
-        for line in lines:
-            if any(word in line.lower() for word in words):
-                return f"sudo refused ({line[:160]}); {fix.format(user=user)}"
-    return None
-
-
 def become_prefix(host: Host) -> tuple[str, bool]:
     """The privilege prefix for a host, and whether the password goes to stdin."""
     if host.become_method != "sudo":
@@ -187,8 +113,10 @@ class SSHTransport:
         self.host = host
         self.settings = settings
         self._conn: Connection | None = None
-        #: Bumped by interrupt(): commands started before it stop, later ones (teardown) run.
+        #: Bumped by interrupt(): commands running then stop, unless they are cleanup.
         self._generation = 0
+        #: Set by interrupt(): a command that is not cleanup does not start any more.
+        self._stopped = False
 
     # -- connecting -----------------------------------------------------------------------
     def connect(self) -> None:
@@ -303,6 +231,8 @@ class SSHTransport:
         check: bool = True,
     ) -> CommandResult:
         """Run one command with a deadline; raise CommandError when ``check`` and it failed."""
+        if self._stopped and not in_cleanup():  # e.g. a long docker pull after Ctrl-C
+            raise Cancelled(self.host.name)
         line = command_line(argv)
         stdin = b""
         if sudo or self.host.become:
@@ -369,7 +299,7 @@ class SSHTransport:
                     continue
                 if chan.closed or not self._conn.transport.is_active():
                     raise ConnectError(self.host.name, LOST + " during a command")
-                if self._generation != generation:
+                if self._generation != generation and not in_cleanup():
                     raise Cancelled(self.host.name)
                 if time.monotonic() > deadline:
                     raise CommandTimeout(
@@ -421,6 +351,7 @@ class SSHTransport:
         workers' commands would otherwise run to their deadlines.
         """
         self._generation += 1
+        self._stopped = True
 
     def alive(self) -> bool:
         """False once the connection dropped (sshd killed, host rebooted, reset by a firewall)."""
@@ -479,61 +410,28 @@ def _known_hosts_name(host: Host) -> str:
     return host.address if host.port == 22 else f"[{host.address}]:{host.port}"
 
 
-@dataclass
-class GroupResult:
-    """Per-host outcomes of one step (after fabric's GroupResult): who succeeded, who failed."""
-
-    succeeded: list[str] = field(default_factory=list)
-    failed: dict[str, NetrunError] = field(default_factory=dict)
+#: ansible_connection values netrun can use (a kubectl transport will join them).
+CONNECTIONS = ("ssh", "local")
 
 
-def in_parallel(
-    tasks: Mapping[str, Callable[[], None]], *, deadline: float, max_workers: int = 16
-) -> GroupResult:
-    """Run named tasks in a bounded pool, with one deadline for all of them.
+def open_transport(host: Host, settings: SSHSettings) -> Transport:
+    """The one place a host's transport is chosen, by ``ansible_connection`` (default ssh);
+    connected, or a ConnectError naming the host."""
+    kind = host.connection
+    if kind == "local":
+        from netrun.local import LocalTransport
 
-    A task that raises a NetrunError, or does not finish in time, lands in ``failed``
-    under its name; the others still complete. Unexpected exceptions propagate (bugs).
-    """
-    out = GroupResult()
-    if not tasks:
-        return out
-    pool = ThreadPoolExecutor(max_workers=min(max_workers, len(tasks)))
-    interrupted = False
-    try:
-        futures = {pool.submit(task): name for name, task in tasks.items()}
-        _done, pending = wait(futures, timeout=deadline)
-        for fut, name in futures.items():
-            if fut in pending:
-                out.failed[name] = ConnectError(name, f"no answer within {deadline:g}s")
-                continue
-            exc = fut.exception()
-            if exc is None:
-                out.succeeded.append(name)
-            elif isinstance(exc, NetrunError):
-                out.failed[name] = exc
-            else:
-                raise exc
-    except BaseException:
-        interrupted = True
-        raise
-    finally:
-        # On Ctrl-C, let the steps already running finish (each has its own deadline):
-        # cleanup must not run while a step is still starting a container or a server.
-        pool.shutdown(wait=interrupted, cancel_futures=True)
-    return out
-
-
-def on_each(
-    hosts: Iterable[Host],
-    step: Callable[[Host], None],
-    *,
-    deadline: float,
-    max_workers: int = 16,
-) -> GroupResult:
-    """Run ``step`` on every host in parallel; failures are collected per host name."""
-    tasks = {h.name: functools.partial(step, h) for h in hosts}
-    return in_parallel(tasks, deadline=deadline, max_workers=max_workers)
+        local = LocalTransport(host)
+        local.connect()
+        return local
+    if kind not in ("ssh", "paramiko", "smart"):
+        raise ConnectError(
+            host.name,
+            f"ansible_connection {kind!r} is not supported; use one of {', '.join(CONNECTIONS)}",
+        )
+    ssh = SSHTransport(host, settings)
+    ssh.connect()
+    return ssh
 
 
 def connect_all(
@@ -542,9 +440,7 @@ def connect_all(
     """Connect every host in parallel; each host's transport is set on success."""
 
     def connect(host: Host) -> None:
-        transport = SSHTransport(host, settings)
-        transport.connect()
-        host.transport = transport
+        host.transport = open_transport(host, settings)
 
     deadline = settings.connect_timeout + settings.banner_timeout + settings.auth_timeout + 5
     return on_each(hosts, connect, deadline=deadline, max_workers=max_workers)

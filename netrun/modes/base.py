@@ -144,6 +144,7 @@ class Mode:
         timeout: float = 30,
         sudo: bool = False,
         per_run: bool = False,
+        check: bool = True,
     ) -> CommandResult:
         """Make a change on ``host`` after recording how to undo it, there and in the
         journal. ``command`` and ``undo`` are sh the caller built with quoted tokens.
@@ -163,7 +164,7 @@ class Mode:
         if not per_run:
             self.undo_stack.append((host, record))
         script = undo_records.write_script(record) + " && {\n" + command + "\n}"
-        return host.run(script, timeout=timeout, sudo=sudo)
+        return host.run(script, timeout=timeout, sudo=sudo, check=check)
 
     def undo(self) -> list[str]:
         """Run this test's undo records, newest first; the problems, one line each."""

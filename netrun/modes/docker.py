@@ -13,12 +13,14 @@ The flannel and freeflow modes build on this one.
 from __future__ import annotations
 
 import functools
+import shlex
 import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from netrun import undo
 from netrun.errors import Cancelled, ModeError
 from netrun.host import Host
 from netrun.modes.base import Measurement, Mode, Option
@@ -110,6 +112,17 @@ class DockerMode(Mode):
             with _lock:
                 self.ctx.engines[host.name] = engine
                 self.ctx.docker_hosts[host.name] = docker
+            # The label sweep is one undo record, run by the final sweep (or the next run's,
+            # or netrun cleanup, after a SIGKILL).
+            label = shlex.quote(f"label={dk.RUN_LABEL}={self.ctx.run_id}")
+            d = shlex.quote(docker)
+            self.change(
+                host,
+                ":",
+                f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
+                what=f"remove the run's containers ({docker})",
+                per_run=True,
+            )
         self.details.setdefault("engine", {})[host.name] = engine.server_version
         for image in images:
             image_id = self.ensure_image(host, image)
@@ -182,7 +195,22 @@ class DockerMode(Mode):
             volumes=self.app_volumes(host),
             entrypoint="iperf3",
         )
-        res = host.run(argv, timeout=120, check=False)
+        # A time bound that holds when the controller vanishes: a watchdog on the host
+        # removes the container (iperf3 server, and any docker exec client in it) after
+        # the test's longest possible time; teardown stops the watchdog (an undo record).
+        bound = float(self.test.value("start_timeout")) + self.test.repeat * self.test.deadline
+        pidfile = f"{self.ctx.workdir(host)}/{name}.watchdog"
+        rm = shlex.join([self.docker(host), "rm", "-f", name])
+        watchdog = f'sleep {int(bound) + 120} & w=$!; trap "kill $w; exit" TERM; wait $w; {rm}'
+        res = self.change(
+            host,
+            f"{shlex.join(argv)} && {{ nohup sh -c {shlex.quote(watchdog)} </dev/null "
+            f">/dev/null 2>&1 & {undo.save_pid(pidfile)}; }}",
+            undo.kill_recorded(pidfile),
+            what=f"stop the time bound of container {name}",
+            timeout=120,
+            check=False,
+        )
         if not res.ok:
             text = res.stderr.strip()
             if "network" in text and "not found" in text:

@@ -1,0 +1,100 @@
+"""The transport seam: chosen by ansible_connection; the local and recording transports.
+
+The local transport runs real commands on this machine (no mock); the recording one is
+what unit tests of a mode's command sequence use.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from netrun.errors import Cancelled, CommandTimeout, ConnectError
+from netrun.group import cleaning, on_each
+from netrun.host import Host
+from netrun.local import LocalTransport
+from netrun.recording import RecordingTransport, Reply
+from netrun.transport import SSHSettings, connect_all, open_transport
+
+
+def test_local_connection_runs_here_without_sshd() -> None:
+    host = Host("me", {"ansible_connection": "local"})
+    result = connect_all([host], SSHSettings())
+    assert result.succeeded == ["me"] and isinstance(host.transport, LocalTransport)
+    res = host.run(["sh", "-c", "echo $((6 * 7)); echo oops >&2; exit 3"], timeout=5, check=False)
+    assert (res.exited, res.stdout, res.stderr) == (3, "42\n", "oops\n")
+
+
+def test_an_unknown_connection_is_one_plain_error() -> None:
+    with pytest.raises(ConnectError, match="ansible_connection 'winrm' is not supported"):
+        open_transport(Host("w", {"ansible_connection": "winrm"}), SSHSettings())
+
+
+def test_local_command_deadline_kills_its_process_group(tmp_path: Path) -> None:
+    mark = tmp_path / "child"
+    host = Host("me", {"ansible_connection": "local"})
+    host.transport = LocalTransport(host)
+    started = time.monotonic()
+    with pytest.raises(CommandTimeout):
+        host.run(f"(sleep 1; touch {mark}) & sleep 5", timeout=0.3)
+    assert time.monotonic() - started < 3
+    time.sleep(1.2)
+    assert not mark.exists()
+
+
+def test_interrupt_stops_a_command_and_refuses_new_ones_but_not_cleanup() -> None:
+    host = Host("me", {"ansible_connection": "local"})
+    transport = LocalTransport(host)
+    host.transport = transport
+    errors: list[BaseException] = []
+
+    def long() -> None:
+        try:
+            host.run("sleep 5", timeout=10)
+        except Cancelled as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=long)
+    worker.start()
+    time.sleep(0.2)
+    transport.interrupt()
+    worker.join(timeout=3)
+    assert errors and not worker.is_alive()
+    with pytest.raises(Cancelled):  # a step not started yet (a long docker pull) never starts
+        host.run("true", timeout=5)
+    with cleaning():  # teardown still runs, in this thread and in its pool's threads
+        assert host.run("echo bye", timeout=5).stdout == "bye\n"
+        done = on_each([host], lambda h: h.run("true", timeout=5) and None, deadline=5)
+    assert done.succeeded == ["me"]
+
+
+def test_cleanup_commands_are_not_cut_short_by_an_interrupt() -> None:
+    host = Host("me", {"ansible_connection": "local"})
+    transport = LocalTransport(host)
+    host.transport = transport
+    out: list[str] = []
+
+    def teardown() -> None:
+        with cleaning():
+            out.append(host.run("sleep 0.5; echo done", timeout=5).stdout)
+
+    worker = threading.Thread(target=teardown)
+    worker.start()
+    time.sleep(0.1)
+    transport.interrupt()
+    worker.join(timeout=3)
+    assert out == ["done\n"]
+
+
+def test_recording_transport_keeps_the_command_sequence() -> None:
+    log: list[tuple[str, str]] = []
+    a, b = Host("a"), Host("b")
+    a.transport = RecordingTransport("a", log)
+    b.transport = RecordingTransport("b", log)
+    a.transport.answer(r"^uname", Reply(stdout="6.1.0\n"))
+    assert a.run(["uname", "-r"], timeout=1).stdout == "6.1.0\n"
+    b.run(["ip", "link", "set", "dev", "eth 0", "mtu", "9000"], timeout=1)
+    assert log == [("a", "uname -r"), ("b", "ip link set dev 'eth 0' mtu 9000")]

@@ -1,0 +1,98 @@
+"""Undo records: written before the change, run newest first, by teardown or by a sweep.
+
+The scripts run for real in ``sh`` on this machine against a temporary folder; the mode's
+command sequence is checked with the recording transport.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from netrun import undo
+from netrun.cleanup import cleanup_script
+from netrun.host import Host
+from netrun.local import LocalTransport
+from netrun.modes.base import Mode, RunContext
+from netrun.recording import RecordingTransport
+from netrun.scenario import TestSpec
+
+
+def spec() -> TestSpec:
+    return TestSpec("t", "baremetal", "a", "b", 0, {}, frozenset())
+
+
+def sh(script: str) -> str:
+    return subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout
+
+
+def test_the_record_is_written_before_the_change_in_one_round_trip() -> None:
+    host = Host("a", {"netrun_remote_tmp": "/var/tmp"})
+    host.transport = RecordingTransport("a")
+    seen = []
+    ctx = RunContext("abcd1234", recorded=lambda h, r: seen.append((h.name, r.what)))
+    mode = Mode(spec(), host, host, ctx)
+    mode.change(host, "ip link set dev eth0 mtu 9000", "ip link set dev eth0 mtu 1500", what="mtu")
+    (line,) = host.transport.commands
+    assert line.index("/var/tmp/netrun-abcd1234/undo/") < line.index("mtu 9000")
+    assert " && {\n" in line  # the change runs only if the record was written
+    assert seen == [("a", "mtu")]
+
+
+def test_teardown_runs_records_newest_first_and_deletes_them(tmp_path: Path) -> None:
+    host = Host("me", {"ansible_connection": "local", "netrun_remote_tmp": str(tmp_path)})
+    host.transport = LocalTransport(host)
+    done = []
+    ctx = RunContext("abcd1234", undone=lambda h, r: done.append(r.what))
+    mode = Mode(spec(), host, host, ctx)
+    log = tmp_path / "log"
+    for n in (1, 2, 3):
+        mode.change(host, f"echo do{n} >> {log}", f"echo undo{n} >> {log}", what=f"step {n}")
+    assert mode.undo() == []
+    assert log.read_text().split() == ["do1", "do2", "do3", "undo3", "undo2", "undo1"]
+    assert done == ["step 3", "step 2", "step 1"]
+    assert list((tmp_path / "netrun-abcd1234" / "undo").iterdir()) == []
+
+
+def test_a_sweep_runs_what_a_killed_run_left_newest_first(tmp_path: Path) -> None:
+    host = Host("me", {"ansible_connection": "local", "netrun_remote_tmp": str(tmp_path)})
+    host.transport = LocalTransport(host)
+    mode = Mode(spec(), host, host, RunContext("abcd1234"))
+    log = tmp_path / "log"
+    mode.change(host, ":", f"echo first >> {log}", what="first change")
+    mode.change(host, ":", f"echo second >> {log}", what="second change", per_run=True)
+    # the controller is SIGKILLed here: nothing runs mode.undo()
+    out = sh(cleanup_script(str(tmp_path), "abcd1234", docker=None))
+    assert log.read_text().split() == ["second", "first"]
+    assert "undone: second change\nundone: first change\n" in out
+    assert not (tmp_path / "netrun-abcd1234").exists()
+
+
+def test_cleanup_skips_live_runs(tmp_path: Path) -> None:
+    for rid in ("aaaa1111", "bbbb2222"):
+        (tmp_path / f"netrun-{rid}").mkdir()
+    out = sh(cleanup_script(str(tmp_path), None, docker=None, skip=["bbbb2222"]))
+    assert "skipped run bbbb2222: it is still running" in out
+    assert not (tmp_path / "netrun-aaaa1111").exists()
+    assert (tmp_path / "netrun-bbbb2222").exists()
+
+
+def test_kill_recorded_spares_a_reused_pid(tmp_path: Path) -> None:
+    pidfile = tmp_path / "p"
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        sh(undo.save_pid(str(pidfile), str(proc.pid)))
+        pid, start = pidfile.read_text().split()
+        pidfile.write_text(f"{pid} {int(start) + 1}\n")  # another process with this pid
+        sh(undo.kill_recorded(str(pidfile)))
+        assert proc.poll() is None
+        pidfile.write_text(f"{pid} {start}\n")
+        started = time.monotonic()
+        sh(undo.kill_recorded(str(pidfile)))
+        assert proc.wait(timeout=5) != 0 and time.monotonic() - started < 3
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, 9)
+            proc.wait()
