@@ -20,9 +20,16 @@ from typing import Any, NoReturn
 
 from netrun import __version__
 from netrun.errors import InputError, Interrupted, LockError, NetrunError
+from netrun.job import (  # noqa: F401 - the exit codes are the CLI's too
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_INT,
+    EXIT_LOCKED,
+    EXIT_OK,
+    EXIT_REGRESSED,
+    EXIT_TERM,
+)
 
-EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_REGRESSED, EXIT_LOCKED = 0, 1, 2, 3, 75
-EXIT_INT, EXIT_TERM = 130, 143
 SUBCOMMANDS = ("inventory", "lab", "cleanup", "report", "history")
 FORMATS = ("table", "markdown", "csv", "json", "html")
 
@@ -271,160 +278,61 @@ def cmd_run(ns: argparse.Namespace) -> int:
         return _run_and_publish(req, opts, secrets)
 
 
-def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
-    """Load and check every input; nothing has touched a host yet."""
-    from netrun.cleanup import RUN_ID
-    from netrun.inventory import check_netrun_vars, load_inventory
-    from netrun.modes import all_options
-    from netrun.results import default_dir, load
-    from netrun.runner import RunRequest
-    from netrun.scenario import COMMON_OPTIONS, MAX_PARALLEL, load_scenario, parse_overrides
-    from netrun.transport import SSHSettings, redact
+def job_inputs(ns: argparse.Namespace) -> Any:
+    """The run options of the command line, for netrun.job."""
+    from netrun.job import JobInputs
 
-    inventory = load_inventory(ns.inventory)
-    settable = [o.name for o in COMMON_OPTIONS if o.from_inventory]  # netrun_port
-    settable += [o.name for o in all_options()]
-    problems = check_netrun_vars(inventory, [f"netrun_{name}" for name in settable])
-    overrides = parse_overrides(ns.extra)
-    scenario = load_scenario(ns.scenario, hosts=list(inventory.hosts), overrides=overrides)
-    problems += inventory_option_problems(inventory, all_options())
-    if problems:
-        raise InputError(problems)
-    if ns.limit:
-        inventory.select(ns.limit)  # a pattern matching nothing is bad input, before connecting
-    secrets = [s for h in inventory.hosts.values() for s in h.secrets()]
-    previous = None
-    if ns.resume:
-        previous = load(ns.resume)
-        if previous.get("scenario") != scenario.name:
-            raise InputError(
-                f"--resume {ns.resume}: that run is of scenario {previous.get('scenario')!r}, "
-                f"not {scenario.name!r}"
-            )
-        outdir = ns.resume if ns.resume.is_dir() else ns.resume.parent
-    else:
-        outdir = ns.output or default_dir(scenario.name)
-    settings = SSHSettings(
+    return JobInputs(
+        scenario=ns.scenario,
+        inventory=ns.inventory,
+        extra=ns.extra,
+        limit=ns.limit,
+        resume=ns.resume,
+        output=ns.output,
         connect_timeout=ns.connect_timeout,
-        banner_timeout=ns.connect_timeout,
-        auth_timeout=ns.connect_timeout,
         accept_new_host_keys=ns.accept_new_host_keys,
+        parallel=ns.parallel,
     )
+
+
+def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
+    """Load and check every input (netrun.job.prepare); nothing has touched a host yet."""
+    from netrun.job import prepare
+    from netrun.transport import redact
+
+    req, secrets = prepare(job_inputs(ns))
 
     def progress(line: str) -> None:
         if not ns.quiet:
             print(redact(line, secrets), file=sys.stderr, flush=True)
 
-    if ns.parallel is not None and not 1 <= ns.parallel <= MAX_PARALLEL:
-        raise InputError(f"--parallel must be 1..{MAX_PARALLEL}, got {ns.parallel}")
-    req = RunRequest(scenario, inventory, outdir, settings, ns.limit, progress=progress)
-    req.parallel = ns.parallel
-    if previous is not None:
-        req.resume = previous
-        run_id = previous.get("run_id") or req.run_id
-        if not RUN_ID.fullmatch(run_id):  # it names folders and labels in remote shells
-            raise InputError(
-                f"--resume {ns.resume}: run_id {run_id[:40]!r} is not a netrun run id "
-                "(hex digits); resume a results.json netrun wrote"
-            )
-        req.run_id = run_id
+    req.progress = progress
     return req, secrets
 
 
-def inventory_option_problems(inventory: Any, options: Any) -> list[str]:
-    """Check netrun_<option> inventory values before anything runs (bad input: exit 2)."""
-    from netrun.scenario import COMMON_OPTIONS, problem
-
-    found = []
-    for option in (*COMMON_OPTIONS, *options):
-        if not option.from_inventory:
-            continue
-        var = f"netrun_{option.name}"
-        for host in inventory.hosts.values():
-            if var in host.vars:
-                bad = problem(option, var, host.vars[var])
-                if bad:
-                    found.append(f"{inventory.path}: host '{host.name}': {bad}")
-    return list(dict.fromkeys(found))
-
-
 def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
-    from netrun.publish import publish
-    from netrun.report import render
-    from netrun.runner import Run, exit_code
-    from netrun.transport import redact
+    """Run and publish (netrun.job), then print the outcome."""
+    from netrun.job import run_and_publish
 
-    run = Run(req)
-    _setup_log(req.outdir / "netrun.log", secrets)
-    req.progress(
-        f"netrun {__version__}: scenario {req.scenario.name}, run {req.run_id}, "
-        f"results in {req.outdir}"
+    out = run_and_publish(
+        req, opts, secrets, on_start=lambda _run: _setup_log(req.outdir / "netrun.log", secrets)
     )
-    code: int | None = None
-    interrupted = False
-    try:
-        doc = run.execute()
-    except KeyboardInterrupt:
-        doc, code, interrupted = run.doc, EXIT_INT, True
-    except Interrupted as exc:
-        doc, code, interrupted = run.doc, exc.code, True
-    except NetrunError:
-        raise
-    except Exception as exc:  # a bug: keep the traceback in the log, say one line
-        log.error("internal error\n%s", traceback.format_exc())
-        print(
-            f"netrun: internal error: {type(exc).__name__}: {redact(str(exc), secrets)} "
-            f"(traceback in {req.outdir / 'netrun.log'})",
-            file=sys.stderr,
-        )
-        doc, code = run.doc, EXIT_FAILED
-    published = publish(doc, req.outdir, opts)
-    run.out.save(doc)  # with the baseline verdicts, if any
-    verdicts = published.verdicts if published.baseline_id else None
-    text = redact(render(doc, "table", verdicts), secrets)
-    run.out.save_report(text)
-    if published.plots:
-        html = render(doc, "html", verdicts, published.plots)
-        run.out.save_report(redact(html, secrets), "report.html")
-    print(text, end="")
-    for line in failure_lines(doc):
-        print(f"netrun: error: {redact(line, secrets)}", file=sys.stderr)
-    for line in published.notes:
-        print(f"netrun: {line}", file=sys.stderr)
-    for line in published.problems:
+    if out.internal_error:
+        print(f"netrun: internal error: {out.internal_error}", file=sys.stderr)
+    print(out.table, end="")
+    for line in out.errors:
         print(f"netrun: error: {line}", file=sys.stderr)
-    if run.out.error is None:
-        print(f"results: {req.outdir / 'results.json'}", file=sys.stderr)
+    for line in out.notes:
+        print(f"netrun: {line}", file=sys.stderr)
+    for line in out.problems:
+        print(f"netrun: error: {line}", file=sys.stderr)
+    if out.results is not None:
+        print(f"results: {out.results}", file=sys.stderr)
     else:  # the table above is all there is of this run's measurements
-        print(f"netrun: error: results not saved: {run.out.error}", file=sys.stderr)
-    if interrupted:
+        print(f"netrun: error: results not saved: {out.save_error}", file=sys.stderr)
+    if out.interrupted:
         print("netrun: interrupted; partial results saved", file=sys.stderr)
-    if code is not None:
-        return code
-    code = exit_code(doc)
-    if code == EXIT_OK and published.regressed:
-        return EXIT_REGRESSED
-    if code == EXIT_OK and (published.problems or run.out.error):
-        return EXIT_FAILED
-    return code
-
-
-def failure_lines(doc: dict[str, Any]) -> list[str]:
-    """One line per distinct failure of the run, for cron mail: what failed and why.
-
-    Run-level errors (a host that could not be reached, a cleanup problem) come first;
-    then each failed test once per distinct error, with the repeats it hit.
-    """
-    lines = [str(err) for err in doc.get("errors", [])]
-    seen: dict[tuple[str, str], list[int]] = {}
-    for sample in doc.get("tests", []):
-        if sample.get("status") != "ok":
-            key = (str(sample.get("name")), str(sample.get("error") or "failed"))
-            seen.setdefault(key, []).append(int(sample.get("repeat") or 1))
-    for (name, error), repeats in seen.items():
-        which = f" (repeat {', '.join(map(str, repeats))})" if len(repeats) > 1 else ""
-        lines.append(f"test {name} failed{which}: {error}")
-    return list(dict.fromkeys(lines))
+    return out.code
 
 
 def cmd_inventory(ns: argparse.Namespace) -> int:

@@ -33,9 +33,9 @@ import yaml
 from hypothesis import HealthCheck, example, given, seed, settings
 from hypothesis import strategies as st
 
-from netrun.cli import inventory_option_problems
 from netrun.errors import NetrunError
 from netrun.inventory import Inventory, check_netrun_vars, load_inventory, masked
+from netrun.job import inventory_option_problems
 from netrun.modes import all_options, mode_options
 from netrun.scenario import COMMON_OPTIONS, Scenario, load_scenario, parse_overrides
 from netrun.tools import iperf3

@@ -221,8 +221,9 @@ def test_resumed_run_id_that_is_not_one_is_refused(tmp_path: Path, run_id: str) 
     import json
 
     from netrun.cleanup import cleanup_script
-    from netrun.cli import _prepare, run_parser
+    from netrun.cli import job_inputs, run_parser
     from netrun.errors import InputError
+    from netrun.job import prepare
     from netrun.results import new_document
     from netrun.runner import Run
 
@@ -235,11 +236,11 @@ def test_resumed_run_id_that_is_not_one_is_refused(tmp_path: Path, run_id: str) 
     previous = tmp_path / "results.json"
     argv = [str(scen), "-i", str(inv), "--resume", str(previous)]
     previous.write_text(json.dumps(new_document("s", "1a2b3c4d", "0")))
-    req, _ = _prepare(run_parser().parse_args(argv))
+    req, _ = prepare(job_inputs(run_parser().parse_args(argv)))
     assert req.run_id == "1a2b3c4d"
     previous.write_text(json.dumps(new_document("s", run_id, "0")))
     with pytest.raises(InputError, match=r"--resume .*: run_id .* not a netrun run id"):
-        _prepare(run_parser().parse_args(argv))
+        prepare(job_inputs(run_parser().parse_args(argv)))
     req.run_id = run_id
     with pytest.raises(InputError, match="not a netrun run id"):
         Run(req)

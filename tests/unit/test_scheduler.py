@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from netrun.cli import failure_lines
 from netrun.errors import ScenarioError
 from netrun.inventory import load_inventory
+from netrun.job import failure_lines
 from netrun.runner import Run, RunRequest
 from netrun.scenario import MAX_PARALLEL, TestSpec, load_scenario
 

@@ -1,0 +1,219 @@
+"""One netrun job from start to end: check every input, run, publish, decide the exit code.
+
+This is what ``netrun SCENARIO -i INVENTORY`` does, as a library: a cron wrapper, a
+notebook or a test gets the same checks and the same outcome as the CLI. Nothing here
+prints; the CLI prints ``Outcome`` and exits with its code.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from netrun import __version__
+from netrun.errors import InputError, Interrupted, NetrunError
+
+if TYPE_CHECKING:
+    from netrun.publish import PublishOptions
+    from netrun.runner import Run, RunRequest
+
+EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_REGRESSED, EXIT_LOCKED = 0, 1, 2, 3, 75
+EXIT_INT, EXIT_TERM = 130, 143
+
+log = logging.getLogger("netrun")
+
+
+@dataclass
+class JobInputs:
+    """What a run is asked to do, before any of it is checked (the CLI's run options)."""
+
+    scenario: Path
+    inventory: Path
+    extra: Sequence[str] = ()
+    limit: str | None = None
+    resume: Path | None = None
+    output: Path | None = None
+    connect_timeout: float = 10.0
+    accept_new_host_keys: bool = False
+    parallel: int | None = None
+    progress: Callable[[str], None] = lambda _line: None
+
+
+def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
+    """Load and check every input; nothing has touched a host yet. The request, and the
+    secrets (passwords) that must never be shown."""
+    from netrun.cleanup import RUN_ID
+    from netrun.inventory import check_netrun_vars, load_inventory
+    from netrun.modes import all_options
+    from netrun.results import default_dir, load
+    from netrun.runner import RunRequest
+    from netrun.scenario import COMMON_OPTIONS, MAX_PARALLEL, load_scenario, parse_overrides
+    from netrun.transport import SSHSettings
+
+    inventory = load_inventory(inputs.inventory)
+    settable = [o.name for o in COMMON_OPTIONS if o.from_inventory]  # netrun_port
+    settable += [o.name for o in all_options()]
+    problems = check_netrun_vars(inventory, [f"netrun_{name}" for name in settable])
+    overrides = parse_overrides(inputs.extra)
+    scenario = load_scenario(inputs.scenario, hosts=list(inventory.hosts), overrides=overrides)
+    problems += inventory_option_problems(inventory, all_options())
+    if problems:
+        raise InputError(problems)
+    if inputs.limit:
+        inventory.select(inputs.limit)  # a pattern matching nothing is bad input, up front
+    secrets = [s for h in inventory.hosts.values() for s in h.secrets()]
+    previous = None
+    if inputs.resume:
+        previous = load(inputs.resume)
+        if previous.get("scenario") != scenario.name:
+            raise InputError(
+                f"--resume {inputs.resume}: that run is of scenario "
+                f"{previous.get('scenario')!r}, not {scenario.name!r}"
+            )
+        outdir = inputs.resume if inputs.resume.is_dir() else inputs.resume.parent
+    else:
+        outdir = inputs.output or default_dir(scenario.name)
+    settings = SSHSettings(
+        connect_timeout=inputs.connect_timeout,
+        banner_timeout=inputs.connect_timeout,
+        auth_timeout=inputs.connect_timeout,
+        accept_new_host_keys=inputs.accept_new_host_keys,
+    )
+    if inputs.parallel is not None and not 1 <= inputs.parallel <= MAX_PARALLEL:
+        raise InputError(f"--parallel must be 1..{MAX_PARALLEL}, got {inputs.parallel}")
+    req = RunRequest(scenario, inventory, outdir, settings, inputs.limit, progress=inputs.progress)
+    req.parallel = inputs.parallel
+    if previous is not None:
+        req.resume = previous
+        run_id = previous.get("run_id") or req.run_id
+        if not RUN_ID.fullmatch(run_id):  # it names folders and labels in remote shells
+            raise InputError(
+                f"--resume {inputs.resume}: run_id {run_id[:40]!r} is not a netrun run id "
+                "(hex digits); resume a results.json netrun wrote"
+            )
+        req.run_id = run_id
+    return req, secrets
+
+
+def inventory_option_problems(inventory: Any, options: Any) -> list[str]:
+    """Check netrun_<option> inventory values before anything runs (bad input: exit 2)."""
+    from netrun.scenario import COMMON_OPTIONS, problem
+
+    found = []
+    for option in (*COMMON_OPTIONS, *options):
+        if not option.from_inventory:
+            continue
+        var = f"netrun_{option.name}"
+        for host in inventory.hosts.values():
+            if var in host.vars:
+                bad = problem(option, var, host.vars[var])
+                if bad:
+                    found.append(f"{inventory.path}: host '{host.name}': {bad}")
+    return list(dict.fromkeys(found))
+
+
+@dataclass
+class Outcome:
+    """How a run ended, everything the CLI shows: the table, the one-line errors and notes,
+    where the results went, and the exit code."""
+
+    doc: dict[str, Any]
+    code: int
+    table: str = ""
+    #: What failed (failure_lines), then what publishing said and what went wrong in it.
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    #: A bug's one line (its traceback is in the run's log).
+    internal_error: str | None = None
+    results: Path | None = None
+    save_error: str | None = None
+    interrupted: bool = False
+
+
+def run_and_publish(
+    req: RunRequest,
+    opts: PublishOptions,
+    secrets: list[str],
+    on_start: Callable[[Run], None] = lambda _run: None,
+) -> Outcome:
+    """Run, publish (history, baseline, exporters), render the table; the outcome.
+
+    ``on_start`` gets the Run before it touches a host (the CLI opens its log file there).
+    """
+    from netrun.publish import publish
+    from netrun.report import render
+    from netrun.runner import Run, exit_code
+    from netrun.transport import redact
+
+    run = Run(req)
+    on_start(run)
+    req.progress(
+        f"netrun {__version__}: scenario {req.scenario.name}, run {req.run_id}, "
+        f"results in {req.outdir}"
+    )
+    code: int | None = None
+    interrupted = False
+    internal = None
+    try:
+        doc = run.execute()
+    except KeyboardInterrupt:
+        doc, code, interrupted = run.doc, EXIT_INT, True
+    except Interrupted as exc:
+        doc, code, interrupted = run.doc, exc.code, True
+    except NetrunError:
+        raise
+    except Exception as exc:  # a bug: keep the traceback in the log, say one line
+        log.error("internal error\n%s", traceback.format_exc())
+        internal = (
+            f"{type(exc).__name__}: {redact(str(exc), secrets)} "
+            f"(traceback in {req.outdir / 'netrun.log'})"
+        )
+        doc, code = run.doc, EXIT_FAILED
+    published = publish(doc, req.outdir, opts)
+    run.out.save(doc)  # with the baseline verdicts, if any
+    verdicts = published.verdicts if published.baseline_id else None
+    text = redact(render(doc, "table", verdicts), secrets)
+    run.out.save_report(text)
+    if published.plots:
+        html = render(doc, "html", verdicts, published.plots)
+        run.out.save_report(redact(html, secrets), "report.html")
+    out = Outcome(doc, EXIT_OK, text, internal_error=internal, interrupted=interrupted)
+    out.errors = [redact(line, secrets) for line in failure_lines(doc)]
+    out.notes = list(published.notes)
+    out.problems = list(published.problems)
+    if run.out.error is None:
+        out.results = req.outdir / "results.json"
+    else:  # the table is all there is of this run's measurements
+        out.save_error = str(run.out.error)
+    if code is not None:
+        out.code = code
+        return out
+    out.code = exit_code(doc)
+    if out.code == EXIT_OK and published.regressed:
+        out.code = EXIT_REGRESSED
+    elif out.code == EXIT_OK and (published.problems or run.out.error):
+        out.code = EXIT_FAILED
+    return out
+
+
+def failure_lines(doc: dict[str, Any]) -> list[str]:
+    """One line per distinct failure of the run, for cron mail: what failed and why.
+
+    Run-level errors (a host that could not be reached, a cleanup problem) come first;
+    then each failed test once per distinct error, with the repeats it hit.
+    """
+    lines = [str(err) for err in doc.get("errors", [])]
+    seen: dict[tuple[str, str], list[int]] = {}
+    for sample in doc.get("tests", []):
+        if sample.get("status") != "ok":
+            key = (str(sample.get("name")), str(sample.get("error") or "failed"))
+            seen.setdefault(key, []).append(int(sample.get("repeat") or 1))
+    for (name, error), repeats in seen.items():
+        which = f" (repeat {', '.join(map(str, repeats))})" if len(repeats) > 1 else ""
+        lines.append(f"test {name} failed{which}: {error}")
+    return list(dict.fromkeys(lines))
