@@ -1,25 +1,21 @@
-"""Removing what a killed run left behind: recorded iperf3 servers, run folders, containers.
+"""The scripts that remove what a run left behind: undo records, recorded iperf3 servers,
+run folders, containers (netrun.sweep runs them on hosts).
 
-A run that ends normally cleans up after itself; this is for SIGKILL and power cuts.
-Only things netrun marked are touched: processes whose pid a run recorded in its own
-folder (``netrun-<run id>`` under the host's remote tmp), and containers labelled
-``netrun.run_id``.
+A run that ends normally cleans up after itself; these also serve after SIGKILL and power
+cuts. Only things netrun marked are touched: undo records and processes whose pid a run
+recorded in its own folder (``netrun-<run id>`` under the host's remote tmp), and
+containers labelled ``netrun.run_id``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from netrun import undo
-from netrun.errors import InputError, NetrunError
 from netrun.host import Host
-from netrun.modes.base import remote_tmp
-from netrun.transport import SSHSettings, connect_all, on_each
 
 #: What new_run_id makes (use fullmatch: ``$`` would let a trailing newline through).
 RUN_ID = re.compile(r"[0-9a-f]{4,32}")
@@ -80,47 +76,3 @@ def cleanup_command(inventory: Path | str, host: str, run_id: str) -> str:
 def docker_command(host: Host) -> str:
     """The docker CLI of a host (``netrun_docker``), for sweeping its labelled containers."""
     return str(host.vars.get("netrun_docker") or "docker")
-
-
-@dataclass
-class CleanupReport:
-    lines: list[str] = field(default_factory=list)
-    failed: dict[str, NetrunError] = field(default_factory=dict)
-
-
-def cleanup(
-    hosts: Iterable[Host],
-    settings: SSHSettings,
-    run_id: str | None = None,
-    skip: Iterable[str] = (),
-) -> CleanupReport:
-    """Connect to every host and remove netrun's leftovers (of one run, or of all but the
-    live runs in ``skip``)."""
-    if run_id is not None and not RUN_ID.fullmatch(run_id):
-        raise InputError(f"--run-id {run_id!r}: not a netrun run id (hex digits, e.g. 1a2b3c4d)")
-    hosts = list(hosts)
-    report = CleanupReport()
-    connected = connect_all(hosts, settings)
-    report.failed.update(connected.failed)
-    live = [h for h in hosts if h.name in connected.succeeded]
-    found: dict[str, list[str]] = {}
-
-    def sweep(host: Host) -> None:
-        tmp = remote_tmp(host)
-        docker = docker_command(host)
-        res = host.run(cleanup_script(tmp, run_id, docker, skip), timeout=60, check=False)
-        found[host.name] = [line for line in res.stdout.splitlines() if line.strip()]
-
-    swept = on_each(live, sweep, deadline=90)
-    report.failed.update(swept.failed)
-    for host in live:
-        lines = found.get(host.name)
-        if lines is not None:
-            report.lines += [f"{host.name}: {line}" for line in lines] or [
-                f"{host.name}: nothing left behind"
-            ]
-        if host.transport is not None:
-            with contextlib.suppress(Exception):
-                host.transport.close()
-            host.transport = None
-    return report

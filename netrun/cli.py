@@ -389,8 +389,8 @@ def _lab_summary(st: Any) -> str:
 
 
 def cmd_cleanup(ns: argparse.Namespace) -> int:
-    from netrun.cleanup import cleanup
     from netrun.inventory import load_inventory
+    from netrun.sweep import cleanup
     from netrun.transport import SSHSettings
 
     inventory = load_inventory(ns.inventory)

@@ -23,7 +23,6 @@ from netrun import __version__
 from netrun.cleanup import RUN_ID, cleanup_command, cleanup_script, docker_command
 from netrun.errors import (
     Cancelled,
-    ConnectError,
     HostError,
     InputError,
     Interrupted,
@@ -33,14 +32,16 @@ from netrun.errors import (
 from netrun.group import cleaning, on_each
 from netrun.host import Host
 from netrun.inventory import Inventory
-from netrun.journal import Entry, Journal, host_key
+from netrun.journal import Journal, host_key
 from netrun.linerate import goodput_ceiling_mbps, line_rate_mbps
 from netrun.modes import get_mode
 from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
 from netrun.needs import check_script, host_needs, missing_message, parse_missing
 from netrun.results import ResultsDir, new_document, utcnow
 from netrun.scenario import Scenario, TestSpec
+from netrun.scheduler import run_parallel
 from netrun.stats import samples_by_test
+from netrun.sweep import close_all, sweep_hosts, sweep_stale
 from netrun.tools import facts as facts_tool
 from netrun.transport import SSHSettings, connect_all
 
@@ -214,49 +215,12 @@ class Run:
         return found
 
     def _sweep_stale(self) -> None:
-        """Remove what dead runs of this controller left on the hosts this run uses.
-
-        A SIGKILLed nightly run may have left iperf3 servers holding their ports; tonight's
-        run sweeps them (by the pids that run recorded) before its first test.
-        """
-        journal = self.req.journal
-        if journal is None:
+        """Remove what dead runs of this controller left on the hosts this run uses."""
+        if self.req.journal is None:
             return
-        stale = journal.stale(exclude=self.ctx.run_id)
-        ready = {
-            host_key(h): h
-            for h in self.connected
-            if h.name in self.ctx.facts and h.name not in self.host_errors
-        }
-        todo: dict[str, list[Entry]] = {}
-        for entry in stale:
-            for key in entry.hosts:
-                if key in ready:
-                    todo.setdefault(key, []).append(entry)
-        if not todo:
-            return
-        swept: list[str] = []
-
-        def sweep(host: Host) -> None:
-            entries = todo[host_key(host)]
-            script = "; ".join(
-                cleanup_script(
-                    e.hosts[host_key(host)]["remote_tmp"],
-                    e.run_id,
-                    docker=e.hosts[host_key(host)].get("docker") or None,
-                )
-                for e in entries
-            )
-            res = host.run(script, timeout=60, check=False)
-            ids = ", ".join(e.run_id for e in entries)
-            for line in res.stdout.splitlines():
-                if line.strip():
-                    swept.append(f"{host.name}: run {ids}: {line.strip()}")
-
-        result = on_each([ready[k] for k in todo], sweep, deadline=75)
-        done = {key for key, host in ready.items() if host.name in result.succeeded}
-        for entry in stale:
-            journal.forget(entry.run_id, [k for k in entry.hosts if k in done])
+        ready = [h for h in self.connected if h.name in self.ctx.facts]
+        ready = [h for h in ready if h.name not in self.host_errors]
+        swept = sweep_stale(self.req.journal, self.ctx.run_id, ready)
         for line in swept:
             self.progress(f"swept what an earlier, killed run left: {line}")
         if swept:
@@ -297,45 +261,15 @@ class Run:
 
     # -- many tests at once ---------------------------------------------------------------
     def _run_parallel(self, tests: list[TestSpec], width: int) -> None:
-        """Run up to ``width`` tests at once, never two on one host, in scenario order.
+        """Up to ``width`` tests at once, never two on one host (netrun.scheduler)."""
 
-        A test starts as soon as both its hosts are free, so disjoint pairs overlap and a
-        test sharing a host waits for it. On Ctrl-C or SIGTERM (which reach the main thread
-        only) every host's running command is interrupted, and each worker records its test
-        as interrupted and tears it down before the run's own cleanup starts.
-        """
-        from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-
-        total = len(tests)
-        waiting = list(enumerate(tests, 1))
-        running: dict[Future[None], set[str]] = {}
-        busy: set[str] = set()
-        pool = ThreadPoolExecutor(max_workers=min(width, total), thread_name_prefix="test")
-        try:
-            while waiting or running:
-                for item in list(waiting):
-                    if len(running) >= width:
-                        break
-                    number, test = item
-                    hosts = set(test.hosts)
-                    if hosts & busy:
-                        continue
-                    waiting.remove(item)
-                    busy |= hosts
-                    running[pool.submit(self._run_test, test, number, total)] = hosts
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    busy -= running.pop(fut)
-                    fut.result()  # a bug in a worker stops the run, as it would sequentially
-        except BaseException:
+        def interrupt() -> None:
             self.ctx.stopping.set()
-            with shielded():
-                for host in self.connected:
-                    if host.transport is not None:
-                        host.transport.interrupt()
-                pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
+            for host in self.connected:
+                if host.transport is not None:
+                    host.transport.interrupt()
+
+        run_parallel(tests, width, self._run_test, interrupt, shielded)
 
     def _probe(self, host: Host) -> None:
         """Read kernel, iperf3 version and the data NIC, and check the tools the host's
@@ -498,23 +432,13 @@ class Run:
     def _finish(self) -> None:
         """Sweep every host's run folder (servers by recorded pid), close, save."""
 
-        def sweep(host: Host) -> None:
-            tmp = remote_tmp(host)
+        def script(host: Host) -> str:
             docker = self.ctx.docker_hosts.get(host.name)
-            script = cleanup_script(tmp, self.ctx.run_id, docker=docker)
-            try:
-                host.run(script, timeout=60, check=False)
-            except ConnectError:
-                if host.transport is None:
-                    raise
-                # One fresh connection: a dropped session must not leave the run's
-                # servers and folders behind when the host itself is still there.
-                host.transport.reconnect()
-                host.run(script, timeout=60, check=False)
+            return cleanup_script(remote_tmp(host), self.ctx.run_id, docker=docker)
 
         # A host whose probe failed ran nothing: sweeping it would only repeat that failure.
         probed = [h for h in self.connected if h.name in self.ctx.facts]
-        swept = on_each(probed, sweep, deadline=75)
+        swept = sweep_hosts(probed, script, retry=True)
         for name, err in swept.failed.items():
             reason = err.message if isinstance(err, HostError) else str(err)
             fix = cleanup_command(self.req.inventory.path, name, self.ctx.run_id)
@@ -522,11 +446,7 @@ class Run:
                 f"{name}: cleanup failed ({reason}); what this run started there may still be "
                 f"running: once {name} is reachable, run: {fix}"
             )
-        for host in self.connected:
-            if host.transport is not None:
-                with contextlib.suppress(Exception):
-                    host.transport.close()
-                host.transport = None
+        close_all(self.connected)
         if self.req.journal is not None:
             by_name = {h.name: h for h in probed}
             self.req.journal.end(

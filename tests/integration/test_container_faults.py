@@ -332,7 +332,9 @@ def test_cleanup_after_sigkill(docker_lab: LabHandle, tmp_path: Path) -> None:
         ["cleanup", "-i", docker_lab.inventory, "--run-id", run_id], cwd=tmp_path, timeout=120
     )
     assert res.returncode == 0, res.stderr
-    assert "removed containers" in res.stdout, res.stdout
+    # the label sweep is the run's undo record now (the older label sweep follows it)
+    assert "undone: remove the run's containers" in res.stdout, res.stdout
+    assert "undone: stop the time bound of container" in res.stdout, res.stdout
     assert labelled(docker_lab, "netrun") == {}
     assert_nothing_left(docker_lab, tmp_path / "out")
 
