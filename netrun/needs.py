@@ -9,10 +9,16 @@ so a container host needs no iperf3 and a missing tool is named with its install
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from netrun.errors import ToolError
 from netrun.host import Host
+
+if TYPE_CHECKING:
+    from netrun.scenario import TestSpec
+    from netrun.tools.facts import HostFacts
 
 
 @dataclass(frozen=True)
@@ -99,3 +105,53 @@ def missing_message(host: Host, missing: Iterable[str], why: Callable[[str], str
         override = f" or set {known.var} to its path" if known and known.var else ""
         parts.append(f"{tool} not found ('{where}', needed by {why(tool)}); {fix}{override}")
     return f"{host.name}: " + "; ".join(parts)
+
+
+@dataclass
+class Needs:
+    """The tools each host must have for this run, and which mode and role needs each."""
+
+    #: host name -> tools, in first-needed order.
+    tools: dict[str, list[str]] = field(default_factory=dict)
+    #: (host name, tool) -> "<mode> <role>", for the message.
+    needed_by: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: host name -> tools the last probe found missing.
+    missing: dict[str, list[str]] = field(default_factory=dict)
+
+    def check(self, host: Host, found: HostFacts) -> None:
+        """Raise one ToolError naming every tool the host lacks, and how to install it."""
+        missing = list(self.missing.get(host.name, []))
+        wanted = self.tools.get(host.name, [])
+        if "iperf3" in wanted and found.iperf3_version is None and "iperf3" not in missing:
+            missing.insert(0, "iperf3")  # found, but it does not answer --version
+        if missing:
+            why = self.needed_by.get
+            raise ToolError(missing_message(host, missing, lambda t: why((host.name, t), "?")))
+
+
+def plan_needs(tests: Sequence[TestSpec]) -> Needs:
+    """What each host of these tests needs, from each test's mode and the host's roles."""
+    from netrun.modes import get_mode
+
+    needs = Needs()
+    declared = [(t.hosts_by_role, get_mode(t.mode).needs) for t in tests]
+    needs.tools = host_needs(declared)
+    for test, (hosts, by_role) in reversed(list(zip(tests, declared, strict=True))):
+        for role, name in hosts.items():
+            for tool in by_role.get(role, ()):
+                needs.needed_by[(name, tool)] = f"{test.mode} {role}"
+    return needs
+
+
+def probe_host(host: Host, needs: Needs, iperf3: str) -> HostFacts:
+    """The host's facts, and which of its needed tools are missing (kept in ``needs``),
+    in one round trip."""
+    from netrun.tools import facts as facts_tool
+
+    wanted = needs.tools.get(host.name, [])
+    script = check_script(host, wanted) + facts_tool.probe_script(
+        data_ip=host.data_ip, iface=host.iface, iperf3=iperf3
+    )
+    res = host.run(script, timeout=30, check=False)
+    needs.missing[host.name] = [t for t in wanted if t in parse_missing(res.stdout)]
+    return facts_tool.parse_probe(res.stdout, data_ip=host.data_ip)

@@ -34,15 +34,14 @@ from netrun.host import Host
 from netrun.inventory import Inventory
 from netrun.journal import Journal, host_key
 from netrun.linerate import goodput_ceiling_mbps, line_rate_mbps
-from netrun.modes import get_mode
+from netrun.modes import docker_commands, get_mode
 from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
-from netrun.needs import check_script, host_needs, missing_message, parse_missing
+from netrun.needs import Needs, plan_needs, probe_host
 from netrun.results import ResultsDir, new_document, utcnow
 from netrun.scenario import Scenario, TestSpec
 from netrun.scheduler import run_parallel
 from netrun.stats import samples_by_test
 from netrun.sweep import close_all, sweep_hosts, sweep_stale
-from netrun.tools import facts as facts_tool
 from netrun.transport import SSHSettings, connect_all
 
 log = logging.getLogger("netrun.runner")
@@ -106,9 +105,8 @@ class Run:
         self.host_errors: dict[str, str] = {}
         self.connected: list[Host] = []
         self.done: set[str] = set()
-        #: host name -> the tools its roles need; (host, tool) -> which mode and role needs it.
-        self.needs: dict[str, list[str]] = {}
-        self.needed_by: dict[tuple[str, str], str] = {}
+        #: The tools each host's roles need (set once the tests are known).
+        self.needs = Needs()
         #: Held while the results document changes or is saved (parallel tests share it).
         self._lock = threading.RLock()
         self._progress_lock = threading.Lock()
@@ -173,15 +171,9 @@ class Run:
         hosts = [self.req.inventory.get(n) for n in names]
         if not hosts:
             return
-        self.needs = host_needs((t.hosts_by_role, get_mode(t.mode).needs) for t in tests)
-        self.needed_by = {
-            (name, tool): f"{t.mode} {role}"
-            for t in reversed(tests)
-            for role, name in t.hosts_by_role.items()
-            for tool in get_mode(t.mode).needs.get(role, ())
-        }
+        self.needs = plan_needs(tests)
         if self.req.journal is not None:
-            docker = self._docker_commands(tests)
+            docker = docker_commands(tests, self.req.inventory)
             self.req.journal.begin(
                 self.ctx.run_id,
                 [(h, remote_tmp(h), docker.get(h.name) or docker_command(h)) for h in hosts],
@@ -195,24 +187,6 @@ class Run:
         for name, err in probed.failed.items():
             self._host_failed(name, err)
         self._sweep_stale()
-
-    def _docker_commands(self, tests: list[TestSpec]) -> dict[str, str]:
-        """The docker command each host's container tests will use (a scenario may set it),
-        so a sweep after a SIGKILL calls the same one."""
-        from netrun.modes import mode_options
-        from netrun.scenario import option_for
-
-        options = mode_options()
-        found: dict[str, str] = {}
-        for test in tests:
-            opts = options.get(test.mode, ())
-            if not any(o.name == "docker" for o in opts):
-                continue
-            for name in test.hosts:
-                with contextlib.suppress(NetrunError):
-                    host = self.req.inventory.get(name)
-                    found.setdefault(name, str(option_for(test, host, "docker", opts)))
-        return found
 
     def _sweep_stale(self) -> None:
         """Remove what dead runs of this controller left on the hosts this run uses."""
@@ -274,21 +248,10 @@ class Run:
     def _probe(self, host: Host) -> None:
         """Read kernel, iperf3 version and the data NIC, and check the tools the host's
         roles need (and only those), in one round trip."""
-        needs = self.needs.get(host.name, [])
-        script = check_script(host, needs) + facts_tool.probe_script(
-            data_ip=host.data_ip, iface=host.iface, iperf3=self.ctx.iperf3(host)
-        )
-        res = host.run(script, timeout=30, check=False)
-        found = facts_tool.parse_probe(res.stdout, data_ip=host.data_ip)
+        found = probe_host(host, self.needs, self.ctx.iperf3(host))
         self.ctx.facts[host.name] = found
         self.doc["hosts"][host.name] = dataclasses.asdict(found)
-        missing = [t for t in needs if t in parse_missing(res.stdout)]
-        if "iperf3" in needs and found.iperf3_version is None and "iperf3" not in missing:
-            missing.insert(0, "iperf3")  # found but not answering --version
-        if missing:
-            raise ToolError(
-                missing_message(host, missing, lambda t: self.needed_by[(host.name, t)])
-            )
+        self.needs.check(host, found)
 
     # -- one test -------------------------------------------------------------------------
     def _run_test(self, test: TestSpec, number: int, total: int) -> None:

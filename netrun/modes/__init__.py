@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from netrun.errors import NetrunError
 from netrun.modes.base import Mode, Option
+
+if TYPE_CHECKING:
+    from netrun.scenario import TestSpec
 
 #: mode name -> module that defines it (imported lazily: docker's SDK is slow to import).
 _MODULES: dict[str, str] = {
@@ -52,3 +58,21 @@ def all_options() -> list[Option]:
         for opt in options:
             seen.setdefault(opt.name, opt)
     return list(seen.values())
+
+
+def docker_commands(tests: Sequence[TestSpec], inventory: Any) -> dict[str, str]:
+    """Host name -> the docker command its container tests will use (a scenario may set
+    it), so the journal's sweep after a SIGKILL calls the same one."""
+    from netrun.scenario import option_for
+
+    options = mode_options()
+    found: dict[str, str] = {}
+    for test in tests:
+        opts = options.get(test.mode, ())
+        if not any(o.name == "docker" for o in opts):
+            continue
+        for name in test.hosts:
+            with contextlib.suppress(NetrunError):
+                host = inventory.get(name)
+                found.setdefault(name, str(option_for(test, host, "docker", opts)))
+    return found

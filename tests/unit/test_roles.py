@@ -75,3 +75,22 @@ def test_the_needs_check_runs_for_real_and_names_packages() -> None:
     assert line.startswith("c: docker not found ('/nonexistent/docker', needed by docker server)")
     assert "apt-get install docker.io" in line and "dnf install docker-ce" in line
     assert "set netrun_docker" in line
+
+
+def test_container_hosts_need_docker_not_iperf3(tmp_path: Path) -> None:
+    from netrun.needs import plan_needs
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "tests:\n"
+        "  - {name: c, mode: docker, server: alpha, client: bravo}\n"
+        "  - {name: b, mode: baremetal, server: charlie, client: bravo}\n"
+    )
+    needs = plan_needs(load_scenario(path, hosts=HOSTS).tests)
+    assert needs.tools == {
+        "alpha": ["docker"],
+        "bravo": ["docker", "iperf3"],
+        "charlie": ["iperf3"],
+    }
+    assert needs.needed_by[("bravo", "iperf3")] == "baremetal client"
+    assert needs.needed_by[("alpha", "docker")] == "docker server"
