@@ -112,6 +112,10 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "server": first["server"],
         "client": first["client"],
         "pair": f"{first['client']}→{first['server']}",
+        # roles beyond server and client (a relay), shown beside the pair
+        "roles": {
+            r: h for r, h in (first.get("hosts") or {}).items() if r not in ("server", "client")
+        },
         "protocol": first["protocol"],
         "mbps": mbps,
         **{f"{k}_mbps": getattr(summary, k, None) for k in SPREAD},
@@ -187,7 +191,8 @@ def table_rows(
             udp = f"{_fmt(row['jitter_ms'], 3)}/{_fmt(row['lost_percent'], 2)}"
         else:
             udp = "-"
-        cells = [row["name"], row["mode"], row["pair"], row["protocol"], _fmt(row["mbps"])]
+        pair = row["pair"] + "".join(f" {r} {h}" for r, h in row.get("roles", {}).items())
+        cells = [row["name"], row["mode"], pair, row["protocol"], _fmt(row["mbps"])]
         if with_stats:
             cells.insert(1, str(row["samples"]))
             cells += _stats_cells(row)

@@ -70,6 +70,7 @@ def test_a_third_role_is_connected_probed_reported_and_its_change_undone(
     assert test["details"]["relay_mtu"] == TRIO_MTU
     assert "charlie" in doc["hosts"], "the relay was not probed"
     assert "relay charlie" in run.stderr
+    assert "bravo→alpha relay charlie" in run.stdout, run.stdout  # the table
     assert lab_settings(lab) == before, "the relay's MTU was not restored"
     assert run_dirs(doc["run_id"]) == []
     assert list((tmp_path / "xdg" / "netrun" / "runs").glob("*.json")) == []
