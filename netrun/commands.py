@@ -1,0 +1,214 @@
+"""The CLI's other subcommands: inventory, lab, cleanup, report, history.
+
+Like netrun.cli (which parses the arguments and runs scenarios), these print and return
+exit codes; the work itself is the library's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from netrun.errors import InputError
+from netrun.job import EXIT_FAILED, EXIT_OK
+
+
+def cmd_inventory(ns: argparse.Namespace) -> int:
+    from netrun.inventory import load_inventory, masked
+
+    inventory = load_inventory(ns.inventory)
+    if ns.host:
+        shown = masked(inventory.get(ns.host).vars)
+        print(json.dumps(shown, indent=2, sort_keys=True, default=str))
+    else:
+        listing = inventory.to_ansible_list()
+        hostvars = listing["_meta"]["hostvars"]
+        listing["_meta"]["hostvars"] = {name: masked(v) for name, v in hostvars.items()}
+        print(json.dumps(listing, indent=2, default=str))
+    return EXIT_OK
+
+
+def cmd_lab(ns: argparse.Namespace) -> int:
+    from netrun import lab
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    if ns.action == "up":
+        cfg = lab.LabConfig(
+            hosts=ns.hosts,
+            rate=ns.rate,
+            state_dir=ns.state_dir,
+            inventory=ns.inventory,
+            docker=ns.docker,
+            prefix=ns.prefix,
+            net_index=ns.net_index,
+        )
+        st = lab.up(cfg, progress)
+        print(_lab_summary(st))
+        return EXIT_OK
+    if ns.action == "down":
+        removed = lab.down(ns.state_dir, progress)
+        print(f"lab down: removed {len(removed)} item(s)")
+        return EXIT_OK
+    st = lab.status(ns.state_dir)
+    print(_lab_summary(st))
+    return EXIT_OK if st.ok else EXIT_FAILED
+
+
+def _lab_summary(st: Any) -> str:
+    if not st.exists:
+        return "no lab (run: sudo netrun lab up)"
+    lines = [f"inventory: {st.inventory}"]
+    problems = st.problems()
+    lines += [f"problem: {p}" for p in problems]
+    lines.append("lab is up" if not problems else "lab needs 'netrun lab up' to repair")
+    return "\n".join(lines)
+
+
+def cmd_cleanup(ns: argparse.Namespace) -> int:
+    from netrun.inventory import load_inventory
+    from netrun.sweep import cleanup
+    from netrun.transport import SSHSettings
+
+    inventory = load_inventory(ns.inventory)
+    hosts = inventory.select(ns.limit) if ns.limit else list(inventory.hosts.values())
+    settings = SSHSettings(accept_new_host_keys=ns.accept_new_host_keys)
+    live = [] if ns.run_id else _live_runs(ns.db)
+    for entry in live:
+        print(f"skipping run {entry.run_id}: its controller (pid {entry.pid}) is still running")
+    report = cleanup(hosts, settings, run_id=ns.run_id, skip=[e.run_id for e in live])
+    _forget_swept(hosts, report.failed, ns.run_id, ns.db)
+    for line in report.lines:
+        print(line)
+    for name, err in report.failed.items():
+        line = str(err) if str(err).startswith(f"{name}: ") else f"{name}: {err}"
+        print(f"netrun: error: {line}", file=sys.stderr)
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def _live_runs(db: Path | None) -> list[Any]:
+    """This controller's runs still measuring (from the journal): cleanup leaves them."""
+    from netrun.history import default_path
+    from netrun.journal import Journal, journal_beside
+
+    return Journal(journal_beside(db or default_path())).live()
+
+
+def _forget_swept(
+    hosts: list[Any], failed: dict[str, Any], run_id: str | None, db: Path | None
+) -> None:
+    """Hosts that `netrun cleanup` swept need no sweep by the next run either."""
+    from netrun.history import default_path
+    from netrun.journal import Journal, host_key, journal_beside
+
+    journal = Journal(journal_beside(db or default_path()))
+    keys = [host_key(h) for h in hosts if h.name not in failed]
+    entries = [e for e in journal.stale() if run_id is None or e.run_id == run_id]
+    for entry in entries:
+        journal.forget(entry.run_id, keys)
+
+
+def _load_run(spec: str, db: Path | None) -> dict[str, Any]:
+    """A run from a folder, a results.json, or the history by id."""
+    from netrun.history import History, default_path
+    from netrun.results import load
+
+    path = Path(spec)
+    if path.exists():
+        return load(path)
+    with History.open(db or default_path()) as history:
+        return history.get_run(spec)
+
+
+def cmd_report(ns: argparse.Namespace) -> int:
+    from netrun.report import render
+
+    doc = _load_run(ns.run, ns.db)
+    plots: list[Path] = []
+    if ns.plot:
+        from netrun import plots as plotting
+
+        run_dir = Path(ns.run) if Path(ns.run).is_dir() else Path(ns.run).parent
+        if not Path(ns.run).exists():
+            run_dir = Path(doc.get("run_dir") or f"netrun-report-{doc.get('run_id')}")
+            run_dir.mkdir(parents=True, exist_ok=True)
+        plots = plotting.plot_all(doc, run_dir)
+        for p in plots:
+            print(f"plot: {p}", file=sys.stderr)
+    text = render(doc, ns.format, doc_verdicts(doc), plots)
+    if ns.output:
+        from netrun.results import atomic_write
+
+        atomic_write(ns.output, text)
+        print(f"report: {ns.output}", file=sys.stderr)
+    else:
+        print(text, end="")
+    return EXIT_OK
+
+
+def doc_verdicts(doc: dict[str, Any]) -> list[Any] | None:
+    """Verdicts stored in a results document by its baseline comparison (None: none made)."""
+    from netrun.regress import Verdict
+
+    if not doc.get("baseline"):
+        return None
+    stored = doc["baseline"].get("verdicts") or []
+    return [
+        Verdict(v["test"], v["verdict"], v.get("delta_pct"), v.get("detail", "")) for v in stored
+    ]
+
+
+def cmd_history(ns: argparse.Namespace) -> int:
+    from netrun.history import History, default_path
+
+    db = ns.db or default_path()
+    with History.open(db) as history:
+        if ns.action == "import":
+            if ns.path is None:
+                raise InputError("netrun history import needs a folder: netrun history import DIR")
+            if not ns.path.exists():
+                raise InputError(f"{ns.path}: no such folder")
+            problems: list[str] = []
+            added = history.import_dir(ns.path, problems)
+            for line in problems:
+                print(f"netrun: skipped {line}", file=sys.stderr)
+            print(f"imported {len(added)} run(s) into {db}")
+            return EXIT_OK
+        rows = history.runs(scenario=ns.scenario, test=ns.test, last=ns.last)
+        print(_history_table(history, rows, ns.test))
+    return EXIT_OK
+
+
+def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
+    from tabulate import tabulate
+
+    if not rows:
+        return "no stored runs (netrun stores every run; see --db)"
+    table = [
+        [r.run_id, r.scenario, r.started, r.status, f"{r.samples - r.failed}/{r.samples}"]
+        for r in rows
+    ]
+    out = [tabulate(table, headers=["run", "scenario", "started", "status", "ok samples"])]
+    trends = []
+    for scenario in dict.fromkeys(r.scenario for r in rows):
+        tests = dict.fromkeys(t for r in rows if r.scenario == scenario for t in r.tests)
+        for test in tests:
+            if only_test and test != only_test:
+                continue
+            series = history.series(scenario, test, last=len(rows))
+            medians = [s.median / 1e6 for _, s in series if s is not None and s.median]
+            if not medians:
+                continue
+            change = (medians[-1] / medians[0] - 1) * 100 if len(medians) > 1 else 0.0
+            shown = " → ".join(f"{m:.0f}" for m in medians[-6:])
+            trends.append([scenario, test, len(medians), shown, f"{change:+.1f}%"])
+    if trends:
+        out.append("")
+        out.append(
+            tabulate(trends, headers=["scenario", "test", "runs", "median Mbit/s (last 6)", "Δ"])
+        )
+    return "\n".join(out)
