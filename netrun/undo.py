@@ -53,19 +53,22 @@ def write_script(record: Record) -> str:
 
 
 def run_script(record: Record) -> str:
-    """sh that runs one record and deletes it (a record that is gone has already run)."""
+    """sh that runs one record and deletes it once it worked (a record that is gone has
+    already run; one that failed stays for the run's final sweep to try again)."""
     p = shlex.quote(record.path)
-    return f"if [ -f {p} ]; then sh {p}; s=$?; rm -f {p}; exit $s; fi"
+    return f"if [ -f {p} ]; then sh {p} && rm -f {p}; fi"
 
 
 def sweep_script(folder_var: str = '"$d"') -> str:
     """sh (for cleanup_script's loop over run folders) running every record left, newest
-    first, each echoed as "undone: <what>"."""
+    first, each echoed as "undone: <what>" (or "undo failed: <what>": the folder, and so
+    the record, is removed next whatever happens)."""
     return (
         f"for u in $(ls -r {folder_var}/{FOLDER} 2>/dev/null); do "
         f'u={folder_var}/{FOLDER}/"$u"; case "$u" in *.sh) ;; *) continue;; esac; '
-        'w=$(sed -n "1s/^# //p" "$u"); sh "$u" >/dev/null 2>&1; '
-        'echo "undone: $w"; rm -f "$u"; done; '
+        'w=$(sed -n "1s/^# //p" "$u"); '
+        'if sh "$u" >/dev/null 2>&1; then echo "undone: $w"; else echo "undo failed: $w"; fi; '
+        'rm -f "$u"; done; '
     )
 
 
@@ -78,8 +81,8 @@ def kill_recorded(pidfile: str, grace: float = 2) -> str:
         '[ -n "$p" ] && [ -n "$st" ] || exit 0; '
         '[ "$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f20)" = "$st" ] || exit 0; '
         f'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
-        f"i=0; while [ -d /proc/$p ] && [ $i -lt {int(grace * 10)} ]; do "
-        "sleep 0.1; i=$((i+1)); done; "
+        f"i=0; while [ -d /proc/$p ] && [ $i -lt {int(grace * 50)} ]; do "
+        "sleep 0.02; i=$((i+1)); done; "
         'kill -KILL "$p" 2>/dev/null; true'
     )
 

@@ -4,6 +4,9 @@ A test-only mode (trio_mode.py) has a third role, ``relay``, whose data NIC runs
 MTU during the test: a host change that is not a container. Its undo is recorded on the
 host and in the journal before the change; teardown, the next run's sweep and `netrun
 cleanup` each carry it out.
+
+Each lab host gets a remote tmp of its own here (on a real lab every host has its own
+/tmp; the lab's hosts share this machine's), so a host's records run on that host only.
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ from helpers import (
     lab_settings,
     load_results,
     netrun_process,
-    run_dirs,
     run_netrun,
     run_under_fault,
     wait_for,
+    write_inventory,
     write_scenario,
 )
 from trio_mode import TRIO_MTU
@@ -39,6 +42,19 @@ def trio_mode(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("NETRUN_EXTRA_MODES", "trio=trio_mode")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+
+
+def own_tmp_inventory(lab: LabHandle, tmp_path: Path) -> Path:
+    """The lab's inventory with a remote tmp per host."""
+    host_vars = {h: {"netrun_remote_tmp": str(tmp_path / "remote" / h)} for h in lab.hosts}
+    for h in lab.hosts:
+        (tmp_path / "remote" / h).mkdir(parents=True)
+    return write_inventory(tmp_path, lab, host_vars=host_vars, file="own-tmp.yaml")
+
+
+def folders(tmp_path: Path, run_id: str) -> list[Path]:
+    """The run's folders on every host."""
+    return sorted((tmp_path / "remote").glob(f"*/netrun-{run_id}"))
 
 
 def trio(name: str, relay: str = "charlie", **opts: object) -> dict[str, object]:
@@ -59,8 +75,9 @@ def test_a_third_role_is_connected_probed_reported_and_its_change_undone(
     lab: LabHandle, tmp_path: Path
 ) -> None:
     before = lab_settings(lab)
+    inventory = own_tmp_inventory(lab, tmp_path)
     scenario = write_scenario(tmp_path, [trio("t3")], name="roles")
-    run = run_netrun([scenario, "-i", lab.inventory, "-o", "out", "--no-history"], cwd=tmp_path)
+    run = run_netrun([scenario, "-i", inventory, "-o", "out", "--no-history"], cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     doc = load_results(tmp_path / "out")
     test = doc["tests"][0]
@@ -72,7 +89,7 @@ def test_a_third_role_is_connected_probed_reported_and_its_change_undone(
     assert "relay charlie" in run.stderr
     assert "bravo→alpha relay charlie" in run.stdout, run.stdout  # the table
     assert lab_settings(lab) == before, "the relay's MTU was not restored"
-    assert run_dirs(doc["run_id"]) == []
+    assert folders(tmp_path, doc["run_id"]) == []
     assert list((tmp_path / "xdg" / "netrun" / "runs").glob("*.json")) == []
 
 
@@ -89,13 +106,13 @@ def test_a_missing_role_and_a_foreign_role_are_scenario_errors(
     assert "Traceback" not in run.stderr
 
 
-def kill_during_trio(lab: LabHandle, tmp_path: Path) -> str:
-    """Start a long trio test, SIGKILL netrun once the relay's MTU changed; the run id."""
+def kill_during_trio(lab: LabHandle, tmp_path: Path) -> tuple[str, Path]:
+    """Start a long trio test, SIGKILL netrun once the relay's MTU changed; the run id,
+    and the inventory (each host with a remote tmp of its own)."""
+    inventory = own_tmp_inventory(lab, tmp_path)
     long = write_scenario(tmp_path, [trio("long", duration=30)], name="killed", file="long.yaml")
     first = tmp_path / "first"
-    with netrun_process(
-        [long, "-i", lab.inventory, "-o", first, "--no-history"], cwd=tmp_path
-    ) as p:
+    with netrun_process([long, "-i", inventory, "-o", first, "--no-history"], cwd=tmp_path) as p:
         assert wait_for(lambda: data_mtu(lab, "charlie") == TRIO_MTU, timeout=30), p.poll()
         os.kill(p.pid, signal.SIGKILL)
         p.wait(timeout=10)
@@ -104,8 +121,9 @@ def kill_during_trio(lab: LabHandle, tmp_path: Path) -> str:
     undo = [u for h in entry_["hosts"].values() for u in h.get("undo", {}).values()]
     assert any("MTU" in what for what in undo), entry_
     assert data_mtu(lab, "charlie") == TRIO_MTU
-    assert any(d.joinpath("undo").is_dir() for d in run_dirs(killed))
-    return str(killed)
+    (relay_folder,) = (tmp_path / "remote" / "charlie").glob(f"netrun-{killed}")
+    assert len(list((relay_folder / "undo").glob("*.sh"))) == 1
+    return str(killed), inventory
 
 
 @pytest.mark.faults
@@ -113,10 +131,10 @@ def test_the_next_run_carries_out_a_sigkilled_runs_undo_records(
     lab: LabHandle, tmp_path: Path
 ) -> None:
     before = lab_settings(lab)
-    killed = kill_during_trio(lab, tmp_path)
-    short = write_scenario(tmp_path, [entry("short", "charlie", "alpha")], name="next")
+    killed, inventory = kill_during_trio(lab, tmp_path)
+    short = write_scenario(tmp_path, [trio("short")], name="next")
     run = run_under_fault(
-        [short, "-i", lab.inventory, "-o", "second", "--no-history"],
+        [short, "-i", inventory, "-o", "second", "--no-history"],
         cwd=tmp_path,
         outdir=tmp_path / "second",
     )
@@ -130,8 +148,10 @@ def test_the_next_run_carries_out_a_sigkilled_runs_undo_records(
         host=None,
         exit_code=0,
     )
-    assert any(killed in s and "undone: MTU" in s for s in doc.get("swept", [])), doc
-    assert run_dirs(killed) == []
+    assert any(s.startswith(f"charlie: run {killed}: undone: MTU") for s in doc.get("swept", [])), (
+        doc
+    )
+    assert folders(tmp_path, killed) == []
 
 
 @pytest.mark.faults
@@ -139,15 +159,15 @@ def test_netrun_cleanup_carries_out_a_sigkilled_runs_undo_records(
     lab: LabHandle, tmp_path: Path
 ) -> None:
     before = lab_settings(lab)
-    killed = kill_during_trio(lab, tmp_path)
-    run = run_netrun(["cleanup", "-i", lab.inventory, "-l", "charlie"], cwd=tmp_path)
+    killed, inventory = kill_during_trio(lab, tmp_path)
+    run = run_netrun(["cleanup", "-i", inventory, "-l", "charlie"], cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert "undone: MTU" in run.stdout, run.stdout
+    assert "charlie: undone: MTU" in run.stdout, run.stdout
     assert lab_settings(lab) == before
-    # alpha and bravo still hold the killed run's folder: the next run there sweeps it
-    run = run_netrun(["cleanup", "-i", lab.inventory, "--run-id", killed], cwd=tmp_path)
+    assert [f.parent.name for f in folders(tmp_path, killed)] == ["alpha", "bravo"]
+    run = run_netrun(["cleanup", "-i", inventory, "--run-id", killed], cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert run_dirs(killed) == []
+    assert folders(tmp_path, killed) == []
 
 
 def test_cleanup_without_run_id_leaves_a_live_run_alone(lab: LabHandle, tmp_path: Path) -> None:

@@ -96,3 +96,30 @@ def test_kill_recorded_spares_a_reused_pid(tmp_path: Path) -> None:
         if proc.poll() is None:
             os.kill(proc.pid, 9)
             proc.wait()
+
+
+def test_a_container_is_recorded_then_started_with_its_time_bound_then_undone(
+    tmp_path: Path,
+) -> None:
+    """The docker mode's command sequence, through the recording transport."""
+    from netrun.modes.docker import DockerMode
+    from netrun.recording import RecordingTransport
+    from netrun.scenario import load_scenario
+
+    scen = tmp_path / "s.yaml"
+    scen.write_text("tests:\n  - {name: t, mode: docker, server: alpha, client: bravo}\n")
+    (test,) = load_scenario(scen, hosts=["alpha", "bravo"]).tests
+    log: list[tuple[str, str]] = []
+    alpha, bravo = Host("alpha"), Host("bravo")
+    alpha.transport = RecordingTransport("alpha", log)
+    bravo.transport = RecordingTransport("bravo", log)
+    mode = DockerMode(test, alpha, bravo, RunContext("1a2b3c4d"))
+    mode.start_app("server", alpha)
+    mode.teardown()
+    assert mode.undo() == []
+    (start, remove, stop_bound) = (line for _host, line in log)
+    assert start.index("/tmp/netrun-1a2b3c4d/undo/") < start.index("docker run")
+    assert start.index("docker run") < start.index("nohup sh -c") < start.index(".watchdog; }")
+    assert "docker rm -f netrun-1a2b3c4d-t0-server" in start  # what the watchdog does
+    assert remove.startswith("docker rm -f") and "netrun-1a2b3c4d-t0-server" in remove
+    assert stop_bound.startswith("if [ -f /tmp/netrun-1a2b3c4d/undo/")
