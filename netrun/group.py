@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from netrun.errors import ConnectError, NetrunError
 
@@ -38,6 +39,51 @@ def cleaning() -> Iterator[None]:
 def in_cleanup() -> bool:
     """True inside ``cleaning()`` (in this thread, or in the step that started it)."""
     return bool(getattr(_local, "cleaning", False))
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """Ignore SIGINT/SIGTERM while cleaning up, so a second Ctrl-C cannot leave debris."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def stop_on_signal(stop: Callable[[], None]) -> Iterator[None]:
+    """On SIGINT/SIGTERM call ``stop`` first (interrupt every host's commands), then what
+    the signal did before (KeyboardInterrupt, the CLI's Interrupted): steps running in
+    other threads stop at once, and none starts (a long docker pull) while we unwind."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: h for s, h in old.items() if h not in (signal.SIG_IGN, None)}  # ignored stays so
+
+    def handler(signum: int, frame: Any) -> None:
+        stop()
+        before = old[signal.Signals(signum)]
+        if callable(before):
+            before(signum, frame)
+        elif before == signal.SIG_DFL and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        elif before == signal.SIG_DFL:
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+
+    for sig in old:
+        signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, before in old.items():
+            signal.signal(sig, before)
 
 
 def _inherit(task: Callable[[], None]) -> Callable[[], None]:

@@ -8,13 +8,11 @@ torn down, every host's run folder is swept and results.json is written.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import secrets
-import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,7 @@ from netrun.errors import (
     NetrunError,
     ToolError,
 )
-from netrun.group import cleaning, on_each
+from netrun.group import cleaning, on_each, shielded, stop_on_signal
 from netrun.host import Host
 from netrun.inventory import Inventory
 from netrun.journal import Journal, host_key
@@ -71,20 +69,6 @@ class RunRequest:
     parallel: int | None = None
     #: Where runs note the hosts they touch, so a SIGKILLed run is swept by the next one.
     journal: Journal | None = None
-
-
-@contextlib.contextmanager
-def shielded() -> Iterator[None]:
-    """Ignore SIGINT/SIGTERM while cleaning up, so a second Ctrl-C cannot leave debris."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
 
 
 class Run:
@@ -131,13 +115,8 @@ class Run:
         tests = self._selected_tests()
         self.out.save(self.doc)
         try:
-            self._connect(tests)
-            width = self.req.parallel or self.req.scenario.parallel
-            if width > 1 and len(tests) > 1:
-                self._run_parallel(tests, width)
-            else:
-                for number, test in enumerate(tests, 1):
-                    self._run_test(test, number, len(tests))
+            with stop_on_signal(self._interrupt):
+                self._run(tests)
             self.doc["status"] = "finished"
         except (KeyboardInterrupt, Interrupted) as exc:
             term = isinstance(exc, Interrupted) and exc.code != 130
@@ -154,6 +133,23 @@ class Run:
             with shielded(), cleaning():
                 self._finish()
         return self.doc
+
+    def _run(self, tests: list[TestSpec]) -> None:
+        self._connect(tests)
+        width = self.req.parallel or self.req.scenario.parallel
+        if width > 1 and len(tests) > 1:
+            self._run_parallel(tests, width)
+        else:
+            for number, test in enumerate(tests, 1):
+                self._run_test(test, number, len(tests))
+
+    def _interrupt(self) -> None:
+        """Ctrl-C or SIGTERM: every running command stops and no new one starts, except
+        teardown, undo and sweep commands (group.cleaning), which are never cut short."""
+        self.ctx.stopping.set()
+        for host in self.connected:
+            if host.transport is not None:
+                host.transport.interrupt()
 
     def _selected_tests(self) -> list[TestSpec]:
         tests = [t for t in self.req.scenario.tests if t.name not in self.done]
@@ -236,14 +232,7 @@ class Run:
     # -- many tests at once ---------------------------------------------------------------
     def _run_parallel(self, tests: list[TestSpec], width: int) -> None:
         """Up to ``width`` tests at once, never two on one host (netrun.scheduler)."""
-
-        def interrupt() -> None:
-            self.ctx.stopping.set()
-            for host in self.connected:
-                if host.transport is not None:
-                    host.transport.interrupt()
-
-        run_parallel(tests, width, self._run_test, interrupt, shielded)
+        run_parallel(tests, width, self._run_test, self._interrupt, shielded)
 
     def _probe(self, host: Host) -> None:
         """Read kernel, iperf3 version and the data NIC, and check the tools the host's

@@ -98,3 +98,23 @@ def test_recording_transport_keeps_the_command_sequence() -> None:
     assert a.run(["uname", "-r"], timeout=1).stdout == "6.1.0\n"
     b.run(["ip", "link", "set", "dev", "eth 0", "mtu", "9000"], timeout=1)
     assert log == [("a", "uname -r"), ("b", "ip link set dev 'eth 0' mtu 9000")]
+
+
+def test_a_signal_stops_every_hosts_commands_before_it_unwinds() -> None:
+    """Ctrl-C in a sequential run: a step running in a pool thread (a docker pull on the
+    other host) stops at once instead of running out its deadline."""
+    import os
+    import signal
+
+    from netrun.group import in_parallel, stop_on_signal
+
+    host = Host("me", {"ansible_connection": "local"})
+    transport = LocalTransport(host)
+    host.transport = transport
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), stop_on_signal(transport.interrupt):
+        in_parallel({"pull": lambda: host.run("sleep 20", timeout=30) and None}, deadline=30)
+    assert time.monotonic() - started < 5
+    with pytest.raises(Cancelled):
+        host.run("true", timeout=5)
