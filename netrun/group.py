@@ -57,9 +57,9 @@ def shielded() -> Iterator[None]:
 
 @contextlib.contextmanager
 def stop_on_signal(stop: Callable[[], None]) -> Iterator[None]:
-    """On SIGINT/SIGTERM call ``stop`` first (interrupt every host's commands), then what
-    the signal did before (KeyboardInterrupt, the CLI's Interrupted): steps running in
-    other threads stop at once, and none starts (a long docker pull) while we unwind."""
+    """On SIGINT/SIGTERM call ``stop`` first (no host starts a new command), then what
+    the signal did before (KeyboardInterrupt, the CLI's Interrupted): a step running in
+    another thread starts nothing more (a long docker pull) while we unwind."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -103,8 +103,9 @@ class LocalTransport:
                 self.host.name, f"copy of {local} to {remote} failed: {exc}"
             ) from None
 
-    def interrupt(self) -> None:
-        self._generation += 1
+    def interrupt(self, running: bool = True) -> None:
+        if running:
+            self._generation += 1
         self._stopped = True
 
     def alive(self) -> bool:

@@ -56,7 +56,7 @@ class RecordingTransport:
     def put(self, local: Path, remote: str, *, timeout: float) -> None:
         self.log.append((self.host, f"put {local} {remote}"))
 
-    def interrupt(self) -> None:
+    def interrupt(self, running: bool = True) -> None:
         self.interrupted += 1
 
     def alive(self) -> bool:

@@ -115,7 +115,7 @@ class Run:
         tests = self._selected_tests()
         self.out.save(self.doc)
         try:
-            with stop_on_signal(self._interrupt):
+            with stop_on_signal(self._refuse_new_commands):
                 self._run(tests)
             self.doc["status"] = "finished"
         except (KeyboardInterrupt, Interrupted) as exc:
@@ -143,13 +143,19 @@ class Run:
             for number, test in enumerate(tests, 1):
                 self._run_test(test, number, len(tests))
 
-    def _interrupt(self) -> None:
-        """Ctrl-C or SIGTERM: every running command stops and no new one starts, except
-        teardown, undo and sweep commands (group.cleaning), which are never cut short."""
+    def _interrupt(self, running: bool = True) -> None:
+        """Ctrl-C or SIGTERM: no new command starts, and with ``running`` (a parallel
+        run's workers) the running ones stop; teardown, undo and sweep commands
+        (group.cleaning) are never refused or cut short."""
         self.ctx.stopping.set()
         for host in self.connected:
             if host.transport is not None:
-                host.transport.interrupt()
+                host.transport.interrupt(running)
+
+    def _refuse_new_commands(self) -> None:
+        """A signal in any run: a step in another thread (the other host's docker pull)
+        starts nothing more; what runs ends (and is torn down), bounded by its deadline."""
+        self._interrupt(running=False)
 
     def _selected_tests(self) -> list[TestSpec]:
         tests = [t for t in self.req.scenario.tests if t.name not in self.done]

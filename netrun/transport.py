@@ -67,7 +67,7 @@ class Transport(Protocol):
 
     def put(self, local: Path, remote: str, *, timeout: float) -> None: ...
 
-    def interrupt(self) -> None: ...
+    def interrupt(self, running: bool = True) -> None: ...
 
     def alive(self) -> bool: ...
 
@@ -344,13 +344,17 @@ class SSHTransport:
             if sftp is not None:
                 sftp.close()
 
-    def interrupt(self) -> None:
-        """Stop the commands running now (another thread's) so their tests can tear down.
+    def interrupt(self, running: bool = True) -> None:
+        """Start no new command but cleanup; with ``running``, also stop the commands
+        running now (another thread's) so their tests can tear down.
 
-        Used when a parallel run is interrupted: the main thread gets the signal, the
-        workers' commands would otherwise run to their deadlines.
+        Used when a run is interrupted: the main thread gets the signal, the workers'
+        commands would otherwise run to their deadlines. A command stopped mid-way may
+        still finish on the host (a ``docker run``), which is why a sequential run only
+        refuses new commands and lets running steps end before its teardown.
         """
-        self._generation += 1
+        if running:
+            self._generation += 1
         self._stopped = True
 
     def alive(self) -> bool:

@@ -253,7 +253,8 @@ def test_sigkill_during_docker_test_then_cleanup(docker_lab: LabHandle, tmp_path
         host=None,
         exit_code=0,
     )
-    assert "removed containers" in run.proc.stdout, run.proc.stdout
+    # the label sweep is the run's undo record now (the older label sweep follows it)
+    assert "undone: remove the run's containers" in run.proc.stdout, run.proc.stdout
 
 
 # -- a full results filesystem ------------------------------------------------------------------
