@@ -220,9 +220,14 @@ def test_sigkill_then_cleanup(lab: LabHandle, tmp_path: Path) -> None:
 
 
 def app_container_running(lab: LabHandle) -> bool:
-    return any(
-        lab.docker(host, "ps", "-q", "--filter", "label=netrun.role=client").strip()
-        for host in lab.hosts
+    """Both iperf3 containers run: a docker run still under way when netrun is SIGKILLed
+    finishes on its host after any cleanup (its watchdog removes it later)."""
+    return all(
+        any(
+            lab.docker(host, "ps", "-q", "--filter", f"label=netrun.role={role}").strip()
+            for host in lab.hosts
+        )
+        for role in ("server", "client")
     )
 
 

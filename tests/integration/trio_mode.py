@@ -31,14 +31,17 @@ class Trio(BareMetal):
     def setup(self) -> None:
         relay = self.hosts["relay"]
         nic = getattr(self.ctx.facts.get(relay.name), "nic", None)
-        if nic is None or not nic.iface or not nic.mtu:
-            raise ModeError(f"{relay.name}: the data NIC or its MTU is unknown")
+        if nic is None or not nic.iface:
+            raise ModeError(f"{relay.name}: the data NIC is unknown")
+        # The MTU now, not the probe's: the run's start-up sweep may have restored it since.
+        res = relay.run(["cat", f"/sys/class/net/{nic.iface}/mtu"], timeout=10)
+        mtu = int(res.stdout.strip())
         dev = shlex.quote(nic.iface)
         self.change(
             relay,
             f"ip link set dev {dev} mtu {TRIO_MTU}",
-            f"ip link set dev {dev} mtu {int(nic.mtu)}",
-            what=f"MTU of {nic.iface} back to {nic.mtu}",
+            f"ip link set dev {dev} mtu {mtu}",
+            what=f"MTU of {nic.iface} back to {mtu}",
             sudo=True,
         )
         self.details["relay_mtu"] = TRIO_MTU
