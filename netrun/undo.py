@@ -81,8 +81,10 @@ def kill_recorded(pidfile: str, grace: float = 2) -> str:
         '[ -n "$p" ] && [ -n "$st" ] || exit 0; '
         '[ "$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f20)" = "$st" ] || exit 0; '
         f'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
-        f"i=0; while [ -d /proc/$p ] && [ $i -lt {int(grace * 50)} ]; do "
-        "sleep 0.02; i=$((i+1)); done; "
+        # gone or a zombie (an init that does not reap keeps it) ends the wait
+        f"i=0; while [ $i -lt {int(grace * 50)} ]; do "
+        's=$(cat "/proc/$p/stat" 2>/dev/null) || break; s=${s##*) }; '
+        "case ${s%% *} in Z|X) break ;; esac; sleep 0.02; i=$((i+1)); done; "
         'kill -KILL "$p" 2>/dev/null; true'
     )
 
