@@ -84,10 +84,32 @@ def cmd_cleanup(ns: argparse.Namespace) -> int:
     _forget_swept(hosts, report.failed, ns.run_id, ns.db)
     for line in report.lines:
         print(line)
+    pending = _pending_undo(hosts, report.failed, ns.run_id, ns.db)
     for name, err in report.failed.items():
         line = str(err) if str(err).startswith(f"{name}: ") else f"{name}: {err}"
+        if pending.get(name):
+            line += f"; still to undo there: {', '.join(pending[name])}"
         print(f"netrun: error: {line}", file=sys.stderr)
     return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def _pending_undo(
+    hosts: list[Any], failed: dict[str, Any], run_id: str | None, db: Path | None
+) -> dict[str, list[str]]:
+    """Host name -> what dead runs changed there and the journal says is not undone yet
+    (for hosts cleanup could not reach: the user should know what the host still has)."""
+    from netrun.history import default_path
+    from netrun.journal import Journal, host_key, journal_beside
+
+    keys = {host_key(h): h.name for h in hosts if h.name in failed}
+    found: dict[str, list[str]] = {}
+    for entry in Journal(journal_beside(db or default_path())).stale():
+        if run_id is None or entry.run_id == run_id:
+            for key, values in entry.hosts.items():
+                name = keys.get(key) or (values["name"] if values["name"] in failed else None)
+                if name is not None:  # the same address, or the same inventory name
+                    found.setdefault(name, []).extend(values.get("undo", {}).values())
+    return found
 
 
 def _live_runs(db: Path | None) -> list[Any]:

@@ -167,6 +167,12 @@ def test_netrun_cleanup_carries_out_a_sigkilled_runs_undo_records(
 ) -> None:
     before = lab_settings(lab)
     killed, inventory = kill_during_trio(lab, tmp_path)
+    # charlie unreachable (a wrong port): cleanup names the change still to undo there
+    down = write_inventory(tmp_path, lab, host_vars={"charlie": {"ansible_port": 1}}, file="d.yaml")
+    run = run_netrun(["cleanup", "-i", down, "-l", "charlie"], cwd=tmp_path)
+    assert run.returncode == 1
+    assert "still to undo there: MTU of data0 back to 1500" in run.stderr, run.stderr
+    assert data_mtu(lab, "charlie") == TRIO_MTU
     run = run_netrun(["cleanup", "-i", inventory, "-l", "charlie"], cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "charlie: undone: MTU" in run.stdout, run.stdout
