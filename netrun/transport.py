@@ -12,12 +12,11 @@ import contextlib
 import logging
 import shlex
 import socket
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from netrun.errors import (
     AuthError,
@@ -32,6 +31,7 @@ from netrun.group import GroupResult as GroupResult
 from netrun.group import cleaning as cleaning
 from netrun.group import in_cleanup, on_each
 from netrun.group import in_parallel as in_parallel
+from netrun.hostkeys import TrustOnFirstUse, known_hosts_name
 from netrun.sshfail import LOST, handshake_failure, socket_reason, sudo_refusal
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ class SSHTransport:
             known.touch(mode=0o600)
             client.load_host_keys(str(known))
         if s.accept_new_host_keys:
-            client.set_missing_host_key_policy(_TrustOnFirstUse(known))
+            client.set_missing_host_key_policy(TrustOnFirstUse(known))
         else:
             client.set_missing_host_key_policy(paramiko.RejectPolicy())
         where = f"{host.address}:{host.port}"
@@ -174,7 +174,7 @@ class SSHTransport:
                 host.name,
                 f"host key for {where} has CHANGED (possible man-in-the-middle); if the host "
                 f"was reinstalled, remove the old key with: ssh-keygen -f {known} -R "
-                f"{_known_hosts_name(host)}",
+                f"{known_hosts_name(host)}",
             ) from None
         except paramiko.SSHException as exc:
             text = str(exc)
@@ -383,35 +383,10 @@ class SSHTransport:
                 self._conn = None
 
 
-_KNOWN_HOSTS_LOCK = threading.Lock()
-
-
-class _TrustOnFirstUse:
-    """Record a host key seen for the first time by appending one line to known_hosts.
-
-    paramiko's AutoAddPolicy rewrites the whole file from the client's copy; with hosts
-    connected in parallel, one thread's rewrite would drop keys another just saved.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def missing_host_key(self, client: Any, hostname: str, key: Any) -> None:
-        client.get_host_keys().add(hostname, key.get_name(), key)
-        line = f"{hostname} {key.get_name()} {key.get_base64()}\n"
-        with _KNOWN_HOSTS_LOCK, open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line)
-        log.info("recorded new host key for %s in %s", hostname, self.path)
-
-
 def _local_user() -> str:
     import getpass
 
     return getpass.getuser()
-
-
-def _known_hosts_name(host: Host) -> str:
-    return host.address if host.port == 22 else f"[{host.address}]:{host.port}"
 
 
 #: ansible_connection values netrun can use (a kubectl transport will join them).
