@@ -202,6 +202,10 @@ class Run:
         if swept:
             with self._lock:
                 self.doc.setdefault("swept", []).extend(swept)
+        # An undo may have changed what the probe read (an MTU back to normal): read again.
+        undone = [h for h in ready if any(f"{h.name}: run " in s and "undone:" in s for s in swept)]
+        for name, err in on_each(undone, self._probe, deadline=60).failed.items():
+            self._host_failed(name, err)
 
     def _revive(self, name: str) -> None:
         """Reconnect a host whose connection dropped in an earlier test.

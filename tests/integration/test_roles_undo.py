@@ -155,9 +155,9 @@ def test_the_next_run_carries_out_a_sigkilled_runs_undo_records(
         host=None,
         exit_code=0,
     )
-    assert any(s.startswith(f"charlie: run {killed}: undone: MTU") for s in doc.get("swept", [])), (
-        doc
-    )
+    swept = doc.get("swept", [])
+    assert any(s.startswith(f"charlie: run {killed}: undone: MTU") for s in swept), doc
+    assert doc["hosts"]["charlie"]["nic"]["mtu"] == 1500  # probed again after the undo
     assert folders(tmp_path, killed) == []
 
 
