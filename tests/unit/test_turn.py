@@ -1,0 +1,133 @@
+"""TURN: the tunnel's STUN codec and framing, its packaging, and coturn's config."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from netrun import turn
+from netrun.turn import relay, tunnel
+
+
+def test_request_roundtrip_and_message_integrity() -> None:
+    key = hashlib.md5(b"user:netrun:secret").digest()
+    message, txid = tunnel.encode(tunnel.ALLOCATE, [(tunnel.A_REALM, b"netrun")], key)
+    kind, got_txid, attrs = tunnel.decode(message)
+    assert kind == tunnel.ALLOCATE and got_txid == txid and attrs[tunnel.A_REALM] == b"netrun"
+    # RFC 8489 14.5: HMAC over the message up to MESSAGE-INTEGRITY, length covering it
+    signed = message[:-24]
+    assert hmac.new(key, signed, hashlib.sha1).digest() == attrs[tunnel.A_INTEGRITY]
+    assert struct.unpack("!H", message[2:4])[0] == len(message) - 20
+
+
+@pytest.mark.parametrize("addr", ["192.0.2.1", "2001:db8::7"])
+def test_xor_address_roundtrip(addr: str) -> None:
+    txid = os.urandom(12)
+    assert tunnel._xor_address(tunnel.xor_address(addr, 3478, txid), txid) == (addr, 3478)
+
+
+def test_tcp_framing_pads_channel_data_and_reassembles_split_reads() -> None:
+    t = object.__new__(tunnel.Tunnel)
+    got: list[bytes] = []
+    t.inbuf = bytearray()
+    t._dispatch = got.append  # type: ignore[method-assign]
+    stun, _ = tunnel.encode(tunnel.REFRESH, [])
+    stream = struct.pack("!HH", 0x4000, 5) + b"hello" + b"\0\0\0" + stun
+    stream += struct.pack("!HH", 0x4000, 4) + b"abcd"
+    for i in range(0, len(stream), 3):
+        t.inbuf += stream[i : i + 3]
+        t._frames()
+    assert got == [struct.pack("!HH", 0x4000, 5) + b"hello", stun, b"@\0\0\4abcd"]
+    assert not t.inbuf
+
+
+def test_error_code_attribute() -> None:
+    raw = b"\0\0" + bytes([4, 1]) + b"Unauthorized"
+    assert tunnel.error_of({tunnel.A_ERROR: raw}) == (401, "Unauthorized")
+
+
+@pytest.mark.parametrize(
+    ("uri", "scheme", "message"),
+    [
+        ("turn://u:p@h:3478", "turn", "no credentials in the URI"),
+        ("udp://h", "udp", "expected udp://HOST:PORT"),
+        ("tcp://h:1", "udp", "expected udp://"),
+        ("udp://h:99999", "udp", "expected udp://"),
+    ],
+)
+def test_bad_uris(uri: str, scheme: str, message: str) -> None:
+    with pytest.raises(tunnel.TunnelError, match=message):
+        tunnel.parse_endpoint(uri, scheme)
+
+
+def test_credentials_file_must_be_private(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "auth"
+    path.write_text(turn.auth_file_text("u", "p w"))
+    path.chmod(0o600)
+    assert tunnel.read_credentials(str(path)) == ("u", "p w")
+    path.chmod(0o640)
+    with pytest.raises(tunnel.TunnelError, match="chmod 600"):
+        tunnel.read_credentials(str(path))
+
+
+def test_the_shipped_script_runs_alone_and_prints_one_error_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / turn.SCRIPT_NAME
+    script.write_bytes(turn.tunnel_script())
+    env = {"PATH": os.environ["PATH"], "NETRUN_TURN_PASSWORD": "s3cret"}  # no user
+    done = subprocess.run(
+        [sys.executable, "-I", str(script), "udp://127.0.0.1:0", "turn://127.0.0.1:9",
+         "udp://127.0.0.1:9"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "turn tunnel: error: no TURN credentials: set NETRUN_TURN_USER/PASSWORD or --auth-file"
+    ]
+    assert turn.tunnel_version().startswith("netrun-turn-tunnel ")
+
+
+def test_tunnel_command_and_banner() -> None:
+    argv = turn.tunnel_command(
+        "/tmp/x/t.py", listen="127.0.0.1", listen_port=5000, server="2001:db8::1",
+        server_port=3478, transport="tcp", peer="10.0.0.2", peer_port=5001, seconds=20,
+        auth_file="/tmp/x/auth",
+    )  # fmt: skip
+    assert argv[2:5] == [
+        "udp://127.0.0.1:5000", "turn://[2001:db8::1]:3478?transport=tcp", "udp://10.0.0.2:5001"
+    ]  # fmt: skip
+    assert "--auth-file" in argv and not any("pass" in a for a in argv)
+    banner = turn.parse_banner(
+        "relayed 10.0.0.3:49170 mapped 10.0.0.1:40000 listen 127.0.0.1:5000 "
+        "peer 10.0.0.2:5001 transport tcp\n"
+    )
+    assert banner == turn.Banner("10.0.0.3", 49170, "10.0.0.1", 5000, "tcp")
+    assert turn.parse_banner("turn tunnel: error: x") is None
+    with pytest.raises(ValueError):
+        turn.auth_file_text("u", "two\nlines")
+
+
+def test_relay_config_is_no_open_proxy_and_keeps_no_cli() -> None:
+    user, password = relay.credentials()
+    assert user != password and len(password) >= 20
+    text = relay.config_text(
+        listen_ip="10.0.0.3", port=3478, user=user, password=password, peers=["10.0.0.2"],
+        pidfile="/run/x.pid", logfile="/tmp/turn.log",
+    )  # fmt: skip
+    lines = text.splitlines()
+    assert {"no-cli", "no-tls", "no-dtls", "lt-cred-mech"} <= set(lines)
+    assert "denied-peer-ip=0.0.0.0-255.255.255.255" in lines
+    assert "allowed-peer-ip=10.0.0.2" in lines and "allow-loopback-peers" not in lines
+    assert relay.command("/c", "/db")[:3] == ["turnserver", "-c", "/c"]
+    assert password not in " ".join(relay.command("/c", "/db"))
+    assert relay.redact(f"user={user}:{password}", password) == f"user={user}:***"
+    with pytest.raises(ValueError):
+        relay.config_text(
+            listen_ip="10.0.0.3", port=1, user="u", password="p", peers=["10.0.0.2\nx"],
+            pidfile="p", logfile="l",
+        )  # fmt: skip
