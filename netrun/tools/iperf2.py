@@ -358,7 +358,7 @@ def _metrics(
     square = sum(
         n * (f.latency_ms[3] ** 2 + f.latency_ms[0] ** 2) for f, n in timed if f.latency_ms
     )
-    out["latency_avg_ms"] = mean
+    out["latency_avg_ms"] = timed[0][0].latency_ms[0] if len(timed) == 1 else mean  # type: ignore[index]
     out["latency_min_ms"] = min(f.latency_ms[1] for f, _ in timed if f.latency_ms)
     out["latency_max_ms"] = max(f.latency_ms[2] for f, _ in timed if f.latency_ms)
     pooled = math.sqrt(max(square / count - mean**2, 0.0))
