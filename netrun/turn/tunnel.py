@@ -41,6 +41,7 @@ RTO, TRIES = 0.25, 5  # RFC 8489 6.2.1 (Rc 7, RTO 0.5 s) shortened: gives up aft
 TCP_TIMEOUT = 10.0
 PERMISSION_REFRESH = 240.0  # a permission lives 300 s; ChannelBind renews it and the channel
 BURST = 512  # datagrams drained per socket per wake-up
+BUFFER = 4 << 20
 TCP_HIGH_WATER = 1 << 20  # stop reading the local socket while this much waits for TCP
 
 
@@ -141,6 +142,15 @@ def error_of(attrs: dict) -> tuple[int, str]:
 
 
 # -- the tunnel ----------------------------------------------------------------------------
+def _big_buffers(sock) -> None:
+    """4 MiB socket buffers (past rmem_max as root): a burst waits instead of being dropped."""
+    for force, plain in ((33, socket.SO_RCVBUF), (32, socket.SO_SNDBUF)):  # SO_*BUFFORCE
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, force, BUFFER)
+        except OSError:
+            sock.setsockopt(socket.SOL_SOCKET, plain, BUFFER)
+
+
 class Tunnel:
     """One allocation, one channel to the peer, one local listener: a selectors loop."""
 
@@ -169,6 +179,7 @@ class Tunnel:
             raise TunnelError(
                 f"cannot listen on udp {listen[0]}:{listen[1]}: {err.strerror}"
             ) from None
+        _big_buffers(sock)
         sock.setblocking(False)
         return sock
 
@@ -185,7 +196,7 @@ class Tunnel:
             raise TunnelError(f"cannot reach {where}: {err.strerror or err}") from None
         if kind == socket.SOCK_STREAM:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        _big_buffers(sock)
         sock.setblocking(False)
         return sock
 
