@@ -165,7 +165,7 @@ class Tunnel:
         self.pending = {}  # txid -> [message, next send time, tries, response or None]
         self.out = bytearray()  # TCP bytes waiting for the socket
         self.inbuf = bytearray()
-        self.counts = {"up": 0, "down": 0, "dropped": 0}
+        self.counts = {"up": 0, "down": 0, "dropped": 0, "refreshes": 0}
         self.local = self._listen(listen)
         self.sock = self._connect()
         self.local_paused = False
@@ -416,7 +416,9 @@ class Tunnel:
                 if answer is None:
                     continue
                 del self.pending[txid], background[txid]
-                if answer[0] & 0x0110 == 0x0110:
+                if answer[0] & 0x0110 == 0x0100:
+                    self.counts["refreshes"] += 1
+                elif answer[0] & 0x0110 == 0x0110:
                     code, _ = error_of(answer[1])
                     if code != 438:
                         raise TunnelError(f"TURN {what} failed: {code}")
@@ -477,7 +479,11 @@ def main(argv: list | None = None) -> int:
         )
         tunnel.serve(lambda: bool(stopping))
         c = tunnel.counts
-        print(f"stats up {c['up']} down {c['down']} dropped {c['dropped']}", flush=True)
+        print(
+            f"stats up {c['up']} down {c['down']} dropped {c['dropped']} "
+            f"refreshes {c['refreshes']} lifetime {tunnel.lifetime}",
+            flush=True,
+        )
         return 0
     except TunnelError as err:
         print(f"turn tunnel: error: {err}", file=sys.stderr, flush=True)

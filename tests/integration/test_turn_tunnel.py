@@ -7,6 +7,7 @@ core lands, this test starts them in the namespaces itself and kills every one b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -66,19 +67,18 @@ def _wait_listening(ns: str, port: int, proc: subprocess.Popen, log: Path) -> No
     )
 
 
-@pytest.fixture(scope="module")
-def relay_host(lab, tmp_path_factory) -> Iterator[dict]:  # type: ignore[no-untyped-def]
+@contextlib.contextmanager
+def _relay(lab, tmp: Path, port: int, extra: str = "") -> Iterator[dict]:  # type: ignore[no-untyped-def]
     """A coturn relay on charlie that may relay only to bravo; killed at the end."""
-    tmp = tmp_path_factory.mktemp("turn")
     charlie, bravo = lab.host("charlie"), lab.host("bravo")
     user, password = relay.credentials()
     conf = _secret_file(
         tmp / "turnserver.conf",
         relay.config_text(
-            listen_ip=charlie.data_ip, port=TURN_PORT, user=user, password=password,
+            listen_ip=charlie.data_ip, port=port, user=user, password=password,
             peers=[bravo.data_ip], pidfile=str(tmp / "turnserver.pid"),
             logfile=str(tmp / "turn.log"),
-        ),
+        ) + extra,
     )  # fmt: skip
     proc = _in(
         charlie.namespace,
@@ -86,11 +86,20 @@ def relay_host(lab, tmp_path_factory) -> Iterator[dict]:  # type: ignore[no-unty
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        _wait_listening(charlie.namespace, TURN_PORT, proc, tmp / "turn.log")
-        yield {"proc": proc, "tmp": tmp, "user": user, "password": password, "ip": charlie.data_ip}
+        _wait_listening(charlie.namespace, port, proc, tmp / "turn.log")
+        yield {
+            "proc": proc, "tmp": tmp, "user": user, "password": password,
+            "ip": charlie.data_ip, "port": port,
+        }  # fmt: skip
     finally:
         _stop(proc)
         assert proc.poll() is not None
+
+
+@pytest.fixture(scope="module")
+def relay_host(lab, tmp_path_factory) -> Iterator[dict]:  # type: ignore[no-untyped-def]
+    with _relay(lab, tmp_path_factory.mktemp("turn"), TURN_PORT) as info:
+        yield info
 
 
 def _tunnel(lab, relay_host, transport: str, peer: str, auth: Path, seconds: float = 30):  # type: ignore[no-untyped-def]
@@ -98,7 +107,7 @@ def _tunnel(lab, relay_host, transport: str, peer: str, auth: Path, seconds: flo
     script.write_bytes(turn.tunnel_script())
     argv = turn.tunnel_command(
         str(script), listen="127.0.0.1", listen_port=0, server=relay_host["ip"],
-        server_port=TURN_PORT, transport=transport, peer=peer, peer_port=IPERF_PORT,
+        server_port=relay_host["port"], transport=transport, peer=peer, peer_port=IPERF_PORT,
         seconds=seconds, auth_file=str(auth), python=sys.executable,
     )  # fmt: skip
     return _in(
@@ -114,6 +123,23 @@ def _first_line(proc: subprocess.Popen, timeout: float = 20) -> str:
 
 @pytest.mark.parametrize("transport", ["udp", "tcp"])
 def test_iperf2_through_the_tunnel_at_1000pps(lab, relay_host, transport: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    _through_the_tunnel(lab, relay_host, transport, tmp_path, seconds=3)
+
+
+@pytest.mark.parametrize("transport", ["udp", "tcp"])
+def test_the_tunnel_refreshes_a_short_allocation_and_a_stale_nonce(
+    lab, transport: str, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """coturn grants 4 s and makes nonces stale after 3 s: 8 s of traffic needs refreshes."""
+    extra = "max-allocate-lifetime=4\nstale-nonce=3\n"
+    with _relay(lab, tmp_path, TURN_PORT + 1, extra) as short:
+        stats = _through_the_tunnel(lab, short, transport, tmp_path, seconds=8)
+    assert "lifetime 4" in stats
+    assert int(stats.split("refreshes ")[1].split()[0]) >= 3
+
+
+def _through_the_tunnel(lab, relay_host, transport: str, tmp_path: Path, seconds: int) -> str:  # type: ignore[no-untyped-def]
+    """iperf2 at 1000 pps through the tunnel; checks the proof, returns the tunnel's stats."""
     bravo, alpha = lab.host("bravo"), lab.host("alpha")
     auth = _secret_file(
         tmp_path / "auth", turn.auth_file_text(relay_host["user"], relay_host["password"])
@@ -129,18 +155,19 @@ def test_iperf2_through_the_tunnel_at_1000pps(lab, relay_host, transport: str, t
         assert banner.relayed == relay_host["ip"] and banner.transport == transport
         client = subprocess.run(
             ["ip", "netns", "exec", alpha.namespace, *iperf2.client_command(
-                "127.0.0.1", length=100, bitrate="1000pps", duration=3, port=banner.listen_port
+                "127.0.0.1", length=100, bitrate="1000pps", duration=seconds,
+                port=banner.listen_port,
             )],
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         time.sleep(0.5)
         _stop(server, signal.SIGINT)
         out = server.stdout.read()  # type: ignore[union-attr]
-        result = iperf2.parse(out, expect_seconds=3)
+        result = iperf2.parse(out, expect_seconds=seconds)
         # the proof: bravo's iperf2 saw the relay's relayed address, not alpha's
         assert result.peer_seen == relay_host["ip"] != alpha.data_ip
         assert result.peers == (f"{banner.relayed} port {banner.relayed_port}",)
-        assert result.metrics["total"] >= 2900, out
+        assert result.metrics["total"] >= 950 * seconds, out
         assert result.metrics["lost_percent"] < 5, out  # 0% on an idle machine
         assert result.metrics["latency_avg_ms"] is not None
         assert "Server Report" in client.stdout
@@ -148,7 +175,9 @@ def test_iperf2_through_the_tunnel_at_1000pps(lab, relay_host, transport: str, t
         _stop(tunnel)
         _stop(server)
     assert tunnel.returncode == 0
-    assert "stats up" in tunnel.stdout.read()  # type: ignore[union-attr]
+    stats = tunnel.stdout.read()  # type: ignore[union-attr]
+    assert "stats up" in stats
+    return stats
 
 
 def test_wrong_password_is_one_line_naming_401_and_no_secret(lab, relay_host, tmp_path) -> None:  # type: ignore[no-untyped-def]
