@@ -15,7 +15,7 @@ else
 BINDIR ?= $(HOME)/.local/bin
 SUDO := $(shell command -v sudo >/dev/null 2>&1 && echo sudo)
 endif
-APT_PACKAGES = iperf3 iperf ethtool iproute2 iptables openssh-server openssh-client \
+APT_PACKAGES = iperf3 iperf coturn ethtool iproute2 iptables openssh-server openssh-client \
 	docker.io procps psmisc gcc libc6-dev sudo python3 python3-venv
 INVENTORY ?= inventories/local.yaml
 SCENARIO ?= scenarios/freeflow.yaml

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,7 +24,13 @@ from netrun import turn
 from netrun.tools import iperf2
 from netrun.turn import relay
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        shutil.which("turnserver") is None or shutil.which("iperf") is None,
+        reason="needs coturn's turnserver and iperf 2 (make setup installs them)",
+    ),
+]
 
 TURN_PORT = 3478
 IPERF_PORT = 5301
