@@ -91,6 +91,31 @@ class Iperf2Result:
     sent: int | None  # datagrams the client says it sent
     warnings: tuple[str, ...] = field(default=())
 
+    def details(self) -> dict[str, Any]:
+        """What results.json keeps beside the metrics: the series, the peers, the proof."""
+        return {
+            "source": self.source,
+            "peer_seen": self.peer_seen,
+            "peers": list(self.peers),
+            "sent": self.sent,
+            "unavailable": dict(self.unavailable),
+            "warnings": list(self.warnings),
+            "series": [
+                {
+                    "flow": i.flow,
+                    "start": i.start,
+                    "end": i.end,
+                    "bits_per_second": i.bits_per_second,
+                    "jitter_ms": i.jitter_ms,
+                    "lost": i.lost,
+                    "total": i.total,
+                    "pps": i.pps,
+                    "latency_ms": list(i.latency_ms) if i.latency_ms else None,
+                }
+                for i in self.intervals
+            ],
+        }
+
 
 # -- commands -------------------------------------------------------------------------------
 _RATE = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgG]?)(pps)?$")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib import resources
+from urllib.parse import quote
 
 #: Where the script goes on a host, under the run's remote directory.
 SCRIPT_NAME = "netrun-turn-tunnel.py"
@@ -65,6 +66,29 @@ def tunnel_command(
         f"{seconds:g}",
         "--auth-file",
         auth_file,
+    ]
+
+
+def turncat_command(
+    turncat: str, *, listen_port: int, server: str, server_port: int, transport: str,
+    peer: str, peer_port: int, user: str, password: str,
+) -> list[str]:  # fmt: skip
+    """STUNner's turncat, when the host has it (``netrun_turncat``).
+
+    turncat takes the credentials in its URI, so they are in its argv: whoever can run
+    ``ps`` on that host sees them. Prefer netrun's tunnel on shared hosts; netrun redacts
+    this argv (``relay.redact``) before it logs or saves it.
+    """
+    if transport not in ("udp", "tcp"):
+        raise ValueError(f"turn_transport {transport!r}: udp or tcp")
+    creds = f"{quote(user, safe='')}:{quote(password, safe='')}"
+    host = f"[{server}]" if ":" in server else server
+    target = f"[{peer}]" if ":" in peer else peer
+    return [
+        turncat,
+        f"udp://127.0.0.1:{listen_port}",
+        f"turn://{creds}@{host}:{server_port}?transport={transport}",
+        f"udp://{target}:{peer_port}",
     ]
 
 

@@ -184,3 +184,12 @@ def test_every_metric_is_finite_or_null() -> None:
             continue
         for value in r.metrics.values():
             assert value is None or math.isfinite(value)
+
+
+def test_details_are_json_ready() -> None:
+    import json
+
+    r = iperf2.parse(load("2.1.8-full.server"), expect_seconds=3)
+    details = json.loads(json.dumps(r.details(), allow_nan=False))
+    assert details["peer_seen"] == "127.0.0.1" and len(details["series"]) == 3
+    assert details["series"][1]["latency_ms"] is None

@@ -131,3 +131,12 @@ def test_relay_config_is_no_open_proxy_and_keeps_no_cli() -> None:
             listen_ip="10.0.0.3", port=1, user="u", password="p", peers=["10.0.0.2\nx"],
             pidfile="p", logfile="l",
         )  # fmt: skip
+
+
+def test_turncat_command_quotes_credentials_for_redaction() -> None:
+    argv = turn.turncat_command(
+        "/usr/local/bin/turncat", listen_port=5000, server="10.0.0.3", server_port=3478,
+        transport="udp", peer="10.0.0.2", peer_port=5001, user="user-1", password="p@ss:w/rd",
+    )  # fmt: skip
+    assert argv[2] == "turn://user-1:p%40ss%3Aw%2Frd@10.0.0.3:3478?transport=udp"
+    assert "p%40ss%3Aw%2Frd" not in relay.redact(" ".join(argv), "p%40ss%3Aw%2Frd")
