@@ -140,3 +140,18 @@ def test_turncat_command_quotes_credentials_for_redaction() -> None:
     )  # fmt: skip
     assert argv[2] == "turn://user-1:p%40ss%3Aw%2Frd@10.0.0.3:3478?transport=udp"
     assert "p%40ss%3Aw%2Frd" not in relay.redact(" ".join(argv), "p%40ss%3Aw%2Frd")
+
+
+def test_the_tunnel_parses_as_python_3_9_and_imports_only_the_stdlib() -> None:
+    import ast
+
+    tree = ast.parse(turn.tunnel_script(), feature_version=(3, 9))
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in (
+            node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")]
+        )
+    }
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}
