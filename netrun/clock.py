@@ -98,6 +98,17 @@ def latency_reliable(latency_ms: float | None, *uncertainties_s: float | None) -
     return None
 
 
+def corrected_latency_ms(
+    latency_ms: float, sender_offset_s: float, receiver_offset_s: float
+) -> float:
+    """A one-way latency with both clocks' offsets from the controller taken out.
+
+    The receiver stamps arrival on its clock and the sender's stamp is on the sender's, so
+    the measured value is the true one plus (receiver offset - sender offset).
+    """
+    return latency_ms - 1000.0 * (receiver_offset_s - sender_offset_s)
+
+
 def parse_chrony(text: str) -> dict[str, object]:
     """Reference, offset and error bound from ``chronyc -n tracking``, if it printed any."""
     fields = dict(

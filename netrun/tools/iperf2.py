@@ -198,6 +198,9 @@ _CONNECTED = re.compile(
 )
 _LISTEN = re.compile(r"^Server listening on UDP port (\d+)")
 _SENT = re.compile(r"^\[\s*(\d+)\]\s+Sent (\d+) datagrams")
+TRIP_TIMES_HINT = (
+    " (iperf2 ignored --trip-times: the two clocks differ by more than it accepts; sync them)"
+)
 _SCALE = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
@@ -307,7 +310,13 @@ def parse(text: str, *, side: str = "server", expect_seconds: float | None = Non
             warnings.append(line)
         elif _HEAD.match(line):
             if "ms" in line.split("sec", 1)[1] and in_server_report:
-                reports.append(_server_line(line, text))
+                try:
+                    reports.append(_server_line(line, text))
+                except Iperf2Error as err:
+                    if any("ignore --trip-times" in w for w in warnings):
+                        err.message += TRIP_TIMES_HINT
+                        err.args = (err.args[0] + TRIP_TIMES_HINT,)
+                    raise
             elif side == "client" or _CLIENT.match(line):
                 # the server prints a client-style [SUM] (Write/Err) line with -P: not a report
                 client_lines.append(_client_line(line, text))

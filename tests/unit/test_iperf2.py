@@ -193,3 +193,21 @@ def test_details_are_json_ready() -> None:
     details = json.loads(json.dumps(r.details(), allow_nan=False))
     assert details["peer_seen"] == "127.0.0.1" and len(details["series"]) == 3
     assert details["series"][1]["latency_ms"] is None
+
+
+def test_a_client_clock_behind_shows_as_latency_the_clock_module_corrects() -> None:
+    from netrun import clock
+
+    r = iperf2.parse(load("2.1.8-skew-minus1s.server"), expect_seconds=2)
+    assert r.metrics["latency_avg_ms"] == 1000.004
+    corrected = clock.corrected_latency_ms(1000.004, sender_offset_s=-1.0, receiver_offset_s=0.0)
+    assert corrected == pytest.approx(0.004)
+
+
+@pytest.mark.parametrize("name", ["2.1.8-skew-plus100s.server", "2.1.8-tripwarn-plus7200s.server"])
+def test_a_clock_ahead_gives_nan_and_negative_figures_which_are_refused(name: str) -> None:
+    with pytest.raises(iperf2.Iperf2Error, match="cannot parse iperf2 output") as err:
+        iperf2.parse(load(name))
+    assert "-nan bits/sec" in str(err.value)
+    if "tripwarn" in name:
+        assert "ignored --trip-times" in str(err.value)
