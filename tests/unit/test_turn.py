@@ -155,3 +155,51 @@ def test_the_tunnel_parses_as_python_3_9_and_imports_only_the_stdlib() -> None:
         )
     }
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def test_tcp_back_pressure_pauses_the_listener_and_resumes_when_drained() -> None:
+    """Real sockets: a TURN-TCP peer that stops reading makes the tunnel stop reading too."""
+    import socket
+    import time
+
+    server = socket.create_server(("127.0.0.1", 0))
+    t = tunnel.Tunnel(
+        ("127.0.0.1", 0), server.getsockname()[:2], "tcp", ("127.0.0.1", 9), "u", "p",
+        time.monotonic() + 60,
+    )  # fmt: skip
+    conn, _ = server.accept()
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        t.channel_ready = True
+        t._add_local(t.local)
+        t._register()
+        target, payload = t.local.getsockname(), b"x" * 1000
+        for _ in range(40000):
+            if t.local_paused:
+                break
+            for _ in range(50):
+                try:
+                    sender.sendto(payload, target)
+                except BlockingIOError:
+                    break
+            t.step(0)
+        assert t.local_paused, "the tunnel never stopped reading its listener"
+        queued = len(t.out)
+        assert tunnel.TCP_HIGH_WATER < queued <= tunnel.TCP_HIGH_WATER + tunnel.BURST * 1004
+        conn.setblocking(False)
+        deadline = time.monotonic() + 20
+        while t.local_paused and time.monotonic() < deadline:
+            try:
+                while conn.recv(1 << 20):
+                    pass
+            except BlockingIOError:
+                pass
+            t.step(0.01)
+        assert not t.local_paused and len(t.out) <= tunnel.TCP_HIGH_WATER
+    finally:
+        sender.close()
+        conn.close()
+        server.close()
+        t.sel.close()
+        t.sock.close()
+        t.local.close()
