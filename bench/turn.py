@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -154,6 +155,7 @@ def main() -> None:
         for proc in procs:
             stop(proc)
         netrun_lab.down(cfg.state_dir)
+        shutil.rmtree(work, ignore_errors=True)  # holds the relay's password
     figures["load_after"] = os.getloadavg()[0]
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(figures, indent=1) + "\n")
