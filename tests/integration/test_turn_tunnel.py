@@ -100,6 +100,7 @@ def _relay(lab, tmp: Path, port: int, extra: str = "") -> Iterator[dict]:  # typ
         }  # fmt: skip
     finally:
         _stop(proc)
+        conf.unlink(missing_ok=True)  # the per-run password
         assert proc.poll() is not None
 
 
