@@ -140,6 +140,12 @@ def sub_parser() -> Parser:
     lab.add_argument("--prefix", default="nr", help="namespace and bridge name prefix")
     lab.add_argument("--net-index", type=int, default=0, help="address block (0-15)")
     lab.add_argument("--inventory", type=Path, default=Path("inventories/local.yaml"))
+    lab.add_argument(
+        "--freeflow-src",
+        type=Path,
+        help="a clone (or bundle) of github.com/microsoft/Freeflow: build and use the real "
+        "FreeFlow router instead of the stand-in (with --docker; cached by commit)",
+    )
 
     clean = sub.add_parser("cleanup", help="remove what a killed run left on the hosts")
     clean.add_argument("-i", "--inventory", type=Path, required=True)

@@ -46,6 +46,7 @@ def cmd_lab(ns: argparse.Namespace) -> int:
             docker=ns.docker,
             prefix=ns.prefix,
             net_index=ns.net_index,
+            freeflow_src=ns.freeflow_src,
         )
         st = lab.up(cfg, progress)
         print(_lab_summary(st))

@@ -185,6 +185,7 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
                 f"{old.prefix}, net {old.net_index}, docker {old.docker}): "
                 "run netrun lab down first"
             )
+        data["config"] = cfg.to_json()  # the FreeFlow source may change on a running lab
     else:
         _refuse_foreign(lab)
         data = _record(lab)
@@ -209,7 +210,7 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
         from netrun.lab import docker
 
         docker.up(lab, data, lambda: _save(lab, data), say)
-    inventory.write(lab)
+    inventory.write(lab, data.get("freeflow", {}).get("image"))
     say(f"inventory: {cfg.inventory}")
     return status(cfg.state_dir)
 

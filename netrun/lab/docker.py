@@ -143,6 +143,17 @@ def up(
     overlay.ensure_overlay(lab)
     say(f"overlay: {overlay.DEVICE} on every host, network {lab.overlay_network}")
     built = images.build(lab.state_dir / "images")
+    data.pop("freeflow", None)
+    if lab.config.freeflow_src is not None:
+        from netrun.lab import freeflow
+
+        src = freeflow.source(lab.config.freeflow_src)
+        build_dir = freeflow.build(src, say)
+        built.append(freeflow.router_image(src, build_dir, lab.state_dir / "images"))
+        data["freeflow"] = {"image": src.image, "tcp": src.tcp, "master": src.master,
+                            "build": str(build_dir)}  # fmt: skip
+        save()
+        say(f"freeflow: router image {src.image} (FreeFlow tcp {src.tcp[:12]})")
 
     def load(host: LabHost) -> list[str]:
         return [image.name for image in built if images.load(docker_host(host), image)]

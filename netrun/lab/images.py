@@ -13,6 +13,7 @@ import io
 import re
 import shutil
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,7 @@ IPERF3_IMAGE = "netrun-lab/iperf3:latest"
 FREEFLOW_IMAGE = "netrun-lab/freeflow-standin:latest"
 FSOCKET_IN_IMAGE = "/opt/netrun-standin/libfsocket.so"
 
+Say = Callable[[str], None] | None
 _LDD_PATH = re.compile(r"(/\S+)\s+\(0x")
 
 STANDIN_ENTRYPOINT = f"""#!/bin/sh
@@ -47,9 +49,9 @@ class Image:
     tar: bytes
 
 
-def libraries(binary: Path) -> list[Path]:
+def libraries(binary: Path, env: dict[str, str] | None = None) -> list[Path]:
     """Shared libraries `binary` loads, as ldd resolves them here (loader included)."""
-    out = run(["ldd", str(binary)], check=False).stdout
+    out = run(["ldd", str(binary)], check=False, env=env).stdout
     return [Path(m.group(1)) for m in _LDD_PATH.finditer(out)]
 
 
@@ -65,10 +67,12 @@ def build_root(
     tools: list[str],
     extra: dict[str, Path] | None = None,
     libs_for: tuple[Path, ...] = (),
+    extra_libs: list[Path] | None = None,
 ) -> None:
     """A minimal root: tools in /usr/bin (/bin, /sbin link there), files, libraries, /tmp.
 
-    `libs_for` names binaries that are not copied but whose libraries must be present.
+    `libs_for` names binaries that are not copied but whose libraries must be present;
+    `extra_libs` are libraries copied to their own path (ldd's view of a private build).
     """
     if root.exists():
         shutil.rmtree(root)
@@ -83,9 +87,12 @@ def build_root(
     (root / "root").mkdir(mode=0o700)
     files: dict[str, Path] = {f"/usr/bin/{tool}": _which(tool) for tool in tools}
     files.update(extra or {})
+    for lib in extra_libs or ():
+        files.setdefault(str(lib), lib.resolve())
     for source in [*files.values(), *libs_for]:
         for lib in libraries(source):
-            files.setdefault(str(lib), lib.resolve())
+            if lib.exists():  # a private library ldd cannot find without its path
+                files.setdefault(str(lib), lib.resolve())
     for inside, source in files.items():
         target = root / inside.lstrip("/")
         if target.parent.is_symlink():  # /bin/... and /sbin/... land in /usr/bin

@@ -62,6 +62,9 @@ class LabConfig:
     state_dir: Path = Path("/run/netrun-lab")
     inventory: Path = Path("inventories/local.yaml")
     docker: bool = False
+    #: A FreeFlow clone or bundle: the lab builds the real router image from it (else the
+    #: stand-in). Not part of the lab's identity: `up` may switch it on a running lab.
+    freeflow_src: Path | None = None
 
     def problems(self) -> list[str]:
         """Every reason this config cannot be built, so all are reported at once."""
@@ -76,6 +79,8 @@ class LabConfig:
         top = MAX_DOCKER_NET_INDEX if self.docker else MAX_NET_INDEX
         if not 0 <= self.net_index <= top:
             found.append(f"lab net_index must be 0..{top}, got {self.net_index}")
+        if self.freeflow_src is not None and not self.docker:
+            found.append("--freeflow-src needs --docker: FreeFlow runs in the hosts' Docker")
         try:
             rate_mbps(self.rate)
         except NetrunError as err:
@@ -86,6 +91,7 @@ class LabConfig:
         data = asdict(self)
         data["state_dir"] = str(self.state_dir)
         data["inventory"] = str(self.inventory)
+        data["freeflow_src"] = str(self.freeflow_src) if self.freeflow_src else None
         return data
 
     @classmethod
@@ -98,11 +104,15 @@ class LabConfig:
             state_dir=Path(data["state_dir"]),
             inventory=Path(data["inventory"]),
             docker=bool(data.get("docker", False)),
+            freeflow_src=Path(data["freeflow_src"]) if data.get("freeflow_src") else None,
         )
 
     def same_lab(self, other: LabConfig) -> bool:
         """True when `other` describes the lab this one built (so `up` may repair it)."""
-        return self.to_json() == other.to_json()
+        mine, theirs = self.to_json(), other.to_json()
+        mine.pop("freeflow_src")
+        theirs.pop("freeflow_src")
+        return mine == theirs
 
 
 @dataclass(frozen=True)

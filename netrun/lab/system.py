@@ -19,9 +19,17 @@ NETNS_DIR = Path("/run/netns")
 
 
 def run(
-    argv: Sequence[str], *, check: bool = True, timeout: float = 60, input: bytes | None = None
+    argv: Sequence[str],
+    *,
+    check: bool = True,
+    timeout: float = 60,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run a local command (no shell); a failure raises NetrunError naming it and its output."""
+    """Run a local command (no shell); a failure raises NetrunError naming it and its output.
+
+    `env` adds variables to this process's environment for the command.
+    """
     try:
         done = subprocess.run(
             list(argv),
@@ -30,6 +38,7 @@ def run(
             input=input,
             timeout=timeout,
             check=False,
+            env={**os.environ, **env} if env else None,
         )
     except FileNotFoundError as err:
         raise NetrunError(f"{argv[0]} not found: install it") from err

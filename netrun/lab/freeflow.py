@@ -1,0 +1,175 @@
+"""The real FreeFlow TCP router image for the lab, built from a FreeFlow source.
+
+`netrun lab up --docker --freeflow-src PATH` takes a git clone (or bundle) of Microsoft's
+Freeflow with its `tcp` and `master` branches, builds libmempool, the mlnx libibverbs and
+librdmacm, the router and libfsocket (netrun/lab_assets/build-freeflow.sh), and imports a
+router image made of those files. Nothing of FreeFlow is kept in this repository: the build
+lives in a cache keyed by the two source commits, so a second `lab up` does not rebuild.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from netrun.errors import NetrunError
+from netrun.lab import images
+from netrun.lab.system import run
+
+BRANCHES = ("tcp", "master")
+CACHE_ENV = "NETRUN_CACHE_DIR"
+DEFAULT_CACHE = Path("/var/cache/netrun")
+BUILD_SCRIPT = images.ASSETS / "build-freeflow.sh"
+BUILD_TIMEOUT = 1800.0
+LIB_DIR = "/opt/freeflow/lib"  # the build's rpath: the private libibverbs/librdmacm
+
+START = """#!/bin/sh
+# netrun lab: FreeFlow's own start script, made to report failures: run the router without
+# RDMA hardware, and publish libfsocket.so into /freeflow only once its socket exists, so
+# a published library means a router that answers.
+rm -f /freeflow/ffrouter
+DISABLE_RDMA=1 /router ffrouter &
+router=$!
+while ! [ -S /freeflow/ffrouter ]; do
+    kill -0 "$router" 2>/dev/null || { echo "router exited before listening" >&2; exit 1; }
+    sleep 0.1
+done
+cp /libfsocket.so /freeflow/libfsocket.so.tmp
+mv /freeflow/libfsocket.so.tmp /freeflow/libfsocket.so
+wait "$router"
+"""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A FreeFlow source: where it is, and the commits of its tcp and master branches."""
+
+    path: Path
+    tcp: str
+    master: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.tcp[:12]}-{self.master[:12]}"
+
+    @property
+    def image(self) -> str:
+        return f"netrun-lab/freeflow:tcp-{self.tcp[:12]}"
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE) / "freeflow"
+
+
+def _heads(path: Path) -> dict[str, str]:
+    """Branch name -> commit, for a bundle file or a git clone (local or origin/ branches)."""
+    if path.is_file():
+        done = run(["git", "bundle", "list-heads", str(path)], check=False, timeout=60)
+        refs = done.stdout if done.returncode == 0 else ""
+    else:
+        done = run(
+            ["git", "-C", str(path), "for-each-ref", "--format=%(objectname) %(refname)"],
+            check=False,
+            timeout=60,
+        )
+        refs = done.stdout if done.returncode == 0 else ""
+    heads: dict[str, str] = {}
+    for line in refs.splitlines():
+        commit, _, ref = line.partition(" ")
+        for prefix in ("refs/heads/", "refs/remotes/origin/"):
+            if ref.startswith(prefix):
+                heads.setdefault(ref[len(prefix) :], commit)
+    return heads
+
+
+def source(path: Path) -> Source:
+    """Check that `path` is a FreeFlow clone or bundle with both branches."""
+    if not path.exists():
+        raise NetrunError(
+            f"--freeflow-src {path} not found: give a clone of "
+            "https://github.com/microsoft/Freeflow (or a git bundle of it)"
+        )
+    heads = _heads(path)
+    missing = [b for b in BRANCHES if b not in heads]
+    if missing:
+        raise NetrunError(
+            f"--freeflow-src {path}: no {' or '.join(missing)} branch; it must be a git clone "
+            "of https://github.com/microsoft/Freeflow with its tcp and master branches "
+            "(git fetch origin tcp master)"
+        )
+    return Source(path=path.absolute(), tcp=heads["tcp"], master=heads["master"])
+
+
+def build(src: Source, say: images.Say = None) -> Path:
+    """The cached build of `src` (router, libfsocket.so, prefix/lib); built when missing."""
+    done = cache_root() / src.key
+    if (done / "router").is_file() and (done / "libfsocket.so").is_file():
+        return done
+    for tool, package in (("autoreconf", "autoconf"), ("automake", "automake"),
+                          ("libtoolize", "libtool"), ("g++", "g++"), ("make", "make"),
+                          ("git", "git")):  # fmt: skip
+        if shutil.which(tool) is None:
+            raise NetrunError(f"{tool} not found: build needs it: apt install {package}")
+    done.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{src.key}.", dir=done.parent))
+    try:
+        repo = src.path
+        if src.path.is_file():  # git archive cannot read a bundle: clone it (bare) first
+            repo = tmp / "src.git"
+            run(["git", "clone", "-q", "--bare", str(src.path), str(repo)], timeout=300)
+        if say:
+            say(f"freeflow: building {src.key} from {src.path} (a few minutes, once)")
+        started = time.monotonic()
+        out = tmp / "out"
+        result = run(
+            ["sh", str(BUILD_SCRIPT), str(repo), src.tcp, src.master, str(out)],
+            check=False,
+            timeout=BUILD_TIMEOUT,
+        )
+        (tmp / "build.log").write_text(result.stdout + result.stderr)
+        if result.returncode != 0:
+            log = done.parent / f"{src.key}.failed.log"
+            shutil.copyfile(tmp / "build.log", log)
+            tail = " | ".join((result.stdout + result.stderr).strip().splitlines()[-3:])
+            raise NetrunError(f"FreeFlow build failed (log: {log}): {tail}")
+        shutil.copyfile(tmp / "build.log", out / "build.log")
+        (out / "build-seconds").write_text(f"{time.monotonic() - started:.1f}\n")
+        if done.exists():
+            shutil.rmtree(done)
+        out.rename(done)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if say:
+        say(f"freeflow: built in {(done / 'build-seconds').read_text().strip()}s into {done}")
+    return done
+
+
+def router_image(src: Source, built: Path, work: Path) -> images.Image:
+    """The router image: router, its private libraries, libfsocket.so and the start script."""
+    root = work / "freeflow-real-root"
+    libs = sorted((built / "prefix" / "lib").glob("lib*.so*"))
+    extra = {"/router": built / "router", "/libfsocket.so": built / "libfsocket.so"}
+    extra |= {f"{LIB_DIR}/{lib.name}": lib for lib in libs}
+    private = {"LD_LIBRARY_PATH": str(built / "prefix" / "lib")}
+    system_libs = images.libraries(built / "router", private)
+    images.build_root(
+        root, ["sh", "cp", "mv", "rm", "sleep", "cat", "ls"], extra,
+        extra_libs=[lib for lib in system_libs if not str(lib).startswith(str(built))],
+    )  # fmt: skip
+    start = root / "start.sh"
+    start.write_text(START)
+    start.chmod(0o755)
+    return images.Image(
+        src.image,
+        (
+            'ENTRYPOINT ["/bin/sh", "/start.sh"]',
+            f"LABEL netrun.freeflow.tcp={src.tcp}",
+            f"LABEL netrun.freeflow.master={src.master}",
+            "LABEL netrun.lab=local-build",
+        ),
+        images.tar_root(root),
+    )
