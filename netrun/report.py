@@ -87,6 +87,17 @@ def _mbps(value: float | None) -> float | None:
     return None if value is None else value / 1e6
 
 
+def _details(sample: dict[str, Any]) -> dict[str, Any]:
+    details = sample.get("details")
+    return details if isinstance(details, dict) else {}
+
+
+def _retransmits(row: dict[str, Any]) -> str:
+    if row["retransmits"] is None:
+        return "unavailable" if "retransmits" in row["unavailable"] else "-"
+    return f"{row['retransmits']:.0f}"
+
+
 def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
     """One row's numbers from a test's samples (medians over the ok repeats, in Mbit/s)."""
     ok = [s for s in samples if s["status"] == "ok"]
@@ -104,6 +115,13 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         if s["status"] != "ok"
     ]
     status = "ok" if not errors else f"{len(errors)}/{len(samples)} failed" if ok else "FAILED"
+    # FreeFlow: how many repeats were not accelerated, and why (the first reason)
+    slow = [
+        _details(s).get("path_check") or "-" for s in ok if _details(s).get("accelerated") is False
+    ]
+    unavailable: dict[str, str] = {}
+    for s in ok:
+        unavailable |= _details(s).get("unavailable") or {}
     line = first.get("line_rate_mbps")
     mbps = summary.median if summary else None
     return {
@@ -130,7 +148,9 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "lost_percent": _median(s["lost_percent"] for s in ok),
         "samples": len(samples),
         "n_ok": len(ok),
-        "status": status,
+        "status": "not accelerated" if status == "ok" and slow else status,
+        "not_accelerated": slow,
+        "unavailable": unavailable,
         "error": errors[0]["error"] if errors else None,
         "errors": errors,
         "outliers": outliers,
@@ -200,7 +220,7 @@ def table_rows(
             _fmt(row["pct_line"]),
             _fmt(row["pct_bare"]),
             _fmt(row["ceiling_mbps"]),
-            "-" if row["retransmits"] is None else f"{row['retransmits']:.0f}",
+            _retransmits(row),
             f"{_fmt(row['cpu_client'])}/{_fmt(row['cpu_server'])}",
             udp,
         ]
@@ -252,6 +272,19 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             lines.append(
                 f"{row['name']}: repeat {out['repeat']} is an outlier ({out['mbps']:.1f} Mbit/s)"
             )
+    for row in rows:
+        if row["not_accelerated"]:
+            lines.append(
+                f"{row['name']}: not accelerated ({len(row['not_accelerated'])} of "
+                f"{row['n_ok']} repeats): {row['not_accelerated'][0]}; FreeFlow's library was "
+                "loaded but the bytes did not bypass the overlay"
+            )
+    reasons: dict[str, list[str]] = {}  # one line per reason: "retransmits and cwnd ..."
+    for field, why in sorted({(f, why) for r in rows for f, why in r["unavailable"].items()}):
+        reasons.setdefault(why, []).append(field)
+    for why, fields in reasons.items():
+        which = ", ".join(r["name"] for r in rows if why in r["unavailable"].values())
+        lines.append(f"{' and '.join(fields)} unavailable for {which}: {why}")
     for row in rows:
         seen: set[str] = set()
         for err in row["errors"]:

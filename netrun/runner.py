@@ -323,7 +323,10 @@ class Run:
             return
         raw = self.out.save_raw(test.name, repeat, m.raw)
         rec = self._record(test, repeat, m, mode=mode, raw=raw, started=started)
-        self.progress(f"{label}: {rec['throughput_bps'] / 1e6:.1f} Mbit/s")
+        flag = ""
+        if rec["details"].get("accelerated") is False:
+            flag = f" NOT ACCELERATED: {rec['details'].get('path_check')}"
+        self.progress(f"{label}: {rec['throughput_bps'] / 1e6:.1f} Mbit/s{flag}")
 
     def _record(
         self,
@@ -349,6 +352,7 @@ class Run:
         )
         mtus = [v["mtu"] for v in nic.values() if v["mtu"]]
         details = dict(mode.details) if mode else {}
+        details.update(m.details if m else {})  # this repeat's own (path bytes, verdict)
         inner = details.get("overlay_mtu")
         ceiling = goodput_ceiling_mbps(speed, min(mtus) if mtus else None, test.protocol, inner)
         r = m.result if m else None
@@ -385,6 +389,9 @@ class Run:
             "details": details,
             "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
         }
+        for key in details.get("unavailable") or {}:  # a figure the tool cannot know: null
+            if key in rec:
+                rec[key] = None
         with self._lock:
             self.doc["tests"].append(rec)
             self.out.save(self.doc)
@@ -424,10 +431,19 @@ def nic_dict(found: Any) -> dict[str, Any]:
     return {key: getattr(nic, key, None) for key in ("iface", "speed_mbps", "mtu", "driver")}
 
 
+def not_accelerated(sample: dict[str, Any]) -> bool:
+    """A sample of a mode that must accelerate (FreeFlow) whose bytes did not bypass."""
+    details = sample.get("details")
+    return isinstance(details, dict) and details.get("accelerated") is False
+
+
 def exit_code(doc: dict[str, Any]) -> int:
-    """0 when every test passed, 1 when any failed (or nothing ran because of host errors)."""
+    """0 when every test passed; 1 when any failed, a FreeFlow test was not accelerated,
+    or nothing ran because of host errors."""
     tests = doc.get("tests", [])
     if any(t["status"] != "ok" for t in tests):
+        return 1
+    if any(not_accelerated(t) for t in tests):
         return 1
     if not tests and doc.get("errors"):
         return 1

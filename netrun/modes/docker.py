@@ -73,6 +73,8 @@ class DockerMode(Mode):
         #: (host, container name) of everything this test started, for teardown.
         self.started: list[tuple[Host, str]] = []
         self.server_ip: str | None = None
+        #: role -> host PID of the container's PID 1 (its network namespace's counters).
+        self.pids: dict[str, int | None] = {}
         self.names = {
             "server": f"netrun-{self.ctx.run_id}-t{self.test.index}-server",
             "client": f"netrun-{self.ctx.run_id}-t{self.test.index}-client",
@@ -288,6 +290,7 @@ class DockerMode(Mode):
             info = self.wait_ready(role, host)
             mtu = self.container_mtu(host, info.name)
             infos[role] = info
+            self.pids[role] = info.pid
             self.details.setdefault("containers", {})[role] = {
                 "host": host.name,
                 "name": info.name,

@@ -3,18 +3,19 @@
 The containers are started as in docker mode; on top, netrun reads each host's Flannel
 lease (flanneld writes it to /run/flannel/subnet.env), checks that each container got an
 address inside its host's lease, records the overlay MTU (which sets the goodput ceiling:
-909 Mbit/s for a 1450-byte VXLAN MTU on 1 GbE) and counts the bytes that crossed the
-VXLAN device during each run.
+909 Mbit/s for a 1450-byte VXLAN MTU on 1 GbE) and, per run, the bytes on the VXLAN
+device, the host NIC and the container's interface (``details.path_bytes``), so the result
+shows that its bytes crossed the overlay (``details.crossed_overlay``).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import shlex
 from typing import Any
 
 from netrun.errors import ModeError
 from netrun.host import Host
+from netrun.modes import pathbytes
 from netrun.modes.base import Measurement, Option
 from netrun.modes.docker import OPTIONS as DOCKER_OPTIONS
 from netrun.modes.docker import DockerMode, run_on_both
@@ -111,21 +112,10 @@ class Flannel(DockerMode):
                     "Flannel-backed network with network:"
                 )
 
-    def vxlan_tx(self, host: Host) -> int | None:
-        iface = str(self.value("flannel_iface", host))
-        path = f"/sys/class/net/{iface}/statistics/tx_bytes"
-        res = host.run(f"cat {shlex.quote(path)} 2>/dev/null", timeout=30, check=False)
-        text = res.stdout.strip()
-        return int(text) if text.isdigit() else None
-
     def measure(self, repeat: int) -> Measurement:
-        sender = self.server if self.test.reverse else self.client
-        before = self.vxlan_tx(sender)
-        m = super().measure(repeat)
-        after = self.vxlan_tx(sender)
-        if before is not None and after is not None:
-            m.details["vxlan_tx_bytes"] = after - before
-            self.details.setdefault("vxlan_tx_bytes", {})[str(repeat)] = after - before
+        m, path = pathbytes.around(self, lambda: super(Flannel, self).measure(repeat))
+        _, crossed, why = pathbytes.verdict(path, m.result.bytes_received, m.result.sender)
+        m.details.update(path_bytes=path, crossed_overlay=crossed, path_check=why)
         return m
 
 

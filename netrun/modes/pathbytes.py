@@ -1,0 +1,154 @@
+"""Byte counters along a container test's path: the proof of where its bytes went.
+
+A loaded LD_PRELOAD library proves nothing about acceleration (the lab's pass-through
+stand-in is loaded too). What proves it is where the bytes went: under FreeFlow the data
+leaves the overlay, so the host's data NIC carries the test's bytes while the overlay
+device (flannel.1) and the container's interface carry a few hundred bytes of setup; on
+Flannel the same bytes cross the overlay device, then the NIC encapsulated. netrun reads
+the three devices' counters on both ends just before and just after each measurement.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from netrun.host import Host
+    from netrun.modes.base import Measurement
+    from netrun.modes.docker import DockerMode
+
+#: A device "carried the test" when it moved at least this share of the test's bytes, and
+#: "stayed out of it" below the other: the counters also see headers, ACKs and setup.
+CARRIED = 0.9
+BYPASSED = 0.1
+CONTAINER_IFACE = "eth0"
+_MARK = "@@netrun-container@@"
+
+Counters = dict[str, tuple[int, int]]  # device -> (rx_bytes, tx_bytes)
+
+
+def command(container_pid: int | None) -> str:
+    """One shell line: the host's /proc/net/dev, then the container's (by its PID 1)."""
+    line = "cat /proc/net/dev"
+    if container_pid:
+        dev = f"/proc/{int(container_pid)}/net/dev"
+        line += f"; echo {shlex.quote(_MARK)}; cat {shlex.quote(dev)}"
+    return line
+
+
+def parse_net_dev(text: str) -> Counters:
+    """rx/tx bytes per device of a /proc/net/dev table (its two header lines skipped)."""
+    out: Counters = {}
+    for line in text.splitlines():
+        name, sep, rest = line.partition(":")
+        fields = rest.split()
+        if not sep or len(fields) < 9 or not (fields[0].isdigit() and fields[8].isdigit()):
+            continue
+        out[name.strip()] = (int(fields[0]), int(fields[8]))
+    return out
+
+
+def parse(text: str) -> tuple[Counters, Counters]:
+    """The host's counters and the container's, from the output of `command`."""
+    host, _, container = text.partition(_MARK)
+    return parse_net_dev(host), parse_net_dev(container)
+
+
+def delta(
+    devices: dict[str, str | None],
+    before: tuple[Counters, Counters],
+    after: tuple[Counters, Counters],
+) -> dict[str, Any]:
+    """{role: {device, rx_bytes, tx_bytes}} for overlay, host_nic (host) and container.
+
+    A device that is missing from either reading is recorded with null bytes and a reason.
+    """
+    out: dict[str, Any] = {}
+    for role, name in devices.items():
+        side = 1 if role == "container" else 0
+        old = before[side].get(name) if name else None
+        new = after[side].get(name) if name else None
+        if old is None or new is None:
+            out[role] = {"device": name, "rx_bytes": None, "tx_bytes": None,
+                         "unavailable": f"no counters for {name or 'the device'}"}  # fmt: skip
+            continue
+        out[role] = {"device": name, "rx_bytes": new[0] - old[0], "tx_bytes": new[1] - old[1]}
+    return out
+
+
+def _moved(path: dict[str, Any], end: str, device: str, direction: str) -> int | None:
+    entry = path.get(end, {}).get(device) or {}
+    value = entry.get(f"{direction}_bytes")
+    return value if isinstance(value, int) else None
+
+
+def verdict(path: dict[str, Any], test_bytes: int, sender: str) -> tuple[bool, bool, str]:
+    """(accelerated, crossed_overlay, why) from both ends' counters and the test's bytes.
+
+    Accelerated: on the sender (tx) and the receiver (rx), the host NIC carried the test's
+    bytes while the overlay device and the container's interface did not. Crossed overlay:
+    the overlay device carried them on both ends (Flannel's normal path).
+    """
+    receiver = "server" if sender == "client" else "client"
+    ends = ((sender, "tx"), (receiver, "rx"))
+    if test_bytes <= 0:
+        return False, False, "the test moved no bytes"
+    share: dict[str, list[float]] = {"host_nic": [], "overlay": [], "container": []}
+    for end, direction in ends:
+        for device in share:
+            moved = _moved(path, end, device, direction)
+            if moved is None:
+                return False, False, f"no {device} counters on the {end} host"
+            share[device].append(moved / test_bytes)
+    crossed = min(share["overlay"]) >= CARRIED
+    nic = min(share["host_nic"]) >= CARRIED
+    bypassed = max(share["overlay"] + share["container"]) < BYPASSED
+    mb = test_bytes / 1e6
+    top = max(share["overlay"]) * mb
+    if nic and bypassed:
+        return (
+            True,
+            crossed,
+            f"the host NICs carried the test's {mb:.1f} MB, the overlay {top:.3f} MB",
+        )
+    if crossed:
+        return False, True, f"the test's {mb:.1f} MB crossed the overlay device ({top:.1f} MB)"
+    return (
+        False,
+        crossed,
+        (
+            f"the host NICs carried {min(share['host_nic']) * mb:.1f} of the test's {mb:.1f} MB, "
+            f"the overlay and container interfaces up to "
+            f"{max(share['overlay'] + share['container']) * mb:.1f} MB"
+        ),
+    )
+
+
+def read(host: Host, pid: int | None) -> tuple[Counters, Counters]:
+    """Host and container counters now; empty when the host cannot tell."""
+    res = host.run(command(pid), timeout=30, check=False)
+    return parse(res.stdout) if res.stdout else ({}, {})
+
+
+def devices(mode: DockerMode, host: Host) -> dict[str, str | None]:
+    """The overlay device (flannel_iface), the host's data NIC, the container's eth0."""
+    nic = getattr(getattr(mode.ctx.facts.get(host.name), "nic", None), "iface", None)
+    return {
+        "overlay": str(mode.value("flannel_iface", host)),
+        "host_nic": str(host.vars.get("netrun_iface") or nic or "") or None,
+        "container": CONTAINER_IFACE,
+    }
+
+
+def around(mode: DockerMode, measure: Callable[[], Measurement]) -> tuple[Measurement, dict]:
+    """Run `measure` between two readings of both ends; returns it and the path bytes."""
+    ends = {"client": mode.client, "server": mode.server}
+    before = {role: read(host, mode.pids.get(role)) for role, host in ends.items()}
+    m = measure()
+    after = {role: read(host, mode.pids.get(role)) for role, host in ends.items()}
+    path = {
+        role: delta(devices(mode, host), before[role], after[role]) for role, host in ends.items()
+    }
+    return m, path
