@@ -1,0 +1,131 @@
+"""The real FreeFlow TCP in the Docker lab: built from source, and proven by byte counters.
+
+`netrun lab up --docker --freeflow-src BUNDLE` builds Microsoft's FreeFlow (tcp and master
+branches) into the build cache and points the lab inventory's router_image at the real
+router. The bundle is ../shared/third_party/freeflow.bundle beside the repository (or
+NETRUN_FREEFLOW_SRC); without it these tests are skipped, and the stand-in tests in
+test_container_modes.py still show what a loaded-but-idle library looks like.
+
+The docker_lab fixture's inventory is switched to the real router for this module only
+and switched back to the stand-in at its end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import LabHandle
+from helpers import load_results, only_test, run_netrun
+from test_container_modes import assert_no_containers_left, netrun
+
+from netrun import lab as netrun_lab
+
+pytestmark = [pytest.mark.integration, pytest.mark.docker]
+
+REPO = Path(__file__).resolve().parents[2]
+BUNDLE = Path(
+    os.environ.get("NETRUN_FREEFLOW_SRC")
+    or REPO.parent / "shared" / "third_party" / "freeflow.bundle"
+)
+BUILD_TOOLS = {"autoreconf": "autoconf", "automake": "automake", "libtoolize": "libtool",
+               "g++": "g++", "make": "make", "git": "git"}  # fmt: skip
+
+
+def skip_reason() -> str | None:
+    if not BUNDLE.exists():
+        return (
+            f"no FreeFlow source at {BUNDLE}: set NETRUN_FREEFLOW_SRC to a clone of "
+            "https://github.com/microsoft/Freeflow to test the real FreeFlow"
+        )
+    for tool, package in BUILD_TOOLS.items():
+        if shutil.which(tool) is None:
+            return f"{tool} not found: apt-get install {package} (FreeFlow's build needs it)"
+    return None
+
+
+def lab_up(lab: LabHandle, tmp: Path, *extra: str) -> str:
+    """`netrun lab up` again on the docker lab (the same lab: only repairs); its stderr."""
+    cfg = lab.config
+    res = run_netrun(
+        ["lab", "up", "--docker", "--hosts", str(cfg.hosts), "--rate", cfg.rate,
+         "--prefix", cfg.prefix, "--net-index", str(cfg.net_index),
+         "--state-dir", lab.state_dir, "--inventory", lab.inventory, *extra],
+        cwd=tmp, timeout=1800,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr
+    return res.stderr
+
+
+@pytest.fixture(scope="module")
+def real_lab(
+    docker_lab: LabHandle, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LabHandle, str]]:
+    """The docker lab with the real FreeFlow router image; yields it and `lab up`'s stderr."""
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    tmp = tmp_path_factory.mktemp("ffreal")
+    try:
+        said = lab_up(docker_lab, tmp, "--freeflow-src", str(BUNDLE))
+        yield docker_lab, said
+    finally:
+        netrun_lab.up(docker_lab.config)  # back to the stand-in for the other modules
+
+
+def router_image(lab: LabHandle) -> str:
+    for line in lab.inventory.read_text().splitlines():
+        if "netrun_router_image:" in line:
+            return line.split(":", 1)[1].strip()
+    raise AssertionError("no netrun_router_image in the lab inventory")
+
+
+def by_name(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["name"]: t for t in doc["tests"]}
+
+
+def test_lab_builds_the_real_router_once(real_lab: tuple[LabHandle, str], tmp_path: Path) -> None:
+    lab, said = real_lab
+    image = router_image(lab)
+    assert image.startswith("netrun-lab/freeflow:tcp-"), image
+    labels = lab.docker("alpha", "image", "inspect", "--format", "{{json .Config.Labels}}", image)
+    assert "netrun.freeflow.tcp" in labels and "netrun.standin" not in labels
+    assert "router image" in said, said
+    again = lab_up(lab, tmp_path, "--freeflow-src", str(BUNDLE))
+    assert "building" not in again, again  # cached by source commit
+
+
+def test_real_freeflow_is_accelerated_and_beats_flannel(
+    real_lab: tuple[LabHandle, str], tmp_path: Path
+) -> None:
+    lab, _ = real_lab
+    shipped = REPO / "scenarios" / "freeflow.yaml"
+    res = netrun(tmp_path, shipped, lab.inventory, "-e", "duration=4", timeout=240)
+    doc = load_results(tmp_path / "out")
+    assert res.returncode == 0, (res.stderr, [t["error"] for t in doc["tests"]])
+    tests = by_name(doc)
+    ff = only_test(doc, "freeflow")
+    details = ff["details"]
+    assert details["accelerated"] is True, details.get("path_check")
+    assert details["crossed_overlay"] is False
+    assert "netrun.standin" not in str(details.get("standin"))
+    sent = ff["throughput_bps"] * 4 / 8
+    for end, direction in (("client", "tx_bytes"), ("server", "rx_bytes")):
+        path = details["path_bytes"][end]
+        assert path["host_nic"][direction] > 0.9 * sent, path
+        assert path["overlay"][direction] < 100_000, path  # setup only: the data left it
+        assert path["container"][direction] < 100_000, path
+    assert ff["retransmits"] is None and "overlay socket" in details["unavailable"]["retransmits"]
+    bare = tests["bare-metal"]["throughput_bps"]
+    flannel = tests["flannel"]["throughput_bps"]
+    assert ff["throughput_bps"] >= 0.97 * bare, (ff["throughput_bps"], bare)
+    assert ff["throughput_bps"] > flannel, (ff["throughput_bps"], flannel)
+    assert tests["flannel"]["details"]["crossed_overlay"] is True
+    report = (tmp_path / "out" / "report.txt").read_text()
+    assert "not accelerated" not in report and "unavailable" in report, report
+    assert_no_containers_left(lab)
