@@ -108,11 +108,9 @@ def verdict(path: dict[str, Any], test_bytes: int, sender: str) -> tuple[bool, b
     mb = test_bytes / 1e6
     top = max(share["overlay"]) * mb
     if nic and bypassed:
-        return (
-            True,
-            crossed,
-            f"the host NICs carried the test's {mb:.1f} MB, the overlay {top:.3f} MB",
-        )
+        rest = round(max(share["overlay"]) * test_bytes)
+        why = f"the host NICs carried the test's {mb:.1f} MB, the overlay {rest} bytes"
+        return True, crossed, why
     if crossed:
         return False, True, f"the test's {mb:.1f} MB crossed the overlay device ({top:.1f} MB)"
     return (

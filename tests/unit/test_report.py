@@ -5,7 +5,9 @@ Fixtures (tests/fixtures/results/*/results.json, taken as netrun wrote them):
 - baremetal-3: the same scenario, -e duration=1 -e repeat=3;
 - freeflow-3: scenarios/freeflow.yaml on the docker lab, -e duration=2 -e repeat=3;
 - mixed-failed-3: scenario.yaml beside it, a host on a closed port, so one test fails;
-- repeats-8: scenario.yaml beside it, 8 repeats; repeats 6 and 7 of tcp-forward are outliers.
+- repeats-8: scenario.yaml beside it, 8 repeats; repeats 6 and 7 of tcp-forward are outliers;
+- freeflow-real / freeflow-standin: scenarios/freeflow.yaml -e duration=2 on the docker lab
+  with the real FreeFlow router (built from the bundle) and with the stand-in router.
 """
 
 from __future__ import annotations
@@ -35,7 +37,10 @@ from netrun.report import (
 )
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "results"
-ALL = ["baremetal-4s", "baremetal-3", "freeflow-3", "mixed-failed-3", "repeats-8"]
+ALL = [
+    "baremetal-4s", "baremetal-3", "freeflow-3", "mixed-failed-3", "repeats-8",
+    "freeflow-real", "freeflow-standin",
+]  # fmt: skip
 
 
 def load(name: str) -> dict[str, Any]:
@@ -118,7 +123,7 @@ def test_repeated_table_adds_stats_columns_and_stays_narrow() -> None:
     for name in ALL:
         doc = load(name)
         headers, rows = table_rows(doc)
-        repeated = name != "baremetal-4s"
+        repeated = name not in ("baremetal-4s", "freeflow-real", "freeflow-standin")
         assert ("mean±sd" in headers) is repeated
         assert ("95% CI" in headers and "min-max" in headers and "n" in headers) is repeated
         table = render_table(doc).split("\nline rate")[0]
@@ -261,3 +266,39 @@ def test_every_format_renders_every_fixture() -> None:
 def test_unknown_format() -> None:
     with pytest.raises(ValueError, match="unknown report format 'pdf'"):
         render(load("baremetal-3"), "pdf")
+
+
+# -- FreeFlow: acceleration and figures iperf3 cannot know ----------------------------------
+def row_of(doc: dict[str, Any], name: str) -> dict[str, str]:
+    headers, rows = table_rows(doc)
+    return dict(zip(headers, next(r for r in rows if r[0] == name), strict=True))
+
+
+def test_real_freeflow_row_is_ok_with_retransmits_unavailable() -> None:
+    doc = load("freeflow-real")
+    ff = row_of(doc, "freeflow")
+    assert ff["status"] == "ok"
+    assert ff["retr"] == "unavailable"  # null in results.json, never 0
+    assert row_of(doc, "flannel")["retr"] == "0"  # a real figure there
+    text = render_table(doc)
+    assert "cwnd and retransmits unavailable for freeflow: FreeFlow: iperf3 reads" in text
+    assert "not accelerated" not in text
+
+
+def test_stand_in_freeflow_row_is_flagged_not_accelerated() -> None:
+    doc = load("freeflow-standin")
+    ff = row_of(doc, "freeflow")
+    assert ff["status"] == "not accelerated"
+    assert float(ff["Mbit/s"]) > 0  # the figure stays visible, flagged
+    text = render_table(doc)
+    assert "freeflow: not accelerated (1 of 1 repeats): the test's" in text
+    assert "crossed the overlay device" in text
+    assert row_of(doc, "flannel")["status"] == "ok"
+
+
+def test_not_accelerated_makes_the_run_fail_but_real_freeflow_passes() -> None:
+    from netrun.runner import exit_code
+
+    assert exit_code(load("freeflow-standin")) == 1
+    assert exit_code(load("freeflow-real")) == 0
+    assert exit_code(load("freeflow-3")) == 0  # older results without the verdict
