@@ -16,9 +16,13 @@ BINDIR ?= $(HOME)/.local/bin
 SUDO := $(shell command -v sudo >/dev/null 2>&1 && echo sudo)
 endif
 APT_PACKAGES = iperf3 iperf coturn ethtool iproute2 iptables openssh-server openssh-client \
-	docker.io procps psmisc gcc libc6-dev sudo python3 python3-venv
+	docker.io procps psmisc gcc libc6-dev sudo python3 python3-venv \
+	git make g++ autoconf automake libtool pkg-config
 INVENTORY ?= inventories/local.yaml
 SCENARIO ?= scenarios/freeflow.yaml
+#: A clone of https://github.com/microsoft/Freeflow (tcp and master branches): `make demo`
+#: then builds and runs the real FreeFlow router; without it the lab's stand-in is used.
+FREEFLOW_SRC ?=
 #: `make test` draws every property-based test's inputs from this seed, so the same tree gives
 #: the same verdict on every run; `make fuzz` draws fresh ones (FUZZ_SEED=N repeats a run).
 FUZZ_SEED ?= 20261130
@@ -57,7 +61,7 @@ link: venv  ## netrun on PATH: a link to the venv's entry point (never over a fo
 	else ln -sfn "$(CURDIR)/$(NETRUN)" "$$target" && echo "netrun: $$target -> $(CURDIR)/$(NETRUN)"; fi
 
 demo: need-root setup  ## bring the emulated lab (with Docker) up and run the main scenario on it
-	$(NETRUN) lab up --docker
+	$(NETRUN) lab up --docker $(if $(FREEFLOW_SRC),--freeflow-src "$(FREEFLOW_SRC)")
 	$(NETRUN) $(SCENARIO) -i $(INVENTORY)
 
 need-root:

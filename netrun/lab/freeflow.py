@@ -25,6 +25,11 @@ CACHE_ENV = "NETRUN_CACHE_DIR"
 DEFAULT_CACHE = Path("/var/cache/netrun")
 BUILD_SCRIPT = images.ASSETS / "build-freeflow.sh"
 BUILD_TIMEOUT = 1800.0
+#: command -> the Debian package that has it (the Makefile's APT_PACKAGES lists them too)
+BUILD_TOOLS = {
+    "git": "git", "make": "make", "g++": "g++", "autoreconf": "autoconf",
+    "automake": "automake", "libtoolize": "libtool", "pkg-config": "pkg-config",
+}  # fmt: skip
 LIB_DIR = "/opt/freeflow/lib"  # the build's rpath: the private libibverbs/librdmacm
 
 START = """#!/bin/sh
@@ -109,11 +114,9 @@ def build(src: Source, say: images.Say = None) -> Path:
     done = cache_root() / src.key
     if (done / "router").is_file() and (done / "libfsocket.so").is_file():
         return done
-    for tool, package in (("autoreconf", "autoconf"), ("automake", "automake"),
-                          ("libtoolize", "libtool"), ("g++", "g++"), ("make", "make"),
-                          ("git", "git")):  # fmt: skip
+    for tool, package in BUILD_TOOLS.items():
         if shutil.which(tool) is None:
-            raise NetrunError(f"{tool} not found: build needs it: apt install {package}")
+            raise NetrunError(f"{tool} not found: FreeFlow's build needs it: apt install {package}")
     done.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{src.key}.", dir=done.parent))
     try:

@@ -140,12 +140,18 @@ class FreeFlow(DockerMode):
         info = infos[0] if infos else None
         record: dict[str, Any] = {"name": name, "image": self.value("router_image", host)}
         self.details.setdefault("routers", {})[host.name] = record
-        if info is not None and info.running and self.library_ready(host):
-            mine = self.container_labels(host, name).get(dk.RUN_LABEL) == self.ctx.run_id
+        image = str(self.value("router_image", host))
+        wanted = self.details.get("image_ids", {}).get(image, {}).get(host.name)
+        labels = self.container_labels(host, name) if info is not None else {}
+        # a router netrun left with another image (the stand-in, say) gives way to this one
+        stale = (
+            info is not None and labels.get(dk.LABEL) == "1" and wanted not in (None, info.image_id)
+        )
+        if info is not None and info.running and not stale and self.library_ready(host):
+            mine = labels.get(dk.RUN_LABEL) == self.ctx.run_id
             record.update(reused=not mine, id=info.id, image_id=info.image_id)
             return
         if info is not None:
-            labels = self.container_labels(host, name)
             if labels.get(dk.LABEL) != "1":
                 raise ModeError(
                     f"{host.name}: a container named '{name}' exists but is not a healthy "

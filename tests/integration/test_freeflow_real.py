@@ -24,6 +24,7 @@ from helpers import load_results, only_test, run_netrun
 from test_container_modes import assert_no_containers_left, netrun
 
 from netrun import lab as netrun_lab
+from netrun.lab import freeflow
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 
@@ -32,8 +33,6 @@ BUNDLE = Path(
     os.environ.get("NETRUN_FREEFLOW_SRC")
     or REPO.parent / "shared" / "third_party" / "freeflow.bundle"
 )
-BUILD_TOOLS = {"autoreconf": "autoconf", "automake": "automake", "libtoolize": "libtool",
-               "g++": "g++", "make": "make", "git": "git"}  # fmt: skip
 
 
 def skip_reason() -> str | None:
@@ -42,7 +41,7 @@ def skip_reason() -> str | None:
             f"no FreeFlow source at {BUNDLE}: set NETRUN_FREEFLOW_SRC to a clone of "
             "https://github.com/microsoft/Freeflow to test the real FreeFlow"
         )
-    for tool, package in BUILD_TOOLS.items():
+    for tool, package in freeflow.BUILD_TOOLS.items():
         if shutil.which(tool) is None:
             return f"{tool} not found: apt-get install {package} (FreeFlow's build needs it)"
     return None
