@@ -283,8 +283,8 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
     for field, why in sorted({(f, why) for r in rows for f, why in r["unavailable"].items()}):
         reasons.setdefault(why, []).append(field)
     for why, fields in reasons.items():
-        which = ", ".join(r["name"] for r in rows if why in r["unavailable"].values())
-        lines.append(f"{' and '.join(fields)} unavailable for {which}: {why}")
+        names = ", ".join(r["name"] for r in rows if why in r["unavailable"].values())
+        lines.append(f"{' and '.join(fields)} unavailable for {names}: {why}")
     for row in rows:
         seen: set[str] = set()
         for err in row["errors"]:

@@ -118,6 +118,9 @@ def build(src: Source, say: images.Say = None) -> Path:
         if shutil.which(tool) is None:
             raise NetrunError(f"{tool} not found: FreeFlow's build needs it: apt install {package}")
     done.parent.mkdir(parents=True, exist_ok=True)
+    for stale in done.parent.glob(f".{src.key}.*"):  # a build killed past its deadline
+        if time.time() - stale.stat().st_mtime > BUILD_TIMEOUT:
+            shutil.rmtree(stale, ignore_errors=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{src.key}.", dir=done.parent))
     try:
         repo = src.path

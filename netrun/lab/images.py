@@ -3,8 +3,9 @@
 netrun-lab/iperf3:latest is iperf3 with sh, cat, grep and their libraries.
 netrun-lab/freeflow-standin:latest is a STAND-IN for the FreeFlow router image (not
 FreeFlow): its entrypoint copies the lab's libfsocket.so (a pass-through LD_PRELOAD
-library built from netrun/lab_assets/fsocket.c) into /freeflow and sleeps. On real labs
-netrun uses the usual images (networkstatic/iperf3, freeflow/freeflow:tcp).
+library built from netrun/lab_assets/fsocket.c) into /freeflow and sleeps; with
+`lab up --freeflow-src` the real router image is built instead (netrun/lab/freeflow.py).
+On real labs netrun uses the usual images (networkstatic/iperf3, freeflow/freeflow:tcp).
 """
 
 from __future__ import annotations
