@@ -276,8 +276,8 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
         if row["not_accelerated"]:
             lines.append(
                 f"{row['name']}: not accelerated ({len(row['not_accelerated'])} of "
-                f"{row['n_ok']} repeats): {row['not_accelerated'][0]}; FreeFlow's library was "
-                "loaded but the bytes did not bypass the overlay"
+                f"{row['n_ok']} repeats): {'; '.join(dict.fromkeys(row['not_accelerated']))}; "
+                "FreeFlow's library was loaded but the bytes did not bypass the overlay"
             )
     reasons: dict[str, list[str]] = {}  # one line per reason: "retransmits and cwnd ..."
     for field, why in sorted({(f, why) for r in rows for f, why in r["unavailable"].items()}):

@@ -279,6 +279,8 @@ class FreeFlow(DockerMode):
             path_check=why,
             unavailable=dict(UNAVAILABLE),
         )
+        if accelerated:  # the data left the overlay: the host's MTU sets the ceiling
+            m.details["overlay_mtu"] = None
         return m
 
 

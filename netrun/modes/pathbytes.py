@@ -10,7 +10,9 @@ the three devices' counters on both ends just before and just after each measure
 
 from __future__ import annotations
 
+import logging
 import shlex
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 CARRIED = 0.9
 BYPASSED = 0.1
 CONTAINER_IFACE = "eth0"
+log = logging.getLogger(__name__)
 _MARK = "@@netrun-container@@"
 
 Counters = dict[str, tuple[int, int]]  # device -> (rx_bytes, tx_bytes)
@@ -124,10 +127,22 @@ def verdict(path: dict[str, Any], test_bytes: int, sender: str) -> tuple[bool, b
     )
 
 
-def read(host: Host, pid: int | None) -> tuple[Counters, Counters]:
-    """Host and container counters now; empty when the host cannot tell."""
-    res = host.run(command(pid), timeout=30, check=False)
-    return parse(res.stdout) if res.stdout else ({}, {})
+def read(host: Host, pid: int | None, tries: int = 3) -> tuple[Counters, Counters]:
+    """Host and container counters now; empty when the host cannot tell.
+
+    Tried again when a part is missing: once in a long run a reading came back without the
+    container's table (seen on the lab under load), and one bad reading would otherwise
+    cost the repeat its verdict.
+    """
+    found: tuple[Counters, Counters] = ({}, {})
+    for attempt in range(tries):
+        res = host.run(command(pid), timeout=30, check=False)
+        found = parse(res.stdout)
+        if found[0] and (found[1] or not pid):
+            return found
+        log.debug("%s: counters incomplete (try %d): %s", host.name, attempt + 1, res.stderr)
+        time.sleep(0.1)
+    return found
 
 
 def devices(mode: DockerMode, host: Host) -> dict[str, str | None]:
