@@ -92,6 +92,11 @@ def _details(sample: dict[str, Any]) -> dict[str, Any]:
     return details if isinstance(details, dict) else {}
 
 
+def _strongest(reasons: list[str]) -> str:
+    """The first reason that shows the bytes on the overlay, else the first one."""
+    return next((r for r in reasons if "crossed the overlay" in r), reasons[0])
+
+
 def _retransmits(row: dict[str, Any]) -> str:
     if row["retransmits"] is None:
         return "unavailable" if "retransmits" in row["unavailable"] else "-"
@@ -276,7 +281,7 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
         if row["not_accelerated"]:
             lines.append(
                 f"{row['name']}: not accelerated ({len(row['not_accelerated'])} of "
-                f"{row['n_ok']} repeats): {'; '.join(dict.fromkeys(row['not_accelerated']))}; "
+                f"{row['n_ok']} repeats): {_strongest(row['not_accelerated'])}; "
                 "FreeFlow's library was loaded but the bytes did not bypass the overlay"
             )
     reasons: dict[str, list[str]] = {}  # one line per reason: "retransmits and cwnd ..."
