@@ -44,9 +44,13 @@ def netrun(args: list[str]) -> tuple[float, dict[str, Any]]:
         check=False,
     )
     wall = time.monotonic() - started
-    if proc.returncode != 0:
+    doc = json.loads((out / "run" / "results.json").read_text()) if proc.returncode < 2 else {}
+    # exit 1 with every test ok: the lab's stand-in FreeFlow, rightly flagged not accelerated
+    tests = doc.get("tests") or []
+    flagged = proc.returncode == 1 and bool(tests) and all(t["status"] == "ok" for t in tests)
+    if proc.returncode != 0 and not flagged:
         raise SystemExit(f"netrun failed ({proc.returncode}): {proc.stderr.strip()}")
-    return wall, json.loads((out / "run" / "results.json").read_text())
+    return wall, doc
 
 
 def scenario(path: Path, tests: list[dict[str, Any]], duration: float) -> Path:
@@ -194,7 +198,8 @@ def comparison_lines(f: dict[str, Any]) -> list[str]:
         "",
         "On the lab, tbf counts IP bytes without Ethernet framing, so bare metal can exceed",
         "the 941 Mbit/s ceiling of real 1 GbE; and the FreeFlow router there is a stand-in",
-        "whose library passes calls through, so FreeFlow measures like Flannel.",
+        "whose library passes calls through, so FreeFlow measures like Flannel (and netrun",
+        "flags it `not accelerated`; README has the figures of the real FreeFlow).",
         "",
     ]
     return lines
