@@ -175,6 +175,10 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
     require_tools(TOOLS | (DOCKER_TOOLS if cfg.docker else {}))
     cfg = replace(cfg, state_dir=cfg.state_dir.absolute(), inventory=cfg.inventory.absolute())
     _check_paths(cfg)
+    if cfg.freeflow_src is not None:  # a wrong source is reported before anything is made
+        from netrun.lab import freeflow
+
+        cfg = replace(cfg, freeflow_src=freeflow.source(cfg.freeflow_src).path)
     lab = plan(cfg)
     data = _load(cfg.state_dir)
     if data is not None:
