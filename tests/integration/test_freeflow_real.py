@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import LabHandle
-from helpers import load_results, only_test, run_netrun
+from helpers import entry, load_results, only_test, run_netrun, write_scenario
 from test_container_modes import assert_no_containers_left, netrun
 
 from netrun import lab as netrun_lab
@@ -63,12 +63,13 @@ def lab_up(lab: LabHandle, tmp: Path, *extra: str) -> str:
 
 @pytest.fixture(scope="module")
 def real_lab(
-    docker_lab: LabHandle, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[LabHandle, str]]:
     """The docker lab with the real FreeFlow router image; yields it and `lab up`'s stderr."""
     reason = skip_reason()
     if reason:
-        pytest.skip(reason)
+        pytest.skip(reason)  # before the docker lab is built for nothing
+    docker_lab: LabHandle = request.getfixturevalue("docker_lab")
     tmp = tmp_path_factory.mktemp("ffreal")
     try:
         said = lab_up(docker_lab, tmp, "--freeflow-src", str(BUNDLE))
@@ -127,4 +128,21 @@ def test_real_freeflow_is_accelerated_and_beats_flannel(
     assert tests["flannel"]["details"]["crossed_overlay"] is True
     report = (tmp_path / "out" / "report.txt").read_text()
     assert "not accelerated" not in report and "unavailable" in report, report
+    assert_no_containers_left(lab)
+
+
+def test_real_freeflow_reverse_is_judged_on_the_servers_sending(
+    real_lab: tuple[LabHandle, str], tmp_path: Path
+) -> None:
+    lab, _ = real_lab
+    scenario = write_scenario(tmp_path, [entry("ffrev", mode="freeflow", reverse=True)])
+    res = netrun(tmp_path, scenario, lab.inventory)
+    doc = load_results(tmp_path / "out")
+    assert res.returncode == 0, (res.stderr, [t["error"] for t in doc["tests"]])
+    details = only_test(doc, "ffrev")["details"]
+    assert details["accelerated"] is True, details.get("path_check")
+    path = details["path_bytes"]
+    # -R: the server (alpha) sends, the client (bravo) receives
+    assert path["server"]["host_nic"]["tx_bytes"] > path["client"]["host_nic"]["tx_bytes"]
+    assert path["client"]["host_nic"]["rx_bytes"] > 10e6
     assert_no_containers_left(lab)
