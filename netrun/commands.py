@@ -64,6 +64,9 @@ def _lab_summary(st: Any) -> str:
     if not st.exists:
         return "no lab (run: sudo netrun lab up)"
     lines = [f"inventory: {st.inventory}"]
+    if st.config.docker:
+        src = st.config.freeflow_src
+        lines.append(f"freeflow router: built from {src}" if src else "freeflow router: stand-in")
     problems = st.problems()
     lines += [f"problem: {p}" for p in problems]
     lines.append("lab is up" if not problems else "lab needs 'netrun lab up' to repair")
