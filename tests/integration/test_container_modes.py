@@ -105,11 +105,12 @@ def run_ok(tmp: Path, scenario: Path | str, inventory: Path, *extra: str) -> dic
 def run_not_accelerated(
     tmp: Path, scenario: Path | str, inventory: Path, *extra: str
 ) -> dict[str, Any]:
-    """netrun with the FreeFlow stand-in: every test measured, but the run exits 1, because
-    a FreeFlow test whose bytes crossed the overlay must not pass silently."""
+    """netrun with the FreeFlow stand-in: every test measured, and the FreeFlow rows flagged
+    "not accelerated" (their bytes crossed the overlay); a declared stand-in does not fail
+    the run (exit 0), a real router that did not accelerate would (exit 1)."""
     res = netrun(tmp, scenario, inventory, *extra)
     doc = load_results(tmp / "out")
-    assert res.returncode == 1, (res.stderr, [t["error"] for t in doc["tests"]])
+    assert res.returncode == 0, (res.stderr, [t["error"] for t in doc["tests"]])
     assert doc["status"] == "finished"
     assert all(t["status"] == "ok" for t in doc["tests"]), [t["error"] for t in doc["tests"]]
     flagged = [t for t in doc["tests"] if t["mode"] == "freeflow"]
