@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from netrun import inventory as inventory_module
 from netrun.errors import InventoryError, UnknownHostError
 from netrun.inventory import (
     CORE_VARS,
@@ -17,6 +16,7 @@ from netrun.inventory import (
     expand_hosts,
     load_inventory,
 )
+from netrun.inventory import loader as inventory_loader
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "inventory"
 CASES = {
@@ -169,7 +169,7 @@ def test_expand_hosts_errors(pattern: str, message: str) -> None:
 # -- errors ------------------------------------------------------------------------------------
 def test_missing_file_and_directory(tmp_path: Path) -> None:
     assert problems(tmp_path / "nope.yml") == [f"{tmp_path / 'nope.yml'}: inventory file not found"]
-    assert problems(tmp_path) == [f"{tmp_path}: is a directory; pass the inventory file inside it"]
+    assert problems(tmp_path) == [f"{tmp_path}: directory holds no inventory file"]
 
 
 def test_malformed_yaml_names_line_and_column(tmp_path: Path) -> None:
@@ -183,8 +183,8 @@ def test_malformed_yaml_names_line_and_column(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ("", "inventory is empty; list groups and hosts under 'all:'"),
-        ("- a\n- b\n", "must be a YAML mapping of groups (INI inventories are not read;"),
-        ("plugin: aws_ec2\n", "is an inventory plugin config, not a YAML inventory"),
+        ("- a\n- b\n", "must be a YAML mapping of groups"),
+        ("plugin: aws_ec2\n", "is an inventory plugin config; netrun reads plugins through Ansible"),
         ("web:\n  - a\n", "group 'web' must be a mapping of hosts/children/vars, got a list"),
         ("web:\n  hosts: [a, b]\n", "group 'web': 'hosts' must be a mapping, got a list;"),
         ("web:\n  host: {a: }\n", "group 'web': unexpected key 'host'; did you mean 'hosts'?"),
@@ -278,7 +278,7 @@ def test_vars_file_yaml_error(tmp_path: Path) -> None:
 
 
 def test_refuses_big_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(inventory_module, "MAX_BYTES", 10)
+    monkeypatch.setattr(inventory_loader, "MAX_BYTES", 10)
     path = write(tmp_path, "all:\n  hosts: {h1: }\n")
     assert problems(path) == [
         f"{path}: is larger than 10 bytes; refusing to load it (is it the right file?)"

@@ -1,0 +1,119 @@
+"""`ansible-inventory --list` JSON, from a file or from an executable inventory script.
+
+This is the bridge from every dynamic source: a script (NetBox, a CMDB) prints this JSON
+when run with --list, and `ansible-inventory -i netbox.yml --list > lab.json` turns any
+Ansible inventory plugin into a file netrun reads. Groups are read as Ansible's script
+plugin reads them; without _meta.hostvars each host is asked for with --host NAME.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from netrun.errors import InventoryError
+from netrun.inventory.builder import Builder
+
+TIMEOUT = 30.0  # seconds a script may take for --list (or for each --host)
+MAX_OUTPUT = 64 * 1024 * 1024  # bytes of JSON a script may print
+
+
+def run(path: Path, *args: str) -> Any:
+    """Run an inventory script (--list unless told) with a timeout; its parsed JSON."""
+    argv = [str(path.absolute()), *(args or ("--list",))]
+    shown = f"{path} {' '.join(args or ('--list',))}"
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # a timeout ends the script and anything it started
+        )
+    except OSError as exc:
+        raise InventoryError(
+            f"{path}: cannot run inventory script: {exc.strerror or exc}"
+        ) from None
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise InventoryError(
+            f"{shown}: no answer within {TIMEOUT:.0f} s; run it by hand to see why"
+        ) from None
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    if proc.returncode != 0:
+        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
+        raise InventoryError(f"{shown}: exited with status {proc.returncode}: {last[0][:200]}")
+    if len(out) > MAX_OUTPUT:
+        raise InventoryError(f"{shown}: printed more than {MAX_OUTPUT} bytes")
+    return parse(Path(shown), out.decode("utf-8", "replace"))
+
+
+def parse(where: Path, text: str) -> Any:
+    """JSON text as a dict; anything else is one line naming the source and the line."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        first = text.strip().splitlines()[:1] or ["(nothing)"]
+        raise InventoryError(
+            f"{where}:{exc.lineno}: not JSON ({exc.msg}); it starts {first[0][:60]!r}"
+        ) from None
+    if not isinstance(data, dict):
+        raise InventoryError(f"{where}: must be a JSON object of groups (ansible-inventory --list)")
+    return data
+
+
+def read(builder: Builder, path: Path, data: dict[str, Any]) -> None:
+    """Add the groups, hosts and host vars of `--list` JSON, as Ansible's script plugin does."""
+    builder.where = str(path)
+    meta = data.get("_meta")
+    hostvars = meta.get("hostvars") if isinstance(meta, dict) else None
+    if meta is not None and not isinstance(hostvars, dict | None):
+        builder.problem("_meta.hostvars must be an object of host: {vars}")
+        return
+    hosts: dict[str, None] = {}
+    for name, group in data.items():
+        if name != "_meta":
+            _group(builder, name, group, hosts)
+    for host in hosts:
+        values = hostvars.get(host, {}) if hostvars is not None else run(path, "--host", host)
+        if not isinstance(values, dict):
+            builder.problem(f"host '{host}': vars must be an object, got {type(values).__name__}")
+            continue
+        builder.host_vars[host].update(values)
+        builder.add_var_source(f"{path}: host '{host}'", values)
+
+
+def _group(builder: Builder, name: str, data: Any, hosts: dict[str, None]) -> None:
+    if not name:
+        builder.problem("a group name must not be empty")
+        return
+    builder.add_group(name)
+    if not isinstance(data, dict):
+        data = {"hosts": data}
+    elif not any(k in data for k in ("hosts", "vars", "children")):
+        data = {"hosts": [name], "vars": data}  # the old "host with vars" shorthand
+    names, values, children = data.get("hosts", []), data.get("vars", {}), data.get("children")
+    if not isinstance(names, list) or not all(isinstance(h, str) and h for h in names):
+        builder.problem(f"group '{name}': hosts must be a list of host names")
+        return
+    for host in names:
+        hosts[host] = None
+        builder.add_host(name, host)
+    if not isinstance(values, dict):
+        builder.problem(f"group '{name}': vars must be an object")
+    elif values:
+        builder.group_vars(name, values)
+    if children is not None and not isinstance(children, list):
+        builder.problem(f"group '{name}': children must be a list of group names")
+    for child in children or []:
+        if isinstance(child, str) and child:
+            builder.add_group(child)
+            builder.add_child(name, child)
