@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from netrun import undo
@@ -68,9 +68,11 @@ def cleanup_script(
     return script + "true"
 
 
-def cleanup_command(inventory: Path | str, host: str, run_id: str) -> str:
+def cleanup_command(inventory: Path | str | Sequence[Path], host: str, run_id: str) -> str:
     """The command that removes one run's leftovers on one host, for error messages."""
-    return shlex.join(["netrun", "cleanup", "-i", str(inventory), "-l", host, "--run-id", run_id])
+    paths = [inventory] if isinstance(inventory, Path | str) else list(inventory)
+    sources = [arg for path in paths for arg in ("-i", str(path))]
+    return shlex.join(["netrun", "cleanup", *sources, "-l", host, "--run-id", run_id])
 
 
 def docker_command(host: Host) -> str:

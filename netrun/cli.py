@@ -65,7 +65,14 @@ def run_parser() -> Parser:
         epilog="other commands: netrun inventory|lab|cleanup|report --help",
     )
     p.add_argument("scenario", type=Path, help="scenario YAML file")
-    p.add_argument("-i", "--inventory", type=Path, required=True, help="Ansible YAML inventory")
+    p.add_argument(
+        "-i",
+        "--inventory",
+        type=Path,
+        action="append",
+        required=True,
+        help="inventory: Ansible YAML, INI, --list JSON, a script or a directory (repeatable)",
+    )
     p.add_argument("-o", "--output", type=Path, help="results folder (default results/NAME-TIME)")
     p.add_argument("-l", "--limit", help="Ansible host pattern: run only tests within it")
     p.add_argument(
@@ -97,6 +104,11 @@ def run_parser() -> Parser:
         help="finish an interrupted run in its folder; tests that passed are not repeated",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "--check-only",
+        action="store_true",
+        help="validate scenario and inventory, print the resolved tests, connect to nothing",
+    )
     cron = p.add_argument_group("history, baselines and exports (nightly cron)")
     cron.add_argument(
         "--db", type=Path, help="history database (default: $XDG_DATA_HOME/netrun/history.sqlite)"
@@ -127,7 +139,14 @@ def sub_parser() -> Parser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     inv = sub.add_parser("inventory", help="show the resolved inventory")
-    inv.add_argument("-i", "--inventory", type=Path, required=True)
+    inv.add_argument(
+        "-i",
+        "--inventory",
+        type=Path,
+        action="append",
+        required=True,
+        help="inventory: Ansible YAML, INI, --list JSON, a script or a directory (repeatable)",
+    )
     inv.add_argument("--list", action="store_true", help="JSON like ansible-inventory --list")
     inv.add_argument("--host", help="variables of one host")
 
@@ -148,7 +167,14 @@ def sub_parser() -> Parser:
     )
 
     clean = sub.add_parser("cleanup", help="remove what a killed run left on the hosts")
-    clean.add_argument("-i", "--inventory", type=Path, required=True)
+    clean.add_argument(
+        "-i",
+        "--inventory",
+        type=Path,
+        action="append",
+        required=True,
+        help="inventory: Ansible YAML, INI, --list JSON, a script or a directory (repeatable)",
+    )
     clean.add_argument("--run-id", help="only this run's leftovers")
     clean.add_argument("-l", "--limit")
     clean.add_argument("--accept-new-host-keys", action="store_true")
@@ -257,6 +283,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
     from netrun.publish import PublishOptions, check_baseline
 
     req, secrets = _prepare(ns)
+    if ns.check_only:
+        print(check_report(req))
+        return EXIT_OK
     db = None if ns.no_history else (ns.db or default_path())
     lock_at = ns.db or default_path()
     req.journal = Journal(journal_beside(lock_at))
@@ -313,6 +342,22 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
 
     req.progress = progress
     return req, secrets
+
+
+def check_report(req: Any) -> str:
+    """--check-only: the tests as resolved against the inventory, one line each."""
+    scenario, inventory = req.scenario, req.inventory
+    allowed = {h.name for h in inventory.select(req.limit)} if req.limit else None
+    sources = " ".join(f"-i {p}" for p in inventory.paths)
+    lines = [f"{scenario.path}: {len(scenario.tests)} tests fit {sources}; nothing was contacted"]
+    for test in scenario.tests:
+        server, client = inventory[test.server], inventory[test.client]
+        skipped = allowed is not None and not {test.server, test.client} <= allowed
+        lines.append(
+            f"  {test.name}: {test.mode}, server {server.name} ({server.address})"
+            f" <- client {client.name} ({client.address})" + ("  [outside -l]" if skipped else "")
+        )
+    return "\n".join(lines)
 
 
 def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:

@@ -32,7 +32,7 @@ class JobInputs:
     """What a run is asked to do, before any of it is checked (the CLI's run options)."""
 
     scenario: Path
-    inventory: Path
+    inventory: Path | Sequence[Path]  # every -i, merged in order
     extra: Sequence[str] = ()
     limit: str | None = None
     resume: Path | None = None
@@ -47,7 +47,7 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     """Load and check every input; nothing has touched a host yet. The request, and the
     secrets (passwords) that must never be shown."""
     from netrun.cleanup import RUN_ID
-    from netrun.inventory import check_netrun_vars, load_inventory
+    from netrun.inventory import check_netrun_vars, load_inventory, resolve_role
     from netrun.modes import all_options
     from netrun.results import default_dir, load
     from netrun.runner import RunRequest
@@ -59,12 +59,16 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     settable += [o.name for o in all_options()]
     problems = check_netrun_vars(inventory, [f"netrun_{name}" for name in settable])
     overrides = parse_overrides(inputs.extra)
-    scenario = load_scenario(inputs.scenario, hosts=list(inventory.hosts), overrides=overrides)
+    if inputs.limit:
+        inventory.select(inputs.limit)  # a pattern matching nothing is bad input, up front
+
+    def resolve(role: str) -> str:  # server: servers -> the group's one host (within -l)
+        return resolve_role(inventory, role, inputs.limit).name
+
+    scenario = load_scenario(inputs.scenario, overrides=overrides, resolve=resolve)
     problems += inventory_option_problems(inventory, all_options())
     if problems:
         raise InputError(problems)
-    if inputs.limit:
-        inventory.select(inputs.limit)  # a pattern matching nothing is bad input, up front
     secrets = [s for h in inventory.hosts.values() for s in h.secrets()]
     previous = None
     if inputs.resume:

@@ -410,7 +410,7 @@ class Run:
         swept = sweep_hosts(probed, script, retry=True)
         for name, err in swept.failed.items():
             reason = err.message if isinstance(err, HostError) else str(err)
-            fix = cleanup_command(self.req.inventory.path, name, self.ctx.run_id)
+            fix = cleanup_command(self.req.inventory.paths, name, self.ctx.run_id)
             self._error(
                 f"{name}: cleanup failed ({reason}); what this run started there may still be "
                 f"running: once {name} is reachable, run: {fix}"

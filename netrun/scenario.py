@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from netrun import yamlfile
-from netrun.errors import ScenarioError, did_you_mean
+from netrun.errors import InputError, ScenarioError, did_you_mean
 from netrun.host import Host
 from netrun.modes.base import Option
 
@@ -297,12 +297,14 @@ class _Check:
         hosts: Collection[str] | None,
         modes: Mapping[str, Sequence[Option]],
         roles: Mapping[str, Sequence[str]] | None = None,
+        resolve: Callable[[str], str] | None = None,
     ) -> None:
         self.where = where
         self.roles = {m: tuple((roles or {}).get(m) or DEFAULT_ROLES) for m in modes}
         every = [r for rs in self.roles.values() for r in rs]
         self.placement_keys = ("mode", *dict.fromkeys([*DEFAULT_ROLES, *every]))
         self.hosts = None if hosts is None else sorted(hosts)
+        self.resolve = resolve
         self.modes = {m: {o.name: o for o in (*COMMON_OPTIONS, *opts)} for m, opts in modes.items()}
         self.all_keys = {k for table in self.modes.values() for k in table}
         self.all_keys.update(o.name for o in COMMON_OPTIONS)
@@ -324,6 +326,13 @@ class _Check:
             self.add(prefix, f"{key} must be a non-empty string, got {show(value)}")
         elif key == "mode" and value not in self.modes:
             self.add(prefix, f"unknown mode {value!r}{did_you_mean(value, sorted(self.modes))}")
+        elif key != "mode" and self.resolve is not None:
+            try:
+                self.resolve(value)
+            except InputError as exc:  # the role names no host, or several
+                self.add(prefix, f"{key} {exc}")
+            else:
+                return True
         elif key != "mode" and self.hosts is not None and value not in self.hosts:
             self.add(
                 prefix, f"{key} {value!r} is not in the inventory" + did_you_mean(value, self.hosts)
@@ -331,6 +340,10 @@ class _Check:
         else:
             return True
         return False
+
+    def role(self, value: str) -> str:
+        """The host a role value names (a group or pattern resolves to its one host)."""
+        return value if self.resolve is None else self.resolve(value)
 
     def option(self, prefix: str, key: str, value: Any, tables: list[dict[str, Option]]) -> bool:
         """Check a value against every definition of ``key`` (one line per distinct problem)."""
@@ -424,6 +437,7 @@ class _Check:
         for layer in layers:
             merged.update(layer)
         explicit = frozenset(k for layer in layers for k in layer) | frozenset(sweep)
+        resolved = {r: self.role(place[r]) for r in roles}  # a group names its one host
         specs = []
         for combo in itertools.product(*sweep.values()):
             swept = dict(zip(sweep, combo, strict=True))
@@ -432,9 +446,9 @@ class _Check:
                 TestSpec(
                     name=f"{name}[{label}]" if swept else str(name),
                     mode=str(mode),
-                    server=place["server"],
-                    client=place["client"],
-                    roles=MappingProxyType({r: place[r] for r in roles}),
+                    server=resolved["server"],
+                    client=resolved["client"],
+                    roles=MappingProxyType(resolved),
                     index=i,
                     options=MappingProxyType({**merged, **swept}),
                     explicit=explicit,
@@ -490,6 +504,7 @@ def load_scenario(
     overrides: Mapping[str, Any] | None = None,
     modes: Mapping[str, Sequence[Option]] | None = None,
     roles: Mapping[str, Sequence[str]] | None = None,
+    resolve: Callable[[str], str] | None = None,
 ) -> Scenario:
     """Read and fully validate a scenario; every problem at once in one ScenarioError.
 
@@ -506,7 +521,7 @@ def load_scenario(
     if not isinstance(data, dict):
         got = "the file is empty" if data is None else f"got {show(data)}"
         raise ScenarioError(f"{where}: must be a mapping with a 'tests' list; {got}")
-    check = _Check(where, hosts, modes, roles)
+    check = _Check(where, hosts, modes, roles, resolve)
     for key in data:
         if key not in TOP_KEYS:
             check.unknown(where, key, TOP_KEYS)

@@ -143,19 +143,25 @@ def _split_pattern(pattern: str) -> list[str]:
 def resolve_role(inventory: Inventory, value: str, limit: str | None = None) -> Host:
     """The one host a scenario role (server: servers) names: a host, a group or a pattern.
 
-    -l applies first, so `-l rack2` picks rack2's member of a group. Several hosts or none is
-    an InventoryError that says what the pattern resolved to (several hosts are for meshes).
+    -l applies first, so `-l rack2` picks rack2's member of a group (a group with no member
+    within -l resolves as without it, and its test is skipped like one naming a host outside
+    -l). Several hosts or none is an InventoryError saying what the pattern resolved to
+    (several hosts are for the generated pairs of a mesh, not for one role).
     """
     if value in inventory.hosts:
         return inventory.hosts[value]  # a named host: -l decides later whether its test runs
-    found = inventory.select(value)
+    try:
+        found = inventory.select(value)
+    except InventoryError as exc:  # its text names the inventory file: say it about the role
+        if not any(c in value for c in ":,&!~*?[") and value not in inventory.groups:
+            hint = did_you_mean(value, [*inventory.groups, *inventory.hosts])
+            raise InventoryError(f"{value!r} is not in the inventory{hint}") from None
+        reason = str(exc).partition(": ")[2] or str(exc)
+        raise InventoryError(f"{value!r} resolves to no host: {reason}") from None
     if limit:
         allowed = {h.name for h in inventory.select(limit)}
-        kept = [h for h in found if h.name in allowed]
-        if not kept:
-            names = _names(found)
-            raise InventoryError(f"'{value}' resolves to {names}, none of them within -l {limit}")
-        found = kept
+        # None within -l: resolve as without it; like a named host, the test is then skipped.
+        found = [h for h in found if h.name in allowed] or found
     if len(found) > 1:
         raise InventoryError(
             f"'{value}' resolves to {len(found)} hosts ({_names(found)}); a role needs exactly"

@@ -47,14 +47,28 @@ def render(lab: LabPlan, router_image: str | None = None) -> str:
         "all": {
             "vars": lab_vars,
             "hosts": hosts,
-            "children": {"lab": {"hosts": {host.name: {} for host in lab.hosts}}},
+            "children": {
+                "lab": {"hosts": {host.name: {} for host in lab.hosts}},
+                **_role_groups(lab),
+            },
         }
     }
     header = (
         f"{HEADER} (state in {lab.state_dir}); do not edit:\n"
         "# it is rewritten by every `netrun lab up` and removed by `netrun lab down`.\n"
+        "# Groups servers and clients (one host each) are the roles scenarios/*.yaml name;\n"
+        "# inventories/lab.yaml defines the same groups, so one scenario runs on both.\n"
     )
     return header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+
+
+def _role_groups(lab: LabPlan) -> dict[str, Any]:
+    """servers: the first host, clients: the second (what the shipped scenarios name)."""
+    names = [host.name for host in lab.hosts]
+    roles = {"servers": names[:1], "clients": names[1:2]}
+    return {
+        group: {"hosts": {name: {} for name in hosts}} for group, hosts in roles.items() if hosts
+    }
 
 
 def write(lab: LabPlan, router_image: str | None = None) -> None:
