@@ -33,7 +33,7 @@ VAR_EXTENSIONS = (".yml", ".yaml", ".json")
 YAML_EXTENSIONS = (".yml", ".yaml")
 #: What Ansible skips in an inventory directory (INVENTORY_IGNORE_EXTS and _PATTERNS).
 IGNORED_EXTENSIONS = (".pyc", ".pyo", ".swp", ".bak", "~", ".rpm", ".md", ".txt", ".rst")
-IGNORED_EXTENSIONS += (".orig", ".ini", ".cfg", ".retry")
+IGNORED_EXTENSIONS += (".orig", ".cfg", ".retry")
 IGNORED_DIRS = ("group_vars", "host_vars")
 
 
