@@ -4,6 +4,7 @@ Formats are told apart as Ansible's plugin chain does: an executable file is a s
 with --list; .yml/.yaml is YAML; .json is `ansible-inventory --list` output; .ini is INI;
 any other file is YAML when it reads as a YAML mapping, else INI. A directory is every file
 in it (sorted, skipping what Ansible's INVENTORY_IGNORE_EXTS skips). Sources merge in order.
+A YAML file with `plugin:` (netbox, aws_ec2, constructed...) is read by ansible-inventory.
 
 The variable merge is Ansible's (VariableManager with default settings): inline vars of
 "all", inline vars of the host's other groups (sorted by depth, ansible_group_priority,
@@ -146,11 +147,9 @@ def _read_yaml_source(builder: Builder, path: Path, data: Any) -> None:
         raise InventoryError(f"{path}: inventory is empty; list groups and hosts under 'all:'")
     if not isinstance(data, dict):
         raise InventoryError(f"{path}: must be a YAML mapping of groups, e.g. 'all: {{hosts: …}}'")
-    if data.get("plugin"):
-        raise InventoryError(
-            f"{path}: is an inventory plugin config; netrun reads plugins through Ansible: "
-            f"ansible-inventory -i {path} --list > inventory.json, then -i inventory.json"
-        )
+    if data.get("plugin"):  # netbox, aws_ec2, constructed...: Ansible reads it
+        script_source.read(builder, path, script_source.run_plugin(path))
+        return
     yaml_source.read(builder, str(path), data)
 
 

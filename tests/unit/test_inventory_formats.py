@@ -94,7 +94,7 @@ def test_ini_values_follow_ansibles_typing() -> None:
     assert alpha["netrun_data_ip"] == "10.1.0.1"  # host_vars/alpha.json
     # :vars values go through literal_eval too (ansible-core 2.19 does this, whatever the
     # docs say); what is not a literal stays the text, comment and all.
-    assert (node["t"], node["none"], node["zero"], node["f"]) == (True, None, "010", 1.5)
+    assert (node["t"], node["nothing"], node["zero"], node["f"]) == (True, None, "010", 1.5)
     assert node["word"] == "hello world  # kept: :vars lines have no inline comments"
     assert inv["bravo"].port == 2200 and inv["bravo"].groups == ("clients", "lab", "servers")
     assert sorted(inv.members("servers"))[:3] == ["alpha", "bravo", "node01"]
@@ -197,8 +197,25 @@ def test_script_without_meta_is_asked_per_host(tmp_path: Path) -> None:
     assert inv["alpha"].address == "10.0.0.7"
 
 
-def test_plugin_config_points_at_ansible_inventory(tmp_path: Path) -> None:
+@needs_ansible
+def test_plugin_config_is_read_by_ansible_inventory(tmp_path: Path) -> None:
+    """An inventory plugin config (ansible.builtin.generator) is resolved by Ansible."""
+    plugin = tmp_path / "generator.yml"
+    plugin.write_text(
+        "plugin: ansible.builtin.generator\n"
+        "hosts:\n  name: '{{ op }}-{{ env }}'\n  parents:\n    - name: '{{ env }}'\n"
+        "layers:\n  op: [web, db]\n  env: [dev, prod]\n"
+    )
+    inv = load_inventory(plugin)
+    assert [h.name for h in inv.select("dev")] == ["web-dev", "db-dev"]
+    assert netrun_list(plugin) == ansible_list(plugin)
+
+
+def test_plugin_config_without_ansible_says_how(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no ansible-inventory on it
     path = tmp_path / "netbox.yml"
     path.write_text("plugin: netbox.netbox.nb_inventory\n")
-    with pytest.raises(InventoryError, match=r"ansible-inventory -i .*netbox\.yml --list"):
+    with pytest.raises(InventoryError, match=r"pip install 'netrun\[ansible\]'"):
         load_inventory(path)
