@@ -430,8 +430,8 @@ class _Check:
             else:
                 self.unknown(pre, key, [*(table or self.all_keys), *TEST_KEYS])
         sweep = self.sweep(pre, raw["sweep"], table, own, overrides) if "sweep" in raw else {}
-        if len(self.problems) > before or table is None:
-            return []
+        if len(self.problems) > before or table is None or not {"mode", *roles} <= set(place):
+            return []  # (a placement wrong in defaults or -e is reported there, once)
         merged = {k: o.default for k, o in table.items()}
         layers = [{k: v for k, v in d.items() if k in table} for d in (defaults, own, overrides)]
         for layer in layers:

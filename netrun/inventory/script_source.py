@@ -27,7 +27,7 @@ MAX_OUTPUT = 64 * 1024 * 1024  # bytes of JSON a script may print
 def run(path: Path, *args: str) -> Any:
     """Run an inventory script (--list unless told) with a timeout; its parsed JSON."""
     argv = [str(path.absolute()), *(args or ("--list",))]
-    return run_command(argv, f"{path} {' '.join(args or ('--list',))}", path, TIMEOUT)
+    return run_command(argv, f"{path} {' '.join(args or ('--list',))}", TIMEOUT)
 
 
 def run_plugin(path: Path) -> Any:
@@ -43,23 +43,35 @@ def run_plugin(path: Path) -> Any:
             " pip install 'netrun[ansible]' (or ansible-inventory -i FILE --list > lab.json)"
         )
     argv = [command, "-i", str(path), "--list"]
-    return run_command(argv, f"ansible-inventory -i {path} --list", path, PLUGIN_TIMEOUT)
+    # Without these Ansible prints a warning and an empty inventory for a plugin it cannot load.
+    env = dict(os.environ, ANSIBLE_INVENTORY_UNPARSED_FAILED="1", ANSIBLE_NOCOLOR="1")
+    env["ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED"] = "1"
+    shown = f"ansible-inventory -i {path} --list"
+    return run_command(argv, shown, PLUGIN_TIMEOUT, env=env, reason="'auto' plugin: ")
 
 
-def run_command(argv: list[str], shown: str, path: Path, timeout: float) -> Any:
-    """Run a command that prints --list JSON; a timeout kills it and all it started."""
+def run_command(
+    argv: list[str],
+    shown: str,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    reason: str = "",
+) -> Any:
+    """Run a command that prints --list JSON; a timeout kills it and all it started.
+
+    On failure the message is the first stderr line holding ``reason`` (else the last line).
+    """
     try:
         proc = subprocess.Popen(
             argv,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # a timeout ends the script and anything it started
         )
     except OSError as exc:
-        raise InventoryError(
-            f"{path}: cannot run inventory script: {exc.strerror or exc}"
-        ) from None
+        raise InventoryError(f"{shown}: cannot run: {exc.strerror or exc}") from None
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -71,8 +83,10 @@ def run_command(argv: list[str], shown: str, path: Path, timeout: float) -> Any:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     if proc.returncode != 0:
-        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
-        raise InventoryError(f"{shown}: exited with status {proc.returncode}: {last[0][:200]}")
+        lines = err.decode("utf-8", "replace").strip().splitlines() or ["no message"]
+        why = next((line for line in lines if reason and reason in line), lines[-1])
+        why = (why.partition(reason)[2] if reason else "") or why
+        raise InventoryError(f"{shown}: exited with status {proc.returncode}: {why[:200]}")
     if len(out) > MAX_OUTPUT:
         raise InventoryError(f"{shown}: printed more than {MAX_OUTPUT} bytes")
     return parse(Path(shown), out.decode("utf-8", "replace"))

@@ -184,10 +184,6 @@ def test_malformed_yaml_names_line_and_column(tmp_path: Path) -> None:
     [
         ("", "inventory is empty; list groups and hosts under 'all:'"),
         ("- a\n- b\n", "must be a YAML mapping of groups"),
-        (
-            "plugin: aws_ec2\n",
-            "is an inventory plugin config; netrun reads plugins through Ansible",
-        ),
         ("web:\n  - a\n", "group 'web' must be a mapping of hosts/children/vars, got a list"),
         ("web:\n  hosts: [a, b]\n", "group 'web': 'hosts' must be a mapping, got a list;"),
         ("web:\n  host: {a: }\n", "group 'web': unexpected key 'host'; did you mean 'hosts'?"),

@@ -211,6 +211,18 @@ def test_plugin_config_is_read_by_ansible_inventory(tmp_path: Path) -> None:
     assert netrun_list(plugin) == ansible_list(plugin)
 
 
+@needs_ansible
+def test_plugin_ansible_cannot_load_is_an_error_not_an_empty_inventory(tmp_path: Path) -> None:
+    path = tmp_path / "aws.yml"
+    path.write_text("plugin: aws_ec2\n")  # amazon.aws is not installed here
+    with pytest.raises(InventoryError) as err:
+        load_inventory(path)
+    assert str(err.value) == (
+        f"ansible-inventory -i {path} --list: exited with status 1: inventory config"
+        f" '{path}' specifies unknown plugin 'aws_ec2'"
+    )
+
+
 def test_plugin_config_without_ansible_says_how(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
