@@ -96,6 +96,11 @@ def test_inventory_is_ansible_shaped() -> None:
         "netrun_iface": "data0",
     }
     assert list(data["children"]["lab"]["hosts"]) == ["alpha", "bravo"]
+    # the roles scenarios/*.yaml name (server: servers, client: clients), one host each
+    assert {g: list(data["children"][g]["hosts"]) for g in ("servers", "clients")} == {
+        "servers": ["alpha"],
+        "clients": ["bravo"],
+    }
 
 
 # -- the real lab -------------------------------------------------------------------------
