@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from netrun.errors import InventoryError
 from netrun.inventory import load_inventory, script_source
@@ -231,3 +233,30 @@ def test_plugin_config_without_ansible_says_how(
     path.write_text("plugin: netbox.netbox.nb_inventory\n")
     with pytest.raises(InventoryError, match=r"pip install 'netrun\[ansible\]'"):
         load_inventory(path)
+
+
+INI_TEXT = (CORPUS / "ini" / "hosts.ini").read_text()
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    cut=st.integers(0, len(INI_TEXT)),
+    junk=st.text(
+        alphabet=st.sampled_from("[]:=#;'\"\\ \n\tab01-*,{}()") | st.characters(), max_size=40
+    ),
+    keep=st.integers(0, len(INI_TEXT)),
+)
+def test_mangled_ini_is_an_inventory_or_one_error_per_problem(
+    tmp_path_factory: pytest.TempPathFactory, cut: int, junk: str, keep: int
+) -> None:
+    """Any text with an .ini name loads or raises InventoryError naming file:line, nothing else."""
+    path = tmp_path_factory.mktemp("ini") / "hosts.ini"
+    path.write_text(INI_TEXT[:cut] + junk + INI_TEXT[keep:], encoding="utf-8", errors="replace")
+    try:
+        inv = load_inventory(path)
+    except InventoryError as exc:
+        assert all(line.startswith(str(path)) for line in exc.problems), exc.problems
+    else:
+        inv.to_ansible_list()
+        for host in inv:
+            host.secrets()
