@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def run_plugin(path: Path) -> Any:
     ansible-inventory runs as a command, not imported: exact Ansible semantics, no import
     cost or GPL code in netrun's process, and none of ansible-core's internal API to track.
     """
-    command = shutil.which("ansible-inventory")
+    command = ansible_inventory()
     if command is None:
         raise InventoryError(
             f"{path}: is an inventory plugin config; reading it needs Ansible:"
@@ -48,6 +49,12 @@ def run_plugin(path: Path) -> Any:
     env["ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED"] = "1"
     shown = f"ansible-inventory -i {path} --list"
     return run_command(argv, shown, PLUGIN_TIMEOUT, env=env, reason="'auto' plugin: ")
+
+
+def ansible_inventory() -> str | None:
+    """The ansible-inventory of netrun's own environment (the ansible extra), else PATH's."""
+    beside = Path(sys.executable).parent / "ansible-inventory"
+    return str(beside) if os.access(beside, os.X_OK) else shutil.which("ansible-inventory")
 
 
 def run_command(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,10 +21,15 @@ from conftest import LabHandle
 from helpers import assert_nothing_left, load_results, run_netrun
 
 from netrun.inventory import load_inventory
+from netrun.inventory.script_source import ansible_inventory
+
+ANSIBLE_INVENTORY = ansible_inventory()
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(shutil.which("ansible-inventory") is None, reason="needs ansible-core"),
+    pytest.mark.skipif(
+        ANSIBLE_INVENTORY is None, reason="ansible-core missing: pip install -e '.[test]'"
+    ),
 ]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -52,7 +56,7 @@ def sources(lab: LabHandle, tmp: Path) -> dict[str, Path]:
     ini = tmp / "lab.ini"
     ini.write_text(as_ini(lab.inventory))
     listing = subprocess.run(
-        ["ansible-inventory", "-i", str(lab.inventory), "--list"],
+        [str(ANSIBLE_INVENTORY), "-i", str(lab.inventory), "--list"],
         capture_output=True,
         text=True,
         timeout=120,

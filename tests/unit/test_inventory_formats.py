@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from netrun.inventory.ini_source import parse_value
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "inventory" / "formats"
-ANSIBLE_INVENTORY = shutil.which("ansible-inventory")
+ANSIBLE_INVENTORY = script_source.ansible_inventory()
 needs_ansible = pytest.mark.skipif(
     ANSIBLE_INVENTORY is None, reason="ansible-core missing: pip install -e '.[test]'"
 )
@@ -228,7 +227,7 @@ def test_plugin_ansible_cannot_load_is_an_error_not_an_empty_inventory(tmp_path:
 def test_plugin_config_without_ansible_says_how(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))  # no ansible-inventory on it
+    monkeypatch.setattr(script_source, "ansible_inventory", lambda: None)  # not installed
     path = tmp_path / "netbox.yml"
     path.write_text("plugin: netbox.netbox.nb_inventory\n")
     with pytest.raises(InventoryError, match=r"pip install 'netrun\[ansible\]'"):
