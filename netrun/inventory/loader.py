@@ -111,7 +111,7 @@ def _source_files(path: Path) -> list[Path]:
 def _read_source(builder: Builder, path: Path) -> None:
     """Parse one inventory file into the builder, choosing the format as Ansible would."""
     suffix = path.suffix.lower()
-    if os.access(path, os.X_OK) and suffix not in YAML_EXTENSIONS:
+    if suffix not in YAML_EXTENSIONS and _is_program(path):
         script_source.read(builder, path, script_source.run(path))
     elif suffix == ".json":
         script_source.read(builder, path, script_source.parse(path, _read_text(path)))
@@ -129,6 +129,19 @@ def _read_source(builder: Builder, path: Path) -> None:
             _read_yaml_source(builder, path, data)
         else:
             ini_source.read(builder, path, text)
+
+
+def _is_program(path: Path) -> bool:
+    """Executable and a program (#! or ELF). An INI file on a filesystem that marks every
+    file executable (vfat, some mounts) is still read as INI."""
+    if not os.access(path, os.X_OK):
+        return False
+    try:
+        with path.open("rb") as file:
+            head = file.read(4)
+    except OSError:
+        return False
+    return head.startswith(b"#!") or head == b"\x7fELF"
 
 
 def _read_text(path: Path) -> str:

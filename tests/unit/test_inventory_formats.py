@@ -192,10 +192,18 @@ def _state(pid: int) -> str:
 def test_script_without_meta_is_asked_per_host(tmp_path: Path) -> None:
     body = (
         'if [ "$1" = --list ]; then echo \'{"web": ["alpha"]}\';'
-        ' else echo \'{"ansible_host": "10.0.0.7"}\'; fi\n'
+        ' elif [ "$2" = alpha ]; then echo \'{"ansible_host": "10.0.0.7"}\'; fi\n'
     )
+    body = body.replace('["alpha"]', '["alpha", "bravo"]')  # bravo: --host prints nothing
     inv = load_inventory(_script(tmp_path, body))
-    assert inv["alpha"].address == "10.0.0.7"
+    assert inv["alpha"].address == "10.0.0.7" and inv["bravo"].vars == {}
+
+
+def test_an_executable_ini_file_is_still_ini(tmp_path: Path) -> None:
+    path = tmp_path / "hosts"
+    path.write_text("[web]\nalpha ansible_host=10.0.0.1\n")
+    path.chmod(0o755)  # as on a vfat mount
+    assert list(load_inventory(path).hosts) == ["alpha"]
 
 
 @needs_ansible
