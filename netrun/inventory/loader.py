@@ -33,8 +33,8 @@ MAX_BYTES = yamlfile.MAX_BYTES  # refuse larger inventory or vars files
 VAR_EXTENSIONS = (".yml", ".yaml", ".json")
 YAML_EXTENSIONS = (".yml", ".yaml")
 #: What Ansible skips in an inventory directory (INVENTORY_IGNORE_EXTS and _PATTERNS).
-IGNORED_EXTENSIONS = (".pyc", ".pyo", ".swp", ".bak", "~", ".rpm", ".md", ".txt", ".rst")
-IGNORED_EXTENSIONS += (".orig", ".cfg", ".retry")
+IGNORED_EXTENSIONS: tuple[str, ...] = (".pyc", ".pyo", ".swp", ".bak", "~", ".rpm", ".md")
+IGNORED_EXTENSIONS += (".txt", ".rst", ".orig", ".cfg", ".retry")
 IGNORED_DIRS = ("group_vars", "host_vars")
 
 
