@@ -75,6 +75,13 @@ def test_equals_ansible_inventory(sources: list[str]) -> None:
 
 
 @needs_ansible
+def test_the_example_inventory_equals_ansible_inventory() -> None:
+    """inventories/lab.yaml, with its servers/clients role groups (read only, never run)."""
+    example = ROOT / "inventories" / "lab.yaml"
+    assert netrun_list(example) == ansible_list(example)
+
+
+@needs_ansible
 def test_json_from_ansible_inventory_is_the_same_inventory(tmp_path: Path) -> None:
     """The bridge from any plugin: ansible-inventory --list > lab.json, then -i lab.json."""
     source = CORPUS / "ini" / "hosts.ini"
