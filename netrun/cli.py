@@ -351,12 +351,10 @@ def check_report(req: Any) -> str:
     sources = " ".join(f"-i {p}" for p in inventory.paths)
     lines = [f"{scenario.path}: {len(scenario.tests)} tests fit {sources}; nothing was contacted"]
     for test in scenario.tests:
-        server, client = inventory[test.server], inventory[test.client]
-        skipped = allowed is not None and not {test.server, test.client} <= allowed
-        lines.append(
-            f"  {test.name}: {test.mode}, server {server.name} ({server.address})"
-            f" <- client {client.name} ({client.address})" + ("  [outside -l]" if skipped else "")
-        )
+        hosts = {role: inventory[name] for role, name in test.roles.items()}
+        skipped = allowed is not None and not {h.name for h in hosts.values()} <= allowed
+        roles = ", ".join(f"{r} {h.name} ({h.address})" for r, h in hosts.items())
+        lines.append(f"  {test.name}: {test.mode}, {roles}" + ("  [outside -l]" if skipped else ""))
     return "\n".join(lines)
 
 
