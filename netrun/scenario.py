@@ -22,188 +22,44 @@ import yaml
 from netrun import yamlfile
 from netrun.errors import InputError, ScenarioError, did_you_mean
 from netrun.host import Host
-from netrun.modes.base import Option
+from netrun.options import (  # noqa: F401  (re-exported: the checks' old home)
+    GENERAL_OPTIONS,
+    Option,
+    expecting,
+    integer,
+    matching,
+    number,
+    option_for,
+    problem,
+    seconds,
+    show,
+    size,
+    size_value,
+)
+from netrun.tools import DEFAULT as DEFAULT_TOOL
+from netrun.tools.base import Tool
+from netrun.tools.iperf3_tool import OPTIONS as IPERF3_OPTIONS
 
 MAX_BYTES = yamlfile.MAX_BYTES
 MAX_NODES = 100_000  # YAML nodes after alias expansion: 5,000 tests or more, or an alias bomb
 MAX_COMBINATIONS = 1000  # tests one sweep may expand into
 #: Test and scenario names become file names: 1-64 of A-Z a-z 0-9 . _ -, no leading . _ -
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-SIZE_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)")
 KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TOP_KEYS = ("name", "description", "defaults", "tests", "baseline", "parallel")
 #: Most tests run at once when a scenario asks for parallel execution (a host runs one at a time).
 MAX_PARALLEL = 256
-PLACEMENT = ("mode", "server", "client")  # test keys that may also sit in defaults or -e
+PLACEMENT = ("mode", "server", "client", "tool")  # test keys that may also sit in defaults or -e
+REQUIRED = ("mode", "server", "client")  # placement keys without a default
 TEST_KEYS = ("name", *PLACEMENT, "sweep")
 #: The roles of a mode that declares none: the two ends of one iperf3 test.
 DEFAULT_ROLES = ("server", "client")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-# -- checks (also meant for modes' own Options) ---------------------------------------------
-def expecting(expects: str, ok: Callable[[Any], bool]) -> Callable[[Any], str | None]:
-    """An Option.check that says "must be <expects>"; type errors reuse the same words."""
-
-    def check(value: Any) -> str | None:
-        return None if ok(value) else f"must be {expects}"
-
-    check.expects = expects  # type: ignore[attr-defined]
-    return check
-
-
-def number(
-    minimum: float, *, strict: bool, maximum: float | None = None
-) -> Callable[[Any], str | None]:
-    """A finite number above (strict) or at least ``minimum``, and at most ``maximum``."""
-    sign = ">" if strict else ">="
-    upto = "" if maximum is None else f" and <= {maximum:g}"
-    return expecting(
-        f"a number {sign} {minimum:g}{upto}",
-        lambda v: (
-            (v > minimum if strict else v >= minimum)
-            and (maximum is None or v <= maximum)
-            and math.isfinite(max(-1e300, min(v, 1e300)))  # a 400-digit int overflows float()
-        ),
-    )
-
-
-def seconds(low: int, high: int) -> Callable[[Any], str | None]:
-    """Whole seconds in ``low..high``: iperf3 reads -t and -O as whole seconds (1.5 would
-    silently become 1), and refuses -t above 86400 and -O above 60."""
-    return expecting(
-        f"a whole number of seconds from {low} to {high}",
-        lambda v: low <= v <= high and float(v).is_integer(),
-    )
-
-
-def integer(low: int, high: int | None = None) -> Callable[[Any], str | None]:
-    """An integer in ``low..high`` (inclusive)."""
-    text = f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
-    return expecting(text, lambda v: v >= low and (high is None or v <= high))
-
-
-def size_value(value: Any) -> float | None:
-    """Bytes (or bits/s) of an iperf3 size such as 100, 128K or 1G; None if malformed."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return float(max(-(2**100), min(value, 2**100)))  # a 400-digit int overflows float()
-    match = SIZE_RE.fullmatch(value) if isinstance(value, str) else None
-    if not match:
-        return None
-    return float(match[1]) * 1024 ** " KMGT".index(match[2].upper() or " ")
-
-
-def size(minimum: int, maximum: str) -> Callable[[Any], str | None]:
-    """An iperf3 size: an integer or digits with an optional K, M, G or T suffix, at most
-    ``maximum`` (iperf3's own limit, where it has one)."""
-    low = "" if minimum == 0 else " > 0"
-    high = size_value(maximum)
-    return expecting(
-        f"an iperf3 size such as 100, 128K or 1G{low}, at most {maximum}",
-        lambda v: (n := size_value(v)) is not None and minimum <= n <= (high or 0),
-    )
-
-
-def matching(pattern: str, expects: str) -> Callable[[Any], str | None]:
-    """A string option held to a strict pattern (nothing a shell would read specially)."""
-    regex = re.compile(pattern)
-    return expecting(expects, lambda v: regex.fullmatch(v) is not None)
-
-
-# fmt: off
-COMMON_OPTIONS: tuple[Option, ...] = (
-    Option("duration", (int, float), 10, "seconds of traffic per run (iperf3 -t)",
-           check=seconds(1, 86400)),
-    Option("protocol", str, "tcp", "tcp or udp (iperf3 -u)", choices=("tcp", "udp")),
-    Option("streams", int, 1, "parallel streams (iperf3 -P)", check=integer(1, 128)),
-    Option("reverse", bool, False, "the server sends and the client receives (iperf3 -R)"),
-    Option("omit", (int, float), 0, "warm-up seconds left out of the result (iperf3 -O)",
-           check=seconds(0, 60)),
-    Option("bitrate", (int, str), None, "target rate, e.g. 800K or 1G (iperf3 -b)",
-           check=size(0, "1000T"), nullable=True),
-    Option("length", (int, str), None, "buffer or datagram length, e.g. 1400 (iperf3 -l)",
-           check=size(1, "1M"), nullable=True),
-    Option("repeat", int, 1, "how many times the runner repeats the test",
-           check=integer(1, 10000)),
-    Option("port", int, None, "server port (iperf3 -p); iperf3's 5201 when null",
-           check=integer(1, 65535), nullable=True, from_inventory=True),
-    Option("connect_timeout", (int, float), 5, "seconds to wait for the server to answer",
-           check=number(0, strict=True, maximum=3600)),
-    Option("window", (int, str), None, "socket buffer size (iperf3 -w)",
-           check=size(1, "512M"), nullable=True),
-    Option("timeout", (int, float), None, "deadline in seconds for one run; null: derived",
-           check=number(0, strict=True, maximum=7 * 86400), nullable=True),
-    Option("busy_retries", int, 3, "retries when the server's port is busy with another iperf3",
-           check=integer(0, 20)),
-    Option("busy_backoff", (int, float), 0.5, "seconds before the first busy retry; doubles "
-           "after each (at most 60 s a wait)", check=number(0, strict=False, maximum=60)),
-    Option("tolerance", str, "5%", "throughput drop against the baseline that counts as a "
-           "regression", check=matching(r"[0-9]{1,3}(\.[0-9]+)?%", "a percentage such as 5%")),
-    Option("loss_tolerance", (int, float), None, "allowed rise in UDP loss, percentage points",
-           check=number(0, strict=False), nullable=True),
-    Option("jitter_tolerance", (int, float), None, "allowed rise in UDP jitter, ms",
-           check=number(0, strict=False), nullable=True),
-    Option("retransmits_tolerance", int, None, "allowed rise in TCP retransmits",
-           check=integer(0), nullable=True),
-)
-# fmt: on
-
-_KIND_TEXT = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
-
-
-def show(value: Any) -> str:
-    """A value as the user wrote it in YAML, shortened for one-line messages."""
-    if value is None or isinstance(value, bool):
-        return {None: "null", True: "true", False: "false"}[value]
-    text = repr(value) if isinstance(value, str) else _short_repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _short_repr(value: Any) -> str:
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return repr(value)
-
-
-def _kind_ok(kind: type | tuple[type, ...], value: Any) -> bool:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if isinstance(value, bool):  # YAML's yes/true is never a number
-        return bool in kinds
-    if isinstance(value, int) and float in kinds:
-        return True
-    return isinstance(value, tuple(k for k in kinds if k is not bool))
-
-
-def problem(option: Option, key: str, value: Any) -> str | None:
-    """What is wrong with ``value`` for ``option``, as "<key> must be ..., got ...", or None."""
-    if value is None and option.nullable:
-        return None
-    kinds = option.kind if isinstance(option.kind, tuple) else (option.kind,)
-    expects = getattr(option.check, "expects", None) or " or ".join(
-        _KIND_TEXT.get(k, k.__name__) for k in kinds
-    )
-    if option.choices is not None:
-        expects = "one of " + ", ".join(str(c) for c in option.choices)
-    what: str | None
-    if value is None or not _kind_ok(option.kind, value):
-        what = f"must be {expects}"
-        if isinstance(value, bool):
-            return f"{key} {what}, got {show(value)} (YAML reads yes/no/on/off as true/false)"
-    elif isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
-        what = "must not contain control characters"
-    elif option.choices is not None and value not in option.choices:
-        hint = did_you_mean(
-            value.lower() if isinstance(value, str) else str(value),
-            [str(c) for c in option.choices],
-        )
-        return f"{key} must be {expects}, got {show(value)}{hint}"
-    else:
-        what = option.check(value) if option.check else None
-        if what is None:
-            return None
-    return f"{key} {what}, got {show(value)}"
+#: Every option of an iperf3 test in any mode (scenario v1's option list; the CLI reads the
+#: inventory-settable ones from it).
+COMMON_OPTIONS: tuple[Option, ...] = (*GENERAL_OPTIONS, *IPERF3_OPTIONS)
 
 
 # -- the frozen result ---------------------------------------------------------------------
@@ -237,6 +93,7 @@ class TestSpec:
     def hosts(self) -> tuple[str, ...]:
         """The distinct hosts this test holds, in role order (what it connects and locks)."""
         return tuple(dict.fromkeys(self.hosts_by_role.values()))
+    tool: str = DEFAULT_TOOL  # what measures: iperf3, ping, ... (netrun.tools)
 
     def value(self, name: str) -> Any:
         """One option's merged value; an unknown name raises KeyError with a hint."""
@@ -264,7 +121,8 @@ class TestSpec:
         """Seconds one run may take: ``timeout``, else warm-up + traffic + generous slack."""
         if self.timeout is not None:
             return float(self.timeout)
-        return float(self.omit + self.duration + 2 * self.connect_timeout + 30)
+        get = self.options.get
+        return float(get("omit", 0) + get("duration", 10) + 2 * get("connect_timeout", 5) + 30)
 
 
 @dataclass(frozen=True)
@@ -298,16 +156,24 @@ class _Check:
         modes: Mapping[str, Sequence[Option]],
         roles: Mapping[str, Sequence[str]] | None = None,
         resolve: Callable[[str], str] | None = None,
+        tools: Mapping[str, Tool] | None = None,
     ) -> None:
         self.where = where
         self.roles = {m: tuple((roles or {}).get(m) or DEFAULT_ROLES) for m in modes}
         every = [r for rs in self.roles.values() for r in rs]
-        self.placement_keys = ("mode", *dict.fromkeys([*DEFAULT_ROLES, *every]))
+        self.placement_keys = ("mode", "tool", *dict.fromkeys([*DEFAULT_ROLES, *every]))
         self.hosts = None if hosts is None else sorted(hosts)
         self.resolve = resolve
+        if tools is None:
+            from netrun.tools import tools as registered
+
+            tools = registered()
+        self.tools = dict(tools)
+        self.mode_own = {m: tuple(opts) for m, opts in modes.items()}
         self.modes = {m: {o.name: o for o in (*COMMON_OPTIONS, *opts)} for m, opts in modes.items()}
         self.all_keys = {k for table in self.modes.values() for k in table}
         self.all_keys.update(o.name for o in COMMON_OPTIONS)
+        self.all_keys.update(o.name for t in self.tools.values() for o in t.options)
         self.problems: list[str] = []
         self.bad_layer_keys: set[str] = set()  # mode/server/client given but wrong in a layer
 
@@ -320,10 +186,45 @@ class _Check:
         else:
             self.add(prefix, f"unknown key {key!r}{did_you_mean(key, sorted(valid))}")
 
+    def table(self, mode: str, tool: str) -> dict[str, Option]:
+        """Every option of a test of ``tool`` in ``mode``: general, the tool's, the mode's."""
+        if tool == DEFAULT_TOOL:
+            return self.modes[mode]
+        opts = (*GENERAL_OPTIONS, *self.tools[tool].options, *self.mode_own[mode])
+        return {o.name: o for o in opts}
+
+    def foreign(self, key: str, mode: str, tool: str) -> str:
+        """The line for a key that belongs to another tool or mode than this test's."""
+        tools = sorted(n for n, t in self.tools.items() if any(o.name == key for o in t.options))
+        if tools:
+            owners = ", ".join(map(repr, tools))
+            return f"unknown key {key!r} for tool {tool!r} (an option of tool {owners})"
+        modes = sorted(m for m, opts in self.mode_own.items() if any(o.name == key for o in opts))
+        owners = ", ".join(map(repr, modes))
+        return f"unknown key {key!r} for mode {mode!r} (an option of mode {owners})"
+
+    def metric_names(self, pre: str, tool: str, options: Mapping[str, Any]) -> None:
+        """``tolerances:`` may name only the metrics the test's tool declares."""
+        names = [m.name for m in self.tools[tool].metrics]
+        for key in options.get("tolerances") or {}:
+            if key not in names:
+                self.add(
+                    pre,
+                    f"tolerances: {tool} has no metric {key!r}{did_you_mean(str(key), names)}"
+                    f" (its metrics: {', '.join(names)})",
+                )
+        if self.tools[tool].check is not None:
+            for text in self.tools[tool].check(options):
+                self.add(pre, text)
+
     def placement(self, prefix: str, key: str, value: Any) -> bool:
-        """Check mode/server/client: a known mode, a host in the inventory."""
+        """Check mode/server/client/tool: a known mode or tool, a host in the inventory."""
         if not isinstance(value, str) or not value:
             self.add(prefix, f"{key} must be a non-empty string, got {show(value)}")
+        elif key == "tool" and value not in self.tools:
+            self.add(prefix, f"unknown tool {value!r}{did_you_mean(value, sorted(self.tools))}")
+        elif key == "tool":
+            return True
         elif key == "mode" and value not in self.modes:
             self.add(prefix, f"unknown mode {value!r}{did_you_mean(value, sorted(self.modes))}")
         elif key != "mode" and self.resolve is not None:
@@ -356,6 +257,7 @@ class _Check:
         """Validate ``defaults`` or ``-e``: any option of any mode, plus mode and roles."""
         good: dict[str, Any] = {}
         tables = list(self.modes.values()) or [{o.name: o for o in COMMON_OPTIONS}]
+        tables += [{o.name: o for o in t.options} for t in self.tools.values()]
         for key, value in raw.items():
             if isinstance(key, str) and key in self.placement_keys:
                 ok = self.placement(prefix(key, value), key, value)
@@ -397,14 +299,22 @@ class _Check:
                 place[key] = raw[key]
         place.update((k, v) for k, v in overrides.items() if k in keys)
         mode = place.get("mode")
-        table = self.modes.get(mode) if isinstance(mode, str) else None
+        tool = place.get("tool", DEFAULT_TOOL)
+        table = None
+        if isinstance(mode, str) and mode in self.modes and tool in self.tools:
+            allowed = self.tools[tool].modes
+            if allowed is not None and mode not in allowed:
+                self.add(pre, f"tool {tool!r} runs in mode {', '.join(allowed)} only, not {mode!r}")
+            else:
+                table = self.table(mode, tool)
         roles = self.roles.get(mode, DEFAULT_ROLES) if isinstance(mode, str) else DEFAULT_ROLES
         for key in ("mode", *roles):
             if key not in place and key not in self.bad_layer_keys:
                 known = f"; known modes: {', '.join(sorted(self.modes))}" if key == "mode" else ""
                 self.add(pre, f"missing key {key!r}{known}")
         for key in raw:
-            if key in keys and key != "mode" and key not in roles and table is not None:
+            placed = key in ("mode", "tool") or key in roles
+            if key in keys and not placed and table is not None:
                 owners = sorted(m for m, rs in self.roles.items() if key in rs)
                 self.add(
                     pre,
@@ -419,12 +329,7 @@ class _Check:
                 if self.option(pre, key, value, [table]):
                     own[key] = value
             elif table is not None and isinstance(key, str) and key in self.all_keys:
-                owners = sorted(m for m, t in self.modes.items() if key in t)
-                self.add(
-                    pre,
-                    f"unknown key {key!r} for mode {mode!r}"
-                    f" (an option of mode {', '.join(map(repr, owners))})",
-                )
+                self.add(pre, self.foreign(key, str(mode), str(tool)))
             elif table is None and isinstance(key, str) and key in self.all_keys:
                 continue  # mode unknown: its problem is already reported
             else:
@@ -436,6 +341,9 @@ class _Check:
         layers = [{k: v for k, v in d.items() if k in table} for d in (defaults, own, overrides)]
         for layer in layers:
             merged.update(layer)
+        self.metric_names(pre, str(tool), merged)
+        if len(self.problems) > before:
+            return []
         explicit = frozenset(k for layer in layers for k in layer) | frozenset(sweep)
         resolved = {r: self.role(place[r]) for r in roles}  # a group names its one host
         specs = []
@@ -454,6 +362,7 @@ class _Check:
                     explicit=explicit,
                     base_name=str(name),
                     swept=MappingProxyType(swept),
+                    tool=str(tool),
                 )
             )
         return specs
@@ -521,7 +430,9 @@ def load_scenario(
     if not isinstance(data, dict):
         got = "the file is empty" if data is None else f"got {show(data)}"
         raise ScenarioError(f"{where}: must be a mapping with a 'tests' list; {got}")
-    check = _Check(where, hosts, modes, roles, resolve)
+    from netrun.tools import tools as registered  # late: ping imports the modes
+
+    check = _Check(where, hosts, modes, roles, resolve, registered())
     for key in data:
         if key not in TOP_KEYS:
             check.unknown(where, key, TOP_KEYS)
@@ -618,22 +529,3 @@ def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
     if problems:
         raise ScenarioError(problems)
     return found
-
-
-def option_for(test: TestSpec, host: Host, name: str, options: Sequence[Option]) -> Any:
-    """A from_inventory option: explicit scenario value, else the host's netrun_<name>, else
-    the default. A bad inventory value raises ScenarioError naming the host and variable."""
-    table = {o.name: o for o in (*COMMON_OPTIONS, *options)}
-    if name not in table:
-        raise KeyError(f"no option {name!r}{did_you_mean(name, table)}")
-    option = table[name]
-    if not option.from_inventory or name in test.explicit:
-        return test.options.get(name, option.default)
-    var = f"netrun_{name}"
-    if var not in host.vars:
-        return test.options.get(name, option.default)
-    value = host.vars[var]
-    bad = problem(option, var, value)
-    if bad:
-        raise ScenarioError(f"inventory host {host.name!r}: {bad}")
-    return value

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from netrun import undo as undo_records
 from netrun.errors import NetrunError
+from netrun.options import Option
 from netrun.undo import Record
 
 if TYPE_CHECKING:
@@ -20,28 +21,6 @@ if TYPE_CHECKING:
     from netrun.scenario import TestSpec
     from netrun.tools.iperf3 import Iperf3Result
     from netrun.transport import CommandResult
-
-#: Types YAML may hand us for an option; ``int`` values are accepted where floats are.
-Kind = type | tuple[type, ...]
-
-
-@dataclass(frozen=True)
-class Option:
-    """One scenario key: its accepted types, default and a check for its value.
-
-    ``check`` returns a problem text (e.g. "must be > 0") or None when the value is fine.
-    Options with ``from_inventory`` may also be set as the inventory variable
-    ``netrun_<name>`` on the hosts involved (the test and defaults win over inventory).
-    """
-
-    name: str
-    kind: Kind
-    default: Any
-    help: str
-    choices: tuple[Any, ...] | None = None
-    check: Callable[[Any], str | None] | None = None
-    nullable: bool = False
-    from_inventory: bool = False
 
 
 def remote_tmp(host: Host) -> str:
@@ -78,11 +57,15 @@ class RunContext:
 
 @dataclass
 class Measurement:
-    """One iperf3 run as a mode saw it: the raw client output and what it parsed to."""
+    """One run of a tool as a mode saw it: the raw output, what it parsed to, its metrics."""
 
     raw: str
-    result: Iperf3Result
+    result: Iperf3Result | Any
     details: dict[str, Any] = field(default_factory=dict)
+    #: The tool's declared metrics for this run (None: unavailable, see ``unavailable``).
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    #: Metric name -> why it is null.
+    unavailable: dict[str, str] = field(default_factory=dict)
 
 
 class Mode:
@@ -120,9 +103,11 @@ class Mode:
 
     def value(self, name: str, host: Host | None = None) -> Any:
         """An option's value; inventory-settable ones are read for ``host`` (default server)."""
-        from netrun.scenario import option_for
+        from netrun.options import GENERAL_OPTIONS, option_for
+        from netrun.tools import get_tool
 
-        return option_for(self.test, host or self.server, name, self.options)
+        table = (*GENERAL_OPTIONS, *get_tool(self.test.tool).options, *self.options)
+        return option_for(self.test, host or self.server, name, table)
 
     def setup(self) -> None:
         """Start what the mode needs before the first repeat (containers, routers...)."""

@@ -1,7 +1,33 @@
 """Tools netrun drives on hosts: each module builds a command and parses its output.
 
 A tool never runs anything itself; the caller joins the argv with ``shlex.join`` (or sends a
-script made here) through ``Host.run`` and hands the text back to the tool's parser.
+script made here) through ``Host.run`` and hands the text back to the tool's parser. The
+measuring tools a test may pick with ``tool:`` are registered here: a new one is a module
+that defines ``TOOL`` (see tools/base.py) plus one entry in ``_MODULES``.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from netrun.tools.base import Tool
+
+DEFAULT = "iperf3"
+#: tool name -> module that defines ``TOOL``.
+_MODULES: dict[str, str] = {
+    "iperf3": "netrun.tools.iperf3_tool",
+    "ping": "netrun.tools.ping",
+}
+
+
+def get_tool(name: str) -> Tool:
+    """The Tool for a name; KeyError when there is none."""
+    tool: Tool = importlib.import_module(_MODULES[name]).TOOL
+    return tool
+
+
+def tools() -> dict[str, Tool]:
+    """Every registered tool by name."""
+    return {name: get_tool(name) for name in _MODULES}

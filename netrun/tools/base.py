@@ -1,0 +1,42 @@
+"""What a tool is: its options, its metrics, the modes it runs in, and one measurement.
+
+A test picks its tool with ``tool:`` (default iperf3). The scenario loader takes the tool's
+options (so a ping test refuses iperf3's ``omit:``), the runner asks the tool to measure
+and records the metrics it declares; reports, history and baselines read the declarations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from netrun.metrics import Metric
+from netrun.options import Option
+
+if TYPE_CHECKING:
+    from netrun.modes.base import Measurement, Mode
+    from netrun.scenario import TestSpec
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A measuring tool as the core sees it."""
+
+    name: str
+    options: tuple[Option, ...]
+    metrics: tuple[Metric, ...]
+    #: One repeat in a set-up mode; raises a NetrunError (ToolError) when it fails.
+    measure: Callable[[Mode, int], Measurement]
+    #: "running 10s": what the progress line says a repeat does.
+    describe: Callable[[TestSpec], str]
+    #: Modes it runs in; None: every mode.
+    modes: tuple[str, ...] | None = None
+    #: results.json's ``protocol`` for a test that has no protocol option.
+    protocol: str = ""
+    #: Problems between options (each "key must ..."), after each option passed its own check.
+    check: Callable[[Mapping[str, Any]], list[str]] | None = None
+
+    def headline(self) -> Metric:
+        """The metric a progress line and a verdict's delta are about (the first declared)."""
+        return self.metrics[0]
