@@ -22,7 +22,9 @@ from typing import Any
 from netrun import schema
 from netrun.errors import NetrunError
 
-SCHEMA = 1
+SCHEMA = 2
+#: Schemas this netrun reads: 1 (before metrics) renders as the iperf3 metrics.
+READABLE = (1, 2)
 RESULTS = "results.json"
 REPORT = "report.txt"
 #: A results.json read back (report, baseline, history import, resume) may be at most this.
@@ -143,8 +145,8 @@ def load(path: Path) -> dict[str, Any]:
         raise NetrunError(f"{path}: not a readable results.json (nested too deeply)") from None
     except (OSError, ValueError) as exc:
         raise NetrunError(f"{path}: not a readable results.json ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise NetrunError(f"{path}: not a netrun results file of schema {SCHEMA}")
+    if not isinstance(doc, dict) or doc.get("schema") not in READABLE:
+        raise NetrunError(f"{path}: not a netrun results file of schema 1 or {SCHEMA}")
     return schema.check(doc, path)
 
 
@@ -159,5 +161,6 @@ def new_document(scenario: str, run_id: str, version: str) -> dict[str, Any]:
         "status": "running",
         "hosts": {},
         "errors": [],
+        "metrics": {},
         "tests": [],
     }

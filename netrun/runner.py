@@ -40,6 +40,8 @@ from netrun.scenario import Scenario, TestSpec
 from netrun.scheduler import run_parallel
 from netrun.stats import samples_by_test
 from netrun.sweep import close_all, sweep_hosts, sweep_stale
+from netrun.tools import get_tool
+from netrun.tools.iperf3 import Iperf3Result
 from netrun.transport import SSHSettings, connect_all
 
 log = logging.getLogger("netrun.runner")
@@ -86,6 +88,10 @@ class Run:
         self.out = ResultsDir(req.outdir)
         self.doc = new_document(req.scenario.name, req.run_id, __version__)
         self.doc["scenario_file"] = str(req.scenario.path)
+        # What each metric is (unit, direction): a saved run renders without netrun's tools.
+        for name in dict.fromkeys(t.tool for t in req.scenario.tests):
+            for metric in get_tool(name).metrics:
+                self.doc["metrics"].setdefault(metric.name, metric.to_dict())
         self.host_errors: dict[str, str] = {}
         self.connected: list[Host] = []
         self.done: set[str] = set()
@@ -280,7 +286,7 @@ class Run:
                 if self.ctx.stopping.is_set():
                     raise Cancelled(test.client)
                 suffix = f" repeat {repeat}/{test.repeat}" if test.repeat > 1 else ""
-                self.progress(f"{label}{suffix}: running {test.duration:g}s")
+                self.progress(f"{label}{suffix}: {get_tool(test.tool).describe(test)}")
                 self._measure(mode, test, repeat, label + suffix)
         except Cancelled:
             self._record(test, repeat, None, error="interrupted", mode=mode)
@@ -308,8 +314,9 @@ class Run:
 
     def _measure(self, mode: Mode, test: TestSpec, repeat: int, label: str) -> None:
         started = utcnow()
+        tool = get_tool(test.tool)
         try:
-            m = mode.measure(repeat)
+            m = tool.measure(mode, repeat)
         except Cancelled:
             raise  # the test records it as interrupted
         except ToolError as exc:
@@ -326,7 +333,9 @@ class Run:
         flag = ""
         if rec["details"].get("accelerated") is False:
             flag = f" NOT ACCELERATED: {rec['details'].get('path_check')}"
-        self.progress(f"{label}: {rec['throughput_bps'] / 1e6:.1f} Mbit/s{flag}")
+        head = tool.headline()
+        shown = head.show(rec["metrics"].get(head.name))
+        self.progress(f"{label}: {head.name} {shown} {head.shown_unit or head.unit}{flag}")
 
     def _record(
         self,
@@ -354,25 +363,35 @@ class Run:
         details = dict(mode.details) if mode else {}
         details.update(m.details if m else {})  # this repeat's own (path bytes, verdict)
         inner = details.get("overlay_mtu")
-        ceiling = goodput_ceiling_mbps(speed, min(mtus) if mtus else None, test.protocol, inner)
-        r = m.result if m else None
+        tool = get_tool(test.tool)
+        protocol = str(test.options.get("protocol") or tool.protocol)
+        ceiling = goodput_ceiling_mbps(speed, min(mtus) if mtus else None, protocol, inner)
+        r = m.result if m and isinstance(m.result, Iperf3Result) else None
+        metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in tool.metrics}
+        if m:
+            why = {k: v for k, v in m.unavailable.items() if metrics.get(k) is None}
+            missing = {k: f"not reported by {tool.name}" for k, v in metrics.items() if v is None}
+            if why or missing:
+                details["unavailable"] = {**missing, **why, **details.get("unavailable", {})}
         rec: dict[str, Any] = {
             "name": test.name,
             "mode": test.mode,
+            "tool": tool.name,
             "server": test.server,
             "client": test.client,
             "hosts": dict(test.hosts_by_role),
-            "protocol": test.protocol,
+            "protocol": protocol,
             "repeat": repeat,
-            "status": "ok" if r else "failed",
-            "error": None if r else (error or "failed"),
+            "status": "ok" if m else "failed",
+            "error": None if m else (error or "failed"),
+            "metrics": metrics,
             "throughput_bps": r.receiver_bps if r else None,
             "sender_bps": r.sender_bps if r else None,
             "retransmits": r.retransmits if r else None,
             "cpu_client_pct": r.cpu_client_pct if r else None,
             "cpu_server_pct": r.cpu_server_pct if r else None,
             "jitter_ms": r.jitter_ms if r else None,
-            "lost_percent": r.lost_percent if r else None,
+            "lost_percent": metrics.get("lost_percent"),
             "lost_packets": r.lost_packets if r else None,
             "packets": r.packets if r else None,
             "nic": nic,

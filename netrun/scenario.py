@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from netrun import options as _options
 from netrun import yamlfile
 from netrun.errors import InputError, ScenarioError, did_you_mean
 from netrun.host import Host
@@ -29,7 +30,6 @@ from netrun.options import (  # noqa: F401  (re-exported: the checks' old home)
     integer,
     matching,
     number,
-    option_for,
     problem,
     seconds,
     show,
@@ -529,3 +529,12 @@ def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
     if problems:
         raise ScenarioError(problems)
     return found
+
+
+def option_for(test: TestSpec, host: Host, name: str, options: Sequence[Option]) -> Any:
+    """A from_inventory option of a test (see options.option_for); ``options`` are the
+    mode's own, the general and the tool's are added here."""
+    from netrun.tools import get_tool
+
+    table = (*GENERAL_OPTIONS, *get_tool(test.tool).options, *options)
+    return _options.option_for(test, host, name, table)

@@ -102,6 +102,11 @@ def check(doc: dict[str, Any], path: Path) -> dict[str, Any]:
         elif facts:
             p.fields(f"hosts.{name}.", facts, {"kernel": _text, "iperf3_version": _text})
             _nic(p, f"hosts.{name}.nic", facts.get("nic"))
+    declared = doc.get("metrics")
+    if declared is not None and not (
+        isinstance(declared, dict) and all(isinstance(v, dict) for v in declared.values())
+    ):
+        p.bad("metrics", declared)
     baseline = doc.get("baseline")
     if baseline is not None and not isinstance(baseline, dict):
         p.bad("baseline", baseline)
@@ -167,6 +172,14 @@ def _sample(p: _Problems, where: str, sample: Any) -> None:
             isinstance(ids, dict) and all(isinstance(v, dict) for v in ids.values())
         ):
             p.bad(f"{where}.details.image_ids", ids)
+    values = sample.get("metrics")
+    if values is not None and not (
+        isinstance(values, dict)
+        and all(isinstance(k, str) and _number(v) for k, v in values.items())
+    ):
+        p.bad(f"{where}.metrics", values)
+    if not _text(sample.get("tool")):
+        p.bad(f"{where}.tool", sample.get("tool"))
     intervals = sample.setdefault("intervals", [])
     if not isinstance(intervals, list) or not all(_interval(i) for i in intervals):
         p.bad(f"{where}.intervals", intervals)
