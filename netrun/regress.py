@@ -24,10 +24,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from netrun import results
+from netrun import metrics, results
 from netrun.errors import InputError, NetrunError
 from netrun.history import History, UnknownRunError
+from netrun.metrics import Metric, finite, legacy
+from netrun.metrics import parse_tolerance as parse_metric_tolerance
 from netrun.stats import Summary, ok_values, samples_by_test, summarize
+from netrun.tools import get_tool
+from netrun.tools.base import Tool
 
 VERDICTS = ("failed", "regressed", "noisy", "improved", "ok", "new")  # worst first
 DEFAULT_TOLERANCE = "5%"
@@ -45,18 +49,50 @@ def parse_tolerance(value: object) -> float:
 
 @dataclass(frozen=True)
 class Tolerances:
-    """How much change is accepted: throughput as a fraction, the others as absolute rises."""
+    """How much change is accepted: throughput as a fraction, loss/jitter/retransmits as
+    absolute rises (schema 1's options), and ``metrics``: (metric, "relative"|"absolute",
+    value) from ``tolerances:``, which win. A metric named nowhere takes its tool's default."""
 
     throughput: float = 0.05
     loss: float | None = None  # percentage points of UDP loss
     jitter_ms: float | None = None
     retransmits: float | None = None
+    metrics: tuple[tuple[str, str, float], ...] = ()
+
+    def limits(self, tool: Tool | None) -> dict[str, tuple[str, float]]:
+        """Metric -> (kind, value): the tool's defaults, then the old options, then ``metrics``."""
+        found: dict[str, tuple[str, float]] = {}
+        for metric in tool.metrics if tool else ():
+            if metric.tolerance is not None:
+                found[metric.name] = parse_metric_tolerance(metric.tolerance)
+        if tool is None or tool.name == "iperf3":
+            found["throughput_bps"] = ("relative", self.throughput)
+        for name, value in (
+            ("lost_percent", self.loss),
+            ("jitter_ms", self.jitter_ms),
+            ("retransmits", self.retransmits),
+        ):
+            if value is not None:
+                found[name] = ("absolute", float(value))
+        found.update((name, (kind, value)) for name, kind, value in self.metrics)
+        return found
+
+
+def _metric_tolerances(value: Any) -> tuple[tuple[str, str, float], ...]:
+    """A recorded ``tolerances:`` mapping as Tolerances.metrics; odd entries are skipped."""
+    out = []
+    for name, each in (value if isinstance(value, dict) else {}).items():
+        try:
+            out.append((str(name), *parse_metric_tolerance(each)))
+        except ValueError:
+            continue
+    return tuple(out)
 
 
 def tolerances_from_doc(
     doc: dict[str, Any], throughput: float | None = None
 ) -> Callable[[str], Tolerances]:
-    """Per test tolerances from the options the run recorded (tolerance, loss_tolerance, ...).
+    """Per test tolerances from the options the run recorded (tolerances, tolerance, ...).
 
     ``throughput`` (a fraction, e.g. from a CLI flag) overrides every test's tolerance.
     """
@@ -65,9 +101,10 @@ def tolerances_from_doc(
         opts = samples[0].get("options") or {}
         per_test[name] = Tolerances(
             throughput=parse_tolerance(opts.get("tolerance") or DEFAULT_TOLERANCE),
-            loss=opts.get("loss_tolerance"),
-            jitter_ms=opts.get("jitter_tolerance"),
-            retransmits=opts.get("retransmits_tolerance"),
+            loss=finite(opts.get("loss_tolerance")),
+            jitter_ms=finite(opts.get("jitter_tolerance")),
+            retransmits=finite(opts.get("retransmits_tolerance")),
+            metrics=_metric_tolerances(opts.get("tolerances")),
         )
 
     def lookup(test: str) -> Tolerances:
@@ -79,95 +116,153 @@ def tolerances_from_doc(
 
 @dataclass(frozen=True)
 class Verdict:
-    """The verdict on one test; ``delta_pct`` is the change of the throughput median in %."""
+    """The verdict on one test; ``delta_pct`` is the change of its headline metric's median
+    in % (throughput for iperf3, rtt_avg_ms for ping); ``metrics`` names what regressed."""
 
     test: str
     verdict: str
     delta_pct: float | None
     detail: str
+    metrics: tuple[str, ...] = ()
 
 
-def _mbit(bps: float) -> str:
-    return f"{bps / 1e6:.1f}"
+#: How schema 1 worded the iperf3 limits (kept: people grep nightly logs for them).
+WORDS = {
+    "throughput_bps": ("throughput", ""),
+    "lost_percent": ("UDP loss", "points"),
+    "jitter_ms": ("jitter", "ms"),
+    "retransmits": ("retransmits", ""),
+}
+FORMATS = {"lost_percent": "{:.2f}", "jitter_ms": "{:.3f}", "retransmits": "{:g}"}
 
 
-def _throughput(cur: Summary, base: Summary, tol: float) -> tuple[str, float | None, str]:
-    """Verdict, delta % and detail for the throughput medians of one test."""
-    if base.median <= 0:
-        return "new", None, "baseline throughput is 0; nothing to compare"
-    delta = (cur.median - base.median) / base.median
-    text = (
-        f"throughput {_mbit(cur.median)} vs {_mbit(base.median)} Mbit/s "
-        f"({delta * 100:+.1f}%, tolerance {tol * 100:g}%)"
-    )
-    if abs(delta) <= tol:
-        return "ok", delta * 100, text
-    with_ci = cur.n >= 2 and base.n >= 2
-    if not with_ci:
-        verdict = "regressed" if delta < 0 else "improved"
-        return verdict, delta * 100, text + f"; single sample (n={cur.n} vs {base.n}), no CI"
+def _tool(samples: Sequence[dict[str, Any]]) -> Tool | None:
+    name = samples[0].get("tool") if samples else None
+    try:
+        return get_tool(str(name or "iperf3"))
+    except KeyError:
+        return None  # a run of a tool this netrun does not know: only declared metrics
+
+
+def _worse(metric: Metric, change: float) -> bool:
+    return change < 0 if metric.better == "higher" else change > 0
+
+
+def _headline(
+    metric: Metric, cur: Summary, base: Summary, limit: tuple[str, float] | None
+) -> tuple[str, float | None, str]:
+    """Verdict, delta % and detail for the headline metric's medians of one test."""
+    label = WORDS.get(metric.name, (metric.name, ""))[0]
+    unit = metric.shown_unit or metric.unit
+    if base.median == 0 and (limit is None or limit[0] == "relative"):
+        return "new", None, f"baseline {label} is 0; nothing to compare"
+    delta = (cur.median - base.median) / base.median if base.median else None
+    pct = None if delta is None else delta * 100
+    shown = f"{label} {metric.show(cur.median)} vs {metric.show(base.median)} {unit}".rstrip()
+    if limit is None:
+        return "ok", pct, f"{shown} ({pct:+.1f}%, no tolerance)" if pct is not None else shown
+    kind, value = limit
+    change = delta if kind == "relative" else cur.median - base.median
+    assert change is not None
+    tol_text = f"{value * 100:g}%" if kind == "relative" else f"{value:g} {metric.unit}".rstrip()
+    text = f"{shown} ({pct:+.1f}%, tolerance {tol_text})" if pct is not None else shown
+    if abs(change) <= value:
+        return "ok", pct, text
+    bad = "regressed" if _worse(metric, change) else "improved"
+    if not (cur.n >= 2 and base.n >= 2):
+        return bad, pct, text + f"; single sample (n={cur.n} vs {base.n}), no CI"
     assert cur.ci_low is not None and cur.ci_high is not None
     assert base.ci_low is not None and base.ci_high is not None
     cis = (
-        f"95% CI [{_mbit(cur.ci_low)}, {_mbit(cur.ci_high)}] vs "
-        f"[{_mbit(base.ci_low)}, {_mbit(base.ci_high)}]"
+        f"95% CI [{metric.show(cur.ci_low)}, {metric.show(cur.ci_high)}] vs "
+        f"[{metric.show(base.ci_low)}, {metric.show(base.ci_high)}]"
     )
-    if delta < 0 and cur.ci_high < base.ci_low:
-        return "regressed", delta * 100, f"{text}; {cis} do not overlap"
-    if delta > 0 and cur.ci_low > base.ci_high:
-        return "improved", delta * 100, f"{text}; {cis} do not overlap"
-    return "noisy", delta * 100, f"{text}; {cis} overlap"
+    apart = cur.ci_high < base.ci_low if change < 0 else cur.ci_low > base.ci_high
+    if apart:
+        return bad, pct, f"{text}; {cis} do not overlap"
+    return "noisy", pct, f"{text}; {cis} overlap"
 
 
-LIMITS = (
-    ("lost_percent", "loss", "UDP loss", "points", "{:.2f}"),
-    ("jitter_ms", "jitter_ms", "jitter", "ms", "{:.3f}"),
-    ("retransmits", "retransmits", "retransmits", "", "{:g}"),
-)
+def _shower(metric: Metric) -> Callable[[float], str]:
+    fmt = FORMATS.get(metric.name)
+    return fmt.format if fmt else metric.show
 
 
 def _limits(
-    cur: Sequence[dict[str, Any]], base: Sequence[dict[str, Any]], tol: Tolerances
-) -> list[str]:
-    """One message per metric whose median rose beyond its limit."""
-    breaches: list[str] = []
-    for metric, field, label, unit, fmt in LIMITS:
-        limit = getattr(tol, field)
-        now, before = summarize(ok_values(cur, metric)), summarize(ok_values(base, metric))
-        if limit is None or now is None or before is None:
+    cur: Sequence[dict[str, Any]],
+    base: Sequence[dict[str, Any]],
+    limits: dict[str, tuple[str, float]],
+    declared: dict[str, Metric],
+    skip: str,
+) -> list[tuple[str, str]]:
+    """(metric, message) for each metric that changed for the worse beyond its limit."""
+    breaches: list[tuple[str, str]] = []
+    for name, (kind, limit) in limits.items():
+        metric = declared.get(name)
+        if name == skip or metric is None:
             continue
-        rise = now.median - before.median
-        if rise > limit:
-            show = " ".join(x for x in (fmt.format(rise), unit) if x)
-            breaches.append(
-                f"{label} rose by {show} ({fmt.format(before.median)} -> "
-                f"{fmt.format(now.median)}), limit {limit:g}"
+        now, before = summarize(ok_values(cur, name)), summarize(ok_values(base, name))
+        if now is None or before is None:
+            continue  # unavailable on either side: nothing to compare, never a 0
+        change = now.median - before.median
+        if kind == "relative":
+            if before.median == 0:
+                continue
+            change /= abs(before.median)
+        if not _worse(metric, change) or abs(change) <= limit:
+            continue
+        label, unit = WORDS.get(name, (name, metric.shown_unit or metric.unit))
+        show = _shower(metric)
+        verb = "rose" if change > 0 else "fell"
+        if kind == "relative":
+            size, limit_text = f"{abs(change) * 100:.1f}%", f"{limit * 100:g}%"
+        else:
+            size, limit_text = " ".join(x for x in (show(abs(change)), unit) if x), f"{limit:g}"
+        breaches.append(
+            (
+                name,
+                f"{label} {verb} by {size} ({show(before.median)} -> {show(now.median)}), "
+                f"limit {limit_text}",
             )
+        )
     return breaches
 
 
 def compare_test(
-    name: str, cur: Sequence[dict[str, Any]], base: Sequence[dict[str, Any]], tol: Tolerances
+    name: str,
+    cur: Sequence[dict[str, Any]],
+    base: Sequence[dict[str, Any]],
+    tol: Tolerances,
+    declared: dict[str, Metric] | None = None,
 ) -> Verdict:
     """The verdict on one test from its current and baseline samples."""
+    tool = _tool(cur)
+    declared = {**(declared or {}), **{m.name: m for m in (tool.metrics if tool else ())}}
+    if not declared:
+        declared = {m.name: m for m in legacy()}
+    head = tool.headline() if tool else next(iter(declared.values()))
+    limits = tol.limits(tool)
     failed = [s for s in cur if s.get("status") != "ok"]
-    now = summarize(ok_values(cur, "throughput_bps"))
-    before = summarize(ok_values(base, "throughput_bps"))
+    now = summarize(ok_values(cur, head.name))
+    before = summarize(ok_values(base, head.name))
+    bad: list[str] = []
     if before is None:
         verdict, delta, detail = "new", None, "no successful baseline sample to compare with"
     elif now is None:
         verdict, delta, detail = "failed", None, "no successful sample"
     else:
-        verdict, delta, detail = _throughput(now, before, tol.throughput)
-    breaches = _limits(cur, base, tol) if before is not None else []
+        verdict, delta, detail = _headline(head, now, before, limits.get(head.name))
+        bad += [head.name] if verdict == "regressed" else []
+    breaches = _limits(cur, base, limits, declared, head.name) if before is not None else []
     if breaches and verdict in ("ok", "improved", "noisy"):
         verdict = "regressed"
-    detail = "; ".join([detail, *breaches])
+    bad += [metric for metric, _ in breaches]
+    detail = "; ".join([detail, *(text for _, text in breaches)])
     if failed:
         error = failed[0].get("error") or "failed"
         detail = f"{len(failed)} of {len(cur)} samples failed ({error}); {detail}"
         verdict = "failed"
-    return Verdict(name, verdict, delta, detail)
+    return Verdict(name, verdict, delta, detail, tuple(bad))
 
 
 def compare(
@@ -182,13 +277,14 @@ def compare(
     if tolerances is None:
         tolerances = tolerances_from_doc(current_doc)
     baseline = samples_by_test(baseline_doc)
+    declared = metrics.declared(current_doc)
     out: list[Verdict] = []
     for name, samples in samples_by_test(current_doc).items():
         tol = tolerances if isinstance(tolerances, Tolerances) else tolerances(name)
         if name not in baseline:
             out.append(Verdict(name, "new", None, "not in the baseline run"))
             continue
-        out.append(compare_test(name, samples, baseline[name], tol))
+        out.append(compare_test(name, samples, baseline[name], tol, declared))
     return out
 
 

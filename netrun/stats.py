@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from netrun.metrics import finite
+
 METRICS = ("throughput_bps", "jitter_ms", "lost_percent", "retransmits")
 
 
@@ -173,12 +175,14 @@ def outliers(values: Sequence[float]) -> list[int]:
 
 
 def ok_values(samples: Sequence[dict[str, Any]], metric: str) -> list[float]:
-    """The non-null values of ``metric`` over the samples whose status is ok."""
+    """The non-null values of ``metric`` over the samples whose status is ok: from the
+    sample's ``metrics`` (schema 2), else its own field of that name (schema 1)."""
     out: list[float] = []
     for s in samples:
-        value = s.get(metric)
-        if s.get("status") == "ok" and isinstance(value, int | float) and math.isfinite(value):
-            out.append(float(value))
+        found = s.get("metrics")
+        value = found.get(metric) if isinstance(found, dict) and metric in found else s.get(metric)
+        if s.get("status") == "ok" and (number := finite(value)) is not None:
+            out.append(number)
     return out
 
 
