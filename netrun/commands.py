@@ -225,16 +225,18 @@ def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
         for test in tests:
             if only_test and test != only_test:
                 continue
-            series = history.series(scenario, test, last=len(rows))
-            medians = [s.median / 1e6 for _, s in series if s is not None and s.median]
+            metric = history.headline(scenario, test)
+            series = history.series(scenario, test, last=len(rows), metric=metric.name)
+            medians = [s.median for _, s in series if s is not None and s.median]
             if not medians:
                 continue
             change = (medians[-1] / medians[0] - 1) * 100 if len(medians) > 1 else 0.0
-            shown = " → ".join(f"{m:.0f}" for m in medians[-6:])
-            trends.append([scenario, test, len(medians), shown, f"{change:+.1f}%"])
+            shown = " → ".join(metric.show(m) for m in medians[-6:])
+            unit = metric.shown_unit or metric.unit
+            trends.append([scenario, test, f"{metric.name} ({unit})", len(medians), shown,
+                           f"{change:+.1f}%"])  # fmt: skip
     if trends:
         out.append("")
-        out.append(
-            tabulate(trends, headers=["scenario", "test", "runs", "median Mbit/s (last 6)", "Δ"])
-        )
+        headers = ["scenario", "test", "metric", "runs", "median (last 6)", "Δ"]
+        out.append(tabulate(trends, headers=headers))
     return "\n".join(out)

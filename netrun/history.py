@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,11 +20,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from netrun import results
+from netrun import metrics, results
 from netrun.errors import InputError, NetrunError
 from netrun.stats import Summary, ok_values, summarize
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+METRIC_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 BUSY_TIMEOUT = 2.0  # seconds to wait for another writer before saying "locked"
 
 # The first layout, kept verbatim: migrations start from it and tests build v1 files with it.
@@ -60,6 +62,46 @@ def _migrate_v2(db: sqlite3.Connection) -> None:
         db.execute("UPDATE runs SET image_ids = ? WHERE run_id = ?", (json.dumps(ids), run_id))
 
 
+METRICS_DDL = """
+CREATE TABLE metrics (
+    run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, test TEXT NOT NULL,
+    sample INTEGER NOT NULL, repeat INTEGER, status TEXT, metric TEXT NOT NULL, value REAL
+);
+CREATE INDEX metrics_run_test ON metrics(run_id, test, metric)
+"""
+
+
+def _migrate_v3(db: sqlite3.Connection) -> None:
+    """v3: one row per sample and metric (a long table: any tool's metrics, no new column
+    per metric), filled from the samples table's iperf3 columns, which trends read until
+    now; the samples table and the documents stay as they were."""
+    for statement in METRICS_DDL.split(";"):
+        db.execute(statement)
+    db.execute("ALTER TABLE samples ADD COLUMN tool TEXT")
+    db.execute("UPDATE samples SET tool = 'iperf3'")
+    for metric in (m.name for m in metrics.legacy()):
+        db.execute(
+            "INSERT INTO metrics SELECT run_id, test, "
+            "ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY rowid) - 1, repeat, status, ?, "
+            f"{metric} FROM samples",  # a name from our own list, not from input
+            (metric,),
+        )
+
+
+def _write_metrics(db: sqlite3.Connection, run_id: str, doc: dict[str, Any]) -> None:
+    """The long rows of one run: (run, test, sample index, repeat, status, metric, value)."""
+    rows = []
+    for index, sample in enumerate(doc.get("tests") or []):
+        if not isinstance(sample, dict):
+            continue
+        for metric, value in metrics.of_sample(sample).items():
+            rows.append(
+                (run_id, str(sample.get("name")), index, sample.get("repeat"),
+                 sample.get("status"), metric, value)
+            )  # fmt: skip
+    db.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+
 def _create_v1(db: sqlite3.Connection) -> None:
     """A new database starts at v1 and is migrated like any old one: one code path."""
     for statement in V1_DDL.split(";"):
@@ -69,16 +111,16 @@ def _create_v1(db: sqlite3.Connection) -> None:
 
 
 # MIGRATIONS[v] turns a v-1 database into a v one.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _migrate_v2}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _migrate_v2, 3: _migrate_v3}
 
 SAMPLE_COLUMNS = (
     "mode", "server", "client", "protocol", "repeat", "status", "error", "throughput_bps",
     "sender_bps", "retransmits", "jitter_ms", "lost_percent", "lost_packets", "packets",
-    "cpu_client_pct", "cpu_server_pct", "started", "finished",
+    "cpu_client_pct", "cpu_server_pct", "started", "finished", "tool",
 )  # fmt: skip
 
 
-NUMERIC = SAMPLE_COLUMNS[7:16]  # the sample columns a trend can follow
+NUMERIC = SAMPLE_COLUMNS[7:16]  # schema 1's numeric sample columns (every metric is in `metrics`)
 RUN_FIELDS = ("run_id", "scenario", "started", "finished", "status", "netrun_version", "run_dir")
 
 
@@ -244,6 +286,7 @@ class History:
 
         def write(db: sqlite3.Connection) -> None:
             db.execute("DELETE FROM samples WHERE run_id = ?", (run_id,))
+            db.execute("DELETE FROM metrics WHERE run_id = ?", (run_id,))
             db.execute("DELETE FROM hosts WHERE run_id = ?", (run_id,))
             db.execute(
                 "INSERT OR REPLACE INTO runs (run_id, scenario, started, finished, status, "
@@ -271,10 +314,12 @@ class History:
             db.executemany(
                 f"INSERT INTO samples (run_id, test, {', '.join(SAMPLE_COLUMNS)}) VALUES ({marks})",
                 [
-                    (run_id, str(s.get("name")), *(s.get(c) for c in SAMPLE_COLUMNS))
+                    (run_id, str(s.get("name")), *(s.get(c) for c in SAMPLE_COLUMNS[:-1]),
+                     s.get("tool") or "iperf3")
                     for s in doc.get("tests", [])
                 ],
-            )
+            )  # fmt: skip
+            _write_metrics(db, run_id, doc)
 
         with self._errors():
             self._transaction(write)
@@ -398,23 +443,40 @@ class History:
 
         Runs where the test has no OK sample are left out: a trend of failures is a gap.
         """
-        if metric not in NUMERIC:  # it goes into the SQL text: only known column names
-            raise InputError(f"unknown metric '{metric}'; one of: {', '.join(NUMERIC)}")
+        if not isinstance(metric, str) or not METRIC_RE.fullmatch(metric):
+            raise InputError(f"unknown metric {metric[:40]!r}: a metric name is a word such as "
+                             "throughput_bps or rtt_avg_ms")  # fmt: skip
         out: list[tuple[str, Summary]] = []
         for row in self.runs(scenario=scenario, test=test, last=last):
             with self._errors():
                 samples = [
                     {"status": status, metric: value}
                     for status, value in self.db.execute(
-                        f"SELECT status, {metric} FROM samples "
-                        "WHERE run_id = ? AND test = ? ORDER BY rowid",
-                        (row.run_id, test),
+                        "SELECT status, value FROM metrics "
+                        "WHERE run_id = ? AND test = ? AND metric = ? ORDER BY sample",
+                        (row.run_id, test, metric),
                     )
                 ]
             summary = summarize(ok_values(samples, metric))
             if summary is not None:
                 out.append((row.started or "", summary))
         return out
+
+    def headline(self, scenario: str, test: str) -> metrics.Metric:
+        """The metric a trend of ``test`` follows: its tool's headline (throughput for
+        iperf3, rtt_avg_ms for ping), from the newest stored sample."""
+        from netrun.tools import DEFAULT, get_tool
+
+        with self._errors():
+            row = self.db.execute(
+                "SELECT s.tool FROM samples s JOIN runs r ON r.run_id = s.run_id "
+                "WHERE r.scenario = ? AND s.test = ? ORDER BY r.started DESC LIMIT 1",
+                (scenario, test),
+            ).fetchone()
+        try:
+            return get_tool(str(row[0] if row and row[0] else DEFAULT)).headline()
+        except KeyError:  # a tool this netrun does not know
+            return get_tool(DEFAULT).headline()
 
     def environment(self, run_id: str) -> list[dict[str, Any]]:
         """Per host facts of one run: kernel, iperf3 version, NIC speed/MTU/driver."""

@@ -175,8 +175,11 @@ def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
     return _save(fig, path)
 
 
-def plot_trend(series: Sequence[TrendPoint], path: Path, title: str) -> Path:
-    """Median Mbit/s of one test across runs, the CI as bars and a band: what a nightly job watches.
+def plot_trend(
+    series: Sequence[TrendPoint], path: Path, title: str, ylabel: str = "throughput (Mbit/s)"
+) -> Path:
+    """A test's headline median across runs (Mbit/s, or ms for ping), the CI as bars and a
+    band: what a nightly job watches.
 
     ``series`` holds (run started, ISO 8601; median Mbit/s; CI low; CI high); a None median
     (a failed run) is drawn as a red mark on the time axis, a None CI as no bar.
@@ -212,7 +215,7 @@ def plot_trend(series: Sequence[TrendPoint], path: Path, title: str) -> Path:
         fig.autofmt_xdate()
     ax.set_ylim(bottom=0)
     ax.set_xlabel("run started (UTC)")
-    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.tight_layout()

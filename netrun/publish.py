@@ -137,21 +137,25 @@ def _plots(
     if history is not None:
         names = list(dict.fromkeys(t["name"] for t in doc.get("tests", [])))
         for name in names:
-            series = history.series(doc["scenario"], name, last=30)
+            metric = history.headline(doc["scenario"], name)
+            series = history.series(doc["scenario"], name, last=30, metric=metric.name)
             if len(series) < 2:
                 continue
+            k = metric.scale
             points = [
-                (started, s.median / 1e6, _mbit(s.ci_low), _mbit(s.ci_high))
+                (
+                    started,
+                    s.median / k,
+                    None if s.ci_low is None else s.ci_low / k,
+                    None if s.ci_high is None else s.ci_high / k,
+                )
                 for started, s in series
                 if s is not None and s.median is not None
             ]
             path = outdir / f"trend-{safe_name(name)}.png"
-            files.append(plots.plot_trend(points, path, name))
+            label = f"{metric.name} ({metric.shown_unit or metric.unit})"
+            files.append(plots.plot_trend(points, path, name, label))
     return files
-
-
-def _mbit(value: float | None) -> float | None:
-    return None if value is None else value / 1e6
 
 
 def _exporters(doc: dict[str, Any], opts: PublishOptions, out: Published) -> None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import copy
 import json
 import multiprocessing
+import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -312,3 +315,77 @@ def test_two_processes_creating_or_migrating_at_once(tmp_path: Path, from_v1: bo
     assert got == ["ok", "ok"]
     with History.open(path) as h:
         assert len(h.runs()) == 2
+
+
+# -- v3: the long metrics table ----------------------------------------------------------------
+V2_FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "historydb" / "v2.sqlite"
+
+
+def test_a_real_v2_database_migrates_to_the_metrics_table_with_nothing_lost(
+    tmp_path: Path,
+) -> None:
+    """The fixture was written by netrun's v2 code (before metrics): every run, sample and
+    document survives, and each schema 1 column reappears as metric rows."""
+    path = tmp_path / "v2.sqlite"
+    path.write_bytes(V2_FIXTURE.read_bytes())
+    old = sqlite3.connect(path)
+    before_runs = old.execute("SELECT run_id, document FROM runs ORDER BY run_id").fetchall()
+    before_samples = old.execute(
+        "SELECT run_id, test, repeat, status, throughput_bps, jitter_ms FROM samples ORDER BY rowid"
+    ).fetchall()
+    assert old.execute("PRAGMA user_version").fetchone()[0] == 2
+    old.close()
+    with History.open(path) as db:
+        assert db.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        after_runs = db.db.execute("SELECT run_id, document FROM runs ORDER BY run_id").fetchall()
+        assert after_runs == before_runs
+        after_samples = db.db.execute(
+            "SELECT run_id, test, repeat, status, throughput_bps, jitter_ms FROM samples "
+            "ORDER BY rowid"
+        ).fetchall()
+        assert after_samples == before_samples
+        # every schema 1 value is in the long table too, under its own name
+        for run_id, test, repeat, _status, bps, jitter in before_samples:
+            got = dict(
+                db.db.execute(
+                    "SELECT metric, value FROM metrics WHERE run_id = ? AND test = ? "
+                    "AND repeat = ? AND metric IN ('throughput_bps', 'jitter_ms')",
+                    (run_id, test, repeat),
+                ).fetchall()
+            )
+            assert got == {"throughput_bps": bps, "jitter_ms": jitter}
+        rows = db.runs()
+        assert len(rows) == 8 and sum(r.samples for r in rows) == 80
+        assert db.series(rows[0].scenario, rows[0].tests[0])  # trends read the new table
+        assert db.headline(rows[0].scenario, rows[0].tests[0]).name == "throughput_bps"
+
+
+def test_history_lists_a_migrated_v2_database(tmp_path: Path) -> None:
+    path = tmp_path / "v2.sqlite"
+    path.write_bytes(V2_FIXTURE.read_bytes())
+    res = subprocess.run(
+        [sys.executable, "-m", "netrun", "history", "--db", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert res.returncode == 0, res.stderr
+    for run_id in ("7c746a62", "8e03adc2", "ea683a72"):
+        assert run_id in res.stdout
+    assert "throughput_bps (Mbit/s)" in res.stdout
+
+
+def test_any_metric_of_a_new_tool_is_stored_and_trended(db: History) -> None:
+    samples = [
+        {"name": "rtt", "mode": "baremetal", "tool": "ping", "server": "a", "client": "b",
+         "protocol": "icmp", "repeat": r, "status": "ok",
+         "metrics": {"rtt_avg_ms": v, "rtt_min_ms": None, "lost_percent": 0.0}}
+        for r, v in ((1, 0.1), (2, 0.3))
+    ]  # fmt: skip
+    db.add_run({"run_id": "p1", "scenario": "ping", "started": "2026-11-30T01:00:00Z",
+                "tests": samples})  # fmt: skip
+    [(_, summary)] = db.series("ping", "rtt", metric="rtt_avg_ms")
+    assert summary.median == pytest.approx(0.2)
+    assert db.series("ping", "rtt", metric="rtt_min_ms") == []  # null: unavailable, never 0
+    assert db.headline("ping", "rtt").name == "rtt_avg_ms"
