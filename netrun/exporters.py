@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from netrun import stats
+from netrun import metrics, stats
 from netrun.errors import NetrunError
 from netrun.report import VerdictLike, group_samples, is_regression
 from netrun.results import atomic_write
@@ -84,19 +84,24 @@ def prometheus_text(
     """
     scenario = str(doc.get("scenario"))
     regressed = _regressed(verdicts)
-    samples: dict[str, list[str]] = {name: [] for name in GAUGES}
+    gauges = dict(GAUGES)
+    declared = metrics.declared(doc)
+    for metric in declared.values():  # every metric the run's tools declare
+        unit = f", {metric.unit}" if metric.unit else ""
+        gauges.setdefault(
+            f"netrun_{metric.name}",
+            f"Median {metric.description} of the test's ok repeats{unit} "
+            f"({metric.better} is better).",
+        )
+    samples: dict[str, list[str]] = {name: [] for name in gauges}
     for name, group in group_samples(doc.get("tests", [])).items():
         first = group[0]
         labels: dict[str, object] = {"scenario": scenario, "test": name}
         labels.update({k: first.get(k, "") for k in TEST_LABELS[2:]})
-        for metric, key in (
-            ("netrun_throughput_bps", "throughput_bps"),
-            ("netrun_jitter_ms", "jitter_ms"),
-            ("netrun_lost_percent", "lost_percent"),
-        ):
+        for key in declared:  # a null (unavailable) metric is left out, never exported as 0
             summary = stats.summarize(stats.ok_values(group, key))
             if summary is not None:
-                samples[metric].append(_sample(metric, labels, summary.median))
+                samples[f"netrun_{key}"].append(_sample(f"netrun_{key}", labels, summary.median))
         ok = all(s.get("status") == "ok" for s in group)
         samples["netrun_test_ok"].append(_sample("netrun_test_ok", labels, int(ok)))
         if name in regressed:
@@ -113,7 +118,7 @@ def prometheus_text(
         _sample("netrun_last_success_timestamp_seconds", {"scenario": scenario}, last_success or 0)
     )
     lines = []
-    for metric, help_text in GAUGES.items():
+    for metric, help_text in sorted(gauges.items(), key=lambda kv: kv[0] not in GAUGES):
         if samples[metric]:
             lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge", *samples[metric]]
     return "\n".join(lines) + "\n"
@@ -144,15 +149,24 @@ def _duration(samples: list[dict[str, Any]]) -> float:
     return total
 
 
-def _describe(samples: list[dict[str, Any]]) -> str:
+def _describe(doc: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    """The headline throughput as before, then one line per other declared metric."""
     values = [v / 1e6 for v in stats.ok_values(samples, "throughput_bps")]
     summary = stats.summarize(values)
-    if summary is None:
-        return "no ok repeat"
-    text = f"median {summary.median:.1f} Mbit/s over {summary.n} ok repeat(s)"
-    if summary.ci_low is not None and summary.ci_high is not None:
-        text += f", 95% CI {summary.ci_low:.1f}-{summary.ci_high:.1f}"
-    return text
+    lines = []
+    if summary is not None:
+        text = f"median {summary.median:.1f} Mbit/s over {summary.n} ok repeat(s)"
+        if summary.ci_low is not None and summary.ci_high is not None:
+            text += f", 95% CI {summary.ci_low:.1f}-{summary.ci_high:.1f}"
+        lines.append(text)
+    for metric in metrics.used(doc, samples):
+        if metric.name == "throughput_bps":
+            continue
+        each = stats.summarize(stats.ok_values(samples, metric.name))
+        if each is not None:
+            unit = metric.shown_unit or metric.unit
+            lines.append(f"{metric.name}: median {metric.show(each.median)} {unit}".rstrip())
+    return "\n".join(lines) or "no ok repeat"
 
 
 def testsuite(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> ET.Element:
@@ -181,7 +195,9 @@ def testsuite(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None
             message = f"{len(bad)}/{len(group)} repeat(s) failed: {bad[0].get('error') or 'failed'}"
         elif verdict is not None and is_regression(verdict):
             delta = verdict.delta_pct
-            message = "throughput regressed" + (f" {delta:+.1f}%" if delta is not None else "")
+            names = getattr(verdict, "metrics", ()) or ("throughput_bps",)
+            what = ", ".join("throughput" if n == "throughput_bps" else n for n in names)
+            message = f"{what} regressed" + (f" {delta:+.1f}%" if delta is not None else "")
             message += " against the baseline"
         if message is not None:
             failures += 1
@@ -191,7 +207,7 @@ def testsuite(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None
                 "\n".join(f"repeat {s.get('repeat')}: {s.get('error') or 'failed'}" for s in bad)
                 or message
             )
-        ET.SubElement(case, "system-out").text = _describe(group)
+        ET.SubElement(case, "system-out").text = _describe(doc, group)
     for name in doc.get("skipped", []):
         skipped += 1
         case = ET.SubElement(suite, "testcase", name=str(name), classname=f"netrun.{scenario}")

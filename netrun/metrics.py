@@ -136,11 +136,16 @@ def declared(doc: Mapping[str, Any]) -> dict[str, Metric]:
 
 
 def of_sample(sample: Mapping[str, Any]) -> dict[str, float | None]:
-    """A sample's metric values: its ``metrics`` (schema 2), else its schema 1 columns."""
+    """A sample's metric values: its ``metrics`` (schema 2), where a schema 1 field of the
+    same name that is set wins (scripts edit those), else its schema 1 fields."""
     values = sample.get("metrics")
     if not isinstance(values, dict):
         values = {m.name: sample.get(m.name) for m in legacy()}
-    return {str(k): finite(v) for k, v in values.items()}
+    out = {str(k): finite(v) for k, v in values.items()}
+    for name in out:
+        if (top := finite(sample.get(name))) is not None:
+            out[name] = top
+    return out
 
 
 def used(doc: Mapping[str, Any], samples: Iterable[Mapping[str, Any]]) -> list[Metric]:

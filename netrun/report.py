@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from tabulate import tabulate
 
-from netrun import stats
+from netrun import metric_table, stats
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
@@ -132,6 +132,7 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "name": first["name"],
         "mode": first["mode"],
+        "tool": first.get("tool") or "iperf3",
         "server": first["server"],
         "client": first["client"],
         "pair": f"{first['client']}→{first['server']}",
@@ -188,7 +189,9 @@ def summary_rows(
     rows = [summarize(s) for s in group_samples(doc.get("tests", [])).values()]
     ref = bare_metal_reference(rows) if shows_bare(rows) else {}
     by_test = {v.test: v for v in verdicts or ()}
+    per_metric = metric_table.json_rows(doc)
     for row in rows:
+        row["metrics"] = per_metric.get(row["name"], {})
         base = ref.get((row["pair"], row["protocol"]))
         row["pct_bare"] = 100 * row["mbps"] / base if row["mbps"] and base else None
         verdict = by_test.get(row["name"])
@@ -333,7 +336,10 @@ def render_table(
         table = text_table(headers, rows)
     else:
         table = tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
-    lines = [title(doc), table, *notes(doc, summary_rows(doc, verdicts))]
+    lines = [title(doc), table]
+    if extra := metric_table.rows(doc):
+        lines += ["", text_table(metric_table.HEADERS, extra)]
+    lines += notes(doc, summary_rows(doc, verdicts))
     return "\n".join(lines) + "\n"
 
 
@@ -341,6 +347,11 @@ def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None 
     """A GitHub-flavoured table for a wiki page or a pull request comment."""
     headers, rows = table_rows(doc, verdicts)
     table = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    if more := metric_table.rows(doc):
+        more_table = tabulate(
+            more, headers=metric_table.HEADERS, tablefmt="github", disable_numparse=True
+        )
+        table += "\n\n" + more_table
     extra = [f"- {line}" for line in notes(doc, summary_rows(doc, verdicts))]
     return "\n".join([f"### {title(doc)}", "", table, "", *extra]).rstrip() + "\n"
 
@@ -348,10 +359,14 @@ def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None 
 def render_csv(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
     """One row per test with every number unrounded, for spreadsheets and scripts."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    more = metric_table.csv_fields(doc)
+    fields = CSV_FIELDS + more
+    writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in summary_rows(doc, verdicts):
-        writer.writerow({k: "" if row[k] is None else row[k] for k in CSV_FIELDS})
+        values = {k: row[k] for k in CSV_FIELDS}
+        values.update({k: row["metrics"].get(k, {}).get("median") for k in more})
+        writer.writerow({k: "" if v is None else v for k, v in values.items()})
     return buf.getvalue()
 
 
@@ -420,6 +435,11 @@ def render_html(
         f"<p>finished {html.escape(str(doc.get('finished')))}, "
         f"status {html.escape(str(doc.get('status')))}</p>",
         _html_table(headers, rows, classes),
+        *(
+            [_html_table(metric_table.HEADERS, more, [""] * len(more))]
+            if (more := metric_table.rows(doc))
+            else []
+        ),
         "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes(doc, summary)) + "</ul>",
     ]
     for plot in plots or ():

@@ -175,12 +175,15 @@ def outliers(values: Sequence[float]) -> list[int]:
 
 
 def ok_values(samples: Sequence[dict[str, Any]], metric: str) -> list[float]:
-    """The non-null values of ``metric`` over the samples whose status is ok: from the
-    sample's ``metrics`` (schema 2), else its own field of that name (schema 1)."""
+    """The non-null values of ``metric`` over the samples whose status is ok: the sample's
+    own field of that name (schema 1's, which scripts may have edited), else its
+    ``metrics`` (schema 2)."""
     out: list[float] = []
     for s in samples:
         found = s.get("metrics")
-        value = found.get(metric) if isinstance(found, dict) and metric in found else s.get(metric)
+        value = s.get(metric)
+        if value is None and isinstance(found, dict):
+            value = found.get(metric)
         if s.get("status") == "ok" and (number := finite(value)) is not None:
             out.append(number)
     return out
