@@ -365,7 +365,9 @@ class Run:
         inner = details.get("overlay_mtu")
         tool = get_tool(test.tool)
         protocol = str(test.options.get("protocol") or tool.protocol)
-        ceiling = goodput_ceiling_mbps(speed, min(mtus) if mtus else None, protocol, inner)
+        ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes
+        if protocol in ("tcp", "udp"):
+            ceiling = goodput_ceiling_mbps(speed, min(mtus) if mtus else None, protocol, inner)
         r = m.result if m and isinstance(m.result, Iperf3Result) else None
         metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in tool.metrics}
         if m:
