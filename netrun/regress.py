@@ -152,7 +152,11 @@ def _headline(
     metric: Metric, cur: Summary, base: Summary, limit: tuple[str, float] | None
 ) -> tuple[str, float | None, str]:
     """Verdict, delta % and detail for the headline metric's medians of one test."""
-    label = WORDS.get(metric.name, (metric.name, ""))[0]
+    label = (
+        WORDS.get(metric.name, (metric.name, ""))[0]
+        if metric.name == "throughput_bps"
+        else metric.name
+    )
     unit = metric.shown_unit or metric.unit
     if base.median == 0 and (limit is None or limit[0] == "relative"):
         return "new", None, f"baseline {label} is 0; nothing to compare"
@@ -194,6 +198,7 @@ def _limits(
     limits: dict[str, tuple[str, float]],
     declared: dict[str, Metric],
     skip: str,
+    words: dict[str, tuple[str, str]],
 ) -> list[tuple[str, str]]:
     """(metric, message) for each metric that changed for the worse beyond its limit."""
     breaches: list[tuple[str, str]] = []
@@ -211,7 +216,7 @@ def _limits(
             change /= abs(before.median)
         if not _worse(metric, change) or abs(change) <= limit:
             continue
-        label, unit = WORDS.get(name, (name, metric.shown_unit or metric.unit))
+        label, unit = words.get(name, (name, metric.shown_unit or metric.unit))
         show = _shower(metric)
         verb = "rose" if change > 0 else "fell"
         if kind == "relative":
@@ -253,7 +258,8 @@ def compare_test(
     else:
         verdict, delta, detail = _headline(head, now, before, limits.get(head.name))
         bad += [head.name] if verdict == "regressed" else []
-    breaches = _limits(cur, base, limits, declared, head.name) if before is not None else []
+    words = WORDS if tool is None or tool.name == "iperf3" else {}
+    breaches = _limits(cur, base, limits, declared, head.name, words) if before else []
     if breaches and verdict in ("ok", "improved", "noisy"):
         verdict = "regressed"
     bad += [metric for metric, _ in breaches]

@@ -97,7 +97,7 @@ def test_tcp_and_udp_end_to_end(lab: LabHandle, tmp_path: Path) -> None:
     assert time.monotonic() - started < 40, "duration=1 override was not applied"
     out = tmp_path / "out"
 
-    assert doc["schema"] == 1 and doc["scenario"] == "e2e" and doc["status"] == "finished"
+    assert doc["schema"] == 2 and doc["scenario"] == "e2e" and doc["status"] == "finished"
     assert iso(doc["started"]) <= iso(doc["finished"])
     assert isinstance(doc["netrun_version"], str) and doc["netrun_version"]
     assert [t["name"] for t in doc["tests"]] == ["bm-tcp", "bm-udp"]

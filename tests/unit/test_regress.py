@@ -232,3 +232,72 @@ def test_baseline_by_path(tmp_path: Path) -> None:
         resolve_baseline(str(tmp_path / "bad.json"), None, "baremetal")
     with pytest.raises(InputError, match="needs the history database"):
         resolve_baseline("last", None, "baremetal")
+
+
+# -- declared metrics: any tool, any direction ------------------------------------------------
+def ping_run(name: str, *rtts: float | None, lost: float = 0.0, **opts: Any) -> list[dict]:
+    return [
+        {
+            "name": name,
+            "tool": "ping",
+            "status": "ok",
+            "options": dict(opts),
+            "metrics": {"rtt_avg_ms": rtt, "rtt_min_ms": rtt, "lost_percent": lost},
+            "details": {} if rtt is not None else {"unavailable": {"rtt_avg_ms": "test"}},
+        }
+        for rtt in rtts
+    ]
+
+
+def test_a_far_higher_rtt_regresses_on_rtt_avg_ms() -> None:
+    cur, base = doc(*ping_run("p", 0.5)), doc(*ping_run("p", 0.05))
+    [v] = compare(cur, base)
+    assert v.verdict == "regressed" and v.metrics == ("rtt_avg_ms",)
+    assert v.delta_pct == pytest.approx(900)
+    assert v.detail.startswith("rtt_avg_ms 0.500 vs 0.050 ms (+900.0%, tolerance 20%)")
+
+
+def test_lower_rtt_is_an_improvement_and_within_tolerance_is_ok() -> None:
+    assert compare(doc(*ping_run("p", 0.01)), doc(*ping_run("p", 0.05)))[0].verdict == "improved"
+    assert compare(doc(*ping_run("p", 0.055)), doc(*ping_run("p", 0.05)))[0].verdict == "ok"
+
+
+def test_tolerances_per_metric_override_the_tool_defaults() -> None:
+    loose = {"tolerances": {"rtt_avg_ms": "1000%", "lost_percent": 0.5}}
+    cur = doc(*ping_run("p", 0.5, lost=2.0, **loose))
+    [v] = compare(cur, doc(*ping_run("p", 0.05)))
+    assert v.verdict == "regressed" and v.metrics == ("lost_percent",)
+    assert "lost_percent rose by 2.00 % (0.00 -> 2.00), limit 0.5" in v.detail
+    # ping's default for loss is 1 point: 0.8 more is fine
+    assert (
+        compare(doc(*ping_run("p", 0.05, lost=0.8)), doc(*ping_run("p", 0.05)))[0].verdict == "ok"
+    )
+
+
+def test_relative_tolerance_on_a_secondary_metric() -> None:
+    cur = doc(*ping_run("p", 0.05, tolerances={"rtt_min_ms": "10%"}))
+    for s in cur["tests"]:
+        s["metrics"]["rtt_min_ms"] = 0.08
+    [v] = compare(cur, doc(*ping_run("p", 0.05)))
+    assert v.verdict == "regressed" and "rtt_min_ms rose by 60.0%" in v.detail
+
+
+def test_a_null_metric_is_skipped_never_read_as_zero() -> None:
+    """issue 13's FreeFlow records retransmits as null with a reason: no verdict on it."""
+    cur = doc(*run("t", 100, 100, retransmits=None))
+    base = doc(*run("t", 100, 100, retransmits=0))
+    [v] = compare(cur, base, Tolerances(0.05, retransmits=0))
+    assert v.verdict == "ok" and "retransmits" not in v.detail
+    [v] = compare(doc(*ping_run("p", None)), doc(*ping_run("p", 0.05)))
+    assert v.verdict == "failed"  # no ok rtt on our side: nothing measured
+
+
+def test_schema_1_options_still_map_to_metrics() -> None:
+    opts = {"tolerance": "2%", "loss_tolerance": 1.5, "tolerances": {"jitter_ms": 0.1}}
+    d = doc(*run("udp", 100, options=opts))
+    tol = tolerances_from_doc(d)("udp")
+    assert tol.limits(None) == {
+        "throughput_bps": ("relative", 0.02),
+        "lost_percent": ("absolute", 1.5),
+        "jitter_ms": ("absolute", 0.1),
+    }
