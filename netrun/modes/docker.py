@@ -24,7 +24,7 @@ from netrun import undo
 from netrun.errors import Cancelled, ModeError
 from netrun.host import Host
 from netrun.modes.base import Measurement, Mode, Option
-from netrun.scenario import expecting, matching, number
+from netrun.options import expecting, matching, number
 from netrun.tools import docker as dk
 from netrun.tools import iperf3
 from netrun.transport import in_parallel, on_each

@@ -19,7 +19,7 @@ from netrun.modes import pathbytes
 from netrun.modes.base import Measurement, Option
 from netrun.modes.docker import OPTIONS as DOCKER_OPTIONS
 from netrun.modes.docker import DockerMode, run_on_both
-from netrun.scenario import matching
+from netrun.options import matching
 from netrun.tools import docker as dk
 
 PATH_RE = r"/[A-Za-z0-9_./-]{1,255}"

@@ -31,7 +31,7 @@ from netrun.modes.base import Measurement, Option
 from netrun.modes.docker import DockerMode, run_on_both
 from netrun.modes.flannel import OPTIONS as FLANNEL_OPTIONS
 from netrun.modes.flannel import PATH_RE, parse_subnet_env
-from netrun.scenario import expecting, matching, number
+from netrun.options import expecting, matching, number
 from netrun.tools import docker as dk
 
 LIBRARY = "libfsocket.so"
