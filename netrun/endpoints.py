@@ -15,7 +15,7 @@ from types import TracebackType
 
 from netrun.errors import CommandTimeout, HostError, NetrunError
 from netrun.host import Host
-from netrun.tools import iperf3
+from netrun.tools import iperf3, iperf3_server
 from netrun.transport import CommandResult
 
 #: First port tried for servers, and how many ports up from it are candidates.
@@ -122,7 +122,7 @@ class Iperf3Server:
         self.logfile: str | None = None
 
     def start(self) -> Iperf3Server:
-        script = iperf3.server_script(
+        script = iperf3_server.server_script(
             binary=self.binary,
             bind_ip=self.bind_ip,
             ports=list(self.ports),
@@ -133,7 +133,7 @@ class Iperf3Server:
         )
         res = self.host.run(script, timeout=self.wait_s * len(self.ports) + 10, check=False)
         try:
-            self.pid, self.port, self.logfile = iperf3.parse_server_ready(res.stdout)
+            self.pid, self.port, self.logfile = iperf3_server.parse_server_ready(res.stdout)
         except iperf3.Iperf3Error as exc:
             raise exc.on(self.host.name) from None
         return self

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from netrun.tools import iperf3
+from netrun.tools import iperf3, iperf3_server
 from netrun.tools.iperf3 import Iperf3Error, parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "iperf3"
@@ -414,7 +414,7 @@ def started() -> Iterator[list[int]]:
 
 
 def run_script(tmp_path: Path, ports: list[int], binary: str = "iperf3", **kw: object) -> str:
-    script = iperf3.server_script(
+    script = iperf3_server.server_script(
         binary=binary,
         bind_ip=str(kw.get("bind_ip", "127.0.0.1")),
         ports=ports,
@@ -431,7 +431,7 @@ def test_server_script_starts_a_server_that_serves(tmp_path: Path, started: list
     (port,) = free_ports(1)
     began = time.monotonic()
     out = run_script(tmp_path, [port])
-    pid, got_port, log = iperf3.parse_server_ready(out)
+    pid, got_port, log = iperf3_server.parse_server_ready(out)
     started.append(pid)
     assert time.monotonic() - began < 2.5  # polled, no fixed sleep
     assert got_port == port and listening(port)
@@ -459,7 +459,7 @@ def test_server_script_skips_a_busy_port(tmp_path: Path, started: list[int]) -> 
         if listening(first):
             break
         time.sleep(0.02)
-    pid, port, _ = iperf3.parse_server_ready(run_script(tmp_path, [first, second]))
+    pid, port, _ = iperf3_server.parse_server_ready(run_script(tmp_path, [first, second]))
     started.append(pid)
     assert port == second and pid != foreign.pid
 
@@ -470,7 +470,7 @@ def test_server_script_moves_on_from_address_in_use(tmp_path: Path, started: lis
     first, second = free_ports(2)
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", first))
-        pid, port, _ = iperf3.parse_server_ready(run_script(tmp_path, [first, second]))
+        pid, port, _ = iperf3_server.parse_server_ready(run_script(tmp_path, [first, second]))
         started.append(pid)
     assert port == second
 
@@ -483,7 +483,7 @@ def test_server_script_all_ports_busy(tmp_path: Path) -> None:
         holder.listen()
         out = run_script(tmp_path, [port])
     with pytest.raises(Iperf3Error) as caught:
-        iperf3.parse_server_ready(out)
+        iperf3_server.parse_server_ready(out)
     assert caught.value.kind == "busy" and str(port) in str(caught.value)
     comm = Path("/proc/self/comm").read_text().strip()
     assert caught.value.busy == {port: f"{comm} {os.getpid()}"}  # who holds it, from ss -p
@@ -505,7 +505,7 @@ def test_server_script_names_a_foreign_iperf3_on_the_port(
             break
         time.sleep(0.02)
     with pytest.raises(Iperf3Error) as caught:
-        iperf3.parse_server_ready(run_script(tmp_path, [port]))
+        iperf3_server.parse_server_ready(run_script(tmp_path, [port]))
     assert caught.value.kind == "busy"
     assert caught.value.busy == {port: f"iperf3 {foreign.pid}"}
     assert caught.value.on("alpha").busy == caught.value.busy
@@ -516,7 +516,7 @@ def test_server_script_missing_binary(tmp_path: Path) -> None:
     out = run_script(tmp_path, free_ports(1), binary="iperf3-nope")
     assert out.startswith("NETRUN_FAIL iperf3 not found")
     with pytest.raises(Iperf3Error) as caught:
-        iperf3.parse_server_ready(out)
+        iperf3_server.parse_server_ready(out)
     assert caught.value.kind == "missing" and "iperf3-nope" in str(caught.value)
 
 
@@ -525,7 +525,7 @@ def test_server_script_reports_iperf3s_own_error(tmp_path: Path) -> None:
     """192.0.2.1 (TEST-NET-1) is on no interface here: binding it fails, nothing is sent."""
     out = run_script(tmp_path, free_ports(1), bind_ip="192.0.2.1")
     with pytest.raises(Iperf3Error) as caught:
-        iperf3.parse_server_ready(out)
+        iperf3_server.parse_server_ready(out)
     assert caught.value.kind == "error"
     assert "Cannot assign requested address" in str(caught.value)
 
@@ -533,7 +533,7 @@ def test_server_script_reports_iperf3s_own_error(tmp_path: Path) -> None:
 def test_server_script_quotes_every_value(tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     evil = f"$(touch {marker}); `touch {marker}`"
-    script = iperf3.server_script(
+    script = iperf3_server.server_script(
         binary=evil, bind_ip=evil, ports=[5201], workdir=str(tmp_path / evil), tag=evil, wait_s=1
     )
     subprocess.run(["sh", "-c", script], capture_output=True, timeout=20)
@@ -542,5 +542,5 @@ def test_server_script_quotes_every_value(tmp_path: Path) -> None:
 
 def test_parse_server_ready_without_a_verdict() -> None:
     with pytest.raises(Iperf3Error) as caught:
-        iperf3.parse_server_ready("sh: 1: syntax error\n")
+        iperf3_server.parse_server_ready("sh: 1: syntax error\n")
     assert caught.value.kind == "bad-output"

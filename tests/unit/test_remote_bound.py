@@ -19,7 +19,7 @@ import pytest
 
 from netrun.cleanup import cleanup_command
 from netrun.endpoints import CLIENT_WRAPPER
-from netrun.tools import iperf3
+from netrun.tools import iperf3_server
 
 needs_iperf3 = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 not installed")
 needs_timeout = pytest.mark.skipif(shutil.which("timeout") is None, reason="no timeout(1)")
@@ -63,7 +63,7 @@ def gone(pid: int, within: float) -> bool:
 
 
 def start_server(tmp_path: Path, lifetime: float | None) -> tuple[int, int, Path]:
-    script = iperf3.server_script(
+    script = iperf3_server.server_script(
         binary="iperf3",
         bind_ip="127.0.0.1",
         ports=[free_port()],
@@ -73,7 +73,7 @@ def start_server(tmp_path: Path, lifetime: float | None) -> tuple[int, int, Path
         lifetime=lifetime,
     )
     done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=20)
-    pid, port, _log = iperf3.parse_server_ready(done.stdout)
+    pid, port, _log = iperf3_server.parse_server_ready(done.stdout)
     return pid, port, tmp_path / "work" / f"t1.{port}.pid"
 
 
