@@ -93,6 +93,7 @@ class TestSpec:
     def hosts(self) -> tuple[str, ...]:
         """The distinct hosts this test holds, in role order (what it connects and locks)."""
         return tuple(dict.fromkeys(self.hosts_by_role.values()))
+
     tool: str = DEFAULT_TOOL  # what measures: iperf3, ping, ... (netrun.tools)
 
     def value(self, name: str) -> Any:
