@@ -237,6 +237,8 @@ def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
                            f"{change:+.1f}%"])  # fmt: skip
     if trends:
         out.append("")
-        headers = ["scenario", "test", "metric", "runs", "median (last 6)", "Δ"]
+        units = {t[2].rsplit("(", 1)[-1].rstrip(")") for t in trends}
+        median = f"median {units.pop()} (last 6)" if len(units) == 1 else "median (last 6)"
+        headers = ["scenario", "test", "metric", "runs", median, "Δ"]
         out.append(tabulate(trends, headers=headers))
     return "\n".join(out)
