@@ -309,3 +309,28 @@ def test_not_accelerated_makes_the_run_fail_but_real_freeflow_passes() -> None:
     assert exit_code(real_router) == 1  # a real router that did not accelerate fails
     assert exit_code(load("freeflow-real")) == 0
     assert exit_code(load("freeflow-3")) == 0  # older results without the verdict
+
+
+def test_a_ping_run_renders_its_metrics_and_unavailable_never_zero() -> None:
+    """Every format loops over the declared metrics; a null one says "unavailable"."""
+    from netrun import exporters, schema
+    from netrun.report import render
+    from netrun.tools import get_tool
+
+    declared = {m.name: m.to_dict() for m in get_tool("ping").metrics}
+    sample = {
+        "name": "rtt", "mode": "baremetal", "tool": "ping", "server": "a", "client": "b",
+        "protocol": "icmp", "repeat": 1, "status": "ok", "error": None,
+        "metrics": {"rtt_avg_ms": 0.05, "rtt_min_ms": 0.04, "rtt_max_ms": 0.07,
+                    "rtt_mdev_ms": None, "lost_percent": 0.0},
+        "details": {"unavailable": {"rtt_mdev_ms": "not reported by ping"}},
+    }  # fmt: skip
+    doc = {"schema": 2, "scenario": "p", "run_id": "r1", "metrics": declared, "tests": [sample]}
+    doc = schema.check(doc, Path("results.json"))  # as netrun report reads it back
+    table = render(doc, "table")
+    assert "rtt_avg_ms" in table and "0.050" in table
+    assert "unavailable (not reported by ping)" in table
+    for fmt in ("markdown", "csv", "json", "html"):
+        assert "rtt_avg_ms" in render(doc, fmt), fmt
+    prom = exporters.prometheus_text(doc)
+    assert "netrun_rtt_avg_ms{" in prom and "netrun_rtt_mdev_ms{" not in prom
