@@ -231,7 +231,10 @@ def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
             if not medians:
                 continue
             change = (medians[-1] / medians[0] - 1) * 100 if len(medians) > 1 else 0.0
-            shown = " → ".join(metric.show(m) for m in medians[-6:])
+            if metric.name == "throughput_bps":  # whole Mbit/s, as the trend always showed
+                shown = " → ".join(f"{m / metric.scale:.0f}" for m in medians[-6:])
+            else:
+                shown = " → ".join(metric.show(m) for m in medians[-6:])
             unit = metric.shown_unit or metric.unit
             trends.append([scenario, test, f"{metric.name} ({unit})", len(medians), shown,
                            f"{change:+.1f}%"])  # fmt: skip
