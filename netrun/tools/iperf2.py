@@ -21,6 +21,7 @@ from typing import Any
 
 from netrun import numeric
 from netrun.errors import ToolError
+from netrun.metrics import Metric
 
 #: Error kinds ``Iperf2Error.kind`` takes.
 KINDS = ("refused", "no-ack", "incomplete", "bad-output", "no-output")
@@ -33,16 +34,6 @@ class Iperf2Error(ToolError):
         self.kind = kind
         self.message = message
         super().__init__(message, output)
-
-
-@dataclass(frozen=True)
-class Metric:
-    """A metric this tool reports: its unit, which way is better, and what it means."""
-
-    name: str
-    unit: str
-    better: str  # "higher" or "lower"
-    description: str
 
 
 METRICS: tuple[Metric, ...] = (
