@@ -9,7 +9,9 @@ short note with the traceback kept in the debug log.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import signal
 import sys
 import traceback
@@ -58,14 +60,9 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT, f"netrun: error: {message} (see 'netrun --help')\n")
 
 
-def run_parser() -> Parser:
-    p = Parser(
-        prog="netrun",
-        description="Run network benchmarks (iperf3) between inventory hosts over SSH.",
-        epilog="other commands: netrun inventory|lab|cleanup|report --help",
-    )
-    p.add_argument("scenario", type=Path, help="scenario YAML file")
-    p.add_argument(
+def _inventory_option(parser: argparse.ArgumentParser) -> None:
+    """-i, the same on every command that reads an inventory."""
+    parser.add_argument(
         "-i",
         "--inventory",
         type=Path,
@@ -73,6 +70,16 @@ def run_parser() -> Parser:
         required=True,
         help="inventory: Ansible YAML, INI, --list JSON, a script or a directory (repeatable)",
     )
+
+
+def run_parser() -> Parser:
+    p = Parser(
+        prog="netrun",
+        description="Run network benchmarks (iperf3) between inventory hosts over SSH.",
+        epilog="other commands: netrun inventory|lab|cleanup|report --help",
+    )
+    p.add_argument("scenario", type=Path, help="scenario YAML file")
+    _inventory_option(p)
     p.add_argument("-o", "--output", type=Path, help="results folder (default results/NAME-TIME)")
     p.add_argument("-l", "--limit", help="Ansible host pattern: run only tests within it")
     p.add_argument(
@@ -139,14 +146,7 @@ def sub_parser() -> Parser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     inv = sub.add_parser("inventory", help="show the resolved inventory")
-    inv.add_argument(
-        "-i",
-        "--inventory",
-        type=Path,
-        action="append",
-        required=True,
-        help="inventory: Ansible YAML, INI, --list JSON, a script or a directory (repeatable)",
-    )
+    _inventory_option(inv)
     inv.add_argument("--list", action="store_true", help="JSON like ansible-inventory --list")
     inv.add_argument("--host", help="variables of one host")
 
@@ -167,14 +167,7 @@ def sub_parser() -> Parser:
     )
 
     clean = sub.add_parser("cleanup", help="remove what a killed run left on the hosts")
-    clean.add_argument(
-        "-i",
-        "--inventory",
-        type=Path,
-        action="append",
-        required=True,
-        help="inventory: Ansible YAML, INI, --list JSON, a script or a directory (repeatable)",
-    )
+    _inventory_option(clean)
     clean.add_argument("--run-id", help="only this run's leftovers")
     clean.add_argument("-l", "--limit")
     clean.add_argument("--accept-new-host-keys", action="store_true")
@@ -220,6 +213,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_LOCKED
     except NetrunError as exc:
         print(f"netrun: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:  # `netrun ... | head`: the reader left; end quietly, as cat does
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("netrun: interrupted", file=sys.stderr)
