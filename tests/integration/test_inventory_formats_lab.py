@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 SCENARIO = ROOT / "scenarios" / "baremetal.yaml"
 MEASURED = {"throughput_bps", "sender_bps", "retransmits", "cpu_client_pct", "cpu_server_pct"}
 MEASURED |= {"jitter_ms", "lost_percent", "lost_packets", "packets", "started", "finished"}
-MEASURED |= {"intervals", "raw", "details"}
+MEASURED |= {"intervals", "raw", "details", "metrics"}
 
 
 def as_ini(yaml_inventory: Path) -> str:
@@ -76,7 +76,11 @@ def sources(lab: LabHandle, tmp: Path) -> dict[str, Path]:
 
 
 def comparable(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in t.items() if k not in MEASURED} for t in doc["tests"]]
+    """Each sample without its measured values; of the metrics only their names."""
+    return [
+        {**{k: v for k, v in t.items() if k not in MEASURED}, "metrics": sorted(t["metrics"])}
+        for t in doc["tests"]
+    ]
 
 
 def test_every_format_runs_the_scenario_with_the_same_results(
