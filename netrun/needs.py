@@ -129,12 +129,31 @@ class Needs:
             raise ToolError(missing_message(host, missing, lambda t: why((host.name, t), "?")))
 
 
-def plan_needs(tests: Sequence[TestSpec]) -> Needs:
-    """What each host of these tests needs, from each test's mode and the host's roles."""
+def role_needs(test: TestSpec) -> Mapping[str, tuple[str, ...]]:
+    """role -> tools for one test: its mode's needs, where a tool that declares its own
+    programs (ping runs only on the client) replaces the iperf3 a host-run mode names."""
     from netrun.modes import get_mode
+    from netrun.tools import get_tool
 
+    by_role = get_mode(test.mode).needs
+    own = get_tool(test.tool).needs
+    if own is None:
+        return by_role
+    return {
+        role: tuple(
+            dict.fromkeys(
+                t for name in tools for t in (own.get(role, ()) if name == "iperf3" else (name,))
+            )
+        )
+        for role, tools in by_role.items()
+    }
+
+
+def plan_needs(tests: Sequence[TestSpec]) -> Needs:
+    """What each host of these tests needs, from each test's mode and tool and the host's
+    roles."""
     needs = Needs()
-    declared = [(t.hosts_by_role, get_mode(t.mode).needs) for t in tests]
+    declared = [(t.hosts_by_role, role_needs(t)) for t in tests]
     needs.tools = host_needs(declared)
     for test, (hosts, by_role) in reversed(list(zip(tests, declared, strict=True))):
         for role, name in hosts.items():

@@ -36,6 +36,9 @@ class Tool:
     protocol: str = ""
     #: Problems between options (each "key must ..."), after each option passed its own check.
     check: Callable[[Mapping[str, Any]], list[str]] | None = None
+    #: role -> programs it runs on the hosts themselves, where a mode runs the tool there
+    #: (bare metal); None: the mode's own needs, written for iperf3, stand.
+    needs: Mapping[str, tuple[str, ...]] | None = None
 
     def headline(self) -> Metric:
         """The metric a progress line and a verdict's delta are about (the first declared)."""

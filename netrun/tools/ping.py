@@ -175,4 +175,5 @@ TOOL = Tool(
     describe=describe,
     modes=("baremetal",),
     protocol="icmp",
+    needs={"client": ("ping",)},  # the server only answers: its kernel does
 )

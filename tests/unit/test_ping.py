@@ -163,3 +163,17 @@ tests:
     assert (p.tool, p.options["count"], p.options["interval"]) == ("ping", 3, 0.5)
     assert "duration" not in p.options and "count" not in i.options
     assert (i.tool, i.duration) == ("iperf3", 2)
+
+
+def test_a_ping_test_needs_ping_on_its_client_and_no_iperf3(tmp_path: Path) -> None:
+    from netrun.needs import plan_needs
+    from netrun.scenario import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: s\ntests:\n"
+        " - {name: p, mode: baremetal, tool: ping, server: alpha, client: bravo}\n"
+        " - {name: i, mode: baremetal, server: charlie, client: bravo}\n"
+    )
+    tools = plan_needs(load_scenario(path, hosts=("alpha", "bravo", "charlie")).tests).tools
+    assert tools == {"bravo": ["ping", "iperf3"], "charlie": ["iperf3"]}  # alpha: nothing
