@@ -323,6 +323,8 @@ def parse(text: str, *, side: str = "server", expect_seconds: float | None = Non
             raise Iperf2Error("no-ack", "iperf2 server never acknowledged the test", text)
         raise Iperf2Error("no-output", "iperf2 printed no UDP latency report", text)
     finals, series = _finals([r for r in reports if not r.flow.startswith("SUM")])
+    if not finals:  # per-second lines only: the run never printed its whole-test report
+        raise Iperf2Error("incomplete", "iperf2 printed no whole-test report (from 0 s)", text)
     if expect_seconds is not None:
         short = [f for f in finals.values() if f.end < 0.9 * expect_seconds]
         if short:

@@ -38,7 +38,7 @@ from netrun.inventory import Inventory, check_netrun_vars, load_inventory, maske
 from netrun.job import inventory_option_problems
 from netrun.modes import all_options, mode_options
 from netrun.scenario import COMMON_OPTIONS, Scenario, load_scenario, parse_overrides
-from netrun.tools import iperf3
+from netrun.tools import iperf2, iperf3, ping
 
 FUZZ_EXAMPLES = 10_000
 #: Inputs each target's body ran on (hypothesis counts shrinking too); for the figures.
@@ -571,3 +571,106 @@ def test_mutations_reach_validation() -> None:
     run()
     assert seen["parsed"] + seen["valid"] > seen["total"] // 2, seen
     assert seen["valid"] > 0, seen
+
+
+# -- iperf2 and ping text output -------------------------------------------------------------
+IPERF2_CAPTURES = sorted((FIXTURES / "iperf2").glob("*.txt"))
+PING_CAPTURES = sorted(p.stem for p in (FIXTURES / "ping").glob("*.stdout"))
+NUMBER_JUNK = ["1e+02", "nan", "-", "-1", "1" + "0" * 400, "1e999", "-0.000", "inf", " ", "/"]
+
+
+@st.composite
+def text_output(draw: Callable[..., Any], captures: list[str]) -> str:
+    """A captured text output with numbers swapped for junk, then cut, padded or doubled."""
+    text = draw(st.sampled_from(captures))
+    for _ in range(draw(st.integers(0, 3))):
+        spots = [i for i, c in enumerate(text) if c.isdigit()]
+        if not spots:
+            break
+        at = draw(st.sampled_from(spots))
+        end = at
+        while end < len(text) and (text[end].isdigit() or text[end] == "."):
+            end += 1
+        text = text[:at] + draw(st.sampled_from(NUMBER_JUNK)) + text[end:]
+    return text_mutations(draw, text)
+
+
+def check_text_tool(parse: Callable[[], Any]) -> None:
+    try:
+        result = parse()
+    except NetrunError as exc:
+        assert str(exc).strip(), "a NetrunError must say something"
+        return
+    for name, value in (getattr(result, "metrics", None) or {}).items():
+        assert value is None or math.isfinite(value), (name, value)
+    json.dumps(getattr(result, "details", lambda: {})(), allow_nan=False)
+
+
+#: Found by the first run of the iperf2 fuzzer: a report whose lines never start at 0 s (no
+#: whole-test line) made max() of no flows raise ValueError.
+IPERF2_NO_FINAL = (
+    "[ ID] Interval            Transfer     Bandwidth        Jitter   Lost/Total  Latency"
+    " avg/min/max/stdev PPS  Rx/inP  NetPwr\n"
+    "[  1] 1e+02-3.0000 sec   500 Bytes  1.33 Kbits/sec  107.247 ms 2996/3003 (1e+02%)"
+    " 147.797/0.001/524.172/3.380 ms 1001 pps 1001/148(3) pkts 0.001128\n"
+)
+
+
+def iperf2_property(examples: int) -> Callable[..., None]:
+    texts = [p.read_text() for p in IPERF2_CAPTURES]
+
+    @fuzz_settings(examples)
+    @example(text=IPERF2_NO_FINAL, side="server", seconds=None)
+    @given(
+        text=text_output(texts) | st.text(max_size=300),
+        side=st.sampled_from(["server", "client"]),
+        seconds=st.sampled_from([None, 10.0]),
+    )
+    def run(text: str, side: str, seconds: float | None) -> None:
+        TRIED["iperf2 parser"] += 1
+        check_text_tool(lambda: iperf2.parse(text, side=side, expect_seconds=seconds))
+
+    return run
+
+
+def ping_property(examples: int) -> Callable[..., None]:
+    captured = {name: capture_ping(name) for name in PING_CAPTURES}
+
+    @fuzz_settings(examples)
+    @given(
+        text=text_output([c[0] for c in captured.values()]) | st.text(max_size=300),
+        status=st.sampled_from([None, 0, 1, 2]),
+    )
+    def run(text: str, status: int | None) -> None:
+        TRIED["ping parser"] += 1
+        check_text_tool(lambda: ping.parse(text, status, ""))
+
+    return run
+
+
+def capture_ping(name: str) -> tuple[str, str, int]:
+    base = FIXTURES / "ping" / name
+    rc = base.with_suffix(".rc").read_text().strip()
+    return (
+        base.with_suffix(".stdout").read_text(),
+        base.with_suffix(".stderr").read_text(),
+        int(rc) if rc.lstrip("-").isdigit() else 0,
+    )
+
+
+def test_iperf2_parser_quick() -> None:
+    iperf2_property(QUICK_EXAMPLES)()
+
+
+def test_ping_parser_quick() -> None:
+    ping_property(QUICK_EXAMPLES)()
+
+
+@pytest.mark.fuzz
+def test_iperf2_parser_fuzz() -> None:
+    fuzzed("iperf2 parser", iperf2_property(FUZZ_EXAMPLES))
+
+
+@pytest.mark.fuzz
+def test_ping_parser_fuzz() -> None:
+    fuzzed("ping parser", ping_property(FUZZ_EXAMPLES))
