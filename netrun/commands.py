@@ -218,7 +218,9 @@ def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
         [r.run_id, r.scenario, r.started, r.status, f"{r.samples - r.failed}/{r.samples}"]
         for r in rows
     ]
-    out = [tabulate(table, headers=["run", "scenario", "started", "status", "ok samples"])]
+    headers = ["run", "scenario", "started", "status", "ok samples"]
+    # run ids such as 680572e5 and test names are text: tabulate would print 6.80572e+10
+    out = [tabulate(table, headers=headers, disable_numparse=True)]
     trends = []
     for scenario in dict.fromkeys(r.scenario for r in rows):
         tests = dict.fromkeys(t for r in rows if r.scenario == scenario for t in r.tests)
@@ -243,5 +245,5 @@ def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
         units = {t[2].rsplit("(", 1)[-1].rstrip(")") for t in trends}
         median = f"median {units.pop()} (last 6)" if len(units) == 1 else "median (last 6)"
         headers = ["scenario", "test", "metric", "runs", median, "Δ"]
-        out.append(tabulate(trends, headers=headers))
+        out.append(tabulate(trends, headers=headers, disable_numparse=True))
     return "\n".join(out)
