@@ -45,7 +45,8 @@ def write_script(record: Record) -> str:
     """sh that writes the record (atomically: a half-written undo must never run)."""
     q = shlex.quote
     folder = record.path.rsplit("/", 1)[0]
-    body = f"# {record.what}\n{record.command}\n"
+    what = " ".join(record.what.split())  # one comment line: a newline would start a command
+    body = f"# {what}\n{record.command}\n"
     return (
         f"mkdir -p {q(folder)} && printf %s {q(body)} > {q(record.path + '.new')} && "
         f"mv {q(record.path + '.new')} {q(record.path)}"

@@ -124,3 +124,14 @@ def test_a_container_is_recorded_then_started_with_its_time_bound_then_undone(
     assert "docker rm -f netrun-1a2b3c4d-t0-server" in start  # what the watchdog does
     assert remove.startswith("docker rm -f") and "netrun-1a2b3c4d-t0-server" in remove
     assert stop_bound.startswith("if [ -f /tmp/netrun-1a2b3c4d/undo/")
+
+
+def test_a_description_with_a_newline_stays_a_comment(tmp_path: Path) -> None:
+    from netrun.undo import Record, write_script
+
+    path = str(tmp_path / "undo" / "1.sh")
+    marker = tmp_path / "ran"
+    record = Record("alpha", path, "true", f"mtu\ntouch {marker}")
+    subprocess.run(["sh", "-c", write_script(record)], check=True)
+    subprocess.run(["sh", path], check=True)
+    assert not marker.exists()
