@@ -18,14 +18,15 @@ import pytest
 from netrun import lab as netrun_lab
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 
-#: NETRUN_TEST_SLOT=k (0..4) gives a pytest session its own prefixes and address ranges, so
+#: NETRUN_TEST_SLOT=k (0..5) gives a pytest session its own prefixes and address ranges, so
 #: two sessions (two developers, or CI beside a benchmark) can run on one machine at once.
 SLOT = int(os.environ.get("NETRUN_TEST_SLOT", "0") or 0)
 _SUFFIX = str(SLOT) if SLOT else ""
 LAB_PREFIX = f"nrt{_SUFFIX}"
 LAB_NET_INDEX = 1 + 3 * SLOT
 DOCKER_LAB_PREFIX = f"nrtd{_SUFFIX}"
-DOCKER_LAB_NET_INDEX = 2 + 3 * SLOT
+#: Docker labs need a net index of at most 15 (the overlay's /20s): slot 5 takes the last one.
+DOCKER_LAB_NET_INDEX = 2 + 3 * SLOT if SLOT < 5 else 15
 #: The 12-host lab of the load tests (bare metal only; bench/ uses net 3 with prefix nrb).
 BIG_LAB_PREFIX = f"nrtl{_SUFFIX}"
 BIG_LAB_NET_INDEX = 20 + SLOT

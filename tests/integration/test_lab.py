@@ -11,7 +11,7 @@ from pathlib import Path
 import paramiko
 import pytest
 import yaml
-from conftest import LabHandle, lab_iperf3_pids, lab_skip_reason, start_lab
+from conftest import SLOT, LabHandle, lab_iperf3_pids, lab_skip_reason, start_lab
 
 from netrun import lab as netrun_lab
 from netrun.errors import NetrunError
@@ -241,17 +241,18 @@ def test_down_removes_everything_even_half_made(tmp_path: Path) -> None:
     reason = lab_skip_reason()
     if reason:
         pytest.skip(reason)
-    small = start_lab(tmp_path, hosts=2, prefix="nrtx", net_index=9)
+    small = start_lab(tmp_path, hosts=2, prefix=f"nrtx{SLOT or ''}", net_index=40 + 2 * SLOT)
+    px = small.config.prefix
     status = netrun_lab.status(small.state_dir)
     pids = [h.sshd_pid for h in status.hosts]
     subprocess.run(["ip", "netns", "del", small.host("bravo").namespace], check=True)
 
     removed = netrun_lab.down(small.state_dir)
 
-    assert "namespace nrtx-alpha" in removed and "link nrtxmgmt" in removed
-    for name in ("nrtx-alpha", "nrtx-bravo", "nrtx-switch"):
+    assert f"namespace {px}-alpha" in removed and f"link {px}mgmt" in removed
+    for name in (f"{px}-alpha", f"{px}-bravo", f"{px}-switch"):
         assert not netns_exists(name)
-    assert not network.link_exists("nrtxmgmt") and not network.link_exists("nrtxm0")
+    assert not network.link_exists(f"{px}mgmt") and not network.link_exists(f"{px}m0")
     assert all(pid and not cmdline(pid) for pid in pids)
     assert not small.state_dir.exists() and not small.inventory.exists()
     assert netrun_lab.down(small.state_dir) == []
@@ -266,7 +267,7 @@ def test_down_ends_sessions_still_open_in_the_lab(tmp_path: Path) -> None:
     reason = lab_skip_reason()
     if reason:
         pytest.skip(reason)
-    small = start_lab(tmp_path, hosts=1, prefix="nrtw", net_index=40)
+    small = start_lab(tmp_path, hosts=1, prefix=f"nrtw{SLOT or ''}", net_index=41 + 2 * SLOT)
     alpha = small.host("alpha")
     ssh = subprocess.Popen(
         [
