@@ -304,8 +304,9 @@ def test_docker_lab_inventory_and_subnet_env(docker_lab: LabHandle) -> None:
     data = yaml.safe_load(docker_lab.inventory.read_text())["all"]["hosts"]["bravo"]
     assert data["netrun_freeflow_dir"] == str(docker_lab.freeflow_dir("bravo"))
     assert data["netrun_flannel_subnet_env"] == str(docker_lab.subnet_env("bravo"))
+    base = 16 * docker_lab.config.net_index  # the lab's /20; bravo leases its second /24
     assert docker_lab.subnet_env("bravo").read_text() == (
-        "FLANNEL_NETWORK=10.244.32.0/20\nFLANNEL_SUBNET=10.244.33.1/24\n"
+        f"FLANNEL_NETWORK=10.244.{base}.0/20\nFLANNEL_SUBNET=10.244.{base + 1}.1/24\n"
         "FLANNEL_MTU=1450\nFLANNEL_IPMASQ=false\n"
     )
 
@@ -325,13 +326,13 @@ def test_docker_over_ssh_talks_to_the_hosts_own_daemon(docker_lab: LabHandle) ->
 @pytest.mark.integration
 @pytest.mark.docker
 def test_container_iperf3_crosses_the_vxlan_overlay(docker_lab: LabHandle) -> None:
-    name = "nrt-test-overlay-server"
+    name = f"{docker_lab.config.prefix}-test-overlay-server"
     docker_lab.docker("bravo", "run", "-d", "--name", name, "netrun-lab/iperf3:latest", "-s", "-1")
     try:
         ip = docker_lab.docker(
             "bravo", "inspect", "-f", "{{.NetworkSettings.IPAddress}}", name
         ).strip()
-        assert ip.startswith("10.244.33.")
+        assert ip.startswith(f"10.244.{16 * docker_lab.config.net_index + 1}.")
         alpha_ns = docker_lab.host("alpha").namespace
         before = tx_bytes(alpha_ns, "flannel.1")
         out = docker_lab.docker(
