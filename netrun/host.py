@@ -107,7 +107,8 @@ class Host:
 
     def secrets(self) -> list[str]:
         """Strings that must never be printed or logged."""
-        return [s for s in (self.password, self.become_password) if s]
+        turn = self.vars.get("turn_password")  # an external TURN server's (mode: turn)
+        return [str(s) for s in (self.password, self.become_password, turn) if s]
 
     # -- commands ------------------------------------------------------------------------
     def run(

@@ -8,6 +8,7 @@ prints; the CLI prints ``Outcome`` and exits with its code.
 from __future__ import annotations
 
 import logging
+import os
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +71,8 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     if problems:
         raise InputError(problems)
     secrets = [s for h in inventory.hosts.values() for s in h.secrets()]
+    if os.environ.get("NETRUN_TURN_PASSWORD"):  # an external TURN server's (mode: turn)
+        secrets.append(os.environ["NETRUN_TURN_PASSWORD"])
     previous = None
     if inputs.resume:
         previous = load(inputs.resume)

@@ -37,8 +37,9 @@ TOOLS: dict[str, Tool] = {
     for t in (
         Tool("iperf3", "netrun_iperf3", "iperf3", "iperf3"),
         Tool("docker", "netrun_docker", "docker.io", "docker-ce (or moby-engine)"),
-        Tool("iperf", None, "iperf", "iperf"),
-        Tool("turnserver", None, "coturn", "coturn"),
+        Tool("iperf", "netrun_iperf2", "iperf", "iperf"),
+        Tool("turnserver", "netrun_turnserver", "coturn", "coturn"),
+        Tool("python3", "netrun_python", "python3", "python3"),
         Tool("ping", None, "iputils-ping", "iputils"),
         Tool("ip", None, "iproute2", "iproute"),
         Tool("kubectl", None, "kubectl (Kubernetes apt repo)", "kubectl (Kubernetes yum repo)"),
@@ -135,7 +136,9 @@ def role_needs(test: TestSpec) -> Mapping[str, tuple[str, ...]]:
     from netrun.modes import get_mode
     from netrun.tools import get_tool
 
-    by_role = get_mode(test.mode).needs
+    mode = get_mode(test.mode)
+    needs_for = getattr(mode, "needs_for", None)  # needs that depend on the test's options
+    by_role = needs_for(test.options) if needs_for else mode.needs
     own = get_tool(test.tool).needs
     if own is None:
         return by_role

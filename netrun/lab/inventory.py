@@ -56,16 +56,17 @@ def render(lab: LabPlan, router_image: str | None = None) -> str:
     header = (
         f"{HEADER} (state in {lab.state_dir}); do not edit:\n"
         "# it is rewritten by every `netrun lab up` and removed by `netrun lab down`.\n"
-        "# Groups servers and clients (one host each) are the roles scenarios/*.yaml name;\n"
+        "# Groups servers, clients and relays (one host each) are the roles scenarios name;\n"
         "# inventories/lab.yaml defines the same groups, so one scenario runs on both.\n"
     )
     return header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
 
 
 def _role_groups(lab: LabPlan) -> dict[str, Any]:
-    """servers: the first host, clients: the second (what the shipped scenarios name)."""
+    """servers: the first host, clients: the second, relays: the third (what the shipped
+    scenarios name; scenarios/turn.yaml's relay)."""
     names = [host.name for host in lab.hosts]
-    roles = {"servers": names[:1], "clients": names[1:2]}
+    roles = {"servers": names[:1], "clients": names[1:2], "relays": names[2:3]}
     return {
         group: {"hosts": {name: {} for name in hosts}} for group, hosts in roles.items() if hosts
     }

@@ -20,6 +20,7 @@ _MODULES: dict[str, str] = {
     "docker": "netrun.modes.docker",
     "flannel": "netrun.modes.flannel",
     "freeflow": "netrun.modes.freeflow",
+    "turn": "netrun.modes.turn",
 }
 
 

@@ -18,6 +18,7 @@ DEFAULT = "iperf3"
 #: tool name -> module that defines ``TOOL``.
 _MODULES: dict[str, str] = {
     "iperf3": "netrun.tools.iperf3_tool",
+    "iperf2": "netrun.tools.iperf2_tool",
     "ping": "netrun.tools.ping",
 }
 

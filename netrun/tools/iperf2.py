@@ -36,19 +36,28 @@ class Iperf2Error(ToolError):
         super().__init__(message, output)
 
 
+# fmt: off
 METRICS: tuple[Metric, ...] = (
-    Metric("throughput_bps", "bit/s", "higher", "UDP payload rate the server received"),
-    Metric("jitter_ms", "ms", "lower", "RFC 3550 inter-arrival jitter seen by the server"),
-    Metric("lost", "packets", "lower", "datagrams the server never received"),
-    Metric("total", "packets", "higher", "datagrams the client sent (by sequence number)"),
-    Metric("lost_percent", "%", "lower", "lost / total, computed from the counts"),
-    Metric("latency_avg_ms", "ms", "lower", "mean one-way latency (needs synced clocks)"),
-    Metric("latency_min_ms", "ms", "lower", "smallest one-way latency"),
-    Metric("latency_max_ms", "ms", "lower", "largest one-way latency"),
-    Metric("latency_stdev_ms", "ms", "lower", "standard deviation of one-way latency"),
-    Metric("pps", "packets/s", "higher", "datagrams per second the server received"),
-    Metric("out_of_order", "packets", "lower", "datagrams that arrived after a later one"),
+    Metric("throughput_bps", "bit/s", "higher", "UDP payload rate the server received",
+           scale=1e6, shown_unit="Mbit/s", digits=3),
+    Metric("jitter_ms", "ms", "lower", "RFC 3550 inter-arrival jitter seen by the server",
+           digits=3),
+    Metric("lost", "packets", "lower", "datagrams the server never received", digits=0),
+    Metric("total", "packets", "higher", "datagrams the client sent (by sequence number)",
+           digits=0),
+    Metric("lost_percent", "%", "lower", "lost / total, computed from the counts", digits=2),
+    Metric("latency_avg_ms", "ms", "lower", "mean one-way latency (needs synced clocks)",
+           tolerance="20%", digits=3),
+    Metric("latency_min_ms", "ms", "lower", "smallest one-way latency", digits=3),
+    Metric("latency_max_ms", "ms", "lower", "largest one-way latency", digits=3),
+    Metric("latency_stdev_ms", "ms", "lower", "standard deviation of one-way latency",
+           digits=3),
+    Metric("pps", "packets/s", "higher", "datagrams per second the server received",
+           digits=0),
+    Metric("out_of_order", "packets", "lower", "datagrams that arrived after a later one",
+           digits=0),
 )
+# fmt: on
 METRIC_NAMES = tuple(m.name for m in METRICS)
 
 

@@ -1,0 +1,69 @@
+"""Reading hosts' clocks over SSH for one-way latency: the offsets, and whether to trust it.
+
+clock.py holds the arithmetic; this module runs its commands on the hosts. A host whose
+kernel boot id is the controller's is this very machine (a lab namespace, or localhost):
+it shares the controller's clock, so its offset is 0 by construction, and the report says
+so rather than quoting a midpoint estimate. Five round trips per host, once per test.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from netrun import clock
+
+if TYPE_CHECKING:
+    from netrun.host import Host
+
+READS = 5
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+
+
+def _local_boot_id() -> str | None:
+    try:
+        return Path(BOOT_ID).read_text().strip() or None
+    except OSError:
+        return None
+
+
+def read_host(host: Host) -> dict[str, Any]:
+    """``details.clock[host]``: offset, uncertainty, shared clock, chrony/timesyncd state."""
+    samples = []
+    for _ in range(READS):
+        t_send = time.time()
+        res = host.run(clock.read_command(), timeout=15, check=False)
+        t_recv = time.time()
+        remote = clock.parse_reading(res.stdout) if res.ok else None
+        if remote is not None:
+            samples.append(clock.Sample(t_send, remote, t_recv))
+    state = host.run(f"cat {BOOT_ID} 2>/dev/null; {clock.sync_command()}", timeout=15, check=False)
+    lines = state.stdout.splitlines()
+    boot_id = lines[0].strip() if lines else ""
+    shared = bool(boot_id) and boot_id == _local_boot_id()
+    est = clock.estimate(samples, shared_clock=shared)
+    out: dict[str, Any] = {
+        "offset_ms": None if est.offset_s is None else round(est.offset_s * 1000, 4),
+        "uncertainty_ms": None if est.uncertainty_s is None else round(est.uncertainty_s * 1000, 4),
+        "samples": est.samples,
+        "shared_clock": est.shared_clock,
+        "sync": clock.parse_sync("\n".join(lines[1:])),
+    }
+    if shared:
+        out["note"] = "same kernel as the controller (a lab namespace): one clock, offset 0"
+    if est.reason:
+        out["reason"] = est.reason
+    return out
+
+
+def latency_verdict(
+    latency_ms: float | None, sender: dict[str, Any], receiver: dict[str, Any]
+) -> str | None:
+    """Why the one-way latency cannot be trusted (``details.latency_unreliable``), or None."""
+
+    def seconds(entry: dict[str, Any]) -> float | None:
+        value = entry.get("uncertainty_ms")
+        return None if value is None else float(value) / 1000
+
+    return clock.latency_reliable(latency_ms, seconds(sender), seconds(receiver))
