@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from tabulate import tabulate
 
-from netrun import metric_table, stats
+from netrun import metric_table, relay_latency, stats
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
@@ -302,6 +302,7 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             which = [e["repeat"] for e in row["errors"] if e["error"] == err["error"]]
             where = f" (repeat {', '.join(map(str, which))})" if row["samples"] > 1 else ""
             lines.append(f"{row['name']}: FAILED{where}: {err['error']}")
+    lines += relay_latency.notes(doc)  # one-way latency: relay added, clocks (iperf2)
     lines += [f"error: {err}" for err in doc.get("errors", [])]
     if doc.get("not_run"):
         lines.append(f"not run (the run was interrupted): {', '.join(doc['not_run'])}")
