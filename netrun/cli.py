@@ -154,6 +154,14 @@ def sub_parser() -> Parser:
     lab.add_argument("action", choices=["up", "down", "status"])
     lab.add_argument("--hosts", type=int, default=3, help="number of hosts (up)")
     lab.add_argument("--rate", default="1gbit", help="data-plane shaping rate (tc tbf)")
+    lab.add_argument(
+        "--host-rate",
+        action="append",
+        default=[],
+        metavar="HOST=RATE",
+        help="one host's link at its own rate, both ways (e.g. charlie=20mbit: a constrained "
+        "TURN relay); repeatable",
+    )
     lab.add_argument("--docker", action="store_true", help="a Docker daemon and overlay per host")
     lab.add_argument("--state-dir", type=Path, default=Path("/run/netrun-lab"))
     lab.add_argument("--prefix", default="nr", help="namespace and bridge name prefix")

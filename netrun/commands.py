@@ -31,6 +31,17 @@ def cmd_inventory(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def host_rates(values: list[str]) -> tuple[tuple[str, str], ...]:
+    """``--host-rate NAME=RATE`` values as pairs; InputError on one without ``=``."""
+    pairs = []
+    for value in values:
+        name, sep, rate = value.partition("=")
+        if not sep or not name.strip() or not rate.strip():
+            raise InputError(f"--host-rate {value!r}: use HOST=RATE, e.g. charlie=20mbit")
+        pairs.append((name.strip(), rate.strip()))
+    return tuple(pairs)
+
+
 def cmd_lab(ns: argparse.Namespace) -> int:
     from netrun import lab
 
@@ -47,6 +58,7 @@ def cmd_lab(ns: argparse.Namespace) -> int:
             prefix=ns.prefix,
             net_index=ns.net_index,
             freeflow_src=ns.freeflow_src,
+            host_rates=host_rates(ns.host_rate),
         )
         st = lab.up(cfg, progress)
         print(_lab_summary(st))

@@ -20,6 +20,9 @@ CORE_VARS: dict[str, Any] = {
     "netrun_known_hosts": None,  # known_hosts file for this host's SSH key
     "netrun_iperf3": "iperf3",  # iperf3 binary name or path on the host
     "netrun_remote_tmp": "/tmp",  # scratch directory on the host
+    "netrun_iperf2": "iperf",  # iperf 2 (tool: iperf2)
+    "netrun_turnserver": "turnserver",  # coturn's server (mode: turn's managed relay)
+    "netrun_python": "python3",  # runs netrun's TURN tunnel on a client host (mode: turn)
 }
 
 _PORT_KEYS = ("ansible_port", "ansible_ssh_port")
@@ -29,6 +32,7 @@ _STRING_KEYS = (
     "ansible_password ansible_ssh_pass ansible_ssh_password ansible_become_method "
     "ansible_become_user ansible_become_password ansible_become_pass netrun_known_hosts"
 ).split()
+_COMMAND_KEYS = ("netrun_iperf3", "netrun_iperf2", "netrun_turnserver", "netrun_python")
 _BOOLISH = {"yes", "no", "true", "false", "on", "off", "1", "0"}  # what Host.become reads
 _IFACE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 _LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
@@ -116,7 +120,7 @@ def check_value(key: str, value: Any) -> str | None:
         if isinstance(value, str) and _IFACE.fullmatch(value):
             return None
         return f"{key} must be an interface name (1-15 of A-Z a-z 0-9 _ . : @ -), got {got}"
-    if key == "netrun_iperf3" and not (isinstance(value, str) and _COMMAND.fullmatch(value)):
+    if key in _COMMAND_KEYS and not (isinstance(value, str) and _COMMAND.fullmatch(value)):
         return (
             f"{key} must be a command name or path (A-Z a-z 0-9 _ . / + -, not starting with -),"
             f" got {got}"

@@ -26,6 +26,10 @@ def render(lab: LabPlan, router_image: str | None = None) -> str:
             "netrun_data_ip": host.data_ip,
             "netrun_iface": "data0",
         }
+        own = lab.config.rate_for(host.name)
+        if own != lab.config.rate:  # --host-rate: this host's link is slower (or faster)
+            mbps = rate_mbps(own)
+            entry["netrun_link_speed_mbps"] = int(mbps) if mbps == int(mbps) else mbps
         if lab.config.docker:
             entry["netrun_freeflow_dir"] = str(host.freeflow_dir)
             entry["netrun_flannel_subnet_env"] = str(host.subnet_env)

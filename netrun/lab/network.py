@@ -104,10 +104,12 @@ def ensure_host_links(lab: LabPlan, host: LabHost) -> None:
     run(["ip", "-n", sw, "link", "set", host.switch_port, "master", lab.switch_bridge, "up"])
     run(["ip", "-n", ns, "addr", "replace", f"{host.data_ip}/24", "dev", "data0"])
     run(["ip", "-n", ns, "link", "set", "data0", "up"])
+    rate = lab.config.rate_for(host.name)
     if not has_tbf(ns, "data0"):
-        run(
-            ["tc", "-n", ns, "qdisc", "replace", "dev", "data0", "root", *tbf_args(lab.config.rate)]
-        )
+        run(["tc", "-n", ns, "qdisc", "replace", "dev", "data0", "root", *tbf_args(rate)])
+    if rate != lab.config.rate and not has_tbf(sw, host.switch_port):
+        # a per-host rate shapes the link both ways: the switch's port toward the host too
+        run(["tc", "-n", sw, "qdisc", "replace", "dev", host.switch_port, "root", *tbf_args(rate)])
 
 
 def delete_link(name: str, netns: str | None = None) -> bool:

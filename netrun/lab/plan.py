@@ -65,6 +65,13 @@ class LabConfig:
     #: A FreeFlow clone or bundle: the lab builds the real router image from it (else the
     #: stand-in). Not part of the lab's identity: `up` may switch it on a running lab.
     freeflow_src: Path | None = None
+    #: (host name, tc rate) pairs: that host's link, both ways, at its own rate
+    #: (``--host-rate charlie=20mbit``: a constrained TURN relay).
+    host_rates: tuple[tuple[str, str], ...] = ()
+
+    def rate_for(self, name: str) -> str:
+        """The tc rate of host ``name``'s data link."""
+        return dict(self.host_rates).get(name, self.rate)
 
     def problems(self) -> list[str]:
         """Every reason this config cannot be built, so all are reported at once."""
@@ -81,10 +88,15 @@ class LabConfig:
             found.append(f"lab net_index must be 0..{top}, got {self.net_index}")
         if self.freeflow_src is not None and not self.docker:
             found.append("--freeflow-src needs --docker: FreeFlow runs in the hosts' Docker")
-        try:
-            rate_mbps(self.rate)
-        except NetrunError as err:
-            found.append(str(err))
+        names = {host_name(i) for i in range(max(0, min(self.hosts, limit)))}
+        for name, _ in self.host_rates:
+            if name not in names:
+                found.append(f"--host-rate {name}: not a host of this lab ({self.hosts} hosts)")
+        for rate in (self.rate, *(r for _, r in self.host_rates)):
+            try:
+                rate_mbps(rate)
+            except NetrunError as err:
+                found.append(str(err))
         return found
 
     def to_json(self) -> dict[str, Any]:
@@ -92,6 +104,7 @@ class LabConfig:
         data["state_dir"] = str(self.state_dir)
         data["inventory"] = str(self.inventory)
         data["freeflow_src"] = str(self.freeflow_src) if self.freeflow_src else None
+        data["host_rates"] = dict(self.host_rates)
         return data
 
     @classmethod
@@ -105,6 +118,7 @@ class LabConfig:
             inventory=Path(data["inventory"]),
             docker=bool(data.get("docker", False)),
             freeflow_src=Path(data["freeflow_src"]) if data.get("freeflow_src") else None,
+            host_rates=tuple((str(k), str(v)) for k, v in (data.get("host_rates") or {}).items()),
         )
 
     def same_lab(self, other: LabConfig) -> bool:

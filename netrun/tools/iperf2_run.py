@@ -93,8 +93,12 @@ def start_server(mode: Mode, host: Host, address: str, port: int, tag: str) -> S
     return Server(host, address, port, out, pidfile)
 
 
-def run_client(mode: Mode, host: Host, target: str, port: int) -> CommandResult:
-    """The iperf2 client at the test's rate to ``target:port``, bounded on the host too."""
+def run_client(mode: Mode, host: Host, target: str, port: int, tag: str) -> CommandResult:
+    """The iperf2 client at the test's rate to ``target:port``, bounded on the host too.
+
+    Its pid is an undo record: a UDP client sends on whether anyone listens, so a run
+    killed mid-test must stop it by pid (the sweep) rather than leave it to its deadline.
+    """
     t = mode.test
     argv = iperf2.client_command(
         target, length=int(t.value("length")), bitrate=t.value("bitrate"),
@@ -102,8 +106,14 @@ def run_client(mode: Mode, host: Host, target: str, port: int) -> CommandResult:
     )  # fmt: skip
     argv[0] = binary(host)
     deadline = float(t.deadline)
-    bounded = ["timeout", "-k", "5", f"{deadline:g}", *argv]
-    return host.run(shlex.join(bounded), timeout=deadline + 15, check=False)
+    pidfile = f"{mode.ctx.workdir(host)}/iperf2-{tag}.client.pid"
+    inner = f'{undo.save_pid(pidfile, "$$")} && exec "$@"'
+    bounded = ["timeout", "-k", "5", f"{deadline:g}", "sh", "-c", inner, "sh", *argv]
+    stop = undo.kill_recorded(pidfile)
+    what = "stop the iperf2 client"
+    return mode.change(
+        host, shlex.join(bounded), stop, what=what, timeout=deadline + 15, check=False
+    )
 
 
 def stop_server(server: Server, duration: float) -> str:

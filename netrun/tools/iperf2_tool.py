@@ -65,7 +65,7 @@ def leg(mode: Mode, tag: str) -> Run:
     def run(target: str, port: int) -> tuple[iperf2.Iperf2Result, str]:
         server_port = int(mode.value("port"))
         srv = iperf2_run.start_server(mode, mode.server, mode.server.data_ip, server_port, tag)
-        client = iperf2_run.run_client(mode, mode.client, target, port)
+        client = iperf2_run.run_client(mode, mode.client, target, port, tag)
         text = iperf2_run.stop_server(srv, float(mode.test.duration))
         raw = f"{text}\n--- client on {mode.client.name} ---\n{client.stdout}{client.stderr}"
         try:
