@@ -263,7 +263,10 @@ class _Check:
             if isinstance(key, str) and key in self.placement_keys:
                 ok = self.placement(prefix(key, value), key, value)
             elif isinstance(key, str) and key in self.all_keys:
-                ok = self.option(prefix(key, value), key, value, tables)
+                # a layer serves every tool: one definition taking the value is enough
+                # (bitrate: 1000pps is iperf2's); each test checks its own tool's later
+                fits = [t for t in tables if key in t and not problem(t[key], key, value)]
+                ok = bool(fits) or self.option(prefix(key, value), key, value, tables)
             else:
                 self.unknown(prefix(str(key), value), key, [*self.all_keys, *self.placement_keys])
                 ok = False

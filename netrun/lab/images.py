@@ -1,6 +1,6 @@
 """Container images for the lab, built from this machine's own binaries (nothing is pulled).
 
-netrun-lab/iperf3:latest is iperf3 with sh, cat, grep and their libraries.
+netrun-lab/iperf3:latest is iperf3 and iperf (2) with sh, cat, grep and their libraries.
 netrun-lab/freeflow-standin:latest is a STAND-IN for the FreeFlow router image (not
 FreeFlow): its entrypoint copies the lab's libfsocket.so (a pass-through LD_PRELOAD
 library built from netrun/lab_assets/fsocket.c) into /freeflow and sleeps; with
@@ -130,7 +130,8 @@ def build(work: Path) -> list[Image]:
 
     iperf_root = work / "iperf3-root"
     # libfsocket.so's libraries go in too, so LD_PRELOAD works inside this image
-    build_root(iperf_root, ["iperf3", "sh", "cat", "grep"], libs_for=(fsocket,))
+    # iperf (2) too: tool: iperf2 runs in the container modes with the same image
+    build_root(iperf_root, ["iperf3", "iperf", "sh", "cat", "grep"], libs_for=(fsocket,))
     iperf3 = Image(
         IPERF3_IMAGE,
         ('ENTRYPOINT ["iperf3"]', "LABEL netrun.lab=local-build"),

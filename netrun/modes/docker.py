@@ -26,7 +26,7 @@ from netrun.host import Host
 from netrun.modes.base import Measurement, Mode, Option
 from netrun.options import expecting, matching, number
 from netrun.tools import docker as dk
-from netrun.tools import iperf3
+from netrun.tools import iperf2_container, iperf3
 from netrun.transport import in_parallel, on_each
 
 SERVER_PORT = 5201
@@ -186,16 +186,19 @@ class DockerMode(Mode):
     def start_app(self, role: str, host: Host) -> None:
         name = self.names[role]
         self.started.append((host, name))  # before starting: teardown finds it whatever happens
+        entrypoint, args = "iperf3", ["-s", "-p", str(SERVER_PORT), "--forceflush"]
+        if self.test.tool == "iperf2":  # latency at a fixed packet rate: iperf -s -u -e
+            entrypoint, args = iperf2_container.server_args(int(self.value("port")))
         argv = dk.run_command(
             str(self.value("image", host)),
-            ["-s", "-p", str(SERVER_PORT), "--forceflush"],
+            args,
             name=name,
             labels=self.labels(role),
             docker=self.docker(host),
             network=str(self.value("network", host)),
             env=self.app_env(host),
             volumes=self.app_volumes(host),
-            entrypoint="iperf3",
+            entrypoint=entrypoint,
         )
         # A time bound that holds when the controller vanishes: a watchdog on the host
         # removes the container (iperf3 server, and any docker exec client in it) after
@@ -331,6 +334,11 @@ class DockerMode(Mode):
             raise exc.on(self.client.name) from None
         details = {"warnings": list(result.warnings)} if result.warnings else {}
         return Measurement(out, result, details)
+
+    def measure_iperf2(self, repeat: int, run: Any) -> tuple[Any, str, dict[str, Any]]:
+        """tool: iperf2 between the containers (``run``, the bare-metal leg, is not used)."""
+        result, raw = iperf2_container.measure(self, int(self.value("port")))
+        return result, raw, {"server_ip": self.server_ip}
 
     def teardown(self) -> None:
         by_host: dict[str, tuple[Host, list[str]]] = {}
