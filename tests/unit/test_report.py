@@ -7,7 +7,8 @@ Fixtures (tests/fixtures/results/*/results.json, taken as netrun wrote them):
 - mixed-failed-3: scenario.yaml beside it, a host on a closed port, so one test fails;
 - repeats-8: scenario.yaml beside it, 8 repeats; repeats 6 and 7 of tcp-forward are outliers;
 - freeflow-real / freeflow-standin: scenarios/freeflow.yaml -e duration=2 on the docker lab
-  with the real FreeFlow router (built from the bundle) and with the stand-in router.
+  with the real FreeFlow router (built from the bundle) and with the stand-in router;
+- turn-lab: scenarios/turn.yaml (iperf2 direct, TURN-UDP, TURN-TCP through coturn).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from netrun.report import (
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "results"
 ALL = [
     "baremetal-4s", "baremetal-3", "freeflow-3", "mixed-failed-3", "repeats-8",
-    "freeflow-real", "freeflow-standin",
+    "freeflow-real", "freeflow-standin", "turn-lab",
 ]  # fmt: skip
 
 
@@ -123,7 +124,8 @@ def test_repeated_table_adds_stats_columns_and_stays_narrow() -> None:
     for name in ALL:
         doc = load(name)
         headers, rows = table_rows(doc)
-        repeated = name not in ("baremetal-4s", "freeflow-real", "freeflow-standin")
+        single = ("baremetal-4s", "freeflow-real", "freeflow-standin", "turn-lab")
+        repeated = name not in single
         assert ("mean±sd" in headers) is repeated
         assert ("95% CI" in headers and "min-max" in headers and "n" in headers) is repeated
         table = render_table(doc).split("\nline rate")[0]
