@@ -50,6 +50,14 @@ def tbf_args(rate: str) -> list[str]:
     return ["tbf", "rate", rate, "burst", f"{burst}kb", "latency", TBF_LATENCY]
 
 
+def host_tbf_args(rate: str) -> list[str]:
+    """tbf for a constrained link (``--host-rate``): a burst of 10 ms at the rate, not the
+    1 GbE emulation's 256 KB, which at 8 Mbit/s would be a 250 ms queue: over such a link
+    UDP is dropped and a TCP leg queues, as over a congested path."""
+    burst = max(4, int(rate_mbps(rate) * 1000 / 8 / 100))
+    return ["tbf", "rate", rate, "burst", f"{burst}kb", "latency", TBF_LATENCY]
+
+
 def has_tbf(netns: str, dev: str) -> bool:
     done = run(["tc", "-j", "-n", netns, "qdisc", "show", "dev", dev], check=False)
     return done.returncode == 0 and '"kind":"tbf"' in done.stdout.replace(" ", "")
@@ -105,11 +113,12 @@ def ensure_host_links(lab: LabPlan, host: LabHost) -> None:
     run(["ip", "-n", ns, "addr", "replace", f"{host.data_ip}/24", "dev", "data0"])
     run(["ip", "-n", ns, "link", "set", "data0", "up"])
     rate = lab.config.rate_for(host.name)
+    own = rate != lab.config.rate  # --host-rate: this link both ways, with a short queue
+    shaping = host_tbf_args(rate) if own else tbf_args(rate)
     if not has_tbf(ns, "data0"):
-        run(["tc", "-n", ns, "qdisc", "replace", "dev", "data0", "root", *tbf_args(rate)])
-    if rate != lab.config.rate and not has_tbf(sw, host.switch_port):
-        # a per-host rate shapes the link both ways: the switch's port toward the host too
-        run(["tc", "-n", sw, "qdisc", "replace", "dev", host.switch_port, "root", *tbf_args(rate)])
+        run(["tc", "-n", ns, "qdisc", "replace", "dev", "data0", "root", *shaping])
+    if own and not has_tbf(sw, host.switch_port):
+        run(["tc", "-n", sw, "qdisc", "replace", "dev", host.switch_port, "root", *shaping])
 
 
 def delete_link(name: str, netns: str | None = None) -> bool:
