@@ -23,6 +23,7 @@ CORE_VARS: dict[str, Any] = {
     "netrun_iperf2": "iperf",  # iperf 2 (tool: iperf2)
     "netrun_turnserver": "turnserver",  # coturn's server (mode: turn's managed relay)
     "netrun_python": "python3",  # runs netrun's TURN tunnel on a client host (mode: turn)
+    "netrun_turncat": None,  # STUNner's turncat on a client host, used instead (mode: turn)
 }
 
 _PORT_KEYS = ("ansible_port", "ansible_ssh_port")
@@ -32,7 +33,13 @@ _STRING_KEYS = (
     "ansible_password ansible_ssh_pass ansible_ssh_password ansible_become_method "
     "ansible_become_user ansible_become_password ansible_become_pass netrun_known_hosts"
 ).split()
-_COMMAND_KEYS = ("netrun_iperf3", "netrun_iperf2", "netrun_turnserver", "netrun_python")
+_COMMAND_KEYS = (
+    "netrun_iperf3",
+    "netrun_iperf2",
+    "netrun_turnserver",
+    "netrun_python",
+    "netrun_turncat",
+)
 _BOOLISH = {"yes", "no", "true", "false", "on", "off", "1", "0"}  # what Host.become reads
 _IFACE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 _LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"

@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
+from urllib.parse import quote
 
 from netrun import turn
 from netrun.errors import HostError, ModeError
@@ -28,6 +29,8 @@ from netrun.turn import remote
 
 URI = re.compile(r"turn://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})(?:\?transport=(udp|tcp))?")
 USER_ENV, PASSWORD_ENV = "NETRUN_TURN_USER", "NETRUN_TURN_PASSWORD"
+#: First UDP port turncat listens on, on the client host's loopback.
+TURNCAT_PORT = 47000
 #: Seconds the tunnel outlives the client's run (its own bound, should netrun vanish).
 TUNNEL_MARGIN = 30.0
 
@@ -94,7 +97,13 @@ class Turn(Mode):
                 peers=[self.server.data_ip], user=self.user, password=self.password,
                 lifetime=lifetime,
             )  # fmt: skip
-        self.script, self.auth = remote.install_tunnel(self, self.client, self.user, self.password)
+        self.turncat = str(self.client.vars.get("netrun_turncat") or "") or None
+        if self.turncat:  # STUNner's own, on the client host
+            remote.private_dir(self, self.client, "turn-tunnel")
+        else:
+            self.script, self.auth = remote.install_tunnel(
+                self, self.client, self.user, self.password
+            )
         self.details["relay"] = {
             "kind": self.relay.kind,
             "host": self.relay.host.name if self.relay.host else None,
@@ -102,8 +111,14 @@ class Turn(Mode):
             "port": self.relay.port,
             "transport": transport,
         }
-        self.details["tunnel"] = {"kind": "netrun", "version": turn.tunnel_version(),
-                                  "transport": transport}  # fmt: skip
+        self.details["tunnel"] = {"transport": transport, **self.tunnel_kind()}
+
+    def tunnel_kind(self) -> dict[str, Any]:
+        """Which tunnel runs, and its version (turncat's is the path: it prints none)."""
+        if self.turncat:
+            return {"kind": "turncat", "version": None, "path": self.turncat,
+                    "version_unavailable": "turncat has no version option"}  # fmt: skip
+        return {"kind": "netrun", "version": turn.tunnel_version()}
 
     def _external_credentials(self) -> tuple[str, str]:
         """turn_user/turn_password from the client's inventory vars, else the environment."""
@@ -131,19 +146,12 @@ class Turn(Mode):
         )
         iface = data_iface(self, relay_host) if relay_host else None
         before = remote.nic_counters(relay_host, iface) if relay_host and iface else None
-        port = int(self.value("port"))
-        argv = turn.tunnel_command(
-            self.script, listen="127.0.0.1", listen_port=0, server=self.relay.address,
-            server_port=self.relay.port, transport=str(self.value("turn_transport")),
-            peer=self.server.data_ip, peer_port=port,
-            seconds=float(self.test.deadline) + TUNNEL_MARGIN, auth_file=self.auth,
-            python=str(self.client.vars.get("netrun_python") or "python3"),
-        )  # fmt: skip
-        tunnel = remote.start_tunnel(self, self.client, argv, f"t{self.test.index}r{repeat}")
-        relayed = f"{tunnel.banner.relayed}:{tunnel.banner.relayed_port}"
+        tunnel = self.start_tunnel(repeat)
+        banner = tunnel.banner
+        relayed = f"{banner.relayed}:{banner.relayed_port}" if banner else None
         self.details["relayed_address"] = relayed
         try:
-            result, raw = run("127.0.0.1", tunnel.banner.listen_port)
+            result, raw = run("127.0.0.1", banner.listen_port if banner else self.listen_port)
         finally:
             stats = remote.stop_tunnel(tunnel)
             self.details["tunnel"] = {**self.details.get("tunnel", {}), "exit": stats or None}
@@ -155,14 +163,57 @@ class Turn(Mode):
         extra: dict[str, Any] = {"peer_seen": result.peer_seen, "relayed_address": relayed}
         extra["relay_counters"] = counters(relay_host, iface, before, after, result)
         self.details.update(extra)
+        self.check_relayed(result, relayed)
+        return result, raw + f"\n--- tunnel ---\n{banner}\n{stats}\n", extra
+
+    def start_tunnel(self, repeat: int) -> remote.Tunnel:
+        """netrun's tunnel (its banner names the relayed address), or the host's turncat."""
+        tag = f"t{self.test.index}r{repeat}"
+        transport = str(self.value("turn_transport"))
+        port = int(self.value("port"))
+        if self.turncat:
+            # turncat needs a set port: one per test and repeat, away from iperf's
+            self.listen_port = TURNCAT_PORT + (self.test.index * 10 + repeat) % 1000
+            argv = turn.turncat_command(
+                self.turncat, listen_port=self.listen_port, server=self.relay.address,
+                server_port=self.relay.port, transport=transport, peer=self.server.data_ip,
+                peer_port=port, user=self.user, password=self.password,
+            )  # fmt: skip
+            secrets = (self.password, quote(self.password, safe=""), self.user)
+            return remote.start_turncat(self, self.client, argv, self.listen_port, tag, *secrets)
+        argv = turn.tunnel_command(
+            self.script, listen="127.0.0.1", listen_port=0, server=self.relay.address,
+            server_port=self.relay.port, transport=transport,
+            peer=self.server.data_ip, peer_port=port,
+            seconds=float(self.test.deadline) + TUNNEL_MARGIN, auth_file=self.auth,
+            python=str(self.client.vars.get("netrun_python") or "python3"),
+        )  # fmt: skip
+        return remote.start_tunnel(self, self.client, argv, tag)
+
+    def check_relayed(self, result: iperf2.Iperf2Result, relayed: str | None) -> None:
+        """Fail the test unless the iperf2 server's peer was the relay, not the client."""
         seen = {p.replace(" port ", ":") for p in result.peers}
-        if result.peer_seen != tunnel.banner.relayed or relayed not in seen:
+        shown = ", ".join(sorted(seen)) or "no peer"
+        if relayed is not None:  # netrun's tunnel: the exact relayed address and port
+            if result.peer_seen != relayed.rsplit(":", 1)[0] or relayed not in seen:
+                raise HostError(
+                    self.server.name,
+                    f"traffic bypassed the relay: the iperf2 server saw {shown} "
+                    f"but the relayed address is {relayed}",
+                )
+            return
+        # turncat prints no relayed address: a managed relay relays from its own address;
+        # of an existing one (STUNner: a pod address) we know only it is not the client's
+        client = {self.client.data_ip, self.client.address}
+        if self.relay.kind == "managed":
+            ok = result.peer_seen == self.relay.address
+        else:
+            ok = result.peer_seen is not None and result.peer_seen not in client
+        if not ok:
             raise HostError(
                 self.server.name,
-                f"traffic bypassed the relay: the iperf2 server saw {', '.join(sorted(seen))} "
-                f"but the relayed address is {relayed}",
+                f"traffic bypassed the relay: the iperf2 server saw {shown}, not the relay",
             )
-        return result, raw + f"\n--- tunnel ---\n{tunnel.banner}\n{stats}\n", extra
 
 
 def counters(

@@ -136,7 +136,7 @@ class Tunnel:
     """A started tunnel: its banner (the relayed address) and where its output goes."""
 
     host: Host
-    banner: turn.Banner
+    banner: turn.Banner | None  # None: STUNner's turncat, which prints no relayed address
     out: str
     err: str
     pidfile: str
@@ -173,6 +173,33 @@ def start_tunnel(mode: Mode, host: Host, argv: list[str], tag: str) -> Tunnel:
         why = said or (lines[-1][:200] if lines else f"no relayed address in {TUNNEL_WAIT:g}s")
         raise HostError(host.name, f"TURN tunnel did not start: {why}")
     return Tunnel(host, banner, out, err, pidfile)
+
+
+def start_turncat(
+    mode: Mode, host: Host, argv: list[str], port: int, tag: str, *secrets: str
+) -> Tunnel:
+    """STUNner's turncat (``netrun_turncat``): its argv holds the credentials, so it runs
+    from a 0600 script uploaded over SFTP (never in a logged command line); ready once its
+    UDP listener is bound. HostError with its last line, credentials taken out."""
+    folder = f"{mode.ctx.workdir(host)}/turn-tunnel"
+    out, err, pidfile, script = (f"{folder}/{tag}.{x}" for x in ("out", "err", "pid", "sh"))
+    upload(host, script, f"exec {shlex.join(argv)}\n")
+    q = shlex.quote
+    start = f"sh {q(script)} > {q(out)} 2> {q(err)} < /dev/null & {undo.save_pid(pidfile)}"
+    mode.change(host, start, undo.kill_recorded(pidfile), what="stop turncat")
+    wait = (
+        f"i=0; while [ $i -lt {int(TUNNEL_WAIT * 20)} ]; do "
+        f"ss -Hlnu 'sport = :{int(port)}' | grep -q . && echo NETRUN_READY && exit 0; "
+        f'kill -0 "$(cut -d" " -f1 {q(pidfile)})" 2>/dev/null || break; '
+        f"sleep 0.05; i=$((i+1)); done; echo NETRUN_ERR; tail -c 1000 {q(err)} {q(out)}"
+    )
+    res = host.run(wait, timeout=TUNNEL_WAIT + 15, check=False)
+    if "NETRUN_READY" not in res.stdout:
+        text = relay.redact(res.stdout.split("NETRUN_ERR", 1)[-1], *secrets)
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip() and "==>" not in ln]
+        why = lines[-1][:200] if lines else f"no UDP listener on port {port} in {TUNNEL_WAIT:g}s"
+        raise HostError(host.name, f"turncat did not start: {why}")
+    return Tunnel(host, None, out, err, pidfile)
 
 
 def stop_tunnel(tunnel: Tunnel) -> str:

@@ -267,3 +267,40 @@ def test_after_a_sigkill_netrun_cleanup_leaves_no_turnserver_tunnel_or_iperf(
     # the iperf2 client ends by itself at its deadline (`timeout` on the host bounds it)
     wait_for(lambda: not lab_turn_pids(lab), 40)
     assert lab_turn_pids(lab) == []
+
+
+SHIM = """#!/usr/bin/env python3
+# A stand-in for STUNner's turncat (not installed here), with its command line: creds in
+# the TURN URI. It hands them to netrun's tunnel in a 0600 file and execs it.
+import os, sys, tempfile
+from urllib.parse import unquote, urlsplit
+listen, server, peer = sys.argv[1:4]
+u = urlsplit(server)
+fd, auth = tempfile.mkstemp(prefix="auth-", dir=os.path.dirname(__file__))
+os.write(fd, (unquote(u.username) + "\\n" + unquote(u.password) + "\\n").encode())
+os.close(fd)
+plain = f"turn://{u.hostname}:{u.port}?{u.query}"
+os.execvp("python3", ["python3", TUNNEL, listen, plain, peer, "--time", "120",
+                      "--auth-file", auth])
+"""
+
+
+def test_a_hosts_turncat_is_used_when_netrun_turncat_names_it(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    shim = tmp_path / "turncat"
+    tunnel = ROOT / "netrun" / "turn" / "tunnel.py"
+    shim.write_text(SHIM.replace("TUNNEL,", f"{str(tunnel)!r},"))
+    shim.chmod(0o755)
+    inventory = write_inventory(tmp_path, lab, host_vars={"bravo": {"netrun_turncat": str(shim)}})
+    scenario = write_scenario(tmp_path, [turn_test("cat", turn_transport="udp")])
+    run = run_netrun([scenario, "-i", inventory, "-o", "out", "--no-history"], cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    sample = only_test(load_results(tmp_path / "out"), "cat")
+    details = sample["details"]
+    assert details["tunnel"]["kind"] == "turncat" and details["tunnel"]["version"] is None
+    assert details["tunnel"]["version_unavailable"]
+    assert details["peer_seen"] == lab.host("charlie").data_ip
+    assert details["relayed_address"] is None
+    log = (tmp_path / "out" / "netrun.log").read_text()
+    assert "turn://" not in log or "@" not in log.split("turn://", 1)[1][:80]
