@@ -156,4 +156,4 @@ def parse_run(server_text: str, client: CommandResult, duration: float) -> iperf
 def metrics_of(result: iperf2.Iperf2Result) -> tuple[dict[str, float | None], dict[str, Any]]:
     """The declared metrics and the details results.json keeps beside them."""
     values = {name: result.metrics.get(name) for name in iperf2.METRIC_NAMES}
-    return {k: (float(v) if v is not None else None) for k, v in values.items()}, result.details()
+    return dict(values), result.details()  # counts stay whole numbers
