@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 from netrun import turn
-from netrun.errors import HostError, ModeError
+from netrun.errors import HostError, ModeError, ToolError
 from netrun.modes.baremetal import data_iface
 from netrun.modes.base import Measurement, Mode
 from netrun.options import Option, expecting, integer
@@ -150,21 +150,28 @@ class Turn(Mode):
         banner = tunnel.banner
         relayed = f"{banner.relayed}:{banner.relayed_port}" if banner else None
         self.details["relayed_address"] = relayed
+        # on an exception (an interrupt too) the undo records stop the tunnel at teardown
         try:
             result, raw = run("127.0.0.1", banner.listen_port if banner else self.listen_port)
-        finally:
-            stats = remote.stop_tunnel(tunnel)
-            self.details["tunnel"] = {**self.details.get("tunnel", {}), "exit": stats or None}
-            if self.relay.host and self.relay.logfile:
-                self.details["relay_log"] = remote.relay_log(
-                    self.relay.host, self.relay.logfile, self.password, self.user
-                )
+        except ToolError:  # iperf2 failed: the relay's log may say why
+            self.keep_relay_log()
+            raise
+        stats = remote.stop_tunnel(tunnel)
+        self.details["tunnel"] = {**self.details.get("tunnel", {}), "exit": stats or None}
+        self.keep_relay_log()
         after = remote.nic_counters(relay_host, iface) if relay_host and iface else None
         extra: dict[str, Any] = {"peer_seen": result.peer_seen, "relayed_address": relayed}
         extra["relay_counters"] = counters(relay_host, iface, before, after, result)
         self.details.update(extra)
         self.check_relayed(result, relayed)
         return result, raw + f"\n--- tunnel ---\n{banner}\n{stats}\n", extra
+
+    def keep_relay_log(self) -> None:
+        """The managed relay's last log lines, credentials taken out, into the details."""
+        if self.relay.host and self.relay.logfile:
+            self.details["relay_log"] = remote.relay_log(
+                self.relay.host, self.relay.logfile, self.password, self.user
+            )
 
     def start_tunnel(self, repeat: int) -> remote.Tunnel:
         """netrun's tunnel (its banner names the relayed address), or the host's turncat."""

@@ -304,3 +304,24 @@ def test_a_hosts_turncat_is_used_when_netrun_turncat_names_it(
     assert details["relayed_address"] is None
     log = (tmp_path / "out" / "netrun.log").read_text()
     assert "turn://" not in log or "@" not in log.split("turn://", 1)[1][:80]
+
+
+@pytest.mark.faults
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_turn_run_stops_its_relay_tunnel_and_iperf(
+    lab: LabHandle, tmp_path: Path, sig: int
+) -> None:
+    scenario = write_scenario(tmp_path, [turn_test("long", duration=30)], name="stopped")
+    with netrun_process([scenario, "-i", lab.inventory, "-o", "out", "--no-history"],
+                        cwd=tmp_path) as proc:  # fmt: skip
+
+        def client_running() -> bool:
+            return any("iperf -c" in argv for _, argv in lab_turn_pids(lab))
+
+        assert wait_for(client_running, timeout=60), lab_turn_pids(lab)
+        os.kill(proc.pid, sig)
+        proc.communicate(timeout=60)
+    assert proc.returncode in (130, 143), proc.returncode
+    assert lab_turn_pids(lab) == [], "an interrupted run left TURN/iperf2 processes"
+    sample = only_test(load_results(tmp_path / "out"), "long")
+    assert sample["error"] == "interrupted"
