@@ -325,3 +325,32 @@ def test_an_interrupted_turn_run_stops_its_relay_tunnel_and_iperf(
     assert lab_turn_pids(lab) == [], "an interrupted run left TURN/iperf2 processes"
     sample = only_test(load_results(tmp_path / "out"), "long")
     assert sample["error"] == "interrupted"
+
+
+def test_an_iperf2_report_netrun_cannot_read_fails_the_test_with_the_raw_output_kept(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    fake = lab.bin_dir("alpha") / "iperf"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'case " $* " in *" -s "*) ;; *) exec /usr/bin/iperf "$@" ;; esac\n'
+        "echo 'Server listening on UDP port 5001'\n"
+        "echo '[  1] 0.0000-1.0000 sec  garbled  ms nonsense'\n"
+        "echo '[  1] 0.0000-2.0000 sec  garbled  ms nonsense'\n"
+        "exec sleep 60\n"
+    )
+    fake.chmod(0o755)
+    try:
+        scenario = write_scenario(
+            tmp_path, [entry("bad", tool="iperf2", bitrate="200pps")], defaults={"duration": 2}
+        )
+        run = run_netrun([scenario, "-i", lab.inventory, "-o", "out", "--no-history"],
+                         cwd=tmp_path)  # fmt: skip
+    finally:
+        fake.unlink()
+    assert run.returncode == 1
+    (line,) = error_lines(run.stderr)
+    assert "alpha: cannot parse iperf2 output" in line and "garbled" in line, line
+    sample = only_test(load_results(tmp_path / "out"), "bad")
+    assert sample["raw"] and "garbled" in (tmp_path / "out" / sample["raw"]).read_text()
+    assert all(v is None for v in sample["metrics"].values())  # never a wrong number
