@@ -67,3 +67,17 @@ def latency_verdict(
         return None if value is None else float(value) / 1000
 
     return clock.latency_reliable(latency_ms, seconds(sender), seconds(receiver))
+
+
+def corrected_ms(
+    latency_ms: float | None, sender: dict[str, Any], receiver: dict[str, Any]
+) -> float | None:
+    """The latency with both clocks' estimated offsets taken out; None where that is moot
+    (one shared clock) or impossible (an offset unknown)."""
+    if latency_ms is None or (sender.get("shared_clock") and receiver.get("shared_clock")):
+        return None
+    offsets = sender.get("offset_ms"), receiver.get("offset_ms")
+    if offsets[0] is None or offsets[1] is None:
+        return None
+    value = clock.corrected_latency_ms(latency_ms, offsets[0] / 1000, offsets[1] / 1000)
+    return round(value, 4)

@@ -96,6 +96,11 @@ def measure(mode: Mode, repeat: int) -> Measurement:
     )
     if why is not None and metrics.get("latency_avg_ms") is not None:
         details["latency_unreliable"] = why
+    fixed = clock_reading.corrected_ms(
+        metrics.get("latency_avg_ms"), found[mode.client.name], found[mode.server.name]
+    )
+    if fixed is not None:  # two clocks: the mean with their estimated offsets taken out
+        details["latency_avg_corrected_ms"] = fixed
     unavailable = dict(result.unavailable)
     return Measurement(raw, result, details, metrics, unavailable)
 

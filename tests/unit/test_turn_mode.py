@@ -142,3 +142,12 @@ def test_a_constrained_host_link_has_a_short_queue() -> None:
     assert host_tbf_args("8mbit") == ["tbf", "rate", "8mbit", "burst", "10kb", "latency", "20ms"]
     assert host_tbf_args("100kbit")[4] == "4kb"
     assert tbf_args("8mbit")[4] == "256kb"  # the 1 GbE emulation's, a 250 ms queue at 8 Mbit/s
+
+
+def test_two_clocks_give_a_corrected_latency_one_clock_none() -> None:
+    shared = {"shared_clock": True, "offset_ms": 0.0}
+    assert clock_reading.corrected_ms(5.0, shared, shared) is None
+    sender = {"shared_clock": False, "offset_ms": -1.0}
+    receiver = {"shared_clock": False, "offset_ms": 2.0}  # 3 ms ahead of the sender
+    assert clock_reading.corrected_ms(5.0, sender, receiver) == 2.0
+    assert clock_reading.corrected_ms(5.0, sender, {"offset_ms": None}) is None
