@@ -265,8 +265,10 @@ class _Check:
             elif isinstance(key, str) and key in self.all_keys:
                 # a layer serves every tool: one definition taking the value is enough
                 # (bitrate: 1000pps is iperf2's); each test checks its own tool's later
-                fits = [t for t in tables if key in t and not problem(t[key], key, value)]
-                ok = bool(fits) or self.option(prefix(key, value), key, value, tables)
+                # (one line when none does: the first definition's, iperf3's for bitrate)
+                owners = [t for t in tables if key in t]
+                fits = [t for t in owners if not problem(t[key], key, value)]
+                ok = bool(fits) or self.option(prefix(key, value), key, value, owners[:1])
             else:
                 self.unknown(prefix(str(key), value), key, [*self.all_keys, *self.placement_keys])
                 ok = False

@@ -32,11 +32,13 @@ def server_args(port: int) -> tuple[str, list[str]]:
     return argv[0], argv[1:]
 
 
-def _log(mode: DockerMode) -> str:
+def _log(mode: DockerMode) -> list[str]:
+    """The server container's report lines so far (iperf2 reports on stdout; stderr is
+    another stream, so joining the two would move the cut between repeats)."""
     host, name = mode.server, mode.names["server"]
     argv = dk.logs_command(name, mode.docker(host), tail=100_000)
     res = host.run(argv, timeout=60, check=False)
-    return res.stdout + res.stderr
+    return res.stdout.splitlines()
 
 
 def measure(mode: DockerMode, port: int) -> tuple[iperf2.Iperf2Result, str]:
@@ -53,11 +55,11 @@ def measure(mode: DockerMode, port: int) -> tuple[iperf2.Iperf2Result, str]:
     client: CommandResult = mode.client.run(cmd, timeout=float(t.deadline), check=False)
     want = 1 if duration <= 1 else 2
     deadline = time.monotonic() + REPORT_WAIT
-    text = _log(mode)[before:]
+    text = "\n".join(_log(mode)[before:])
     while len(_FROM_ZERO.findall(text)) < want and time.monotonic() < deadline:
         if mode.ctx.stopping.wait(0.1):
             raise Cancelled(mode.server.name)
-        text = _log(mode)[before:]
+        text = "\n".join(_log(mode)[before:])
     raw = f"{text}\n--- client on {mode.client.name} ---\n{client.stdout}{client.stderr}"
     try:
         result = iperf2_run.parse_run(text, client, duration)
