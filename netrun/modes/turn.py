@@ -84,8 +84,8 @@ class Turn(Mode):
             host, port, given = external(str(uri))
             if given and given != transport:
                 raise ModeError(
-                    f"turn_server says transport={given} but turn_transport is {transport}: "
-                    "make them agree"
+                    f"turn_server says transport={given} but turn_transport is {transport} "
+                    f"(udp when unset): set turn_transport: {given} or drop ?transport="
                 )
             self.user, self.password = self._external_credentials()
             self.relay = remote.Relay(host, port, "external")
