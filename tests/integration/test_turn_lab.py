@@ -246,8 +246,9 @@ def test_an_existing_turn_server_wrong_credentials_401_then_right_ones(
 
 
 @pytest.mark.faults
-def test_after_a_sigkill_netrun_cleanup_leaves_no_turnserver_tunnel_or_iperf(
-    lab: LabHandle, tmp_path: Path
+@pytest.mark.parametrize("after", ["netrun cleanup", "the next run"])
+def test_after_a_sigkill_nothing_is_left_no_turnserver_tunnel_or_iperf(
+    lab: LabHandle, tmp_path: Path, after: str
 ) -> None:
     scenario = write_scenario(tmp_path, [turn_test("long", duration=30)], name="killed")
     with netrun_process([scenario, "-i", lab.inventory, "-o", "out", "--no-history"],
@@ -261,11 +262,18 @@ def test_after_a_sigkill_netrun_cleanup_leaves_no_turnserver_tunnel_or_iperf(
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
     assert lab_turn_pids(lab), "the SIGKILL should have left the test's processes running"
-    run = run_netrun(["cleanup", "-i", lab.inventory], cwd=tmp_path)
-    assert run.returncode == 0, run.stderr
-    assert "undone: stop turnserver" in run.stdout, run.stdout
-    # the iperf2 client ends by itself at its deadline (`timeout` on the host bounds it)
-    wait_for(lambda: not lab_turn_pids(lab), 40)
+    if after == "netrun cleanup":
+        run = run_netrun(["cleanup", "-i", lab.inventory], cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        assert "undone: stop turnserver" in run.stdout, run.stdout
+        assert "undone: stop the iperf2 client" in run.stdout, run.stdout
+    else:  # the next run sweeps the killed one's undo records before it starts
+        short = write_scenario(tmp_path, [turn_test("short")], name="next", file="next.yaml")
+        run = run_netrun([short, "-i", lab.inventory, "-o", "next", "--no-history"],
+                         cwd=tmp_path)  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        swept = load_results(tmp_path / "next").get("swept", [])
+        assert any("undone: stop turnserver" in s for s in swept), swept
     assert lab_turn_pids(lab) == []
 
 
