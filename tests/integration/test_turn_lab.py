@@ -301,7 +301,10 @@ def test_a_hosts_turncat_is_used_when_netrun_turncat_names_it(
     shim.write_text(SHIM.replace("TUNNEL,", f"{str(tunnel)!r},"))
     shim.chmod(0o755)
     inventory = write_inventory(tmp_path, lab, host_vars={"bravo": {"netrun_turncat": str(shim)}})
-    scenario = write_scenario(tmp_path, [turn_test("cat", turn_transport="udp")])
+    # turncat binds its listener before its allocation: the first packets may be late
+    scenario = write_scenario(
+        tmp_path, [turn_test("cat", turn_transport="udp")], defaults={"duration": 3}
+    )
     run = run_netrun([scenario, "-i", inventory, "-o", "out", "--no-history"], cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     sample = only_test(load_results(tmp_path / "out"), "cat")
