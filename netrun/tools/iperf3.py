@@ -89,6 +89,10 @@ class Iperf3Result:
     intervals: tuple[Interval, ...]
     warnings: tuple[str, ...]
     server_output: str | None = None
+    #: the connection's MSS (start.tcp_mss, else tcp_mss_default) and the datagram or
+    #: buffer length (test_start.blksize): what the test's own ceiling is computed from
+    tcp_mss: int | None = None
+    blksize: int | None = None
 
     @property
     def sender(self) -> str:
@@ -403,6 +407,8 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
         intervals=intervals,
         warnings=tuple(warnings),
         server_output=server_output if isinstance(server_output, str) else None,
+        tcp_mss=_int(start.get("tcp_mss") or start.get("tcp_mss_default")),
+        blksize=_int(test.get("blksize")),
     )
 
 
