@@ -347,6 +347,8 @@ class _Check:
             return []
         explicit = frozenset(k for layer in layers for k in layer) | frozenset(sweep)
         resolved = {r: self.role(place[r]) for r in roles}  # a group names its one host
+        if self.loopback(pre, resolved, merged):
+            return []
         specs = []
         for combo in itertools.product(*sweep.values()):
             swept = dict(zip(sweep, combo, strict=True))
@@ -367,6 +369,18 @@ class _Check:
                 )
             )
         return specs
+
+    def loopback(self, pre: str, resolved: Mapping[str, str], merged: Mapping[str, Any]) -> bool:
+        """Refuse two roles on one host (loopback passed off as a network figure)."""
+        seen: dict[str, str] = {}
+        for role, host in resolved.items():
+            if host in seen and not merged.get("allow_same_host"):
+                self.add(pre, f"{seen[host]} and {role} are both host {host!r}: that measures "
+                         "loopback, not the network; name two hosts, or set "
+                         "allow_same_host: true to measure loopback on purpose")  # fmt: skip
+                return True
+            seen.setdefault(host, role)
+        return False
 
     def sweep(
         self,
