@@ -65,7 +65,7 @@ def _frames(payload_bytes: int, mtu: int) -> int:
     return max(1, math.ceil((payload_bytes + UDP_HEADER) / (mtu - IPV4_HEADER)))
 
 
-def test_ceiling(
+def per_test_ceiling(
     speed_mbps: float | None,
     mtu: int | None,
     protocol: str,
@@ -112,7 +112,7 @@ def ceiling_of(
     """A test's own ceiling from its options and what its tool reported (an iperf3
     result's ``blksize`` and ``tcp_mss``; a tool without them: the ``length`` option)."""
     length = getattr(result, "blksize", None) or size_value(options.get("length"))
-    return test_ceiling(
+    return per_test_ceiling(
         speed_mbps,
         mtu,
         protocol,
