@@ -18,6 +18,7 @@ import statistics
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from netrun import flags
 from netrun.errors import InputError
 from netrun.history import History
 from netrun.metrics import of_sample
@@ -199,24 +200,43 @@ def noise(
     return NOISE_SIGMAS * spread, len(medians)
 
 
-def beyond_noise(verdicts: list[Any], history: History, doc: dict[str, Any]) -> list[Any]:
+def beyond_noise(
+    verdicts: list[Any],
+    history: History | None,
+    doc: dict[str, Any],
+    base: dict[str, Any] | None = None,
+) -> list[Any]:
     """A headline regressed or improved by less than the stored runs' noise becomes
-    ``noisy``: a verdict must exceed both the tolerance and the run-to-run noise. This
-    also covers single samples, which have no confidence interval of their own."""
+    ``noisy``: a verdict must exceed both the tolerance and the run-to-run noise (single
+    samples too, which have no confidence interval of their own). So does a test that was
+    CPU-bound on either side: its figure moved with the CPU, not the network."""
+    mine, theirs = samples_by_test(doc), samples_by_test(base or {})
     out = []
     for v in verdicts:
         head = headline_name(doc, v.test)
-        found = None
         moved = v.verdict in ("regressed", "improved") and v.delta_pct is not None
-        if moved and set(v.metrics) <= {head}:  # another metric's breach stays a regression
-            found = noise(history, doc, v.test, head, doc.get("run_id"))
-        if found is not None and abs(v.delta_pct) <= 100 * found[0]:
-            detail = (
-                f"{v.detail}; within the run-to-run noise of the last {found[1]} runs "
-                f"(±{100 * found[0]:.1f}%)"
+        if not moved or not set(v.metrics) <= {head}:  # another metric's breach stays
+            out.append(v)
+            continue
+        cpu = [
+            side
+            for side, samples in (
+                ("this run", mine.get(v.test)),
+                ("the baseline", theirs.get(v.test)),
             )
-            v = dataclasses.replace(v, verdict="noisy", detail=detail)
-        out.append(v)
+            if samples and "cpu-bound" in flags.of_test(samples)
+        ]
+        found = noise(history, doc, v.test, head, doc.get("run_id")) if history else None
+        why = None
+        if cpu:
+            why = f"cpu-bound in {' and '.join(cpu)}: the change may be the CPU's"
+        elif found is not None and abs(v.delta_pct) <= 100 * found[0]:
+            why = (
+                f"within the run-to-run noise of the last {found[1]} runs (±{100 * found[0]:.1f}%)"
+            )
+        out.append(
+            dataclasses.replace(v, verdict="noisy", detail=f"{v.detail}; {why}") if why else v
+        )
     return out
 
 

@@ -72,11 +72,8 @@ def offered_bps(sample: Mapping[str, Any]) -> float | None:
 
 
 def same_host(sample: Mapping[str, Any]) -> bool:
-    """True when two of the test's roles are one host (server and client at least)."""
-    hosts = sample.get("hosts")
-    names = list(hosts.values()) if isinstance(hosts, Mapping) and hosts else []
-    names = names or [sample.get("server"), sample.get("client")]
-    return len(set(map(str, names))) < len(names)
+    """True when the server and the client are one host (the data never left it)."""
+    return sample.get("server") is not None and sample.get("server") == sample.get("client")
 
 
 def of_sample(sample: Mapping[str, Any]) -> list[str]:
@@ -111,10 +108,21 @@ def of_test(samples: Iterable[Mapping[str, Any]]) -> list[str]:
     return [name for name in FLAGS if name in found]
 
 
+def marker(names: Iterable[str]) -> str:
+    """A table cell: each flag's fixed number (its place in FLAGS), so the cell stays
+    narrow and the same flag has the same number in every report; "-" for none."""
+    order = list(FLAGS)
+    return ",".join(str(order.index(n) + 1) for n in names if n in FLAGS) or "-"
+
+
 def footnotes(flags: Iterable[str]) -> list[str]:
-    """One line per flag used, for under a table."""
+    """One line per flag used, for under a table: its number, name and meaning."""
     used = set(flags)
-    return [f"{name}: {text}" for name, text in FLAGS.items() if name in used]
+    return [
+        f"flag {i} {name}: {text}"
+        for i, (name, text) in enumerate(FLAGS.items(), start=1)
+        if name in used
+    ]
 
 
 def direction(sample: Mapping[str, Any]) -> str:
@@ -123,7 +131,7 @@ def direction(sample: Mapping[str, Any]) -> str:
     client, server = str(sample.get("client")), str(sample.get("server"))
     options = sample.get("options")
     options = options if isinstance(options, Mapping) else {}
-    if same_host(sample) and client == server:
+    if same_host(sample):
         return f"{client} (loopback)"
     if options.get("bidir"):
         return f"{client}⇄{server}"

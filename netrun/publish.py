@@ -129,8 +129,7 @@ def _compare(
         raise
     throughput = parse_tolerance(opts.tolerance) if opts.tolerance else None
     out.verdicts = compare(doc, base, tolerances_from_doc(doc, throughput))
-    if history is not None:
-        out.verdicts = beyond_noise(out.verdicts, history, doc)  # type: ignore[arg-type]
+    out.verdicts = beyond_noise(out.verdicts, history, doc, base)
     out.baseline_id = str(base.get("run_id") or opts.baseline)
     doc["baseline"] = {
         "run_id": out.baseline_id,

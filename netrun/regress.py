@@ -324,8 +324,7 @@ def resolve_baseline(
     if spec == "last" or runs is not None:
         if history is None:
             raise InputError(f"baseline '{spec}' needs the history database; pass a results path")
-        if current is None:  # checked before the run: nothing to pick yet
-            return {}
+        current = current or {"scenario": scenario, "tests": []}  # no tests: the newest
         tag = f" with tag '{current['tag']}'" if current.get("tag") else " without a tag"
         if runs is None:
             found = baselines.last(history, current, before=current_run_id)

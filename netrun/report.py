@@ -26,8 +26,8 @@ SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
 REGRESSED = frozenset({"regressed", "regression"})
 
 HEADERS = [
-    "test", "mode", "sender→receiver", "proto", "Mbit/s", "% line", "% bare", "ceiling",
-    "% ceil", "retr", "CPU c/s %", "jitter/loss", "flags", "status",
+    "test", "mode", "sender→receiver", "proto", "Mbit/s", "% bare", "ceiling", "% ceil",
+    "retr", "CPU c/s %", "jitter/loss", "flags", "status",
 ]  # fmt: skip
 STATS_HEADERS = ["mean±sd", "min-max", "95% CI"]
 NUMERIC = {"n", "Mbit/s", "% line", "% bare", "ceiling", "% ceil", "retr", "Δ%"}
@@ -229,14 +229,13 @@ def table_rows(
             cells.insert(1, str(row["samples"]))
             cells += _stats_cells(row)
         cells += [
-            _fmt(row["pct_line"]),
             _fmt(row["pct_bare"]),
             _fmt(row["ceiling_mbps"]),
             _fmt(row["pct_ceiling"]),
             _retransmits(row),
             f"{_fmt(row['cpu_client'])}/{_fmt(row['cpu_server'])}",
             udp,
-            ",".join(row["flags"]) or "-",
+            flags.marker(row["flags"]),
         ]
         if verdicts is not None:
             delta = row["delta_pct"]
@@ -329,7 +328,7 @@ def title(doc: dict[str, Any]) -> str:
 
 
 def text_table(headers: list[str], rows: list[list[str]]) -> str:
-    """tabulate's "simple" look without its extra padding, to fit repeats in 160 columns."""
+    """tabulate's "simple" look without its extra padding, to fit repeats in 170 columns."""
     widths = [max(len(c) for c in col) for col in zip(headers, *rows, strict=True)]
     right = [h in NUMERIC for h in headers]
 

@@ -371,16 +371,14 @@ class _Check:
         return specs
 
     def loopback(self, pre: str, resolved: Mapping[str, str], merged: Mapping[str, Any]) -> bool:
-        """Refuse two roles on one host (loopback passed off as a network figure)."""
-        seen: dict[str, str] = {}
-        for role, host in resolved.items():
-            if host in seen and not merged.get("allow_same_host"):
-                self.add(pre, f"{seen[host]} and {role} are both host {host!r}: that measures "
-                         "loopback, not the network; name two hosts, or set "
-                         "allow_same_host: true to measure loopback on purpose")  # fmt: skip
-                return True
-            seen.setdefault(host, role)
-        return False
+        """Refuse a server and client on one host: loopback passed off as a network figure."""
+        host = resolved.get("server")
+        if host is None or host != resolved.get("client") or merged.get("allow_same_host"):
+            return False
+        self.add(pre, f"server and client are both host {host!r}: that measures loopback, "
+                 "not the network; name two hosts, or set allow_same_host: true to measure "
+                 "loopback on purpose")  # fmt: skip
+        return True
 
     def sweep(
         self,

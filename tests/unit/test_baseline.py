@@ -126,3 +126,12 @@ def test_diff_puts_two_runs_side_by_side() -> None:
     other = run("aaaa0003", 3, 400.0, bitrate="400M")
     row = next(x for x in diff.render(a, other).splitlines() if x.startswith("tcp-forward"))
     assert "not comparable: bitrate 400M (A unset)" in row
+
+
+def test_a_cpu_bound_change_is_noisy_not_a_verdict() -> None:
+    before, now = run("aaaa0001", 1, 150.0), run("aaaa0002", 2, 175.0)
+    now["tests"][0]["cpu_client_pct"] = 93.0  # issue 15: the 200-byte UDP sender at 93%
+    (verdict,) = compare(now, before)
+    assert verdict.verdict == "improved"
+    (judged,) = baseline.beyond_noise([verdict], None, now, before)
+    assert judged.verdict == "noisy" and "cpu-bound in this run" in judged.detail

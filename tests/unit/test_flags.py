@@ -103,13 +103,13 @@ def test_table_has_direction_pct_of_ceiling_and_flags_with_footnotes() -> None:
     by_name = {r[0]: dict(zip(headers, r, strict=True)) for r in rows}
     assert by_name["tcp-reverse"]["sender→receiver"] == "alpha→bravo"
     assert by_name["tcp-forward"]["sender→receiver"] == "bravo→alpha"
-    assert by_name["tcp-4-streams"]["flags"] == "above-ceiling"
+    assert by_name["tcp-4-streams"]["flags"] == "1"  # above-ceiling
     assert float(by_name["tcp-4-streams"]["% ceil"]) > 100
     assert by_name["tcp-reverse"]["flags"] == "-"
     text = render_table(run)
-    assert "above-ceiling: measured above the goodput ceiling" in text
-    assert "target-not-reached: below 95% of the offered rate" in text
-    assert "stand-in:" not in text  # only the flags used get a footnote
+    assert "flag 1 above-ceiling: measured above the goodput ceiling" in text
+    assert "flag 3 target-not-reached: below 95% of the offered rate" in text
+    assert "stand-in" not in text  # only the flags used get a footnote
     csv_text = render_csv(run)
     assert "target-not-reached" in csv_text and "['" not in csv_text
 
