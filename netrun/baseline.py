@@ -266,6 +266,15 @@ def describe(doc: Mapping[str, Any]) -> list[str]:
     return [f"baseline{spec}: run {base.get('run_id')} of {base.get('started')}{tag}"]
 
 
+def identity(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's tag and its baseline's run id(s), date and spec, for a summary document."""
+    out: dict[str, Any] = {"tag": doc["tag"]} if doc.get("tag") else {}
+    if isinstance(base := doc.get("baseline"), Mapping):
+        keys = ("run_id", "started", "spec", "median_of")
+        out["baseline"] = {k: base[k] for k in keys if k in base}
+    return out
+
+
 def verdict_counts(doc: Mapping[str, Any]) -> str:
     """A run's stored verdicts in a few words ("2 ok, 1 regressed"), "-" when none."""
     base = doc.get("baseline")

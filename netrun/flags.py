@@ -76,6 +76,17 @@ def same_host(sample: Mapping[str, Any]) -> bool:
     return sample.get("server") is not None and sample.get("server") == sample.get("client")
 
 
+def same_host_problem(roles: Mapping[str, str], options: Mapping[str, Any]) -> str | None:
+    """Why a scenario test is refused when its server and client are one host, or None."""
+    host = roles.get("server")
+    if host is None or host != roles.get("client") or options.get("allow_same_host"):
+        return None
+    return (
+        f"server and client are both host {host!r}: that measures loopback, not the network; "
+        "name two hosts, or set allow_same_host: true to measure loopback on purpose"
+    )
+
+
 def of_sample(sample: Mapping[str, Any]) -> list[str]:
     """The flags one sample earns (a failed sample earns none: it has no figure)."""
     details = _details(sample)

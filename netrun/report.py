@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from tabulate import tabulate
 
-from netrun import flags, metric_table, stats
+from netrun import baseline, flags, metric_table, stats
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
@@ -277,7 +277,7 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
     if any(r["protocol"] == "udp" for r in rows):
         lines.append("jitter/loss = UDP jitter in ms / datagrams lost in %")
     lines += flags.footnotes(f for r in rows for f in r["flags"])
-    lines += baseline_lines(doc)
+    lines += baseline.describe(doc)
     if any(r["samples"] > 1 for r in rows):
         lines.append(
             "n = repeats; Mbit/s = median of the ok ones; mean±sd, min-max and the 95% CI "
@@ -314,13 +314,6 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
     if doc.get("not_run"):
         lines.append(f"not run (the run was interrupted): {', '.join(doc['not_run'])}")
     return lines
-
-
-def baseline_lines(doc: dict[str, Any]) -> list[str]:
-    """Which run the verdicts compare with, and when it ran (every format shows it)."""
-    from netrun.baseline import describe  # late: baseline imports the history
-
-    return describe(doc)
 
 
 def title(doc: dict[str, Any]) -> str:
@@ -388,6 +381,7 @@ def render_csv(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = Non
 def render_json(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
     """The summary rows with the run's identity: smaller than results.json, same numbers."""
     head = {k: doc.get(k) for k in ("scenario", "run_id", "started", "finished", "status")}
+    head |= baseline.identity(doc)  # tag, and which run(s) the verdicts compare with
     out = {**head, "tests": summary_rows(doc, verdicts), "errors": doc.get("errors", [])}
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 

@@ -22,6 +22,7 @@ import yaml
 from netrun import options as _options
 from netrun import yamlfile
 from netrun.errors import InputError, ScenarioError, did_you_mean
+from netrun.flags import same_host_problem
 from netrun.host import Host
 from netrun.options import (  # noqa: F401  (re-exported: the checks' old home)
     GENERAL_OPTIONS,
@@ -347,7 +348,8 @@ class _Check:
             return []
         explicit = frozenset(k for layer in layers for k in layer) | frozenset(sweep)
         resolved = {r: self.role(place[r]) for r in roles}  # a group names its one host
-        if self.loopback(pre, resolved, merged):
+        if loopback := same_host_problem(resolved, merged):
+            self.add(pre, loopback)
             return []
         specs = []
         for combo in itertools.product(*sweep.values()):
@@ -369,16 +371,6 @@ class _Check:
                 )
             )
         return specs
-
-    def loopback(self, pre: str, resolved: Mapping[str, str], merged: Mapping[str, Any]) -> bool:
-        """Refuse a server and client on one host: loopback passed off as a network figure."""
-        host = resolved.get("server")
-        if host is None or host != resolved.get("client") or merged.get("allow_same_host"):
-            return False
-        self.add(pre, f"server and client are both host {host!r}: that measures loopback, "
-                 "not the network; name two hosts, or set allow_same_host: true to measure "
-                 "loopback on purpose")  # fmt: skip
-        return True
 
     def sweep(
         self,
