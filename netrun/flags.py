@@ -93,7 +93,7 @@ def of_sample(sample: Mapping[str, Any]) -> list[str]:
     found: set[str] = set()
     if same_host(sample):
         found.add("same-host")
-    if details.get("standin"):
+    if details.get("standin") or details.get("stand_in"):
         found.add("stand-in")
     if details.get("accelerated") is False:
         found.add("not-accelerated")

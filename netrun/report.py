@@ -272,7 +272,7 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             "line rate: "
             + ", ".join(f"{s:g} Mbit/s" for s in sorted(speeds))
             + "; ceiling = best goodput (Mbit/s) this test's packets allow on that line"
-            " rate (TCP: its MSS, UDP: its datagram size); % ceil = Mbit/s of the ceiling"
+            " rate (TCP: its MSS, UDP: its datagram size); % ceil = Mbit/s as a share of it"
         )
     if any(r["protocol"] == "udp" for r in rows):
         lines.append("jitter/loss = UDP jitter in ms / datagrams lost in %")
