@@ -55,7 +55,8 @@ def rate_value(value: Any) -> float | None:
 
 
 def offered_bps(sample: Mapping[str, Any]) -> float | None:
-    """The rate a test asked for: iperf3's -b per stream times the streams (UDP: 1M default).
+    """The rate a test asked for: iperf3's -b per stream times the streams, both ways for
+    bidir (UDP: 1M default).
 
     None for an unlimited TCP test, or a rate netrun cannot read (iperf2's ``1000pps``).
     """
@@ -63,12 +64,13 @@ def offered_bps(sample: Mapping[str, Any]) -> float | None:
     options = options if isinstance(options, Mapping) else {}
     bitrate = options.get("bitrate")
     if bitrate in (None, "", 0, "0"):
-        return UDP_DEFAULT_BPS if sample.get("protocol") == "udp" else None
-    per_stream = rate_value(bitrate)
+        per_stream = UDP_DEFAULT_BPS if sample.get("protocol") == "udp" else None
+    else:
+        per_stream = rate_value(bitrate)
     if per_stream is None or per_stream <= 0:
         return None
     streams = _number(options.get("streams")) or 1
-    return float(per_stream) * streams
+    return float(per_stream) * streams * (2 if options.get("bidir") else 1)
 
 
 def same_host(sample: Mapping[str, Any]) -> bool:

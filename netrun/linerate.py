@@ -112,7 +112,7 @@ def ceiling_of(
     """A test's own ceiling from its options and what its tool reported (an iperf3
     result's ``blksize`` and ``tcp_mss``; a tool without them: the ``length`` option)."""
     length = getattr(result, "blksize", None) or size_value(options.get("length"))
-    return per_test_ceiling(
+    found = per_test_ceiling(
         speed_mbps,
         mtu,
         protocol,
@@ -120,3 +120,6 @@ def ceiling_of(
         length=int(length) if length and protocol == "udp" else None,
         mss=getattr(result, "tcp_mss", None),
     )
+    if found is not None and options.get("bidir"):  # full duplex: each direction has it all
+        return Ceiling(2 * found.mbps, f"{found.basis}, both directions (bidir)")
+    return found

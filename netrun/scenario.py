@@ -351,6 +351,9 @@ class _Check:
         if loopback := same_host_problem(resolved, merged):
             self.add(pre, loopback)
             return []
+        if merged.get("bidir") and merged.get("reverse"):  # iperf3 refuses -R with --bidir
+            self.add(pre, "bidir and reverse cannot both be true: bidir sends both ways")
+            return []
         specs = []
         for combo in itertools.product(*sweep.values()):
             swept = dict(zip(sweep, combo, strict=True))

@@ -52,6 +52,7 @@ def test_directions_flags_and_per_test_ceilings(lab: LabHandle, tmp_path: Path) 
         [
             entry("tcp"),
             entry("tcp-reverse", reverse=True),
+            entry("tcp-bidir", bidir=True),
             # far more than 200-byte datagrams can carry here: the target is not reached
             entry("udp-200", protocol="udp", length=200, bitrate="5G"),
         ],
@@ -63,11 +64,16 @@ def test_directions_flags_and_per_test_ceilings(lab: LabHandle, tmp_path: Path) 
     by_name = {t["name"]: t for t in doc["tests"]}
     assert by_name["tcp"]["direction"] == "bravo→alpha"  # the client sends
     assert by_name["tcp-reverse"]["direction"] == "alpha→bravo"  # -R: the server sends
+    bidir = by_name["tcp-bidir"]
+    assert bidir["direction"] == "bravo⇄alpha"  # --bidir: both send at once
+    halves = bidir["details"]["bidir_bps"]
+    assert bidir["throughput_bps"] == pytest.approx(sum(halves.values()))
+    assert bidir["goodput_ceiling_mbps"] == pytest.approx(2 * 941.48, abs=0.02)
     tcp = by_name["tcp"]
     assert "TCP MSS 1448 B" in tcp["ceiling_basis"]
     assert tcp["goodput_ceiling_mbps"] == pytest.approx(941.48, abs=0.01)
     # the lab shapes wire bytes (1538 per full frame), as real 1 GbE carries them
-    for name in ("tcp", "tcp-reverse"):
+    for name in ("tcp", "tcp-reverse", "tcp-bidir"):
         assert "above-ceiling" not in by_name[name]["flags"], by_name[name]
     udp = by_name["udp-200"]
     assert udp["goodput_ceiling_mbps"] == pytest.approx(1000 * 200 / 266, abs=0.01)

@@ -129,3 +129,35 @@ def test_same_host_is_refused_unless_allowed(tmp_path: Path) -> None:
     assert "allow_same_host: true" in str(err.value)
     allowed = load_scenario(path, hosts=["alpha"], overrides={"allow_same_host": True})
     assert allowed.tests[0].options["allow_same_host"] is True
+
+
+# -- both ways at once ------------------------------------------------------------------------
+def test_bidir_sums_both_halves_against_twice_the_ceiling() -> None:
+    tcp = parse((FIXTURES / "iperf3" / "tcp_bidir.stdout").read_text())
+    assert tcp.bidir_bps is not None
+    forward, back = tcp.bidir_bps
+    assert tcp.receiver_bps == pytest.approx(forward + back)
+    assert 900e6 < forward < 942e6 and 900e6 < back < 942e6  # each under 941.5 on 1 GbE
+    assert tcp.intervals[0].bits_per_second > 1.5e9  # both directions in every second
+    ceiling = ceiling_of({"bidir": True}, tcp, 1000, 1500, None, "tcp")
+    assert ceiling is not None and ceiling.mbps == pytest.approx(2 * 941.48, abs=0.02)
+    assert "both directions" in ceiling.basis
+    udp = parse((FIXTURES / "iperf3" / "udp_bidir.stdout").read_text())
+    assert udp.bidir_bps is not None and udp.packets is not None and udp.lost_packets is not None
+    assert udp.lost_percent == pytest.approx(100 * udp.lost_packets / udp.packets)
+    sample = {"protocol": "udp", "options": {"bitrate": "100M", "bidir": True}}
+    assert flags.offered_bps(sample) == 200e6
+    assert flags.direction({"client": "a", "server": "b", "options": {"bidir": True}}) == "a⇄b"
+
+
+def test_bidir_and_reverse_together_are_refused(tmp_path: Path) -> None:
+    from netrun.errors import ScenarioError
+    from netrun.scenario import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: s\ntests:\n  - {name: both, mode: baremetal, server: a, client: b, "
+        "bidir: true, reverse: true}\n"
+    )
+    with pytest.raises(ScenarioError, match="bidir and reverse cannot both be true"):
+        load_scenario(path, hosts=["a", "b"])
