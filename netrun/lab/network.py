@@ -18,6 +18,10 @@ TBF_LATENCY = "20ms"
 #: frames then meet 1 GbE's 941.5 Mbit/s TCP ceiling as a real link does. Small frames
 #: still get a little more than a real link would (the flags say so: above-ceiling).
 FRAME_SHARE = 1514 / 1538
+FRAMING_NOTE = (
+    "tbf shapes at rate x 1514/1538, as tbf counts 1514 bytes of each 1538-byte frame on "
+    "the wire, so full frames meet a real link's ceiling (941.5 Mbit/s TCP on 1 GbE)"
+)
 
 
 def link_exists(name: str, netns: str | None = None) -> bool:
