@@ -460,7 +460,8 @@ def load_scenario(
     if baseline is not None and (not isinstance(baseline, str) or not baseline.strip()):
         check.add(
             where,
-            f"baseline must be 'last', a run id or a results path, got {show(baseline)}",
+            "baseline must be 'last', 'median:N', a run id or a results path, "
+            f"got {show(baseline)}",
         )
     parallel = data.get("parallel", 1)
     if parallel is True:  # "parallel: true": as many at once as the hosts allow
