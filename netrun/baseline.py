@@ -12,6 +12,7 @@ stored runs is the run-to-run noise a verdict must also exceed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import statistics
@@ -56,14 +57,37 @@ def signature(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def differences(
     current: Sequence[Mapping[str, Any]], baseline: Sequence[Mapping[str, Any]]
 ) -> list[str]:
-    """What differs between two tests' signatures, as "bitrate 200M (baseline 300M)"."""
+    """What differs between two tests' signatures, as "bitrate 200M (baseline 300M)".
+
+    An option only one side recorded (a run from before the option existed) counts as
+    its default there, so upgrading netrun does not make every stored run incomparable.
+    """
     now, before = signature(current), signature(baseline)
+    known = defaults()
     out = []
     for key in dict.fromkeys([*now, *before]):
-        a, b = now.get(key), before.get(key)
-        if a != b:
+        a = now.get(key, known.get(key))
+        b = before.get(key, known.get(key))
+        if a != b and ((key in now and key in before) or key in known):
             out.append(f"{key} {_show(a)} (baseline {_show(b)})")
     return out
+
+
+@functools.cache
+def defaults() -> dict[str, Any]:
+    """Every test option's default (of any tool and mode)."""
+    from netrun.modes import all_options  # late: the modes import heavy libraries
+    from netrun.scenario import COMMON_OPTIONS
+    from netrun.tools import tools
+
+    found: dict[str, Any] = {}
+    for option in (
+        *COMMON_OPTIONS,
+        *all_options(),
+        *(o for t in tools().values() for o in t.options),
+    ):
+        found.setdefault(option.name, option.default)
+    return found
 
 
 def _show(value: Any) -> str:

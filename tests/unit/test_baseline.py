@@ -135,3 +135,13 @@ def test_a_cpu_bound_change_is_noisy_not_a_verdict() -> None:
     assert verdict.verdict == "improved"
     (judged,) = baseline.beyond_noise([verdict], None, now, before)
     assert judged.verdict == "noisy" and "cpu-bound in this run" in judged.detail
+
+
+def test_an_option_newer_than_the_baseline_counts_as_its_default() -> None:
+    before = run("aaaa0001", 1, 940.0)
+    for t in before["tests"]:
+        t["options"].pop("bidir", None)  # stored before bidir existed
+    assert baseline.differences(run("b", 2, 941.0)["tests"], before["tests"]) == []
+    assert baseline.differences(run("b", 2, 941.0, bidir=True)["tests"], before["tests"]) == [
+        "bidir True (baseline False)"
+    ]
