@@ -11,6 +11,7 @@ stored runs is the run-to-run noise a verdict must also exceed.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import json
@@ -299,21 +300,27 @@ def identity(doc: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def verdict_counts(doc: Mapping[str, Any]) -> str:
-    """A run's stored verdicts in a few words ("2 ok, 1 regressed"), "-" when none."""
+def verdict_counts(doc: Mapping[str, Any], test: str | None = None) -> str:
+    """A run's stored verdicts in a few words ("2 ok, 1 regressed"), or one test's
+    verdict and change ("regressed -8.1%"); "-" when none."""
     base = doc.get("baseline")
     verdicts = base.get("verdicts") if isinstance(base, Mapping) else None
-    if not isinstance(verdicts, list) or not verdicts:
-        return "-"
-    counts: dict[str, int] = {}
-    for v in verdicts:
-        if isinstance(v, Mapping):
-            counts[str(v.get("verdict"))] = counts.get(str(v.get("verdict")), 0) + 1
-    return ", ".join(f"{n} {v}" for v, n in counts.items())
+    found = [v for v in verdicts or () if isinstance(v, Mapping)]
+    if test is not None:
+        mine = next((v for v in found if v.get("test") == test), None)
+        if mine is None:
+            return "-"
+        delta = mine.get("delta_pct")
+        shown = f" {delta:+.1f}%" if isinstance(delta, int | float) else ""
+        return f"{mine.get('verdict')}{shown}"
+    counts = collections.Counter(str(v.get("verdict")) for v in found)
+    return ", ".join(f"{n} {v}" for v, n in counts.items()) or "-"
 
 
-def verdicts_by_run(history: History, run_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """(tag, verdict_counts) of each stored run, for `netrun history`."""
+def verdicts_by_run(
+    history: History, run_ids: Sequence[str], test: str | None = None
+) -> dict[str, tuple[str, str]]:
+    """(tag, verdict_counts) of each stored run, for `netrun history` (--test: that test's)."""
     out: dict[str, tuple[str, str]] = {}
     with history._errors():
         for run_id in run_ids:
@@ -324,5 +331,5 @@ def verdicts_by_run(history: History, run_ids: Sequence[str]) -> dict[str, tuple
             ).fetchone()
             base = json.loads(row[1]) if row and row[1] else None
             tag = str(row[0]) if row and row[0] else "-"
-            out[run_id] = (tag, verdict_counts({"baseline": base}))
+            out[run_id] = (tag, verdict_counts({"baseline": base}, test))
     return out

@@ -223,7 +223,7 @@ def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
         return "no stored runs (netrun stores every run; see --db)"
     from netrun.baseline import verdicts_by_run
 
-    labels = verdicts_by_run(history, [r.run_id for r in rows])
+    labels = verdicts_by_run(history, [r.run_id for r in rows], only_test)
     table = [
         [r.run_id, r.scenario, r.started, labels[r.run_id][0], r.status,
          f"{r.samples - r.failed}/{r.samples}", labels[r.run_id][1]]

@@ -145,3 +145,13 @@ def test_an_option_newer_than_the_baseline_counts_as_its_default() -> None:
     assert baseline.differences(run("b", 2, 941.0, bidir=True)["tests"], before["tests"]) == [
         "bidir True (baseline False)"
     ]
+
+
+def test_history_shows_one_tests_verdict_with_test(tmp_path: Path) -> None:
+    db = tmp_path / "h.sqlite"
+    publish(run("aaaa0001", 1, 1000.0), tmp_path, PublishOptions(db=db))
+    publish(run("aaaa0002", 2, 800.0), tmp_path, PublishOptions(db=db, baseline="last"))
+    with History.open(db) as history:
+        listing = _history_table(history, history.runs(), "tcp-forward")
+    line = next(x for x in listing.splitlines() if x.startswith("aaaa0002"))
+    assert "regressed -20.0%" in line
