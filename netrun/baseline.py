@@ -113,17 +113,19 @@ def stored(
     """Stored documents of ``scenario`` with the same ``tag`` (None: untagged), newest
     first, leaving out run ``before`` and anything stored after it."""
     with history._errors():
-        rows = history.db.execute(
-            "SELECT run_id, document FROM runs WHERE scenario = ? "
-            "AND COALESCE(json_extract(document, '$.tag'), '') = ? "
-            "ORDER BY started DESC, rowid DESC",
-            (scenario, tag or ""),
-        ).fetchall()
-    ids = [r[0] for r in rows]
+        ids = [
+            row[0]
+            for row in history.db.execute(
+                "SELECT run_id FROM runs WHERE scenario = ? "
+                "AND COALESCE(json_extract(document, '$.tag'), '') = ? "
+                "ORDER BY started DESC, rowid DESC",
+                (scenario, tag or ""),
+            )
+        ]
     start = ids.index(before) + 1 if before in ids else 0
-    for run_id, document in rows[start:]:
+    for run_id in ids[start:]:  # one document at a time: a history may hold thousands
         if run_id != before:
-            yield json.loads(document)
+            yield history.get_run(run_id)
 
 
 def _matching_tests(current: dict[str, Any], other: dict[str, Any]) -> tuple[int, int]:
