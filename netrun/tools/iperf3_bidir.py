@@ -9,6 +9,7 @@ duplex); each half is kept in ``bidir_bps`` so the table's sum can be taken apar
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,11 +23,13 @@ def is_bidir(end: Mapping[str, Any]) -> bool:
     return isinstance(end.get("sum_sent" + REVERSE), Mapping)
 
 
-def _num(summary: Mapping[str, Any] | None, key: str) -> float | None:
-    value = summary.get(key) if summary else None
+def _num(summary: Any, key: str) -> float | None:
+    """A finite number from a summary that may be anything (hostile or broken output)."""
+    value = summary.get(key) if isinstance(summary, Mapping) else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    number = float(value) if abs(value) < 1e300 else math.inf
+    return number if math.isfinite(number) else None
 
 
 def _add(a: float | None, b: float | None) -> float | None:
