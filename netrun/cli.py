@@ -31,7 +31,7 @@ from netrun.job import (  # noqa: F401 - the exit codes are the CLI's too
     EXIT_TERM,
 )
 
-SUBCOMMANDS = ("inventory", "lab", "cleanup", "report", "history")
+SUBCOMMANDS = ("inventory", "lab", "cleanup", "report", "history", "diff")
 FORMATS = ("table", "markdown", "csv", "json", "html")
 
 log = logging.getLogger("netrun")
@@ -76,7 +76,7 @@ def run_parser() -> Parser:
     p = Parser(
         prog="netrun",
         description="Run network benchmarks (iperf3) between inventory hosts over SSH.",
-        epilog="other commands: netrun inventory|lab|cleanup|report --help",
+        epilog="other commands: netrun inventory|lab|cleanup|report|history|diff --help",
     )
     p.add_argument("scenario", type=Path, help="scenario YAML file")
     _inventory_option(p)
@@ -123,7 +123,14 @@ def run_parser() -> Parser:
     cron.add_argument("--no-history", action="store_true", help="do not store this run")
     cron.add_argument(
         "--baseline",
-        help="compare with: last | RUN_ID | results path (overrides the scenario's baseline:)",
+        help="compare with: last (newest matching run of this scenario and tag) | median:N "
+        "(median of the last N matching runs) | RUN_ID | results path (overrides the "
+        "scenario's baseline:)",
+    )
+    cron.add_argument(
+        "--tag",
+        help="label this run (e.g. nightly): --baseline last and "
+        "median:N compare only runs of the same tag",
     )
     cron.add_argument("--tolerance", help="throughput tolerance for every test, e.g. 5%%")
     cron.add_argument("--plot", action="store_true", help="write PNG plots into the run folder")
@@ -197,6 +204,11 @@ def sub_parser() -> Parser:
     hist.add_argument("--test")
     hist.add_argument("--last", type=int, default=20)
     hist.add_argument("--db", type=Path)
+
+    diff = sub.add_parser("diff", help="two saved runs side by side, test by test")
+    diff.add_argument("run_a", help="run A: a run folder, its results.json, or a stored run id")
+    diff.add_argument("run_b", help="run B, compared with A")
+    diff.add_argument("--db", type=Path, help="history database (for run ids)")
     return p
 
 
@@ -301,6 +313,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         plot=ns.plot,
         prometheus=ns.prometheus,
         junit=ns.junit,
+        tag=ns.tag,
     )
     with RunLock.beside(lock_at, wait=ns.wait_lock):
         history = None
@@ -397,6 +410,7 @@ def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
         "cleanup": commands.cmd_cleanup,
         "report": commands.cmd_report,
         "history": commands.cmd_history,
+        "diff": commands.cmd_diff,
     }
 
 

@@ -1,4 +1,4 @@
-"""The CLI's other subcommands: inventory, lab, cleanup, report, history.
+"""The CLI's other subcommands: inventory, lab, cleanup, report, history, diff.
 
 Like netrun.cli (which parses the arguments and runs scenarios), these print and return
 exit codes; the work itself is the library's.
@@ -188,6 +188,13 @@ def cmd_report(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_diff(ns: argparse.Namespace) -> int:
+    from netrun.diff import render
+
+    print(render(_load_run(ns.run_a, ns.db), _load_run(ns.run_b, ns.db)), end="")
+    return EXIT_OK
+
+
 def doc_verdicts(doc: dict[str, Any]) -> list[Any] | None:
     """Verdicts stored in a results document by its baseline comparison (None: none made)."""
     from netrun.regress import Verdict
@@ -226,11 +233,15 @@ def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
 
     if not rows:
         return "no stored runs (netrun stores every run; see --db)"
+    from netrun.baseline import verdicts_by_run
+
+    labels = verdicts_by_run(history, [r.run_id for r in rows], only_test)
     table = [
-        [r.run_id, r.scenario, r.started, r.status, f"{r.samples - r.failed}/{r.samples}"]
+        [r.run_id, r.scenario, r.started, labels[r.run_id][0], r.status,
+         f"{r.samples - r.failed}/{r.samples}", labels[r.run_id][1]]
         for r in rows
-    ]
-    headers = ["run", "scenario", "started", "status", "ok samples"]
+    ]  # fmt: skip
+    headers = ["run", "scenario", "started", "tag", "status", "ok samples", "verdicts"]
     # run ids such as 680572e5 and test names are text: tabulate would print 6.80572e+10
     out = [tabulate(table, headers=headers, disable_numparse=True)]
     trends = []

@@ -213,6 +213,8 @@ GENERAL_OPTIONS: tuple[Option, ...] = (
            check=integer(1, 10000)),
     Option("timeout", (int, float), None, "deadline in seconds for one run; null: derived",
            check=number(0, strict=True, maximum=7 * 86400), nullable=True),
+    Option("allow_same_host", bool, False, "let two roles be one host: the test measures "
+           "loopback and is flagged same-host"),
     Option("tolerances", dict, None, "allowed change per metric against the baseline, "
            "e.g. {rtt_avg_ms: 20%, lost_percent: 0.5}", check=_tolerances, nullable=True),
 )

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from netrun.baseline import beyond_noise, parse_spec
 from netrun.errors import InputError, NetrunError
 from netrun.history import History
 from netrun.regress import (
@@ -21,6 +22,7 @@ from netrun.regress import (
     tolerances_from_doc,
 )
 from netrun.results import safe_name
+from netrun.scenario import NAME_RE as TAG_RE
 from netrun.scenario import Scenario
 
 
@@ -34,6 +36,7 @@ class PublishOptions:
     plot: bool = False
     prometheus: Path | None = None
     junit: Path | None = None
+    tag: str | None = None  # --tag: `--baseline last` compares runs of the same tag
 
 
 @dataclass
@@ -56,19 +59,26 @@ def check_baseline(opts: PublishOptions, history: History | None, scenario: Scen
     """Fail before the run (exit 2) on a baseline that does not exist or a bad tolerance."""
     if opts.tolerance is not None:
         parse_tolerance(opts.tolerance)
+    if opts.tag is not None and not TAG_RE.fullmatch(opts.tag):
+        raise InputError(
+            f"--tag {opts.tag[:40]!r}: use 1-64 of A-Z a-z 0-9 . _ -, e.g. --tag nightly"
+        )
     for test in scenario.tests:
         try:
             if "tolerance" in test.options:  # iperf3's; other tools use tolerances:
                 parse_tolerance(test.value("tolerance"))
         except InputError as exc:
             raise InputError(f"{scenario.path}: test '{test.name}': {exc}") from None
-    if opts.baseline and opts.baseline.strip() != "last":
-        resolve_baseline(opts.baseline, history, scenario.name)
+    spec = (opts.baseline or "").strip()
+    if spec and spec != "last" and parse_spec(spec) is None:  # median:N is checked by its form
+        resolve_baseline(spec, history, scenario.name)
 
 
 def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Published:
     """Store the run, compare it with its baseline, and write plots and exporter files."""
     out = Published()
+    if opts.tag:
+        doc["tag"] = opts.tag
     history: History | None = None
     if opts.db is not None:
         try:
@@ -109,19 +119,23 @@ def _compare(
 ) -> None:
     if not opts.baseline:
         return
+    spec = opts.baseline.strip()
     try:
-        base = resolve_baseline(opts.baseline, history, doc["scenario"], doc.get("run_id"))
+        base = resolve_baseline(spec, history, doc["scenario"], doc.get("run_id"), doc)
     except InputError as exc:
-        if opts.baseline.strip() == "last":
+        if spec == "last" or spec.startswith("median:"):
             out.notes.append(f"no comparison: {exc}")
             return
         raise
     throughput = parse_tolerance(opts.tolerance) if opts.tolerance else None
     out.verdicts = compare(doc, base, tolerances_from_doc(doc, throughput))
+    out.verdicts = beyond_noise(out.verdicts, history, doc, base)
     out.baseline_id = str(base.get("run_id") or opts.baseline)
     doc["baseline"] = {
         "run_id": out.baseline_id,
         "started": base.get("started"),
+        "spec": spec,
+        **({"median_of": base["median_of"]} if base.get("median_of") else {}),
         "verdicts": [
             {"test": v.test, "verdict": v.verdict, "delta_pct": v.delta_pct, "detail": v.detail}
             for v in out.verdicts

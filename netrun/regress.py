@@ -12,6 +12,8 @@ Verdicts, worst first:
 - ``failed``: the current run has a failed sample of this test (the runner already reports
   it; the verdict says so rather than guessing a delta from the samples that passed);
 - ``regressed``, ``noisy``, ``improved``, ``ok``: as above;
+- ``incomparable``: the baseline's test ran with other options, mode or hosts (named in
+  the detail; see netrun.baseline): never an alarm;
 - ``new``: the baseline has no successful sample of this test, so there is nothing to
   compare. Tests only in the baseline are not listed (the run skipped them, e.g. --limit).
 """
@@ -24,6 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from netrun import baseline as baselines
 from netrun import metrics, results
 from netrun.errors import InputError, NetrunError
 from netrun.history import History, UnknownRunError
@@ -33,7 +36,7 @@ from netrun.stats import Summary, ok_values, samples_by_test, summarize
 from netrun.tools import get_tool
 from netrun.tools.base import Tool
 
-VERDICTS = ("failed", "regressed", "noisy", "improved", "ok", "new")  # worst first
+VERDICTS = ("failed", "regressed", "noisy", "improved", "ok", "incomparable", "new")  # worst 1st
 DEFAULT_TOLERANCE = "5%"
 PERCENT_RE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*")
 
@@ -290,6 +293,10 @@ def compare(
         if name not in baseline:
             out.append(Verdict(name, "new", None, "not in the baseline run"))
             continue
+        if differs := baselines.differences(samples, baseline[name]):
+            detail = "not compared: " + "; ".join(differs)
+            out.append(Verdict(name, "incomparable", None, detail))
+            continue
         out.append(compare_test(name, samples, baseline[name], tol, declared))
     return out
 
@@ -301,23 +308,34 @@ def worst(verdicts: Sequence[Verdict]) -> str | None:
 
 
 def resolve_baseline(
-    spec: str, history: History | None, scenario: str, current_run_id: str | None = None
+    spec: str,
+    history: History | None,
+    scenario: str,
+    current_run_id: str | None = None,
+    current: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The baseline results document for ``spec``: "last", a stored run id (or prefix), or
-    a path to a results.json or run folder. A baseline that does not exist is an InputError.
+    """The baseline results document for ``spec``: "last" (the newest matching run of the
+    scenario and tag, see netrun.baseline), "median:N", a stored run id (or prefix), or a
+    path to a results.json or run folder. A baseline that does not exist is an InputError.
     """
     spec = spec.strip()
     hint = "list stored runs with `netrun history`"
-    if spec == "last":
+    runs = baselines.parse_spec(spec)
+    if spec == "last" or runs is not None:
         if history is None:
-            raise InputError("baseline 'last' needs the history database; pass a results path")
-        row = history.last_run(scenario, before=current_run_id)
-        if row is None:
+            raise InputError(f"baseline '{spec}' needs the history database; pass a results path")
+        current = current or {"scenario": scenario, "tests": []}  # no tests: the newest
+        tag = f" with tag '{current['tag']}'" if current.get("tag") else " without a tag"
+        if runs is None:
+            found = baselines.last(history, current, before=current_run_id)
+        else:
+            found = baselines.median_of(history, current, runs, before=current_run_id)
+        if found is None:
             raise InputError(
-                f"baseline 'last': no earlier stored run of scenario '{scenario}'; "
+                f"baseline '{spec}': no earlier stored run of scenario '{scenario}'{tag}; "
                 f"run it once first, or {hint}"
             )
-        return history.get_run(row.run_id)
+        return found
     path = Path(spec).expanduser()
     if path.exists():
         try:

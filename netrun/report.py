@@ -19,24 +19,25 @@ from typing import Any, Protocol
 
 from tabulate import tabulate
 
-from netrun import metric_table, relay_latency, stats
+from netrun import baseline, flags, metric_table, relay_latency, stats
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
 REGRESSED = frozenset({"regressed", "regression"})
 
 HEADERS = [
-    "test", "mode", "client→server", "proto", "Mbit/s", "% line", "% bare", "ceiling", "retr",
-    "CPU c/s %", "jitter/loss", "status",
+    "test", "mode", "sender→receiver", "proto", "Mbit/s", "% bare", "ceiling", "% ceil",
+    "retr", "CPU c/s %", "jitter/loss", "flags", "status",
 ]  # fmt: skip
 STATS_HEADERS = ["mean±sd", "min-max", "95% CI"]
-NUMERIC = {"n", "Mbit/s", "% line", "% bare", "ceiling", "retr", "Δ%"}
+NUMERIC = {"n", "Mbit/s", "% line", "% bare", "ceiling", "% ceil", "retr", "Δ%"}
 VERDICT_HEADERS = ["Δ%", "verdict"]
 CSV_FIELDS = [
     "name", "mode", "server", "client", "protocol", "samples", "n_ok", "mbps", "mean_mbps",
     "stdev_mbps", "min_mbps", "max_mbps", "ci_low_mbps", "ci_high_mbps", "pct_line",
     "pct_bare", "line_rate_mbps", "ceiling_mbps", "retransmits", "cpu_client", "cpu_server",
-    "jitter_ms", "lost_percent", "status", "error", "delta_pct", "verdict",
+    "jitter_ms", "lost_percent", "status", "error", "delta_pct", "verdict", "direction",
+    "pct_ceiling", "flags",
 ]  # fmt: skip
 
 
@@ -136,6 +137,8 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "server": first["server"],
         "client": first["client"],
         "pair": f"{first['client']}→{first['server']}",
+        "direction": flags.direction(first),  # sender -> receiver (reverse: the server sends)
+        "flags": flags.of_test(samples),
         # roles beyond server and client (a relay), shown beside the pair
         "roles": {
             r: h for r, h in (first.get("hosts") or {}).items() if r not in ("server", "client")
@@ -147,6 +150,7 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "pct_bare": None,
         "line_rate_mbps": line,
         "ceiling_mbps": first.get("goodput_ceiling_mbps"),
+        "pct_ceiling": flags.pct_of_ceiling(mbps, first.get("goodput_ceiling_mbps")),
         "retransmits": _median(s["retransmits"] for s in ok),
         "cpu_client": _median(s["cpu_client_pct"] for s in ok),
         "cpu_server": _median(s["cpu_server_pct"] for s in ok),
@@ -219,18 +223,19 @@ def table_rows(
             udp = f"{_fmt(row['jitter_ms'], 3)}/{_fmt(row['lost_percent'], 2)}"
         else:
             udp = "-"
-        pair = row["pair"] + "".join(f" {r} {h}" for r, h in row.get("roles", {}).items())
+        pair = row["direction"] + "".join(f" {r} {h}" for r, h in row.get("roles", {}).items())
         cells = [row["name"], row["mode"], pair, row["protocol"], _fmt(row["mbps"])]
         if with_stats:
             cells.insert(1, str(row["samples"]))
             cells += _stats_cells(row)
         cells += [
-            _fmt(row["pct_line"]),
             _fmt(row["pct_bare"]),
             _fmt(row["ceiling_mbps"]),
+            _fmt(row["pct_ceiling"]),
             _retransmits(row),
             f"{_fmt(row['cpu_client'])}/{_fmt(row['cpu_server'])}",
             udp,
+            flags.marker(row["flags"]),
         ]
         if verdicts is not None:
             delta = row["delta_pct"]
@@ -266,10 +271,13 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
         lines.append(
             "line rate: "
             + ", ".join(f"{s:g} Mbit/s" for s in sorted(speeds))
-            + "; ceiling = best TCP/UDP goodput (Mbit/s) for the path MTU on that line rate"
+            + "; ceiling = best goodput (Mbit/s) this test's packets allow on that line"
+            " rate (TCP: its MSS, UDP: its datagram size); % ceil = Mbit/s as a share of it"
         )
     if any(r["protocol"] == "udp" for r in rows):
         lines.append("jitter/loss = UDP jitter in ms / datagrams lost in %")
+    lines += flags.footnotes(f for r in rows for f in r["flags"])
+    lines += baseline.describe(doc)
     if any(r["samples"] > 1 for r in rows):
         lines.append(
             "n = repeats; Mbit/s = median of the ok ones; mean±sd, min-max and the 95% CI "
@@ -314,7 +322,7 @@ def title(doc: dict[str, Any]) -> str:
 
 
 def text_table(headers: list[str], rows: list[list[str]]) -> str:
-    """tabulate's "simple" look without its extra padding, to fit repeats in 160 columns."""
+    """tabulate's "simple" look without its extra padding, to fit repeats in 170 columns."""
     widths = [max(len(c) for c in col) for col in zip(headers, *rows, strict=True)]
     right = [h in NUMERIC for h in headers]
 
@@ -365,7 +373,7 @@ def render_csv(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = Non
     writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in summary_rows(doc, verdicts):
-        values = {k: row[k] for k in CSV_FIELDS}
+        values = {k: row[k] for k in CSV_FIELDS} | {"flags": ";".join(row["flags"])}
         values.update({k: row["metrics"].get(k, {}).get("median") for k in more})
         writer.writerow({k: "" if v is None else v for k, v in values.items()})
     return buf.getvalue()
@@ -374,6 +382,7 @@ def render_csv(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = Non
 def render_json(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
     """The summary rows with the run's identity: smaller than results.json, same numbers."""
     head = {k: doc.get(k) for k in ("scenario", "run_id", "started", "finished", "status")}
+    head |= baseline.identity(doc)  # tag, and which run(s) the verdicts compare with
     out = {**head, "tests": summary_rows(doc, verdicts), "errors": doc.get("errors", [])}
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 

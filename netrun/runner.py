@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netrun import __version__
+from netrun import __version__, flags
 from netrun.cleanup import RUN_ID, cleanup_command, cleanup_script, docker_command
 from netrun.errors import (
     Cancelled,
@@ -31,7 +31,7 @@ from netrun.group import cleaning, on_each, shielded, stop_on_signal
 from netrun.host import Host
 from netrun.inventory import Inventory
 from netrun.journal import Journal, host_key
-from netrun.linerate import goodput_ceiling_mbps, line_rate_mbps
+from netrun.linerate import ceiling_of, line_rate_mbps
 from netrun.modes import docker_commands, get_mode
 from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
 from netrun.needs import Needs, plan_needs, probe_host
@@ -263,9 +263,11 @@ class Run:
         extra = "".join(
             f", {r} {h}" for r, h in test.hosts_by_role.items() if r not in SERVER_CLIENT
         )
-        label = (
-            f"[{number}/{total}] {test.name} ({test.mode}, {test.client} -> {test.server}{extra})"
-        )
+        where = flags.direction(
+            {"client": test.client, "server": test.server, "options": test.options,
+             "hosts": test.hosts_by_role}
+        )  # fmt: skip
+        label = f"[{number}/{total}] {test.name} ({test.mode}, {where}{extra})"
         for name in test.hosts:
             self._revive(name)
         broken = [self.host_errors[n] for n in test.hosts if n in self.host_errors]
@@ -333,6 +335,7 @@ class Run:
         flag = ""
         if rec["details"].get("accelerated") is False:
             flag = f" NOT ACCELERATED: {rec['details'].get('path_check')}"
+        flag += f" [{', '.join(rec['flags'])}]" if rec["flags"] else ""
         head = tool.headline()
         shown = head.show(rec["metrics"].get(head.name))
         self.progress(f"{label}: {head.name} {shown} {head.shown_unit or head.unit}{flag}")
@@ -365,10 +368,11 @@ class Run:
         inner = details.get("overlay_mtu")
         tool = get_tool(test.tool)
         protocol = str(test.options.get("protocol") or tool.protocol)
+        r = m.result if m and isinstance(m.result, Iperf3Result) else None
         ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes
         if protocol in ("tcp", "udp"):
-            ceiling = goodput_ceiling_mbps(speed, min(mtus) if mtus else None, protocol, inner)
-        r = m.result if m and isinstance(m.result, Iperf3Result) else None
+            mtu = min(mtus) if mtus else None
+            ceiling = ceiling_of(test.options, r, speed, mtu, inner, protocol)
         metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in tool.metrics}
         if m:
             why = {k: v for k, v in m.unavailable.items() if metrics.get(k) is None}
@@ -402,7 +406,8 @@ class Run:
                 for side, name in (("client", test.client), ("server", test.server))
             },
             "line_rate_mbps": speed,
-            "goodput_ceiling_mbps": ceiling,
+            "goodput_ceiling_mbps": ceiling.mbps if ceiling else None,
+            "ceiling_basis": ceiling.basis if ceiling else None,
             "raw": raw,
             "started": started,
             "finished": utcnow(),
@@ -413,6 +418,8 @@ class Run:
         for key in details.get("unavailable") or {}:  # a figure the tool cannot know: null
             if key in rec:
                 rec[key] = None
+        rec["direction"] = flags.direction(rec)
+        rec["flags"] = flags.of_sample(rec)
         with self._lock:
             self.doc["tests"].append(rec)
             self.out.save(self.doc)

@@ -22,6 +22,7 @@ import yaml
 from netrun import options as _options
 from netrun import yamlfile
 from netrun.errors import InputError, ScenarioError, did_you_mean
+from netrun.flags import same_host_problem
 from netrun.host import Host
 from netrun.options import (  # noqa: F401  (re-exported: the checks' old home)
     GENERAL_OPTIONS,
@@ -352,6 +353,12 @@ class _Check:
             return []
         explicit = frozenset(k for layer in layers for k in layer) | frozenset(sweep)
         resolved = {r: self.role(place[r]) for r in roles}  # a group names its one host
+        if loopback := same_host_problem(resolved, merged):
+            self.add(pre, loopback)
+            return []
+        if merged.get("bidir") and merged.get("reverse"):  # iperf3 refuses -R with --bidir
+            self.add(pre, "bidir and reverse cannot both be true: bidir sends both ways")
+            return []
         specs = []
         for combo in itertools.product(*sweep.values()):
             swept = dict(zip(sweep, combo, strict=True))
@@ -458,7 +465,8 @@ def load_scenario(
     if baseline is not None and (not isinstance(baseline, str) or not baseline.strip()):
         check.add(
             where,
-            f"baseline must be 'last', a run id or a results path, got {show(baseline)}",
+            "baseline must be 'last', 'median:N', a run id or a results path, "
+            f"got {show(baseline)}",
         )
     parallel = data.get("parallel", 1)
     if parallel is True:  # "parallel: true": as many at once as the hosts allow

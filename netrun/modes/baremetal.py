@@ -34,6 +34,7 @@ def client_argv(mode: Mode, server_ip: str, port: int) -> list[str]:
         protocol=t.protocol,
         streams=t.streams,
         reverse=t.reverse,
+        bidir=bool(t.options.get("bidir")),
         omit=t.omit,
         bitrate=t.bitrate,
         length=t.length,

@@ -28,6 +28,7 @@ from typing import Any
 
 from netrun import numeric
 from netrun.errors import ToolError
+from netrun.tools import iperf3_bidir
 
 PROTOCOLS = ("tcp", "udp")
 
@@ -89,6 +90,12 @@ class Iperf3Result:
     intervals: tuple[Interval, ...]
     warnings: tuple[str, ...]
     server_output: str | None = None
+    #: the connection's MSS (start.tcp_mss, else tcp_mss_default) and the datagram or
+    #: buffer length (test_start.blksize): what the test's own ceiling is computed from
+    tcp_mss: int | None = None
+    blksize: int | None = None
+    #: --bidir: (client-to-server, server-to-client) receiver rates; the sums above hold both
+    bidir_bps: tuple[float, float] | None = None
 
     @property
     def sender(self) -> str:
@@ -126,6 +133,7 @@ def client_command(
     binary: str = "iperf3",
     bind: str | None = None,
     get_server_output: bool = False,
+    bidir: bool = False,
 ) -> list[str]:
     """The iperf3 client argv; always JSON (-J) so ``parse`` can read it."""
     if protocol not in PROTOCOLS:
@@ -140,6 +148,8 @@ def client_command(
         argv += ["-P", str(int(streams))]
     if reverse:
         argv.append("-R")
+    if bidir:
+        argv.append("--bidir")
     if omit:
         argv += ["-O", _number(omit)]
     if bitrate is not None:
@@ -383,7 +393,7 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
     server_output = obj.get("server_output_text")
     if server_output is None and obj.get("server_output_json") is not None:
         server_output = json.dumps(obj["server_output_json"])
-    return Iperf3Result(
+    result = Iperf3Result(
         protocol=protocol,
         version=parse_version(version) if isinstance(version, str) and version else None,
         duration=duration,
@@ -403,7 +413,12 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
         intervals=intervals,
         warnings=tuple(warnings),
         server_output=server_output if isinstance(server_output, str) else None,
+        tcp_mss=_int(start.get("tcp_mss") or start.get("tcp_mss_default")),
+        blksize=_int(test.get("blksize")),
     )
+    if iperf3_bidir.is_bidir(end):
+        return iperf3_bidir.merge(result, end, obj.get("intervals") or [])
+    return result
 
 
 def _intervals(raw: Sequence[Any], warnings: list[str]) -> tuple[Interval, ...]:

@@ -25,6 +25,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("protocol", str, "tcp", "tcp or udp (iperf3 -u)", choices=("tcp", "udp")),
     Option("streams", int, 1, "parallel streams (iperf3 -P)", check=integer(1, 128)),
     Option("reverse", bool, False, "the server sends and the client receives (iperf3 -R)"),
+    Option("bidir", bool, False, "both send at once (iperf3 --bidir, 3.7+): Mbit/s is the "
+           "sum of both directions, against twice one direction's ceiling"),
     Option("omit", (int, float), 0, "warm-up seconds left out of the result (iperf3 -O)",
            check=seconds(0, 60)),
     Option("bitrate", (int, str), None, "target rate, e.g. 800K or 1G (iperf3 -b)",
@@ -100,6 +102,9 @@ def unavailable(r: Iperf3Result) -> dict[str, str]:
 def measure(mode: Mode, repeat: int) -> Measurement:
     """One repeat, placed by the mode; the metrics come from the parsed result."""
     m = mode.measure(repeat)
+    if m.result.bidir_bps:  # the sum's two halves, receiver rates in bit/s
+        forward, back = m.result.bidir_bps
+        m.details["bidir_bps"] = {"client_to_server": forward, "server_to_client": back}
     m.metrics = values(m.result)
     m.unavailable = {**unavailable(m.result), **m.unavailable}
     return m

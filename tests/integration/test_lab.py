@@ -70,7 +70,7 @@ def test_tbf_burst_grows_with_rate() -> None:
     assert network.tbf_args("1gbit") == [
         "tbf",
         "rate",
-        "1gbit",
+        "984395kbit",  # 1 Gbit/s of wire: tbf counts 1514 of each 1538-byte frame
         "burst",
         "256kb",
         "latency",

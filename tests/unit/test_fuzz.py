@@ -457,9 +457,9 @@ def check_iperf3(stdout: str, stderr: str, status: int | None) -> None:
         assert str(exc).strip(), "a NetrunError must say something"
 
 
-def _huge(path: tuple[Any, ...], value: Any) -> str:
-    """The captured one-stream run with one number replaced (a regression example)."""
-    doc = json.loads(capture("tcp_1stream")[0])
+def _huge(path: tuple[Any, ...], value: Any, name: str = "tcp_1stream") -> str:
+    """A captured run (one stream) with one value replaced (a regression example)."""
+    doc = json.loads(capture(name)[0])
     node = doc
     for key in path[:-1]:
         node = node[key]
@@ -486,6 +486,8 @@ def iperf3_property(examples: int) -> Callable[..., None]:
     @example(out=(IPERF3_REGRESSIONS[2], "", 0))
     @example(out=(IPERF3_REGRESSIONS[3], "", 0))
     @example(out=(IPERF3_REGRESSIONS[4], "", 0))
+    @example(out=(_huge(("intervals", 2, "sum_bidir_reverse"), True, "tcp_bidir"), "", 0))
+    @example(out=(_huge(("end", "sum_sent_bidir_reverse", "bytes"), 10**400, "tcp_bidir"), "", 0))
     @example(out=(_huge(("end", "sum_sent", "seconds"), 1e308).replace("1e+308", "1e999"), "", 0))
     @given(
         out=iperf3_output()

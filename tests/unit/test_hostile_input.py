@@ -228,10 +228,13 @@ def test_resumed_run_id_that_is_not_one_is_refused(tmp_path: Path, run_id: str) 
     from netrun.runner import Run
 
     inv = tmp_path / "inv.yaml"
-    inv.write_text("all:\n  hosts:\n    alpha: {ansible_host: 127.0.0.1}\n")
+    inv.write_text(
+        "all:\n  hosts:\n    alpha: {ansible_host: 127.0.0.1}\n"
+        "    bravo: {ansible_host: 127.0.0.2}\n"
+    )
     scen = tmp_path / "s.yaml"
     scen.write_text(
-        "name: s\ntests:\n  - {name: t, mode: baremetal, server: alpha, client: alpha}\n"
+        "name: s\ntests:\n  - {name: t, mode: baremetal, server: alpha, client: bravo}\n"
     )
     previous = tmp_path / "results.json"
     argv = [str(scen), "-i", str(inv), "--resume", str(previous)]

@@ -66,16 +66,18 @@ def test_single_sample_table_keeps_the_original_columns() -> None:
     doc = load("baremetal-4s")
     headers, rows = table_rows(doc)
     assert headers == [
-        "test", "mode", "client→server", "proto", "Mbit/s", "% line", "ceiling", "retr",
-        "CPU c/s %", "jitter/loss", "status",
+        "test", "mode", "sender→receiver", "proto", "Mbit/s", "ceiling", "% ceil", "retr",
+        "CPU c/s %", "jitter/loss", "flags", "status",
     ]  # fmt: skip
     assert [r[0] for r in rows] == ["tcp-forward", "tcp-reverse", "tcp-4-streams", "udp-500m"]
     first = doc["tests"][0]
     assert rows[0][4] == f"{first['throughput_bps'] / 1e6:.1f}"
-    assert rows[0][5] == f"{first['throughput_bps'] / 1e6 / 10:.1f}"  # of 1000 Mbit/s
+    ceiling = first["goodput_ceiling_mbps"]
+    assert rows[0][6] == f"{100 * first['throughput_bps'] / 1e6 / ceiling:.1f}"  # % of ceiling
     udp = doc["tests"][3]
     assert rows[3][9] == f"{udp['jitter_ms']:.3f}/{udp['lost_percent']:.2f}"
     assert rows[0][9] == "-"
+    assert rows[2][10] == "1" and rows[0][10] == "-"  # flag 1: above-ceiling
     assert all(r[-1] == "ok" for r in rows)
 
 
@@ -129,7 +131,7 @@ def test_repeated_table_adds_stats_columns_and_stays_narrow() -> None:
         assert ("mean±sd" in headers) is repeated
         assert ("95% CI" in headers and "min-max" in headers and "n" in headers) is repeated
         table = render_table(doc).split("\nline rate")[0]
-        assert max(map(len, table.splitlines())) <= 160, name
+        assert max(map(len, table.splitlines())) <= 170, name  # flags and % ceil: +9
     headers, rows = table_rows(load("baremetal-3"))
     row = dict(zip(headers, rows[0], strict=True))
     want = stats.summarize(mbps(load("baremetal-3"), "tcp-forward"))
@@ -186,7 +188,7 @@ def test_verdict_columns() -> None:
     assert rows[3][-3:-1] == ["+0.5", "ok"]
     assert "Δ%" not in table_rows(doc)[0]
     text = render_table(doc, verdicts=verdicts).split("\nline rate")[0]
-    assert max(map(len, text.splitlines())) <= 160
+    assert max(map(len, text.splitlines())) <= 170
 
 
 # -- other formats ----------------------------------------------------------------------------

@@ -91,8 +91,9 @@ def test_scenario_roles_resolve_and_minus_e_overrides(tmp_path: Path, inv) -> No
     modes = {"baremetal": ()}
     tests = load_scenario(path, modes=modes, resolve=resolve).tests
     assert [(t.server, t.client) for t in tests] == [("alpha", "bravo"), ("alpha", "charlie")]
-    over = load_scenario(path, modes=modes, resolve=resolve, overrides={"server": "charlie"})
-    assert [t.server for t in over.tests] == ["charlie", "charlie"]
+    # (-e server=charlie would put test b's server and client on one host: refused)
+    over = load_scenario(path, modes=modes, resolve=resolve, overrides={"client": "charlie"})
+    assert [t.client for t in over.tests] == ["charlie", "charlie"]
 
 
 def test_scenario_error_names_what_the_role_resolved_to(tmp_path: Path, inv) -> None:
