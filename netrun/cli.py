@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import logging
 import os
 import signal
@@ -31,7 +32,16 @@ from netrun.job import (  # noqa: F401 - the exit codes are the CLI's too
     EXIT_TERM,
 )
 
-SUBCOMMANDS = ("inventory", "lab", "cleanup", "report", "history")
+#: Every command but the run itself, with the one line `netrun --help` shows for it.
+COMMANDS = {
+    "check": "connect to every host a scenario needs and say per host what is not ready",
+    "inventory": "show the resolved inventory",
+    "lab": "the emulated lab on this machine (root)",
+    "cleanup": "remove what a killed run left on the hosts",
+    "report": "render a saved run again",
+    "history": "stored runs with a trend per test; or import",
+}
+SUBCOMMANDS = tuple(COMMANDS)
 FORMATS = ("table", "markdown", "csv", "json", "html")
 
 log = logging.getLogger("netrun")
@@ -76,7 +86,9 @@ def run_parser() -> Parser:
     p = Parser(
         prog="netrun",
         description="Run network benchmarks (iperf3) between inventory hosts over SSH.",
-        epilog="other commands: netrun inventory|lab|cleanup|report --help",
+        epilog="other commands (netrun COMMAND --help):\n"
+        + "".join(f"  {name:<10} {text}\n" for name, text in COMMANDS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("scenario", type=Path, help="scenario YAML file")
     _inventory_option(p)
@@ -140,25 +152,51 @@ def run_parser() -> Parser:
     return p
 
 
+def _command(sub: Any, name: str) -> Parser:
+    """A subcommand whose help text shows in `netrun --help` and in `netrun NAME --help`."""
+    parser: Parser = sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name])
+    return parser
+
+
 def sub_parser() -> Parser:
     p = Parser(prog="netrun")
     p.add_argument("-V", "--version", action="version", version=f"netrun {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    inv = sub.add_parser("inventory", help="show the resolved inventory")
+    chk = _command(sub, "check")
+    _inventory_option(chk)
+    chk.add_argument("scenario", nargs="?", type=Path, help="only the hosts this scenario needs")
+    chk.add_argument("-l", "--limit", help="Ansible host pattern: only these hosts")
+    chk.add_argument(
+        "-e", "--extra", action="append", default=[], metavar="KEY=VALUE",
+        help="override a test key, as for a run (roles, images...)",
+    )  # fmt: skip
+    chk.add_argument(
+        "--accept-new-host-keys", action="store_true", help="trust host keys seen the first time"
+    )
+    chk.add_argument("--connect-timeout", type=float, default=10.0, help="SSH connect timeout (s)")
+
+    inv = _command(sub, "inventory")
     _inventory_option(inv)
     inv.add_argument("--list", action="store_true", help="JSON like ansible-inventory --list")
     inv.add_argument("--host", help="variables of one host")
 
-    lab = sub.add_parser("lab", help="the emulated lab on this machine (root)")
-    lab.add_argument("action", choices=["up", "down", "status"])
+    lab = _command(sub, "lab")
+    lab.add_argument("action", choices=["up", "down", "status"], help="up, down or status")
     lab.add_argument("--hosts", type=int, default=3, help="number of hosts (up)")
     lab.add_argument("--rate", default="1gbit", help="data-plane shaping rate (tc tbf)")
     lab.add_argument("--docker", action="store_true", help="a Docker daemon and overlay per host")
-    lab.add_argument("--state-dir", type=Path, default=Path("/run/netrun-lab"))
+    lab.add_argument(
+        "--state-dir", type=Path, default=Path("/run/netrun-lab"), help="the lab's own files"
+    )
     lab.add_argument("--prefix", default="nr", help="namespace and bridge name prefix")
     lab.add_argument("--net-index", type=int, default=0, help="address block (0-15)")
-    lab.add_argument("--inventory", type=Path, default=Path("inventories/local.yaml"))
+    lab.add_argument(
+        "--inventory",
+        type=Path,
+        default=Path("inventories/local.yaml"),
+        help="where to write the lab's inventory (up)",
+    )
     lab.add_argument(
         "--freeflow-src",
         type=Path,
@@ -166,29 +204,33 @@ def sub_parser() -> Parser:
         "FreeFlow router instead of the stand-in (with --docker; cached by commit)",
     )
 
-    clean = sub.add_parser("cleanup", help="remove what a killed run left on the hosts")
+    clean = _command(sub, "cleanup")
     _inventory_option(clean)
     clean.add_argument("--run-id", help="only this run's leftovers")
-    clean.add_argument("-l", "--limit")
-    clean.add_argument("--accept-new-host-keys", action="store_true")
+    clean.add_argument("-l", "--limit", help="Ansible host pattern: only these hosts")
+    clean.add_argument(
+        "--accept-new-host-keys", action="store_true", help="trust host keys seen the first time"
+    )
     clean.add_argument(
         "--db", type=Path, help="the history database the runs used (their journal is beside it)"
     )
 
-    rep = sub.add_parser("report", help="render a saved run again")
+    rep = _command(sub, "report")
     rep.add_argument("run", help="a run folder, its results.json, or a stored run id")
     rep.add_argument("--format", choices=FORMATS, default="table")
     rep.add_argument("--plot", action="store_true", help="write PNG plots into the run folder")
     rep.add_argument("--db", type=Path, help="history database (for run ids)")
     rep.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
 
-    hist = sub.add_parser("history", help="stored runs with a trend per test; or import")
-    hist.add_argument("action", nargs="?", choices=["list", "import"], default="list")
+    hist = _command(sub, "history")
+    hist.add_argument(
+        "action", nargs="?", choices=["list", "import"], default="list", help="list (default)"
+    )
     hist.add_argument("path", nargs="?", type=Path, help="import: a folder of saved runs")
-    hist.add_argument("--scenario")
-    hist.add_argument("--test")
-    hist.add_argument("--last", type=int, default=20)
-    hist.add_argument("--db", type=Path)
+    hist.add_argument("--scenario", help="only runs of this scenario")
+    hist.add_argument("--test", help="only this test's trend")
+    hist.add_argument("--last", type=int, default=20, help="at most this many runs (20)")
+    hist.add_argument("--db", type=Path, help="history database (default: XDG data folder)")
     return p
 
 
@@ -196,14 +238,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        if args and args[0] in SUBCOMMANDS:
-            ns = sub_parser().parse_args(args)
-            handler = _commands()[ns.command]
-            return handler(ns)
-        if not args or args[0] in ("-h", "--help"):
-            run_parser().print_help()
-            return EXIT_OK if args else EXIT_INPUT
-        return cmd_run(run_parser().parse_args(args))
+        code = _dispatch(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
     except InputError as exc:
         for line in exc.problems:
             print(f"netrun: error: {line}", file=sys.stderr)
@@ -232,6 +269,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
+
+
+def _dispatch(args: list[str]) -> int:
+    if args and args[0] in SUBCOMMANDS:
+        ns = sub_parser().parse_args(args)
+        handler = _commands()[ns.command]
+        return handler(ns)
+    if not args or args[0] in ("-h", "--help"):
+        run_parser().print_help()
+        return EXIT_OK if args else EXIT_INPUT
+    unknown = unknown_command(args[0])
+    if unknown:
+        raise InputError(unknown)
+    return cmd_run(run_parser().parse_args(args))
+
+
+def unknown_command(word: str) -> str | None:
+    """`netrun histroy`: a first word that is neither a command nor a scenario file."""
+    if word.startswith("-") or "." in word or "/" in word or Path(word).exists():
+        return None
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'?" if close else f"commands: {', '.join(SUBCOMMANDS)}"
+    return f"unknown command '{word}'; {hint} (a scenario is a YAML file; see 'netrun --help')"
 
 
 def _save_traceback() -> str:
@@ -384,6 +444,7 @@ def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
     from netrun import commands
 
     return {
+        "check": commands.cmd_check,
         "inventory": commands.cmd_inventory,
         "lab": commands.cmd_lab,
         "cleanup": commands.cmd_cleanup,

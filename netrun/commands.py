@@ -16,6 +16,43 @@ from netrun.errors import InputError
 from netrun.job import EXIT_FAILED, EXIT_OK
 
 
+def cmd_check(ns: argparse.Namespace) -> int:
+    """`netrun check`: one ok/FAIL line per host; 0 only when every host is ready."""
+    from netrun import check
+    from netrun.inventory import load_inventory
+    from netrun.transport import SSHSettings
+
+    settings = SSHSettings(
+        connect_timeout=ns.connect_timeout,
+        banner_timeout=ns.connect_timeout,
+        auth_timeout=ns.connect_timeout,
+        accept_new_host_keys=ns.accept_new_host_keys,
+    )
+    if ns.scenario is not None:
+        from netrun.job import JobInputs, prepare
+
+        req, _secrets = prepare(JobInputs(ns.scenario, ns.inventory, ns.extra, ns.limit))
+        inventory, tests = req.inventory, list(req.scenario.tests)
+    else:
+        inventory, tests = load_inventory(ns.inventory), None
+    hosts, needs, images = check.plan(inventory, tests, ns.limit)
+    if not hosts:
+        raise InputError("no host to check (the scenario's tests are all outside -l)")
+    secrets = [s for h in inventory.hosts.values() for s in h.secrets()]
+    from netrun.transport import redact
+
+    results = check.check_hosts(hosts, needs, images, settings)
+    for result in results:
+        print(redact(result.line(), secrets))
+    bad = [r.name for r in results if not r.ok]
+    if bad:
+        print(f"netrun: {len(bad)} of {len(results)} host(s) not ready: {', '.join(bad)}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_FAILED
+    print(f"all {len(results)} host(s) ready", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_inventory(ns: argparse.Namespace) -> int:
     from netrun.inventory import load_inventory, masked
 
