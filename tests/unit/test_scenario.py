@@ -387,7 +387,7 @@ def test_multiple_documents_are_an_error(tmp_path: Path) -> None:
         (
             "name: x\ntests:\n  - name: a\n    mode: m\n   server: s\n",
             "5:4",
-            "indented differently",
+            "this line is indented differently",
         ),
         ("name: x\ntests:\n  - name: a\n\tmode: m\n", "4:1", "a tab character"),
         ('name: "x\n', "2:1", "a quoted string is never closed"),
