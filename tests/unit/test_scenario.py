@@ -666,3 +666,16 @@ def test_huge_integers_are_bad_values_not_overflows(tmp_path: Path, key: str, si
     path = write(tmp_path, f"{HEAD}, {key}: {sign}{'1' * 400}}}\n")
     with pytest.raises(ScenarioError, match=f"{key} must be"):
         load(path)
+
+
+def test_unknown_mode_still_reports_the_tests_other_errors(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "name: um\ntests:\n  - name: a\n    mode: baremetl\n    server: alpha\n"
+        "    client: bravo\n    duration: -3\n    protocl: tcp\n    streams: lots\n",
+    )
+    found = problems(path)
+    assert any("unknown mode 'baremetl'; did you mean 'baremetal'?" in p for p in found), found
+    assert any("duration must be" in p and "got -3" in p for p in found), found
+    assert any("unknown key 'protocl'" in p for p in found), found
+    assert any("streams must be" in p and "'lots'" in p for p in found), found
