@@ -242,8 +242,30 @@ def cmd_history(ns: argparse.Namespace) -> int:
             print(f"imported {len(added)} run(s) into {db}")
             return EXIT_OK
         rows = history.runs(scenario=ns.scenario, test=ns.test, last=ns.last)
+        if not rows and (ns.scenario or ns.test):
+            print(_what_exists(history, ns.scenario, ns.test))
+            return EXIT_OK
         print(_history_table(history, rows, ns.test))
     return EXIT_OK
+
+
+def _what_exists(history: Any, scenario: str | None, test: str | None) -> str:
+    """An empty filter names what the history does hold, so the next try can succeed."""
+    runs = history.runs(scenario=scenario) if scenario and test else history.runs()
+    asked = " and ".join(
+        f"{what} '{value}'" for what, value in (("scenario", scenario), ("test", test)) if value
+    )
+    if scenario and test and runs:
+        tests = sorted({t for r in runs for t in r.tests})
+        return f"no stored runs of {asked}; tests of '{scenario}' with runs: {', '.join(tests)}"
+    if not runs and scenario and test:
+        runs = history.runs()
+    if scenario is None and test:
+        tests = sorted({t for r in runs for t in r.tests})
+        return f"no stored runs of {asked}; tests with runs: {', '.join(tests) or 'none'}"
+    names = sorted({r.scenario for r in runs})
+    shown = ", ".join(names) if names else "none yet (netrun stores every run; see --db)"
+    return f"no stored runs of {asked}; scenarios with runs: {shown}"
 
 
 def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:

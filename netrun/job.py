@@ -79,6 +79,14 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
                 f"{previous.get('scenario')!r}, not {scenario.name!r}"
             )
         outdir = inputs.resume if inputs.resume.is_dir() else inputs.resume.parent
+        from netrun.resume import differences
+
+        changed = differences(previous, scenario.tests)
+        if changed:
+            raise InputError(
+                f"--resume {inputs.resume}: the run it resumes measured with other options: "
+                f"{'; '.join(changed)}; resume with the same scenario and -e, or start a new run"
+            )
     else:
         outdir = inputs.output or default_dir(scenario.name)
     settings = SSHSettings(
