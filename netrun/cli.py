@@ -392,12 +392,12 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     from netrun.transport import redact
 
     req, secrets = prepare(job_inputs(ns))
+    if not ns.quiet:  # -q: no progress at all; the table and the errors still come
+        from netrun.progress import Console
 
-    def progress(line: str) -> None:
-        if not ns.quiet:
-            print(redact(line, secrets), file=sys.stderr, flush=True)
-
-    req.progress = progress
+        console = Console(sys.stderr, redact=lambda line: redact(line, secrets))
+        req.progress = console.line
+        req.events = console
     return req, secrets
 
 
@@ -419,13 +419,21 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
     """Run and publish (netrun.job), then print the outcome."""
     from netrun.job import run_and_publish
 
-    out = run_and_publish(
-        req, opts, secrets, on_start=lambda _run: _setup_log(req.outdir / "netrun.log", secrets)
-    )
+    try:
+        out = run_and_publish(
+            req, opts, secrets, on_start=lambda _run: _setup_log(req.outdir / "netrun.log", secrets)
+        )
+    finally:  # the live progress line ends before anything else is printed
+        close = getattr(req.events, "close", None)
+        if close is not None:
+            close()
     if out.internal_error:
         print(f"netrun: internal error: {out.internal_error}", file=sys.stderr)
     print(out.table, end="")
-    for line in out.errors:
+    sys.stdout.flush()
+    # The table names every failure; where stderr goes to the same place (a terminal, a
+    # cron mail with 2>&1), the same lines again would only repeat them.
+    for line in [] if same_destination(sys.stdout, sys.stderr) else out.errors:
         print(f"netrun: error: {line}", file=sys.stderr)
     for line in out.notes:
         print(f"netrun: {line}", file=sys.stderr)
@@ -438,6 +446,15 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
     if out.interrupted:
         print("netrun: interrupted; partial results saved", file=sys.stderr)
     return out.code
+
+
+def same_destination(a: Any, b: Any) -> bool:
+    """Whether two streams write to one file, pipe or terminal."""
+    try:
+        one, two = os.fstat(a.fileno()), os.fstat(b.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
 
 
 def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:

@@ -302,7 +302,8 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             which = [e["repeat"] for e in row["errors"] if e["error"] == err["error"]]
             where = f" (repeat {', '.join(map(str, which))})" if row["samples"] > 1 else ""
             lines.append(f"{row['name']}: FAILED{where}: {err['error']}")
-    lines += [f"error: {err}" for err in doc.get("errors", [])]
+    failed = {e["error"] for row in rows for e in row["errors"]}
+    lines += [f"error: {err}" for err in doc.get("errors", []) if err not in failed]  # once
     if doc.get("not_run"):
         lines.append(f"not run (the run was interrupted): {', '.join(doc['not_run'])}")
     return lines

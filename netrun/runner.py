@@ -35,6 +35,7 @@ from netrun.linerate import goodput_ceiling_mbps, line_rate_mbps
 from netrun.modes import docker_commands, get_mode
 from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
 from netrun.needs import Needs, plan_needs, probe_host
+from netrun.progress import Events
 from netrun.results import ResultsDir, new_document, utcnow
 from netrun.scenario import Scenario, TestSpec
 from netrun.scheduler import run_parallel
@@ -71,6 +72,8 @@ class RunRequest:
     parallel: int | None = None
     #: Where runs note the hosts they touch, so a SIGKILLed run is swept by the next one.
     journal: Journal | None = None
+    #: Samples starting and ending, for a progress display (netrun.progress).
+    events: Events = field(default_factory=Events)
 
 
 class Run:
@@ -141,6 +144,7 @@ class Run:
         return self.doc
 
     def _run(self, tests: list[TestSpec]) -> None:
+        self.req.events.plan(tests)
         self._connect(tests)
         width = self.req.parallel or self.req.scenario.parallel
         if width > 1 and len(tests) > 1:
@@ -263,9 +267,8 @@ class Run:
         extra = "".join(
             f", {r} {h}" for r, h in test.hosts_by_role.items() if r not in SERVER_CLIENT
         )
-        label = (
-            f"[{number}/{total}] {test.name} ({test.mode}, {test.client} -> {test.server}{extra})"
-        )
+        # The console counts samples (netrun.progress), not tests: [number/total] is gone.
+        label = f"{test.name} ({test.mode}, {test.client} -> {test.server}{extra})"
         for name in test.hosts:
             self._revive(name)
         broken = [self.host_errors[n] for n in test.hosts if n in self.host_errors]
@@ -286,6 +289,7 @@ class Run:
                 if self.ctx.stopping.is_set():
                     raise Cancelled(test.client)
                 suffix = f" repeat {repeat}/{test.repeat}" if test.repeat > 1 else ""
+                self.req.events.start(test, repeat)
                 self.progress(f"{label}{suffix}: {get_tool(test.tool).describe(test)}")
                 self._measure(mode, test, repeat, label + suffix)
         except Cancelled:
@@ -416,6 +420,7 @@ class Run:
         with self._lock:
             self.doc["tests"].append(rec)
             self.out.save(self.doc)
+        self.req.events.done(test, repeat, rec)
         return rec
 
     # -- the end ----------------------------------------------------------------------------
