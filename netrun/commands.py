@@ -202,7 +202,12 @@ def cmd_report(ns: argparse.Namespace) -> int:
         plots = plotting.plot_all(doc, run_dir)
         for p in plots:
             print(f"plot: {p}", file=sys.stderr)
-    text = render(doc, ns.format, doc_verdicts(doc), plots)
+    if ns.format == "html":  # one page with its plots, drawn for it when not asked to keep
+        from netrun.page import html_page
+
+        text = html_page(doc, doc_verdicts(doc), plots)
+    else:
+        text = render(doc, ns.format, doc_verdicts(doc), plots)
     if ns.output:
         from netrun.results import atomic_write
 
