@@ -130,7 +130,10 @@ def _strip(name: str, err: object) -> str:
 
 
 def _check_host(host: Host, needs: Needs, images: list[str], out: HostCheck) -> None:
-    out.found.append(f"ssh {host.user or 'as controller user'}@{host.address}, host key ok")
+    if host.connection == "local":
+        out.found.append("local connection (no SSH)")
+    else:
+        out.found.append(f"ssh {host.user or 'as controller user'}@{host.address}, host key ok")
     if host.become:
         res = host.run(["id", "-u"], timeout=30, sudo=True, check=False)
         if res.ok and res.stdout.strip() == "0":

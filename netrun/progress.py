@@ -115,8 +115,9 @@ class Console(Events):
     # -- messages -------------------------------------------------------------------------
     def line(self, text: str) -> None:
         """One message from the runner, printed once, above the live line if there is one."""
-        text = self._once(self.redact(text))
+        text = self.redact(text)
         with self._lock:
+            text = self._once(text)
             if self.live:
                 self._clear()
                 self.stream.write(text + "\n")
