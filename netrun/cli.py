@@ -17,7 +17,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from netrun import __version__
 from netrun.errors import InputError, Interrupted, LockError, NetrunError
@@ -30,9 +30,15 @@ from netrun.job import (  # noqa: F401 - the exit codes are the CLI's too
     EXIT_REGRESSED,
     EXIT_TERM,
 )
-
-SUBCOMMANDS = ("inventory", "lab", "cleanup", "report", "history", "diff")
-FORMATS = ("table", "markdown", "csv", "json", "html")
+from netrun.subcommands import (  # noqa: F401 - re-exported: the CLI's commands
+    COMMANDS,
+    FORMATS,
+    SUBCOMMANDS,
+    Parser,
+    inventory_option,
+    sub_parser,
+    unknown_command,
+)
 
 log = logging.getLogger("netrun")
 
@@ -53,33 +59,16 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse, but usage errors exit 2 with one line (argparse's own code is 2 too)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_INPUT, f"netrun: error: {message} (see 'netrun --help')\n")
-
-
-def _inventory_option(parser: argparse.ArgumentParser) -> None:
-    """-i, the same on every command that reads an inventory."""
-    parser.add_argument(
-        "-i",
-        "--inventory",
-        type=Path,
-        action="append",
-        required=True,
-        help="inventory: Ansible YAML, INI, --list JSON, a script or a directory (repeatable)",
-    )
-
-
 def run_parser() -> Parser:
     p = Parser(
         prog="netrun",
         description="Run network benchmarks (iperf3) between inventory hosts over SSH.",
-        epilog="other commands: netrun inventory|lab|cleanup|report|history|diff --help",
+        epilog="other commands (netrun COMMAND --help):\n"
+        + "".join(f"  {name:<10} {text}\n" for name, text in COMMANDS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("scenario", type=Path, help="scenario YAML file")
-    _inventory_option(p)
+    inventory_option(p)
     p.add_argument("-o", "--output", type=Path, help="results folder (default results/NAME-TIME)")
     p.add_argument("-l", "--limit", help="Ansible host pattern: run only tests within it")
     p.add_argument(
@@ -147,83 +136,13 @@ def run_parser() -> Parser:
     return p
 
 
-def sub_parser() -> Parser:
-    p = Parser(prog="netrun")
-    p.add_argument("-V", "--version", action="version", version=f"netrun {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
-
-    inv = sub.add_parser("inventory", help="show the resolved inventory")
-    _inventory_option(inv)
-    inv.add_argument("--list", action="store_true", help="JSON like ansible-inventory --list")
-    inv.add_argument("--host", help="variables of one host")
-
-    lab = sub.add_parser("lab", help="the emulated lab on this machine (root)")
-    lab.add_argument("action", choices=["up", "down", "status"])
-    lab.add_argument("--hosts", type=int, default=3, help="number of hosts (up)")
-    lab.add_argument("--rate", default="1gbit", help="data-plane shaping rate (tc tbf)")
-    lab.add_argument(
-        "--host-rate",
-        action="append",
-        default=[],
-        metavar="HOST=RATE",
-        help="one host's link at its own rate, both ways (e.g. charlie=20mbit: a constrained "
-        "TURN relay); repeatable",
-    )
-    lab.add_argument("--docker", action="store_true", help="a Docker daemon and overlay per host")
-    lab.add_argument("--state-dir", type=Path, default=Path("/run/netrun-lab"))
-    lab.add_argument("--prefix", default="nr", help="namespace and bridge name prefix")
-    lab.add_argument("--net-index", type=int, default=0, help="address block (0-15)")
-    lab.add_argument("--inventory", type=Path, default=Path("inventories/local.yaml"))
-    lab.add_argument(
-        "--freeflow-src",
-        type=Path,
-        help="a clone (or bundle) of github.com/microsoft/Freeflow: build and use the real "
-        "FreeFlow router instead of the stand-in (with --docker; cached by commit)",
-    )
-
-    clean = sub.add_parser("cleanup", help="remove what a killed run left on the hosts")
-    _inventory_option(clean)
-    clean.add_argument("--run-id", help="only this run's leftovers")
-    clean.add_argument("-l", "--limit")
-    clean.add_argument("--accept-new-host-keys", action="store_true")
-    clean.add_argument(
-        "--db", type=Path, help="the history database the runs used (their journal is beside it)"
-    )
-
-    rep = sub.add_parser("report", help="render a saved run again")
-    rep.add_argument("run", help="a run folder, its results.json, or a stored run id")
-    rep.add_argument("--format", choices=FORMATS, default="table")
-    rep.add_argument("--plot", action="store_true", help="write PNG plots into the run folder")
-    rep.add_argument("--db", type=Path, help="history database (for run ids)")
-    rep.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")
-
-    hist = sub.add_parser("history", help="stored runs with a trend per test; or import")
-    hist.add_argument("action", nargs="?", choices=["list", "import"], default="list")
-    hist.add_argument("path", nargs="?", type=Path, help="import: a folder of saved runs")
-    hist.add_argument("--scenario")
-    hist.add_argument("--test")
-    hist.add_argument("--last", type=int, default=20)
-    hist.add_argument("--db", type=Path)
-
-    diff = sub.add_parser("diff", help="two saved runs side by side, test by test")
-    diff.add_argument("run_a", help="run A: a run folder, its results.json, or a stored run id")
-    diff.add_argument("run_b", help="run B, compared with A")
-    diff.add_argument("--db", type=Path, help="history database (for run ids)")
-    return p
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        if args and args[0] in SUBCOMMANDS:
-            ns = sub_parser().parse_args(args)
-            handler = _commands()[ns.command]
-            return handler(ns)
-        if not args or args[0] in ("-h", "--help"):
-            run_parser().print_help()
-            return EXIT_OK if args else EXIT_INPUT
-        return cmd_run(run_parser().parse_args(args))
+        code = _dispatch(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
     except InputError as exc:
         for line in exc.problems:
             print(f"netrun: error: {line}", file=sys.stderr)
@@ -252,6 +171,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
+
+
+def _dispatch(args: list[str]) -> int:
+    if args and args[0] in SUBCOMMANDS:
+        ns = sub_parser().parse_args(args)
+        handler = _commands()[ns.command]
+        return handler(ns)
+    if not args or args[0] in ("-h", "--help"):
+        run_parser().print_help()
+        return EXIT_OK if args else EXIT_INPUT
+    unknown = unknown_command(args[0])
+    if unknown:
+        raise InputError(unknown)
+    return cmd_run(run_parser().parse_args(args))
 
 
 def _save_traceback() -> str:
@@ -353,12 +286,12 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     from netrun.transport import redact
 
     req, secrets = prepare(job_inputs(ns))
+    if not ns.quiet:  # -q: no progress at all; the table and the errors still come
+        from netrun.progress import Console
 
-    def progress(line: str) -> None:
-        if not ns.quiet:
-            print(redact(line, secrets), file=sys.stderr, flush=True)
-
-    req.progress = progress
+        console = Console(sys.stderr, redact=lambda line: redact(line, secrets))
+        req.progress = console.line
+        req.events = console
     return req, secrets
 
 
@@ -380,13 +313,21 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
     """Run and publish (netrun.job), then print the outcome."""
     from netrun.job import run_and_publish
 
-    out = run_and_publish(
-        req, opts, secrets, on_start=lambda _run: _setup_log(req.outdir / "netrun.log", secrets)
-    )
+    try:
+        out = run_and_publish(
+            req, opts, secrets, on_start=lambda _run: _setup_log(req.outdir / "netrun.log", secrets)
+        )
+    finally:  # the live progress line ends before anything else is printed
+        close = getattr(req.events, "close", None)
+        if close is not None:
+            close()
     if out.internal_error:
         print(f"netrun: internal error: {out.internal_error}", file=sys.stderr)
     print(out.table, end="")
-    for line in out.errors:
+    sys.stdout.flush()
+    # The table names every failure; where stderr goes to the same place (a terminal, a
+    # cron mail with 2>&1), the same lines again would only repeat them.
+    for line in [] if same_destination(sys.stdout, sys.stderr) else out.errors:
         print(f"netrun: error: {line}", file=sys.stderr)
     for line in out.notes:
         print(f"netrun: {line}", file=sys.stderr)
@@ -401,10 +342,20 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
     return out.code
 
 
+def same_destination(a: Any, b: Any) -> bool:
+    """Whether two streams write to one file, pipe or terminal."""
+    try:
+        one, two = os.fstat(a.fileno()), os.fstat(b.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
+
+
 def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
     from netrun import commands
 
     return {
+        "check": commands.cmd_check,
         "inventory": commands.cmd_inventory,
         "lab": commands.cmd_lab,
         "cleanup": commands.cmd_cleanup,

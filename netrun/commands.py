@@ -16,6 +16,43 @@ from netrun.errors import InputError
 from netrun.job import EXIT_FAILED, EXIT_OK
 
 
+def cmd_check(ns: argparse.Namespace) -> int:
+    """`netrun check`: one ok/FAIL line per host; 0 only when every host is ready."""
+    from netrun import check
+    from netrun.inventory import load_inventory
+    from netrun.transport import SSHSettings
+
+    settings = SSHSettings(
+        connect_timeout=ns.connect_timeout,
+        banner_timeout=ns.connect_timeout,
+        auth_timeout=ns.connect_timeout,
+        accept_new_host_keys=ns.accept_new_host_keys,
+    )
+    if ns.scenario is not None:
+        from netrun.job import JobInputs, prepare
+
+        req, _secrets = prepare(JobInputs(ns.scenario, ns.inventory, ns.extra, ns.limit))
+        inventory, tests = req.inventory, list(req.scenario.tests)
+    else:
+        inventory, tests = load_inventory(ns.inventory), None
+    hosts, needs, images = check.plan(inventory, tests, ns.limit)
+    if not hosts:
+        raise InputError("no host to check (the scenario's tests are all outside -l)")
+    secrets = [s for h in inventory.hosts.values() for s in h.secrets()]
+    from netrun.transport import redact
+
+    results = check.check_hosts(hosts, needs, images, settings)
+    for result in results:
+        print(redact(result.line(), secrets))
+    bad = [r.name for r in results if not r.ok]
+    if bad:
+        print(f"netrun: {len(bad)} of {len(results)} host(s) not ready: {', '.join(bad)}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_FAILED
+    print(f"all {len(results)} host(s) ready", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_inventory(ns: argparse.Namespace) -> int:
     from netrun.inventory import load_inventory, masked
 
@@ -177,7 +214,12 @@ def cmd_report(ns: argparse.Namespace) -> int:
         plots = plotting.plot_all(doc, run_dir)
         for p in plots:
             print(f"plot: {p}", file=sys.stderr)
-    text = render(doc, ns.format, doc_verdicts(doc), plots)
+    if ns.format == "html":  # one page with its plots, drawn for it when not asked to keep
+        from netrun.page import html_page
+
+        text = html_page(doc, doc_verdicts(doc), plots)
+    else:
+        text = render(doc, ns.format, doc_verdicts(doc), plots)
     if ns.output:
         from netrun.results import atomic_write
 
@@ -224,8 +266,30 @@ def cmd_history(ns: argparse.Namespace) -> int:
             print(f"imported {len(added)} run(s) into {db}")
             return EXIT_OK
         rows = history.runs(scenario=ns.scenario, test=ns.test, last=ns.last)
+        if not rows and (ns.scenario or ns.test):
+            print(_what_exists(history, ns.scenario, ns.test))
+            return EXIT_OK
         print(_history_table(history, rows, ns.test))
     return EXIT_OK
+
+
+def _what_exists(history: Any, scenario: str | None, test: str | None) -> str:
+    """An empty filter names what the history does hold, so the next try can succeed."""
+    runs = history.runs(scenario=scenario) if scenario and test else history.runs()
+    asked = " and ".join(
+        f"{what} '{value}'" for what, value in (("scenario", scenario), ("test", test)) if value
+    )
+    if scenario and test and runs:
+        tests = sorted({t for r in runs for t in r.tests})
+        return f"no stored runs of {asked}; tests of '{scenario}' with runs: {', '.join(tests)}"
+    if not runs and scenario and test:
+        runs = history.runs()
+    if scenario is None and test:
+        tests = sorted({t for r in runs for t in r.tests})
+        return f"no stored runs of {asked}; tests with runs: {', '.join(tests) or 'none'}"
+    names = sorted({r.scenario for r in runs})
+    shown = ", ".join(names) if names else "none yet (netrun stores every run; see --db)"
+    return f"no stored runs of {asked}; scenarios with runs: {shown}"
 
 
 def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:

@@ -82,6 +82,14 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
                 f"{previous.get('scenario')!r}, not {scenario.name!r}"
             )
         outdir = inputs.resume if inputs.resume.is_dir() else inputs.resume.parent
+        from netrun.resume import differences
+
+        changed = differences(previous, scenario.tests)
+        if changed:
+            raise InputError(
+                f"--resume {inputs.resume}: the run it resumes measured with other options: "
+                f"{'; '.join(changed)}; resume with the same scenario and -e, or start a new run"
+            )
     else:
         outdir = inputs.output or default_dir(scenario.name)
     settings = SSHSettings(
@@ -214,13 +222,23 @@ def failure_lines(doc: dict[str, Any]) -> list[str]:
     Run-level errors (a host that could not be reached, a cleanup problem) come first;
     then each failed test once per distinct error, with the repeats it hit.
     """
-    lines = [str(err) for err in doc.get("errors", [])]
+    run_errors = [str(err) for err in doc.get("errors", [])]
     seen: dict[tuple[str, str], list[int]] = {}
     for sample in doc.get("tests", []):
         if sample.get("status") != "ok":
             key = (str(sample.get("name")), str(sample.get("error") or "failed"))
             seen.setdefault(key, []).append(int(sample.get("repeat") or 1))
+    # A test that failed because its host did (charlie lacks iperf3) is named on the host's
+    # line: the same error is printed once.
+    hit: dict[str, list[str]] = {}
+    lines = []
     for (name, error), repeats in seen.items():
         which = f" (repeat {', '.join(map(str, repeats))})" if len(repeats) > 1 else ""
-        lines.append(f"test {name} failed{which}: {error}")
-    return list(dict.fromkeys(lines))
+        if error in run_errors:
+            hit.setdefault(error, []).append(name + which)
+        else:
+            lines.append(f"test {name} failed{which}: {error}")
+    head = [
+        err + (f" (failed: test {', '.join(hit[err])})" if err in hit else "") for err in run_errors
+    ]
+    return list(dict.fromkeys(head + lines))

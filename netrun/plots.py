@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from netrun import curves
 from netrun.errors import NetrunError
 from netrun.report import group_samples, summary_rows
 
@@ -133,50 +134,61 @@ def plot_throughput(doc: dict[str, Any], path: Path) -> Path:
 
 
 def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
-    """Mbit/s per iperf3 interval over time: one line per test, later repeats faint."""
-    fig = _figure(11.0)
-    ax = fig.add_subplot()
+    """Mbit/s per iperf3 interval over time, one small plot per test (small multiples on
+    one y scale, so tests compare at a glance without their lines hiding each other);
+    later repeats faint, the line rate dashed."""
     rows = summary_rows(doc)
+    groups = group_samples(doc.get("tests", []))
+    names = list(groups) or ["-"]
+    cols = min(3, len(names))
+    nrows = -(-len(names) // cols)
+    fig = _figure(4.2 * cols + 1.0, 2.6 * nrows + 1.2)
+    axes = fig.subplots(nrows, cols, squeeze=False, sharey=True)
+    rates = sorted({r["line_rate_mbps"] for r in rows if r["line_rate_mbps"]})
     colours = itertools.cycle(COLOURS)
-    drawn = 0
-    longest = 0.0
-    missing = []
-    for name, samples in group_samples(doc.get("tests", [])).items():
+    top = max(rates, default=0.0)
+    for k, name in enumerate(names):
+        ax = axes[k // cols][k % cols]
         colour = next(colours)
+        samples = groups.get(name, [])
         with_data = [s for s in samples if s["status"] == "ok" and s.get("intervals")]
-        if not with_data:
-            missing.append(name)
-            continue
         for i, sample in enumerate(with_data):
             ends = [float(iv[1]) for iv in sample["intervals"]]
-            longest = max(longest, *ends)
             mbps = [float(iv[2]) / 1e6 for iv in sample["intervals"]]
-            label = name + (f" (repeat {sample.get('repeat')}, others faint)"
-                            if len(with_data) > 1 else "") if i == 0 else None  # fmt: skip
-            ax.plot(ends, mbps, "-o", ms=3, color=colour, alpha=1.0 if i == 0 else 0.25,
-                    lw=1.6 if i == 0 else 1.0, label=label)  # fmt: skip
-        drawn += 1
-    for rate in sorted({r["line_rate_mbps"] for r in rows if r["line_rate_mbps"]}):
-        ax.axhline(rate, ls="--", color="#C00000", lw=1, label=f"line rate {rate:g} Mbit/s")
-    if missing:
-        ax.text(0.01, 0.02, "no intervals (failed): " + ", ".join(missing), fontsize=8,
-                color="#C00000", transform=ax.transAxes)  # fmt: skip
-    if not drawn:
-        _empty(ax, "no interval data")
-    ax.set_ylim(bottom=0)
-    ax.set_xlim(0, longest * 1.04 or 1)
-    ax.set_xlabel("time since the test started (s)")
-    ax.set_ylabel("throughput (Mbit/s)")
-    ax.set_title(_title(doc, "throughput per interval, as the iperf3 client reported it"))
-    if drawn or rows:
-        _legend(ax)
-    ax.grid(alpha=0.3)
+            top = max(top, *mbps)
+            ax.plot(ends, mbps, "-o", ms=2.5, color=colour, alpha=1.0 if i == 0 else 0.3,
+                    lw=1.5 if i == 0 else 1.0)  # fmt: skip
+        for rate in rates:
+            ax.axhline(rate, ls="--", color="#C00000", lw=0.8)
+        if not with_data:
+            _empty(ax, "failed: no intervals" if samples else "no interval data")
+        more = f", {len(with_data)} repeats (later faint)" if len(with_data) > 1 else ""
+        ax.set_title(f"{name}{more}", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.set_xlim(left=0)
+        if k % cols == 0:
+            ax.set_ylabel("Mbit/s")
+        if k // cols == nrows - 1:
+            ax.set_xlabel("s since the test started")
+    for k in range(len(names), nrows * cols):
+        axes[k // cols][k % cols].set_visible(False)
+    axes[0][0].set_ylim(0, top * 1.1 or 1)
+    lines = f"; dashed: line rate {', '.join(f'{r:g}' for r in rates)} Mbit/s" if rates else ""
+    fig.suptitle(_title(doc, "throughput per interval, as the iperf3 client reported it" + lines),
+                 fontsize=10)  # fmt: skip
     fig.tight_layout()
     return _save(fig, path)
 
 
 def plot_trend(
-    series: Sequence[TrendPoint], path: Path, title: str, ylabel: str = "throughput (Mbit/s)"
+    series: Sequence[TrendPoint],
+    path: Path,
+    title: str,
+    ylabel: str = "throughput (Mbit/s)",
+    *,
+    baseline: float | None = None,
+    tolerance: float | None = None,
+    baseline_label: str = "baseline",
 ) -> Path:
     """A test's headline median across runs (Mbit/s, or ms for ping), the CI as bars and a
     band: what a nightly job watches.
@@ -205,6 +217,15 @@ def plot_trend(
             ax.errorbar([p[0] for p in band], [(lo + hi) / 2 for lo, hi in pairs],
                         yerr=[(hi - lo) / 2 for lo, hi in pairs], fmt="none",
                         ecolor=COLOURS[0], capsize=3, lw=1, label="95% CI")  # fmt: skip
+    top = max([v for p in ok for v in (p[1], p[3]) if v is not None], default=0.0)
+    if baseline is not None:
+        ax.axhline(baseline, color="#009E73", lw=1.2, label=baseline_label)
+        top = max(top, baseline)
+        if tolerance:
+            low, high = baseline * (1 - tolerance), baseline * (1 + tolerance)
+            ax.axhspan(low, high, color="#009E73", alpha=0.12,
+                       label=f"tolerance ±{tolerance * 100:g}%")  # fmt: skip
+            top = max(top, high)
     failed = [p[0] for p in points if p[1] is None]
     if failed:
         ax.plot(failed, [0] * len(failed), "x", color="#C00000", ms=8, label="failed run")
@@ -213,7 +234,7 @@ def plot_trend(
     else:
         ax.legend(loc="lower left", fontsize=8)
         fig.autofmt_xdate()
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, top * 1.12 or 1)  # every point, bar, band and the baseline in view
     ax.set_xlabel("run started (UTC)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -223,12 +244,15 @@ def plot_trend(
 
 
 def plot_all(doc: dict[str, Any], outdir: Path) -> list[Path]:
-    """throughput.png and intervals.png in ``outdir`` (created if needed)."""
+    """throughput.png, intervals.png and (with sweeps) sweeps.png in ``outdir``."""
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NetrunError(f"{outdir}: cannot create the plot folder ({exc.strerror})") from None
-    return [plot_throughput(doc, outdir / THROUGHPUT), plot_intervals(doc, outdir / INTERVALS)]
+    files = [plot_throughput(doc, outdir / THROUGHPUT), plot_intervals(doc, outdir / INTERVALS)]
+    if curves.sweeps(doc):
+        files.append(curves.plot_sweeps(doc, outdir / curves.SWEEPS))
+    return files
 
 
 def _legend(ax: Axes) -> None:

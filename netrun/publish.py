@@ -21,7 +21,6 @@ from netrun.regress import (
     resolve_baseline,
     tolerances_from_doc,
 )
-from netrun.results import safe_name
 from netrun.scenario import NAME_RE as TAG_RE
 from netrun.scenario import Scenario
 
@@ -97,7 +96,7 @@ def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Publishe
                 out.problems.append(_not_stored(exc, outdir))
         if opts.plot:
             try:
-                out.plots = _plots(doc, outdir, history, out)
+                out.plots = _plots(doc, outdir, history, opts)
             except NetrunError as exc:
                 out.problems.append(f"plots not written: {exc}")
         _exporters(doc, opts, out)
@@ -144,32 +143,16 @@ def _compare(
 
 
 def _plots(
-    doc: dict[str, Any], outdir: Path, history: History | None, out: Published
+    doc: dict[str, Any], outdir: Path, history: History | None, opts: PublishOptions
 ) -> list[Path]:
     from netrun import plots
 
     files = plots.plot_all(doc, outdir)
     if history is not None:
-        names = list(dict.fromkeys(t["name"] for t in doc.get("tests", [])))
-        for name in names:
-            metric = history.headline(doc["scenario"], name)
-            series = history.series(doc["scenario"], name, last=30, metric=metric.name)
-            if len(series) < 2:
-                continue
-            k = metric.scale
-            points = [
-                (
-                    started,
-                    s.median / k,
-                    None if s.ci_low is None else s.ci_low / k,
-                    None if s.ci_high is None else s.ci_high / k,
-                )
-                for started, s in series
-                if s is not None and s.median is not None
-            ]
-            path = outdir / f"trend-{safe_name(name)}.png"
-            label = f"{metric.name} ({metric.shown_unit or metric.unit})"
-            files.append(plots.plot_trend(points, path, name, label))
+        from netrun.trend import trend_plots
+
+        throughput = parse_tolerance(opts.tolerance) if opts.tolerance else None
+        files += trend_plots(doc, outdir, history, throughput)
     return files
 
 

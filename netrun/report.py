@@ -12,6 +12,7 @@ import csv
 import html
 import io
 import json
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -311,7 +312,8 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             where = f" (repeat {', '.join(map(str, which))})" if row["samples"] > 1 else ""
             lines.append(f"{row['name']}: FAILED{where}: {err['error']}")
     lines += relay_latency.notes(doc)  # one-way latency: relay added, clocks (iperf2)
-    lines += [f"error: {err}" for err in doc.get("errors", [])]
+    failed = {e["error"] for row in rows for e in row["errors"]}
+    lines += [f"error: {err}" for err in doc.get("errors", []) if err not in failed]  # once
     if doc.get("not_run"):
         lines.append(f"not run (the run was interrupted): {', '.join(doc['not_run'])}")
     return lines
@@ -387,21 +389,44 @@ def render_json(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = No
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-_CSS = """body{font-family:sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:90%}
-th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;white-space:nowrap}
+# A wide table scrolls inside its box (a 1400 px window shows every column's start, and
+# the header stays readable); verdict, status and flag cells carry generic classes.
+_CSS = """body{font-family:sans-serif;margin:1.5em;color:#222;max-width:100%}
+.scroll{overflow-x:auto;max-width:100%;margin:1em 0}
+table{border-collapse:collapse;font-size:85%}
+th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}
 th{background:#f0f0f0}td:nth-child(-n+4){text-align:left}
-.failed{background:#fde2e2}.regressed{background:#fff2cc}img{max-width:100%;display:block}"""
+td.error{white-space:normal;text-align:left;min-width:20em}
+.failed{background:#fde2e2}.regressed{background:#fff2cc}
+td.verdict-regressed,td.verdict-regression,td.status-failed{background:#f4b6b6;font-weight:bold}
+td.verdict-improved{background:#c8ecc8}td.verdict-ok,td.status-ok{color:#1a6b1a}
+td.verdict-noisy,td.verdict-incomparable,td.verdict-new{background:#eee;color:#555}
+td.flag{background:#ffe8a8}img{max-width:100%;display:block}"""
+#: Header -> the class its cells get: ``verdict-<value>``, ``status-<value>``, ``flag``.
+_CELL_CLASSES = {"verdict": "verdict", "status": "status", "flags": "flag", "error": "error"}
+
+
+def _cell(header: str, text: str) -> str:
+    kind = _CELL_CLASSES.get(header)
+    value = text.strip()
+    if kind in ("verdict", "status") and value not in ("", "-"):
+        return f' class="{kind}-{re.sub(r"[^a-z0-9-]+", "-", value.lower())}"'
+    if kind in ("flag", "error") and value not in ("", "-"):
+        return f' class="{kind}"'
+    return ""
 
 
 def _html_table(headers: list[str], rows: list[list[str]], classes: list[str]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = []
     for cells, cls in zip(rows, classes, strict=True):
-        tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+        tds = "".join(
+            f"<td{_cell(h, c)}>{html.escape(c)}</td>" for h, c in zip(headers, cells, strict=False)
+        )
         attr = f' class="{cls}"' if cls else ""
         body.append(f"<tr{attr}>{tds}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f'<div class="scroll">{table}</div>'
 
 
 def _samples_table(doc: dict[str, Any]) -> str:

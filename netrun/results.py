@@ -55,6 +55,20 @@ def atomic_write(path: Path, text: str) -> None:
         ) from None
 
 
+def umask() -> int:
+    """The process's umask, read without changing it (Linux /proc), else set and restored."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
 def write_file(path: Path, text: str) -> None:
     """atomic_write raising the OSError itself; the temp file goes on every exit path.
 
@@ -63,6 +77,9 @@ def write_file(path: Path, text: str) -> None:
     """
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        # mkstemp makes 0600; a report shared by a team's web server must follow the umask,
+        # as the PNGs (written by matplotlib with open()) already do.
+        os.fchmod(fd, 0o666 & ~umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

@@ -35,6 +35,7 @@ from netrun.linerate import ceiling_of, line_rate_mbps
 from netrun.modes import docker_commands, get_mode
 from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
 from netrun.needs import Needs, plan_needs, probe_host
+from netrun.progress import Events
 from netrun.results import ResultsDir, new_document, utcnow
 from netrun.scenario import Scenario, TestSpec
 from netrun.scheduler import run_parallel
@@ -71,6 +72,8 @@ class RunRequest:
     parallel: int | None = None
     #: Where runs note the hosts they touch, so a SIGKILLed run is swept by the next one.
     journal: Journal | None = None
+    #: Samples starting and ending, for a progress display (netrun.progress).
+    events: Events = field(default_factory=Events)
 
 
 class Run:
@@ -141,6 +144,7 @@ class Run:
         return self.doc
 
     def _run(self, tests: list[TestSpec]) -> None:
+        self.req.events.plan(tests)
         self._connect(tests)
         width = self.req.parallel or self.req.scenario.parallel
         if width > 1 and len(tests) > 1:
@@ -267,7 +271,8 @@ class Run:
             {"client": test.client, "server": test.server, "options": test.options,
              "hosts": test.hosts_by_role}
         )  # fmt: skip
-        label = f"[{number}/{total}] {test.name} ({test.mode}, {where}{extra})"
+        # The console counts samples (netrun.progress), not tests: [number/total] is gone.
+        label = f"{test.name} ({test.mode}, {where}{extra})"
         for name in test.hosts:
             self._revive(name)
         broken = [self.host_errors[n] for n in test.hosts if n in self.host_errors]
@@ -288,6 +293,7 @@ class Run:
                 if self.ctx.stopping.is_set():
                     raise Cancelled(test.client)
                 suffix = f" repeat {repeat}/{test.repeat}" if test.repeat > 1 else ""
+                self.req.events.start(test, repeat)
                 self.progress(f"{label}{suffix}: {get_tool(test.tool).describe(test)}")
                 self._measure(mode, test, repeat, label + suffix)
         except Cancelled:
@@ -423,6 +429,7 @@ class Run:
         with self._lock:
             self.doc["tests"].append(rec)
             self.out.save(self.doc)
+        self.req.events.done(test, repeat, rec)
         return rec
 
     # -- the end ----------------------------------------------------------------------------

@@ -255,11 +255,15 @@ class _Check:
             self.add(prefix, text)
         return not found
 
+    def every_table(self) -> list[dict[str, Option]]:
+        """Every mode's and tool's options: a value must suit each that defines its key."""
+        tables = list(self.modes.values()) or [{o.name: o for o in COMMON_OPTIONS}]
+        return tables + [{o.name: o for o in t.options} for t in self.tools.values()]
+
     def layer(self, prefix: Callable[[str, Any], str], raw: Mapping[Any, Any]) -> dict[str, Any]:
         """Validate ``defaults`` or ``-e``: any option of any mode, plus mode and roles."""
         good: dict[str, Any] = {}
-        tables = list(self.modes.values()) or [{o.name: o for o in COMMON_OPTIONS}]
-        tables += [{o.name: o for o in t.options} for t in self.tools.values()]
+        tables = self.every_table()
         for key, value in raw.items():
             if isinstance(key, str) and key in self.placement_keys:
                 ok = self.placement(prefix(key, value), key, value)
@@ -338,7 +342,7 @@ class _Check:
             elif table is not None and isinstance(key, str) and key in self.all_keys:
                 self.add(pre, self.foreign(key, str(mode), str(tool)))
             elif table is None and isinstance(key, str) and key in self.all_keys:
-                continue  # mode unknown: its problem is already reported
+                self.option(pre, key, value, self.every_table())  # mode unknown: still checked
             else:
                 self.unknown(pre, key, [*(table or self.all_keys), *TEST_KEYS])
         sweep = self.sweep(pre, raw["sweep"], table, own, overrides) if "sweep" in raw else {}

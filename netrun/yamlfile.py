@@ -159,9 +159,9 @@ def load(
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        problem = " ".join(str(exc.problem or exc).split())
-        if problem.startswith("but ") and exc.context:  # "expected a single document ... but"
-            problem = f"{' '.join(exc.context.split())} {problem}"
+        from netrun.yamlhint import plain
+
+        problem = plain(str(exc.problem or exc), exc.context)
         raise error(f"{where}: YAML syntax error: {problem}") from None
     except yaml.YAMLError as exc:
         raise error(f"{path}: YAML error: {' '.join(str(exc).split())}") from None

@@ -95,3 +95,50 @@ def test_unwritable_folder_is_a_netrun_error(tmp_path: Path) -> None:
         plot_all(load(RESULTS / "baremetal-3"), blocker / "plots")
     with pytest.raises(NetrunError, match="cannot write the plot"):
         plot_throughput(load(RESULTS / "baremetal-3"), tmp_path / "missing" / "t.png")
+
+
+def swept(doc: dict[str, Any], key: str, values: list[Any]) -> dict[str, Any]:
+    """The run's first test repeated as a sweep over ``key`` (names and options as the
+    scenario loader writes them), each value scaling its throughput."""
+    first = next(t for t in doc["tests"] if t["status"] == "ok")
+    tests = []
+    for i, value in enumerate(values, 1):
+        options = {**first["options"], key: value}
+        bps = first["throughput_bps"] * i / len(values)
+        tests.append({**first, "name": f"sz[{key}={value}]", "options": options,
+                      "throughput_bps": bps})  # fmt: skip
+    return {**doc, "tests": tests}
+
+
+def test_sweeps_are_curves_over_the_swept_value(tmp_path: Path) -> None:
+    from netrun import curves
+
+    doc = swept(load(RESULTS / "baremetal-4s"), "length", [100, "1K", 1400])
+    found = curves.sweeps(doc)
+    assert list(found) == [("sz", "length")]
+    [(_label, points)] = found[("sz", "length")].items()
+    assert [p[0] for p in points] == [100.0, 1000.0, 1400.0]
+    assert points[0][1] < points[1][1] < points[2][1]
+    paths = plot_all(doc, tmp_path)
+    assert [p.name for p in paths] == ["throughput.png", "intervals.png", "sweeps.png"]
+    sensible(paths[-1])
+    assert curves.sweeps(load(RESULTS / "baremetal-3")) == {}  # no sweep: no sweeps.png
+
+
+def test_intervals_are_one_small_plot_per_test(tmp_path: Path) -> None:
+    doc = load(RESULTS / "baremetal-3")
+    one = {**doc, "tests": doc["tests"][:1]}
+    six = {**doc, "tests": [{**t, "name": f"t{i}"} for i in range(6) for t in doc["tests"][:1]]}
+    w1, h1 = png_size(plot_intervals(one, tmp_path / "one.png"))
+    w6, h6 = png_size(plot_intervals(six, tmp_path / "six.png"))
+    assert w6 > w1 and h6 > h1, "a grid of 3 columns and 2 rows"
+
+
+def test_trend_shows_baseline_and_band_even_above_every_point(tmp_path: Path) -> None:
+    series: list[TrendPoint] = [("2026-11-29T02:00:00Z", 900.0, 880.0, 920.0),
+                                ("2026-11-30T02:00:00Z", 700.0, None, None)]  # fmt: skip
+    plain = plot_trend(series, tmp_path / "plain.png", "t")
+    banded = plot_trend(series, tmp_path / "band.png", "s: t (baremetal, b→a, tcp)",
+                        baseline=1200.0, tolerance=0.05)  # fmt: skip
+    sensible(banded)
+    assert banded.read_bytes() != plain.read_bytes()

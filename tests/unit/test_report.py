@@ -338,3 +338,30 @@ def test_a_ping_run_renders_its_metrics_and_unavailable_never_zero() -> None:
         assert "rtt_avg_ms" in render(doc, fmt), fmt
     prom = exporters.prometheus_text(doc)
     assert "netrun_rtt_avg_ms{" in prom and "netrun_rtt_mdev_ms{" not in prom
+
+
+def test_html_colours_verdict_and_status_cells_and_scrolls(tmp_path: Path) -> None:
+    from netrun.regress import Verdict
+
+    doc = json.loads((FIXTURES / "mixed-failed-3" / "results.json").read_text())
+    names = list(dict.fromkeys(t["name"] for t in doc["tests"]))
+    verdicts = [Verdict(names[0], "regressed", -20.0, "")] + [
+        Verdict(n, "improved", 9.0, "") for n in names[1:]
+    ]
+    page = render(doc, "html", verdicts)
+    assert '<td class="verdict-regressed">regressed</td>' in page
+    assert '<td class="verdict-improved">improved</td>' in page
+    assert '<td class="status-failed">FAILED</td>' in page or 'class="status-failed"' in page
+    assert page.count('<div class="scroll"><table>') >= 2, "every table scrolls in its box"
+    assert ".scroll{overflow-x:auto" in page
+
+
+def test_report_html_has_plots_without_plot_flag(tmp_path: Path) -> None:
+    from netrun import cli
+
+    out = tmp_path / "page.html"
+    run = FIXTURES / "baremetal-3"
+    assert cli.main(["report", str(run), "--format", "html", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert page.count('src="data:image/png;base64,') == 2, "throughput and intervals inlined"
+    assert not list(run.glob("*.png")), "no plot files left beside the run"

@@ -60,3 +60,23 @@ def test_a_folder_that_cannot_be_made_stops_at_once(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(NetrunError, match=r"cannot create the results folder .*-o"):
         ResultsDir(tmp_path / "file" / "run")
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_every_file_follows_the_umask(tmp_path: Path, mask: int, mode: int) -> None:
+    """A team's web server must be able to read report.html, results.json and raw files
+    as it reads the PNGs; mkstemp alone would make them all 0600."""
+    old = os.umask(mask)
+    try:
+        out = ResultsDir(tmp_path / "run")
+        out.save({"schema": 2})
+        out.save_report("table\n")
+        out.save_report("<html></html>\n", "report.html")
+        raw = out.save_raw("t", 1, "{}")
+        write_file(tmp_path / "other.txt", "x")
+    finally:
+        os.umask(old)
+    assert raw is not None
+    for path in [out.path / "results.json", out.path / "report.txt", out.path / "report.html",
+                 out.path / raw, tmp_path / "other.txt"]:  # fmt: skip
+        assert oct(path.stat().st_mode & 0o777) == oct(mode), path

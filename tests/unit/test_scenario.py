@@ -367,7 +367,7 @@ def test_directory_is_not_a_file(tmp_path: Path) -> None:
 def test_syntax_error_has_line_and_column() -> None:
     path = FIXTURES / "syntax-error.yaml"
     assert problems(path) == [
-        f"{path}:5:1: YAML syntax error: expected ',' or ']', but got '<stream end>'"
+        f"{path}:5:1: YAML syntax error: a '[' list is not closed; add ']' (or a ',' between items)"
     ]
 
 
@@ -378,7 +378,33 @@ def test_duplicate_yaml_key_is_an_error(tmp_path: Path) -> None:
 
 def test_multiple_documents_are_an_error(tmp_path: Path) -> None:
     [found] = problems(write(tmp_path, HEAD + "}\n---\n" + HEAD + "}\n"))
-    assert "YAML syntax error: expected a single document" in found
+    assert "YAML syntax error: a second document ('---'); keep one document per file" in found
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "words"),
+    [
+        (
+            "name: x\ntests:\n  - name: a\n    mode: m\n   server: s\n",
+            "5:4",
+            "this line is indented differently",
+        ),
+        ("name: x\ntests:\n  - name: a\n\tmode: m\n", "4:1", "a tab character"),
+        ('name: "x\n', "2:1", "a quoted string is never closed"),
+        ("name: x\nkey: a: b\n", "2:7", "a second ':' on one line"),
+        ("name: x\n- a\n", "2:1", "a list item '-' where a key was expected"),
+        ("a: {b: 1\n", "2:1", "a '{' mapping is not closed"),
+        ("a: *nope\n", "1:4", "the alias *nope names no anchor"),
+    ],
+)
+def test_yaml_errors_are_file_line_col_and_plain_words(
+    tmp_path: Path, text: str, where: str, words: str
+) -> None:
+    """PyYAML's token names (<block end>, <stream end>) never reach the user."""
+    path = write(tmp_path, text)
+    [found] = problems(path)
+    assert found.startswith(f"{path}:{where}: YAML syntax error: {words}"), found
+    assert "<" not in found, found
 
 
 def test_alias_bomb_is_refused() -> None:
@@ -640,3 +666,16 @@ def test_huge_integers_are_bad_values_not_overflows(tmp_path: Path, key: str, si
     path = write(tmp_path, f"{HEAD}, {key}: {sign}{'1' * 400}}}\n")
     with pytest.raises(ScenarioError, match=f"{key} must be"):
         load(path)
+
+
+def test_unknown_mode_still_reports_the_tests_other_errors(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "name: um\ntests:\n  - name: a\n    mode: baremetl\n    server: alpha\n"
+        "    client: bravo\n    duration: -3\n    protocl: tcp\n    streams: lots\n",
+    )
+    found = problems(path)
+    assert any("unknown mode 'baremetl'; did you mean 'baremetal'?" in p for p in found), found
+    assert any("duration must be" in p and "got -3" in p for p in found), found
+    assert any("unknown key 'protocl'" in p for p in found), found
+    assert any("streams must be" in p and "'lots'" in p for p in found), found

@@ -129,10 +129,9 @@ def test_failure_lines_one_per_distinct_failure() -> None:
             {"name": "c", "repeat": 1, "status": "failed", "error": "ghost: cannot connect"},
         ],
     }
-    assert failure_lines(doc) == [
-        "ghost: cannot connect",
+    assert failure_lines(doc) == [  # a test failed by its host's error: on the host's line
+        "ghost: cannot connect (failed: test c)",
         "test b failed (repeat 1, 2): bravo: iperf3 exited 1",
-        "test c failed: ghost: cannot connect",
     ]
 
 
