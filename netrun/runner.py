@@ -36,6 +36,7 @@ from netrun.modes import docker_commands, get_mode
 from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
 from netrun.needs import Needs, plan_needs, probe_host
 from netrun.results import ResultsDir, new_document, utcnow
+from netrun.rounds import plan
 from netrun.scenario import Scenario, TestSpec
 from netrun.scheduler import run_parallel
 from netrun.stats import samples_by_test
@@ -93,6 +94,8 @@ class Run:
             for metric in get_tool(name).metrics:
                 self.doc["metrics"].setdefault(metric.name, metric.to_dict())
         self.host_errors: dict[str, str] = {}
+        #: Samples stay in scenario order, however parallel tests finish (the table's order).
+        self._position = {t.name: i for i, t in enumerate(req.scenario.tests)}
         self.connected: list[Host] = []
         self.done: set[str] = set()
         #: The tools each host's roles need (set once the tests are known).
@@ -247,8 +250,12 @@ class Run:
 
     # -- many tests at once ---------------------------------------------------------------
     def _run_parallel(self, tests: list[TestSpec], width: int) -> None:
-        """Up to ``width`` tests at once, never two on one host (netrun.scheduler)."""
-        run_parallel(tests, width, self._run_test, self._interrupt, shielded)
+        """Up to ``width`` tests at once, never two on one host, round by round (netrun.rounds,
+        netrun.scheduler)."""
+        rounds = plan(tests, width)
+        self.progress(f"{len(tests)} tests planned in {len(rounds)} rounds")
+        ordered = [t for r in rounds for t in r]
+        run_parallel(ordered, width, self._run_test, self._interrupt, shielded)
 
     def _probe(self, host: Host) -> None:
         """Read kernel, iperf3 version and the data NIC, and check the tools the host's
@@ -410,11 +417,15 @@ class Run:
             "details": details,
             "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
         }
+        if test.matrix:  # a generated pair: the report draws its matrix (netrun.matrix)
+            rec["matrix"] = {"id": test.matrix, "pairs": test.pairs}
         for key in details.get("unavailable") or {}:  # a figure the tool cannot know: null
             if key in rec:
                 rec[key] = None
         with self._lock:
             self.doc["tests"].append(rec)
+            order = self._position
+            self.doc["tests"].sort(key=lambda s: (order.get(s["name"], -1), s.get("repeat") or 0))
             self.out.save(self.doc)
         return rec
 

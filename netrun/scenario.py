@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from netrun import options as _options
+from netrun import pairs as _pairs
 from netrun import yamlfile
 from netrun.errors import InputError, ScenarioError, did_you_mean
 from netrun.host import Host
@@ -51,7 +52,7 @@ TOP_KEYS = ("name", "description", "defaults", "tests", "baseline", "parallel")
 MAX_PARALLEL = 256
 PLACEMENT = ("mode", "server", "client", "tool")  # test keys that may also sit in defaults or -e
 REQUIRED = ("mode", "server", "client")  # placement keys without a default
-TEST_KEYS = ("name", *PLACEMENT, "sweep")
+TEST_KEYS = ("name", *PLACEMENT, "sweep", *_pairs.KEYS)
 #: The roles of a mode that declares none: the two ends of one iperf3 test.
 DEFAULT_ROLES = ("server", "client")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -95,6 +96,11 @@ class TestSpec:
         return tuple(dict.fromkeys(self.hosts_by_role.values()))
 
     tool: str = DEFAULT_TOOL  # what measures: iperf3, ping, ... (netrun.tools)
+    #: A generated pair's matrix (its entry's name and sweep label), kind and tournament
+    #: round (netrun.pairs); "" for a test that names its hosts.
+    matrix: str = ""
+    pairs: str = ""
+    slot: int = 0
 
     def value(self, name: str) -> Any:
         """One option's merged value; an unknown name raises KeyError with a hint."""
@@ -158,8 +164,10 @@ class _Check:
         roles: Mapping[str, Sequence[str]] | None = None,
         resolve: Callable[[str], str] | None = None,
         tools: Mapping[str, Tool] | None = None,
+        select: _pairs.Select | None = None,
     ) -> None:
         self.where = where
+        self.select = select or _pairs.simple_select(hosts)
         self.roles = {m: tuple((roles or {}).get(m) or DEFAULT_ROLES) for m in modes}
         every = [r for rs in self.roles.values() for r in rs]
         self.placement_keys = ("mode", "tool", *dict.fromkeys([*DEFAULT_ROLES, *every]))
@@ -309,12 +317,17 @@ class _Check:
             else:
                 table = self.table(mode, tool)
         roles = self.roles.get(mode, DEFAULT_ROLES) if isinstance(mode, str) else DEFAULT_ROLES
+        generated = "hosts" in raw or "pairs" in raw
+        if generated:  # hosts + pairs stand for server and client
+            roles = tuple(r for r in roles if r not in DEFAULT_ROLES)
+            for key in set(DEFAULT_ROLES) & set(raw):
+                self.add(pre, f"{key!r} and 'hosts'/'pairs' exclude each other: {_pairs.USAGE}")
         for key in ("mode", *roles):
             if key not in place and key not in self.bad_layer_keys:
                 known = f"; known modes: {', '.join(sorted(self.modes))}" if key == "mode" else ""
                 self.add(pre, f"missing key {key!r}{known}")
         for key in raw:
-            placed = key in ("mode", "tool") or key in roles
+            placed = key in ("mode", "tool", *DEFAULT_ROLES) or key in roles
             if key in keys and not placed and table is not None:
                 owners = sorted(m for m, rs in self.roles.items() if key in rs)
                 self.add(
@@ -336,6 +349,9 @@ class _Check:
             else:
                 self.unknown(pre, key, [*(table or self.all_keys), *TEST_KEYS])
         sweep = self.sweep(pre, raw["sweep"], table, own, overrides) if "sweep" in raw else {}
+        generate = _pairs.from_test(raw, self.select) if generated else [_pairs.Pair("", "", 0)]
+        if isinstance(generate, str):
+            self.add(pre, generate)
         if len(self.problems) > before or table is None or not {"mode", *roles} <= set(place):
             return []  # (a placement wrong in defaults or -e is reported there, once)
         merged = {k: o.default for k, o in table.items()}
@@ -348,22 +364,28 @@ class _Check:
         explicit = frozenset(k for layer in layers for k in layer) | frozenset(sweep)
         resolved = {r: self.role(place[r]) for r in roles}  # a group names its one host
         specs = []
-        for combo in itertools.product(*sweep.values()):
+        for combo, pair in itertools.product(itertools.product(*sweep.values()), generate):
             swept = dict(zip(sweep, combo, strict=True))
             label = ",".join(f"{k}={_name_part(v)}" for k, v in swept.items())
+            label = f"[{label}]" if swept else ""
+            ends = {"server": pair.server, "client": pair.client} if pair.client else {}
+            by_role = {**ends, **resolved}
             specs.append(
                 TestSpec(
-                    name=f"{name}[{label}]" if swept else str(name),
+                    name=f"{name}[{pair.label}]{label}" if pair.client else f"{name}{label}",
                     mode=str(mode),
-                    server=resolved["server"],
-                    client=resolved["client"],
-                    roles=MappingProxyType(resolved),
+                    server=by_role["server"],
+                    client=by_role["client"],
+                    roles=MappingProxyType(by_role),
                     index=i,
                     options=MappingProxyType({**merged, **swept}),
                     explicit=explicit,
                     base_name=str(name),
                     swept=MappingProxyType(swept),
                     tool=str(tool),
+                    matrix=f"{name}{label}" if pair.client else "",
+                    pairs=_pairs.kind_of(raw) if pair.client else "",
+                    slot=pair.slot,
                 )
             )
         return specs
@@ -415,6 +437,7 @@ def load_scenario(
     modes: Mapping[str, Sequence[Option]] | None = None,
     roles: Mapping[str, Sequence[str]] | None = None,
     resolve: Callable[[str], str] | None = None,
+    select: _pairs.Select | None = None,
 ) -> Scenario:
     """Read and fully validate a scenario; every problem at once in one ScenarioError.
 
@@ -433,7 +456,7 @@ def load_scenario(
         raise ScenarioError(f"{where}: must be a mapping with a 'tests' list; {got}")
     from netrun.tools import tools as registered  # late: ping imports the modes
 
-    check = _Check(where, hosts, modes, roles, resolve, registered())
+    check = _Check(where, hosts, modes, roles, resolve, registered(), select)
     for key in data:
         if key not in TOP_KEYS:
             check.unknown(where, key, TOP_KEYS)
