@@ -228,7 +228,10 @@ def plot_all(doc: dict[str, Any], outdir: Path) -> list[Path]:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NetrunError(f"{outdir}: cannot create the plot folder ({exc.strerror})") from None
-    return [plot_throughput(doc, outdir / THROUGHPUT), plot_intervals(doc, outdir / INTERVALS)]
+    from netrun import matrix  # generated pairs' heatmaps
+
+    files = [plot_throughput(doc, outdir / THROUGHPUT), plot_intervals(doc, outdir / INTERVALS)]
+    return files + matrix.plot_all(doc, outdir)
 
 
 def _legend(ax: Axes) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +123,12 @@ class TestSpec:
     connect_timeout = property(lambda self: self.value("connect_timeout"))
     window = property(lambda self: self.value("window"))
     timeout = property(lambda self: self.value("timeout"))
+
+    @property
+    def tag(self) -> str:
+        """Names the test's files and containers on a host; the generated pairs of one entry
+        run at once, and a lab's hosts share /tmp, so each pair has its own."""
+        return f"t{self.index}" + (f"p{zlib.crc32(self.name.encode()):08x}" if self.matrix else "")
 
     @property
     def deadline(self) -> float:
