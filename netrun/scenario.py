@@ -18,8 +18,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-
 from netrun import options as _options
 from netrun import pairs as _pairs
 from netrun import yamlfile
@@ -27,11 +25,14 @@ from netrun.errors import InputError, ScenarioError, did_you_mean
 from netrun.host import Host
 from netrun.options import (  # noqa: F401  (re-exported: the checks' old home)
     GENERAL_OPTIONS,
+    KEY_RE,
     Option,
+    _scalar,
     expecting,
     integer,
     matching,
     number,
+    parse_overrides,
     problem,
     seconds,
     show,
@@ -47,7 +48,6 @@ MAX_NODES = 100_000  # YAML nodes after alias expansion: 5,000 tests or more, or
 MAX_COMBINATIONS = 1000  # tests one sweep may expand into
 #: Test and scenario names become file names: 1-64 of A-Z a-z 0-9 . _ -, no leading . _ -
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TOP_KEYS = ("name", "description", "defaults", "tests", "baseline", "parallel")
 #: Most tests run at once when a scenario asks for parallel execution (a host runs one at a time).
 MAX_PARALLEL = 256
@@ -532,34 +532,6 @@ def load_scenario(
         baseline=baseline if isinstance(baseline, str) else None,
         parallel=parallel,
     )
-
-
-def _scalar(value: Any) -> str:
-    """A -e value written back as the user typed it."""
-    return show(value).strip("'") if isinstance(value, str) else show(value)
-
-
-def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
-    """CLI ``-e key=value`` pairs; each value is read as one YAML scalar (``-e k=`` is null)."""
-    found: dict[str, Any] = {}
-    problems: list[str] = []
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep or not KEY_RE.fullmatch(key.strip()):
-            problems.append(f"-e {pair!r}: expected key=value, e.g. -e streams=4")
-            continue
-        try:
-            value = yaml.load(text, Loader=yamlfile.SafeLoader) if text.strip() else None
-        except (yaml.YAMLError, ValueError, RecursionError):  # ValueError: a date 2024-13-45
-            problems.append(f"-e {pair}: the value is not a valid YAML scalar; quote it")
-            continue
-        if isinstance(value, list | dict) or not isinstance(value, str | int | float | None):
-            problems.append(f"-e {pair}: the value must be one plain value, got {show(value)}")
-            continue
-        found[key.strip()] = value
-    if problems:
-        raise ScenarioError(problems)
-    return found
 
 
 def option_for(test: TestSpec, host: Host, name: str, options: Sequence[Option]) -> Any:
