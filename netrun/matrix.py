@@ -131,11 +131,16 @@ def _worse(grid: Grid, value: float, reference: float) -> bool:
     return value < reference - margin
 
 
-def _line(grid: Grid, host: str, side: int) -> list[tuple[str, str]]:
-    """The pairs of a host's row (side 0: as client) or column (1), both for an undirected
-    matrix, where a pair is measured one way only."""
-    sides = (0, 1) if grid.kind in UNDIRECTED else (side,)
-    return [pair for pair in grid.values if any(pair[s] == host for s in sides)]
+def _lines(grid: Grid) -> dict[tuple[str, int], list[tuple[str, str]]]:
+    """Each host's row (side 0: as client) and column (1) of pairs; for an undirected
+    matrix, where a pair is measured one way only, both are every pair of the host."""
+    out: dict[tuple[str, int], list[tuple[str, str]]] = {}
+    for pair in grid.values:
+        for side in (0, 1):
+            out.setdefault((pair[side], side), []).append(pair)
+            if grid.kind in UNDIRECTED:
+                out.setdefault((pair[side], 1 - side), []).append(pair)
+    return out
 
 
 def _findings(grid: Grid) -> list[str]:
@@ -158,10 +163,11 @@ def _findings(grid: Grid) -> list[str]:
                     f"{show(max(mine))} {unit}) are more than {tol} worse than the matrix median "
                     f"({show(overall)}): look at {host}'s cable, port or NIC"
                 )
+    lines = _lines(grid)
     for (client, server), value in measured.items():
         if client in slow_hosts or server in slow_hosts:
             continue  # named with its host above
-        around = set(_line(grid, client, 0)) | set(_line(grid, server, 1))
+        around = {*lines.get((client, 0), ()), *lines.get((server, 1), ())}
         others = [measured[p] for p in around if p in measured and p != (client, server)]
         if len(others) < 2:
             continue

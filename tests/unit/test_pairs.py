@@ -154,3 +154,28 @@ def test_list_tests_plans_without_connecting(tmp_path: Path) -> None:
     assert "m[golf->hotel]: baremetal, golf -> hotel  [outside -l]" in out
     assert "21 tests in 7 rounds" in out and "round 7:" in out and "round 8" not in out
     assert not (tmp_path / "results").exists()
+
+
+def test_a_later_test_never_overtakes_an_earlier_one_on_a_host() -> None:
+    """t2 waits for alpha; t3 must not take charlie first, or t2's round slips by one."""
+    import threading
+    from types import SimpleNamespace
+
+    from netrun.scheduler import run_parallel
+
+    order: list[str] = []
+    lock = threading.Lock()
+    seconds = {"t0": 0.3, "t1": 0.05, "t2": 0.05, "t3": 0.05}
+
+    def run_test(test, number, total) -> None:  # type: ignore[no-untyped-def]
+        with lock:
+            order.append(test.name)
+        time.sleep(seconds[test.name])
+
+    tests = [
+        SimpleNamespace(name=n, hosts=h)
+        for n, h in [("t0", ("alpha", "bravo")), ("t1", ("charlie", "delta")),
+                     ("t2", ("charlie", "alpha")), ("t3", ("charlie", "delta"))]
+    ]  # fmt: skip
+    run_parallel(tests, 4, run_test, lambda: None)  # type: ignore[arg-type]
+    assert order == ["t0", "t1", "t2", "t3"]
