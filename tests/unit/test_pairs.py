@@ -179,3 +179,16 @@ def test_a_later_test_never_overtakes_an_earlier_one_on_a_host() -> None:
     ]  # fmt: skip
     run_parallel(tests, 4, run_test, lambda: None)  # type: ignore[arg-type]
     assert order == ["t0", "t1", "t2", "t3"]
+
+
+def test_every_mode_takes_generated_pairs(tmp_path: Path) -> None:
+    """Extra roles (a relay) still name their host; server and client come from the pair."""
+    from netrun.modes import mode_roles
+
+    for mode, roles in mode_roles().items():
+        extra = "".join(f", {r}: india" for r in roles if r not in ("server", "client"))
+        entry = f"  - {{name: m, mode: {mode}, hosts: 'a*,b*', pairs: mesh{extra}}}\n"
+        scen = load(tmp_path, entry)
+        assert [t.name for t in scen.tests] == ["m[alpha->bravo]", "m[bravo->alpha]"], mode
+        assert all(t.roles.get(r, "india") == "india" for t in scen.tests for r in roles
+                   if r not in ("server", "client"))  # fmt: skip
