@@ -105,6 +105,11 @@ def run_parser() -> Parser:
         action="store_true",
         help="validate scenario and inventory, print the resolved tests, connect to nothing",
     )
+    p.add_argument(
+        "--list-tests",
+        action="store_true",
+        help="print the tests and the rounds a parallel run plans, connect to nothing",
+    )
     cron = p.add_argument_group("history, baselines and exports (nightly cron)")
     cron.add_argument(
         "--db", type=Path, help="history database (default: $XDG_DATA_HOME/netrun/history.sqlite)"
@@ -235,6 +240,13 @@ def cmd_run(ns: argparse.Namespace) -> int:
     req, secrets = _prepare(ns)
     if ns.check_only:
         print(check_report(req))
+        return EXIT_OK
+    if ns.list_tests:
+        from netrun.rounds import listing
+
+        allowed = [h.name for h in req.inventory.select(req.limit)] if req.limit else None
+        width = req.parallel or req.scenario.parallel
+        print("\n".join(listing(req.scenario, allowed, width)))
         return EXIT_OK
     db = None if ns.no_history else (ns.db or default_path())
     lock_at = ns.db or default_path()

@@ -66,7 +66,10 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     def resolve(role: str) -> str:  # server: servers -> the group's one host (within -l)
         return resolve_role(inventory, role, inputs.limit).name
 
-    scenario = load_scenario(inputs.scenario, overrides=overrides, resolve=resolve)
+    def select(pattern: str) -> list[str]:  # hosts: PATTERN of generated pairs (netrun.pairs)
+        return [h.name for h in inventory.select(pattern)]
+
+    scenario = load_scenario(inputs.scenario, overrides=overrides, resolve=resolve, select=select)
     problems += inventory_option_problems(inventory, all_options())
     if problems:
         raise InputError(problems)

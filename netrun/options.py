@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
+from netrun import yamlfile
 from netrun.errors import ScenarioError, did_you_mean
 
 if TYPE_CHECKING:
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
 #: Types YAML may hand us for an option; ``int`` values are accepted where floats are.
 Kind = type | tuple[type, ...]
 SIZE_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)")
+KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -219,3 +223,32 @@ GENERAL_OPTIONS: tuple[Option, ...] = (
            "e.g. {rtt_avg_ms: 20%, lost_percent: 0.5}", check=_tolerances, nullable=True),
 )
 # fmt: on
+
+
+# -- -e key=value ---------------------------------------------------------------------------
+def _scalar(value: Any) -> str:
+    """A -e value written back as the user typed it."""
+    return show(value).strip("'") if isinstance(value, str) else show(value)
+
+
+def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
+    """CLI ``-e key=value`` pairs; each value is read as one YAML scalar (``-e k=`` is null)."""
+    found: dict[str, Any] = {}
+    problems: list[str] = []
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not KEY_RE.fullmatch(key.strip()):
+            problems.append(f"-e {pair!r}: expected key=value, e.g. -e streams=4")
+            continue
+        try:
+            value = yaml.load(text, Loader=yamlfile.SafeLoader) if text.strip() else None
+        except (yaml.YAMLError, ValueError, RecursionError):  # ValueError: a date 2024-13-45
+            problems.append(f"-e {pair}: the value is not a valid YAML scalar; quote it")
+            continue
+        if isinstance(value, list | dict) or not isinstance(value, str | int | float | None):
+            problems.append(f"-e {pair}: the value must be one plain value, got {show(value)}")
+            continue
+        found[key.strip()] = value
+    if problems:
+        raise ScenarioError(problems)
+    return found

@@ -249,10 +249,12 @@ def plot_all(doc: dict[str, Any], outdir: Path) -> list[Path]:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NetrunError(f"{outdir}: cannot create the plot folder ({exc.strerror})") from None
+    from netrun import matrix  # generated pairs' heatmaps
+
     files = [plot_throughput(doc, outdir / THROUGHPUT), plot_intervals(doc, outdir / INTERVALS)]
     if curves.sweeps(doc):
         files.append(curves.plot_sweeps(doc, outdir / curves.SWEEPS))
-    return files
+    return files + matrix.plot_all(doc, outdir)
 
 
 def _legend(ax: Axes) -> None:

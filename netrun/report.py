@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from tabulate import tabulate
 
-from netrun import baseline, flags, metric_table, relay_latency, stats
+from netrun import baseline, flags, matrix, metric_table, relay_latency, stats
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
@@ -351,6 +351,8 @@ def render_table(
     if extra := metric_table.rows(doc):
         lines += ["", text_table(metric_table.HEADERS, extra)]
     lines += notes(doc, summary_rows(doc, verdicts))
+    for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
+        lines += ["", head, text_table(cols, cells), *found]
     return "\n".join(lines) + "\n"
 
 
@@ -364,6 +366,9 @@ def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None 
         )
         table += "\n\n" + more_table
     extra = [f"- {line}" for line in notes(doc, summary_rows(doc, verdicts))]
+    for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
+        grid = tabulate(cells, headers=cols, tablefmt="github", disable_numparse=True)
+        extra += ["", f"#### {head}", "", grid, "", *(f"- {line}" for line in found)]
     return "\n".join([f"### {title(doc)}", "", table, "", *extra]).rstrip() + "\n"
 
 
@@ -477,6 +482,10 @@ def render_html(
         ),
         "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes(doc, summary)) + "</ul>",
     ]
+    for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
+        marks = ["failed" if matrix.FAILED in row else "" for row in cells]
+        parts += [f"<h2>{html.escape(head)}</h2>", _html_table(cols, cells, marks)]
+        parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in found) + "</ul>")
     for plot in plots or ():
         data = base64.b64encode(Path(plot).read_bytes()).decode("ascii")
         alt = html.escape(Path(plot).stem, quote=True)

@@ -37,6 +37,7 @@ from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
 from netrun.needs import Needs, plan_needs, probe_host
 from netrun.progress import Events
 from netrun.results import ResultsDir, new_document, utcnow
+from netrun.rounds import plan
 from netrun.scenario import Scenario, TestSpec
 from netrun.scheduler import run_parallel
 from netrun.stats import samples_by_test
@@ -96,6 +97,8 @@ class Run:
             for metric in get_tool(name).metrics:
                 self.doc["metrics"].setdefault(metric.name, metric.to_dict())
         self.host_errors: dict[str, str] = {}
+        #: Samples stay in scenario order, however parallel tests finish (the table's order).
+        self._position = {t.name: i for i, t in enumerate(req.scenario.tests)}
         self.connected: list[Host] = []
         self.done: set[str] = set()
         #: The tools each host's roles need (set once the tests are known).
@@ -251,8 +254,12 @@ class Run:
 
     # -- many tests at once ---------------------------------------------------------------
     def _run_parallel(self, tests: list[TestSpec], width: int) -> None:
-        """Up to ``width`` tests at once, never two on one host (netrun.scheduler)."""
-        run_parallel(tests, width, self._run_test, self._interrupt, shielded)
+        """Up to ``width`` tests at once, never two on one host, round by round (netrun.rounds,
+        netrun.scheduler)."""
+        rounds = plan(tests, width)
+        self.progress(f"{len(tests)} tests planned in {len(rounds)} rounds")
+        ordered = [t for r in rounds for t in r]
+        run_parallel(ordered, width, self._run_test, self._interrupt, shielded)
 
     def _probe(self, host: Host) -> None:
         """Read kernel, iperf3 version and the data NIC, and check the tools the host's
@@ -421,6 +428,8 @@ class Run:
             "details": details,
             "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
         }
+        if test.matrix:  # a generated pair: the report draws its matrix (netrun.matrix)
+            rec["matrix"] = {"id": test.matrix, "pairs": test.pairs}
         for key in details.get("unavailable") or {}:  # a figure the tool cannot know: null
             if key in rec:
                 rec[key] = None
@@ -428,6 +437,8 @@ class Run:
         rec["flags"] = flags.of_sample(rec)
         with self._lock:
             self.doc["tests"].append(rec)
+            order = self._position
+            self.doc["tests"].sort(key=lambda s: (order.get(s["name"], -1), s.get("repeat") or 0))
             self.out.save(self.doc)
         self.req.events.done(test, repeat, rec)
         return rec

@@ -11,26 +11,29 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-
 from netrun import options as _options
+from netrun import pairs as _pairs
 from netrun import yamlfile
 from netrun.errors import InputError, ScenarioError, did_you_mean
 from netrun.flags import same_host_problem
 from netrun.host import Host
 from netrun.options import (  # noqa: F401  (re-exported: the checks' old home)
     GENERAL_OPTIONS,
+    KEY_RE,
     Option,
+    _scalar,
     expecting,
     integer,
     matching,
     number,
+    parse_overrides,
     problem,
     seconds,
     show,
@@ -46,13 +49,12 @@ MAX_NODES = 100_000  # YAML nodes after alias expansion: 5,000 tests or more, or
 MAX_COMBINATIONS = 1000  # tests one sweep may expand into
 #: Test and scenario names become file names: 1-64 of A-Z a-z 0-9 . _ -, no leading . _ -
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TOP_KEYS = ("name", "description", "defaults", "tests", "baseline", "parallel")
 #: Most tests run at once when a scenario asks for parallel execution (a host runs one at a time).
 MAX_PARALLEL = 256
 PLACEMENT = ("mode", "server", "client", "tool")  # test keys that may also sit in defaults or -e
 REQUIRED = ("mode", "server", "client")  # placement keys without a default
-TEST_KEYS = ("name", *PLACEMENT, "sweep")
+TEST_KEYS = ("name", *PLACEMENT, "sweep", *_pairs.KEYS)
 #: The roles of a mode that declares none: the two ends of one iperf3 test.
 DEFAULT_ROLES = ("server", "client")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -96,6 +98,11 @@ class TestSpec:
         return tuple(dict.fromkeys(self.hosts_by_role.values()))
 
     tool: str = DEFAULT_TOOL  # what measures: iperf3, ping, ... (netrun.tools)
+    #: A generated pair's matrix (its entry's name and sweep label), kind and tournament
+    #: round (netrun.pairs); "" for a test that names its hosts.
+    matrix: str = ""
+    pairs: str = ""
+    slot: int = 0
 
     def value(self, name: str) -> Any:
         """One option's merged value; an unknown name raises KeyError with a hint."""
@@ -117,6 +124,12 @@ class TestSpec:
     connect_timeout = property(lambda self: self.value("connect_timeout"))
     window = property(lambda self: self.value("window"))
     timeout = property(lambda self: self.value("timeout"))
+
+    @property
+    def tag(self) -> str:
+        """Names the test's files and containers on a host; the generated pairs of one entry
+        run at once, and a lab's hosts share /tmp, so each pair has its own."""
+        return f"t{self.index}" + (f"p{zlib.crc32(self.name.encode()):08x}" if self.matrix else "")
 
     @property
     def deadline(self) -> float:
@@ -159,8 +172,10 @@ class _Check:
         roles: Mapping[str, Sequence[str]] | None = None,
         resolve: Callable[[str], str] | None = None,
         tools: Mapping[str, Tool] | None = None,
+        select: _pairs.Select | None = None,
     ) -> None:
         self.where = where
+        self.select = select or _pairs.simple_select(hosts)
         self.roles = {m: tuple((roles or {}).get(m) or DEFAULT_ROLES) for m in modes}
         every = [r for rs in self.roles.values() for r in rs]
         self.placement_keys = ("mode", "tool", *dict.fromkeys([*DEFAULT_ROLES, *every]))
@@ -319,12 +334,17 @@ class _Check:
             else:
                 table = self.table(mode, tool)
         roles = self.roles.get(mode, DEFAULT_ROLES) if isinstance(mode, str) else DEFAULT_ROLES
+        generated = "hosts" in raw or "pairs" in raw
+        if generated:  # hosts + pairs stand for server and client
+            roles = tuple(r for r in roles if r not in DEFAULT_ROLES)
+            for key in set(DEFAULT_ROLES) & set(raw):
+                self.add(pre, f"{key!r} and 'hosts'/'pairs' exclude each other: {_pairs.USAGE}")
         for key in ("mode", *roles):
             if key not in place and key not in self.bad_layer_keys:
                 known = f"; known modes: {', '.join(sorted(self.modes))}" if key == "mode" else ""
                 self.add(pre, f"missing key {key!r}{known}")
         for key in raw:
-            placed = key in ("mode", "tool") or key in roles
+            placed = key in ("mode", "tool", *DEFAULT_ROLES) or key in roles
             if key in keys and not placed and table is not None:
                 owners = sorted(m for m, rs in self.roles.items() if key in rs)
                 self.add(
@@ -346,6 +366,9 @@ class _Check:
             else:
                 self.unknown(pre, key, [*(table or self.all_keys), *TEST_KEYS])
         sweep = self.sweep(pre, raw["sweep"], table, own, overrides) if "sweep" in raw else {}
+        generate = _pairs.from_test(raw, self.select) if generated else [_pairs.Pair("", "", 0)]
+        if isinstance(generate, str):
+            self.add(pre, generate)
         if len(self.problems) > before or table is None or not {"mode", *roles} <= set(place):
             return []  # (a placement wrong in defaults or -e is reported there, once)
         merged = {k: o.default for k, o in table.items()}
@@ -364,22 +387,28 @@ class _Check:
             self.add(pre, "bidir and reverse cannot both be true: bidir sends both ways")
             return []
         specs = []
-        for combo in itertools.product(*sweep.values()):
+        for combo, pair in itertools.product(itertools.product(*sweep.values()), generate):
             swept = dict(zip(sweep, combo, strict=True))
             label = ",".join(f"{k}={_name_part(v)}" for k, v in swept.items())
+            label = f"[{label}]" if swept else ""
+            ends = {"server": pair.server, "client": pair.client} if pair.client else {}
+            by_role = {**ends, **resolved}
             specs.append(
                 TestSpec(
-                    name=f"{name}[{label}]" if swept else str(name),
+                    name=f"{name}[{pair.label}]{label}" if pair.client else f"{name}{label}",
                     mode=str(mode),
-                    server=resolved["server"],
-                    client=resolved["client"],
-                    roles=MappingProxyType(resolved),
+                    server=by_role["server"],
+                    client=by_role["client"],
+                    roles=MappingProxyType(by_role),
                     index=i,
                     options=MappingProxyType({**merged, **swept}),
                     explicit=explicit,
                     base_name=str(name),
                     swept=MappingProxyType(swept),
                     tool=str(tool),
+                    matrix=f"{name}{label}" if pair.client else "",
+                    pairs=_pairs.kind_of(raw) if pair.client else "",
+                    slot=pair.slot,
                 )
             )
         return specs
@@ -431,6 +460,7 @@ def load_scenario(
     modes: Mapping[str, Sequence[Option]] | None = None,
     roles: Mapping[str, Sequence[str]] | None = None,
     resolve: Callable[[str], str] | None = None,
+    select: _pairs.Select | None = None,
 ) -> Scenario:
     """Read and fully validate a scenario; every problem at once in one ScenarioError.
 
@@ -449,7 +479,7 @@ def load_scenario(
         raise ScenarioError(f"{where}: must be a mapping with a 'tests' list; {got}")
     from netrun.tools import tools as registered  # late: ping imports the modes
 
-    check = _Check(where, hosts, modes, roles, resolve, registered())
+    check = _Check(where, hosts, modes, roles, resolve, registered(), select)
     for key in data:
         if key not in TOP_KEYS:
             check.unknown(where, key, TOP_KEYS)
@@ -519,34 +549,6 @@ def load_scenario(
         baseline=baseline if isinstance(baseline, str) else None,
         parallel=parallel,
     )
-
-
-def _scalar(value: Any) -> str:
-    """A -e value written back as the user typed it."""
-    return show(value).strip("'") if isinstance(value, str) else show(value)
-
-
-def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
-    """CLI ``-e key=value`` pairs; each value is read as one YAML scalar (``-e k=`` is null)."""
-    found: dict[str, Any] = {}
-    problems: list[str] = []
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep or not KEY_RE.fullmatch(key.strip()):
-            problems.append(f"-e {pair!r}: expected key=value, e.g. -e streams=4")
-            continue
-        try:
-            value = yaml.load(text, Loader=yamlfile.SafeLoader) if text.strip() else None
-        except (yaml.YAMLError, ValueError, RecursionError):  # ValueError: a date 2024-13-45
-            problems.append(f"-e {pair}: the value is not a valid YAML scalar; quote it")
-            continue
-        if isinstance(value, list | dict) or not isinstance(value, str | int | float | None):
-            problems.append(f"-e {pair}: the value must be one plain value, got {show(value)}")
-            continue
-        found[key.strip()] = value
-    if problems:
-        raise ScenarioError(problems)
-    return found
 
 
 def option_for(test: TestSpec, host: Host, name: str, options: Sequence[Option]) -> Any:

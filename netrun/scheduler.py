@@ -1,7 +1,10 @@
-"""Running a scenario's tests several at once: never two tests on one host, scenario order.
+"""Running a scenario's tests several at once: never two tests on one host, in plan order.
 
 A test holds every host of every role it names (server, client, relay...). It starts as
 soon as all of them are free, so disjoint tests overlap and a test sharing a host waits.
+The tests come in the order of their rounds (netrun.rounds), and a test never overtakes an
+earlier waiting one on a host: the hosts of a test that must wait are reserved for it, so
+a later round's test cannot slip in and push the planned round back.
 On Ctrl-C or SIGTERM (which reach the main thread only) ``interrupt`` stops every host's
 running command, and each worker records its test as interrupted and tears it down
 before the run's own cleanup starts.
@@ -38,12 +41,14 @@ def run_parallel(
     pool = ThreadPoolExecutor(max_workers=min(width, total), thread_name_prefix="test")
     try:
         while waiting or running:
+            reserved: set[str] = set()
             for item in list(waiting):
                 if len(running) >= width:
                     break
                 number, test = item
                 hosts = set(test.hosts)
-                if hosts & busy:
+                if hosts & (busy | reserved):
+                    reserved |= hosts
                     continue
                 waiting.remove(item)
                 busy |= hosts

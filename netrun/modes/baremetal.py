@@ -63,7 +63,7 @@ class BareMetal(Mode):
         last: iperf3.Iperf3Error | None = None
         for attempt in range(retries + 1):
             try:
-                return self.measure_once(f"t{self.test.index}r{repeat}")
+                return self.measure_once(f"{self.test.tag}r{repeat}")
             except iperf3.Iperf3Error as exc:
                 if exc.kind != "busy":
                     raise

@@ -76,8 +76,8 @@ class DockerMode(Mode):
         #: role -> host PID of the container's PID 1 (its network namespace's counters).
         self.pids: dict[str, int | None] = {}
         self.names = {
-            "server": f"netrun-{self.ctx.run_id}-t{self.test.index}-server",
-            "client": f"netrun-{self.ctx.run_id}-t{self.test.index}-client",
+            "server": f"netrun-{self.ctx.run_id}-{self.test.tag}-server",
+            "client": f"netrun-{self.ctx.run_id}-{self.test.tag}-client",
         }
 
     # -- helpers ------------------------------------------------------------------------------
