@@ -153,7 +153,9 @@ def sub_parser() -> Parser:
     lab = sub.add_parser("lab", help="the emulated lab on this machine (root)")
     lab.add_argument("action", choices=["up", "down", "status"])
     lab.add_argument("--hosts", type=int, default=3, help="number of hosts (up)")
-    lab.add_argument("--rate", default="1gbit", help="data-plane shaping rate (tc tbf)")
+    lab.add_argument(
+        "--rate", default="1gbit", help="data-plane shaping rate (tc tbf), or none: unshaped"
+    )
     lab.add_argument("--docker", action="store_true", help="a Docker daemon and overlay per host")
     lab.add_argument("--state-dir", type=Path, default=Path("/run/netrun-lab"))
     lab.add_argument("--prefix", default="nr", help="namespace and bridge name prefix")

@@ -136,6 +136,8 @@ def role_needs(test: TestSpec) -> Mapping[str, tuple[str, ...]]:
     from netrun.tools import get_tool
 
     by_role = get_mode(test.mode).needs
+    if test.options.get("mtu") is not None:  # netrun.mtu sets it (ip) and checks it (ping)
+        by_role = {r: (*tools, "ip", "ping") for r, tools in by_role.items()}
     own = get_tool(test.tool).needs
     if own is None:
         return by_role
