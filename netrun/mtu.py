@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from netrun import undo as undo_records
 from netrun.errors import ModeError, NetrunError
-from netrun.mtuplan import MtuWant, next_wants, wanted
+from netrun.mtuplan import VXLAN_OVERHEAD, MtuWant, next_wants, wanted
 
 if TYPE_CHECKING:
     from netrun.host import Host
@@ -144,6 +144,12 @@ class MtuSettings:
                 self.restore(host.name, stale, strict=True)
         if w is None:
             return
+        if w.overlay and w.overlay > w.underlay - VXLAN_OVERHEAD:
+            raise MtuError(
+                f"test {test.name}: overlay_mtu {w.overlay} does not fit a VXLAN overlay on "
+                f"MTU {w.underlay}: VXLAN adds {VXLAN_OVERHEAD} bytes, so at most "
+                f"{w.underlay - VXLAN_OVERHEAD}"
+            )
         details: dict[str, Any] = {
             "underlay": w.underlay,
             "overlay": w.overlay,
@@ -330,28 +336,32 @@ class MtuSettings:
 
 
 def follow_container(mode: Mode, host: Host, pid: int | None, mtu: int) -> None:
-    """Give a started container's interface, its host-side veth and their bridge the
-    overlay's MTU (the bridge's change is an undo record of the test; the veths go with the
-    container). Needs root on the host (nsenter)."""
+    """Give a started container's interface and its host-side veth the overlay's MTU (they
+    go with the container). A Linux bridge follows its ports' MTU by itself; only one that
+    stays lower (its MTU was set by hand) is raised, as an undo record of the test.
+    Needs root on the host (nsenter)."""
     if pid is None:
         raise MtuError(f"{host.name}: the container's pid is unknown, cannot set its MTU")
-    find = (
+    script = (
         # /sys shows the session's netns: read the peer's ifindex from ip's eth0@ifN
         f"i=$(nsenter -t {int(pid)} -n ip -o link show dev eth0 | "
         "sed -n 's/^[0-9]*: eth0@if\\([0-9]*\\).*/\\1/p'); p=; "
         'for d in /sys/class/net/*; do [ "$(cat "$d/ifindex")" = "$i" ] && p=${d##*/}; done; '
-        '[ -n "$p" ] || exit 4; echo "peer=$p"; b=$(readlink "/sys/class/net/$p/master"); '
+        '[ -n "$p" ] || exit 4; '
+        f'ip link set dev "$p" mtu {int(mtu)} && '
+        f"nsenter -t {int(pid)} -n ip link set dev eth0 mtu {int(mtu)} || exit 5; "
+        'b=$(readlink "/sys/class/net/$p/master"); '
         '[ -z "$b" ] || printf "bridge=%s\\nbridge_mtu=%s\\n" "${b##*/}" '
         '"$(cat "/sys/class/net/${b##*/}/mtu")"'
     )
-    res = host.run(find, timeout=30, sudo=host.become, check=False)
+    res = host.run(script, timeout=30, sudo=host.become, check=False)
+    if not res.ok:
+        why = "cannot find its veth" if res.exited == 4 else (res.stderr.strip()[-200:] or "?")
+        raise MtuError(f"{host.name}: could not set the container's MTU to {mtu}: {why}")
     state = parse_state(res.stdout)
-    peer = (state.get("peer") or [None])[0]
-    if not res.ok or not peer:
-        raise MtuError(f"{host.name}: cannot find the container's veth to set its MTU")
     bridge = (state.get("bridge") or [None])[0]
-    if bridge:
-        old = _int(state.get("bridge_mtu"))
+    old = _int(state.get("bridge_mtu"))
+    if bridge and old is not None and old < mtu:
         done = mode.change(
             host,
             set_script(bridge, mtu),
@@ -362,11 +372,6 @@ def follow_container(mode: Mode, host: Host, pid: int | None, mtu: int) -> None:
         )
         if not done.ok:
             raise MtuError(f"{host.name}: could not set the MTU of {bridge} to {mtu}")
-    script = (
-        f"{set_script(peer, mtu)} && nsenter -t {int(pid)} -n ip link set dev eth0 mtu {int(mtu)}"
-    )
-    if not host.run(script, timeout=30, sudo=host.become, check=False).ok:
-        raise MtuError(f"{host.name}: could not set the container's MTU to {mtu}")
 
 
 def _int(values: list[str] | None) -> int | None:
