@@ -133,8 +133,10 @@ def _plots(
     doc: dict[str, Any], outdir: Path, history: History | None, out: Published
 ) -> list[Path]:
     from netrun import plots
+    from netrun.mtuplot import plot_mtu
 
     files = plots.plot_all(doc, outdir)
+    files += plot_mtu(doc, outdir)  # when the scenario swept mtu:
     if history is not None:
         names = list(dict.fromkeys(t["name"] for t in doc.get("tests", [])))
         for name in names:
