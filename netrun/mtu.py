@@ -124,8 +124,9 @@ class MtuSettings:
 
     def __init__(self, ctx: RunContext, tests: Sequence[TestSpec], grouped: bool) -> None:
         self.ctx = ctx
-        #: Per test index: host -> what the next test on that host wants (grouped runs).
-        self.after = {t.index: n for t, n in zip(tests, next_wants(tests, mode_kind), strict=True)}
+        #: Per test (by name: a sweep's tests share an index): host -> what the next test
+        #: on that host wants (grouped runs).
+        self.after = {t.name: n for t, n in zip(tests, next_wants(tests, mode_kind), strict=True)}
         self.grouped = grouped
         #: host name -> what this run set there, oldest first
         self.applied: dict[str, list[Applied]] = {}
@@ -254,6 +255,13 @@ class MtuSettings:
                 script = ping_script(source, address, mtu - ICMP_OVERHEAD, pid)
                 res = hosts[i].run(script, timeout=30, check=False)
                 if not res.ok:
+                    small_ping = ping_script(source, address, 56, pid)
+                    small = hosts[i].run(small_ping, timeout=30, check=False)
+                    if not small.ok:  # not the MTU: the peer does not answer at all
+                        raise MtuError(
+                            f"{src} -> {dst}: no reply even to a small ping ({address} "
+                            "unreachable, or ICMP blocked), so the path MTU cannot be checked"
+                        )
                     raise MtuError(path_failure(src, dst, mtu, res.stdout + res.stderr))
                 checked.append(f"{src} -> {dst} {mtu}")
         return checked
@@ -289,7 +297,7 @@ class MtuSettings:
     def leave(self, test: TestSpec) -> list[str]:
         """After a test: restore what its hosts' next test does not want as it is."""
         problems: list[str] = []
-        nxt = self.after.get(test.index, {})
+        nxt = self.after.get(test.name, {})
         for name in dict.fromkeys(test.hosts):
             later = nxt.get(name) if self.grouped else None
             wants = {"underlay": later[0], "overlay": later[1]} if later else {}

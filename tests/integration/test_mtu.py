@@ -100,6 +100,10 @@ def test_a_sweep_sets_each_mtu_once_checks_the_path_and_restores(
     assert big["goodput_ceiling_mbps"] > small["goodput_ceiling_mbps"]  # per MTU
     assert "mtu" not in samples_of(doc, "plain")[0]["details"]
     assert "MTU" in run.stdout and " 9000 " in run.stdout, run.stdout
+    # set once per value and host: 1500 and 9000 on alpha and bravo (the debug log shows
+    # each undo record as it is written, before its change)
+    log = (tmp_path / "out" / "netrun.log").read_text()
+    assert log.count("'# MTU of data0 back to 1500") == 4, log.count("back to 1500")
     assert lab_settings(lab) == before
     assert list((tmp_path / "remote").glob("*/netrun-*")) == []
 
@@ -206,7 +210,7 @@ def test_flannel_follows_the_mtu_inside_the_containers(
         entry("ipip", mode="flannel", duration=1, mtu=1500, overlay_mtu=1480),
     ]
     scenario = write_scenario(tmp_path, tests, name="overlay")
-    inventory = docker_lab.inventory
+    inventory = own_tmp_inventory(docker_lab, tmp_path)
     run = run_netrun([scenario, "-i", inventory, "-o", "out", "--no-history"], cwd=tmp_path)
     assert run.returncode == 1, run.stderr
     doc = load_results(tmp_path / "out")

@@ -134,3 +134,18 @@ def test_commands_quote_every_token() -> None:
 
 def test_the_vxlan_overhead_is_flannels() -> None:
     assert mtuplan.VXLAN_OVERHEAD == 50
+
+
+def test_an_unshaped_lab_claims_no_line_rate(tmp_path: Path) -> None:
+    import yaml
+
+    from netrun.lab import LabConfig, plan
+    from netrun.lab.inventory import render
+
+    cfg = LabConfig(rate="none", prefix="nrx", state_dir=tmp_path, inventory=tmp_path / "i.yaml")
+    assert cfg.problems() == []
+    data = yaml.safe_load(render(plan(cfg)))
+    assert "netrun_link_speed_mbps" not in data["all"]["vars"]
+    shaped = LabConfig(prefix="nrx", state_dir=tmp_path, inventory=tmp_path / "i.yaml")
+    assert yaml.safe_load(render(plan(shaped)))["all"]["vars"]["netrun_link_speed_mbps"] == 1000
+    assert "bad lab rate 'fast'" in LabConfig(rate="fast").problems()[0]
