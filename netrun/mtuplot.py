@@ -55,6 +55,7 @@ def plot_mtu(doc: dict[str, Any], outdir: Path) -> list[Path]:
             ax.annotate(cell, (x, y), textcoords="offset points", xytext=(0, 6), fontsize=7)
     ax.set_xlabel("host MTU (bytes); labels: underlay/overlay")
     ax.set_ylabel("Mbit/s (median)")
+    ax.margins(x=0.08, y=0.15)  # room for the labels
     ax.set_ylim(bottom=0)
     ax.set_title(_title(doc, "throughput versus MTU"), fontsize=9)
     ax.grid(alpha=0.3)

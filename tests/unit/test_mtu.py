@@ -149,3 +149,31 @@ def test_an_unshaped_lab_claims_no_line_rate(tmp_path: Path) -> None:
     shaped = LabConfig(prefix="nrx", state_dir=tmp_path, inventory=tmp_path / "i.yaml")
     assert yaml.safe_load(render(plan(shaped)))["all"]["vars"]["netrun_link_speed_mbps"] == 1000
     assert "bad lab rate 'fast'" in LabConfig(rate="fast").problems()[0]
+
+
+MTU_RUN = Path(__file__).resolve().parent.parent / "fixtures" / "results" / "mtu-lab"
+
+
+def test_the_lab_run_renders_the_mtu_column_and_plot(tmp_path: Path) -> None:
+    """scenarios/mtu.yaml as it ran on the unshaped lab (2026-11-30)."""
+    import json
+
+    from netrun.mtuplot import plot_mtu, series
+    from netrun.report import render
+
+    doc = json.loads((MTU_RUN / "results.json").read_text())
+    lines = render(doc, "table").splitlines()
+    assert "MTU" in lines[1].split()
+    row = next(line for line in lines if line.startswith("flannel[mtu=9000]"))
+    assert "9000/8950" in row.split()
+    got = series(doc)
+    assert sorted(got) == ["bare-metal (baremetal)", "flannel (flannel)"]
+    assert [(m, cell) for m, _, cell in got["flannel (flannel)"]] == [
+        (1500, "1500/1450"),
+        (6000, "6000/5950"),
+        (9000, "9000/8950"),
+    ]
+    (png,) = plot_mtu(doc, tmp_path)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    one = {**doc, "tests": [t for t in doc["tests"] if "mtu=1500" in t["name"]]}
+    assert plot_mtu(one, tmp_path / "none") == []  # one MTU: nothing to plot against
