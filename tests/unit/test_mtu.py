@@ -177,3 +177,43 @@ def test_the_lab_run_renders_the_mtu_column_and_plot(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     one = {**doc, "tests": [t for t in doc["tests"] if "mtu=1500" in t["name"]]}
     assert plot_mtu(one, tmp_path / "none") == []  # one MTU: nothing to plot against
+
+
+class _Session:
+    """A host's shell as the state probe sees it: which user, which NICs (the output of
+    netrun.mtu.state_script on a lab host), and every command that was sent."""
+
+    def __init__(self, output: str) -> None:
+        self.output = output
+        self.sent: list[str] = []
+
+    def run(self, argv: object, *, timeout: float, sudo: bool = False, check: bool = True):
+        from netrun.transport import CommandResult
+
+        self.sent.append(str(argv))
+        return CommandResult("h", str(argv), 0, self.output, "", 0.0)
+
+
+@pytest.mark.parametrize(
+    ("output", "become", "expected"),
+    [
+        ("uid=1000\nmgmt=eth0\nmtu=1500\n", False, "needs root; connect as root or set"),
+        ("uid=0\nmgmt=data0\nmtu=1500\n", False, "data0 carries netrun's SSH session"),
+    ],
+)
+def test_no_change_without_root_or_on_the_management_nic(
+    tmp_path: Path, output: str, become: bool, expected: str
+) -> None:
+    from netrun.host import Host
+    from netrun.modes.baremetal import BareMetal
+    from netrun.modes.base import RunContext
+    from netrun.tools.facts import HostFacts, NicInfo
+
+    (test,) = scenario(tmp_path, "tests:\n  - {name: t, mode: baremetal, mtu: 9000}\n")
+    session = _Session(output)
+    host = Host("alpha", {"ansible_become": become}, transport=session)  # type: ignore[arg-type]
+    ctx = RunContext("0123abcd", facts={"alpha": HostFacts(None, None, False, NicInfo("data0"))})
+    settings = mtu.MtuSettings(ctx, [test], grouped=True)
+    with pytest.raises(mtu.MtuError, match=expected):
+        settings.enter(test, {"server": host}, BareMetal(test, host, host, ctx))
+    assert not any("ip link set" in cmd for cmd in session.sent)  # nothing was changed
