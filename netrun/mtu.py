@@ -367,7 +367,7 @@ def follow_container(mode: Mode, host: Host, pid: int | None, mtu: int) -> None:
         why = "cannot find its veth" if res.exited == 4 else (res.stderr.strip()[-200:] or "?")
         raise MtuError(f"{host.name}: could not set the container's MTU to {mtu}: {why}")
     state = parse_state(res.stdout)
-    bridge = (state.get("bridge") or [None])[0]
+    bridge = (state.get("bridge") or [""])[0]
     old = _int(state.get("bridge_mtu"))
     if bridge and old is not None and old < mtu:
         done = mode.change(

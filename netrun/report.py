@@ -166,9 +166,9 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def bare_metal_reference(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
-    """Bare-metal throughput per (host pair, protocol), to compare the other modes with."""
-    ref: dict[tuple[str, str], float] = {}
+def bare_metal_reference(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], float]:
+    """Bare-metal throughput per (host pair, protocol, MTU), to compare the other modes with."""
+    ref: dict[tuple[str, str, str], float] = {}
     for row in rows:
         if row["mode"] == "baremetal" and row["mbps"]:
             ref.setdefault((row["pair"], row["protocol"], _mtu(row)), row["mbps"])
