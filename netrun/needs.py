@@ -139,6 +139,8 @@ def role_needs(test: TestSpec) -> Mapping[str, tuple[str, ...]]:
     mode = get_mode(test.mode)
     needs_for = getattr(mode, "needs_for", None)  # needs that depend on the test's options
     by_role = needs_for(test.options) if needs_for else mode.needs
+    if test.options.get("mtu") is not None:  # netrun.mtu sets it (ip) and checks it (ping)
+        by_role = {r: (*tools, "ip", "ping") for r, tools in by_role.items()}
     own = get_tool(test.tool).needs
     if own is None:
         return by_role

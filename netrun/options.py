@@ -221,6 +221,13 @@ GENERAL_OPTIONS: tuple[Option, ...] = (
            "loopback and is flagged same-host"),
     Option("tolerances", dict, None, "allowed change per metric against the baseline, "
            "e.g. {rtt_avg_ms: 20%, lost_percent: 0.5}", check=_tolerances, nullable=True),
+    # MTU tuning (netrun.mtu): set for the test on every role's data NIC, checked, restored
+    Option("mtu", int, None, "MTU of every role's data NIC during the test; null: as is",
+           check=integer(576, 65535), nullable=True),
+    Option("overlay_mtu", int, None, "the overlay's MTU with mtu: (default mtu - 50)",
+           check=integer(576, 65535), nullable=True),
+    Option("allow_management_mtu", bool, False, "let mtu: change a NIC that also carries "
+           "netrun's SSH session"),
 )
 # fmt: on
 

@@ -146,8 +146,10 @@ def _plots(
     doc: dict[str, Any], outdir: Path, history: History | None, opts: PublishOptions
 ) -> list[Path]:
     from netrun import plots
+    from netrun.mtuplot import plot_mtu
 
     files = plots.plot_all(doc, outdir)
+    files += plot_mtu(doc, outdir)  # when the scenario swept mtu:
     if history is not None:
         from netrun.trend import trend_plots
 

@@ -20,14 +20,14 @@ from typing import Any, Protocol
 
 from tabulate import tabulate
 
-from netrun import baseline, flags, matrix, metric_table, relay_latency, stats
+from netrun import baseline, flags, matrix, metric_table, mtuplan, relay_latency, stats
 
 FORMATS = ("table", "markdown", "csv", "json", "html")
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
 REGRESSED = frozenset({"regressed", "regression"})
 
 HEADERS = [
-    "test", "mode", "sender→receiver", "proto", "Mbit/s", "% bare", "ceiling", "% ceil",
+    "test", "mode", "sender→receiver", "proto", "MTU", "Mbit/s", "% bare", "ceiling", "% ceil",
     "retr", "CPU c/s %", "jitter/loss", "flags", "status",
 ]  # fmt: skip
 STATS_HEADERS = ["mean±sd", "min-max", "95% CI"]
@@ -36,7 +36,7 @@ VERDICT_HEADERS = ["Δ%", "verdict"]
 CSV_FIELDS = [
     "name", "mode", "server", "client", "protocol", "samples", "n_ok", "mbps", "mean_mbps",
     "stdev_mbps", "min_mbps", "max_mbps", "ci_low_mbps", "ci_high_mbps", "pct_line",
-    "pct_bare", "line_rate_mbps", "ceiling_mbps", "retransmits", "cpu_client", "cpu_server",
+    "pct_bare", "line_rate_mbps", "ceiling_mbps", "mtu", "retransmits", "cpu_client", "cpu_server",
     "jitter_ms", "lost_percent", "status", "error", "delta_pct", "verdict", "direction",
     "pct_ceiling", "flags",
 ]  # fmt: skip
@@ -145,6 +145,7 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
             r: h for r, h in (first.get("hosts") or {}).items() if r not in ("server", "client")
         },
         "protocol": first["protocol"],
+        "mtu": mtuplan.cell(_details(first).get("mtu")),
         "mbps": mbps,
         **{f"{k}_mbps": getattr(summary, k, None) for k in SPREAD},
         "pct_line": 100 * mbps / line if mbps and line else None,
@@ -170,13 +171,18 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def bare_metal_reference(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
-    """Bare-metal throughput per (host pair, protocol), to compare the other modes with."""
-    ref: dict[tuple[str, str], float] = {}
+def bare_metal_reference(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], float]:
+    """Bare-metal throughput per (host pair, protocol, MTU), to compare the other modes with."""
+    ref: dict[tuple[str, str, str], float] = {}
     for row in rows:
         if row["mode"] == "baremetal" and row["mbps"]:
-            ref.setdefault((row["pair"], row["protocol"]), row["mbps"])
+            ref.setdefault((row["pair"], row["protocol"], _mtu(row)), row["mbps"])
     return ref
+
+
+def _mtu(row: dict[str, Any]) -> str:
+    """The host MTU a row ran at (bare metal compares at the same MTU); "" if not set."""
+    return str(row.get("mtu") or "").split("/")[0]
 
 
 def shows_bare(rows: list[dict[str, Any]]) -> bool:
@@ -197,7 +203,7 @@ def summary_rows(
     per_metric = metric_table.json_rows(doc)
     for row in rows:
         row["metrics"] = per_metric.get(row["name"], {})
-        base = ref.get((row["pair"], row["protocol"]))
+        base = ref.get((row["pair"], row["protocol"], _mtu(row)))
         row["pct_bare"] = 100 * row["mbps"] / base if row["mbps"] and base else None
         verdict = by_test.get(row["name"])
         if verdict is not None:
@@ -214,7 +220,8 @@ def table_rows(
     with_stats = any(r["samples"] > 1 for r in rows)
     headers = list(HEADERS)
     if with_stats:
-        headers[5:5] = STATS_HEADERS
+        at = headers.index("Mbit/s") + 1
+        headers[at:at] = STATS_HEADERS
         headers.insert(1, "n")
     if verdicts is not None:
         headers[-1:-1] = VERDICT_HEADERS
@@ -225,7 +232,8 @@ def table_rows(
         else:
             udp = "-"
         pair = row["direction"] + "".join(f" {r} {h}" for r, h in row.get("roles", {}).items())
-        cells = [row["name"], row["mode"], pair, row["protocol"], _fmt(row["mbps"])]
+        cells = [row["name"], row["mode"], pair, row["protocol"], row["mtu"] or "-"]
+        cells.append(_fmt(row["mbps"]))
         if with_stats:
             cells.insert(1, str(row["samples"]))
             cells += _stats_cells(row)
@@ -243,12 +251,22 @@ def table_rows(
             cells += ["-" if delta is None else f"{delta:+.1f}", row["verdict"] or "-"]
         cells.append(row["status"])
         out.append(cells)
+    if not any(r["mtu"] for r in rows):  # no test set an MTU
+        drop(headers, out, "MTU")
     if not shows_bare(rows):
         idx = headers.index("% bare")
         headers.pop(idx)
         for cells in out:
             cells.pop(idx)
     return headers, out
+
+
+def drop(headers: list[str], rows: list[list[str]], column: str) -> None:
+    """Remove a column from the headers and every row."""
+    idx = headers.index(column)
+    headers.pop(idx)
+    for cells in rows:
+        cells.pop(idx)
 
 
 def _stats_cells(row: dict[str, Any]) -> list[str]:

@@ -34,6 +34,8 @@ from netrun.journal import Journal, host_key
 from netrun.linerate import ceiling_of, line_rate_mbps
 from netrun.modes import docker_commands, get_mode
 from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
+from netrun.mtu import MtuSettings, mode_kind
+from netrun.mtuplan import frame_mtu, order
 from netrun.needs import Needs, plan_needs, probe_host
 from netrun.progress import Events
 from netrun.results import ResultsDir, new_document, utcnow
@@ -103,6 +105,8 @@ class Run:
         self.done: set[str] = set()
         #: The tools each host's roles need (set once the tests are known).
         self.needs = Needs()
+        #: The MTUs tests set (mtu:), restored after their group and at the end.
+        self.mtu = MtuSettings(self.ctx, [], grouped=False)
         #: Held while the results document changes or is saved (parallel tests share it).
         self._lock = threading.RLock()
         self._progress_lock = threading.Lock()
@@ -150,6 +154,9 @@ class Run:
         self.req.events.plan(tests)
         self._connect(tests)
         width = self.req.parallel or self.req.scenario.parallel
+        if width == 1:  # a sweep sets each MTU once for the tests that share it
+            tests = order(tests, mode_kind)
+        self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)
         if width > 1 and len(tests) > 1:
             self._run_parallel(tests, width)
         else:
@@ -295,7 +302,9 @@ class Run:
         repeat = 1
         try:
             self.progress(f"{label}: setting up")
+            self.mtu.enter(test, by_role, mode)
             mode.setup()
+            self.mtu.check_containers(test, mode)
             for repeat in range(1, test.repeat + 1):
                 if self.ctx.stopping.is_set():
                     raise Cancelled(test.client)
@@ -322,7 +331,7 @@ class Run:
                 except NetrunError as exc:
                     self._error(f"teardown of {test.name}: {exc}")
                     self.progress(f"{label}: teardown problem: {exc}")
-                for problem in mode.undo():  # what the mode changed, newest first
+                for problem in [*mode.undo(), *self.mtu.leave(test)]:  # newest first
                     self._error(f"teardown of {test.name}: {problem}")
                     self.progress(f"{label}: teardown problem: {problem}")
             self._save()
@@ -375,8 +384,10 @@ class Run:
             client_h.link_speed_mbps or nic["client"]["speed_mbps"],
             server_h.link_speed_mbps or nic["server"]["speed_mbps"],
         )
-        mtus = [v["mtu"] for v in nic.values() if v["mtu"]]
         details = dict(mode.details) if mode else {}
+        mtus = [v["mtu"] for v in nic.values() if v["mtu"]]
+        if frame_mtu(details.get("mtu")):  # the MTU the test ran at (mtu:)
+            mtus = [frame_mtu(details.get("mtu"))]
         details.update(m.details if m else {})  # this repeat's own (path bytes, verdict)
         inner = details.get("overlay_mtu")
         tool = get_tool(test.tool)
@@ -453,6 +464,8 @@ class Run:
 
         # A host whose probe failed ran nothing: sweeping it would only repeat that failure.
         probed = [h for h in self.connected if h.name in self.ctx.facts]
+        for problem in self.mtu.restore_all():
+            self._error(f"MTU restore: {problem}")
         swept = sweep_hosts(probed, script, retry=True)
         for name, err in swept.failed.items():
             reason = err.message if isinstance(err, HostError) else str(err)

@@ -80,7 +80,9 @@ def sub_parser() -> Parser:
     lab = _command(sub, "lab")
     lab.add_argument("action", choices=["up", "down", "status"], help="up, down or status")
     lab.add_argument("--hosts", type=int, default=3, help="number of hosts (up)")
-    lab.add_argument("--rate", default="1gbit", help="data-plane shaping rate (tc tbf)")
+    lab.add_argument(
+        "--rate", default="1gbit", help="data-plane shaping rate (tc tbf), or none: unshaped"
+    )
     lab.add_argument(
         "--host-rate",
         action="append",

@@ -6,7 +6,7 @@ Every function here is idempotent: it creates what is missing and leaves the res
 
 from __future__ import annotations
 
-from netrun.lab.plan import LabHost, LabPlan, rate_mbps
+from netrun.lab.plan import SWITCH_MTU, LabHost, LabPlan, rate_mbps, shaped
 from netrun.lab.system import ip_json, netns_exists, run
 
 TBF_BURST_KB = 256  # enough for 1 Gbit/s; scaled up for faster rates
@@ -52,7 +52,7 @@ def ensure_switch(lab: LabPlan) -> None:
     ensure_netns(ns)
     if not link_exists(lab.switch_bridge, ns):
         run(["ip", "-n", ns, "link", "add", lab.switch_bridge, "type", "bridge"])
-    run(["ip", "-n", ns, "link", "set", lab.switch_bridge, "up"])
+    run(["ip", "-n", ns, "link", "set", lab.switch_bridge, "mtu", str(SWITCH_MTU), "up"])
 
 
 def tbf_args(rate: str) -> list[str]:
@@ -77,7 +77,8 @@ def has_tbf(netns: str, dev: str) -> bool:
 
 
 def ensure_host_links(lab: LabPlan, host: LabHost) -> None:
-    """mgmt0 on the mgmt bridge, data0 on the switch, addresses, and tbf on data0's egress."""
+    """mgmt0 on the mgmt bridge, data0 on the switch, addresses, and tbf on data0's egress
+    (none with ``--rate none``)."""
     ns = host.namespace
     if not link_exists("mgmt0", ns):
         if link_exists(host.mgmt_veth):  # a stale root end whose peer is gone
@@ -122,16 +123,19 @@ def ensure_host_links(lab: LabPlan, host: LabHost) -> None:
                 ns,
             ]
         )
+    # The switch carries jumbo frames; the host's data0 starts at 1500, as a NIC does.
+    run(["ip", "-n", sw, "link", "set", host.switch_port, "mtu", str(SWITCH_MTU)])
     run(["ip", "-n", sw, "link", "set", host.switch_port, "master", lab.switch_bridge, "up"])
     run(["ip", "-n", ns, "addr", "replace", f"{host.data_ip}/24", "dev", "data0"])
     run(["ip", "-n", ns, "link", "set", "data0", "up"])
     rate = lab.config.rate_for(host.name)
     own = rate != lab.config.rate  # --host-rate: this link both ways, with a short queue
-    shaping = host_tbf_args(rate) if own else tbf_args(rate)
-    if not has_tbf(ns, "data0"):
-        run(["tc", "-n", ns, "qdisc", "replace", "dev", "data0", "root", *shaping])
-    if own and not has_tbf(sw, host.switch_port):
-        run(["tc", "-n", sw, "qdisc", "replace", "dev", host.switch_port, "root", *shaping])
+    if shaped(rate):  # --rate none leaves the data plane unshaped (a --host-rate still shapes)
+        shaping = host_tbf_args(rate) if own else tbf_args(rate)
+        if not has_tbf(ns, "data0"):
+            run(["tc", "-n", ns, "qdisc", "replace", "dev", "data0", "root", *shaping])
+        if own and not has_tbf(sw, host.switch_port):
+            run(["tc", "-n", sw, "qdisc", "replace", "dev", host.switch_port, "root", *shaping])
 
 
 def delete_link(name: str, netns: str | None = None) -> bool:

@@ -261,6 +261,14 @@ class DockerMode(Mode):
         text = res.stdout.strip()
         return int(text) if res.ok and text.isdigit() else None
 
+    def follow_mtu(self, host: Host, info: dk.ContainerInfo) -> None:
+        """With ``mtu:``, the container's network gets the overlay's MTU (netrun.mtu)."""
+        from netrun import mtu
+
+        want = mtu.want(self.test)
+        if want is not None and want.containers:
+            mtu.follow_container(self, host, info.pid, want.containers)
+
     def server_address(self, info: dk.ContainerInfo, host: Host) -> str:
         network = str(self.value("network", host))
         ip = info.ips.get(network) or next(iter(info.ips.values()), None)
@@ -291,6 +299,7 @@ class DockerMode(Mode):
             host = ends[role]
             self.start_app(role, host)
             info = self.wait_ready(role, host)
+            self.follow_mtu(host, info)
             mtu = self.container_mtu(host, info.name)
             infos[role] = info
             self.pids[role] = info.pid
