@@ -191,7 +191,8 @@ class Run:
         for name, err in result.failed.items():
             self._host_failed(name, err)
         self.connected = [h for h in hosts if h.name in result.succeeded]
-        probed = on_each(self.connected, self._probe, deadline=60)
+        forks = self.req.settings.forks
+        probed = on_each(self.connected, self._probe, deadline=60, max_workers=forks)
         for name, err in probed.failed.items():
             self._host_failed(name, err)
         self._sweep_stale()
@@ -202,7 +203,8 @@ class Run:
             return
         ready = [h for h in self.connected if h.name in self.ctx.facts]
         ready = [h for h in ready if h.name not in self.host_errors]
-        swept = sweep_stale(self.req.journal, self.ctx.run_id, ready)
+        forks = self.req.settings.forks
+        swept = sweep_stale(self.req.journal, self.ctx.run_id, ready, forks)
         for line in swept:
             self.progress(f"swept what an earlier, killed run left: {line}")
         if swept:
@@ -210,7 +212,8 @@ class Run:
                 self.doc.setdefault("swept", []).extend(swept)
         # An undo may have changed what the probe read (an MTU back to normal): read again.
         undone = [h for h in ready if any(f"{h.name}: run " in s and "undone:" in s for s in swept)]
-        for name, err in on_each(undone, self._probe, deadline=60).failed.items():
+        again = on_each(undone, self._probe, deadline=60, max_workers=forks)
+        for name, err in again.failed.items():
             self._host_failed(name, err)
 
     def _revive(self, name: str) -> None:
@@ -428,7 +431,7 @@ class Run:
 
         # A host whose probe failed ran nothing: sweeping it would only repeat that failure.
         probed = [h for h in self.connected if h.name in self.ctx.facts]
-        swept = sweep_hosts(probed, script, retry=True)
+        swept = sweep_hosts(probed, script, retry=True, forks=self.req.settings.forks)
         for name, err in swept.failed.items():
             reason = err.message if isinstance(err, HostError) else str(err)
             fix = cleanup_command(self.req.inventory.paths, name, self.ctx.run_id)

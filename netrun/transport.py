@@ -27,9 +27,9 @@ from netrun.errors import (
     ConnectError,
     HostKeyError,
 )
+from netrun.group import DEFAULT_FORKS, in_cleanup, on_each
 from netrun.group import GroupResult as GroupResult
 from netrun.group import cleaning as cleaning
-from netrun.group import in_cleanup, on_each
 from netrun.group import in_parallel as in_parallel
 from netrun.hostkeys import TrustOnFirstUse, known_hosts_name
 from netrun.sshfail import LOST, handshake_failure, socket_reason, sudo_refusal
@@ -85,6 +85,8 @@ class SSHSettings:
     auth_timeout: float = 10.0
     keepalive: int = 15
     accept_new_host_keys: bool = False
+    #: Hosts connected, probed and swept at once (Ansible's ``forks``, ``-f``).
+    forks: int = DEFAULT_FORKS
     known_hosts: Path = field(default_factory=lambda: Path("~/.ssh/known_hosts").expanduser())
 
 
@@ -413,16 +415,15 @@ def open_transport(host: Host, settings: SSHSettings) -> Transport:
     return ssh
 
 
-def connect_all(
-    hosts: Iterable[Host], settings: SSHSettings, *, max_workers: int = 16
-) -> GroupResult:
-    """Connect every host in parallel; each host's transport is set on success."""
+def connect_all(hosts: Iterable[Host], settings: SSHSettings) -> GroupResult:
+    """Connect up to ``settings.forks`` hosts at once; each host's transport is set on
+    success, and a host that fails is only named in ``failed``."""
 
     def connect(host: Host) -> None:
         host.transport = open_transport(host, settings)
 
     deadline = settings.connect_timeout + settings.banner_timeout + settings.auth_timeout + 5
-    return on_each(hosts, connect, deadline=deadline, max_workers=max_workers)
+    return on_each(hosts, connect, deadline=deadline, max_workers=settings.forks)
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:

@@ -165,7 +165,7 @@ def test_reports_every_problem_in_one_error() -> None:
     w = str(FIXTURES / "many-problems.yaml")
     assert problems(FIXTURES / "many-problems.yaml") == [
         f"{w}: unknown key 'colour' (valid keys: name, description, defaults, tests, baseline,"
-        " parallel)",
+        " parallel, forks)",
         f"{w}: defaults: duration must be a whole number of seconds from 1 to 86400, got 'ten'",
         f"{w}: defaults: image must be a string, got 42",
         f"{w}: defaults: unknown key 'protcol'; did you mean 'protocol'?",
