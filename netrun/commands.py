@@ -47,6 +47,7 @@ def cmd_lab(ns: argparse.Namespace) -> int:
             prefix=ns.prefix,
             net_index=ns.net_index,
             freeflow_src=ns.freeflow_src,
+            login_cost=ns.login_cost,
         )
         st = lab.up(cfg, progress)
         print(_lab_summary(st))
