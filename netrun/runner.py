@@ -187,14 +187,11 @@ class Run:
                 [(h, remote_tmp(h), docker.get(h.name) or docker_command(h)) for h in hosts],
             )
         self.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
-        result = connect_all(hosts, self.req.settings)
+        # Each host is probed as soon as it is connected (one worker per host, forks at once).
+        result = connect_all(hosts, self.req.settings, then=self._probe, then_deadline=60)
         for name, err in result.failed.items():
             self._host_failed(name, err)
-        self.connected = [h for h in hosts if h.name in result.succeeded]
-        forks = self.req.settings.forks
-        probed = on_each(self.connected, self._probe, deadline=60, max_workers=forks)
-        for name, err in probed.failed.items():
-            self._host_failed(name, err)
+        self.connected = [h for h in hosts if h.transport is not None]
         self._sweep_stale()
 
     def _sweep_stale(self) -> None:

@@ -83,6 +83,7 @@ class BareMetal(Mode):
             binary=self.ctx.iperf3(self.server),
             port=self.test.value("port"),
             lifetime=test_deadline(self),
+            lazy_stop=True,
         ) as server:
             assert server.port is not None
             self.details["server_port"] = server.port

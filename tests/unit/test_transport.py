@@ -164,7 +164,7 @@ def test_interrupt_while_the_channel_opens_stops_the_command() -> None:
         return _SilentChannel()
 
     link = SimpleNamespace(open_session=open_session, is_active=lambda: True)
-    ssh._conn = SimpleNamespace(transport=link)  # type: ignore[assignment]
+    ssh._conn = SimpleNamespace(get_transport=lambda: link)  # type: ignore[assignment]
     started = time.monotonic()
     with pytest.raises(Cancelled):
         ssh.run(["iperf3", "-c", "10.0.0.2"], timeout=30)
