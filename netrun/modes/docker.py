@@ -75,6 +75,8 @@ class DockerMode(Mode):
         self.server_ip: str | None = None
         #: role -> host PID of the container's PID 1 (its network namespace's counters).
         self.pids: dict[str, int | None] = {}
+        #: role -> the container's eth0 MTU, read when it became ready.
+        self.mtus: dict[str, int | None] = {}
         self.names = {
             "server": f"netrun-{self.ctx.run_id}-t{self.test.index}-server",
             "client": f"netrun-{self.ctx.run_id}-t{self.test.index}-client",
@@ -223,23 +225,27 @@ class DockerMode(Mode):
             raise dk.DockerError(f"{host.name}: docker run of {role} container failed", text)
 
     def wait_ready(self, role: str, host: Host) -> dk.ContainerInfo:
-        """Until the container runs and iperf3 in it listens; a dead one reports its logs."""
+        """Until the container runs and iperf3 in it listens; a dead one reports its logs.
+
+        The host polls (``ready_script``), a slice of up to 2 s per round trip, and reads
+        the container's MTU in the same one once it listens."""
         docker = self.docker(host)
         name = self.names[role]
         deadline = time.monotonic() + float(self.test.value("start_timeout"))
         while True:
-            res = host.run(dk.inspect_command([name], docker), timeout=30, check=False)
-            infos = dk.parse_inspect(res.stdout) if res.ok else []
-            info = infos[0] if infos else None
-            logs = host.run(dk.logs_command(name, docker), timeout=30, check=False)
-            text = logs.stdout + logs.stderr
+            wait_s = max(0.05, min(2.0, deadline - time.monotonic()))
+            script = dk.ready_script(name, docker, wait_s)
+            res = host.run(script, timeout=wait_s + 30, check=False)
+            found = dk.parse_ready(res.stdout)
+            info, text = found.info, found.logs
             if info is not None and not info.running:
                 raise ModeError(
                     f"{host.name}: {role} container {name} exited at once (status "
                     f"{info.status}, exit {info.exit_code}): "
                     f"{' | '.join(text.strip().splitlines()[-3:]) or info.error or 'no output'}"
                 )
-            if info is not None and "Server listening" in text:
+            if info is not None and found.listening:
+                self.mtus[role] = found.mtu
                 return info
             if time.monotonic() > deadline:
                 raise ModeError(
@@ -248,15 +254,6 @@ class DockerMode(Mode):
                 )
             if self.ctx.stopping.wait(0.05):  # an interrupted parallel run: stop polling
                 raise Cancelled(host.name)
-
-    def container_mtu(self, host: Host, name: str) -> int | None:
-        res = host.run(
-            dk.exec_command(name, ["cat", "/sys/class/net/eth0/mtu"], self.docker(host)),
-            timeout=30,
-            check=False,
-        )
-        text = res.stdout.strip()
-        return int(text) if res.ok and text.isdigit() else None
 
     def server_address(self, info: dk.ContainerInfo, host: Host) -> str:
         network = str(self.value("network", host))
@@ -288,7 +285,7 @@ class DockerMode(Mode):
             host = ends[role]
             self.start_app(role, host)
             info = self.wait_ready(role, host)
-            mtu = self.container_mtu(host, info.name)
+            mtu = self.mtus.get(role)
             infos[role] = info
             self.pids[role] = info.pid
             self.details.setdefault("containers", {})[role] = {
