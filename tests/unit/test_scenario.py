@@ -640,3 +640,13 @@ def test_huge_integers_are_bad_values_not_overflows(tmp_path: Path, key: str, si
     path = write(tmp_path, f"{HEAD}, {key}: {sign}{'1' * 400}}}\n")
     with pytest.raises(ScenarioError, match=f"{key} must be"):
         load(path)
+
+
+def test_forks_is_a_number_of_hosts(tmp_path: Path) -> None:
+    """forks: how many hosts are connected and probed at once (Ansible's -f); unset, the
+    CLI's -f or Ansible's default applies."""
+    assert load(write(tmp_path, HEAD + "}\n")).forks is None
+    assert load(write(tmp_path, "forks: 32\n" + HEAD + "}\n")).forks == 32
+    for bad in ("0", "true", "'8'", "1000"):
+        found = problems(write(tmp_path, f"forks: {bad}\n" + HEAD + "}\n"))
+        assert len(found) == 1 and "forks must be a number of hosts, 1..256" in found[0], found
