@@ -330,23 +330,16 @@ class DockerMode(Mode):
         return Measurement(out, result, details)
 
     def teardown(self) -> None:
+        """Remove this test's containers on each host's next command (Host.defer), which
+        is the undo of their time bounds right after (Mode.undo, the hosts at once): one
+        round trip per host for both instead of two. Without an undo there, it is the next
+        test's first command on the host, before any container starts, or the final sweep."""
         by_host: dict[str, tuple[Host, list[str]]] = {}
         for host, name in self.started:
             by_host.setdefault(host.name, (host, []))[1].append(name)
-
-        def remove(host: Host, names: list[str]) -> None:
-            host.run(dk.rm_command(names, self.docker(host)), timeout=60, check=False)
-
-        result = in_parallel(
-            {
-                name: functools.partial(remove, host, names)
-                for name, (host, names) in by_host.items()
-            },
-            deadline=90,
-        )
+        for host, names in by_host.values():
+            host.defer(shlex.join(dk.rm_command(names, self.docker(host))))
         self.started.clear()
-        if result.failed:
-            raise ModeError("; ".join(str(e) for e in result.failed.values()))
 
 
 MODE = DockerMode
