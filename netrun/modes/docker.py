@@ -30,6 +30,8 @@ from netrun.tools import iperf3
 from netrun.transport import in_parallel, on_each
 
 SERVER_PORT = 5201
+#: The first line of the engine check: its undo record was written.
+RECORDED = "NETRUN_RECORDED"
 _lock = threading.Lock()
 
 # fmt: off
@@ -111,22 +113,29 @@ class DockerMode(Mode):
         with _lock:
             engine = self.ctx.engines.get(host.name)
         if engine is None:
-            res = host.run(dk.version_command(docker), timeout=30, check=False)
-            engine = dk.parse_version(res.stdout, res.stderr, res.exited, host.name)
-            with _lock:
-                self.ctx.engines[host.name] = engine
-                self.ctx.docker_hosts[host.name] = docker
             # The label sweep is one undo record, run by the final sweep (or the next run's,
-            # or netrun cleanup, after a SIGKILL).
+            # or netrun cleanup, after a SIGKILL); the engine check rides on its round trip
+            # (with no docker there, the record finds nothing to remove).
             label = shlex.quote(f"label={dk.RUN_LABEL}={self.ctx.run_id}")
             d = shlex.quote(docker)
-            self.change(
+            res = self.change(
                 host,
-                ":",
+                f"echo {RECORDED}; {shlex.join(dk.version_command(docker))}",
                 f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
                 what=f"remove the run's containers ({docker})",
                 per_run=True,
+                check=False,
             )
+            if RECORDED not in res.stdout.splitlines()[:1]:
+                raise ModeError(
+                    f"{host.name}: cannot write an undo record in {self.ctx.workdir(host)}: "
+                    f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
+                )
+            text = res.stdout.split("\n", 1)[1] if "\n" in res.stdout else ""
+            engine = dk.parse_version(text, res.stderr, res.exited, host.name)
+            with _lock:
+                self.ctx.engines[host.name] = engine
+                self.ctx.docker_hosts[host.name] = docker
         self.details.setdefault("engine", {})[host.name] = engine.server_version
         for image in images:
             image_id = self.ensure_image(host, image)
