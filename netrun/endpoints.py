@@ -123,12 +123,15 @@ class Iperf3Server:
         self.wait_s = wait_s
         self.lifetime = lifetime
         self.lazy_stop = lazy_stop
+        #: What ``script()`` printed when it already ran (see ``start``).
+        self.answer: str | None = None
         self.pid: int | None = None
         self.port: int | None = None
         self.logfile: str | None = None
 
-    def start(self) -> Iperf3Server:
-        script = iperf3_server.server_script(
+    def script(self) -> str:
+        """The start script (iperf3_server.server_script) for this server."""
+        return iperf3_server.server_script(
             binary=self.binary,
             bind_ip=self.bind_ip,
             ports=list(self.ports),
@@ -137,6 +140,19 @@ class Iperf3Server:
             wait_s=self.wait_s,
             lifetime=self.lifetime + REMOTE_MARGIN if self.lifetime else None,
         )
+
+    def start(self) -> Iperf3Server:
+        """Start it, or adopt the one ``script()`` already started (``answer``: what it
+        printed, in another round trip such as the host's probe); an answer that is not
+        NETRUN_READY starts it anew, and that start reports what is wrong."""
+        if self.answer is not None:
+            answer, self.answer = self.answer, None
+            try:
+                self.pid, self.port, self.logfile = iperf3_server.parse_server_ready(answer)
+                return self
+            except iperf3.Iperf3Error:
+                pass
+        script = self.script()
         res = self.host.run(script, timeout=self.wait_s * len(self.ports) + 10, check=False)
         try:
             self.pid, self.port, self.logfile = iperf3_server.parse_server_ready(res.stdout)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netrun import __version__
+from netrun import __version__, prestart
 from netrun.cleanup import RUN_ID, cleanup_command, cleanup_script, docker_command
 from netrun.errors import (
     Cancelled,
@@ -97,6 +97,8 @@ class Run:
         self.done: set[str] = set()
         #: The tools each host's roles need (set once the tests are known).
         self.needs = Needs()
+        #: host name -> the first test's server start, to ride on its probe (netrun.prestart).
+        self._prestarts: dict[str, prestart.Prestart] = {}
         #: Held while the results document changes or is saved (parallel tests share it).
         self._lock = threading.RLock()
         self._progress_lock = threading.Lock()
@@ -180,6 +182,8 @@ class Run:
         if not hosts:
             return
         self.needs = plan_needs(tests)
+        first = prestart.plan(tests[0], self.req.inventory, self.ctx)
+        self._prestarts = {first.host: first} if first else {}
         if self.req.journal is not None:
             docker = docker_commands(tests, self.req.inventory)
             self.req.journal.begin(
@@ -253,7 +257,14 @@ class Run:
     def _probe(self, host: Host) -> None:
         """Read kernel, iperf3 version and the data NIC, and check the tools the host's
         roles need (and only those), in one round trip."""
-        found = probe_host(host, self.needs, self.ctx.iperf3(host))
+        pre = self._prestarts.pop(host.name, None)  # once: not on a second probe
+        found = probe_host(
+            host,
+            self.needs,
+            self.ctx.iperf3(host),
+            extra=pre.extra() if pre else "",
+            on_output=pre.take if pre else None,
+        )
         self.ctx.facts[host.name] = found
         self.doc["hosts"][host.name] = dataclasses.asdict(found)
         self.needs.check(host, found)

@@ -40,6 +40,9 @@ class RunContext:
     #: Host name -> docker command, where a mode used Docker: the final sweep also
     #: removes the run's labelled containers there.
     docker_hosts: dict[str, str] = field(default_factory=dict)
+    #: (host name, tag) -> what an iperf3 server start script printed when it rode on the
+    #: host's probe (netrun.prestart); the measurement with that tag adopts the server.
+    prestarted: dict[tuple[str, str], str] = field(default_factory=dict)
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
     stopping: threading.Event = field(default_factory=threading.Event)
     #: Told of each undo record before its change is made, and once it has run (the
