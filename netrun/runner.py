@@ -36,6 +36,7 @@ from netrun.modes import docker_commands, get_mode
 from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
 from netrun.needs import Needs, plan_needs, probe_host
 from netrun.results import ResultsDir, new_document, utcnow
+from netrun.saver import Saver
 from netrun.scenario import Scenario, TestSpec
 from netrun.scheduler import run_parallel
 from netrun.stats import samples_by_test
@@ -101,6 +102,7 @@ class Run:
         self._prestarts: dict[str, prestart.Prestart] = {}
         #: Held while the results document changes or is saved (parallel tests share it).
         self._lock = threading.RLock()
+        self.saver = Saver(self.out, self.doc, self._lock)
         self._progress_lock = threading.Lock()
         if req.resume is not None:
             self._adopt(req.resume)
@@ -246,8 +248,7 @@ class Run:
             self.doc["errors"].append(message)
 
     def _save(self) -> None:
-        with self._lock:
-            self.out.save(self.doc)
+        self.saver.changed()
 
     # -- many tests at once ---------------------------------------------------------------
     def _run_parallel(self, tests: list[TestSpec], width: int) -> None:
@@ -426,12 +427,13 @@ class Run:
                 rec[key] = None
         with self._lock:
             self.doc["tests"].append(rec)
-            self.out.save(self.doc)
+        self.saver.changed()
         return rec
 
     # -- the end ----------------------------------------------------------------------------
     def _finish(self) -> None:
         """Sweep every host's run folder (servers by recorded pid), close, save."""
+        self.saver.flush()  # what the last tests recorded, before the sweep can take long
 
         def script(host: Host) -> str:
             docker = self.ctx.docker_hosts.get(host.name)
