@@ -246,8 +246,6 @@ class Run:
     def _error(self, message: str) -> None:
         with self._lock:
             self.doc["errors"].append(message)
-
-    def _save(self) -> None:
         self.saver.changed()
 
     # -- many tests at once ---------------------------------------------------------------
@@ -322,7 +320,6 @@ class Run:
                 for problem in mode.undo():  # what the mode changed, newest first
                     self._error(f"teardown of {test.name}: {problem}")
                     self.progress(f"{label}: teardown problem: {problem}")
-            self._save()
 
     def _measure(self, mode: Mode, test: TestSpec, repeat: int, label: str) -> None:
         started = utcnow()
@@ -456,7 +453,8 @@ class Run:
                 self.ctx.run_id, [host_key(by_name[n]) for n in swept.failed if n in by_name]
             )
         self.doc["finished"] = utcnow()
-        self.out.save(self.doc)
+        self.saver.changed()
+        self.saver.flush()
 
 
 def nic_dict(found: Any) -> dict[str, Any]:
