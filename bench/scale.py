@@ -239,6 +239,20 @@ def render(rows: list[dict[str, Any]], big: dict[str, Any] | None, rate: str) ->
     return "\n".join(lines)
 
 
+def private_tmp(inventory: Path, work: Path) -> Path:
+    """A copy of the lab's inventory whose hosts keep their run folders in a folder of the
+    benchmark's own (netrun_remote_tmp): lab hosts share this machine's /tmp, where any
+    other netrun's sweep of /tmp/netrun-* (a test of netrun cleanup) would kill the
+    benchmark's iperf3 servers by their recorded pids."""
+    remote = work / "remote-tmp"
+    remote.mkdir(mode=0o700, exist_ok=True)
+    data = yaml.safe_load(inventory.read_text())
+    data["all"]["vars"]["netrun_remote_tmp"] = str(remote)
+    out = work / "inventory-bench.yaml"
+    out.write_text(yaml.safe_dump(data, sort_keys=False))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16, 32])
@@ -260,14 +274,15 @@ def main() -> int:
     )
     status = netrun_lab.up(cfg)
     rows, big = [], None
+    inv = private_tmp(cfg.inventory, work)
     try:
         names = [h.name for h in status.hosts]
         for n in args.sizes:
             for forks in sorted({min(f, n) for f in args.forks}):
-                rows.append(run_size(work, cfg.inventory, names[:n], forks))
+                rows.append(run_size(work, inv, names[:n], forks))
                 print(rows[-1], file=sys.stderr, flush=True)
         if not args.no_big and len(names) >= 32:
-            big = run_big(work, cfg.inventory, names[:32])
+            big = run_big(work, inv, names[:32])
     finally:
         netrun_lab.down(cfg.state_dir)
     text = render(rows, big, args.rate)
