@@ -73,6 +73,7 @@ def netrun(args: list[str], tree: Path = ROOT) -> tuple[float, dict[str, Any]]:
         text=True,
         check=False,
         env=tree_env(tree),
+        cwd=tree,  # python -m puts the working folder before PYTHONPATH
     )
     wall = time.monotonic() - started
     doc = json.loads((out / "run" / "results.json").read_text()) if proc.returncode < 2 else {}
