@@ -80,8 +80,9 @@ lint: venv
 lab-down:
 	$(NETRUN) lab down
 
-bench: venv  ## throughput ratio and per-test overhead against the emulated lab
-	$(PY) bench/overhead.py --docker
+bench: venv  ## throughput ratio, per-test overhead, and the cost at 4..32 hosts (emulated lab)
+	$(PY) bench/overhead.py --docker $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST))
+	$(PY) bench/scale.py
 
 faults: venv  ## the fault-injection suite alone (needs root)
 	$(PY) -m pytest -m faults $(PYTEST_ARGS)

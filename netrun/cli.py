@@ -94,6 +94,14 @@ def run_parser() -> Parser:
         "'parallel'; 1 runs them one after another)",
     )
     p.add_argument(
+        "-f",
+        "--forks",
+        type=int,
+        metavar="N",
+        help="connect to, probe and sweep up to N hosts at once (as Ansible's -f; overrides "
+        "the scenario's 'forks'; default 5)",
+    )
+    p.add_argument(
         "--resume",
         type=Path,
         metavar="RUN_DIR",
@@ -289,6 +297,7 @@ def job_inputs(ns: argparse.Namespace) -> Any:
         connect_timeout=ns.connect_timeout,
         accept_new_host_keys=ns.accept_new_host_keys,
         parallel=ns.parallel,
+        forks=ns.forks,
     )
 
 

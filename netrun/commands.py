@@ -96,6 +96,7 @@ def cmd_lab(ns: argparse.Namespace) -> int:
             net_index=ns.net_index,
             freeflow_src=ns.freeflow_src,
             host_rates=host_rates(ns.host_rate),
+            login_cost=ns.login_cost,
         )
         st = lab.up(cfg, progress)
         print(_lab_summary(st))

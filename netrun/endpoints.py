@@ -25,11 +25,12 @@ PORT_SPAN = 20
 #: the host) that still ends it when netrun vanished (SIGKILL, a lost controller).
 REMOTE_MARGIN = 10.0
 #: Runs argv with its pid in $2 (sh execs it, so that is iperf3's pid, not timeout's),
-#: under ``timeout $3`` where the host has it.
+#: under ``timeout $3`` where the host has it, and removes the pid file once it ended:
+#: no round trip of its own for that.
 CLIENT_WRAPPER = (
     'mkdir -p "$1" && chmod 700 "$1" && f=$2 t=$3 && shift 3 && b= && '
     '{ ! command -v timeout >/dev/null 2>&1 || b="timeout -k 5 $t"; } && '
-    'exec $b sh -c \'echo $$ >"$0" && exec "$@"\' "$f" "$@"'
+    '{ $b sh -c \'echo $$ >"$0" && exec "$@"\' "$f" "$@"; r=$?; rm -f "$f"; exit $r; }'
 )
 
 
@@ -107,8 +108,12 @@ class Iperf3Server:
         port: int | None = None,
         wait_s: float = 5.0,
         lifetime: float | None = None,
+        lazy_stop: bool = False,
     ) -> None:
-        """``lifetime``: how long netrun needs the server; it ends REMOTE_MARGIN s later."""
+        """``lifetime``: how long netrun needs the server; it ends REMOTE_MARGIN s later.
+        ``lazy_stop``: after a measurement that went well, the server (``-1``: it exits
+        after its one client) is killed on the host's next command (Host.defer) instead
+        of in a round trip of its own; after a failure it is killed at once."""
         self.host = host
         self.bind_ip = bind_ip
         self.workdir = workdir
@@ -117,12 +122,16 @@ class Iperf3Server:
         self.ports: Sequence[int] = [port] if port else range(BASE_PORT, BASE_PORT + PORT_SPAN)
         self.wait_s = wait_s
         self.lifetime = lifetime
+        self.lazy_stop = lazy_stop
+        #: What ``script()`` printed when it already ran (see ``start``).
+        self.answer: str | None = None
         self.pid: int | None = None
         self.port: int | None = None
         self.logfile: str | None = None
 
-    def start(self) -> Iperf3Server:
-        script = iperf3_server.server_script(
+    def script(self) -> str:
+        """The start script (iperf3_server.server_script) for this server."""
+        return iperf3_server.server_script(
             binary=self.binary,
             bind_ip=self.bind_ip,
             ports=list(self.ports),
@@ -131,6 +140,19 @@ class Iperf3Server:
             wait_s=self.wait_s,
             lifetime=self.lifetime + REMOTE_MARGIN if self.lifetime else None,
         )
+
+    def start(self) -> Iperf3Server:
+        """Start it, or adopt the one ``script()`` already started (``answer``: what it
+        printed, in another round trip such as the host's probe); an answer that is not
+        NETRUN_READY starts it anew, and that start reports what is wrong."""
+        if self.answer is not None:
+            answer, self.answer = self.answer, None
+            try:
+                self.pid, self.port, self.logfile = iperf3_server.parse_server_ready(answer)
+                return self
+            except iperf3.Iperf3Error:
+                pass
+        script = self.script()
         res = self.host.run(script, timeout=self.wait_s * len(self.ports) + 10, check=False)
         try:
             self.pid, self.port, self.logfile = iperf3_server.parse_server_ready(res.stdout)
@@ -141,14 +163,18 @@ class Iperf3Server:
     def pidfile(self) -> str:
         return f"{self.workdir}/{self.tag}.{self.port}.pid"
 
-    def stop(self) -> None:
-        """Kill by pid (never by name) and remove the pid and log files."""
+    def stop(self, *, lazy: bool = False) -> None:
+        """Kill by pid (never by name) and remove the pid and log files; with ``lazy``,
+        on the host's next command."""
         if self.port is None:
             return
         script = kill_script(self.pidfile())
         if self.logfile:
             script += f"; rm -f {shlex.quote(self.logfile)}"
-        self.host.run(script, timeout=15, check=False)
+        if lazy:
+            self.host.defer(script)
+        else:
+            self.host.run(script, timeout=15, check=False)
         self.port = None
 
     def diagnose(self, iface: str | None) -> tuple[str | None, str | None]:
@@ -168,7 +194,7 @@ class Iperf3Server:
         tb: TracebackType | None,
     ) -> None:
         try:
-            self.stop()
+            self.stop(lazy=self.lazy_stop and exc is None)
         except NetrunError:
             if exc is None:
                 raise
@@ -207,7 +233,6 @@ def run_client(
     except BaseException:  # Ctrl-C, SIGTERM, lost connection: stop it on the host
         _kill_quietly(host, pidfile)
         raise
-    host.run(["rm", "-f", pidfile], timeout=10, check=False)
     if res.exited == 127 and not res.stdout.strip():
         raise iperf3.Iperf3Error(
             "missing",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from netrun.host import Host
 
 _local = threading.local()
+
+#: Hosts one step works on at once unless told otherwise: Ansible's default ``forks``.
+DEFAULT_FORKS = 5
 
 
 @contextlib.contextmanager
@@ -109,22 +113,27 @@ class GroupResult:
 def in_parallel(
     tasks: Mapping[str, Callable[[], None]], *, deadline: float, max_workers: int = 16
 ) -> GroupResult:
-    """Run named tasks in a bounded pool, with one deadline for all of them.
+    """Run named tasks in a pool of ``max_workers`` (forks), with one deadline for all.
 
-    A task that raises a NetrunError, or does not finish in time, lands in ``failed``
-    under its name; the others still complete. Unexpected exceptions propagate (bugs).
+    The deadline is one task's: with more tasks than workers it grows by one deadline
+    per wave of ``max_workers`` tasks, so a small ``forks`` never fails hosts that only
+    waited their turn. A task that raises a NetrunError, or does not finish in time,
+    lands in ``failed`` under its name; the others still complete. Unexpected
+    exceptions propagate (bugs).
     """
     out = GroupResult()
     if not tasks:
         return out
-    pool = ThreadPoolExecutor(max_workers=min(max_workers, len(tasks)))
+    workers = max(1, min(max_workers, len(tasks)))
+    pool = ThreadPoolExecutor(max_workers=workers)
     interrupted = False
+    total = deadline * math.ceil(len(tasks) / workers)
     try:
         futures = {pool.submit(_inherit(task)): name for name, task in tasks.items()}
-        _done, pending = wait(futures, timeout=deadline)
+        _done, pending = wait(futures, timeout=total)
         for fut, name in futures.items():
             if fut in pending:
-                out.failed[name] = ConnectError(name, f"no answer within {deadline:g}s")
+                out.failed[name] = ConnectError(name, f"no answer within {total:g}s")
                 continue
             exc = fut.exception()
             if exc is None:

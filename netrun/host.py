@@ -7,6 +7,7 @@ else in netrun needs to know Ansible's spelling.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,9 @@ class Host:
     vars: dict[str, Any] = field(default_factory=dict)
     groups: tuple[str, ...] = ()
     transport: Transport | None = field(default=None, repr=False)
+    #: Quiet cleanup scripts that ride on this host's next command (see ``defer``).
+    _deferred: list[str] = field(default_factory=list, repr=False)
+    _deferred_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- connection keys -------------------------------------------------------------
     @property
@@ -119,12 +123,39 @@ class Host:
         sudo: bool = False,
         check: bool = True,
     ) -> CommandResult:
-        """Run a command on this host through its transport (see netrun.transport)."""
-        if self.transport is None:
-            from netrun.errors import ConnectError
+        """Run a command on this host through its transport (see netrun.transport).
 
+        Deferred cleanup (``defer``) runs first, in the same round trip, output discarded.
+        """
+        from netrun.errors import Cancelled, ConnectError
+
+        if self.transport is None:
             raise ConnectError(self.name, "not connected")
-        return self.transport.run(argv, timeout=timeout, sudo=sudo, check=check)
+        with self._deferred_lock:
+            pending, self._deferred = self._deferred, []
+        if pending:
+            from netrun.transport import command_line
+
+            argv = "{ " + "\n".join(pending) + "\n} >/dev/null 2>&1; " + command_line(argv)
+        try:
+            return self.transport.run(argv, timeout=timeout, sudo=sudo, check=check)
+        except (ConnectError, Cancelled):  # it may not have run: the next command retries it
+            if pending:
+                with self._deferred_lock:
+                    self._deferred[:0] = pending
+            raise
+
+    def defer(self, script: str) -> None:
+        """Run ``script`` (its output and status ignored) at the start of this host's next
+        command, rather than in a round trip of its own.
+
+        For teardown that nothing waits on, such as killing an iperf3 server that exits by
+        itself after its one test: it rides on the next test's server start or on the
+        run's final sweep, which every run ends with. Its pid file stays in the run folder
+        until then, so a sweep after SIGKILL still finds it.
+        """
+        with self._deferred_lock:
+            self._deferred.append(script)
 
     def __str__(self) -> str:
         return self.name

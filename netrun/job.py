@@ -41,6 +41,8 @@ class JobInputs:
     connect_timeout: float = 10.0
     accept_new_host_keys: bool = False
     parallel: int | None = None
+    #: Hosts connected and probed at once (``-f``); None: the scenario's ``forks``, else 5.
+    forks: int | None = None
     progress: Callable[[str], None] = lambda _line: None
 
 
@@ -48,11 +50,18 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     """Load and check every input; nothing has touched a host yet. The request, and the
     secrets (passwords) that must never be shown."""
     from netrun.cleanup import RUN_ID
+    from netrun.group import DEFAULT_FORKS
     from netrun.inventory import check_netrun_vars, load_inventory, resolve_role
     from netrun.modes import all_options
     from netrun.results import default_dir, load
     from netrun.runner import RunRequest
-    from netrun.scenario import COMMON_OPTIONS, MAX_PARALLEL, load_scenario, parse_overrides
+    from netrun.scenario import (
+        COMMON_OPTIONS,
+        MAX_FORKS,
+        MAX_PARALLEL,
+        load_scenario,
+        parse_overrides,
+    )
     from netrun.transport import SSHSettings
 
     inventory = load_inventory(inputs.inventory)
@@ -95,11 +104,14 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
             )
     else:
         outdir = inputs.output or default_dir(scenario.name)
+    if inputs.forks is not None and not 1 <= inputs.forks <= MAX_FORKS:
+        raise InputError(f"--forks must be 1..{MAX_FORKS}, got {inputs.forks}")
     settings = SSHSettings(
         connect_timeout=inputs.connect_timeout,
         banner_timeout=inputs.connect_timeout,
         auth_timeout=inputs.connect_timeout,
         accept_new_host_keys=inputs.accept_new_host_keys,
+        forks=inputs.forks or scenario.forks or DEFAULT_FORKS,
     )
     if inputs.parallel is not None and not 1 <= inputs.parallel <= MAX_PARALLEL:
         raise InputError(f"--parallel must be 1..{MAX_PARALLEL}, got {inputs.parallel}")

@@ -167,15 +167,26 @@ def plan_needs(tests: Sequence[TestSpec]) -> Needs:
     return needs
 
 
-def probe_host(host: Host, needs: Needs, iperf3: str) -> HostFacts:
+def probe_host(
+    host: Host,
+    needs: Needs,
+    iperf3: str,
+    extra: str = "",
+    on_output: Callable[[str], None] | None = None,
+) -> HostFacts:
     """The host's facts, and which of its needed tools are missing (kept in ``needs``),
-    in one round trip."""
+    in one round trip. ``extra`` (a script in a subshell, after the probe's own output)
+    rides on that round trip; ``on_output`` gets the whole output."""
     from netrun.tools import facts as facts_tool
 
     wanted = needs.tools.get(host.name, [])
     script = check_script(host, wanted) + facts_tool.probe_script(
         data_ip=host.data_ip, iface=host.iface, iperf3=iperf3
     )
+    if extra:
+        script += f"\n(\n{extra}\n)\n"
     res = host.run(script, timeout=30, check=False)
+    if on_output is not None:
+        on_output(res.stdout)
     needs.missing[host.name] = [t for t in wanted if t in parse_missing(res.stdout)]
     return facts_tool.parse_probe(res.stdout, data_ip=host.data_ip)

@@ -68,7 +68,8 @@ def number(
         lambda v: (
             (v > minimum if strict else v >= minimum)
             and (maximum is None or v <= maximum)
-            and math.isfinite(max(-1e300, min(v, 1e300)))  # a 400-digit int overflows float()
+            # an int is finite (a 400-digit one would overflow float()); .inf is not
+            and (isinstance(v, int) or math.isfinite(v))
         ),
     )
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netrun import __version__, flags
+from netrun import __version__, flags, prestart
 from netrun.cleanup import RUN_ID, cleanup_command, cleanup_script, docker_command
 from netrun.errors import (
     Cancelled,
@@ -40,6 +40,7 @@ from netrun.needs import Needs, plan_needs, probe_host
 from netrun.progress import Events
 from netrun.results import ResultsDir, new_document, utcnow
 from netrun.rounds import plan
+from netrun.saver import Saver
 from netrun.scenario import Scenario, TestSpec
 from netrun.scheduler import run_parallel
 from netrun.stats import samples_by_test
@@ -107,8 +108,11 @@ class Run:
         self.needs = Needs()
         #: The MTUs tests set (mtu:), restored after their group and at the end.
         self.mtu = MtuSettings(self.ctx, [], grouped=False)
+        #: host name -> the first test's server start, to ride on its probe (netrun.prestart).
+        self._prestarts: dict[str, prestart.Prestart] = {}
         #: Held while the results document changes or is saved (parallel tests share it).
         self._lock = threading.RLock()
+        self.saver = Saver(self.out, self.doc, self._lock)
         self._progress_lock = threading.Lock()
         if req.resume is not None:
             self._adopt(req.resume)
@@ -194,6 +198,8 @@ class Run:
         if not hosts:
             return
         self.needs = plan_needs(tests)
+        first = prestart.plan(tests[0], self.req.inventory, self.ctx)
+        self._prestarts = {first.host: first} if first else {}
         if self.req.journal is not None:
             docker = docker_commands(tests, self.req.inventory)
             self.req.journal.begin(
@@ -201,13 +207,11 @@ class Run:
                 [(h, remote_tmp(h), docker.get(h.name) or docker_command(h)) for h in hosts],
             )
         self.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
-        result = connect_all(hosts, self.req.settings)
+        # Each host is probed as soon as it is connected (one worker per host, forks at once).
+        result = connect_all(hosts, self.req.settings, then=self._probe, then_deadline=60)
         for name, err in result.failed.items():
             self._host_failed(name, err)
-        self.connected = [h for h in hosts if h.name in result.succeeded]
-        probed = on_each(self.connected, self._probe, deadline=60)
-        for name, err in probed.failed.items():
-            self._host_failed(name, err)
+        self.connected = [h for h in hosts if h.transport is not None]
         self._sweep_stale()
 
     def _sweep_stale(self) -> None:
@@ -216,7 +220,8 @@ class Run:
             return
         ready = [h for h in self.connected if h.name in self.ctx.facts]
         ready = [h for h in ready if h.name not in self.host_errors]
-        swept = sweep_stale(self.req.journal, self.ctx.run_id, ready)
+        forks = self.req.settings.forks
+        swept = sweep_stale(self.req.journal, self.ctx.run_id, ready, forks)
         for line in swept:
             self.progress(f"swept what an earlier, killed run left: {line}")
         if swept:
@@ -224,7 +229,8 @@ class Run:
                 self.doc.setdefault("swept", []).extend(swept)
         # An undo may have changed what the probe read (an MTU back to normal): read again.
         undone = [h for h in ready if any(f"{h.name}: run " in s and "undone:" in s for s in swept)]
-        for name, err in on_each(undone, self._probe, deadline=60).failed.items():
+        again = on_each(undone, self._probe, deadline=60, max_workers=forks)
+        for name, err in again.failed.items():
             self._host_failed(name, err)
 
     def _revive(self, name: str) -> None:
@@ -254,10 +260,7 @@ class Run:
     def _error(self, message: str) -> None:
         with self._lock:
             self.doc["errors"].append(message)
-
-    def _save(self) -> None:
-        with self._lock:
-            self.out.save(self.doc)
+        self.saver.changed()
 
     # -- many tests at once ---------------------------------------------------------------
     def _run_parallel(self, tests: list[TestSpec], width: int) -> None:
@@ -271,7 +274,14 @@ class Run:
     def _probe(self, host: Host) -> None:
         """Read kernel, iperf3 version and the data NIC, and check the tools the host's
         roles need (and only those), in one round trip."""
-        found = probe_host(host, self.needs, self.ctx.iperf3(host))
+        pre = self._prestarts.pop(host.name, None)  # once: not on a second probe
+        found = probe_host(
+            host,
+            self.needs,
+            self.ctx.iperf3(host),
+            extra=pre.extra() if pre else "",
+            on_output=pre.take if pre else None,
+        )
         self.ctx.facts[host.name] = found
         self.doc["hosts"][host.name] = dataclasses.asdict(found)
         self.needs.check(host, found)
@@ -334,7 +344,6 @@ class Run:
                 for problem in [*mode.undo(), *self.mtu.leave(test)]:  # newest first
                     self._error(f"teardown of {test.name}: {problem}")
                     self.progress(f"{label}: teardown problem: {problem}")
-            self._save()
 
     def _measure(self, mode: Mode, test: TestSpec, repeat: int, label: str) -> None:
         started = utcnow()
@@ -450,13 +459,14 @@ class Run:
             self.doc["tests"].append(rec)
             order = self._position
             self.doc["tests"].sort(key=lambda s: (order.get(s["name"], -1), s.get("repeat") or 0))
-            self.out.save(self.doc)
+        self.saver.changed()
         self.req.events.done(test, repeat, rec)
         return rec
 
     # -- the end ----------------------------------------------------------------------------
     def _finish(self) -> None:
         """Sweep every host's run folder (servers by recorded pid), close, save."""
+        self.saver.flush()  # what the last tests recorded, before the sweep can take long
 
         def script(host: Host) -> str:
             docker = self.ctx.docker_hosts.get(host.name)
@@ -466,7 +476,7 @@ class Run:
         probed = [h for h in self.connected if h.name in self.ctx.facts]
         for problem in self.mtu.restore_all():
             self._error(f"MTU restore: {problem}")
-        swept = sweep_hosts(probed, script, retry=True)
+        swept = sweep_hosts(probed, script, retry=True, forks=self.req.settings.forks)
         for name, err in swept.failed.items():
             reason = err.message if isinstance(err, HostError) else str(err)
             fix = cleanup_command(self.req.inventory.paths, name, self.ctx.run_id)
@@ -481,7 +491,8 @@ class Run:
                 self.ctx.run_id, [host_key(by_name[n]) for n in swept.failed if n in by_name]
             )
         self.doc["finished"] = utcnow()
-        self.out.save(self.doc)
+        self.saver.changed()
+        self.saver.flush()
 
 
 def nic_dict(found: Any) -> dict[str, Any]:

@@ -49,9 +49,11 @@ MAX_NODES = 100_000  # YAML nodes after alias expansion: 5,000 tests or more, or
 MAX_COMBINATIONS = 1000  # tests one sweep may expand into
 #: Test and scenario names become file names: 1-64 of A-Z a-z 0-9 . _ -, no leading . _ -
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-TOP_KEYS = ("name", "description", "defaults", "tests", "baseline", "parallel")
+TOP_KEYS = ("name", "description", "defaults", "tests", "baseline", "parallel", "forks")
 #: Most tests run at once when a scenario asks for parallel execution (a host runs one at a time).
 MAX_PARALLEL = 256
+#: Most hosts connected, probed or swept at once (``forks``, as in Ansible).
+MAX_FORKS = 256
 PLACEMENT = ("mode", "server", "client", "tool")  # test keys that may also sit in defaults or -e
 REQUIRED = ("mode", "server", "client")  # placement keys without a default
 TEST_KEYS = ("name", *PLACEMENT, "sweep", *_pairs.KEYS)
@@ -152,6 +154,8 @@ class Scenario:
     baseline: str | None = None
     #: Tests that may run at once; never two on one host (1: one after another, the default).
     parallel: int = 1
+    #: Hosts connected, probed and swept at once; None: ``-f`` or Ansible's default, 5.
+    forks: int | None = None
 
 
 # -- reading the file ----------------------------------------------------------------------
@@ -513,6 +517,12 @@ def load_scenario(
     elif not 1 <= parallel <= MAX_PARALLEL:
         check.add(where, f"parallel must be 1..{MAX_PARALLEL}, got {parallel}")
         parallel = 1
+    forks = data.get("forks")
+    if forks is not None and (
+        isinstance(forks, bool) or not isinstance(forks, int) or not 1 <= forks <= MAX_FORKS
+    ):
+        check.add(where, f"forks must be a number of hosts, 1..{MAX_FORKS}, got {show(forks)}")
+        forks = None
     raw_defaults = {} if data.get("defaults") is None else data["defaults"]
     defaults: dict[str, Any] = {}
     if not isinstance(raw_defaults, dict):
@@ -548,6 +558,7 @@ def load_scenario(
         defaults=MappingProxyType(defaults),
         baseline=baseline if isinstance(baseline, str) else None,
         parallel=parallel,
+        forks=forks,
     )
 
 

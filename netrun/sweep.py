@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from netrun.cleanup import RUN_ID, cleanup_script, docker_command
 from netrun.errors import ConnectError, InputError, NetrunError
-from netrun.group import on_each
+from netrun.group import DEFAULT_FORKS, on_each
 from netrun.host import Host
 from netrun.journal import Entry, Journal, host_key
 from netrun.modes.base import remote_tmp
@@ -34,6 +34,7 @@ def sweep_hosts(
     *,
     deadline: float = 75,
     retry: bool = False,
+    forks: int = DEFAULT_FORKS,
 ) -> Swept:
     """Run each host's sweep script; with ``retry``, a dropped session gets one fresh
     connection, so the run's servers and folders are not left on a host that is up."""
@@ -50,14 +51,16 @@ def sweep_hosts(
             res = host.run(script, timeout=60, check=False)
         out.lines[host.name] = [line.strip() for line in res.stdout.splitlines() if line.strip()]
 
-    result = on_each(hosts, sweep, deadline=deadline)
+    result = on_each(hosts, sweep, deadline=deadline, max_workers=forks)
     out.failed.update(result.failed)
     for name in out.failed:
         out.lines.pop(name, None)
     return out
 
 
-def sweep_stale(journal: Journal, run_id: str, ready: Iterable[Host]) -> list[str]:
+def sweep_stale(
+    journal: Journal, run_id: str, ready: Iterable[Host], forks: int = DEFAULT_FORKS
+) -> list[str]:
     """Remove what dead runs of this controller left on the ``ready`` hosts (the ones this
     run connected and probed), and forget what was swept; one line per thing removed.
 
@@ -84,7 +87,7 @@ def sweep_stale(journal: Journal, run_id: str, ready: Iterable[Host]) -> list[st
             for e in todo[host_key(host)]
         )
 
-    swept = sweep_hosts([by_key[k] for k in todo], script)
+    swept = sweep_hosts([by_key[k] for k in todo], script, forks=forks)
     done = {key for key, host in by_key.items() if host.name in swept.lines}
     for entry in stale:
         journal.forget(entry.run_id, [k for k in entry.hosts if k in done])
@@ -130,6 +133,7 @@ def cleanup(
         live,
         lambda h: cleanup_script(remote_tmp(h), run_id, docker_command(h), skip),
         deadline=90,
+        forks=settings.forks,
     )
     report.failed.update(swept.failed)
     for host in live:

@@ -204,6 +204,7 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
         network.ensure_netns(host.namespace)
         network.ensure_host_links(lab, host)
     sshd.ensure_key(lab.key_file, "netrun-lab-client")
+    sshd.write_login_rc(lab)
     for host in lab.hosts:
         pid = sshd.ensure_sshd(lab, host)
         data["pids"]["sshd"][host.name] = pid

@@ -73,6 +73,9 @@ class LabConfig:
     state_dir: Path = Path("/run/netrun-lab")
     inventory: Path = Path("inventories/local.yaml")
     docker: bool = False
+    #: Seconds every SSH command's shell spends in its rc file before the command: 0 is a
+    #: clean host; the benchmark lab takes 0.1, what real hosts' login rc files cost.
+    login_cost: float = 0.0
     #: A FreeFlow clone or bundle: the lab builds the real router image from it (else the
     #: stand-in). Not part of the lab's identity: `up` may switch it on a running lab.
     freeflow_src: Path | None = None
@@ -99,6 +102,8 @@ class LabConfig:
             found.append(f"lab net_index must be 0..{top}, got {self.net_index}")
         if self.freeflow_src is not None and not self.docker:
             found.append("--freeflow-src needs --docker: FreeFlow runs in the hosts' Docker")
+        if not 0 <= self.login_cost <= 5:
+            found.append(f"lab login cost must be 0..5 s, got {self.login_cost:g}")
         names = {host_name(i) for i in range(max(0, min(self.hosts, limit)))}
         for name, _ in self.host_rates:
             if name not in names:
@@ -130,6 +135,7 @@ class LabConfig:
             state_dir=Path(data["state_dir"]),
             inventory=Path(data["inventory"]),
             docker=bool(data.get("docker", False)),
+            login_cost=float(data.get("login_cost", 0.0)),
             freeflow_src=Path(data["freeflow_src"]) if data.get("freeflow_src") else None,
             host_rates=tuple((str(k), str(v)) for k, v in (data.get("host_rates") or {}).items()),
         )

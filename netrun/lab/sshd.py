@@ -40,6 +40,29 @@ def pid_file(host: LabHost) -> Path:
     return host.dir / "sshd.pid"
 
 
+#: What bash reads for every command sshd runs (Debian's SYS_BASHRC; BASH_ENV is not
+#: read then), besides ~/.bashrc.
+SYSTEM_BASHRC = "/etc/bash.bashrc"
+
+
+def login_rc(lab: LabPlan) -> Path:
+    """The rc file that a lab with a login cost shows its sshd as /etc/bash.bashrc."""
+    return lab.state_dir / "login-rc.sh"
+
+
+def write_login_rc(lab: LabPlan) -> None:
+    """What a real host's rc files cost (~0.1 s of profile.d, pyenv, conda hooks...), as a
+    wait: the benchmark's per-command figures are then honest, for netrun and for ssh."""
+    cost = lab.config.login_cost
+    if cost:
+        login_rc(lab).write_text(
+            "# netrun lab: the cost of a real host's login rc files, per SSH command\n"
+            f"sleep {cost:g}\n"
+        )
+    else:
+        login_rc(lab).unlink(missing_ok=True)
+
+
 def session_env(lab: LabPlan, host: LabHost) -> dict[str, str]:
     """Variables every SSH session on `host` gets (SetEnv overrides sshd's default PATH)."""
     env = {"PATH": f"{host.bin_dir}:{SYSTEM_PATH}"}
@@ -134,9 +157,13 @@ def ensure_sshd(lab: LabPlan, host: LabHost) -> int:
                 # A lab host is a clean host: hide the controller's ~/.bashrc from SSH
                 # sessions (bash sources it for every ssh command; pyenv init alone there
                 # costs 0.2 s a command) in sshd's own mount namespace.
+                # With a login cost, the lab's rc file stands in for the system bashrc.
                 'hostname "$0" && { [ ! -f "$HOME/.bashrc" ] || '
-                'mount --bind /dev/null "$HOME/.bashrc"; } && exec "$@"',
+                'mount --bind /dev/null "$HOME/.bashrc"; } && '
+                '{ [ -z "$1" ] || mount --bind "$1" "$2"; } && shift 2 && exec "$@"',
                 host.name,
+                str(login_rc(lab)) if lab.config.login_cost else "",
+                SYSTEM_BASHRC,
                 SSHD,
                 "-f",
                 str(conf),

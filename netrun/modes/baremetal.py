@@ -74,9 +74,10 @@ class BareMetal(Mode):
         assert last is not None
         raise busy_error(self.server, last, retries + 1, time.monotonic() - started)
 
-    def measure_once(self, tag: str) -> Measurement:
-        self.details.pop("warnings", None)
-        with Iperf3Server(
+    def iperf3_server(self, tag: str) -> Iperf3Server:
+        """The server of one measurement; one the run already started for it (its script
+        rode on the host's probe, RunContext.prestarted) is adopted."""
+        server = Iperf3Server(
             self.server,
             bind_ip=self.server.data_ip,
             workdir=self.ctx.workdir(self.server),
@@ -84,7 +85,14 @@ class BareMetal(Mode):
             binary=self.ctx.iperf3(self.server),
             port=self.test.value("port"),
             lifetime=test_deadline(self),
-        ) as server:
+            lazy_stop=True,
+        )
+        server.answer = self.ctx.prestarted.pop((self.server.name, tag), None)
+        return server
+
+    def measure_once(self, tag: str) -> Measurement:
+        self.details.pop("warnings", None)
+        with self.iperf3_server(tag) as server:
             assert server.port is not None
             self.details["server_port"] = server.port
             try:

@@ -6,6 +6,7 @@ new module plus one line in netrun/modes/__init__.py.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +40,9 @@ class RunContext:
     #: Host name -> docker command, where a mode used Docker: the final sweep also
     #: removes the run's labelled containers there.
     docker_hosts: dict[str, str] = field(default_factory=dict)
+    #: (host name, tag) -> what an iperf3 server start script printed when it rode on the
+    #: host's probe (netrun.prestart); the measurement with that tag adopts the server.
+    prestarted: dict[tuple[str, str], str] = field(default_factory=dict)
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
     stopping: threading.Event = field(default_factory=threading.Event)
     #: Told of each undo record before its change is made, and once it has run (the
@@ -152,22 +156,39 @@ class Mode:
         return host.run(script, timeout=timeout, sudo=sudo, check=check)
 
     def undo(self) -> list[str]:
-        """Run this test's undo records, newest first; the problems, one line each."""
-        problems = []
+        """Run this test's undo records, newest first on each host, the hosts at once;
+        the problems, one line each."""
+        from netrun.group import in_parallel
+
+        by_host: dict[str, list[tuple[Host, Record]]] = {}
         while self.undo_stack:
             host, record = self.undo_stack.pop()
-            try:
-                res = host.run(
-                    undo_records.run_script(record), timeout=60, sudo=record.sudo, check=False
-                )
-            except NetrunError as exc:  # the record stays on the host for the sweep
-                problems.append(f"{host.name}: undo of {record.what} failed: {exc}")
-                continue
-            if res.ok:
-                self.ctx.undone(host, record)
-            else:
-                problems.append(
-                    f"{host.name}: undo of {record.what} failed (exit {res.exited}): "
-                    f"{(res.stderr or res.stdout).strip()[-200:]}"
-                )
-        return problems
+            by_host.setdefault(host.name, []).append((host, record))
+        problems: dict[str, list[str]] = {name: [] for name in by_host}
+
+        def run(records: list[tuple[Host, Record]]) -> None:
+            for host, record in records:
+                problem = self._undo_one(host, record)
+                if problem:
+                    problems[host.name].append(problem)
+
+        tasks = {name: functools.partial(run, records) for name, records in by_host.items()}
+        most = max((len(r) for r in by_host.values()), default=1)
+        late = in_parallel(tasks, deadline=60 * most + 5).failed
+        for name, err in late.items():  # the records stay on the host for the sweep
+            problems[name].append(f"{name}: undo did not finish: {err}")
+        return [p for name in by_host for p in problems[name]]
+
+    def _undo_one(self, host: Host, record: Record) -> str | None:
+        try:
+            script = undo_records.run_script(record)
+            res = host.run(script, timeout=60, sudo=record.sudo, check=False)
+        except NetrunError as exc:  # the record stays on the host for the sweep
+            return f"{host.name}: undo of {record.what} failed: {exc}"
+        if res.ok:
+            self.ctx.undone(host, record)
+            return None
+        return (
+            f"{host.name}: undo of {record.what} failed (exit {res.exited}): "
+            f"{(res.stderr or res.stdout).strip()[-200:]}"
+        )

@@ -30,6 +30,8 @@ from netrun.tools import iperf2_container, iperf3
 from netrun.transport import in_parallel, on_each
 
 SERVER_PORT = 5201
+#: The first line of the engine check: its undo record was written.
+RECORDED = "NETRUN_RECORDED"
 _lock = threading.Lock()
 
 # fmt: off
@@ -75,6 +77,8 @@ class DockerMode(Mode):
         self.server_ip: str | None = None
         #: role -> host PID of the container's PID 1 (its network namespace's counters).
         self.pids: dict[str, int | None] = {}
+        #: role -> the container's eth0 MTU, read when it became ready.
+        self.mtus: dict[str, int | None] = {}
         self.names = {
             "server": f"netrun-{self.ctx.run_id}-{self.test.tag}-server",
             "client": f"netrun-{self.ctx.run_id}-{self.test.tag}-client",
@@ -109,22 +113,29 @@ class DockerMode(Mode):
         with _lock:
             engine = self.ctx.engines.get(host.name)
         if engine is None:
-            res = host.run(dk.version_command(docker), timeout=30, check=False)
-            engine = dk.parse_version(res.stdout, res.stderr, res.exited, host.name)
-            with _lock:
-                self.ctx.engines[host.name] = engine
-                self.ctx.docker_hosts[host.name] = docker
             # The label sweep is one undo record, run by the final sweep (or the next run's,
-            # or netrun cleanup, after a SIGKILL).
+            # or netrun cleanup, after a SIGKILL); the engine check rides on its round trip
+            # (with no docker there, the record finds nothing to remove).
             label = shlex.quote(f"label={dk.RUN_LABEL}={self.ctx.run_id}")
             d = shlex.quote(docker)
-            self.change(
+            res = self.change(
                 host,
-                ":",
+                f"echo {RECORDED}; {shlex.join(dk.version_command(docker))}",
                 f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
                 what=f"remove the run's containers ({docker})",
                 per_run=True,
+                check=False,
             )
+            if RECORDED not in res.stdout.splitlines()[:1]:
+                raise ModeError(
+                    f"{host.name}: cannot write an undo record in {self.ctx.workdir(host)}: "
+                    f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
+                )
+            text = res.stdout.split("\n", 1)[1] if "\n" in res.stdout else ""
+            engine = dk.parse_version(text, res.stderr, res.exited, host.name)
+            with _lock:
+                self.ctx.engines[host.name] = engine
+                self.ctx.docker_hosts[host.name] = docker
         self.details.setdefault("engine", {})[host.name] = engine.server_version
         for image in images:
             image_id = self.ensure_image(host, image)
@@ -226,23 +237,27 @@ class DockerMode(Mode):
             raise dk.DockerError(f"{host.name}: docker run of {role} container failed", text)
 
     def wait_ready(self, role: str, host: Host) -> dk.ContainerInfo:
-        """Until the container runs and iperf3 in it listens; a dead one reports its logs."""
+        """Until the container runs and iperf3 in it listens; a dead one reports its logs.
+
+        The host polls (``ready_script``), a slice of up to 2 s per round trip, and reads
+        the container's MTU in the same one once it listens."""
         docker = self.docker(host)
         name = self.names[role]
         deadline = time.monotonic() + float(self.test.value("start_timeout"))
         while True:
-            res = host.run(dk.inspect_command([name], docker), timeout=30, check=False)
-            infos = dk.parse_inspect(res.stdout) if res.ok else []
-            info = infos[0] if infos else None
-            logs = host.run(dk.logs_command(name, docker), timeout=30, check=False)
-            text = logs.stdout + logs.stderr
+            wait_s = max(0.05, min(2.0, deadline - time.monotonic()))
+            script = dk.ready_script(name, docker, wait_s)
+            res = host.run(script, timeout=wait_s + 30, check=False)
+            found = dk.parse_ready(res.stdout)
+            info, text = found.info, found.logs
             if info is not None and not info.running:
                 raise ModeError(
                     f"{host.name}: {role} container {name} exited at once (status "
                     f"{info.status}, exit {info.exit_code}): "
                     f"{' | '.join(text.strip().splitlines()[-3:]) or info.error or 'no output'}"
                 )
-            if info is not None and "Server listening" in text:
+            if info is not None and found.listening:
+                self.mtus[role] = found.mtu
                 return info
             if time.monotonic() > deadline:
                 raise ModeError(
@@ -300,7 +315,9 @@ class DockerMode(Mode):
             self.start_app(role, host)
             info = self.wait_ready(role, host)
             self.follow_mtu(host, info)
-            mtu = self.container_mtu(host, info.name)
+            # With mtu: the container's MTU changed after it became ready: read it again.
+            mtu = self.container_mtu(host, info.name) if self.test.options.get("mtu") else None
+            mtu = mtu if mtu is not None else self.mtus.get(role)
             infos[role] = info
             self.pids[role] = info.pid
             self.details.setdefault("containers", {})[role] = {
@@ -350,23 +367,16 @@ class DockerMode(Mode):
         return result, raw, {"server_ip": self.server_ip}
 
     def teardown(self) -> None:
+        """Remove this test's containers on each host's next command (Host.defer), which
+        is the undo of their time bounds right after (Mode.undo, the hosts at once): one
+        round trip per host for both instead of two. Without an undo there, it is the next
+        test's first command on the host, before any container starts, or the final sweep."""
         by_host: dict[str, tuple[Host, list[str]]] = {}
         for host, name in self.started:
             by_host.setdefault(host.name, (host, []))[1].append(name)
-
-        def remove(host: Host, names: list[str]) -> None:
-            host.run(dk.rm_command(names, self.docker(host)), timeout=60, check=False)
-
-        result = in_parallel(
-            {
-                name: functools.partial(remove, host, names)
-                for name, (host, names) in by_host.items()
-            },
-            deadline=90,
-        )
+        for host, names in by_host.values():
+            host.defer(shlex.join(dk.rm_command(names, self.docker(host))))
         self.started.clear()
-        if result.failed:
-            raise ModeError("; ".join(str(e) for e in result.failed.values()))
 
 
 MODE = DockerMode

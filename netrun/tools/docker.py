@@ -222,5 +222,74 @@ def logs_command(container: str, docker: str = "docker", tail: int = 20) -> list
     return [docker, "logs", "--tail", str(tail), container]
 
 
+_READY_BODY = r"""
+i=0
+while [ "$i" -lt "$steps" ]; do
+    if "$d" logs --tail 20 "$n" 2>&1 | grep -q "Server listening"; then break; fi
+    [ "$("$d" container inspect -f '{{.State.Running}}' "$n" 2>/dev/null)" = false ] && break
+    sleep 0.05
+    i=$((i + 1))
+done
+echo ==netrun:inspect==
+"$d" container inspect "$n" 2>/dev/null
+echo ==netrun:logs==
+logs=$("$d" logs --tail 20 "$n" 2>&1)
+echo "$logs"
+echo ==netrun:mtu==
+case "$logs" in
+*"Server listening"*) "$d" exec "$n" cat /sys/class/net/eth0/mtu 2>/dev/null ;;
+esac
+true
+"""
+
+
+def ready_script(container: str, docker: str = "docker", wait_s: float = 2.0) -> str:
+    """sh that waits (up to ``wait_s``, on the host) until iperf3 in ``container`` listens
+    or the container stopped, then prints its inspect JSON, its last log lines and, once
+    it listens, its eth0 MTU: one round trip instead of an inspect, a logs and an exec per
+    poll. Read it with ``parse_ready``."""
+    import math
+    import shlex
+
+    head = (
+        f"d={shlex.quote(docker)}; n={shlex.quote(container)}; "
+        f"steps={max(1, math.ceil(wait_s / 0.05))}"
+    )
+    return head + _READY_BODY
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What ``ready_script`` found: the container (None: not created yet), its log tail,
+    whether iperf3 listens, and its eth0 MTU."""
+
+    info: ContainerInfo | None
+    logs: str
+    listening: bool
+    mtu: int | None
+
+
+def parse_ready(text: str) -> Readiness:
+    parts: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.startswith("==netrun:") and line.endswith("==") and line[9:-2].isalpha():
+            current = parts.setdefault(line[9:-2], [])
+        elif current is not None:
+            current.append(line)
+    try:
+        infos = parse_inspect("\n".join(parts.get("inspect", [])))
+    except DockerError:
+        infos = []
+    logs = "\n".join(parts.get("logs", []))
+    mtu_text = "".join(parts.get("mtu", [])).strip()
+    return Readiness(
+        infos[0] if infos else None,
+        logs,
+        "Server listening" in logs,
+        int(mtu_text) if mtu_text.isdigit() else None,
+    )
+
+
 def rm_command(containers: Sequence[str], docker: str = "docker") -> list[str]:
     return [docker, "rm", "-f", "-v", *containers]

@@ -281,8 +281,12 @@ def test_ssh_session_killed_mid_test_reconnects(lab: LabHandle, tmp_path: Path) 
 
 def test_sshd_killed_mid_test_and_kept_down(lab: LabHandle, tmp_path: Path) -> None:
     """Every sshd process of the server host dies while the client runs and stays dead
-    until the run ends: its tests fail at once, the others run, and the error line says
-    cleanup there failed and which ``netrun cleanup`` command finishes it."""
+    until the run ends: its later tests fail at once, the others run, and the error line
+    says cleanup there failed and which ``netrun cleanup`` command finishes it.
+
+    The test running then measured to the end (the client's host is fine) and keeps its
+    result: killing its server (``iperf3 -s -1``, gone by itself) rides on the host's next
+    command, the final sweep, whose failure is the cleanup error line."""
     before = lab_settings(lab)
     scen = write_scenario(
         tmp_path,
@@ -314,7 +318,7 @@ def test_sshd_killed_mid_test_and_kept_down(lab: LabHandle, tmp_path: Path) -> N
         fault="ssh: sshd of the server host killed mid-test, kept down",
         before=before,
         max_seconds=30,
-        statuses={"ab": "failed", "cb": "ok", "ac": "failed"},
+        statuses={"ab": "ok", "cb": "ok", "ac": "failed"},
         host="alpha",
         error_has="netrun cleanup",
     )

@@ -165,7 +165,7 @@ def test_reports_every_problem_in_one_error() -> None:
     w = str(FIXTURES / "many-problems.yaml")
     assert problems(FIXTURES / "many-problems.yaml") == [
         f"{w}: unknown key 'colour' (valid keys: name, description, defaults, tests, baseline,"
-        " parallel)",
+        " parallel, forks)",
         f"{w}: defaults: duration must be a whole number of seconds from 1 to 86400, got 'ten'",
         f"{w}: defaults: image must be a string, got 42",
         f"{w}: defaults: unknown key 'protcol'; did you mean 'protocol'?",
@@ -679,3 +679,13 @@ def test_unknown_mode_still_reports_the_tests_other_errors(tmp_path: Path) -> No
     assert any("duration must be" in p and "got -3" in p for p in found), found
     assert any("unknown key 'protocl'" in p for p in found), found
     assert any("streams must be" in p and "'lots'" in p for p in found), found
+
+
+def test_forks_is_a_number_of_hosts(tmp_path: Path) -> None:
+    """forks: how many hosts are connected and probed at once (Ansible's -f); unset, the
+    CLI's -f or Ansible's default applies."""
+    assert load(write(tmp_path, HEAD + "}\n")).forks is None
+    assert load(write(tmp_path, "forks: 32\n" + HEAD + "}\n")).forks == 32
+    for bad in ("0", "true", "'8'", "1000"):
+        found = problems(write(tmp_path, f"forks: {bad}\n" + HEAD + "}\n"))
+        assert len(found) == 1 and "forks must be a number of hosts, 1..256" in found[0], found

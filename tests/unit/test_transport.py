@@ -164,8 +164,33 @@ def test_interrupt_while_the_channel_opens_stops_the_command() -> None:
         return _SilentChannel()
 
     link = SimpleNamespace(open_session=open_session, is_active=lambda: True)
-    ssh._conn = SimpleNamespace(transport=link)  # type: ignore[assignment]
+    ssh._conn = SimpleNamespace(get_transport=lambda: link)  # type: ignore[assignment]
     started = time.monotonic()
     with pytest.raises(Cancelled):
         ssh.run(["iperf3", "-c", "10.0.0.2"], timeout=30)
     assert time.monotonic() - started < 5
+
+
+def test_forks_bound_how_many_hosts_work_at_once() -> None:
+    """``forks`` hosts at once, never more, and hosts that only waited their turn do
+    not run out of time: the deadline is per wave of ``forks`` hosts."""
+    import threading
+    import time
+
+    from netrun.group import in_parallel
+
+    lock = threading.Lock()
+    now = peak = 0
+
+    def task() -> None:
+        nonlocal now, peak
+        with lock:
+            now += 1
+            peak = max(peak, now)
+        time.sleep(0.05)
+        with lock:
+            now -= 1
+
+    result = in_parallel({f"h{i}": task for i in range(12)}, deadline=0.5, max_workers=3)
+    assert peak == 3
+    assert len(result.succeeded) == 12 and not result.failed

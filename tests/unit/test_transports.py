@@ -123,3 +123,35 @@ def test_a_signal_stops_every_hosts_commands_before_it_unwinds() -> None:
         in_parallel({"start": step}, deadline=30)
     assert ran == ["started\n"]
     assert time.monotonic() - started < 5
+
+
+def test_deferred_cleanup_rides_on_the_next_command(tmp_path: Path) -> None:
+    """Host.defer: the script runs first in the host's next command, its output and status
+    dropped; the command's own output and exit status are what the caller sees."""
+    mark = tmp_path / "killed"
+    host = Host("me", {"ansible_connection": "local"})
+    host.transport = LocalTransport(host)
+    host.defer(f"echo NETRUN_STATE gone; touch {mark}; false")
+    assert not mark.exists()
+    res = host.run(["sh", "-c", "echo answer; exit 4"], timeout=5, check=False)
+    assert mark.exists()
+    assert (res.exited, res.stdout) == (4, "answer\n")
+    mark.unlink()
+    host.run(["true"], timeout=5)  # it ran once: nothing is left to ride on this one
+    assert not mark.exists()
+
+
+def test_deferred_cleanup_waits_for_a_command_that_really_runs(tmp_path: Path) -> None:
+    """A command refused before it ran (the run is stopping) keeps the deferred script for
+    the next one, the final sweep, which runs in cleanup mode."""
+    mark = tmp_path / "killed"
+    host = Host("me", {"ansible_connection": "local"})
+    host.transport = LocalTransport(host)
+    host.defer(f"touch {mark}")
+    host.transport.interrupt()
+    with pytest.raises(Cancelled):
+        host.run(["true"], timeout=5)
+    assert not mark.exists()
+    with cleaning():
+        host.run(["true"], timeout=5)
+    assert mark.exists()

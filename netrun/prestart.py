@@ -1,0 +1,57 @@
+"""The run's first iperf3 server, started in its host's probe: one round trip fewer.
+
+A single bare-metal test waited for the probe of its server host, then started the
+server there: two round trips one after the other, each paying the host's login cost.
+When the run's first test is a bare-metal iperf3 test, its server's start script rides
+on that probe instead (after the probe's own output, in a subshell). The measurement
+adopts the server if the script printed NETRUN_READY, and starts one as usual otherwise,
+which then reports whatever is wrong. The server's pid file is in the run folder like any
+other, so the final sweep (or the next run's, after SIGKILL) kills it even if no test
+adopts it: a probe that failed, a client host that could not be reached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from netrun.inventory import Inventory
+    from netrun.modes.base import RunContext
+    from netrun.scenario import TestSpec
+
+MARK = "==netrun:prestart=="
+
+
+@dataclass
+class Prestart:
+    """One server start script to run in one host's probe, and where its answer goes."""
+
+    host: str
+    tag: str
+    script: str
+    ctx: RunContext
+
+    def extra(self) -> str:
+        """The shell that follows the probe: a marker, then the start script."""
+        return f"echo {MARK}\n{self.script}"
+
+    def take(self, output: str) -> None:
+        """Keep what the script printed (after the marker), for the measurement to adopt."""
+        _, found, answer = output.partition(MARK + "\n")
+        if found:
+            self.ctx.prestarted[(self.host, self.tag)] = answer
+
+
+def plan(test: TestSpec, inventory: Inventory, ctx: RunContext) -> Prestart | None:
+    """The prestart for the run's first test, if it is a bare-metal iperf3 test."""
+    from netrun.modes import get_mode
+    from netrun.modes.baremetal import BareMetal
+
+    mode_class = get_mode(test.mode)
+    if mode_class is not BareMetal or test.tool != "iperf3":
+        return None
+    by_role = {r: inventory.get(n) for r, n in test.hosts_by_role.items()}
+    mode = mode_class(test, by_role["server"], by_role["client"], ctx, by_role)
+    tag = f"t{test.index}r1"
+    return Prestart(test.server, tag, mode.iperf3_server(tag).script(), ctx)
