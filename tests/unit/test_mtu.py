@@ -1,6 +1,6 @@
 """The MTU plan (grouping, when to restore), the MTU cell and frame size, the path check's
 one line, and the mtu: keys' validation. The changes themselves run on the lab
-(tests/integration/test_mtu.py)."""
+(tests/integration/test_mtu_lab.py)."""
 
 from __future__ import annotations
 
