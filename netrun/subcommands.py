@@ -104,6 +104,14 @@ def sub_parser() -> Parser:
         help="where to write the lab's inventory (up)",
     )
     lab.add_argument(
+        "--login-cost",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="seconds each SSH command's shell spends in an rc file, as on real hosts "
+        "(the benchmark lab uses 0.1)",
+    )
+    lab.add_argument(
         "--freeflow-src",
         type=Path,
         help="a clone (or bundle) of github.com/microsoft/Freeflow: build and use the real "
