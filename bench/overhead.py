@@ -199,6 +199,8 @@ def main() -> int:
     ap.add_argument("--docker", action="store_true", help="also measure container modes")
     ap.add_argument("--output", type=Path, default=ROOT / "docs" / "benchmark.md")
     ap.add_argument("--against", metavar="REV", help="also measure this commit's netrun")
+    ap.add_argument("--prefix", default="nrb", help="the bench lab's name prefix")
+    ap.add_argument("--net-index", type=int, default=3, help="the bench lab's address block")
     args = ap.parse_args()
 
     trees = {"this": ROOT}
@@ -207,8 +209,8 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="nrbench-lab-"))
     cfg = netrun_lab.LabConfig(
         hosts=2,
-        prefix="nrb",
-        net_index=3,
+        prefix=args.prefix,
+        net_index=args.net_index,
         state_dir=work / "state",
         inventory=work / "inventory.yaml",
         docker=args.docker,

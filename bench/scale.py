@@ -260,14 +260,16 @@ def main() -> int:
     ap.add_argument("--rate", default="100mbit", help="per-host tbf rate (low: CPU for all)")
     ap.add_argument("--no-big", action="store_true", help="skip the 992-test mesh")
     ap.add_argument("--output", type=Path, default=ROOT / "docs" / "scale.md")
+    ap.add_argument("--prefix", default="nrb", help="the bench lab's name prefix")
+    ap.add_argument("--net-index", type=int, default=3, help="the bench lab's address block")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="nrbench-scale-"))
     cfg = netrun_lab.LabConfig(
         hosts=max(args.sizes),
         rate=args.rate,
-        prefix="nrb",
-        net_index=3,
+        prefix=args.prefix,
+        net_index=args.net_index,
         state_dir=work / "state",
         inventory=work / "inventory.yaml",
         login_cost=0.1,
