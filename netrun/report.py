@@ -99,15 +99,18 @@ def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None 
 
 
 def render_csv(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
-    """One row per test with every number unrounded, for spreadsheets and scripts."""
+    """One row per test with every number unrounded, for spreadsheets and scripts; a
+    generated pair's row names its matrix, so a pivot (client x server) redraws the grid."""
     buf = io.StringIO()
     more = metric_table.csv_fields(doc)
-    fields = CSV_FIELDS + more
+    cells = matrix.members(doc)  # generated pairs: their matrix, long form (pivot on it)
+    fields = CSV_FIELDS + more + (["matrix"] if cells else [])
     writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in summary_rows(doc, verdicts):
         values = {k: row[k] for k in CSV_FIELDS} | {"flags": ";".join(row["flags"])}
         values.update({k: row["metrics"].get(k, {}).get("median") for k in more})
+        values["matrix"] = cells.get(row["name"])
         writer.writerow({k: "" if v is None else v for k, v in values.items()})
     return buf.getvalue()
 
@@ -117,6 +120,7 @@ def render_json(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = No
     head = {k: doc.get(k) for k in ("scenario", "run_id", "started", "finished", "status")}
     head |= baseline.identity(doc)  # tag, and which run(s) the verdicts compare with
     out = {**head, "tests": summary_rows(doc, verdicts), "errors": doc.get("errors", [])}
+    out["matrices"] = [grid.to_dict() for grid in matrix.grids(doc)]  # generated pairs
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
