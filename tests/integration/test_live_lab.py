@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import LabHandle
-from helpers import entry, load_results, write_scenario
+from helpers import entry, load_results, run_netrun, write_scenario
 
 pytestmark = pytest.mark.integration
 
@@ -93,6 +93,34 @@ def test_a_terminal_sees_per_second_nic_figures_while_each_test_runs(
     while loops_left() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not loops_left()
+
+
+def test_a_killed_run_leaves_no_counter_loop(
+    lab: LabHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # the journal cleanup reads
+    scen = write_scenario(tmp_path, [entry("long")], defaults={"duration": 20}, name="killed")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "netrun", scen, "-i", lab.inventory, "-o", tmp_path / "out"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=slave,
+    )  # fmt: skip
+    os.close(slave)
+    seen, deadline = b"", time.monotonic() + 30
+    try:
+        while b" NIC alpha:" not in seen and time.monotonic() < deadline:
+            seen += os.read(master, 4096)
+        assert loops_left(), seen.decode(errors="replace")
+    finally:
+        proc.kill()  # SIGKILL: no teardown of netrun's own runs
+        proc.wait(timeout=10)
+        os.close(master)
+    deadline = time.monotonic() + 5  # the host's sshd closes the channel; the loop ends
+    while loops_left() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not loops_left()
+    swept = run_netrun(["cleanup", "-i", lab.inventory], cwd=tmp_path)  # the iperf3 pair
+    assert swept.returncode == 0, swept.stderr
 
 
 def test_off_a_terminal_and_with_q_nothing_is_sampled(lab: LabHandle, tmp_path: Path) -> None:
