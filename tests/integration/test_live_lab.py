@@ -34,11 +34,20 @@ def loops_left() -> list[str]:
     return [line for line in out.stdout.splitlines() if "rx_bytes" in line]
 
 
+def loops_end(within: float = 5) -> list[str]:
+    """The loops still there after ``within`` s: a closed channel ends one at its next line,
+    so a run that just ended (an earlier test's) may leave one for up to a second."""
+    deadline = time.monotonic() + within
+    while loops_left() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return loops_left()
+
+
 def test_a_terminal_sees_per_second_nic_figures_while_each_test_runs(
     lab: LabHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert not loops_left()
+    assert not loops_end()
     scen = write_scenario(
         tmp_path,
         [
@@ -89,10 +98,7 @@ def test_a_terminal_sees_per_second_nic_figures_while_each_test_runs(
     doc = load_results(tmp_path / "out")
     assert "NIC" not in (tmp_path / "out" / "results.json").read_text()
     assert all(t["status"] == "ok" for t in doc["tests"])
-    deadline = time.monotonic() + 5  # a closed channel ends the loop at its next line
-    while loops_left() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not loops_left()
+    assert not loops_end()
 
 
 def test_a_killed_run_leaves_no_counter_loop(
@@ -100,6 +106,7 @@ def test_a_killed_run_leaves_no_counter_loop(
 ) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # the journal cleanup reads
     scen = write_scenario(tmp_path, [entry("long")], defaults={"duration": 20}, name="killed")
+    assert not loops_end()
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "netrun", scen, "-i", lab.inventory, "-o", tmp_path / "out"],
@@ -115,16 +122,14 @@ def test_a_killed_run_leaves_no_counter_loop(
         proc.kill()  # SIGKILL: no teardown of netrun's own runs
         proc.wait(timeout=10)
         os.close(master)
-    deadline = time.monotonic() + 5  # the host's sshd closes the channel; the loop ends
-    while loops_left() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not loops_left()
+    assert not loops_end()  # the host's sshd closes the channel; the loop ends
     swept = run_netrun(["cleanup", "-i", lab.inventory], cwd=tmp_path)  # the iperf3 pair
     assert swept.returncode == 0, swept.stderr
 
 
 def test_off_a_terminal_and_with_q_nothing_is_sampled(lab: LabHandle, tmp_path: Path) -> None:
     scen = write_scenario(tmp_path, [entry("fwd")], defaults={"duration": 3}, name="quiet")
+    assert not loops_end()
     for extra in ([], ["-q"]):
         proc = subprocess.Popen(
             [sys.executable, "-m", "netrun", scen, "-i", lab.inventory, "-o",
