@@ -219,10 +219,11 @@ def _chunks(handle: Any, stop: threading.Event) -> Iterator[str]:
     """Output as it comes, until the loop ends or ``stop``."""
     if isinstance(handle, subprocess.Popen):
         assert handle.stdout is not None
-        for raw in iter(handle.stdout.readline, b""):
-            if stop.is_set():
-                return
-            yield raw.decode(errors="replace")
+        with handle.stdout:  # closed here, by its reader, once the loop ends or is killed
+            for raw in iter(handle.stdout.readline, b""):
+                if stop.is_set():
+                    return
+                yield raw.decode(errors="replace")
         return
     handle.settimeout(0.5)
     while not stop.is_set():
@@ -240,10 +241,9 @@ def _close(handle: Any) -> None:
         return
     with contextlib.suppress(Exception):
         if isinstance(handle, subprocess.Popen):
-            os.killpg(handle.pid, signal.SIGKILL)  # sh and its sleep (a session of their own)
+            if handle.poll() is None:  # not yet reaped: its group id is still its own
+                os.killpg(handle.pid, signal.SIGKILL)  # sh and its sleep (their own session)
             handle.wait(timeout=2)
-            if handle.stdout is not None:
-                handle.stdout.close()
         else:
             handle.close()
 
