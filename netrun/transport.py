@@ -325,8 +325,10 @@ class SSHTransport:
     def open_channel(self, line: str) -> Any:
         """A channel running ``line``, its output read by the caller as it comes (the live
         sampler, netrun.sampler): no privilege, no deadline, so the command ends by itself."""
+        if self._stopped:  # Ctrl-C or SIGTERM: nothing new starts
+            raise Cancelled(self.host.name)
         transport = self._conn.get_transport() if self._conn is not None else None
-        if transport is None or self._stopped:
+        if transport is None:
             raise ConnectError(self.host.name, "not connected")
         chan = transport.open_session(timeout=self.settings.connect_timeout)
         chan.exec_command(line)

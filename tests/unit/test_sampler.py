@@ -144,3 +144,15 @@ def test_the_console_shows_the_figure_of_a_running_sample_only() -> None:
     con.done(test, 1, {"status": "ok", "throughput_bps": 935e6})
     assert "NIC" not in con.status() and "last: t 935.0 Mbit/s" in con.status()
     con.close()
+
+
+def test_a_stopped_connection_opens_no_channel() -> None:
+    from netrun.errors import Cancelled, ConnectError
+    from netrun.transport import SSHSettings, SSHTransport
+
+    ssh = SSHTransport(SimpleNamespace(name="alpha"), SSHSettings())  # type: ignore[arg-type]
+    with pytest.raises(ConnectError):
+        ssh.open_channel("true")  # never connected
+    ssh.interrupt(running=False)
+    with pytest.raises(Cancelled):
+        ssh.open_channel("true")  # Ctrl-C: nothing new starts
