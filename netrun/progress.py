@@ -10,8 +10,8 @@ recorded) and one-line messages; it never prints. ``Console`` is what the CLI ha
   same counters, so a log says when each test ran and how long the rest will take.
 
 While a sample measures, its figure is the live sampler's (netrun.sampler): this
-second's rate at the receiving host's NIC, e.g. "host NIC rx 938 Mbit/s (avg 936) on
-bravo data0"; iperf3 3.12 writes its JSON (-J) only when the test ends. Between samples
+second's rate at the receiving host's NIC and the mean so far, e.g. "NIC alpha:data0 rx
+941 Mbit/s avg 930"; iperf3 3.12 writes its JSON (-J) only when the test ends. Between samples
 the line shows the last finished sample's result. An error is printed in full the first
 time only.
 """
@@ -49,7 +49,7 @@ class Events:
         """A sample was recorded (passed or failed)."""
 
     def figure(self, test: Any, repeat: int, text: str) -> None:
-        """A running sample's figure this second (netrun.sampler), e.g. "host NIC rx ..."."""
+        """A running sample's figure this second (netrun.sampler): "NIC alpha:data0 rx ..."."""
 
 
 def expected_seconds(test: Any) -> float:
