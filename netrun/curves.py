@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.errors import NetrunError
-from netrun.report import summary_rows
+from netrun.table import summary_rows
 
 SWEEPS = "sweeps.png"
 DPI = 100

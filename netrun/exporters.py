@@ -18,8 +18,8 @@ from typing import Any
 
 from netrun import metrics, stats
 from netrun.errors import NetrunError
-from netrun.report import VerdictLike, group_samples, is_regression
 from netrun.results import atomic_write
+from netrun.table import VerdictLike, group_samples, is_regression
 
 TEST_LABELS = ("scenario", "test", "mode", "server", "client", "protocol")
 GAUGES = {

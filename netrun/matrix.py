@@ -5,7 +5,8 @@ every matrix of generated pairs (``hosts:`` + ``pairs:``, netrun.pairs) this bui
 from results.json alone (the median over each pair's ok repeats of the tool's first metric),
 names each pair more than the tolerance worse than the median of its row and column, names
 a host whose pairs are all worse, and leaves a failed pair as a gap. report.py renders the
-grids as text, markdown and HTML; ``--plot`` draws each as a heatmap PNG.
+grids as text, markdown and HTML, as a ``matrices`` list in JSON (``Grid.to_dict``) and as
+a ``matrix`` column in CSV (its rows are the cells, long form); ``--plot`` draws heatmaps.
 """
 
 from __future__ import annotations
@@ -51,6 +52,25 @@ class Grid:
             f"matrix {self.id} ({self.kind}): {self.metric.name} in {unit}, "
             "client rows, server columns"
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report's form: the grid in the metric's shown unit, rows x columns;
+        null where no pair ran (the diagonal) or the pair failed, which ``failed`` lists."""
+        scale = self.metric.scale
+        return {
+            "id": self.id,
+            "pairs": self.kind,
+            "metric": self.metric.name,
+            "unit": self.metric.shown_unit or self.metric.unit,
+            "clients": list(self.rows),
+            "servers": list(self.cols),
+            "values": [
+                [None if (v := self.values.get((c, s))) is None else v / scale for s in self.cols]
+                for c in self.rows
+            ],
+            "failed": [[c, s] for (c, s), v in self.values.items() if v is None],
+            "notes": list(self.notes),
+        }
 
     def table(self) -> tuple[list[str], list[list[str]]]:
         """Headers and cells, the first column naming the client."""
@@ -238,6 +258,16 @@ def plot_all(doc: dict[str, Any], outdir: Path) -> list[Path]:
     from netrun.results import safe_name
 
     return [plot(g, outdir / f"matrix-{safe_name(g.id)}.png") for g in grids(doc)]
+
+
+def members(doc: dict[str, Any]) -> dict[str, str]:
+    """Test name -> the id of the matrix it is a cell of (the CSV report's column)."""
+    out: dict[str, str] = {}
+    for sample in doc.get("tests") or []:
+        tag = sample.get("matrix") if isinstance(sample, dict) else None
+        if isinstance(tag, dict) and isinstance(tag.get("id"), str):
+            out.setdefault(str(sample.get("name")), tag["id"])
+    return out
 
 
 def text_blocks(doc: dict[str, Any]) -> Iterable[tuple[str, list[str], list[list[str]], list[str]]]:

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from netrun.report import group_samples, summarize
+from netrun.table import group_samples, summarize
 
 MTU_PLOT = "mtu.png"
 _MTU_PART = re.compile(r"(?<=[\[,])mtu=\d+,?|,mtu=\d+(?=\])")

@@ -5,11 +5,15 @@ A nightly mesh of 16 nodes is 240 tests; nobody should write them by hand. A tes
 test per (client, server) pair, named ``NAME[client->server]``. Each pair also gets its
 ``slot``: the round of a round-robin tournament (the circle method) it belongs to, so the
 round planner (netrun.rounds) can run an N-host mesh-once in N-1 rounds (N even) or N (odd).
+
+``hosts`` and ``pairs`` layer like any key: defaults < test < ``-e``. ``-e server=HOST`` and
+``-e client=HOST`` cannot replace a role a generated test does not have; they narrow its
+pairs to those with that host on that side (``-e server=delta``: every pair into delta).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -255,3 +259,71 @@ def simple_select(hosts: Sequence[str] | Any) -> Select:
         return list(found)
 
     return select
+
+
+# -- layers: defaults and -e ---------------------------------------------------------------
+#: The roles a generated test's pairs stand for; ``-e`` narrows by them.
+ENDS = ("server", "client")
+
+
+def layer_problem(key: str, value: Any) -> str | None:
+    """``hosts``/``pairs`` in ``defaults`` or ``-e``: the one-line problem, if any."""
+    if key == "hosts" and not (isinstance(value, str) and value.strip()):
+        return f"hosts must be a host pattern such as 'all' or 'rack1:&nodes', got {_show(value)}"
+    if key == "pairs":
+        spec = parse(value)
+        return spec if isinstance(spec, str) else None
+    return None
+
+
+def is_generated(
+    raw: Mapping[str, Any], defaults: Mapping[str, Any], overrides: Mapping[str, Any]
+) -> bool:
+    """A test generates pairs when it gives hosts or pairs itself, or when it names no role
+    and neither do the defaults, while the defaults or -e give hosts or pairs (a scenario
+    of meshes that differ only in their options)."""
+    if any(k in raw for k in KEYS):
+        return True
+    if any(k in raw or k in defaults for k in ENDS):
+        return False
+    return any(k in layer for layer in (defaults, overrides) for k in KEYS)
+
+
+def entry(
+    raw: Mapping[str, Any], defaults: Mapping[str, Any], overrides: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The test's ``hosts`` and ``pairs`` after the layers: defaults < test < -e."""
+    out: dict[str, Any] = {}
+    for layer in (defaults, raw, overrides):
+        out.update((k, layer[k]) for k in KEYS if k in layer)
+    return out
+
+
+def narrow(found: list[Pair], ends: Mapping[str, str], name: str) -> list[Pair] | str:
+    """The pairs with each host ``ends`` names on its side (``-e server=``/``client=``);
+    a string is the problem, naming the hosts that side has."""
+    kept = found
+    for role, host in ends.items():
+        sides = list(dict.fromkeys(getattr(p, role) for p in kept))
+        kept = [p for p in kept if getattr(p, role) == host]
+        if not kept:
+            return (
+                f"-e {role}={host}: none of the pairs {name!r} generates has {role} {host}"
+                f" (its {role}s: {', '.join(sides[:8])}{', ...' if len(sides) > 8 else ''});"
+                f" -e {role} narrows generated pairs to that {role}: name one of them,"
+                " or use -l to narrow by hosts"
+            )
+    return kept
+
+
+NOT_GENERATED = (
+    "no test of this scenario generates pairs (hosts: + pairs:); -e hosts/pairs re-target"
+    " generated tests only: give the tests server and client, or -l to narrow by hosts"
+)
+
+
+def unused(overrides: Mapping[str, Any], specs: Sequence[Any], problems: list[str]) -> list[str]:
+    """``-e hosts``/``-e pairs`` keys that no test took (no test is generated)."""
+    if problems or any(getattr(t, "matrix", "") for t in specs):
+        return []
+    return [k for k in KEYS if k in overrides]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from netrun import curves
 from netrun.errors import NetrunError
-from netrun.report import group_samples, summary_rows
+from netrun.table import group_samples, summary_rows
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -9,13 +9,16 @@ recorded) and one-line messages; it never prints. ``Console`` is what the CLI ha
 - elsewhere (cron, a pipe, a log file) every message starts with a UTC timestamp and the
   same counters, so a log says when each test ran and how long the rest will take.
 
-The live figure is the last finished sample's: iperf3 3.12 writes its JSON (-J) only when
-the test ends, and a second, streamed text parse of each interval would be a second
-source of truth for the same numbers. An error is printed in full the first time only.
+While a sample measures, its figure is the live sampler's (netrun.sampler): this
+second's rate at the receiving host's NIC and the mean so far, e.g. "NIC alpha:data0 rx
+941 Mbit/s avg 930"; iperf3 3.12 writes its JSON (-J) only when the test ends. Between samples
+the line shows the last finished sample's result. An error is printed in full the first
+time only.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import threading
@@ -33,6 +36,9 @@ _FAILED = re.compile(r"(?P<head>.*?: )?FAILED (?P<err>.+)$")
 class Events:
     """What the runner tells about samples; the library's default says nothing."""
 
+    #: Whether a live figure is shown (netrun.sampler samples only then).
+    wants_live = False
+
     def plan(self, tests: Iterable[Any]) -> None:
         """The tests about to run (each runs ``repeat`` samples)."""
 
@@ -41,6 +47,9 @@ class Events:
 
     def done(self, test: Any, repeat: int, record: dict[str, Any]) -> None:
         """A sample was recorded (passed or failed)."""
+
+    def figure(self, test: Any, repeat: int, text: str) -> None:
+        """A running sample's figure this second (netrun.sampler): "NIC alpha:data0 rx ..."."""
 
 
 def expected_seconds(test: Any) -> float:
@@ -79,6 +88,9 @@ class Console(Events):
         self.expected_left = 0.0
         self.expected_done = 0.0
         self.running: dict[tuple[str, int], tuple[Any, float]] = {}
+        #: running sample -> its live figure (netrun.sampler), only on a terminal
+        self.figures: dict[tuple[str, int], str] = {}
+        self.wants_live = self.live
         self.last: str | None = None
         self.shown_errors: set[str] = set()
         self._lock = threading.Lock()
@@ -104,6 +116,7 @@ class Console(Events):
     def done(self, test: Any, repeat: int, record: dict[str, Any]) -> None:
         with self._lock:
             self.running.pop((test.name, repeat), None)
+            self.figures.pop((test.name, repeat), None)
             self.finished += 1
             share = expected_seconds(test)
             self.expected_left = max(0.0, self.expected_left - share)
@@ -111,6 +124,16 @@ class Console(Events):
             bps = record.get("throughput_bps")
             if record.get("status") == "ok" and isinstance(bps, (int, float)):
                 self.last = f"{test.name} {bps / 1e6:.1f} Mbit/s"
+
+    def figure(self, test: Any, repeat: int, text: str) -> None:
+        with self._lock:
+            if (test.name, repeat) not in self.running:  # a late line of a finished sample
+                return
+            self.figures[(test.name, repeat)] = text
+            if self._drawn:  # at once: the next redraw may be most of a second away
+                self._clear()
+                self._draw()
+                self.stream.flush()
 
     # -- messages -------------------------------------------------------------------------
     def line(self, text: str) -> None:
@@ -175,7 +198,8 @@ class Console(Events):
         running = [
             f"{test.name} repeat {repeat}/{getattr(test, 'repeat', 1)} "
             f"{clock(now - since)}/{clock(expected_seconds(test) - SETUP_GUESS_S)}"
-            for (_name, repeat), (test, since) in self.running.items()
+            + (f" {figure}" if (figure := self.figures.get((name, repeat))) else "")
+            for (name, repeat), (test, since) in self.running.items()
         ]
         parts = [self._counters(), *running]
         if self.last:
@@ -195,8 +219,16 @@ class Console(Events):
             self.stream.write("\r\x1b[K")
             self._drawn = False
 
+    def _width(self) -> int:
+        """The columns of the terminal the line is drawn on (stderr's own, not stdout's)."""
+        try:
+            columns = os.get_terminal_size(self.stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            columns = 0
+        return columns if columns > 0 else shutil.get_terminal_size((100, 20)).columns
+
     def _draw(self) -> None:
         if self.total and not self._stop.is_set():
-            width = shutil.get_terminal_size((100, 20)).columns - 1
+            width = self._width() - 1
             self.stream.write(self.status()[:width])
             self._drawn = True

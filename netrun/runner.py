@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netrun import __version__, flags, prestart
+from netrun import __version__, flags, prestart, sampler
 from netrun.cleanup import RUN_ID, cleanup_command, cleanup_script, docker_command
 from netrun.errors import (
     Cancelled,
@@ -349,7 +349,8 @@ class Run:
         started = utcnow()
         tool = get_tool(test.tool)
         try:
-            m = tool.measure(mode, repeat)
+            with sampler.watch(self.req.events, test, repeat, self.req.inventory, self.ctx.facts):
+                m = tool.measure(mode, repeat)  # the live line's figure meanwhile
         except Cancelled:
             raise  # the test records it as interrupted
         except ToolError as exc:

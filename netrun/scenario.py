@@ -286,6 +286,11 @@ class _Check:
         for key, value in raw.items():
             if isinstance(key, str) and key in self.placement_keys:
                 ok = self.placement(prefix(key, value), key, value)
+            elif key in _pairs.KEYS:  # a generated test's pattern or kind (netrun.pairs)
+                found = _pairs.layer_problem(key, value)
+                if found:
+                    self.add(prefix(key, value), found)
+                ok = found is None
             elif isinstance(key, str) and key in self.all_keys:
                 # a layer serves every tool: one definition taking the value is enough
                 # (bitrate: 1000pps is iperf2's); each test checks its own tool's later
@@ -338,7 +343,7 @@ class _Check:
             else:
                 table = self.table(mode, tool)
         roles = self.roles.get(mode, DEFAULT_ROLES) if isinstance(mode, str) else DEFAULT_ROLES
-        generated = "hosts" in raw or "pairs" in raw
+        generated = _pairs.is_generated(raw, defaults, overrides)
         if generated:  # hosts + pairs stand for server and client
             roles = tuple(r for r in roles if r not in DEFAULT_ROLES)
             for key in set(DEFAULT_ROLES) & set(raw):
@@ -370,7 +375,13 @@ class _Check:
             else:
                 self.unknown(pre, key, [*(table or self.all_keys), *TEST_KEYS])
         sweep = self.sweep(pre, raw["sweep"], table, own, overrides) if "sweep" in raw else {}
-        generate = _pairs.from_test(raw, self.select) if generated else [_pairs.Pair("", "", 0)]
+        generate: list[_pairs.Pair] | str = [_pairs.Pair("", "", 0)]
+        placed = _pairs.entry(raw, defaults, overrides)  # hosts and pairs: defaults < test < -e
+        if generated:
+            generate = _pairs.from_test(placed, self.select)
+        if generated and not isinstance(generate, str):  # -e server=/client= narrow them
+            narrow = {r: self.role(overrides[r]) for r in _pairs.ENDS if r in overrides}
+            generate = _pairs.narrow(generate, narrow, str(name))
         if isinstance(generate, str):
             self.add(pre, generate)
         if len(self.problems) > before or table is None or not {"mode", *roles} <= set(place):
@@ -411,7 +422,7 @@ class _Check:
                     swept=MappingProxyType(swept),
                     tool=str(tool),
                     matrix=f"{name}{label}" if pair.client else "",
-                    pairs=_pairs.kind_of(raw) if pair.client else "",
+                    pairs=_pairs.kind_of(placed) if pair.client else "",
                     slot=pair.slot,
                 )
             )
@@ -548,6 +559,8 @@ def load_scenario(
                 )
             elif isinstance(test_name, str):
                 first[test_name] = i
+    for key in _pairs.unused(good_overrides, specs, check.problems):
+        check.add(f"-e {key}={_scalar(good_overrides[key])}", _pairs.NOT_GENERATED)
     if check.problems:
         raise ScenarioError(check.problems)
     return Scenario(

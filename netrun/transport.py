@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.errors import (
     AuthError,
@@ -321,6 +321,19 @@ class SSHTransport:
             b"".join(out).decode(errors="replace"),
             b"".join(err).decode(errors="replace"),
         )
+
+    def open_channel(self, line: str) -> Any:
+        """A channel running ``line``, its output read by the caller as it comes (the live
+        sampler, netrun.sampler): no privilege, no deadline, so the command ends by itself."""
+        if self._stopped:  # Ctrl-C or SIGTERM: nothing new starts
+            raise Cancelled(self.host.name)
+        transport = self._conn.get_transport() if self._conn is not None else None
+        if transport is None:
+            raise ConnectError(self.host.name, "not connected")
+        chan = transport.open_session(timeout=self.settings.connect_timeout)
+        chan.exec_command(line)
+        chan.shutdown_write()
+        return chan
 
     def put(self, local: Path, remote: str, *, timeout: float) -> None:
         """Copy a file over SFTP on the same connection."""

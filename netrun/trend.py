@@ -15,8 +15,8 @@ from typing import Any
 from netrun.history import History
 from netrun.plots import plot_trend
 from netrun.regress import tolerances_from_doc
-from netrun.report import summary_rows
 from netrun.results import safe_name
+from netrun.table import summary_rows
 
 RUNS = 30
 

@@ -76,6 +76,33 @@ def test_every_report_format_shows_the_matrix() -> None:
     assert "matrix" not in render(fixture("baremetal-3"), "table")
 
 
+def test_json_report_carries_each_matrix_as_a_grid() -> None:
+    doc = fixture("mesh-once-8-slow-delta")
+    sample = next(s for s in doc["tests"] if s["name"] == "m[alpha->hotel]")
+    sample.update(status="failed", error="hotel: cannot connect")
+    (m,) = json.loads(render(doc, "json"))["matrices"]
+    assert m["id"] == "m" and m["pairs"] == "mesh-once" and m["metric"] == "throughput_bps"
+    assert m["unit"] == "Mbit/s" and m["clients"] == HOSTS and m["servers"] == HOSTS
+    values = m["values"]
+    assert values[0][0] is None and values[1][0] is None  # the diagonal, the unpaired half
+    assert values[0][-1] is None and m["failed"] == [["alpha", "hotel"]]
+    assert 190 < values[0][1] < 195 and 110 < values[0][3] < 120  # alpha->delta: slow
+    assert any("pairs of delta" in n for n in m["notes"])
+    assert m["notes"][-1] == "m: 1 pair(s) failed (FAIL): alpha->hotel"
+    assert json.loads(render(fixture("baremetal-3"), "json"))["matrices"] == []
+
+
+def test_csv_report_names_each_pairs_matrix_so_a_pivot_redraws_it() -> None:
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(render(fixture("mesh-once-8"), "csv"))))
+    assert len(rows) == 28 and {r["matrix"] for r in rows} == {"m"}
+    cell = next(r for r in rows if r["name"] == "m[bravo->echo]")
+    assert (cell["client"], cell["server"]) == ("bravo", "echo") and float(cell["mbps"]) > 150
+    assert "matrix" not in render(fixture("baremetal-3"), "csv").splitlines()[0]
+
+
 def test_heatmap_png(tmp_path: Path) -> None:
     (path,) = matrix.plot_all(fixture("mesh-once-8-slow-delta"), tmp_path)
     assert path.name == "matrix-m.png" and path.read_bytes()[:4] == b"\x89PNG"
