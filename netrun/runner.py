@@ -161,6 +161,7 @@ class Run:
         if width == 1:  # a sweep sets each MTU once for the tests that share it
             tests = order(tests, mode_kind)
         self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)
+        self.ctx.tests = tests  # container modes keep containers for the next test
         if width > 1 and len(tests) > 1:
             self._run_parallel(tests, width)
         else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -43,6 +43,14 @@ class RunContext:
     #: (host name, tag) -> what an iperf3 server start script printed when it rode on the
     #: host's probe (netrun.prestart); the measurement with that tag adopts the server.
     prestarted: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: The run's tests in the order they run (container modes look ahead: netrun.modes.keep).
+    tests: Sequence[TestSpec] = ()
+    #: Containers kept for the next test of the same pair and mode (netrun.modes.keep).
+    kept: dict[str, Any] = field(default_factory=dict)
+    #: (host name, image) -> image id, checked once per host and run.
+    images: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Names of the tests whose mode was torn down (what is left to run, for keep).
+    finished: set[str] = field(default_factory=set)
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
     stopping: threading.Event = field(default_factory=threading.Event)
     #: Told of each undo record before its change is made, and once it has run (the
@@ -142,6 +150,28 @@ class Mode:
         written. A ``per_run`` record (e.g. removing the run's containers) is left for the
         run's final sweep; the others are undone by ``undo`` at the end of the test.
         """
+        script = self.recorded_change(host, command, undo, what=what, sudo=sudo, per_run=per_run)
+        return host.run(script, timeout=timeout, sudo=sudo, check=check)
+
+    def recorded_change(
+        self,
+        host: Host,
+        command: str,
+        undo: str,
+        *,
+        what: str,
+        sudo: bool = False,
+        per_run: bool = False,
+    ) -> str:
+        """The sh of ``change`` (record, then the change only if the record was written),
+        for a caller that sends it within a larger script of its own."""
+        record = self.new_record(host, undo, what=what, sudo=sudo, per_run=per_run)
+        return record + " && {\n" + command + "\n}"
+
+    def new_record(
+        self, host: Host, undo: str, *, what: str, sudo: bool = False, per_run: bool = False
+    ) -> str:
+        """sh writing a new undo record on ``host`` (noted in the journal first)."""
         record = Record(
             host.name,
             undo_records.new_path(self.ctx.workdir(host)),
@@ -152,8 +182,7 @@ class Mode:
         self.ctx.recorded(host, record)
         if not per_run:
             self.undo_stack.append((host, record))
-        script = undo_records.write_script(record) + " && {\n" + command + "\n}"
-        return host.run(script, timeout=timeout, sudo=sudo, check=check)
+        return undo_records.write_script(record)
 
     def undo(self) -> list[str]:
         """Run this test's undo records, newest first on each host, the hosts at once;

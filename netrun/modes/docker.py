@@ -23,11 +23,12 @@ from typing import Any, ClassVar
 from netrun import undo
 from netrun.errors import Cancelled, ModeError
 from netrun.host import Host
+from netrun.modes import keep, launch, pathbytes
 from netrun.modes.base import Measurement, Mode, Option
 from netrun.options import expecting, matching, number
 from netrun.tools import docker as dk
 from netrun.tools import iperf2_container, iperf3
-from netrun.transport import in_parallel, on_each
+from netrun.transport import CommandResult, in_parallel, on_each
 
 SERVER_PORT = 5201
 #: The first line of the engine check: its undo record was written.
@@ -68,6 +69,8 @@ class DockerMode(Mode):
 
     name = "docker"
     options = OPTIONS
+    #: Whether each repeat records the bytes along its path (netrun.modes.pathbytes).
+    counts_path: ClassVar[bool] = False
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -83,6 +86,14 @@ class DockerMode(Mode):
             "server": f"netrun-{self.ctx.run_id}-{self.test.tag}-server",
             "client": f"netrun-{self.ctx.run_id}-{self.test.tag}-client",
         }
+        #: The containers' time bounds' undo records (they go with the containers).
+        self.bounds: list[tuple[Host, undo.Record]] = []
+        #: role -> the last byte counter reading of that end (netrun.modes.pathbytes).
+        self.counters: dict[str, Any] = {}
+        #: Whether the containers may serve the next test (setup and the last repeat ok).
+        self.healthy = False
+        #: The tests that used these containers before this one, when it adopted them.
+        self.kept_by: list[str] = []
 
     # -- helpers ------------------------------------------------------------------------------
     def docker(self, host: Host) -> str:
@@ -136,10 +147,7 @@ class DockerMode(Mode):
             with _lock:
                 self.ctx.engines[host.name] = engine
                 self.ctx.docker_hosts[host.name] = docker
-        self.details.setdefault("engine", {})[host.name] = engine.server_version
-        for image in images:
-            image_id = self.ensure_image(host, image)
-            self.details.setdefault("image_ids", {}).setdefault(image, {})[host.name] = image_id
+        self.note_images(host, {image: self.ensure_image(host, image) for image in images})
 
     def ensure_image(self, host: Host, image: str) -> str:
         docker = self.docker(host)
@@ -194,16 +202,15 @@ class DockerMode(Mode):
     def app_volumes(self, host: Host) -> list[str]:
         return []
 
-    def start_app(self, role: str, host: Host) -> None:
-        name = self.names[role]
-        self.started.append((host, name))  # before starting: teardown finds it whatever happens
+    def app_argv(self, role: str, host: Host) -> list[str]:
+        """``docker run -d`` of one end's container."""
         entrypoint, args = "iperf3", ["-s", "-p", str(SERVER_PORT), "--forceflush"]
         if self.test.tool == "iperf2":  # latency at a fixed packet rate: iperf -s -u -e
             entrypoint, args = iperf2_container.server_args(int(self.value("port")))
-        argv = dk.run_command(
+        return dk.run_command(
             str(self.value("image", host)),
             args,
-            name=name,
+            name=self.names[role],
             labels=self.labels(role),
             docker=self.docker(host),
             network=str(self.value("network", host)),
@@ -211,44 +218,158 @@ class DockerMode(Mode):
             volumes=self.app_volumes(host),
             entrypoint=entrypoint,
         )
+
+    def start_extra(self, role: str, host: Host) -> str:
+        """sh run before the container starts, in the same round trip (FreeFlow's router,
+        Flannel's lease); it sets ``go=1`` for the container to start. Read back by
+        ``read_sections``."""
+        return "go=1"
+
+    def ready_extra(self, role: str, host: Host) -> str:
+        """sh run once the container listens, ``$pid`` its PID 1 (the preload check, the
+        server end's first byte counters)."""
+        if self.counts_path and role == "server":
+            return f"echo ==netrun:counters==; {pathbytes.shell_reading()}"
+        return ""
+
+    def env_vars(self, host: Host) -> dict[str, str]:
+        """Tokens of ``app_env`` values that the host works out (see launch.start)."""
+        return {}
+
+    def read_sections(self, role: str, host: Host, found: dict[str, str]) -> None:
+        """Read what ``start_extra`` and ``ready_extra`` printed."""
+        if "counters" in found:
+            reading = pathbytes.parse(found["counters"])
+            if reading[0] and reading[1]:
+                self.counters[role] = reading
+
+    def launch(self, role: str, host: Host) -> dk.Readiness:
+        """Start one end's container: one round trip with the run's first checks on the
+        host, the container's undo record, ``docker run``, its time bound and the first
+        readiness wait (netrun.modes.launch)."""
+        name = self.names[role]
+        self.started.append((host, name))  # before starting: teardown finds it whatever happens
         # A time bound that holds when the controller vanishes: a watchdog on the host
         # removes the container (iperf3 server, and any docker exec client in it) after
-        # the test's longest possible time; teardown stops the watchdog (an undo record).
-        bound = float(self.test.value("start_timeout")) + self.test.repeat * self.test.deadline
-        pidfile = f"{self.ctx.workdir(host)}/{name}.watchdog"
-        rm = shlex.join([self.docker(host), "rm", "-f", name])
-        watchdog = f'sleep {int(bound) + 120} & w=$!; trap "kill $w; exit" TERM; wait $w; {rm}'
-        res = self.change(
-            host,
-            f"{shlex.join(argv)} && {{ nohup sh -c {shlex.quote(watchdog)} </dev/null "
-            f">/dev/null 2>&1 & {undo.save_pid(pidfile)}; }}",
-            undo.kill_recorded(pidfile),
-            what=f"stop the time bound of container {name}",
-            timeout=120,
-            check=False,
+        # the longest the tests that may share it can take (netrun.modes.keep); the
+        # container's undo record stops the watchdog.
+        start_timeout = float(self.test.value("start_timeout"))
+        bound = start_timeout + keep.shared_bound(self.ctx, self.test)
+        command, stop, _ = launch.start(
+            self.app_argv(role, host),
+            name,
+            self.docker(host),
+            self.ctx.workdir(host),
+            bound,
+            min(2.0, start_timeout),
+            extra=self.ready_extra(role, host),
+            env_vars=self.env_vars(host),
         )
-        if not res.ok:
-            text = res.stderr.strip()
+        body = self.recorded_change(
+            host,
+            f'{self.start_extra(role, host)}\nif [ "$go" = 1 ]; then\n{command}\nfi',
+            stop,
+            what=f"stop the time bound of container {name}",
+        )
+        self.bounds.append(self.undo_stack.pop())  # kept with the container (teardown)
+        res = self.checked_run(host, body, timeout=start_timeout + 180)
+        found = launch.sections(res.stdout)
+        self.read_sections(role, host, found)
+        if "run" not in found:
+            if "go" in found or not res.ok:
+                raise ModeError(
+                    f"{host.name}: cannot write an undo record in {self.ctx.workdir(host)} "
+                    f"or start the {role} container: "
+                    f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
+                )
+            raise ModeError(f"{host.name}: the {role} container was not started")
+        rc, _, text = found["run"].partition("\n")
+        if rc.strip() != "0":
             if "network" in text and "not found" in text:
                 raise ModeError(
                     f"{host.name}: docker network '{self.value('network', host)}' does not "
                     "exist; create it or set network: to one listed by 'docker network ls'"
                 )
             raise dk.DockerError(f"{host.name}: docker run of {role} container failed", text)
+        return dk.parse_ready(res.stdout)
 
-    def wait_ready(self, role: str, host: Host) -> dk.ContainerInfo:
+    def checked_run(self, host: Host, body: str, timeout: float) -> CommandResult:
+        """Run ``body`` on ``host``, after the engine and image checks when they have not
+        been made there in this run (in the same round trip: launch.preamble)."""
+        docker = self.docker(host)
+        images = self.images(host)
+        with _lock:
+            first = host.name not in self.ctx.engines
+            known = {i: self.ctx.images.get((host.name, i)) for i in images}
+        if not first and all(known.values()) and self.value("pull", host) != "always":
+            self.note_images(host, known)
+            return host.run(body, timeout=timeout, check=False)
+        record = None
+        if first:
+            # The label sweep is one undo record, run by the final sweep (or the next run's,
+            # or netrun cleanup, after a SIGKILL); with no docker there it finds nothing.
+            label = shlex.quote(f"label={dk.RUN_LABEL}={self.ctx.run_id}")
+            d = shlex.quote(docker)
+            record = self.new_record(
+                host,
+                f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
+                what=f"remove the run's containers ({docker})",
+                per_run=True,
+            )
+        pull = self.value("pull", host)
+        checked = [] if pull == "always" else images
+        pre = launch.preamble(record, docker, checked, self.ctx.workdir(host))
+        res = host.run(pre + body, timeout=timeout + 30, check=False)
+        found = launch.sections(res.stdout)
+        if first:
+            if launch.RECORDED not in found[""].splitlines()[:1]:
+                raise ModeError(
+                    f"{host.name}: cannot write an undo record in {self.ctx.workdir(host)}: "
+                    f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
+                )
+            rc = found.get("enginerc", "").strip()
+            engine = dk.parse_version(
+                found.get("engine", ""),
+                found.get("engineerr", "") or res.stderr,
+                int(rc) if rc.isdigit() else res.exited,
+                host.name,
+            )
+            with _lock:
+                self.ctx.engines[host.name] = engine
+                self.ctx.docker_hosts[host.name] = docker
+        if "stop" not in found:
+            self.note_images(host, launch.image_ids(found, checked))
+            return res
+        self.prepare_host(host, images)  # pull or load what is missing, or say why not
+        return host.run(body, timeout=timeout, check=False)
+
+    def note_images(self, host: Host, ids: Mapping[str, str | None]) -> None:
+        engine = self.ctx.engines.get(host.name)
+        if engine is not None:
+            self.details.setdefault("engine", {})[host.name] = engine.server_version
+        for image, image_id in ids.items():
+            if image_id:
+                with _lock:
+                    self.ctx.images[(host.name, image)] = image_id
+                self.details.setdefault("image_ids", {}).setdefault(image, {})[host.name] = image_id
+
+    def wait_ready(
+        self, role: str, host: Host, found: dk.Readiness | None = None
+    ) -> dk.ContainerInfo:
         """Until the container runs and iperf3 in it listens; a dead one reports its logs.
 
-        The host polls (``ready_script``), a slice of up to 2 s per round trip, and reads
-        the container's MTU in the same one once it listens."""
+        ``found`` is what the launch's own wait saw; after it, the host polls
+        (``ready_script``), a slice of up to 2 s per round trip, and reads the container's
+        MTU in the same one once it listens."""
         docker = self.docker(host)
         name = self.names[role]
         deadline = time.monotonic() + float(self.test.value("start_timeout"))
         while True:
-            wait_s = max(0.05, min(2.0, deadline - time.monotonic()))
-            script = dk.ready_script(name, docker, wait_s)
-            res = host.run(script, timeout=wait_s + 30, check=False)
-            found = dk.parse_ready(res.stdout)
+            if found is None:
+                wait_s = max(0.05, min(2.0, deadline - time.monotonic()))
+                script = dk.ready_script(name, docker, wait_s)
+                res = host.run(script, timeout=wait_s + 30, check=False)
+                found = dk.parse_ready(res.stdout)
             info, text = found.info, found.logs
             if info is not None and not info.running:
                 raise ModeError(
@@ -264,6 +385,7 @@ class DockerMode(Mode):
                     f"{host.name}: {role} container {name} not ready after "
                     f"{self.test.value('start_timeout')}s"
                 )
+            found = None
             if self.ctx.stopping.wait(0.05):  # an interrupted parallel run: stop polling
                 raise Cancelled(host.name)
 
@@ -297,23 +419,23 @@ class DockerMode(Mode):
     def images(self, host: Host) -> list[str]:
         return [str(self.value("image", host))]
 
-    def before_apps(self) -> None:
-        """Hook for what must run before the iperf3 containers (FreeFlow's routers)."""
+    def after_launch(self) -> None:
+        """Hook once both containers are up (Flannel's lease in the details)."""
 
     def after_apps(self, infos: dict[str, dk.ContainerInfo]) -> None:
         """Hook to check the started containers (flannel lease, FreeFlow preload)."""
 
     def setup(self) -> None:
-        hosts = [self.server, self.client]
-        run_on_both(hosts, lambda h: self.prepare_host(h, self.images(h)), deadline=900)
-        self.before_apps()
+        kept = keep.take(self.ctx, self.test)
+        if kept is not None:  # the previous test's containers (netrun.modes.keep)
+            self.adopt(kept)
+            return
         infos: dict[str, dk.ContainerInfo] = {}
         ends = {"server": self.server, "client": self.client}
 
         def start(role: str) -> None:
             host = ends[role]
-            self.start_app(role, host)
-            info = self.wait_ready(role, host)
+            info = self.wait_ready(role, host, self.launch(role, host))
             self.follow_mtu(host, info)
             # With mtu: the container's MTU changed after it became ready: read it again.
             mtu = self.container_mtu(host, info.name) if self.test.options.get("mtu") else None
@@ -329,12 +451,14 @@ class DockerMode(Mode):
                 "image_id": info.image_id,
             }
 
-        result = in_parallel(
-            {role: functools.partial(start, role) for role in ends},
-            deadline=float(self.test.value("start_timeout")) + 120,
-        )
-        if result.failed:
-            raise next(iter(result.failed.values()))
+        deadline = float(self.test.value("start_timeout")) + 300
+        if self.server.name == self.client.name:  # one host: its first checks run once
+            for role in ends:
+                start(role)
+        else:  # both ends at once, each in one round trip (netrun.modes.launch)
+            result = in_parallel({r: functools.partial(start, r) for r in ends}, deadline=deadline)
+            if result.failed:
+                raise next(iter(result.failed.values()))
         self.server_ip = self.server_address(infos["server"], self.server)
         self.details["network"] = self.value("network", self.server)
         self.details["image"] = self.value("image", self.server)
@@ -343,7 +467,21 @@ class DockerMode(Mode):
         if mtus:
             self.details["container_mtu"] = min(mtus)
             self.details.setdefault("overlay_mtu", min(mtus))
+        self.after_launch()
         self.after_apps(infos)
+        self.healthy = True
+
+    def adopt(self, kept: keep.Kept) -> None:
+        """Measure with the containers an earlier test of this pair and mode started."""
+        self.started = list(kept.started)
+        self.bounds = list(kept.records)
+        self.names = dict(kept.names)
+        self.server_ip = kept.server_ip
+        self.pids = dict(kept.pids)
+        self.counters = dict(kept.counters)
+        self.kept_by = kept.tests
+        self.details = keep.details_of(kept)
+        self.healthy = True
 
     def measure(self, repeat: int) -> Measurement:
         from netrun.modes.baremetal import client_argv, test_deadline
@@ -352,31 +490,85 @@ class DockerMode(Mode):
         argv = client_argv(self, self.server_ip, SERVER_PORT)
         argv[0] = "iperf3"  # the container's iperf3, not the host's netrun_iperf3
         cmd = dk.exec_command(self.names["client"], argv, self.docker(self.client))
-        res = self.client.run(cmd, timeout=test_deadline(self), check=False)
+        self.healthy = False  # until this repeat measured: a failed one hands nothing on
+        res = self.client.run(self.wrap_client(cmd), timeout=test_deadline(self), check=False)
+        res = self.unwrap_client(res)
         out = res.stdout if res.stdout.strip() else res.stderr
         try:
             result = iperf3.parse(res.stdout, res.exited, stderr=res.stderr)
         except iperf3.Iperf3Error as exc:
             raise exc.on(self.client.name) from None
         details = {"warnings": list(result.warnings)} if result.warnings else {}
+        self.healthy = True
         return Measurement(out, result, details)
+
+    def wrap_client(self, argv: list[str]) -> list[str] | str:
+        """The client's command as sent (the path-bytes modes read counters around it)."""
+        return pathbytes.wrap(argv, self.pids.get("client")) if self.counts_path else argv
+
+    def unwrap_client(self, res: CommandResult) -> CommandResult:
+        if not self.counts_path:
+            return res
+        res, before, after = pathbytes.unwrap(res)
+        self.counters.update(client_before=before, client_after=after)
+        return res
 
     def measure_iperf2(self, repeat: int, run: Any) -> tuple[Any, str, dict[str, Any]]:
         """tool: iperf2 between the containers (``run``, the bare-metal leg, is not used)."""
+        self.healthy = False
         result, raw = iperf2_container.measure(self, int(self.value("port")))
+        self.healthy = True
         return result, raw, {"server_ip": self.server_ip}
 
     def teardown(self) -> None:
-        """Remove this test's containers on each host's next command (Host.defer), which
-        is the undo of their time bounds right after (Mode.undo, the hosts at once): one
-        round trip per host for both instead of two. Without an undo there, it is the next
-        test's first command on the host, before any container starts, or the final sweep."""
+        """Hand the containers to the next test when it wants the same ones (keep), leave
+        them to the run's final sweep when no later test uses these hosts, or else remove
+        them on each host's next command (Host.defer): never a round trip of its own."""
+        self.ctx.finished.add(self.test.name)
+        if not self.started:
+            return
+        k = keep.key(self.test)
+        after = keep.next_test(self.ctx, self.test)
+        if not self.ctx.tests:  # a caller that did not say what runs next: remove now
+            self.undo_stack.extend(self.bounds)
+            self._defer_removal([])
+        elif (
+            self.healthy
+            and not self.ctx.stopping.is_set()
+            and after is not None
+            and (k is not None and keep.key(after) == k)
+        ):
+            keep.park(
+                self.ctx,
+                keep.Kept(
+                    k,
+                    list(self.started),
+                    list(self.bounds),
+                    self.server_ip,
+                    dict(self.pids),
+                    self.details_to_keep(),
+                    names=dict(self.names),
+                    counters=dict(self.counters),
+                    tests=list(self.kept_by or [self.test.name]),
+                ),
+            )
+        elif after is not None:
+            self._defer_removal(self.bounds)
+        # else: the final sweep runs the records and removes the run's labelled containers
+        self.started.clear()
+        self.bounds.clear()
+
+    def details_to_keep(self) -> dict[str, Any]:
+        """What an adopting test copies (not this test's own, such as MTU changes)."""
+        return {k: v for k, v in self.details.items() if k not in ("mtu", "containers_reused")}
+
+    def _defer_removal(self, bounds: list[tuple[Host, undo.Record]]) -> None:
         by_host: dict[str, tuple[Host, list[str]]] = {}
         for host, name in self.started:
             by_host.setdefault(host.name, (host, []))[1].append(name)
         for host, names in by_host.values():
-            host.defer(shlex.join(dk.rm_command(names, self.docker(host))))
-        self.started.clear()
+            scripts = [undo.run_script(r) for h, r in bounds if h.name == host.name]
+            host.defer("; ".join([shlex.join(dk.rm_command(names, self.docker(host))), *scripts]))
 
 
 MODE = DockerMode

@@ -11,6 +11,7 @@ shows that its bytes crossed the overlay (``details.crossed_overlay``).
 from __future__ import annotations
 
 import ipaddress
+import shlex
 from typing import Any
 
 from netrun.errors import ModeError
@@ -18,7 +19,7 @@ from netrun.host import Host
 from netrun.modes import pathbytes
 from netrun.modes.base import Measurement, Option
 from netrun.modes.docker import OPTIONS as DOCKER_OPTIONS
-from netrun.modes.docker import DockerMode, run_on_both
+from netrun.modes.docker import DockerMode
 from netrun.options import matching
 from netrun.tools import docker as dk
 
@@ -61,24 +62,29 @@ class Flannel(DockerMode):
 
     name = "flannel"
     options = OPTIONS
+    counts_path = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.leases: dict[str, dict[str, str]] = {}
 
-    def read_lease(self, host: Host) -> None:
-        path = str(self.value("flannel_subnet_env", host))
-        res = host.run(["cat", path], timeout=30, check=False)
-        env = parse_subnet_env(res.stdout) if res.ok else {}
+    def start_extra(self, role: str, host: Host) -> str:
+        """The host's lease, read in the container's start round trip."""
+        path = shlex.quote(str(self.value("flannel_subnet_env", host)))
+        return f"echo ==netrun:lease==; cat {path} 2>/dev/null; go=1"
+
+    def read_sections(self, role: str, host: Host, found: dict[str, str]) -> None:
+        super().read_sections(role, host, found)
+        env = parse_subnet_env(found.get("lease", ""))
         if "FLANNEL_SUBNET" not in env:
+            path = self.value("flannel_subnet_env", host)
             raise ModeError(
                 f"{host.name}: no Flannel lease in {path} (is flanneld running?); set "
                 "flannel_subnet_env (inventory netrun_flannel_subnet_env) to its subnet.env"
             )
         self.leases[host.name] = env
 
-    def before_apps(self) -> None:
-        run_on_both([self.server, self.client], self.read_lease, deadline=60)
+    def after_launch(self) -> None:
         self.details["flannel"] = {
             name: {
                 "network": env.get("FLANNEL_NETWORK"),

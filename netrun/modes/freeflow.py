@@ -19,18 +19,16 @@ reported unavailable (``details.unavailable``): iperf3 reads them on the idle ov
 from __future__ import annotations
 
 import ipaddress
-import json
 import shlex
-import time
 from typing import Any
 
-from netrun.errors import Cancelled, ModeError
+from netrun.errors import ModeError
 from netrun.host import Host
-from netrun.modes import pathbytes
+from netrun.modes import pathbytes, router
 from netrun.modes.base import Measurement, Option
-from netrun.modes.docker import DockerMode, run_on_both
+from netrun.modes.docker import DockerMode
 from netrun.modes.flannel import OPTIONS as FLANNEL_OPTIONS
-from netrun.modes.flannel import PATH_RE, parse_subnet_env
+from netrun.modes.flannel import PATH_RE
 from netrun.options import expecting, matching, number
 from netrun.tools import docker as dk
 
@@ -45,6 +43,9 @@ UNAVAILABLE = {
     "not on the host socket that carries the data",
 }
 CIDR_RE = r"[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}"
+#: Stands for VNET_PREFIX in the container's ``docker run``, which the host's script
+#: replaces with what it read (launch.start's env_vars).
+VNET_TOKEN = "@@netrun-vnet@@"
 
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
@@ -76,9 +77,16 @@ class FreeFlow(DockerMode):
     name = "freeflow"
     options = OPTIONS
 
+    counts_path = True
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        #: host name -> VNET_PREFIX, the router plan, whether its image is the stand-in.
         self.vnet: dict[str, str] = {}
+        self.plans: dict[str, router.RouterPlan] = {}
+        self.standin: dict[str, bool] = {}
+        #: role -> whether the library is mapped in that end's container.
+        self.loaded: dict[str, bool] = {}
 
     def images(self, host: Host) -> list[str]:
         return [str(self.value("image", host)), str(self.value("router_image", host))]
@@ -110,59 +118,20 @@ class FreeFlow(DockerMode):
             "host_ip_prefix (inventory netrun_host_ip_prefix)"
         )
 
-    def vnet_prefix(self, host: Host) -> str:
-        explicit = self.value("vnet_prefix", host)
-        if explicit:
-            return str(explicit)
-        res = host.run(
-            ["cat", str(self.value("flannel_subnet_env", host))], timeout=30, check=False
-        )
-        network = parse_subnet_env(res.stdout).get("FLANNEL_NETWORK") if res.ok else None
-        if network:
-            return network
-        out = self.dk_run(
-            host, dk.network_inspect_command(str(self.value("network", host)), self.docker(host))
-        )
-        subnets = dk.parse_network(out)["subnets"]
-        if not subnets:
-            raise ModeError(f"{host.name}: cannot tell the overlay CIDR; set vnet_prefix")
-        return str(subnets[0])
+    def start_extra(self, role: str, host: Host) -> str:
+        """The host's router, made sure of before the iperf3 container (netrun.modes.router)."""
+        plan = self.router_plan(host)
+        self.plans[host.name] = plan
+        return router.script(plan)
 
-    def library_ready(self, host: Host) -> bool:
-        res = host.run(["test", "-s", self.library_path(host)], timeout=30, check=False)
-        return res.ok
-
-    def ensure_router(self, host: Host) -> None:
-        """Reuse a running router with the library in place, or start one and wait for it."""
+    def router_plan(self, host: Host) -> router.RouterPlan:
         docker, name = self.docker(host), str(self.value("router_name", host))
-        res = host.run(dk.inspect_command([name], docker), timeout=30, check=False)
-        infos = dk.parse_inspect(res.stdout) if res.ok else []
-        info = infos[0] if infos else None
-        record: dict[str, Any] = {"name": name, "image": self.value("router_image", host)}
-        self.details.setdefault("routers", {})[host.name] = record
         image = str(self.value("router_image", host))
-        wanted = self.details.get("image_ids", {}).get(image, {}).get(host.name)
-        labels = self.container_labels(host, name) if info is not None else {}
-        # a router netrun left with another image (the stand-in, say) gives way to this one
-        stale = (
-            info is not None and labels.get(dk.LABEL) == "1" and wanted not in (None, info.image_id)
-        )
-        if info is not None and info.running and not stale and self.library_ready(host):
-            mine = labels.get(dk.RUN_LABEL) == self.ctx.run_id
-            record.update(reused=not mine, id=info.id, image_id=info.image_id)
-            return
-        if info is not None:
-            if labels.get(dk.LABEL) != "1":
-                raise ModeError(
-                    f"{host.name}: a container named '{name}' exists but is not a healthy "
-                    "router (and netrun did not start it); remove it or set router_name"
-                )
-            host.run(dk.rm_command([name], docker), timeout=60, check=False)
         labels = {dk.LABEL: "1", "netrun.role": "router"}
         if not self.value("keep_router", host):
             labels[dk.RUN_LABEL] = self.ctx.run_id
         argv = dk.run_command(
-            str(self.value("router_image", host)),
+            image,
             name=name,
             labels=labels,
             docker=docker,
@@ -171,66 +140,41 @@ class FreeFlow(DockerMode):
             privileged=True,  # FreeFlow's router programs the host network: it needs it
             net_host=True,
         )
-        # A library left by an earlier router must not pass for this one's readiness.
-        gone = host.run(["rm", "-f", self.library_path(host)], timeout=30, check=False)
-        if not gone.ok:
-            raise ModeError(
-                f"{host.name}: cannot remove the old {self.library_path(host)} before starting "
-                "the router (it belongs to root): set ansible_become: true"
-            )
-        self.dk_run(host, argv, timeout=120)
-        record["reused"] = False
-        deadline = time.monotonic() + float(self.test.value("router_timeout"))
-        while True:
-            res = host.run(dk.inspect_command([name], docker), timeout=30, check=False)
-            found = dk.parse_inspect(res.stdout) if res.ok else []
-            running = bool(found) and found[0].running
-            if running and self.library_ready(host):
-                break
-            if not running or time.monotonic() > deadline:
-                logs = host.run(dk.logs_command(name, docker), timeout=30, check=False)
-                tail = " | ".join((logs.stdout + logs.stderr).strip().splitlines()[-3:])
-                what = (
-                    "exited at once"
-                    if not running
-                    else f"did not publish {self.library_path(host)} within "
-                    f"{self.test.value('router_timeout')}s"
-                )
-                raise ModeError(
-                    f"{host.name}: FreeFlow router '{name}' {what}; check the router image "
-                    f"{self.value('router_image', host)}" + (f" (logs: {tail})" if tail else "")
-                )
-            if self.ctx.stopping.wait(0.1):  # an interrupted parallel run: stop polling
-                raise Cancelled(host.name)
-        record.update(id=found[0].id, image_id=found[0].image_id)
+        vnet = self.value("vnet_prefix", host)
+        return router.RouterPlan(
+            docker=docker,
+            name=name,
+            library=self.library_path(host),
+            argv=argv,
+            image_id=self.ctx.images.get((host.name, image)),
+            image=image,
+            timeout=float(self.test.value("router_timeout")),
+            vnet=str(vnet) if vnet else None,
+            subnet_env=str(self.value("flannel_subnet_env", host)),
+            network=str(self.value("network", host)),
+        )
 
-    def container_labels(self, host: Host, name: str) -> dict[str, str]:
-        return self._labels(host, ["inspect", name])
+    def ready_extra(self, role: str, host: Host) -> str:
+        """Whether the library is mapped in the container's PID 1, once it listens."""
+        maps = f'echo ==netrun:maps==; grep -c {shlex.quote(LIBRARY)} "/proc/$pid/maps"'
+        return f"{maps}\n{super().ready_extra(role, host)}"
 
-    def image_labels(self, host: Host, image: str) -> dict[str, str]:
-        return self._labels(host, ["image", "inspect", image])
+    def env_vars(self, host: Host) -> dict[str, str]:
+        return {VNET_TOKEN: "vnet"}
 
-    def _labels(self, host: Host, what: list[str]) -> dict[str, str]:
-        """Labels of a container or image (``docker [image] inspect``), {} when unknown."""
-        argv = [self.docker(host), *what[:-1], "--format", "{{json .Config.Labels}}", what[-1]]
-        res = host.run(argv, timeout=30, check=False)
-        try:
-            labels = json.loads(res.stdout) if res.ok else {}
-        except ValueError:
-            labels = {}
-        return labels if isinstance(labels, dict) else {}
+    def read_sections(self, role: str, host: Host, found: dict[str, str]) -> None:
+        super().read_sections(role, host, found)
+        state = router.read(found, self.plans[host.name], host.name, self.ctx.run_id)
+        self.details.setdefault("routers", {})[host.name] = state.record
+        self.vnet[host.name] = state.vnet
+        self.standin[host.name] = state.standin
+        if "maps" in found:
+            self.loaded[role] = found["maps"].strip() not in ("", "0")
 
-    # -- DockerMode hooks ---------------------------------------------------------------
-    def before_apps(self) -> None:
-        def prepare(host: Host) -> None:
-            self.ensure_router(host)
-            self.vnet[host.name] = self.vnet_prefix(host)
-
-        run_on_both([self.server, self.client], prepare, deadline=300)
-        standin = self.image_labels(self.server, str(self.value("router_image", self.server)))
+    def after_launch(self) -> None:
         self.details["vnet_prefix"] = dict(self.vnet)
         self.details["router_image"] = self.value("router_image", self.server)
-        if standin.get("netrun.standin"):
+        if self.standin.get(self.server.name):
             self.details["standin"] = (
                 "emulated lab: the router is a stand-in whose library passes every call "
                 "through; the orchestration is real, the acceleration is not"
@@ -238,7 +182,7 @@ class FreeFlow(DockerMode):
 
     def app_env(self, host: Host) -> dict[str, str]:
         return {
-            "VNET_PREFIX": self.vnet[host.name],
+            "VNET_PREFIX": VNET_TOKEN,  # the host's script works it out (router.script)
             "LD_PRELOAD": f"/freeflow/{LIBRARY}",
         }
 
@@ -247,16 +191,17 @@ class FreeFlow(DockerMode):
 
     def after_apps(self, infos: dict[str, dk.ContainerInfo]) -> None:
         ends = {"server": self.server, "client": self.client}
-        loaded: dict[str, bool] = {}
         for role, info in infos.items():
-            host = ends[role]
+            if role in self.loaded:  # read in the container's start round trip
+                continue
             maps = f"/proc/{int(info.pid or 0)}/maps"
-            res = host.run(
+            res = ends[role].run(
                 f"grep -c {shlex.quote(LIBRARY)} {shlex.quote(maps)}",
                 timeout=30,
                 check=False,
             )
-            loaded[role] = res.ok and res.stdout.strip() not in ("", "0")
+            self.loaded[role] = res.ok and res.stdout.strip() not in ("", "0")
+        loaded = {role: self.loaded[role] for role in ends}
         self.details["library_loaded"] = loaded
         missing = [f"{role} on {ends[role].name}" for role, ok in loaded.items() if not ok]
         if missing:

@@ -10,6 +10,7 @@ the three devices' counters on both ends just before and just after each measure
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shlex
 import time
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from netrun.host import Host
     from netrun.modes.base import Measurement
     from netrun.modes.docker import DockerMode
+    from netrun.transport import CommandResult
 
 #: A device "carried the test" when it moved at least this share of the test's bytes, and
 #: "stayed out of it" below the other: the counters also see headers, ACKs and setup.
@@ -155,12 +157,62 @@ def devices(mode: DockerMode, host: Host) -> dict[str, str | None]:
     }
 
 
+def shell_reading(pid_var: str = "$pid") -> str:
+    """sh printing the host's and the container's counters (as ``command``), the container
+    being the one whose PID 1 is in the shell variable; tried again while the container's
+    table comes back empty (see ``read``)."""
+    dev = f'"/proc/{pid_var}/net/dev"'
+    return (
+        f"cat /proc/net/dev; echo {shlex.quote(_MARK)}; "
+        f'for i in 1 2 3; do t=$(cat {dev} 2>/dev/null); [ -n "$t" ] && break; sleep 0.1; '
+        'done; echo "$t"'
+    )
+
+
+def wrap(argv: list[str], pid: int | None) -> str:
+    """The client's command with the client end's counters read just before and just
+    after it, in the same round trip (sections before, out, after; its exit status)."""
+    reading = shell_reading() if pid else "cat /proc/net/dev"
+    return (
+        f"pid={int(pid or 0)}; echo ==netrun:before==; {reading}; echo ==netrun:out==\n"
+        f"{shlex.join(argv)}; rc=$?; echo; echo ==netrun:after==; {reading}; exit $rc"
+    )
+
+
+def unwrap(res: CommandResult) -> tuple[CommandResult, tuple[Counters, Counters] | None, Any]:
+    """The client's own result, and the counters read before and after it (None: missing)."""
+    from netrun.modes.launch import sections
+
+    found = sections(res.stdout)
+    if "out" not in found:
+        return res, None, None
+    out = found["out"][:-1] if found["out"].endswith("\n") else found["out"]
+    before = parse(found.get("before", ""))
+    after = parse(found["after"]) if "after" in found else None
+    return dataclasses.replace(res, stdout=out), before, after
+
+
 def around(mode: DockerMode, measure: Callable[[], Measurement]) -> tuple[Measurement, dict]:
-    """Run `measure` between two readings of both ends; returns it and the path bytes."""
+    """Run `measure` between two readings of both ends; returns it and the path bytes.
+
+    The client end's readings ride on its own command (``wrap``); the server end's reading
+    before is the last one taken there (the container's start, or the previous repeat's
+    reading after: nothing else runs in the container or on the pair in between), and
+    the reading after is one round trip. A reading that is missing is taken on its own.
+    """
     ends = {"client": mode.client, "server": mode.server}
-    before = {role: read(host, mode.pids.get(role)) for role, host in ends.items()}
+    before_server = mode.counters.pop("server", None) or read(mode.server, mode.pids.get("server"))
+    mode.counters.update(client_before=None, client_after=None)
     m = measure()
-    after = {role: read(host, mode.pids.get(role)) for role, host in ends.items()}
+    before = {
+        "server": before_server,
+        "client": mode.counters.get("client_before") or ({}, {}),
+    }
+    after = {
+        "server": read(mode.server, mode.pids.get("server")),
+        "client": mode.counters.get("client_after") or read(mode.client, mode.pids.get("client")),
+    }
+    mode.counters["server"] = after["server"]
     path = {
         role: delta(devices(mode, host), before[role], after[role]) for role, host in ends.items()
     }

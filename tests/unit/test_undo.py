@@ -102,9 +102,13 @@ def test_kill_recorded_spares_a_reused_pid(tmp_path: Path) -> None:
 def test_a_container_is_recorded_then_started_with_its_time_bound_then_undone(
     tmp_path: Path,
 ) -> None:
-    """The docker mode's command sequence, through the recording transport."""
+    """The docker mode's command sequence, through the recording transport: the run's
+    record, the engine and image checks, the container's record, docker run and its time
+    bound and the readiness wait in one round trip (netrun.modes.launch)."""
+    import json
+
     from netrun.modes.docker import DockerMode
-    from netrun.recording import RecordingTransport
+    from netrun.recording import RecordingTransport, Reply
     from netrun.scenario import load_scenario
 
     scen = tmp_path / "s.yaml"
@@ -114,14 +118,31 @@ def test_a_container_is_recorded_then_started_with_its_time_bound_then_undone(
     alpha, bravo = Host("alpha"), Host("bravo")
     alpha.transport = RecordingTransport("alpha", log)
     bravo.transport = RecordingTransport("bravo", log)
+    inspect = [{"Id": "c0ffee", "Name": "/netrun-1a2b3c4d-t0-server", "Image": "sha256:1",
+                "State": {"Running": True, "Status": "running", "Pid": 42},
+                "NetworkSettings": {"Networks": {"bridge": {"IPAddress": "10.0.0.2"}}}}]  # fmt: skip
+    engine = {"Server": {"Version": "20.10.24", "ApiVersion": "1.41"}}
+    answer = (
+        f"NETRUN_RECORDED\n==netrun:engine==\n{json.dumps(engine)}\n==netrun:enginerc==\n0\n"
+        "==netrun:engineerr==\n==netrun:image0==\nsha256:1\n==netrun:run==\n0\n"
+        f"==netrun:inspect==\n{json.dumps(inspect)}\n==netrun:logs==\nServer listening on 5201\n"
+        "==netrun:mtu==\n1500\n"
+    )
+    alpha.transport.answer("docker run", Reply(answer))
     mode = DockerMode(test, alpha, bravo, RunContext("1a2b3c4d"))
-    mode.start_app("server", alpha)
+    ready = mode.launch("server", alpha)
+    assert ready.listening and ready.info is not None and ready.info.pid == 42
+    assert mode.details["engine"] == {"alpha": "20.10.24"}
     mode.teardown()
     assert mode.undo() == []
     # the removal rides on the undo's round trip (Host.defer): one command, removal first
     (start, remove_then_stop_bound) = (line for _host, line in log)
-    assert start.index("/tmp/netrun-1a2b3c4d/undo/") < start.index("docker run")
-    assert start.index("docker run") < start.index("nohup sh -c") < start.index(".watchdog; }")
+    run_record = start.index("/tmp/netrun-1a2b3c4d/undo/")
+    assert run_record < start.index("docker version") < start.index("docker image inspect")
+    bound_record = start.index("/tmp/netrun-1a2b3c4d/undo/", run_record + 1)
+    assert bound_record < start.index("docker run") < start.index("nohup sh -c")
+    watchdog = start.index(".watchdog", start.index("nohup sh -c"))  # its pid saved
+    assert watchdog < start.index("Server listening")
     assert "docker rm -f netrun-1a2b3c4d-t0-server" in start  # what the watchdog does
     remove, _, stop_bound = remove_then_stop_bound.partition("} >/dev/null 2>&1; ")
     assert remove.startswith("{ docker rm -f") and "netrun-1a2b3c4d-t0-server" in remove

@@ -1,0 +1,119 @@
+"""Containers kept from one test to the next of the same pair and mode.
+
+Starting a server and a client container costs a round trip per host and the containers'
+start; the tests of a sweep (bitrate, streams, length, duration, reverse...) or a scenario
+that repeats one pair measure with the same containers, since nothing in them depends on
+those keys, which only change the client's ``docker exec``. So when a test ends and the
+next test that touches its hosts wants the same containers (same mode, hosts, tool and
+every option that shapes a container: image, network, mtu, overlay_mtu, FreeFlow's...),
+the containers stay and that test adopts them; otherwise they are removed. A test that
+failed or was interrupted never hands its containers on.
+
+Whatever happens, nothing outlives the run: each container's time bound (a watchdog on
+the host, an undo record) covers the tests that may share it, every container carries the
+run's label, and the run's final sweep (or, after a SIGKILL, the next run's or ``netrun
+cleanup``) runs the records and removes the labelled containers.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from netrun.host import Host
+    from netrun.modes.base import RunContext
+    from netrun.scenario import TestSpec
+    from netrun.undo import Record
+
+#: Keys that only shape the client's run (its ``docker exec``), never a container.
+CLIENT_ONLY = frozenset(
+    {
+        "repeat", "timeout", "tolerances", "tolerance", "loss_tolerance", "jitter_tolerance",
+        "retransmits_tolerance", "duration", "protocol", "streams", "reverse", "bidir",
+        "omit", "bitrate", "length", "connect_timeout", "window", "busy_retries",
+        "busy_backoff", "allow_same_host",
+    }
+)  # fmt: skip
+
+
+def key(test: TestSpec) -> str | None:
+    """What a test's containers depend on; None when they are never kept (``mtu:``: the
+    containers' veths follow a link MTU that is restored after the test)."""
+    opts = test.options
+    if opts.get("mtu") is not None or opts.get("overlay_mtu") is not None:
+        return None
+    # iperf3's server listens on a fixed port in its container; iperf2's on the test's port
+    ignored = CLIENT_ONLY | ({"port"} if test.tool == "iperf3" else set())
+    shaped = sorted((k, repr(v)) for k, v in opts.items() if k not in ignored)
+    return repr((test.mode, sorted(test.hosts_by_role.items()), test.tool, shaped))
+
+
+@dataclass
+class Kept:
+    """A pair of running containers, and what the test that started them found out."""
+
+    key: str
+    #: (host, container name) of the containers.
+    started: list[tuple[Host, str]]
+    #: Their time bounds' undo records (run when the containers go).
+    records: list[tuple[Host, Record]]
+    server_ip: str | None
+    pids: dict[str, int | None]
+    details: dict[str, Any]
+    #: role -> container name.
+    names: dict[str, str] = field(default_factory=dict)
+    #: role -> the last counter reading on that end (pathbytes), or absent.
+    counters: dict[str, Any] = field(default_factory=dict)
+    #: The tests that used them, first first.
+    tests: list[str] = field(default_factory=list)
+
+
+def next_test(ctx: RunContext, test: TestSpec) -> TestSpec | None:
+    """The next test, in run order, that touches any of ``test``'s hosts and has not run."""
+    hosts = set(test.hosts)
+    seen = False
+    for other in ctx.tests:
+        if other.name == test.name:
+            seen = True
+            continue
+        if seen and other.name not in ctx.finished and hosts & set(other.hosts):
+            return other
+    return None
+
+
+def is_last_on_hosts(ctx: RunContext, test: TestSpec) -> bool:
+    """No later test of the run touches ``test``'s hosts: its leftovers can wait for the
+    run's final sweep (one round trip per host, which every run makes anyway)."""
+    return bool(ctx.tests) and next_test(ctx, test) is None
+
+
+def shared_bound(ctx: RunContext, test: TestSpec) -> float:
+    """Seconds the containers of ``test`` may be needed: every test that could share
+    them, one after another (a generous bound: it only matters if the controller dies)."""
+    k = key(test)
+    tests: Sequence[TestSpec] = [t for t in ctx.tests if k is not None and key(t) == k]
+    return sum(t.repeat * t.deadline for t in tests) or test.repeat * test.deadline
+
+
+def take(ctx: RunContext, test: TestSpec) -> Kept | None:
+    """The kept containers this test can adopt (removed from the pool), if any."""
+    k = key(test)
+    found = ctx.kept.pop(k, None) if k is not None else None
+    if found is None:
+        return None
+    found.tests.append(test.name)
+    return found
+
+
+def park(ctx: RunContext, kept: Kept) -> None:
+    ctx.kept[kept.key] = kept
+
+
+def details_of(kept: Kept) -> dict[str, Any]:
+    """The adopting test's copy of the starting test's details, saying it reused them."""
+    details = copy.deepcopy(kept.details)
+    details["containers_reused"] = {"from": kept.tests[0], "tests": len(kept.tests)}
+    return details

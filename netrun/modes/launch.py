@@ -1,0 +1,105 @@
+"""A container's start in one round trip per host: checks, record, run, readiness.
+
+Each step used to be a command of its own, one after the other, each paying the host's
+login cost: the run's undo record and the engine check, one ``docker image inspect`` per
+image, ``docker run`` with its time bound, then readiness polls. Here they are one sh
+script, split into sections the controller reads back (``==netrun:NAME==`` lines): the
+first script a run sends a host begins with the record, the engine check and the image
+checks (``preamble``), and stops right after them when an image is missing (the
+controller then pulls or loads it and sends the rest again).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+
+from netrun import undo
+from netrun.tools import docker as dk
+
+#: The first line of the preamble: its undo record was written.
+RECORDED = "NETRUN_RECORDED"
+_SECTION = re.compile(r"==netrun:([a-z0-9]+)==")
+
+
+def sections(text: str) -> dict[str, str]:
+    """Section name -> its lines, from a script's output (what precedes the first section
+    is under "")."""
+    out: dict[str, list[str]] = {"": []}
+    current = out[""]
+    for line in text.splitlines():
+        found = _SECTION.fullmatch(line.strip())
+        if found:
+            current = out.setdefault(found.group(1), [])
+        else:
+            current.append(line)
+    return {name: "\n".join(lines) for name, lines in out.items()}
+
+
+def preamble(record: str | None, docker: str, images: Sequence[str], workdir: str) -> str:
+    """sh: write the run's per-host undo record (``record``: its write script), check the
+    engine and look up each image; stop (exit 0, section ``stop``) if any is missing."""
+    d, w = shlex.quote(docker), shlex.quote(workdir)
+    lines = []
+    if record is not None:
+        lines.append(f"{record} && echo {RECORDED} || {{ echo ==netrun:stop==; exit 0; }}")
+    lines += [
+        f"mkdir -p {w}",
+        f"v=$({d} version --format '{{{{json .}}}}' 2>{w}/engine.err); rc=$?",
+        'echo ==netrun:engine==; echo "$v"; echo ==netrun:enginerc==; echo "$rc"',
+        f"echo ==netrun:engineerr==; cat {w}/engine.err; rm -f {w}/engine.err",
+        '[ "$rc" = 0 ] || { echo ==netrun:stop==; exit 0; }',
+        "missing=",
+    ]
+    for i, image in enumerate(images):
+        lines += [
+            f"i=$({d} image inspect --format '{{{{.Id}}}}' {shlex.quote(image)} 2>/dev/null)",
+            f'echo ==netrun:image{i}==; echo "$i"; [ -n "$i" ] || missing=1',
+        ]
+    lines.append('[ -z "$missing" ] || { echo ==netrun:stop==; exit 0; }')
+    return "\n".join(lines) + "\n"
+
+
+def image_ids(found: dict[str, str], images: Sequence[str]) -> dict[str, str | None]:
+    """Image -> id from the preamble's output (None: not on the host)."""
+    return {img: dk.parse_image_id(found.get(f"image{i}", "")) for i, img in enumerate(images)}
+
+
+def start(
+    argv: list[str],
+    name: str,
+    docker: str,
+    workdir: str,
+    bound: float,
+    ready_wait: float,
+    extra: str = "",
+    env_vars: dict[str, str] | None = None,
+) -> tuple[str, str, str]:
+    """(command, undo, pid file): sh that runs ``argv`` (``docker run -d``) and its time
+    bound, then waits up to ``ready_wait`` s on the host for iperf3 in it to listen
+    (dk.ready_script's sections) and, once it does, runs ``extra`` with ``$pid`` set to
+    the container's PID 1. The caller wraps it in an undo record (Mode.recorded_change).
+
+    ``env_vars`` maps a token found in ``argv`` to the shell variable that replaces it
+    (a value the host works out in the same script, such as FreeFlow's VNET_PREFIX)."""
+    w = shlex.quote(workdir)
+    err = f"{w}/{shlex.quote(name)}.err"
+    rm = shlex.join([docker, "rm", "-f", name])
+    pidfile = f"{workdir}/{name}.watchdog"
+    watchdog = f'sleep {int(bound) + 120} & w=$!; trap "kill $w; exit" TERM; wait $w; {rm}'
+    run = shlex.join(argv)
+    for token, var in (env_vars or {}).items():
+        run = run.replace(token, f'"${var}"')
+    ready = dk.ready_script(name, docker, ready_wait)
+    command = (
+        f"{run} >/dev/null 2>{err}; rc=$?\n"
+        f'echo ==netrun:run==; echo "$rc"; cat {err}; rm -f {err}\n'
+        f'if [ "$rc" = 0 ]; then nohup sh -c {shlex.quote(watchdog)} </dev/null >/dev/null 2>&1 &'
+        f" {undo.save_pid(pidfile)}\n"
+        f"{ready}"
+        f'case "$logs" in *"Server listening"*)\n'
+        f"pid=$(\"$d\" container inspect -f '{{{{.State.Pid}}}}' \"$n\" 2>/dev/null)\n"
+        f"{extra}\n;; esac\nfi\ntrue"
+    )
+    return command, undo.kill_recorded(pidfile), pidfile
