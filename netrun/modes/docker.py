@@ -13,17 +13,14 @@ The flannel and freeflow modes build on this one.
 from __future__ import annotations
 
 import functools
-import shlex
-import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any, ClassVar
 
 from netrun import undo
 from netrun.errors import Cancelled, ModeError
 from netrun.host import Host
-from netrun.modes import keep, launch, pathbytes
+from netrun.modes import engine, keep, launch, pathbytes
 from netrun.modes.base import Measurement, Mode, Option
 from netrun.options import expecting, matching, number
 from netrun.tools import docker as dk
@@ -31,9 +28,6 @@ from netrun.tools import iperf2_container, iperf3
 from netrun.transport import CommandResult, in_parallel, on_each
 
 SERVER_PORT = 5201
-#: The first line of the engine check: its undo record was written.
-RECORDED = "NETRUN_RECORDED"
-_lock = threading.Lock()
 
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
@@ -118,82 +112,6 @@ class DockerMode(Mode):
         return res.stdout
 
     # -- per host, once per run ---------------------------------------------------------------
-    def prepare_host(self, host: Host, images: list[str]) -> None:
-        """Check the engine and make sure every image is there (once per host and run)."""
-        docker = self.docker(host)
-        with _lock:
-            engine = self.ctx.engines.get(host.name)
-        if engine is None:
-            # The label sweep is one undo record, run by the final sweep (or the next run's,
-            # or netrun cleanup, after a SIGKILL); the engine check rides on its round trip
-            # (with no docker there, the record finds nothing to remove).
-            label = shlex.quote(f"label={dk.RUN_LABEL}={self.ctx.run_id}")
-            d = shlex.quote(docker)
-            res = self.change(
-                host,
-                f"echo {RECORDED}; {shlex.join(dk.version_command(docker))}",
-                f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
-                what=f"remove the run's containers ({docker})",
-                per_run=True,
-                check=False,
-            )
-            if RECORDED not in res.stdout.splitlines()[:1]:
-                raise ModeError(
-                    f"{host.name}: cannot write an undo record in {self.ctx.workdir(host)}: "
-                    f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
-                )
-            text = res.stdout.split("\n", 1)[1] if "\n" in res.stdout else ""
-            engine = dk.parse_version(text, res.stderr, res.exited, host.name)
-            with _lock:
-                self.ctx.engines[host.name] = engine
-                self.ctx.docker_hosts[host.name] = docker
-        self.note_images(host, {image: self.ensure_image(host, image) for image in images})
-
-    def ensure_image(self, host: Host, image: str) -> str:
-        docker = self.docker(host)
-        pull = self.value("pull", host)
-        res = host.run(dk.image_id_command(image, docker), timeout=30, check=False)
-        image_id = dk.parse_image_id(res.stdout) if res.ok else None
-        if image_id and pull != "always":
-            return image_id
-        archive = self.value("image_archive", host)
-        if archive and not image_id and image == self.value("image", host):
-            return self.load_archive(host, image, Path(archive))
-        if pull == "never":
-            raise ModeError(
-                f"{host.name}: image {image} is not on the host and pull is 'never'; load it "
-                "(docker load), set image_archive, or use pull: if-missing"
-            )
-        self.dk_run(host, dk.pull_command(image, docker), timeout=600)
-        res = host.run(dk.image_id_command(image, docker), timeout=30, check=False)
-        found = dk.parse_image_id(res.stdout)
-        if not found:
-            raise ModeError(f"{host.name}: image {image} still missing after docker pull")
-        return found
-
-    def load_archive(self, host: Host, image: str, archive: Path) -> str:
-        """Upload an image tarball over SFTP and docker-load it (air-gapped labs)."""
-        if not archive.is_file():
-            raise ModeError(
-                f"test {self.test.name}: image_archive {archive} not found on the controller; "
-                "fix the path (relative paths are from the current directory)"
-            )
-        if host.transport is None:
-            raise ModeError(f"{host.name}: not connected")
-        # Named per host: in an emulated lab all hosts share one /tmp.
-        remote = f"{self.ctx.workdir(host)}/{host.name}.{archive.name}"
-        host.run(["mkdir", "-p", self.ctx.workdir(host)], timeout=30)
-        host.transport.put(archive, remote, timeout=600)
-        try:
-            self.dk_run(host, dk.load_command(remote, self.docker(host)), timeout=600)
-        finally:
-            host.run(["rm", "-f", remote], timeout=30, check=False)
-        res = host.run(dk.image_id_command(image, self.docker(host)), timeout=30, check=False)
-        found = dk.parse_image_id(res.stdout)
-        if not found:
-            raise ModeError(f"{host.name}: {archive.name} was loaded but holds no image {image}")
-        return found
-
     # -- containers -------------------------------------------------------------------------
     def app_env(self, host: Host) -> dict[str, str]:
         """Extra environment of the iperf3 containers (FreeFlow sets LD_PRELOAD here)."""
@@ -272,7 +190,7 @@ class DockerMode(Mode):
             what=f"stop the time bound of container {name}",
         )
         self.bounds.append(self.undo_stack.pop())  # kept with the container (teardown)
-        res = self.checked_run(host, body, timeout=start_timeout + 180)
+        res = engine.checked_run(self, host, body, timeout=start_timeout + 180)
         found = launch.sections(res.stdout)
         self.read_sections(role, host, found)
         if "run" not in found:
@@ -292,66 +210,6 @@ class DockerMode(Mode):
                 )
             raise dk.DockerError(f"{host.name}: docker run of {role} container failed", text)
         return dk.parse_ready(res.stdout)
-
-    def checked_run(self, host: Host, body: str, timeout: float) -> CommandResult:
-        """Run ``body`` on ``host``, after the engine and image checks when they have not
-        been made there in this run (in the same round trip: launch.preamble)."""
-        docker = self.docker(host)
-        images = self.images(host)
-        with _lock:
-            first = host.name not in self.ctx.engines
-            known = {i: self.ctx.images.get((host.name, i)) for i in images}
-        if not first and all(known.values()) and self.value("pull", host) != "always":
-            self.note_images(host, known)
-            return host.run(body, timeout=timeout, check=False)
-        record = None
-        if first:
-            # The label sweep is one undo record, run by the final sweep (or the next run's,
-            # or netrun cleanup, after a SIGKILL); with no docker there it finds nothing.
-            label = shlex.quote(f"label={dk.RUN_LABEL}={self.ctx.run_id}")
-            d = shlex.quote(docker)
-            record = self.new_record(
-                host,
-                f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
-                what=f"remove the run's containers ({docker})",
-                per_run=True,
-            )
-        pull = self.value("pull", host)
-        checked = [] if pull == "always" else images
-        pre = launch.preamble(record, docker, checked, self.ctx.workdir(host))
-        res = host.run(pre + body, timeout=timeout + 30, check=False)
-        found = launch.sections(res.stdout)
-        if first:
-            if launch.RECORDED not in found[""].splitlines()[:1]:
-                raise ModeError(
-                    f"{host.name}: cannot write an undo record in {self.ctx.workdir(host)}: "
-                    f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
-                )
-            rc = found.get("enginerc", "").strip()
-            engine = dk.parse_version(
-                found.get("engine", ""),
-                found.get("engineerr", "") or res.stderr,
-                int(rc) if rc.isdigit() else res.exited,
-                host.name,
-            )
-            with _lock:
-                self.ctx.engines[host.name] = engine
-                self.ctx.docker_hosts[host.name] = docker
-        if "stop" not in found:
-            self.note_images(host, launch.image_ids(found, checked))
-            return res
-        self.prepare_host(host, images)  # pull or load what is missing, or say why not
-        return host.run(body, timeout=timeout, check=False)
-
-    def note_images(self, host: Host, ids: Mapping[str, str | None]) -> None:
-        engine = self.ctx.engines.get(host.name)
-        if engine is not None:
-            self.details.setdefault("engine", {})[host.name] = engine.server_version
-        for image, image_id in ids.items():
-            if image_id:
-                with _lock:
-                    self.ctx.images[(host.name, image)] = image_id
-                self.details.setdefault("image_ids", {}).setdefault(image, {})[host.name] = image_id
 
     def wait_ready(
         self, role: str, host: Host, found: dk.Readiness | None = None
@@ -428,7 +286,7 @@ class DockerMode(Mode):
     def setup(self) -> None:
         kept = keep.take(self.ctx, self.test)
         if kept is not None:  # the previous test's containers (netrun.modes.keep)
-            self.adopt(kept)
+            keep.adopt(self, kept)
             return
         infos: dict[str, dk.ContainerInfo] = {}
         ends = {"server": self.server, "client": self.client}
@@ -471,18 +329,6 @@ class DockerMode(Mode):
         self.after_apps(infos)
         self.healthy = True
 
-    def adopt(self, kept: keep.Kept) -> None:
-        """Measure with the containers an earlier test of this pair and mode started."""
-        self.started = list(kept.started)
-        self.bounds = list(kept.records)
-        self.names = dict(kept.names)
-        self.server_ip = kept.server_ip
-        self.pids = dict(kept.pids)
-        self.counters = dict(kept.counters)
-        self.kept_by = kept.tests
-        self.details = keep.details_of(kept)
-        self.healthy = True
-
     def measure(self, repeat: int) -> Measurement:
         from netrun.modes.baremetal import client_argv, test_deadline
 
@@ -521,54 +367,10 @@ class DockerMode(Mode):
         return result, raw, {"server_ip": self.server_ip}
 
     def teardown(self) -> None:
-        """Hand the containers to the next test when it wants the same ones (keep), leave
-        them to the run's final sweep when no later test uses these hosts, or else remove
-        them on each host's next command (Host.defer): never a round trip of its own."""
-        self.ctx.finished.add(self.test.name)
-        if not self.started:
-            return
-        k = keep.key(self.test)
-        after = keep.next_test(self.ctx, self.test)
-        if not self.ctx.tests:  # a caller that did not say what runs next: remove now
-            self.undo_stack.extend(self.bounds)
-            self._defer_removal([])
-        elif (
-            self.healthy
-            and not self.ctx.stopping.is_set()
-            and after is not None
-            and (k is not None and keep.key(after) == k)
-        ):
-            keep.park(
-                self.ctx,
-                keep.Kept(
-                    k,
-                    list(self.started),
-                    list(self.bounds),
-                    self.server_ip,
-                    dict(self.pids),
-                    self.details_to_keep(),
-                    names=dict(self.names),
-                    counters=dict(self.counters),
-                    tests=list(self.kept_by or [self.test.name]),
-                ),
-            )
-        elif after is not None:
-            self._defer_removal(self.bounds)
-        # else: the final sweep runs the records and removes the run's labelled containers
-        self.started.clear()
-        self.bounds.clear()
-
-    def details_to_keep(self) -> dict[str, Any]:
-        """What an adopting test copies (not this test's own, such as MTU changes)."""
-        return {k: v for k, v in self.details.items() if k not in ("mtu", "containers_reused")}
-
-    def _defer_removal(self, bounds: list[tuple[Host, undo.Record]]) -> None:
-        by_host: dict[str, tuple[Host, list[str]]] = {}
-        for host, name in self.started:
-            by_host.setdefault(host.name, (host, []))[1].append(name)
-        for host, names in by_host.values():
-            scripts = [undo.run_script(r) for h, r in bounds if h.name == host.name]
-            host.defer("; ".join([shlex.join(dk.rm_command(names, self.docker(host))), *scripts]))
+        """Hand the containers to the next test that wants the same ones, or leave them
+        to the final sweep, or remove them on the hosts' next command (netrun.modes.keep):
+        never a round trip of its own."""
+        keep.hand_over(self)
 
 
 MODE = DockerMode

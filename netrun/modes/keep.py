@@ -18,13 +18,18 @@ cleanup``) runs the records and removes the labelled containers.
 from __future__ import annotations
 
 import copy
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from netrun import undo
+from netrun.tools import docker as dk
+
 if TYPE_CHECKING:
     from netrun.host import Host
     from netrun.modes.base import RunContext
+    from netrun.modes.docker import DockerMode
     from netrun.scenario import TestSpec
     from netrun.undo import Record
 
@@ -117,3 +122,54 @@ def details_of(kept: Kept) -> dict[str, Any]:
     details = copy.deepcopy(kept.details)
     details["containers_reused"] = {"from": kept.tests[0], "tests": len(kept.tests)}
     return details
+
+
+def adopt(mode: DockerMode, kept: Kept) -> None:
+    """Measure with the containers an earlier test of this pair and mode started."""
+    mode.started = list(kept.started)
+    mode.bounds = list(kept.records)
+    mode.names = dict(kept.names)
+    mode.server_ip = kept.server_ip
+    mode.pids = dict(kept.pids)
+    mode.counters = dict(kept.counters)
+    mode.kept_by = kept.tests
+    mode.details = details_of(kept)
+    mode.healthy = True
+
+
+def hand_over(mode: DockerMode) -> None:
+    """At a test's end: park its containers when the next test on its hosts wants the same
+    ones (and this one ended well), leave them to the run's final sweep when no later
+    test uses these hosts, or else remove them on each host's next command (Host.defer)."""
+    ctx, test = mode.ctx, mode.test
+    ctx.finished.add(test.name)
+    if not mode.started:
+        return
+    k = key(test)
+    after = next_test(ctx, test)
+    if not ctx.tests:  # a caller that did not say what runs next: remove now
+        mode.undo_stack.extend(mode.bounds)
+        _defer_removal(mode, [])
+    elif mode.healthy and not ctx.stopping.is_set() and after is not None and k == key(after):
+        details = {n: v for n, v in mode.details.items() if n not in ("mtu", "containers_reused")}
+        tests = list(mode.kept_by or [test.name])
+        park(
+            ctx,
+            Kept(k, list(mode.started), list(mode.bounds), mode.server_ip, dict(mode.pids),
+                 details, names=dict(mode.names), counters=dict(mode.counters), tests=tests),
+        )  # fmt: skip
+    elif after is not None:
+        _defer_removal(mode, mode.bounds)
+    # else: the final sweep runs the records and removes the run's labelled containers
+    mode.started.clear()
+    mode.bounds.clear()
+
+
+def _defer_removal(mode: DockerMode, bounds: list[tuple[Host, Record]]) -> None:
+    by_host: dict[str, tuple[Host, list[str]]] = {}
+    for host, name in mode.started:
+        by_host.setdefault(host.name, (host, []))[1].append(name)
+    for host, names in by_host.values():
+        scripts = [undo.run_script(r) for h, r in bounds if h.name == host.name]
+        rm = shlex.join(dk.rm_command(names, mode.docker(host)))
+        host.defer("; ".join([rm, *scripts]))

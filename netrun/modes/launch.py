@@ -99,7 +99,7 @@ def start(
         f" {undo.save_pid(pidfile)}\n"
         f"{ready}"
         f'case "$logs" in *"Server listening"*)\n'
-        f"pid=$(\"$d\" container inspect -f '{{{{.State.Pid}}}}' \"$n\" 2>/dev/null)\n"
+        f'pid=$("$d" container inspect -f \'{{{{.State.Pid}}}}\' "$n" 2>/dev/null)\n'
         f"{extra}\n;; esac\nfi\ntrue"
     )
     return command, undo.kill_recorded(pidfile), pidfile

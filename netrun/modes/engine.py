@@ -1,0 +1,163 @@
+"""A host's Docker engine and images: checked once per host and run, in the first
+command the run sends the host (launch.preamble), or pulled and loaded when missing.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from netrun.errors import ModeError
+from netrun.host import Host
+from netrun.modes import launch
+from netrun.tools import docker as dk
+
+if TYPE_CHECKING:
+    from netrun.modes.docker import DockerMode
+    from netrun.transport import CommandResult
+
+_lock = threading.Lock()
+
+
+def checked_run(mode: DockerMode, host: Host, body: str, timeout: float) -> CommandResult:
+    """Run ``body`` on ``host``, after the engine and image checks when they have not
+    been made there in this run (in the same round trip: launch.preamble)."""
+    docker = mode.docker(host)
+    images = mode.images(host)
+    with _lock:
+        first = host.name not in mode.ctx.engines
+        known = {i: mode.ctx.images.get((host.name, i)) for i in images}
+    if not first and all(known.values()) and mode.value("pull", host) != "always":
+        note_images(mode, host, known)
+        return host.run(body, timeout=timeout, check=False)
+    record = None
+    if first:
+        # The label sweep is one undo record, run by the final sweep (or the next run's,
+        # or netrun cleanup, after a SIGKILL); with no docker there it finds nothing.
+        label = shlex.quote(f"label={dk.RUN_LABEL}={mode.ctx.run_id}")
+        d = shlex.quote(docker)
+        record = mode.new_record(
+            host,
+            f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
+            what=f"remove the run's containers ({docker})",
+            per_run=True,
+        )
+    pull = mode.value("pull", host)
+    checked = [] if pull == "always" else images
+    pre = launch.preamble(record, docker, checked, mode.ctx.workdir(host))
+    res = host.run(pre + body, timeout=timeout + 30, check=False)
+    found = launch.sections(res.stdout)
+    if first:
+        if launch.RECORDED not in found[""].splitlines()[:1]:
+            raise ModeError(
+                f"{host.name}: cannot write an undo record in {mode.ctx.workdir(host)}: "
+                f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
+            )
+        rc = found.get("enginerc", "").strip()
+        engine = dk.parse_version(
+            found.get("engine", ""),
+            found.get("engineerr", "") or res.stderr,
+            int(rc) if rc.isdigit() else res.exited,
+            host.name,
+        )
+        with _lock:
+            mode.ctx.engines[host.name] = engine
+            mode.ctx.docker_hosts[host.name] = docker
+    if "stop" not in found:
+        note_images(mode, host, launch.image_ids(found, checked))
+        return res
+    prepare_host(mode, host, images)  # pull or load what is missing, or say why not
+    return host.run(body, timeout=timeout, check=False)
+
+
+def note_images(mode: DockerMode, host: Host, ids: Mapping[str, str | None]) -> None:
+    engine = mode.ctx.engines.get(host.name)
+    if engine is not None:
+        mode.details.setdefault("engine", {})[host.name] = engine.server_version
+    for image, image_id in ids.items():
+        if image_id:
+            with _lock:
+                mode.ctx.images[(host.name, image)] = image_id
+            mode.details.setdefault("image_ids", {}).setdefault(image, {})[host.name] = image_id
+
+
+def prepare_host(mode: DockerMode, host: Host, images: list[str]) -> None:
+    """Check the engine and make sure every image is there (once per host and run)."""
+    docker = mode.docker(host)
+    with _lock:
+        engine = mode.ctx.engines.get(host.name)
+    if engine is None:
+        # The label sweep is one undo record, run by the final sweep (or the next run's,
+        # or netrun cleanup, after a SIGKILL); the engine check rides on its round trip
+        # (with no docker there, the record finds nothing to remove).
+        label = shlex.quote(f"label={dk.RUN_LABEL}={mode.ctx.run_id}")
+        d = shlex.quote(docker)
+        res = mode.change(
+            host,
+            f"echo {launch.RECORDED}; {shlex.join(dk.version_command(docker))}",
+            f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
+            what=f"remove the run's containers ({docker})",
+            per_run=True,
+            check=False,
+        )
+        if launch.RECORDED not in res.stdout.splitlines()[:1]:
+            raise ModeError(
+                f"{host.name}: cannot write an undo record in {mode.ctx.workdir(host)}: "
+                f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
+            )
+        text = res.stdout.split("\n", 1)[1] if "\n" in res.stdout else ""
+        engine = dk.parse_version(text, res.stderr, res.exited, host.name)
+        with _lock:
+            mode.ctx.engines[host.name] = engine
+            mode.ctx.docker_hosts[host.name] = docker
+    note_images(mode, host, {image: ensure_image(mode, host, image) for image in images})
+
+
+def ensure_image(mode: DockerMode, host: Host, image: str) -> str:
+    docker = mode.docker(host)
+    pull = mode.value("pull", host)
+    res = host.run(dk.image_id_command(image, docker), timeout=30, check=False)
+    image_id = dk.parse_image_id(res.stdout) if res.ok else None
+    if image_id and pull != "always":
+        return image_id
+    archive = mode.value("image_archive", host)
+    if archive and not image_id and image == mode.value("image", host):
+        return load_archive(mode, host, image, Path(archive))
+    if pull == "never":
+        raise ModeError(
+            f"{host.name}: image {image} is not on the host and pull is 'never'; load it "
+            "(docker load), set image_archive, or use pull: if-missing"
+        )
+    mode.dk_run(host, dk.pull_command(image, docker), timeout=600)
+    res = host.run(dk.image_id_command(image, docker), timeout=30, check=False)
+    found = dk.parse_image_id(res.stdout)
+    if not found:
+        raise ModeError(f"{host.name}: image {image} still missing after docker pull")
+    return found
+
+
+def load_archive(mode: DockerMode, host: Host, image: str, archive: Path) -> str:
+    """Upload an image tarball over SFTP and docker-load it (air-gapped labs)."""
+    if not archive.is_file():
+        raise ModeError(
+            f"test {mode.test.name}: image_archive {archive} not found on the controller; "
+            "fix the path (relative paths are from the current directory)"
+        )
+    if host.transport is None:
+        raise ModeError(f"{host.name}: not connected")
+    # Named per host: in an emulated lab all hosts share one /tmp.
+    remote = f"{mode.ctx.workdir(host)}/{host.name}.{archive.name}"
+    host.run(["mkdir", "-p", mode.ctx.workdir(host)], timeout=30)
+    host.transport.put(archive, remote, timeout=600)
+    try:
+        mode.dk_run(host, dk.load_command(remote, mode.docker(host)), timeout=600)
+    finally:
+        host.run(["rm", "-f", remote], timeout=30, check=False)
+    res = host.run(dk.image_id_command(image, mode.docker(host)), timeout=30, check=False)
+    found = dk.parse_image_id(res.stdout)
+    if not found:
+        raise ModeError(f"{host.name}: {archive.name} was loaded but holds no image {image}")
+    return found
