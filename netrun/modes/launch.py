@@ -78,8 +78,8 @@ def start(
 ) -> tuple[str, str, str]:
     """(command, undo, pid file): sh that runs ``argv`` (``docker run -d``) and its time
     bound, then waits up to ``ready_wait`` s on the host for iperf3 in it to listen
-    (dk.ready_script's sections) and, once it does, runs ``extra`` with ``$pid`` set to
-    the container's PID 1. The caller wraps it in an undo record (Mode.recorded_change).
+    (dk.ready_script's sections, which leave ``$pid`` set to the container's PID 1) and,
+    once it does, runs ``extra``. The caller wraps it in an undo record (Mode.recorded_change).
 
     ``env_vars`` maps a token found in ``argv`` to the shell variable that replaces it
     (a value the host works out in the same script, such as FreeFlow's VNET_PREFIX)."""
@@ -98,8 +98,6 @@ def start(
         f'if [ "$rc" = 0 ]; then nohup sh -c {shlex.quote(watchdog)} </dev/null >/dev/null 2>&1 &'
         f" {undo.save_pid(pidfile)}\n"
         f"{ready}"
-        f'case "$logs" in *"Server listening"*)\n'
-        f'pid=$("$d" container inspect -f \'{{{{.State.Pid}}}}\' "$n" 2>/dev/null)\n'
-        f"{extra}\n;; esac\nfi\ntrue"
+        f'case "$logs" in *"Server listening"*)\n{extra}\n;; esac\nfi\ntrue'
     )
     return command, undo.kill_recorded(pidfile), pidfile

@@ -237,7 +237,10 @@ logs=$("$d" logs --tail 20 "$n" 2>&1)
 echo "$logs"
 echo ==netrun:mtu==
 case "$logs" in
-*"Server listening"*) "$d" exec "$n" cat /sys/class/net/eth0/mtu 2>/dev/null ;;
+*"Server listening"*)
+    pid=$("$d" container inspect -f '{{.State.Pid}}' "$n" 2>/dev/null)
+    cat "/proc/$pid/root/sys/class/net/eth0/mtu" 2>/dev/null ||
+        "$d" exec "$n" cat /sys/class/net/eth0/mtu 2>/dev/null ;;
 esac
 true
 """
@@ -246,8 +249,9 @@ true
 def ready_script(container: str, docker: str = "docker", wait_s: float = 2.0) -> str:
     """sh that waits (up to ``wait_s``, on the host) until iperf3 in ``container`` listens
     or the container stopped, then prints its inspect JSON, its last log lines and, once
-    it listens, its eth0 MTU: one round trip instead of an inspect, a logs and an exec per
-    poll. Read it with ``parse_ready``."""
+    it listens, its eth0 MTU (read through /proc/PID/root from the host, else with a
+    docker exec), leaving ``$pid`` set to its PID 1: one round trip instead of an
+    inspect, a logs and an exec per poll. Read it with ``parse_ready``."""
     import math
     import shlex
 
