@@ -18,6 +18,7 @@ cleanup``) runs the records and removes the labelled containers.
 from __future__ import annotations
 
 import copy
+import logging
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from netrun.modes.docker import DockerMode
     from netrun.scenario import TestSpec
     from netrun.undo import Record
+
+log = logging.getLogger(__name__)
 
 #: Keys that only shape the client's run (its ``docker exec``), never a container.
 CLIENT_ONLY = frozenset(
@@ -147,10 +150,12 @@ def hand_over(mode: DockerMode) -> None:
         return
     k = key(test)
     after = next_test(ctx, test)
+    same = k is not None and after is not None and key(after) == k
+    log.debug("%s: next on its hosts %s, same containers: %s", test.name, after and after.name, same)
     if not ctx.tests:  # a caller that did not say what runs next: remove now
         mode.undo_stack.extend(mode.bounds)
         _defer_removal(mode, [])
-    elif mode.healthy and not ctx.stopping.is_set() and after is not None and k == key(after):
+    elif same and k is not None and mode.healthy and not ctx.stopping.is_set():
         details = {n: v for n, v in mode.details.items() if n not in ("mtu", "containers_reused")}
         tests = list(mode.kept_by or [test.name])
         park(
