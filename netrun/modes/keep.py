@@ -151,7 +151,8 @@ def hand_over(mode: DockerMode) -> None:
     k = key(test)
     after = next_test(ctx, test)
     same = k is not None and after is not None and key(after) == k
-    log.debug("%s: next on its hosts %s, same containers: %s", test.name, after and after.name, same)
+    nxt = after.name if after else None
+    log.debug("%s: next on its hosts %s, same containers: %s", test.name, nxt, same)
     if not ctx.tests:  # a caller that did not say what runs next: remove now
         mode.undo_stack.extend(mode.bounds)
         _defer_removal(mode, [])
