@@ -221,7 +221,7 @@ def main() -> int:
         inv = str(private_tmp(cfg.inventory, work))
         a, b = (h for h in status.hosts)
         pair = {"server": a.name, "client": b.name}
-        figures: dict[str, Any] = {"trees": list(trees)}
+        figures: dict[str, Any] = {"trees": list(trees), "load": [os.getloadavg()[0]]}
 
         # 1. accuracy: netrun vs by hand, alternating, 5 s each
         ratios = []
@@ -265,6 +265,13 @@ def main() -> int:
             }.items():
                 test = {"name": "t", "mode": label.split("_")[0], **pair, **extra}
                 cases[label] = (scenario(work / f"{label}.yaml", [test], 2), 2, 1)
+            # five 1 s tests of one pair and mode (a bitrate sweep): the containers can be
+            # kept from one test to the next
+            for mode in ("docker", "freeflow"):
+                sweep = {"bitrate": ["100M", "200M", "300M", "400M", "500M"]}
+                test = {"name": "t", "mode": mode, **pair, "sweep": sweep}
+                label = f"{mode}_sweep"
+                cases[label] = (scenario(work / f"{label}.yaml", [test], 1), 5, 5)
         for label, by_tree in overheads(trees, cases, inv, args.rounds).items():
             figures[f"overhead_{label}_s"] = by_tree["this"]
             if args.against:
@@ -277,6 +284,7 @@ def main() -> int:
             figures["comparison"] = {
                 t["name"]: (t["throughput_bps"] or 0) / 1e6 for t in doc["tests"]
             }
+        figures["load"].append(os.getloadavg()[0])
     finally:
         netrun_lab.down(cfg.state_dir)
 
@@ -325,6 +333,11 @@ def render(f: dict[str, Any], rounds: int) -> str:
             "overhead per test, freeflow mode, routers already running (2 s test)",
             "≤ 1.5 s",
         ),
+        "docker_sweep": ("overhead per test, docker mode, five-value sweep (1 s tests)", "-"),
+        "freeflow_sweep": (
+            "overhead per test, freeflow mode, five-value sweep (1 s tests)",
+            "-",
+        ),
     }
     head = "| measure | this tree |" + (f" `{against}` |" if against else "") + " target |"
     rule = "|---|---|" + ("---|" if against else "") + "---|"
@@ -362,7 +375,8 @@ def render(f: dict[str, Any], rounds: int) -> str:
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `bench/overhead.py` on the "
         f"emulated lab (2 hosts, tbf 1gbit, {LOGIN_COST:g} s login cost per SSH command), "
         f"{platform.machine()}, {os.cpu_count()} cores shared with other work, "
-        f"{rounds} rounds each, medians"
+        f"{rounds} rounds each, medians, load average {f['load'][0]:.1f} at the start and "
+        f"{f['load'][1]:.1f} at the end"
         + (
             f"; `{against}` is the netrun of that commit, run alternately with this tree's."
             if against
@@ -385,8 +399,14 @@ def render(f: dict[str, Any], rounds: int) -> str:
         "both hosts at once, which also kills the server (iperf3 -s -1 has exited by then).",
         "It was seven: probe, server start, client, rm of the pid file, kill, sweep on each",
         "host. The ssh loop pays two connections and two round trips, and no Python start-up.",
-        "Container modes add the docker CLI round trips (engine and image checks, two",
-        "`docker run`, readiness polls, `docker rm`) and the container start itself.",
+        "A container test costs, per host: the probe; one round trip that starts the",
+        "container (the run's undo record, the engine and image checks, FreeFlow's router",
+        "and Flannel's lease, `docker run` and its time bound, the readiness wait, the",
+        "first byte counters); the client's `docker exec`, its counters read in the same",
+        "command; on flannel and freeflow one counter reading on the server per repeat;",
+        "and the final sweep, which removes the containers (a `docker rm` is about 0.2 s).",
+        "The next test of the same pair and mode (a sweep of bitrate, streams, reverse...)",
+        "adopts the containers: it starts nothing (netrun.modes.keep).",
         "",
     ]
     return "\n".join(lines)
