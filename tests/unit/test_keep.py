@@ -1,0 +1,93 @@
+"""Which container tests share containers (netrun.modes.keep), and how the one-round-trip
+start scripts are read back (netrun.modes.launch, netrun.modes.router)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from netrun.errors import ModeError
+from netrun.modes import keep, launch, router
+from netrun.modes.base import RunContext
+from netrun.scenario import TestSpec, load_scenario
+
+
+def scenario_tests(tmp_path: Path, body: str) -> list[TestSpec]:
+    scen = tmp_path / "s.yaml"
+    scen.write_text(
+        "defaults: {server: alpha, client: bravo, duration: 1}\ntests:\n" + body,
+    )
+    return list(load_scenario(scen, hosts=["alpha", "bravo", "charlie"]).tests)
+
+
+def test_client_only_keys_share_containers_and_others_do_not(tmp_path: Path) -> None:
+    tests = scenario_tests(
+        tmp_path,
+        "  - {name: s, mode: docker, sweep: {bitrate: [1M, 2M], reverse: [false, true]}}\n"
+        "  - {name: i, mode: docker, image: other/iperf3}\n"
+        "  - {name: f, mode: freeflow}\n"
+        "  - {name: c, mode: docker, client: charlie}\n"
+        "  - {name: m, mode: docker, sweep: {mtu: [1400, 1500]}}\n",
+    )
+    keys = {t.name: keep.key(t) for t in tests}
+    shared = {keys[t.name] for t in tests if t.name.startswith("s[")}
+    assert len(shared) == 1 and None not in shared
+    others = [keys["i"], keys["f"], keys["c"]]
+    assert len({*shared, *others}) == 4
+    assert keys["m[mtu=1400]"] is None and keys["m[mtu=1500]"] is None
+
+
+def test_the_next_test_on_the_hosts_and_the_shared_time_bound(tmp_path: Path) -> None:
+    tests = scenario_tests(
+        tmp_path,
+        "  - {name: a, mode: docker, sweep: {bitrate: [1M, 2M]}}\n"
+        "  - {name: other, mode: docker, server: charlie, client: charlie, "
+        "allow_same_host: true}\n"
+        "  - {name: b, mode: baremetal}\n",
+    )
+    ctx = RunContext("1a2b", tests=tests)
+    first, second, _other, last = tests
+    assert keep.next_test(ctx, first) is second
+    ctx.finished.add(first.name)
+    assert keep.next_test(ctx, second) is last  # "other" touches neither host
+    assert keep.next_test(ctx, last) is None and keep.is_last_on_hosts(ctx, last)
+    assert keep.shared_bound(ctx, first) == first.deadline + second.deadline
+    assert keep.shared_bound(RunContext("1a2b"), first) == first.deadline
+
+
+def test_sections_and_image_ids() -> None:
+    out = "NETRUN_RECORDED\n==netrun:image0==\nsha256:ab\n==netrun:image1==\n\n==netrun:run==\n0"
+    found = launch.sections(out)
+    assert found[""] == launch.RECORDED
+    assert launch.image_ids(found, ["a", "b"]) == {"a": "sha256:ab", "b": None}
+    assert found["run"] == "0"
+
+
+def plan() -> router.RouterPlan:
+    return router.RouterPlan(
+        docker="docker", name="freeflow", library="/freeflow/libfsocket.so",
+        argv=["docker", "run", "-d", "--name", "freeflow", "img"], image_id=None,
+        image="img", timeout=30, vnet=None, subnet_env="/run/flannel/subnet.env",
+        network="bridge",
+    )  # fmt: skip
+
+
+def test_router_outcomes() -> None:
+    ok = {"router": "reused id1 sha256:1 5e5e", "vnet": "10.244.0.0/16", "standin": "{}"}
+    state = router.read(ok, plan(), "alpha", "1a2b")
+    assert state.record["reused"] is True and state.vnet == "10.244.0.0/16"
+    mine = dict(ok, router="reused id1 sha256:1 1a2b", standin='{"netrun.standin": "1"}')
+    state = router.read(mine, plan(), "alpha", "1a2b")
+    assert state.record["reused"] is False and state.standin
+    started = router.read(dict(ok, router="started id2 sha256:2"), plan(), "alpha", "1a2b")
+    assert started.record == {"name": "freeflow", "image": "img", "reused": False,
+                              "id": "id2", "image_id": "sha256:2"}  # fmt: skip
+    with pytest.raises(ModeError, match="exists but is not a healthy router"):
+        router.read({"router": "foreign"}, plan(), "alpha", "1a2b")
+    with pytest.raises(ModeError, match=r"exited at once; .*\(logs: boom\)"):
+        router.read({"router": "exited", "routerlogs": "boom"}, plan(), "alpha", "1a2b")
+    with pytest.raises(ModeError, match=r"did not publish /freeflow/libfsocket\.so within 30s"):
+        router.read({"router": "timeout"}, plan(), "alpha", "1a2b")
+    with pytest.raises(ModeError, match="cannot tell the overlay CIDR"):
+        router.read(dict(ok, vnet=""), plan(), "alpha", "1a2b")
