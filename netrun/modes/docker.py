@@ -160,6 +160,8 @@ class DockerMode(Mode):
             reading = pathbytes.parse(found["counters"])
             if reading[0] and reading[1]:
                 self.counters[role] = reading
+                # the tests it served so far (its log says it is ready once per test)
+                self.counters["served"] = found.get("logs", "").count(pathbytes.LISTENING)
 
     def launch(self, role: str, host: Host) -> dk.Readiness:
         """Start one end's container: one round trip with the run's first checks on the
