@@ -77,6 +77,8 @@ class Kept:
     counters: dict[str, Any] = field(default_factory=dict)
     #: The tests that used them, first first.
     tests: list[str] = field(default_factory=list)
+    #: Host name -> the docker command there.
+    docker: dict[str, str] = field(default_factory=dict)
 
 
 def next_test(ctx: RunContext, test: TestSpec) -> TestSpec | None:
@@ -107,9 +109,14 @@ def shared_bound(ctx: RunContext, test: TestSpec) -> float:
 
 
 def take(ctx: RunContext, test: TestSpec) -> Kept | None:
-    """The kept containers this test can adopt (removed from the pool), if any."""
+    """The kept containers this test can adopt (removed from the pool), if any. Kept ones
+    on its hosts that it cannot adopt (a test between them failed before its setup) are
+    removed on the hosts' next command: this test's container start."""
     k = key(test)
     found = ctx.kept.pop(k, None) if k is not None else None
+    for other in [o for o in ctx.kept.values() if set(test.hosts) & set(o.docker)]:
+        del ctx.kept[other.key]
+        _defer_removal(other.started, other.records, other.docker)
     if found is None:
         return None
     found.tests.append(test.name)
@@ -149,33 +156,37 @@ def hand_over(mode: DockerMode) -> None:
     if not mode.started:
         return
     k = key(test)
+    docker = {h.name: mode.docker(h) for h, _ in mode.started}
     after = next_test(ctx, test)
     same = k is not None and after is not None and key(after) == k
     nxt = after.name if after else None
     log.debug("%s: next on its hosts %s, same containers: %s", test.name, nxt, same)
     if not ctx.tests:  # a caller that did not say what runs next: remove now
         mode.undo_stack.extend(mode.bounds)
-        _defer_removal(mode, [])
+        _defer_removal(mode.started, [], docker)
     elif same and k is not None and mode.healthy and not ctx.stopping.is_set():
         details = {n: v for n, v in mode.details.items() if n not in ("mtu", "containers_reused")}
         tests = list(mode.kept_by or [test.name])
         park(
             ctx,
             Kept(k, list(mode.started), list(mode.bounds), mode.server_ip, dict(mode.pids),
-                 details, names=dict(mode.names), counters=dict(mode.counters), tests=tests),
+                 details, names=dict(mode.names), counters=dict(mode.counters), tests=tests,
+                 docker=docker),
         )  # fmt: skip
     elif after is not None:
-        _defer_removal(mode, mode.bounds)
+        _defer_removal(mode.started, mode.bounds, docker)
     # else: the final sweep runs the records and removes the run's labelled containers
     mode.started.clear()
     mode.bounds.clear()
 
 
-def _defer_removal(mode: DockerMode, bounds: list[tuple[Host, Record]]) -> None:
+def _defer_removal(
+    started: list[tuple[Host, str]], bounds: list[tuple[Host, Record]], docker: dict[str, str]
+) -> None:
     by_host: dict[str, tuple[Host, list[str]]] = {}
-    for host, name in mode.started:
+    for host, name in started:
         by_host.setdefault(host.name, (host, []))[1].append(name)
     for host, names in by_host.values():
         scripts = [undo.run_script(r) for h, r in bounds if h.name == host.name]
-        rm = shlex.join(dk.rm_command(names, mode.docker(host)))
+        rm = shlex.join(dk.rm_command(names, docker.get(host.name, "docker")))
         host.defer("; ".join([rm, *scripts]))

@@ -91,3 +91,24 @@ def test_router_outcomes() -> None:
         router.read({"router": "timeout"}, plan(), "alpha", "1a2b")
     with pytest.raises(ModeError, match="cannot tell the overlay CIDR"):
         router.read(dict(ok, vnet=""), plan(), "alpha", "1a2b")
+
+
+def test_kept_containers_another_test_cannot_adopt_go_on_its_hosts_next_command(
+    tmp_path: Path,
+) -> None:
+    from netrun.host import Host
+
+    tests = scenario_tests(
+        tmp_path,
+        "  - {name: a, mode: docker}\n  - {name: b, mode: docker, image: other/iperf3}\n",
+    )
+    ctx = RunContext("1a2b", tests=tests)
+    alpha, bravo = Host("alpha"), Host("bravo")
+    k = keep.key(tests[0])
+    assert k is not None
+    started = [(alpha, "netrun-1a2b-t0-server"), (bravo, "netrun-1a2b-t0-client")]
+    docker = {"alpha": "docker", "bravo": "docker"}
+    keep.park(ctx, keep.Kept(k, started, [], "10.0.0.2", {}, {}, docker=docker))
+    assert keep.take(ctx, tests[1]) is None and ctx.kept == {}
+    assert alpha._deferred == ["docker rm -f -v netrun-1a2b-t0-server"]
+    assert bravo._deferred == ["docker rm -f -v netrun-1a2b-t0-client"]
