@@ -41,6 +41,8 @@ from netrun import lab as netrun_lab  # noqa: E402
 
 #: The lab's per-command cost: a real host's login rc files (profile.d, pyenv, conda...).
 LOGIN_COST = 0.1
+#: Names the benchmark's history folder: the lab's prefix (set by main).
+DATA_TAG = "nrb"
 
 
 def tree_env(tree: Path) -> dict[str, str]:
@@ -49,7 +51,8 @@ def tree_env(tree: Path) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=str(tree))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "nrbench-pycache")
-    env["XDG_DATA_HOME"] = str(Path(tempfile.gettempdir()) / "nrbench-data")
+    # one per benchmark lab: two engineers' benchmarks must not wait for each other's lock
+    env["XDG_DATA_HOME"] = str(Path(tempfile.gettempdir()) / f"nrbench-data-{DATA_TAG}")
     return env
 
 
@@ -202,6 +205,8 @@ def main() -> int:
     ap.add_argument("--prefix", default="nrb", help="the bench lab's name prefix")
     ap.add_argument("--net-index", type=int, default=3, help="the bench lab's address block")
     args = ap.parse_args()
+    global DATA_TAG
+    DATA_TAG = args.prefix
 
     trees = {"this": ROOT}
     if args.against:

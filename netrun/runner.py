@@ -207,6 +207,10 @@ class Run:
                 self.ctx.run_id,
                 [(h, remote_tmp(h), docker.get(h.name) or docker_command(h)) for h in hosts],
             )
+        from netrun.modes import early  # the first container test's starts ride on probes
+
+        for pre in early.plan(tests, self.req.inventory, self.ctx):  # after journal.begin
+            self._prestarts.setdefault(pre.host, pre)
         self.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
         # Each host is probed as soon as it is connected (one worker per host, forks at once).
         result = connect_all(hosts, self.req.settings, then=self._probe, then_deadline=60)

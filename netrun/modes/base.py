@@ -51,6 +51,9 @@ class RunContext:
     images: dict[tuple[str, str], str] = field(default_factory=dict)
     #: Names of the tests whose mode was torn down (what is left to run, for keep).
     finished: set[str] = field(default_factory=set)
+    #: Container name -> (its undo record, images checked, engine checked) when its start
+    #: rode on its host's probe (netrun.modes.early).
+    early: dict[str, Any] = field(default_factory=dict)
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
     stopping: threading.Event = field(default_factory=threading.Event)
     #: Told of each undo record before its change is made, and once it has run (the

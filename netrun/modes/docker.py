@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from netrun import undo
 from netrun.errors import Cancelled, ModeError
 from netrun.host import Host
-from netrun.modes import engine, keep, launch, pathbytes
+from netrun.modes import early, engine, keep, launch, pathbytes
 from netrun.modes.base import Measurement, Mode, Option
 from netrun.options import expecting, matching, number
 from netrun.tools import docker as dk
@@ -163,10 +163,8 @@ class DockerMode(Mode):
                 # the tests it served so far (its log says it is ready once per test)
                 self.counters["served"] = found.get("logs", "").count(pathbytes.LISTENING)
 
-    def launch(self, role: str, host: Host) -> dk.Readiness:
-        """Start one end's container: one round trip with the run's first checks on the
-        host, the container's undo record, ``docker run``, its time bound and the first
-        readiness wait (netrun.modes.launch)."""
+    def launch_body(self, role: str, host: Host) -> str:
+        """sh starting one end's container (with its undo record, noted in ``bounds``)."""
         name = self.names[role]
         self.started.append((host, name))  # before starting: teardown finds it whatever happens
         # A time bound that holds when the controller vanishes: a watchdog on the host
@@ -192,7 +190,17 @@ class DockerMode(Mode):
             what=f"stop the time bound of container {name}",
         )
         self.bounds.append(self.undo_stack.pop())  # kept with the container (teardown)
-        res = engine.checked_run(self, host, body, timeout=start_timeout + 180)
+        return body
+
+    def launch(self, role: str, host: Host) -> dk.Readiness:
+        """Start one end's container: one round trip with the run's first checks on the
+        host, the container's undo record, ``docker run``, its time bound and the first
+        readiness wait (netrun.modes.launch), unless it rode on the host's probe
+        (netrun.modes.early)."""
+        res = early.adopt(self, role, host)
+        if res is None:
+            timeout = float(self.test.value("start_timeout")) + 180
+            res = engine.checked_run(self, host, self.launch_body(role, host), timeout)
         found = launch.sections(res.stdout)
         self.read_sections(role, host, found)
         if "run" not in found:

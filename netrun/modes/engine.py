@@ -25,6 +25,20 @@ _lock = threading.Lock()
 def checked_run(mode: DockerMode, host: Host, body: str, timeout: float) -> CommandResult:
     """Run ``body`` on ``host``, after the engine and image checks when they have not
     been made there in this run (in the same round trip: launch.preamble)."""
+    checks = first_checks(mode, host)
+    if checks is None:
+        return host.run(body, timeout=timeout, check=False)
+    pre, checked, first = checks
+    res = host.run(pre + body, timeout=timeout + 30, check=False)
+    if read_checks(mode, host, res, checked, first):
+        return res
+    prepare_host(mode, host, mode.images(host))  # pull or load what is missing, or say why not
+    return host.run(body, timeout=timeout, check=False)
+
+
+def first_checks(mode: DockerMode, host: Host) -> tuple[str, list[str], bool] | None:
+    """(preamble, the images it checks, whether it checks the engine) for the host's next
+    command, or None when the run checked everything there already."""
     docker = mode.docker(host)
     images = mode.images(host)
     with _lock:
@@ -32,7 +46,7 @@ def checked_run(mode: DockerMode, host: Host, body: str, timeout: float) -> Comm
         known = {i: mode.ctx.images.get((host.name, i)) for i in images}
     if not first and all(known.values()) and mode.value("pull", host) != "always":
         note_images(mode, host, known)
-        return host.run(body, timeout=timeout, check=False)
+        return None
     record = None
     if first:
         # The label sweep is one undo record, run by the final sweep (or the next run's,
@@ -45,10 +59,15 @@ def checked_run(mode: DockerMode, host: Host, body: str, timeout: float) -> Comm
             what=f"remove the run's containers ({docker})",
             per_run=True,
         )
-    pull = mode.value("pull", host)
-    checked = [] if pull == "always" else images
-    pre = launch.preamble(record, docker, checked, mode.ctx.workdir(host))
-    res = host.run(pre + body, timeout=timeout + 30, check=False)
+    checked = [] if mode.value("pull", host) == "always" else images
+    return launch.preamble(record, docker, checked, mode.ctx.workdir(host)), checked, first
+
+
+def read_checks(
+    mode: DockerMode, host: Host, res: CommandResult, checked: list[str], first: bool
+) -> bool:
+    """Read the preamble's answer: raise what is wrong with the record or the engine;
+    False when it stopped before the command (an image to pull or load)."""
     found = launch.sections(res.stdout)
     if first:
         if launch.RECORDED not in found[""].splitlines()[:1]:
@@ -65,12 +84,11 @@ def checked_run(mode: DockerMode, host: Host, body: str, timeout: float) -> Comm
         )
         with _lock:
             mode.ctx.engines[host.name] = engine
-            mode.ctx.docker_hosts[host.name] = docker
-    if "stop" not in found:
-        note_images(mode, host, launch.image_ids(found, checked))
-        return res
-    prepare_host(mode, host, images)  # pull or load what is missing, or say why not
-    return host.run(body, timeout=timeout, check=False)
+            mode.ctx.docker_hosts[host.name] = mode.docker(host)
+    if "stop" in found:
+        return False
+    note_images(mode, host, launch.image_ids(found, checked))
+    return True
 
 
 def note_images(mode: DockerMode, host: Host, ids: Mapping[str, str | None]) -> None:

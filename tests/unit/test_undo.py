@@ -118,9 +118,10 @@ def test_a_container_is_recorded_then_started_with_its_time_bound_then_undone(
     alpha, bravo = Host("alpha"), Host("bravo")
     alpha.transport = RecordingTransport("alpha", log)
     bravo.transport = RecordingTransport("bravo", log)
+    networks = {"bridge": {"IPAddress": "10.0.0.2"}}
     inspect = [{"Id": "c0ffee", "Name": "/netrun-1a2b3c4d-t0-server", "Image": "sha256:1",
                 "State": {"Running": True, "Status": "running", "Pid": 42},
-                "NetworkSettings": {"Networks": {"bridge": {"IPAddress": "10.0.0.2"}}}}]  # fmt: skip
+                "NetworkSettings": {"Networks": networks}}]  # fmt: skip
     engine = {"Server": {"Version": "20.10.24", "ApiVersion": "1.41"}}
     answer = (
         f"NETRUN_RECORDED\n==netrun:engine==\n{json.dumps(engine)}\n==netrun:enginerc==\n0\n"
