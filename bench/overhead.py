@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -80,6 +81,7 @@ def netrun(args: list[str], tree: Path = ROOT) -> tuple[float, dict[str, Any]]:
     )
     wall = time.monotonic() - started
     doc = json.loads((out / "run" / "results.json").read_text()) if proc.returncode < 2 else {}
+    shutil.rmtree(out, ignore_errors=True)  # hundreds of runs: keep /tmp as it was
     # exit 1 with every test ok: the lab's stand-in FreeFlow, rightly flagged not accelerated
     tests = doc.get("tests") or []
     flagged = proc.returncode == 1 and bool(tests) and all(t["status"] == "ok" for t in tests)
@@ -292,6 +294,8 @@ def main() -> int:
         figures["load"].append(os.getloadavg()[0])
     finally:
         netrun_lab.down(cfg.state_dir)
+        for tree in [work, *(t for t in trees.values() if t != ROOT)]:
+            shutil.rmtree(tree, ignore_errors=True)
 
     text = render(figures, args.rounds)
     args.output.parent.mkdir(parents=True, exist_ok=True)

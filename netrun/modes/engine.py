@@ -59,8 +59,9 @@ def first_checks(mode: DockerMode, host: Host) -> tuple[str, list[str], bool] | 
             what=f"remove the run's containers ({docker})",
             per_run=True,
         )
-    checked = [] if mode.value("pull", host) == "always" else images
-    return launch.preamble(record, docker, checked, mode.ctx.workdir(host)), checked, first
+    pull = mode.value("pull", host) == "always"  # the preamble stops: prepare_host pulls
+    pre = launch.preamble(record, docker, images, mode.ctx.workdir(host), pull=pull)
+    return pre, images, first
 
 
 def read_checks(

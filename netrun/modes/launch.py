@@ -37,9 +37,12 @@ def sections(text: str) -> dict[str, str]:
     return {name: "\n".join(lines) for name, lines in out.items()}
 
 
-def preamble(record: str | None, docker: str, images: Sequence[str], workdir: str) -> str:
+def preamble(
+    record: str | None, docker: str, images: Sequence[str], workdir: str, pull: bool = False
+) -> str:
     """sh: write the run's per-host undo record (``record``: its write script), check the
-    engine and look up each image; stop (exit 0, section ``stop``) if any is missing."""
+    engine and look up each image; stop (exit 0, section ``stop``) if any is missing, or
+    with ``pull`` (pull: always) in any case, for the controller to pull them."""
     d, w = shlex.quote(docker), shlex.quote(workdir)
     lines = []
     if record is not None:
@@ -50,7 +53,7 @@ def preamble(record: str | None, docker: str, images: Sequence[str], workdir: st
         'echo ==netrun:engine==; echo "$v"; echo ==netrun:enginerc==; echo "$rc"',
         f"echo ==netrun:engineerr==; cat {w}/engine.err; rm -f {w}/engine.err",
         '[ "$rc" = 0 ] || { echo ==netrun:stop==; exit 0; }',
-        "missing=",
+        "missing=1" if pull else "missing=",
     ]
     for i, image in enumerate(images):
         lines += [

@@ -112,3 +112,24 @@ def test_kept_containers_another_test_cannot_adopt_go_on_its_hosts_next_command(
     assert keep.take(ctx, tests[1]) is None and ctx.kept == {}
     assert alpha._deferred == ["docker rm -f -v netrun-1a2b-t0-server"]
     assert bravo._deferred == ["docker rm -f -v netrun-1a2b-t0-client"]
+
+
+def test_the_preamble_stops_for_a_missing_image_or_pull_always(tmp_path: Path) -> None:
+    import subprocess
+
+    docker = tmp_path / "docker"  # answers like an engine that has image "here" only
+    docker.write_text(
+        '#!/bin/sh\ncase "$1" in version) echo \'{"Server": {}}\';; '
+        'image) [ "$5" = here ] && echo sha256:1 || exit 1;; esac\n'
+    )
+    docker.chmod(0o755)
+
+    def run(images: list[str], pull: bool = False) -> dict[str, str]:
+        script = launch.preamble(None, str(docker), images, str(tmp_path / "w"), pull=pull)
+        out = subprocess.run(["sh", "-c", script + "echo ==netrun:body=="], capture_output=True,
+                             text=True, check=True).stdout  # fmt: skip
+        return launch.sections(out)
+
+    assert "body" in run(["here"]) and "stop" not in run(["here"])
+    assert "stop" in run(["here", "gone"]) and "body" not in run(["here", "gone"])
+    assert "stop" in run(["here"], pull=True)
