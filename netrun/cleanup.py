@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from netrun import undo
+from netrun import owner, undo
 from netrun.host import Host
 
 #: What new_run_id makes (use fullmatch: ``$`` would let a trailing newline through).
@@ -26,12 +26,15 @@ def cleanup_script(
     run_id: str | None,
     docker: str | None = "docker",
     skip: Iterable[str] = (),
+    spare_live: bool = False,
 ) -> str:
     """One sh script: run each folder's undo records (newest first), kill recorded iperf
     pids, remove run folders, remove labelled containers.
 
     ``run_id`` stands unquoted in a glob, so anything but a run id is refused (ValueError).
-    The runs in ``skip`` (still running) are left alone, folders and containers.
+    The runs in ``skip`` (still running) are left alone, folders and containers; with
+    ``spare_live``, so is every run whose folder's owner (netrun.owner) is alive on the
+    host's kernel (another controller's, or another journal's, run on a lab host).
     """
     skip = sorted(set(skip))
     for rid in [run_id, *skip]:
@@ -41,11 +44,18 @@ def cleanup_script(
     pattern = f"netrun-{run_id}" if run_id else "netrun-*"
     label = f"netrun.run_id={run_id}" if run_id else "netrun.run_id"
     script = (
+        "spared=; "
         f'for d in {base}/{pattern}; do [ -d "$d" ] || continue; '
         + "".join(
             f'case "$d" in */netrun-{rid}) echo "skipped run {rid}: it is still running"; '
             "continue;; esac; "
             for rid in skip
+        )
+        + (
+            f'if {owner.alive_test()}; then r=${{d##*/netrun-}}; spared="$spared $r"; '
+            'echo "skipped run $r: it is still running"; continue; fi; '
+            if spare_live
+            else ""
         )
         + undo.sweep_script('"$d"')
         + 'for f in "$d"/*.pid; do [ -e "$f" ] || continue; p=$(cat "$f" 2>/dev/null); '
@@ -61,6 +71,12 @@ def cleanup_script(
             + shlex.quote('--format={{.ID}} {{.Label "netrun.run_id"}}')
             + " 2>/dev/null"
             + "".join(f" | grep -v ' {rid}$'" for rid in skip)
+            + (
+                ' | while read -r i r; do case " $spared " in *" $r "*) ;; *) echo "$i $r";;'
+                " esac; done"
+                if spare_live
+                else ""
+            )
             + " | cut -d' ' -f1); "
             f'if [ -n "$ids" ]; then {d} rm -f $ids >/dev/null 2>&1 && '
             'echo "removed containers: $(echo $ids)"; fi; fi; '

@@ -26,6 +26,7 @@ from typing import Any
 
 from netrun.cleanup import RUN_ID
 from netrun.host import Host
+from netrun.owner import process_start
 from netrun.results import write_file
 
 log = logging.getLogger("netrun.journal")
@@ -41,17 +42,6 @@ def journal_beside(database: Path | str) -> Path:
 def host_key(host: Host) -> str:
     """Who a host is, whatever an inventory calls it: user@address:port."""
     return f"{host.user or ''}@{host.address}:{host.port}"
-
-
-def process_start(pid: int) -> str | None:
-    """The kernel's start time of a process (to tell a reused pid apart), or None if gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # Field 22, counted after the command name (which may hold spaces and parentheses).
-    fields = stat.rsplit(")", 1)[-1].split()
-    return fields[19] if len(fields) > 19 else None
 
 
 @dataclass

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netrun import __version__, flags, prestart, sampler
+from netrun import __version__, flags, owner, prestart, sampler
 from netrun.cleanup import RUN_ID, cleanup_command, cleanup_script, docker_command
 from netrun.errors import (
     Cancelled,
@@ -284,7 +284,8 @@ class Run:
             host,
             self.needs,
             self.ctx.iperf3(host),
-            extra=pre.extra() if pre else "",
+            # the run folder's owner mark first: a cleanup on this kernel spares a live run
+            extra=owner.mark_script(self.ctx.workdir(host)) + ("\n" + pre.extra() if pre else ""),
             on_output=pre.take if pre else None,
         )
         self.ctx.facts[host.name] = found

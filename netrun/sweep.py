@@ -131,7 +131,7 @@ def cleanup(
     live = [h for h in hosts if h.name in connected.succeeded]
     swept = sweep_hosts(
         live,
-        lambda h: cleanup_script(remote_tmp(h), run_id, docker_command(h), skip),
+        lambda h: cleanup_script(remote_tmp(h), run_id, docker_command(h), skip, spare_live=True),
         deadline=90,
         forks=settings.forks,
     )

@@ -26,6 +26,9 @@ def render(lab: LabPlan, router_image: str | None = None) -> str:
             "ansible_host": host.mgmt_ip,
             "netrun_data_ip": host.data_ip,
             "netrun_iface": "data0",
+            # its own, not the machine's shared /tmp: one lab's (or host's) cleanup must
+            # never find another's undo records and iperf3 pid files
+            "netrun_remote_tmp": str(host.remote_tmp),
         }
         own = lab.config.rate_for(host.name)
         if own != lab.config.rate:  # --host-rate: this host's link is slower (or faster)

@@ -177,6 +177,12 @@ class LabHost:
         return self.dir / "freeflow"
 
     @property
+    def remote_tmp(self) -> Path:
+        """The host's own tmp for run folders (netrun_remote_tmp): lab hosts share this
+        machine's /tmp, where one run's sweep would find every other lab's records."""
+        return self.dir / "tmp"
+
+    @property
     def docker_sock(self) -> Path:
         return self.dir / "docker.sock"
 

@@ -129,6 +129,8 @@ def ensure_sshd(lab: LabPlan, host: LabHost) -> int:
     """Start this host's sshd inside its namespace unless it runs; wait until it greets."""
     host.dir.mkdir(parents=True, exist_ok=True)
     host.bin_dir.mkdir(exist_ok=True)
+    host.remote_tmp.mkdir(exist_ok=True)
+    host.remote_tmp.chmod(0o1777)  # as /tmp: any login user may keep a run folder there
     ensure_key(host_key(host), f"netrun-lab-{host.name}")
     text = render_config(lab, host)
     conf = config_path(host)

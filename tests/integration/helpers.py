@@ -2,8 +2,8 @@
 
 The tests drive ``python -m netrun`` in a subprocess, exactly as a user would, and judge the
 run by its exit code, its stderr error lines and results.json, never by progress lines.
-The lab's hosts are network namespaces on this machine, so their /tmp is ours: a run's
-folder ``/tmp/netrun-<run id>`` can be checked here directly.
+The lab's hosts are network namespaces on this machine, so their files are ours: a run's
+folder ``<host's netrun_remote_tmp>/netrun-<run id>`` can be checked here directly.
 """
 
 from __future__ import annotations
@@ -25,8 +25,11 @@ import yaml
 from conftest import LabHandle, lab_iperf3_pids
 
 NETRUN = [sys.executable, "-m", "netrun"]
-#: Where the lab hosts keep run folders (netrun_remote_tmp is unset in the lab inventory).
+#: Where hosts keep run folders when an inventory sets no netrun_remote_tmp.
 REMOTE_TMP = Path("/tmp")
+#: Where the test labs' hosts keep them: `lab up` gives each host its own netrun_remote_tmp
+#: (<state>/hosts/<name>/tmp), so one run's cleanup never meets another lab's records.
+LAB_REMOTE_TMPS = "pytest-of-*/pytest-*/*/state/hosts/*/tmp"
 
 
 def run_netrun(
@@ -159,9 +162,16 @@ def error_lines(stderr: str) -> list[str]:
 
 
 # -- leftovers --------------------------------------------------------------------------------
+def remote_tmps() -> list[Path]:
+    """Every folder a host of a test lab (or an inventory without netrun_remote_tmp) keeps
+    run folders in; run ids are random, so a run's folders are found among all of them."""
+    return [REMOTE_TMP, *REMOTE_TMP.glob(LAB_REMOTE_TMPS)]
+
+
 def run_dirs(run_id: str | None) -> list[Path]:
-    """This run's folders on the hosts (one shared /tmp here); all netrun-* when run_id None."""
-    return sorted(REMOTE_TMP.glob(f"netrun-{run_id}" if run_id else "netrun-*"))
+    """This run's folders on the hosts; all netrun-* when run_id None."""
+    pattern = f"netrun-{run_id}" if run_id else "netrun-*"
+    return sorted(d for tmp in remote_tmps() for d in tmp.glob(pattern))
 
 
 def iperf3_left(lab: LabHandle, timeout: float = 2.0) -> list[int]:

@@ -361,11 +361,11 @@ def test_sigkill_then_cleanup_removes_leftovers(lab: LabHandle, tmp_path: Path) 
         proc.communicate(timeout=15)
     left = lab_iperf3_pids(lab)
     assert run_dirs(run_id), "the killed run's folder should still be there"
-    # --run-id: the hosts share this machine's /tmp, so only this run's leftovers are ours.
+    # --run-id: only this run's leftovers are ours.
     res = run_netrun(["cleanup", "-i", lab.inventory, "--run-id", run_id], cwd=tmp_path, timeout=60)
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr
-    assert f"removed /tmp/netrun-{run_id}" in res.stdout, res.stdout
+    assert f"/netrun-{run_id}" in res.stdout and "removed /" in res.stdout, res.stdout
     if left:
         assert "killed iperf pid" in res.stdout, res.stdout
     assert iperf3_left(lab) == []

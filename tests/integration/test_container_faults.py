@@ -24,6 +24,7 @@ from helpers import (
     entry,
     load_results,
     netrun_process,
+    run_dirs,
     run_netrun,
     wait_for,
     write_inventory,
@@ -267,7 +268,7 @@ def test_image_archive_provides_a_missing_image(docker_lab: LabHandle, tmp_path:
         want = docker_lab.docker("alpha", "image", "inspect", "-f", "{{.Id}}", IPERF3_IMAGE)
         assert ids == {"alpha": want.strip(), "bravo": want.strip()}
         assert all(has_image(docker_lab, h, image) for h in PAIR)
-        assert not list(Path("/tmp").glob(f"netrun-{doc['run_id']}/*.tar"))
+        assert not [t for d in run_dirs(doc["run_id"]) for t in d.glob("*.tar")]
     finally:
         for host in docker_lab.hosts:
             docker_quiet(docker_lab, host, "rmi", image)

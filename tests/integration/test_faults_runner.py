@@ -212,7 +212,9 @@ def test_sigkill_then_cleanup(lab: LabHandle, tmp_path: Path) -> None:
         host=None,
         exit_code=0,
     )
-    assert f"removed /tmp/netrun-{run_id}" in run.proc.stdout, run.proc.stdout
+    assert f"/netrun-{run_id}" in run.proc.stdout and "removed /" in run.proc.stdout, (
+        run.proc.stdout
+    )
     # Killed by recorded pid (the peer of the first one killed may exit by itself).
     assert any(f"killed iperf pid {pid}" in run.proc.stdout for pid in left), run.proc.stdout
     again = cleanup_run(lab, tmp_path, run_id).proc

@@ -24,13 +24,13 @@ from typing import Any
 import pytest
 from conftest import LabHandle, lab_iperf3_pids
 from helpers import (
-    REMOTE_TMP,
     FaultRun,
     check_fault,
     entry,
     error_lines,
     lab_settings,
     load_results,
+    run_dirs,
     run_netrun,
     run_under_fault,
     start_netrun,
@@ -60,7 +60,8 @@ def own_history(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Non
     yield
     run_id = run_id_of(tmp_path / "out")
     if run_id:
-        shutil.rmtree(REMOTE_TMP / f"netrun-{run_id}", ignore_errors=True)
+        for folder in run_dirs(run_id):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 # -- injecting faults -------------------------------------------------------------------------
@@ -191,7 +192,7 @@ def fault_mid_run(
 
 def client_started(run_id: str, tag: str = "t0r1") -> bool:
     """The first test's iperf3 client has written its pid: it is running now."""
-    return (REMOTE_TMP / f"netrun-{run_id}" / f"{tag}.client.pid").exists()
+    return any((d / f"{tag}.client.pid").exists() for d in run_dirs(run_id))
 
 
 def the_fix(stderr: str, host: str) -> list[str]:

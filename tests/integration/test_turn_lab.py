@@ -24,6 +24,8 @@ from helpers import (
     load_results,
     netrun_process,
     only_test,
+    remote_tmps,
+    run_dirs,
     run_netrun,
     wait_for,
     write_inventory,
@@ -66,9 +68,10 @@ def nothing_left(lab: LabHandle, tmp_path: Path) -> Iterator[None]:
     assert_nothing_left(lab, tmp_path / "out")
 
 
-def relay_password(run_dirs: str = "/tmp") -> str | None:
+def relay_password() -> str | None:
     """The managed relay's per-run password, read from its config while the run is on."""
-    for conf in Path(run_dirs).glob("netrun-*/turn-relay/turnserver.conf"):
+    confs = [c for t in remote_tmps() for c in t.glob("netrun-*/turn-relay/turnserver.conf")]
+    for conf in confs:
         try:
             text = conf.read_text()
         except OSError:
@@ -126,7 +129,7 @@ def test_turn_scenario_prints_three_rows_with_proof_and_keeps_the_password_secre
     assert password not in out and password not in err
     for path in [*every_file(tmp_path / "out"), tmp_path / "history.sqlite"]:
         assert password.encode() not in path.read_bytes(), path
-    assert not list(Path("/tmp").glob(f"netrun-{doc['run_id']}"))
+    assert not run_dirs(doc["run_id"])
 
 
 def busy_port(lab: LabHandle, port: int) -> subprocess.Popen[str]:
