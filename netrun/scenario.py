@@ -69,6 +69,7 @@ def load_scenario(
     roles: Mapping[str, Sequence[str]] | None = None,
     resolve: Callable[[str], str] | None = None,
     select: _pairs.Select | None = None,
+    mode_tools_: Mapping[str, Sequence[str] | None] | None = None,
 ) -> Scenario:
     """Read and fully validate a scenario; every problem at once in one ScenarioError.
 
@@ -76,10 +77,11 @@ def load_scenario(
     default to the registered modes'."""
     path = Path(path)
     if modes is None:
-        from netrun.modes import mode_options, mode_roles  # late: modes import heavy libraries
+        from netrun.modes import mode_options, mode_roles, mode_tools  # late: heavy imports
 
         modes = mode_options()
         roles = mode_roles() if roles is None else roles
+        mode_tools_ = mode_tools() if mode_tools_ is None else mode_tools_
     data = _read(path)
     where = str(path)
     if not isinstance(data, dict):
@@ -87,7 +89,7 @@ def load_scenario(
         raise ScenarioError(f"{where}: must be a mapping with a 'tests' list; {got}")
     from netrun.tools import tools as registered  # late: ping imports the modes
 
-    check = Check(where, hosts, modes, roles, resolve, registered(), select)
+    check = Check(where, hosts, modes, roles, resolve, registered(), select, mode_tools_)
     for key in data:
         if key not in TOP_KEYS:
             check.unknown(where, key, TOP_KEYS)

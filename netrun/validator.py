@@ -47,10 +47,13 @@ class Check:
         resolve: Callable[[str], str] | None = None,
         tools: Mapping[str, Tool] | None = None,
         select: _pairs.Select | None = None,
+        mode_tools: Mapping[str, Sequence[str] | None] | None = None,
     ) -> None:
         self.where = where
         self.select = select or _pairs.simple_select(hosts)
         self.roles = {m: tuple((roles or {}).get(m) or DEFAULT_ROLES) for m in modes}
+        #: mode -> the tools it measures with (absent or None: any that runs in it)
+        self.mode_tools = dict(mode_tools or {})
         every = [r for rs in self.roles.values() for r in rs]
         self.placement_keys = ("mode", "tool", *dict.fromkeys([*DEFAULT_ROLES, *every]))
         self.hosts = None if hosts is None else sorted(hosts)
@@ -133,6 +136,25 @@ class Check:
             return True
         return False
 
+    def combination(self, mode: str, tool: str, named: bool) -> str:
+        """Why ``tool`` cannot measure in ``mode`` (either may declare the other), and the
+        fix; "" when it can. Refused here so --check-only and `netrun check` say it."""
+        tools = self.mode_tools.get(mode)
+        if tools is not None and tool not in tools:
+            which = f"tool {tool!r}" if named else f"the default tool {tool!r}"
+            return (
+                f"mode {mode!r} measures with tool {', '.join(tools)} only, not {which}: "
+                f"set tool: {tools[0]}, or another mode"
+            )
+        modes = self.tools[tool].modes
+        if modes is not None and mode not in modes:
+            fits = [m for m in modes if m in self.modes] or list(modes)
+            return (
+                f"tool {tool!r} runs in mode {', '.join(fits)} only, not {mode!r}: "
+                f"set mode: {fits[0]}, or another tool"
+            )
+        return ""
+
     def role(self, value: str) -> str:
         """The host a role value names (a group or pattern resolves to its one host)."""
         return value if self.resolve is None else self.resolve(value)
@@ -207,9 +229,9 @@ class Check:
         tool = place.get("tool", DEFAULT_TOOL)
         table = None
         if isinstance(mode, str) and mode in self.modes and tool in self.tools:
-            allowed = self.tools[tool].modes
-            if allowed is not None and mode not in allowed:
-                self.add(pre, f"tool {tool!r} runs in mode {', '.join(allowed)} only, not {mode!r}")
+            combination = self.combination(mode, str(tool), "tool" in raw or "tool" in place)
+            if combination:
+                self.add(pre, combination)
             else:
                 table = self.table(mode, tool)
         roles = self.roles.get(mode, DEFAULT_ROLES) if isinstance(mode, str) else DEFAULT_ROLES

@@ -52,6 +52,11 @@ def mode_roles() -> dict[str, tuple[str, ...]]:
     return {name: get_mode(name).roles for name in _modules()}
 
 
+def mode_tools() -> dict[str, tuple[str, ...] | None]:
+    """Each mode's tools (None: any tool that runs in it), for validation."""
+    return {name: get_mode(name).tools for name in _modules()}
+
+
 def all_options() -> list[Option]:
     """Every mode-specific option, once each (for inventory netrun_<name> checks)."""
     seen: dict[str, Option] = {}

@@ -95,6 +95,8 @@ class Mode:
     options: ClassVar[tuple[Option, ...]] = ()
     #: The hosts a test of this mode names, one scenario key each (``relay: charlie``).
     roles: ClassVar[tuple[str, ...]] = ("server", "client")
+    #: The tools it can measure with; None: any tool that runs in it (the tool's ``modes``).
+    tools: ClassVar[tuple[str, ...] | None] = None
     #: role -> the tools a host in that role must have (see netrun.needs for their names).
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("iperf3",), "client": ("iperf3",)}
 

@@ -62,6 +62,7 @@ class Turn(Mode):
     name = "turn"
     options = OPTIONS
     roles = ("server", "client", "relay")
+    tools = ("iperf2",)  # the tunnel carries iperf2's UDP/TCP; validation refuses the rest
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "server": ("iperf",),
         "client": ("iperf", "python3"),

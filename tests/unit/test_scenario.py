@@ -156,6 +156,7 @@ def test_modes_default_to_netrun_modes(tmp_path: Path, monkeypatch: pytest.Monke
     fake = types.ModuleType("netrun.modes")
     fake.mode_options = lambda: {"baremetal": ()}  # type: ignore[attr-defined]
     fake.mode_roles = lambda: {"baremetal": ("server", "client")}  # type: ignore[attr-defined]
+    fake.mode_tools = lambda: {"baremetal": None}  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "netrun.modes", fake)
     assert load_scenario(write(tmp_path, HEAD + "}\n"), hosts=HOSTS).tests[0].mode == "baremetal"
 
