@@ -118,9 +118,9 @@ def prometheus_text(
         _sample("netrun_last_success_timestamp_seconds", {"scenario": scenario}, last_success or 0)
     )
     lines = []
-    for metric, help_text in sorted(gauges.items(), key=lambda kv: kv[0] not in GAUGES):
-        if samples[metric]:
-            lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} gauge", *samples[metric]]
+    for gauge, help_text in sorted(gauges.items(), key=lambda kv: kv[0] not in GAUGES):
+        if samples[gauge]:
+            lines += [f"# HELP {gauge} {help_text}", f"# TYPE {gauge} gauge", *samples[gauge]]
     return "\n".join(lines) + "\n"
 
 

@@ -82,7 +82,8 @@ def grids(doc: dict[str, Any]) -> list[Grid]:
     """Every matrix of the run, in scenario order (empty when no test was generated)."""
     found: dict[str, Grid] = {}
     samples: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    declared = doc.get("metrics") if isinstance(doc.get("metrics"), dict) else {}
+    raw_declared = doc.get("metrics")
+    declared: dict[str, Any] = raw_declared if isinstance(raw_declared, dict) else {}
     for sample in doc.get("tests") or []:
         if not isinstance(sample, dict):
             continue
@@ -107,8 +108,9 @@ def grids(doc: dict[str, Any]) -> list[Grid]:
     for (gid, client, server), group in samples.items():
         grid = found[gid]
         ok = [finite((s.get("metrics") or {}).get(grid.metric.name)) for s in group]
-        known = [v for s, v in zip(group, ok, strict=True) if s.get("status") == "ok"]
-        known = [v for v in known if v is not None]
+        known = [
+            v for s, v in zip(group, ok, strict=True) if s.get("status") == "ok" and v is not None
+        ]
         grid.values[(client, server)] = statistics.median(known) if known else None
     for grid in found.values():
         grid.notes = _findings(grid)
@@ -128,8 +130,10 @@ def _headline(sample: dict[str, Any], declared: dict[str, Any]) -> Metric | None
 def _tolerance(sample: dict[str, Any], metric: Metric) -> tuple[str, float]:
     """The test's tolerance for its main metric: tolerances:, tolerance (throughput), the
     tool's default, else 5%."""
-    options = sample.get("options") if isinstance(sample.get("options"), dict) else {}
-    per_metric = options.get("tolerances") if isinstance(options.get("tolerances"), dict) else {}
+    raw_options = sample.get("options")
+    options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
+    raw_per_metric = options.get("tolerances")
+    per_metric: dict[str, Any] = raw_per_metric if isinstance(raw_per_metric, dict) else {}
     for value in (
         per_metric.get(metric.name),
         options.get("tolerance") if metric.name == "throughput_bps" else None,

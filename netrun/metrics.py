@@ -54,7 +54,7 @@ class Metric:
     def from_dict(cls, name: str, data: Mapping[str, Any]) -> Metric:
         """A declaration read back from results.json; odd fields fall back to safe ones."""
         better = data.get("better") if data.get("better") in BETTER else "higher"
-        scale = data.get("scale")
+        scale: Any = data.get("scale")  # used only once ok_scale says it is a number
         ok_scale = isinstance(scale, int | float) and not isinstance(scale, bool)
         digits = data.get("digits")
         tolerance = data.get("tolerance")

@@ -221,7 +221,7 @@ USAGE = "a test gives either server and client, or hosts: PATTERN with pairs: KI
 
 def kind_of(raw: dict[str, Any]) -> str:
     """The kind a (checked) test entry's ``pairs:`` names."""
-    value = raw.get("pairs")
+    value: Any = raw.get("pairs")  # a checked entry's: a kind, or a mapping of one kind
     return value if isinstance(value, str) else str(next(iter(value)))
 
 

@@ -107,8 +107,9 @@ class Check:
                     f"tolerances: {tool} has no metric {key!r}{did_you_mean(str(key), names)}"
                     f" (its metrics: {', '.join(names)})",
                 )
-        if self.tools[tool].check is not None:
-            for text in self.tools[tool].check(options):
+        check = self.tools[tool].check
+        if check is not None:
+            for text in check(options):
                 self.add(pre, text)
 
     def placement(self, prefix: str, key: str, value: Any) -> bool:

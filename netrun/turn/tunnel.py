@@ -128,7 +128,8 @@ def decode(data: bytes) -> tuple[int, bytes, dict]:
     kind, length, cookie = struct.unpack("!HHI", data[:8])
     if cookie != COOKIE or len(data) < 20 + length:
         raise ValueError("not a STUN message")
-    attrs, offset = {}, 20
+    attrs: dict[int, bytes] = {}
+    offset = 20
     while offset + 4 <= 20 + length:
         atype, alen = struct.unpack("!HH", data[offset : offset + 4])
         attrs.setdefault(atype, data[offset + 4 : offset + 4 + alen])
@@ -157,12 +158,14 @@ class Tunnel:
     def __init__(self, listen, server, transport, peer, user, password, deadline) -> None:
         self.server, self.transport, self.deadline = server, transport, deadline
         self.user, self.password = user, password
-        self.realm = self.nonce = None
-        self.key = None
+        self.realm: bytes | None = None
+        self.nonce: bytes | None = None
+        self.key: bytes | None = None
         self.peer = peer
         self.client = None  # the last local sender
         self.sel = selectors.DefaultSelector()
-        self.pending = {}  # txid -> [message, next send time, tries, response or None]
+        # txid -> [message, next send time, tries, response or None]
+        self.pending: dict[bytes, list] = {}
         self.out = bytearray()  # TCP bytes waiting for the socket
         self.inbuf = bytearray()
         self.counts = {"up": 0, "down": 0, "dropped": 0, "refreshes": 0}
