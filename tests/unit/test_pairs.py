@@ -263,10 +263,12 @@ def test_a_later_test_never_overtakes_an_earlier_one_on_a_host() -> None:
 
 def test_every_mode_takes_generated_pairs(tmp_path: Path) -> None:
     """Extra roles (a relay) still name their host; server and client come from the pair."""
-    from netrun.modes import mode_roles
+    from netrun.modes import mode_roles, mode_tools
 
     for mode, roles in mode_roles().items():
         extra = "".join(f", {r}: india" for r in roles if r not in ("server", "client"))
+        tools = mode_tools()[mode]
+        extra += f", tool: {tools[0]}" if tools else ""  # turn measures with iperf2 only
         entry = f"  - {{name: m, mode: {mode}, hosts: 'a*,b*', pairs: mesh{extra}}}\n"
         scen = load(tmp_path, entry)
         assert [t.name for t in scen.tests] == ["m[alpha->bravo]", "m[bravo->alpha]"], mode
