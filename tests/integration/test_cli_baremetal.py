@@ -324,7 +324,7 @@ def wait_until_measuring(out: Path, timeout: float = 20) -> str:
         except (OSError, ValueError, KeyError):
             return None
         dirs = run_dirs(run_id)
-        return run_id if dirs and any(dirs[0].glob("*.client.pid")) else None
+        return run_id if any(f for d in dirs for f in d.glob("*.client.pid")) else None
 
     run_id = wait_for(client_running, timeout)
     assert run_id, "the test never started measuring"

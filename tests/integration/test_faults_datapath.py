@@ -55,23 +55,24 @@ def data_iface(lab: LabHandle, host: str) -> str:
     return str(lab_inventory_data(lab)["all"]["hosts"][host]["netrun_iface"])
 
 
-def measuring_dir(out: Path) -> Path | None:
-    """The run folder on the hosts once the first client iperf3 has recorded its pid."""
+def measuring_dirs(out: Path) -> list[Path] | None:
+    """The run's folders on the hosts (each host has its own remote tmp) once the first
+    client iperf3 has recorded its pid."""
     try:
         run_id = load_results(out)["run_id"]
     except (OSError, ValueError, KeyError):
         return None
     dirs = run_dirs(run_id)
-    return dirs[0] if dirs and (dirs[0] / "t0r1.client.pid").exists() else None
+    return dirs if any((d / "t0r1.client.pid").exists() for d in dirs) else None
 
 
 def run_injecting(
-    lab: LabHandle, tmp: Path, scenario: Path, inject: Callable[[Path], None]
+    lab: LabHandle, tmp: Path, scenario: Path, inject: Callable[[list[Path]], None]
 ) -> FaultRun:
     """Run netrun; once its client runs, ``inject(run folder)``; time the run to its exit."""
     started = time.monotonic()
     with netrun_process(args(tmp, scenario, lab), cwd=tmp) as proc:
-        run_dir = wait_for(lambda: measuring_dir(tmp / "out"), 30)
+        run_dir = wait_for(lambda: measuring_dirs(tmp / "out"), 30)
         assert run_dir, "the test never started measuring"
         time.sleep(0.3)  # let iperf3 move some data first
         inject(run_dir)
@@ -94,7 +95,7 @@ def test_data_link_down_mid_test_is_cut_at_the_deadline(lab: LabHandle, tmp_path
     before = lab_settings(lab)
     scen = write_scenario(tmp_path, [entry("ab", duration=DURATION, timeout=DEADLINE)])
 
-    def link_down(_run_dir: Path) -> None:
+    def link_down(_run_dirs: list[Path]) -> None:
         subprocess.run(["ip", "-n", ns, "link", "set", iface, "down"], check=True, timeout=10)
 
     try:
@@ -125,9 +126,9 @@ def test_iperf3_stopped_mid_test_is_killed(lab: LabHandle, tmp_path: Path, end: 
     scen = write_scenario(tmp_path, [entry("ab", duration=DURATION, timeout=DEADLINE)])
     stopped: list[int] = []
 
-    def stop(run_dir: Path) -> None:
+    def stop(run_dirs_: list[Path]) -> None:
         name = "t0r1.client.pid" if end == "client" else "t0r1.[0-9]*.pid"
-        (pidfile,) = run_dir.glob(name)
+        (pidfile,) = [f for d in run_dirs_ for f in d.glob(name)]
         pid = recorded_pid(lab, pidfile)
         os.kill(pid, signal.SIGSTOP)
         stopped.append(pid)

@@ -73,7 +73,11 @@ def client_measuring(out: Path, after: int) -> bool:
     except (OSError, ValueError):
         return False
     dirs = run_dirs(doc["run_id"])
-    return len(doc["tests"]) == after and bool(dirs) and any(dirs[0].glob("*.client.pid"))
+    return (
+        len(doc["tests"]) == after
+        and bool(dirs)
+        and any(f for d in dirs for f in d.glob("*.client.pid"))
+    )
 
 
 def assert_interrupted(run: FaultRun, doc: dict[str, Any], name: str) -> None:

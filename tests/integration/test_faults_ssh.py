@@ -332,7 +332,7 @@ def processes_of_run(lab: LabHandle, run_id: str) -> list[str]:
         for pid in ns_pids(lab, host):
             line = " ".join(cmdline(pid))
             if f"netrun-{run_id}" in line:
-                found.append(f"{host}: {pid} {line[:120]}")
+                found.append(f"{host}: {pid} {line[:400]}")
     return found
 
 

@@ -94,6 +94,7 @@ def test_inventory_is_ansible_shaped() -> None:
         "ansible_host": "10.201.0.11",
         "netrun_data_ip": "10.202.0.11",
         "netrun_iface": "data0",
+        "netrun_remote_tmp": "/s/hosts/bravo/tmp",  # its own: no other lab's run folders
     }
     assert list(data["children"]["lab"]["hosts"]) == ["alpha", "bravo"]
     # the roles scenarios/*.yaml name (server: servers, client: clients), one host each
