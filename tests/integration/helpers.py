@@ -165,7 +165,8 @@ def error_lines(stderr: str) -> list[str]:
 def remote_tmps() -> list[Path]:
     """Every folder a host of a test lab (or an inventory without netrun_remote_tmp) keeps
     run folders in; run ids are random, so a run's folders are found among all of them."""
-    return [REMOTE_TMP, *REMOTE_TMP.glob(LAB_REMOTE_TMPS)]
+    found = [REMOTE_TMP, *REMOTE_TMP.glob(LAB_REMOTE_TMPS)]
+    return list(dict.fromkeys(p.resolve() for p in found))  # pytest's labcurrent -> lab0
 
 
 def run_dirs(run_id: str | None) -> list[Path]:
