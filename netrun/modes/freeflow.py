@@ -18,6 +18,7 @@ reported unavailable (``details.unavailable``): iperf3 reads them on the idle ov
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import shlex
 from typing import Any
@@ -31,6 +32,7 @@ from netrun.modes.flannel import OPTIONS as FLANNEL_OPTIONS
 from netrun.modes.flannel import PATH_RE
 from netrun.options import expecting, matching, number
 from netrun.tools import docker as dk
+from netrun.tools.iperf3 import Iperf3Result
 
 LIBRARY = "libfsocket.so"
 #: What iperf3 reports under FreeFlow but cannot know: it reads TCP_INFO with getsockopt on
@@ -226,6 +228,11 @@ class FreeFlow(DockerMode):
         )
         if accelerated:  # the data left the overlay: the host's MTU sets the ceiling
             m.details["overlay_mtu"] = None
+            # and iperf3's MSS, like its cwnd, is the idle overlay socket's (1398 under a
+            # 1450 overlay, where the host socket carrying the data has 1448): the ceiling
+            # then takes full-size packets at the host's MTU
+            if isinstance(m.result, Iperf3Result):
+                m.result = dataclasses.replace(m.result, tcp_mss=None)
         return m
 
 
