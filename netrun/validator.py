@@ -246,8 +246,8 @@ class Check:
                 known = f"; known modes: {', '.join(sorted(self.modes))}" if key == "mode" else ""
                 self.add(pre, f"missing key {key!r}{known}")
         for key in raw:
-            placed = key in ("mode", "tool", *DEFAULT_ROLES) or key in roles
-            if key in keys and not placed and table is not None:
+            own_role = key in ("mode", "tool", *DEFAULT_ROLES) or key in roles
+            if key in keys and not own_role and table is not None:
                 owners = sorted(m for m, rs in self.roles.items() if key in rs)
                 self.add(
                     pre,
