@@ -10,13 +10,18 @@ from __future__ import annotations
 import contextlib
 import math
 import shlex
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from netrun.errors import CommandTimeout, HostError, NetrunError
 from netrun.host import Host
 from netrun.tools import iperf3, iperf3_server
 from netrun.transport import CommandResult
+
+if TYPE_CHECKING:
+    from netrun.channel import Started
 
 #: First port tried for servers, and how many ports up from it are candidates.
 BASE_PORT = 5201
@@ -31,6 +36,12 @@ CLIENT_WRAPPER = (
     'mkdir -p "$1" && chmod 700 "$1" && f=$2 t=$3 && shift 3 && b= && '
     '{ ! command -v timeout >/dev/null 2>&1 || b="timeout -k 5 $t"; } && '
     '{ $b sh -c \'echo $$ >"$0" && exec "$@"\' "$f" "$@"; r=$?; rm -f "$f"; exit $r; }'
+)
+#: CLIENT_WRAPPER after a line on stdin: the server's port (``-p PORT`` ends argv). No
+#: line (netrun abandoned it, or vanished): it exits and runs nothing.
+ARMED_WRAPPER = (
+    'IFS= read -r port || exit 0; case "$port" in ""|*[!0-9]*) exit 0 ;; esac; '
+    'set -- "$@" -p "$port"; ' + CLIENT_WRAPPER
 )
 
 
@@ -214,25 +225,42 @@ def run_client(
     The client writes its pid first, so that on a deadline or Ctrl-C we kill exactly it.
     A deadline raises ``ClientTimeout`` with the state it was killed in (and ``iface``'s).
     """
-    pidfile = f"{workdir}/{tag}.client.pid"
-    wrapper = [
-        "sh",
-        "-c",
-        CLIENT_WRAPPER,
-        "netrun-client",
-        workdir,
-        pidfile,
-        str(math.ceil(timeout + REMOTE_MARGIN)),
-        *argv,
-    ]
-    try:
+    pidfile = client_pidfile(workdir, tag)
+    wrapper = client_wrapper(CLIENT_WRAPPER, workdir, pidfile, timeout, argv)
+    with killed_on_failure(host, pidfile, timeout, iface):
         res = host.run(wrapper, timeout=timeout, check=False)
+    return checked(host, argv, res)
+
+
+def client_pidfile(workdir: str, tag: str) -> str:
+    return f"{workdir}/{tag}.client.pid"
+
+
+def client_wrapper(
+    script: str, workdir: str, pidfile: str, timeout: float, argv: list[str]
+) -> list[str]:
+    """``sh -c SCRIPT`` with the client's folder, pid file, remote bound and argv."""
+    bound = str(math.ceil(timeout + REMOTE_MARGIN))
+    return ["sh", "-c", script, "netrun-client", workdir, pidfile, bound, *argv]
+
+
+@contextlib.contextmanager
+def killed_on_failure(
+    host: Host, pidfile: str, timeout: float, iface: str | None
+) -> Iterator[None]:
+    """A client past its deadline, interrupted or cut off is killed by pid on its host."""
+    try:
+        yield
     except CommandTimeout:
         state, link = _kill_quietly(host, pidfile, iface)
         raise ClientTimeout(host.name, timeout, state, link) from None
     except BaseException:  # Ctrl-C, SIGTERM, lost connection: stop it on the host
         _kill_quietly(host, pidfile)
         raise
+
+
+def checked(host: Host, argv: list[str], res: CommandResult) -> CommandResult:
+    """The client's result, or the one line for an iperf3 the host does not have."""
     if res.exited == 127 and not res.stdout.strip():
         raise iperf3.Iperf3Error(
             "missing",
@@ -241,6 +269,45 @@ def run_client(
             res.stderr,
         )
     return res
+
+
+class ArmedClient:
+    """An iperf3 client started before its server has a port: its command (and the
+    host's login cost) starts at once, waits for the port on its stdin, then runs as
+    ``run_client`` does. The server's start and the client's login overlap: one round
+    trip fewer per test on the critical path. Abandoned, or when netrun vanishes (the
+    connection closes), its stdin ends and it exits without running anything."""
+
+    def __init__(self, host: Host, argv: list[str], *, workdir: str, tag: str, timeout: float):
+        self.host = host
+        self.argv = argv
+        self.pidfile = client_pidfile(workdir, tag)
+        self.timeout = timeout
+        wrapper = client_wrapper(ARMED_WRAPPER, workdir, self.pidfile, timeout, argv)
+        self.started: Started | None = host.start(wrapper)
+
+    def fire(self, port: int, iface: str | None = None) -> CommandResult | None:
+        """Give it the server's port and wait for it; None if it could not be started
+        (then run the client as usual, ``run_client``)."""
+        started, self.started = self.started, None
+        if started is None:
+            return None
+        try:
+            started.send(f"{int(port)}\n")
+        except NetrunError:  # gone meanwhile: a fresh channel says why, or works
+            started.abandon()
+            return None
+        with killed_on_failure(self.host, self.pidfile, self.timeout, iface):
+            exited, out, err = started.wait(self.timeout)
+        seconds = time.monotonic() - started.started
+        res = CommandResult(self.host.name, started.line, exited, out, err, seconds)
+        return checked(self.host, self.argv, res)
+
+    def abandon(self) -> None:
+        """Not needed after all (a failed server start, a host that failed its probe)."""
+        started, self.started = self.started, None
+        if started is not None:
+            started.abandon()
 
 
 def _kill_quietly(

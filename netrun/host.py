@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from netrun.channel import Started
     from netrun.transport import CommandResult, Transport
 
 
@@ -144,6 +145,20 @@ class Host:
                 with self._deferred_lock:
                     self._deferred[:0] = pending
             raise
+
+    def start(self, argv: list[str] | str) -> Started | None:
+        """Start a command that waits for one line on its stdin (netrun.channel.Started);
+        None where that cannot be (no such transport, a become password on stdin, a
+        dropped connection): the caller then runs the command whole, which reports why."""
+        from netrun.errors import ConnectError
+
+        start = getattr(self.transport, "start", None)
+        if start is None or self.become_password:
+            return None
+        try:
+            return start(argv)  # type: ignore[no-any-return]
+        except ConnectError:
+            return None
 
     def defer(self, script: str) -> None:
         """Run ``script`` (its output and status ignored) at the start of this host's next

@@ -8,6 +8,10 @@ adopts the server if the script printed NETRUN_READY, and starts one as usual ot
 which then reports whatever is wrong. The server's pid file is in the run folder like any
 other, so the final sweep (or the next run's, after SIGKILL) kills it even if no test
 adopts it: a probe that failed, a client host that could not be reached.
+
+The test's client is started too, on its own host before that host's probe: it waits
+for the server's port on its stdin, so its host's login cost is paid during the probes
+(netrun.endpoints.ArmedClient). Unused, it is abandoned and runs nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from netrun.inventory import Inventory
+    from netrun.modes.baremetal import BareMetal
     from netrun.modes.base import RunContext
     from netrun.scenario import TestSpec
 
@@ -31,6 +36,8 @@ class Prestart:
     tag: str
     script: str
     ctx: RunContext
+    #: The test's mode, to arm its client on the client host (``arm``).
+    mode: BareMetal
 
     def extra(self) -> str:
         """The shell that follows the probe: a marker, then the start script."""
@@ -41,6 +48,16 @@ class Prestart:
         _, found, answer = output.partition(MARK + "\n")
         if found:
             self.ctx.prestarted[(self.host, self.tag)] = answer
+
+    @property
+    def client(self) -> str:
+        return self.mode.client.name
+
+    def arm(self) -> None:
+        """Start the test's client on its host before that host's probe, so that its
+        login overlaps the probes (netrun.endpoints.ArmedClient); the measurement fires it.
+        """
+        self.ctx.armed[(self.client, self.tag)] = self.mode.arm_client(self.tag)
 
 
 def plan(test: TestSpec, inventory: Inventory, ctx: RunContext) -> Prestart | None:
@@ -54,4 +71,4 @@ def plan(test: TestSpec, inventory: Inventory, ctx: RunContext) -> Prestart | No
     by_role = {r: inventory.get(n) for r, n in test.hosts_by_role.items()}
     mode = mode_class(test, by_role["server"], by_role["client"], ctx, by_role)
     tag = f"t{test.index}r1"
-    return Prestart(test.server, tag, mode.iperf3_server(tag).script(), ctx)
+    return Prestart(test.server, tag, mode.iperf3_server(tag).script(), ctx, mode)

@@ -110,6 +110,8 @@ class Run:
         self.mtu = MtuSettings(self.ctx, [], grouped=False)
         #: host name -> the first test's server start, to ride on its probe (netrun.prestart).
         self._prestarts: dict[str, prestart.Prestart] = {}
+        #: host name -> the first test, whose client is armed before that host's probe.
+        self._arms: dict[str, prestart.Prestart] = {}
         #: Held while the results document changes or is saved (parallel tests share it).
         self._lock = threading.RLock()
         self.saver = Saver(self.out, self.doc, self._lock)
@@ -201,6 +203,7 @@ class Run:
         self.needs = plan_needs(tests)
         first = prestart.plan(tests[0], self.req.inventory, self.ctx)
         self._prestarts = {first.host: first} if first else {}
+        self._arms = {first.client: first} if first else {}
         if self.req.journal is not None:
             docker = docker_commands(tests, self.req.inventory)
             self.req.journal.begin(
@@ -280,6 +283,9 @@ class Run:
         """Read kernel, iperf3 version and the data NIC, and check the tools the host's
         roles need (and only those), in one round trip."""
         pre = self._prestarts.pop(host.name, None)  # once: not on a second probe
+        arm = self._arms.pop(host.name, None)
+        if arm is not None:
+            arm.arm()
         found = probe_host(
             host,
             self.needs,
@@ -474,6 +480,8 @@ class Run:
     def _finish(self) -> None:
         """Sweep every host's run folder (servers by recorded pid), close, save."""
         self.saver.flush()  # what the last tests recorded, before the sweep can take long
+        for armed in self.ctx.armed.values():  # clients of tests that never ran: nothing ran
+            armed.abandon()
 
         def script(host: Host) -> str:
             docker = self.ctx.docker_hosts.get(host.name)

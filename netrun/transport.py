@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from netrun.channel import Started, collect, open_channel
 from netrun.errors import (
     AuthError,
     BecomeError,
     Cancelled,
     CommandError,
-    CommandTimeout,
     ConnectError,
     HostKeyError,
 )
@@ -33,7 +33,7 @@ from netrun.group import GroupResult as GroupResult
 from netrun.group import cleaning as cleaning
 from netrun.group import in_parallel as in_parallel
 from netrun.hostkeys import TrustOnFirstUse, known_hosts_name
-from netrun.sshfail import LOST, handshake_failure, socket_reason, sudo_refusal
+from netrun.sshfail import handshake_failure, socket_reason, sudo_refusal
 
 if TYPE_CHECKING:
     from paramiko import SSHClient
@@ -263,64 +263,42 @@ class SSHTransport:
         We drive the paramiko channel ourselves rather than fabric's ``run``: invoke swallows
         Ctrl-C while a remote command runs, and netrun must stop and clean up at once.
         """
-        import select
+        transport = self._transport()
+        # Before the channel opens (a round trip): an interrupt() during it stops this too.
+        generation = self._generation
+        chan = open_channel(transport, self.host.name, line, self.settings.connect_timeout, stdin)
+        with contextlib.suppress(Exception):  # a command that already ended: collect says how
+            chan.shutdown_write()
+        return collect(
+            chan, transport, self.host.name, line, timeout, lambda: self._generation != generation
+        )
 
+    def start(self, argv: Sequence[str] | str) -> Started:
+        """Start a command and return at once, its stdin open for one line (``Started``).
+
+        Not with a become password (sudo reads it from stdin): ConnectError, and the
+        caller runs the command whole. An interrupt() after this stops its wait."""
+        if self._stopped and not in_cleanup():
+            raise Cancelled(self.host.name)
+        line = command_line(argv)
+        if self.host.become:
+            prefix, feed = become_prefix(self.host)
+            if feed:
+                raise ConnectError(self.host.name, "cannot start a command fed a sudo password")
+            line = prefix + "sh -c " + shlex.quote(line)
+        log.debug("%s: start %s", self.host.name, line)
+        transport = self._transport()
+        generation = self._generation
+        chan = open_channel(transport, self.host.name, line, self.settings.connect_timeout, b"")
+        return Started(
+            chan, transport, self.host.name, line, lambda: self._generation != generation
+        )
+
+    def _transport(self) -> Any:
         transport = self._conn.get_transport() if self._conn is not None else None
         if transport is None:
             raise ConnectError(self.host.name, "not connected")
-        # Before the channel opens (a round trip): an interrupt() during it stops this too.
-        generation = self._generation
-        try:
-            chan = transport.open_session(timeout=self.settings.connect_timeout)
-            chan.exec_command(line)
-            if stdin:
-                chan.sendall(stdin)
-            chan.shutdown_write()
-        except Exception as exc:  # paramiko raises SSHException/EOFError/OSError here
-            if not transport.is_active():
-                raise ConnectError(self.host.name, LOST) from None
-            raise ConnectError(self.host.name, f"cannot open an SSH channel: {exc}") from None
-        out: list[bytes] = []
-        err: list[bytes] = []
-        deadline = time.monotonic() + timeout
-        try:
-            while True:
-                busy = False
-                if chan.recv_ready():
-                    out.append(chan.recv(65536))
-                    busy = True
-                if chan.recv_stderr_ready():
-                    err.append(chan.recv_stderr(65536))
-                    busy = True
-                if busy:
-                    continue
-                if chan.exit_status_ready():
-                    if not (chan.recv_ready() or chan.recv_stderr_ready()):
-                        break
-                    continue
-                if chan.closed or not transport.is_active():
-                    raise ConnectError(self.host.name, LOST + " during a command")
-                if self._generation != generation and not in_cleanup():
-                    raise Cancelled(self.host.name)
-                if time.monotonic() > deadline:
-                    raise CommandTimeout(
-                        self.host.name,
-                        line,
-                        timeout,
-                        b"".join(out).decode(errors="replace"),
-                    )
-                select.select([chan], [], [], 0.01)
-            exited = chan.recv_exit_status()
-            if exited == -1 and not transport.is_active():
-                # paramiko marks a channel of a dead connection exited, with no status
-                raise ConnectError(self.host.name, LOST + " during a command")
-        finally:
-            chan.close()
-        return (
-            exited,
-            b"".join(out).decode(errors="replace"),
-            b"".join(err).decode(errors="replace"),
-        )
+        return transport
 
     def open_channel(self, line: str) -> Any:
         """A channel running ``line``, its output read by the caller as it comes (the live

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from netrun.endpoints import ClientTimeout, Iperf3Server, run_client
+from netrun.endpoints import ArmedClient, ClientTimeout, Iperf3Server, run_client
 from netrun.errors import Cancelled, HostError
 from netrun.host import Host
 from netrun.modes.base import Measurement, Mode
@@ -24,7 +24,7 @@ STATES = {
 MAX_BACKOFF = 60.0
 
 
-def client_argv(mode: Mode, server_ip: str, port: int) -> list[str]:
+def client_argv(mode: Mode, server_ip: str, port: int | None) -> list[str]:
     """The iperf3 client command for a test, shared by every mode that runs iperf3."""
     t = mode.test
     return iperf3.client_command(
@@ -90,19 +90,38 @@ class BareMetal(Mode):
         server.answer = self.ctx.prestarted.pop((self.server.name, tag), None)
         return server
 
+    def arm_client(self, tag: str) -> ArmedClient:
+        """The client of one measurement, started now: it waits for its server's port."""
+        return ArmedClient(
+            self.client,
+            client_argv(self, self.server.data_ip, None),
+            workdir=self.ctx.workdir(self.client),
+            tag=tag,
+            timeout=test_deadline(self),
+        )
+
     def measure_once(self, tag: str) -> Measurement:
         self.details.pop("warnings", None)
+        # The client starts first: its login overlaps the server's start (or the probe's).
+        armed = self.ctx.armed.pop((self.client.name, tag), None) or self.arm_client(tag)
+        try:
+            return self._measure_once(tag, armed)
+        finally:
+            armed.abandon()
+
+    def _measure_once(self, tag: str, armed: ArmedClient) -> Measurement:
         with self.iperf3_server(tag) as server:
             assert server.port is not None
             self.details["server_port"] = server.port
+            iface = data_iface(self, self.client)
             try:
-                res = run_client(
+                res = armed.fire(server.port, iface) or run_client(
                     self.client,
                     client_argv(self, self.server.data_ip, server.port),
                     workdir=self.ctx.workdir(self.client),
                     tag=tag,
                     timeout=test_deadline(self),
-                    iface=data_iface(self, self.client),
+                    iface=iface,
                 )
             except ClientTimeout as exc:
                 raise stall_error(self, exc, server) from None

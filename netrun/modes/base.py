@@ -54,6 +54,9 @@ class RunContext:
     #: Container name -> (its undo record, images checked, engine checked) when its start
     #: rode on its host's probe (netrun.modes.early).
     early: dict[str, Any] = field(default_factory=dict)
+    #: (host name, tag) -> an iperf3 client already started there, waiting for its
+    #: server's port (netrun.endpoints.ArmedClient, armed during the host's probe).
+    armed: dict[tuple[str, str], Any] = field(default_factory=dict)
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
     stopping: threading.Event = field(default_factory=threading.Event)
     #: Told of each undo record before its change is made, and once it has run (the

@@ -40,7 +40,7 @@ def _number(value: float | int) -> str:
 
 def client_command(
     server_ip: str,
-    port: int,
+    port: int | None,
     *,
     duration: float,
     protocol: str = "tcp",
@@ -61,7 +61,9 @@ def client_command(
         raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
     if duration <= 0 or streams < 1:
         raise ValueError("duration must be > 0 and streams >= 1")
-    argv = [binary, "-c", server_ip, "-p", str(int(port)), "-J", "-t", _number(duration)]
+    # No port: it is given later, once the server has one (netrun.endpoints.ArmedClient).
+    where = [] if port is None else ["-p", str(int(port))]
+    argv = [binary, "-c", server_ip, *where, "-J", "-t", _number(duration)]
     argv += ["--connect-timeout", str(int(connect_timeout_ms))]
     if protocol == "udp":
         argv.append("-u")
