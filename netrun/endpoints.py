@@ -11,11 +11,12 @@ import contextlib
 import math
 import shlex
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from netrun.errors import CommandTimeout, HostError, NetrunError
+from netrun.finale import SWEPT, SWEPT_LINE
 from netrun.host import Host
 from netrun.tools import iperf3, iperf3_server
 from netrun.transport import CommandResult
@@ -32,16 +33,21 @@ REMOTE_MARGIN = 10.0
 #: Runs argv with its pid in $2 (sh execs it, so that is iperf3's pid, not timeout's),
 #: under ``timeout $3`` where the host has it, and removes the pid file once it ended:
 #: no round trip of its own for that.
-CLIENT_WRAPPER = (
+_RUN = (
     'mkdir -p "$1" && chmod 700 "$1" && f=$2 t=$3 && shift 3 && b= && '
     '{ ! command -v timeout >/dev/null 2>&1 || b="timeout -k 5 $t"; } && '
-    '{ $b sh -c \'echo $$ >"$0" && exec "$@"\' "$f" "$@"; r=$?; rm -f "$f"; exit $r; }'
+    '{ $b sh -c \'echo $$ >"$0" && exec "$@"\' "$f" "$@"; r=$?; rm -f "$f"; '
 )
-#: CLIENT_WRAPPER after a line on stdin: the server's port (``-p PORT`` ends argv). No
-#: line (netrun abandoned it, or vanished): it exits and runs nothing.
+CLIENT_WRAPPER = _RUN + "exit $r; }"
+#: CLIENT_WRAPPER once a line came on stdin: the server's port (``-p PORT`` ends argv),
+#: and ``sweep`` when the client's host is to be swept right after it (the script in $1,
+#: netrun.finale; SWEPT on stderr when it worked). No line (netrun abandoned it, or
+#: vanished): it exits and runs nothing.
 ARMED_WRAPPER = (
-    'IFS= read -r port || exit 0; case "$port" in ""|*[!0-9]*) exit 0 ;; esac; '
-    'set -- "$@" -p "$port"; ' + CLIENT_WRAPPER
+    'read -r port then || exit 0; case "$port" in ""|*[!0-9]*) exit 0 ;; esac; '
+    's=$1; shift; set -- "$@" -p "$port"; '
+    + _RUN
+    + f'[ "$then" != sweep ] || {{ sh -c "$s" >/dev/null 2>&1 && echo {SWEPT} >&2; }}; exit $r; }}'
 )
 
 
@@ -278,27 +284,55 @@ class ArmedClient:
     trip fewer per test on the critical path. Abandoned, or when netrun vanishes (the
     connection closes), its stdin ends and it exits without running anything."""
 
-    def __init__(self, host: Host, argv: list[str], *, workdir: str, tag: str, timeout: float):
+    def __init__(
+        self,
+        host: Host,
+        argv: list[str],
+        *,
+        workdir: str,
+        tag: str,
+        timeout: float,
+        sweep: str = "",
+    ) -> None:
+        """``sweep``: the host's final sweep script, run after the client if ``fire``
+        says so (netrun.finale)."""
         self.host = host
         self.argv = argv
         self.pidfile = client_pidfile(workdir, tag)
         self.timeout = timeout
         wrapper = client_wrapper(ARMED_WRAPPER, workdir, self.pidfile, timeout, argv)
+        wrapper[4:4] = [sweep]  # $1 of the script: before the folder, pid file and bound
         self.started: Started | None = host.start(wrapper)
+        self.can_sweep = bool(sweep)
+        #: Whether the host was swept after the client (``fire`` with ``sweep``).
+        self.swept = False
 
-    def fire(self, port: int, iface: str | None = None) -> CommandResult | None:
-        """Give it the server's port and wait for it; None if it could not be started
-        (then run the client as usual, ``run_client``)."""
+    def fire(
+        self,
+        port: int,
+        iface: str | None = None,
+        *,
+        sweep: bool = False,
+        then: Callable[[], object] = lambda: None,
+    ) -> CommandResult | None:
+        """Give it the server's port (and with ``sweep``, have it sweep its host after
+        the client), call ``then`` while it runs, and wait for it; None if it could not
+        be started (then run the client as usual, ``run_client``)."""
         started, self.started = self.started, None
         if started is None:
             return None
+        sweep = sweep and self.can_sweep
         try:
-            started.send(f"{int(port)}\n")
+            started.send(f"{int(port)}{' sweep' if sweep else ''}\n")
         except NetrunError:  # gone meanwhile: a fresh channel says why, or works
             started.abandon()
             return None
         with killed_on_failure(self.host, self.pidfile, self.timeout, iface):
+            then()
             exited, out, err = started.wait(self.timeout)
+        if sweep and err.endswith(SWEPT_LINE):
+            err = err[: -len(SWEPT_LINE)]
+            self.swept = True
         seconds = time.monotonic() - started.started
         res = CommandResult(self.host.name, started.line, exited, out, err, seconds)
         return checked(self.host, self.argv, res)

@@ -37,6 +37,8 @@ class Host:
     #: Quiet cleanup scripts that ride on this host's next command (see ``defer``).
     _deferred: list[str] = field(default_factory=list, repr=False)
     _deferred_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: Commands run so far (netrun.finale: did anything run after a host's early sweep?)
+    commands: int = field(default=0, repr=False)
 
     # -- connection keys -------------------------------------------------------------
     @property
@@ -132,33 +134,48 @@ class Host:
 
         if self.transport is None:
             raise ConnectError(self.name, "not connected")
-        with self._deferred_lock:
-            pending, self._deferred = self._deferred, []
-        if pending:
-            from netrun.transport import command_line
-
-            argv = "{ " + "\n".join(pending) + "\n} >/dev/null 2>&1; " + command_line(argv)
+        self.commands += 1
+        argv, pending = self._with_deferred(argv)
         try:
             return self.transport.run(argv, timeout=timeout, sudo=sudo, check=check)
         except (ConnectError, Cancelled):  # it may not have run: the next command retries it
-            if pending:
-                with self._deferred_lock:
-                    self._deferred[:0] = pending
+            self._restore(pending)
             raise
+
+    def _with_deferred(self, argv: list[str] | str) -> tuple[list[str] | str, list[str]]:
+        """``argv`` after the deferred scripts (taken), and those scripts."""
+        with self._deferred_lock:
+            pending, self._deferred = self._deferred, []
+        if not pending:
+            return argv, pending
+        from netrun.transport import command_line
+
+        return "{ " + "\n".join(pending) + "\n} >/dev/null 2>&1; " + command_line(argv), pending
+
+    def _restore(self, pending: list[str]) -> None:
+        if pending:
+            with self._deferred_lock:
+                self._deferred[:0] = pending
 
     def start(self, argv: list[str] | str) -> Started | None:
         """Start a command that waits for one line on its stdin (netrun.channel.Started);
         None where that cannot be (no such transport, a become password on stdin, a
         dropped connection): the caller then runs the command whole, which reports why."""
-        from netrun.errors import ConnectError
+        from netrun.errors import Cancelled, ConnectError
 
         start = getattr(self.transport, "start", None)
         if start is None or self.become_password:
             return None
+        self.commands += 1
+        argv, pending = self._with_deferred(argv)  # they run before it waits on stdin
         try:
             return start(argv)  # type: ignore[no-any-return]
         except ConnectError:
+            self._restore(pending)
             return None
+        except Cancelled:
+            self._restore(pending)
+            raise
 
     def defer(self, script: str) -> None:
         """Run ``script`` (its output and status ignored) at the start of this host's next

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netrun import __version__, flags, owner, prestart, sampler
+from netrun import __version__, finale, flags, owner, prestart, sampler
 from netrun.cleanup import RUN_ID, cleanup_command, cleanup_script, docker_command
 from netrun.errors import (
     Cancelled,
@@ -158,10 +158,13 @@ class Run:
 
     def _run(self, tests: list[TestSpec]) -> None:
         self.req.events.plan(tests)
-        self._connect(tests)
         width = self.req.parallel or self.req.scenario.parallel
         if width == 1:  # a sweep sets each MTU once for the tests that share it
             tests = order(tests, mode_kind)
+        ordered = tests if width == 1 else [t for r in plan(tests, width) for t in r]
+        if finale.eligible(ordered):  # each host swept by its last test (netrun.finale)
+            self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
+        self._connect(ordered)
         self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)
         self.ctx.tests = tests  # container modes keep containers for the next test
         if width > 1 and len(tests) > 1:
@@ -491,6 +494,9 @@ class Run:
         probed = [h for h in self.connected if h.name in self.ctx.facts]
         for problem in self.mtu.restore_all():
             self._error(f"MTU restore: {problem}")
+        end = self.ctx.finale
+        if end is not None and not self.ctx.stopping.is_set():  # swept by their last test
+            probed = [h for h in probed if not end.done(h)]
         swept = sweep_hosts(probed, script, retry=True, forks=self.req.settings.forks)
         for name, err in swept.failed.items():
             reason = err.message if isinstance(err, HostError) else str(err)

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import time
 
-from netrun.endpoints import ArmedClient, ClientTimeout, Iperf3Server, run_client
+from netrun.endpoints import (
+    REMOTE_MARGIN,
+    ArmedClient,
+    ClientTimeout,
+    Iperf3Server,
+    run_client,
+)
 from netrun.errors import Cancelled, HostError
 from netrun.host import Host
 from netrun.modes.base import Measurement, Mode
@@ -63,6 +69,7 @@ class BareMetal(Mode):
         last: iperf3.Iperf3Error | None = None
         for attempt in range(retries + 1):
             try:
+                self.repeat = repeat
                 return self.measure_once(f"{self.test.tag}r{repeat}")
             except iperf3.Iperf3Error as exc:
                 if exc.kind != "busy":
@@ -90,14 +97,24 @@ class BareMetal(Mode):
         server.answer = self.ctx.prestarted.pop((self.server.name, tag), None)
         return server
 
+    #: The repeat being measured (netrun.finale: is it a host's last measurement?).
+    repeat = 1
+
+    def _last(self, host: Host) -> bool:
+        finale = self.ctx.finale
+        return finale is not None and finale.is_last(host, self.test, self.repeat)
+
     def arm_client(self, tag: str) -> ArmedClient:
-        """The client of one measurement, started now: it waits for its server's port."""
+        """The client of one measurement, started now: it waits for its server's port.
+        On its host's last measurement it can sweep the host after it (netrun.finale)."""
+        last = self._last(self.client)
         return ArmedClient(
             self.client,
             client_argv(self, self.server.data_ip, None),
             workdir=self.ctx.workdir(self.client),
             tag=tag,
             timeout=test_deadline(self),
+            sweep=self.ctx.finale.folder_gone(self.client) if last else "",
         )
 
     def measure_once(self, tag: str) -> Measurement:
@@ -114,8 +131,21 @@ class BareMetal(Mode):
             assert server.port is not None
             self.details["server_port"] = server.port
             iface = data_iface(self, self.client)
+            finale = self.ctx.finale
+            sweep_client = self._last(self.client)
+            # Same host both ends: the client's own sweep covers it, after both ended.
+            sweep_server = self._last(self.server) and self.server is not self.client
+
+            def then() -> None:  # the server host's sweep, sent while the client runs
+                if sweep_server:
+                    lifetime = test_deadline(self) + REMOTE_MARGIN
+                    finale.server_sweep(self.server, server.pidfile(), server.logfile, lifetime)
+
             try:
-                res = armed.fire(server.port, iface) or run_client(
+                fired = armed.fire(server.port, iface, sweep=sweep_client, then=then)
+                if armed.swept:
+                    finale.sent(self.client, lambda: True)
+                res = fired or run_client(
                     self.client,
                     client_argv(self, self.server.data_ip, server.port),
                     workdir=self.ctx.workdir(self.client),

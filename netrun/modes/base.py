@@ -57,6 +57,9 @@ class RunContext:
     #: (host name, tag) -> an iperf3 client already started there, waiting for its
     #: server's port (netrun.endpoints.ArmedClient, armed during the host's probe).
     armed: dict[tuple[str, str], Any] = field(default_factory=dict)
+    #: Each host's last measurement sweeps the host (netrun.finale.Finale), when the
+    #: run allows it; None: the run's end sweeps every host.
+    finale: Any = None
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
     stopping: threading.Event = field(default_factory=threading.Event)
     #: Told of each undo record before its change is made, and once it has run (the

@@ -1,9 +1,13 @@
 """The single bare-metal test in as few SSH round trips as it can (issue 14, point 6).
 
-Counted from the run's debug log, one "run" line per command: the server host answers
-the probe with its server started (netrun.prestart), then the final sweep, which also
-kills that server (Host.defer); the client host the probe, the client (which removes its
-own pid file) and the sweep. Seven round trips one after the other became three.
+Counted from the run's debug log, one "run" or "start" line per command. The server
+host answers the probe with its server started (netrun.prestart), and is swept by a
+command sent as the client starts, which waits for the one-shot server to exit
+(netrun.finale). The client host's client is started before its probe and waits for
+the server's port (netrun.endpoints.ArmedClient); it sweeps its host after the client.
+Seven round trips one after the other became two: the probe, then the client. Each
+host keeps its run folder apart here, as real hosts do (their own /tmp): a folder that
+hosts share is swept at the end, as before.
 """
 
 from __future__ import annotations
@@ -14,40 +18,72 @@ from pathlib import Path
 
 import pytest
 from conftest import LabHandle
-from helpers import assert_nothing_left, entry, load_results, run_netrun, write_scenario
+from helpers import (
+    assert_nothing_left,
+    entry,
+    load_results,
+    run_netrun,
+    write_inventory,
+    write_scenario,
+)
 
 pytestmark = pytest.mark.integration
 
-RUN_LINE = re.compile(r" netrun\.transport DEBUG (\w+): run ")
+RUN_LINE = re.compile(r" netrun\.transport DEBUG (\w+): (run|start) ")
 
 
 def commands(outdir: Path) -> Counter[str]:
+    """host: kind -> how many commands of that kind ("alpha run")."""
     text = (outdir / "netrun.log").read_text()
-    return Counter(m.group(1) for m in RUN_LINE.finditer(text))
+    return Counter(f"{m.group(1)} {m.group(2)}" for m in RUN_LINE.finditer(text))
 
 
-def test_one_bare_metal_test_costs_three_round_trips_per_host(
-    lab: LabHandle, tmp_path: Path
-) -> None:
+def own_folders(tmp: Path, lab: LabHandle) -> Path:
+    """The lab's inventory with a run folder place of its own per host."""
+    host_vars = {}
+    for name in lab.hosts:
+        (tmp / "remote" / name).mkdir(parents=True)
+        host_vars[name] = {"netrun_remote_tmp": str(tmp / "remote" / name)}
+    return write_inventory(tmp, lab, host_vars=host_vars)
+
+
+def test_one_bare_metal_test_costs_two_commands_per_host(lab: LabHandle, tmp_path: Path) -> None:
     scen = write_scenario(tmp_path, [entry("t", duration=1)], name="single")
-    proc = run_netrun([scen, "-i", lab.inventory, "-q", "-o", "out", "--no-history"], cwd=tmp_path)
+    inv = own_folders(tmp_path, lab)
+    proc = run_netrun([scen, "-i", inv, "-q", "-o", "out", "--no-history"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = load_results(tmp_path / "out")
     assert [s["status"] for s in doc["tests"]] == ["ok"]
-    assert commands(tmp_path / "out") == {"alpha": 2, "bravo": 3}
+    # alpha: probe + server; its sweep. bravo: the armed client (+ its sweep); the probe.
+    want = {"alpha run": 1, "alpha start": 1, "bravo run": 1, "bravo start": 1}
+    assert commands(tmp_path / "out") == want
     assert_nothing_left(lab, tmp_path / "out")
+    assert not list((tmp_path / "remote").glob("*/*")), "a run folder was left"
 
 
 def test_later_tests_start_their_own_servers_and_stop_the_last_ones(
     lab: LabHandle, tmp_path: Path
 ) -> None:
     """Three tests on one pair: the first server rides on the probe; each later one is
-    started in its own round trip, which first kills the previous one (deferred)."""
+    started in its own round trip, which first kills the previous one (deferred), while
+    its client, already started, waits for the port."""
     tests = [entry(f"t{i}", duration=1) for i in range(3)]
     scen = write_scenario(tmp_path, tests, name="three")
-    proc = run_netrun([scen, "-i", lab.inventory, "-q", "-o", "out", "--no-history"], cwd=tmp_path)
+    inv = own_folders(tmp_path, lab)
+    proc = run_netrun([scen, "-i", inv, "-q", "-o", "out", "--no-history"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = load_results(tmp_path / "out")
     assert [s["status"] for s in doc["tests"]] == ["ok"] * 3
-    assert commands(tmp_path / "out") == {"alpha": 4, "bravo": 5}
+    want = {"alpha run": 3, "alpha start": 1, "bravo run": 1, "bravo start": 3}
+    assert commands(tmp_path / "out") == want
+    assert_nothing_left(lab, tmp_path / "out")
+    assert not list((tmp_path / "remote").glob("*/*")), "a run folder was left"
+
+
+def test_hosts_sharing_one_folder_are_swept_at_the_end(lab: LabHandle, tmp_path: Path) -> None:
+    """The lab's hosts share this machine's /tmp: a host's early sweep finds the other
+    host's files in the run folder, so the run's end sweeps what is left."""
+    scen = write_scenario(tmp_path, [entry("t", duration=1)], name="shared")
+    proc = run_netrun([scen, "-i", lab.inventory, "-q", "-o", "out", "--no-history"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
     assert_nothing_left(lab, tmp_path / "out")

@@ -1,0 +1,128 @@
+"""The run's final sweep, sent while each host's last test still runs.
+
+A run ends by sweeping every host it used (its run folder, recorded servers, undo
+records): one more round trip on each host after the last test, on the critical path.
+When the run is bare metal only (no MTU change, no container: nothing to undo or
+remove but iperf3's pid and log files and the run folder), each host's last
+measurement ends with a sweep of its own: on the client host it follows the client in
+the same command; on the server host it is sent as the client starts and waits
+(bounded) for the one-shot server to exit, then kills it if it did not and removes its
+files. Either then removes the run folder, which works only if nothing else is left in
+it. The run's end skips the hosts whose early sweep worked and that ran nothing after
+it; any other host (a failure, an interrupt, a folder with something left in it, a lab
+whose hosts share one /tmp) gets the usual final sweep, and the next run's sweep still
+finds what a killed run left. Sweeping twice is harmless: the scripts remove only what
+exists.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from netrun.errors import NetrunError
+
+if TYPE_CHECKING:
+    from netrun.channel import Started
+    from netrun.host import Host
+    from netrun.scenario import TestSpec
+
+#: What the client's command prints on stderr once its host is swept.
+SWEPT = "NETRUN_SWEPT"
+#: The stderr line the sweep adds (stripped before iperf3's output is read).
+SWEPT_LINE = SWEPT + "\n"
+#: How often the server host's early sweep looks whether the server has exited.
+POLL_S = 0.02
+
+
+class Finale:
+    """Which measurement is each host's last, and which hosts' early sweep worked."""
+
+    def __init__(self, tests: Sequence[TestSpec], workdir: Callable[[Host], str]) -> None:
+        """``tests`` in the order they run; ``workdir`` a host's run folder."""
+        self.workdir = workdir
+        #: host name -> (test name, repeat) of its last measurement
+        self.last: dict[str, tuple[str, int]] = {}
+        for test in tests:
+            for name in test.hosts:
+                self.last[name] = (test.name, test.repeat)
+        #: host name -> its early sweep: the host's command count when it was sent, and
+        #: how to learn whether it worked
+        self._sent: dict[str, tuple[int, Callable[[], bool]]] = {}
+        self._lock = threading.Lock()
+
+    def is_last(self, host: Host, test: TestSpec, repeat: int) -> bool:
+        return self.last.get(host.name) == (test.name, repeat)
+
+    def folder_gone(self, host: Host) -> str:
+        """Remove the host's run folder if nothing is left in it; fails if it stays."""
+        d = shlex.quote(self.workdir(host))
+        return f"rmdir {d} 2>/dev/null || [ ! -e {d} ]"
+
+    def sent(self, host: Host, worked: Callable[[], bool]) -> None:
+        """Note the host's early sweep; ``worked`` (may wait for it) says if it ran."""
+        with self._lock:
+            self._sent[host.name] = (host.commands, worked)
+
+    def server_sweep(
+        self, host: Host, pidfile: str, logfile: str | None, lifetime: float
+    ) -> Started | None:
+        """Start the server host's sweep: it waits up to ``lifetime`` s for the server in
+        ``pidfile`` to exit, kills it if it did not, then sweeps. None: not started."""
+        from netrun.endpoints import kill_script
+
+        f = shlex.quote(pidfile)
+        steps = math.ceil(lifetime / POLL_S)
+        wait = (
+            f'p=$(cat {f} 2>/dev/null); i=0; while [ -n "$p" ] && [ $i -lt {steps} ]; do '
+            's=$(cat "/proc/$p/stat" 2>/dev/null) || break; s=${s##*) }; '
+            f"case ${{s%% *}} in Z|X) break ;; esac; sleep {POLL_S:g}; i=$((i+1)); done; "
+        )
+        stop = kill_script(pidfile) + (f"; rm -f {shlex.quote(logfile)}" if logfile else "")
+        # Host.start runs what waits on the host's next command (earlier servers' stops)
+        # first: then nothing of this run but this server is left on the host.
+        script = f"{wait}{{ {stop}; }} >/dev/null 2>&1; {self.folder_gone(host)}"
+        started = host.start(script)
+        if started is None:
+            return None
+        try:
+            started.send("")
+        except NetrunError:
+            started.abandon()
+            return None
+        timeout = lifetime + 60
+
+        def worked() -> bool:
+            try:
+                exited, _out, _err = started.wait(timeout)
+            except NetrunError:
+                return False
+            return exited == 0
+
+        self.sent(host, worked)
+        return started
+
+    def done(self, host: Host) -> bool:
+        """True when the host's early sweep worked and nothing ran there after it."""
+        with self._lock:
+            found = self._sent.pop(host.name, None)
+        if found is None:
+            return False
+        count, worked = found
+        # A later command (a failed test's stop, a diagnosis) means a final sweep anyway.
+        return host.commands == count and worked()
+
+
+def eligible(tests: Sequence[TestSpec]) -> bool:
+    """Whether a run can sweep early: bare-metal iperf3 tests only, none setting an MTU
+    (their undo records would otherwise be swept while the run still tracks them)."""
+    from netrun.modes import get_mode
+    from netrun.modes.baremetal import BareMetal
+    from netrun.mtu import want
+
+    return all(
+        get_mode(t.mode) is BareMetal and t.tool == "iperf3" and want(t) is None for t in tests
+    )
