@@ -1,4 +1,5 @@
-"""Running a scenario: connect every host, probe them, run each test, save as we go.
+"""Running a scenario: connect every host, probe them (netrun.fleet), run each test, save
+as we go (each sample built by netrun.sample).
 
 The runner never prints: it reports progress through a callback and returns the results
 document. Per-host failures are collected, not raised: a host that cannot be reached fails
@@ -8,7 +9,6 @@ torn down, every host's run folder is swept and results.json is written.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import secrets
 import threading
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netrun import __version__, finale, flags, owner, prestart, sampler
-from netrun.cleanup import RUN_ID, cleanup_command, cleanup_script, docker_command
+from netrun import __version__, finale, flags, prestart, sampler
+from netrun.cleanup import RUN_ID, cleanup_command, cleanup_script
 from netrun.errors import (
     Cancelled,
     HostError,
@@ -27,27 +27,28 @@ from netrun.errors import (
     NetrunError,
     ToolError,
 )
-from netrun.group import cleaning, on_each, shielded, stop_on_signal
+from netrun.fleet import Fleet
+from netrun.group import cleaning, shielded, stop_on_signal
 from netrun.host import Host
 from netrun.inventory import Inventory
 from netrun.journal import Journal, host_key
-from netrun.linerate import ceiling_of, line_rate_mbps
-from netrun.modes import docker_commands, get_mode
+from netrun.modes import get_mode
 from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
 from netrun.mtu import MtuSettings, mode_kind
-from netrun.mtuplan import frame_mtu, order
-from netrun.needs import Needs, plan_needs, probe_host
+from netrun.mtuplan import order
+from netrun.needs import Needs
 from netrun.progress import Events
 from netrun.results import ResultsDir, new_document, utcnow
 from netrun.rounds import plan
+from netrun.sample import build_sample
+from netrun.sample import exit_code as exit_code
 from netrun.saver import Saver
 from netrun.scenario import Scenario, TestSpec
 from netrun.scheduler import run_parallel
 from netrun.stats import samples_by_test
-from netrun.sweep import close_all, sweep_hosts, sweep_stale
+from netrun.sweep import close_all, sweep_hosts
 from netrun.tools import get_tool
-from netrun.tools.iperf3 import Iperf3Result
-from netrun.transport import SSHSettings, connect_all
+from netrun.transport import SSHSettings
 
 log = logging.getLogger("netrun.runner")
 
@@ -80,7 +81,7 @@ class RunRequest:
     events: Events = field(default_factory=Events)
 
 
-class Run:
+class Run(Fleet):
     """One execution of a scenario against an inventory."""
 
     def __init__(self, req: RunRequest) -> None:
@@ -198,65 +199,6 @@ class Run:
         self.doc["skipped"] = [t.name for t in tests if t not in kept]
         return kept
 
-    def _connect(self, tests: list[TestSpec]) -> None:
-        names = list(dict.fromkeys(n for t in tests for n in t.hosts))
-        hosts = [self.req.inventory.get(n) for n in names]
-        if not hosts:
-            return
-        self.needs = plan_needs(tests)
-        first = prestart.plan(tests[0], self.req.inventory, self.ctx)
-        self._prestarts = {first.host: first} if first else {}
-        self._arms = {first.client: first} if first else {}
-        if self.req.journal is not None:
-            docker = docker_commands(tests, self.req.inventory)
-            self.req.journal.begin(
-                self.ctx.run_id,
-                [(h, remote_tmp(h), docker.get(h.name) or docker_command(h)) for h in hosts],
-            )
-        from netrun.modes import early  # the first container test's starts ride on probes
-
-        for pre in early.plan(tests, self.req.inventory, self.ctx):  # after journal.begin
-            self._prestarts.setdefault(pre.host, pre)
-        self.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
-        # Each host is probed as soon as it is connected (one worker per host, forks at once).
-        result = connect_all(hosts, self.req.settings, then=self._probe, then_deadline=60)
-        for name, err in result.failed.items():
-            self._host_failed(name, err)
-        self.connected = [h for h in hosts if h.transport is not None]
-        self._sweep_stale()
-
-    def _sweep_stale(self) -> None:
-        """Remove what dead runs of this controller left on the hosts this run uses."""
-        if self.req.journal is None:
-            return
-        ready = [h for h in self.connected if h.name in self.ctx.facts]
-        ready = [h for h in ready if h.name not in self.host_errors]
-        forks = self.req.settings.forks
-        swept = sweep_stale(self.req.journal, self.ctx.run_id, ready, forks)
-        for line in swept:
-            self.progress(f"swept what an earlier, killed run left: {line}")
-        if swept:
-            with self._lock:
-                self.doc.setdefault("swept", []).extend(swept)
-        # An undo may have changed what the probe read (an MTU back to normal): read again.
-        undone = [h for h in ready if any(f"{h.name}: run " in s and "undone:" in s for s in swept)]
-        again = on_each(undone, self._probe, deadline=60, max_workers=forks)
-        for name, err in again.failed.items():
-            self._host_failed(name, err)
-
-    def _revive(self, name: str) -> None:
-        """Reconnect a host whose connection dropped in an earlier test.
-
-        If that fails the host is marked failed, so its later tests fail at once, naming why.
-        """
-        host = self.req.inventory.get(name)
-        if name in self.host_errors or host.transport is None or host.transport.alive():
-            return
-        try:
-            host.transport.reconnect()
-        except NetrunError as exc:
-            self._host_failed(name, exc)
-
     def progress(self, line: str) -> None:
         """Report a line; parallel tests call it from their own threads, the callback one
         line at a time (print() writes the text and its newline separately)."""
@@ -281,25 +223,6 @@ class Run:
         self.progress(f"{len(tests)} tests planned in {len(rounds)} rounds")
         ordered = [t for r in rounds for t in r]
         run_parallel(ordered, width, self._run_test, self._interrupt, shielded)
-
-    def _probe(self, host: Host) -> None:
-        """Read kernel, iperf3 version and the data NIC, and check the tools the host's
-        roles need (and only those), in one round trip."""
-        pre = self._prestarts.pop(host.name, None)  # once: not on a second probe
-        arm = self._arms.pop(host.name, None)
-        if arm is not None:
-            arm.arm()
-        found = probe_host(
-            host,
-            self.needs,
-            self.ctx.iperf3(host),
-            # the run folder's owner mark first: a cleanup on this kernel spares a live run
-            extra=owner.mark_script(self.ctx.workdir(host)) + ("\n" + pre.extra() if pre else ""),
-            on_output=pre.take if pre else None,
-        )
-        self.ctx.facts[host.name] = found
-        self.doc["hosts"][host.name] = dataclasses.asdict(found)
-        self.needs.check(host, found)
 
     # -- one test -------------------------------------------------------------------------
     def _run_test(self, test: TestSpec, number: int, total: int) -> None:
@@ -398,79 +321,11 @@ class Run:
         raw: str | None = None,
         started: str | None = None,
     ) -> dict[str, Any]:
-        facts = self.ctx.facts
-        nic = {
-            side: nic_dict(facts.get(name))
-            for side, name in (("client", test.client), ("server", test.server))
-        }
-        client_h = self.req.inventory.get(test.client)
-        server_h = self.req.inventory.get(test.server)
-        speed = line_rate_mbps(
-            client_h.link_speed_mbps or nic["client"]["speed_mbps"],
-            server_h.link_speed_mbps or nic["server"]["speed_mbps"],
-        )
-        details = dict(mode.details) if mode else {}
-        mtus = [v["mtu"] for v in nic.values() if v["mtu"]]
-        if frame_mtu(details.get("mtu")):  # the MTU the test ran at (mtu:)
-            mtus = [frame_mtu(details.get("mtu"))]
-        details.update(m.details if m else {})  # this repeat's own (path bytes, verdict)
-        inner = details.get("overlay_mtu")
-        tool = get_tool(test.tool)
-        protocol = str(test.options.get("protocol") or tool.protocol)
-        r = m.result if m and isinstance(m.result, Iperf3Result) else None
-        ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes
-        if protocol in ("tcp", "udp"):
-            mtu = min(mtus) if mtus else None
-            ceiling = ceiling_of(test.options, r, speed, mtu, inner, protocol)
-        metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in tool.metrics}
-        if m:
-            why = {k: v for k, v in m.unavailable.items() if metrics.get(k) is None}
-            missing = {k: f"not reported by {tool.name}" for k, v in metrics.items() if v is None}
-            if why or missing:
-                details["unavailable"] = {**missing, **why, **details.get("unavailable", {})}
-        rec: dict[str, Any] = {
-            "name": test.name,
-            "mode": test.mode,
-            "tool": tool.name,
-            "server": test.server,
-            "client": test.client,
-            "hosts": dict(test.hosts_by_role),
-            "protocol": protocol,
-            "repeat": repeat,
-            "status": "ok" if m else "failed",
-            "error": None if m else (error or "failed"),
-            "metrics": metrics,
-            "throughput_bps": r.receiver_bps if r else None,
-            "sender_bps": r.sender_bps if r else None,
-            "retransmits": r.retransmits if r else None,
-            "cpu_client_pct": r.cpu_client_pct if r else None,
-            "cpu_server_pct": r.cpu_server_pct if r else None,
-            "jitter_ms": r.jitter_ms if r else None,
-            "lost_percent": metrics.get("lost_percent"),
-            "lost_packets": r.lost_packets if r else None,
-            "packets": r.packets if r else None,
-            "nic": nic,
-            "iperf3_version": {
-                side: getattr(facts.get(name), "iperf3_version", None)
-                for side, name in (("client", test.client), ("server", test.server))
-            },
-            "line_rate_mbps": speed,
-            "goodput_ceiling_mbps": ceiling.mbps if ceiling else None,
-            "ceiling_basis": ceiling.basis if ceiling else None,
-            "raw": raw,
-            "started": started,
-            "finished": utcnow(),
-            "options": dict(test.options),
-            "details": details,
-            "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
-        }
-        if test.matrix:  # a generated pair: the report draws its matrix (netrun.matrix)
-            rec["matrix"] = {"id": test.matrix, "pairs": test.pairs}
-        for key in details.get("unavailable") or {}:  # a figure the tool cannot know: null
-            if key in rec:
-                rec[key] = None
-        rec["direction"] = flags.direction(rec)
-        rec["flags"] = flags.of_sample(rec)
+        """Add one sample (netrun.sample) to the results, in scenario order, and save."""
+        rec = build_sample(
+            test, repeat, m, self.ctx.facts, self.req.inventory,
+            error=error, mode=mode, raw=raw, started=started,
+        )  # fmt: skip
         with self._lock:
             self.doc["tests"].append(rec)
             order = self._position
@@ -514,38 +369,3 @@ class Run:
         self.doc["finished"] = utcnow()
         self.saver.changed()
         self.saver.flush()
-
-
-def nic_dict(found: Any) -> dict[str, Any]:
-    """The results.json view of one host's data NIC (all None when it was never probed)."""
-    nic = getattr(found, "nic", None)
-    return {key: getattr(nic, key, None) for key in ("iface", "speed_mbps", "mtu", "driver")}
-
-
-def not_accelerated(sample: dict[str, Any]) -> bool:
-    """A sample of a mode that must accelerate (FreeFlow) whose bytes did not bypass."""
-    details = sample.get("details")
-    return isinstance(details, dict) and details.get("accelerated") is False
-
-
-def stand_in(sample: dict[str, Any]) -> bool:
-    """A sample measured through the lab's declared stand-in router (details.standin)."""
-    details = sample.get("details")
-    return isinstance(details, dict) and bool(details.get("standin"))
-
-
-def exit_code(doc: dict[str, Any]) -> int:
-    """0 when every test passed; 1 when any failed, a FreeFlow test was not accelerated,
-    or nothing ran because of host errors.
-
-    A declared stand-in router is not expected to accelerate: its rows are flagged
-    "not accelerated" in every report, but they do not fail the run (the demo lab has
-    no real FreeFlow unless it was given the source)."""
-    tests = doc.get("tests", [])
-    if any(t["status"] != "ok" for t in tests):
-        return 1
-    if any(not_accelerated(t) and not stand_in(t) for t in tests):
-        return 1
-    if not tests and doc.get("errors"):
-        return 1
-    return 0

@@ -1,0 +1,147 @@
+"""One sample of results.json: a measurement (or a failure) with everything that proves it.
+
+Built for the runner (netrun.runner), which adds it to the results in scenario order;
+with the run's exit code rule, which reads the samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from netrun import flags
+from netrun.linerate import ceiling_of, line_rate_mbps
+from netrun.mtuplan import frame_mtu
+from netrun.results import utcnow
+from netrun.tools import get_tool
+from netrun.tools.iperf3 import Iperf3Result
+
+if TYPE_CHECKING:
+    from netrun.inventory import Inventory
+    from netrun.modes.base import Measurement, Mode
+    from netrun.scenario import TestSpec
+
+
+def build_sample(
+    test: TestSpec,
+    repeat: int,
+    m: Measurement | None,
+    facts: Mapping[str, Any],
+    inventory: Inventory,
+    *,
+    error: str | None = None,
+    mode: Mode | None = None,
+    raw: str | None = None,
+    started: str | None = None,
+) -> dict[str, Any]:
+    """One results.json sample: what was measured (or why not), with its proof (raw
+    output, NIC facts, line rate and goodput ceiling, flags); figures a tool cannot
+    know are null with a reason (details.unavailable)."""
+    nic = {
+        side: nic_dict(facts.get(name))
+        for side, name in (("client", test.client), ("server", test.server))
+    }
+    client_h = inventory.get(test.client)
+    server_h = inventory.get(test.server)
+    speed = line_rate_mbps(
+        client_h.link_speed_mbps or nic["client"]["speed_mbps"],
+        server_h.link_speed_mbps or nic["server"]["speed_mbps"],
+    )
+    details = dict(mode.details) if mode else {}
+    mtus = [v["mtu"] for v in nic.values() if v["mtu"]]
+    if frame_mtu(details.get("mtu")):  # the MTU the test ran at (mtu:)
+        mtus = [frame_mtu(details.get("mtu"))]
+    details.update(m.details if m else {})  # this repeat's own (path bytes, verdict)
+    inner = details.get("overlay_mtu")
+    tool = get_tool(test.tool)
+    protocol = str(test.options.get("protocol") or tool.protocol)
+    r = m.result if m and isinstance(m.result, Iperf3Result) else None
+    ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes
+    if protocol in ("tcp", "udp"):
+        mtu = min(mtus) if mtus else None
+        ceiling = ceiling_of(test.options, r, speed, mtu, inner, protocol)
+    metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in tool.metrics}
+    if m:
+        why = {k: v for k, v in m.unavailable.items() if metrics.get(k) is None}
+        missing = {k: f"not reported by {tool.name}" for k, v in metrics.items() if v is None}
+        if why or missing:
+            details["unavailable"] = {**missing, **why, **details.get("unavailable", {})}
+    rec: dict[str, Any] = {
+        "name": test.name,
+        "mode": test.mode,
+        "tool": tool.name,
+        "server": test.server,
+        "client": test.client,
+        "hosts": dict(test.hosts_by_role),
+        "protocol": protocol,
+        "repeat": repeat,
+        "status": "ok" if m else "failed",
+        "error": None if m else (error or "failed"),
+        "metrics": metrics,
+        "throughput_bps": r.receiver_bps if r else None,
+        "sender_bps": r.sender_bps if r else None,
+        "retransmits": r.retransmits if r else None,
+        "cpu_client_pct": r.cpu_client_pct if r else None,
+        "cpu_server_pct": r.cpu_server_pct if r else None,
+        "jitter_ms": r.jitter_ms if r else None,
+        "lost_percent": metrics.get("lost_percent"),
+        "lost_packets": r.lost_packets if r else None,
+        "packets": r.packets if r else None,
+        "nic": nic,
+        "iperf3_version": {
+            side: getattr(facts.get(name), "iperf3_version", None)
+            for side, name in (("client", test.client), ("server", test.server))
+        },
+        "line_rate_mbps": speed,
+        "goodput_ceiling_mbps": ceiling.mbps if ceiling else None,
+        "ceiling_basis": ceiling.basis if ceiling else None,
+        "raw": raw,
+        "started": started,
+        "finished": utcnow(),
+        "options": dict(test.options),
+        "details": details,
+        "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
+    }
+    if test.matrix:  # a generated pair: the report draws its matrix (netrun.matrix)
+        rec["matrix"] = {"id": test.matrix, "pairs": test.pairs}
+    for key in details.get("unavailable") or {}:  # a figure the tool cannot know: null
+        if key in rec:
+            rec[key] = None
+    rec["direction"] = flags.direction(rec)
+    rec["flags"] = flags.of_sample(rec)
+    return rec
+
+
+def nic_dict(found: Any) -> dict[str, Any]:
+    """The results.json view of one host's data NIC (all None when it was never probed)."""
+    nic = getattr(found, "nic", None)
+    return {key: getattr(nic, key, None) for key in ("iface", "speed_mbps", "mtu", "driver")}
+
+
+def not_accelerated(sample: dict[str, Any]) -> bool:
+    """A sample of a mode that must accelerate (FreeFlow) whose bytes did not bypass."""
+    details = sample.get("details")
+    return isinstance(details, dict) and details.get("accelerated") is False
+
+
+def stand_in(sample: dict[str, Any]) -> bool:
+    """A sample measured through the lab's declared stand-in router (details.standin)."""
+    details = sample.get("details")
+    return isinstance(details, dict) and bool(details.get("standin"))
+
+
+def exit_code(doc: dict[str, Any]) -> int:
+    """0 when every test passed; 1 when any failed, a FreeFlow test was not accelerated,
+    or nothing ran because of host errors.
+
+    A declared stand-in router is not expected to accelerate: its rows are flagged
+    "not accelerated" in every report, but they do not fail the run (the demo lab has
+    no real FreeFlow unless it was given the source)."""
+    tests = doc.get("tests", [])
+    if any(t["status"] != "ok" for t in tests):
+        return 1
+    if any(not_accelerated(t) and not stand_in(t) for t in tests):
+        return 1
+    if not tests and doc.get("errors"):
+        return 1
+    return 0
