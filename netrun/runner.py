@@ -79,6 +79,9 @@ class RunRequest:
     journal: Journal | None = None
     #: Samples starting and ending, for a progress display (netrun.progress).
     events: Events = field(default_factory=Events)
+    #: Called once, as the first measurement starts: work the run's end needs can be
+    #: done while the controller only waits (netrun.job imports the report renderer).
+    measuring: Callable[[], None] = lambda: None
 
 
 class Run(Fleet):
@@ -286,6 +289,8 @@ class Run(Fleet):
     def _measure(self, mode: Mode, test: TestSpec, repeat: int, label: str) -> None:
         started = utcnow()
         tool = get_tool(test.tool)
+        hook, self.req.measuring = self.req.measuring, lambda: None
+        hook()
         try:
             with sampler.watch(self.req.events, test, repeat, self.req.inventory, self.ctx.facts):
                 m = tool.measure(mode, repeat)  # the live line's figure meanwhile
