@@ -243,11 +243,6 @@ def _setup_log(path: Path, secrets: Sequence[str]) -> None:
 
 
 def cmd_run(ns: argparse.Namespace) -> int:
-    from netrun.history import History, HistoryLockedError, default_path
-    from netrun.journal import Journal, journal_beside
-    from netrun.lock import RunLock
-    from netrun.publish import PublishOptions, check_baseline
-
     req, secrets = _prepare(ns)
     if ns.check_only:
         print(check_report(req))
@@ -259,6 +254,21 @@ def cmd_run(ns: argparse.Namespace) -> int:
         width = req.parallel or req.scenario.parallel
         print("\n".join(listing(req.scenario, allowed, width)))
         return EXIT_OK
+    from netrun.preconnect import for_run
+
+    req.preconnect = for_run(req)  # the hosts' handshakes overlap what follows
+    try:
+        return _locked_run(ns, req, secrets)
+    finally:
+        req.preconnect.close()
+
+
+def _locked_run(ns: argparse.Namespace, req: Any, secrets: list[str]) -> int:
+    from netrun.history import History, HistoryLockedError, default_path
+    from netrun.journal import Journal, journal_beside
+    from netrun.lock import RunLock
+    from netrun.publish import PublishOptions, check_baseline
+
     db = None if ns.no_history else (ns.db or default_path())
     lock_at = ns.db or default_path()
     req.journal = Journal(journal_beside(lock_at))

@@ -9,15 +9,18 @@ the same command; on the server host it is sent as the client starts and waits
 (bounded) for the one-shot server to exit, then kills it if it did not and removes its
 files. Either then removes the run folder, which works only if nothing else is left in
 it. The run's end skips the hosts whose early sweep worked and that ran nothing after
-it; any other host (a failure, an interrupt, a folder with something left in it, a lab
-whose hosts share one /tmp) gets the usual final sweep, and the next run's sweep still
-finds what a killed run left. Sweeping twice is harmless: the scripts remove only what
-exists.
+it; any other host (a failure, an interrupt, a folder with something left in it) gets
+the usual final sweep. Hosts that share one folder (a lab's hosts in one machine's /tmp,
+two inventory names of one machine: the probe tells) are never swept early, since one's
+rmdir could remove the folder as another's next test starts in it. The next run's
+sweep still finds what a killed run left. Sweeping twice is harmless: the scripts
+remove only what exists.
 """
 
 from __future__ import annotations
 
 import math
+import posixpath
 import shlex
 import threading
 from collections.abc import Callable, Sequence
@@ -30,6 +33,8 @@ if TYPE_CHECKING:
     from netrun.host import Host
     from netrun.scenario import TestSpec
 
+#: Marks the probe's line that says which machine and folder a host is (``note``).
+FOLDER = "==netrun:folder=="
 #: What the client's command prints on stderr once its host is swept.
 SWEPT = "NETRUN_SWEPT"
 #: The stderr line the sweep adds (stripped before iperf3's output is read).
@@ -52,10 +57,36 @@ class Finale:
         #: host name -> its early sweep: the host's command count when it was sent, and
         #: how to learn whether it worked
         self._sent: dict[str, tuple[int, Callable[[], bool]]] = {}
+        #: host name -> "boot id, device:inode" of the folder its run folders go in
+        self.folders: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def is_last(self, host: Host, test: TestSpec, repeat: int) -> bool:
-        return self.last.get(host.name) == (test.name, repeat)
+    def probe_script(self, host: Host) -> str:
+        """What the host's probe adds: which machine it is and which folder its run
+        folders go in, to find hosts that share one (a lab's, two names of one host)."""
+        parent = shlex.quote(posixpath.dirname(self.workdir(host)))
+        return (
+            f'echo {FOLDER}; echo "$(cat /proc/sys/kernel/random/boot_id 2>/dev/null) '
+            f'$(stat -c %d:%i {parent} 2>/dev/null)"'
+        )
+
+    def note(self, host: Host, output: str) -> None:
+        """Keep what ``probe_script`` printed (nothing usable: the host is not swept early)."""
+        _, found, rest = output.partition(FOLDER + "\n")
+        line = rest.splitlines()[0].strip() if found and rest.strip() else ""
+        self.folders[host.name] = line if len(line.split()) == 2 else ""
+
+    def is_last(self, host: Host, test: TestSpec, repeat: int, *, probed: bool = True) -> bool:
+        """Whether this is the host's last measurement and the host can sweep itself:
+        its folder is known and no other host of the run uses it (a host's rmdir there
+        could remove the folder while another host's next test starts in it). With
+        ``probed`` False (before the probes answered), only the first part."""
+        if self.last.get(host.name) != (test.name, repeat):
+            return False
+        if not probed:
+            return True
+        folder = self.folders.get(host.name)
+        return bool(folder) and sum(f == folder for f in self.folders.values()) == 1
 
     def folder_gone(self, host: Host) -> str:
         """Remove the host's run folder if nothing is left in it; fails if it stays."""

@@ -65,7 +65,10 @@ class Fleet:
             self._prestarts.setdefault(pre.host, pre)
         self.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
         # Each host is probed as soon as it is connected (one worker per host, forks at once).
-        result = connect_all(hosts, self.req.settings, then=self._probe, then_deadline=60)
+        early = self.req.preconnect.take if self.req.preconnect else None
+        result = connect_all(
+            hosts, self.req.settings, then=self._probe, then_deadline=60, early=early
+        )
         for name, err in result.failed.items():
             self._host_failed(name, err)
         self.connected = [h for h in hosts if h.transport is not None]
@@ -110,13 +113,16 @@ class Fleet:
         arm = self._arms.pop(host.name, None)
         if arm is not None:
             arm.arm()
-        found = probe_host(
-            host,
-            self.needs,
-            self.ctx.iperf3(host),
-            extra=pre.extra() if pre else "",
-            on_output=pre.take if pre else None,
-        )
+        end = self.ctx.finale  # which folder the host keeps run folders in (netrun.finale)
+        extra = "\n".join(x for x in (end and end.probe_script(host), pre and pre.extra()) if x)
+
+        def output(text: str) -> None:
+            if end is not None:
+                end.note(host, text)
+            if pre is not None:
+                pre.take(text)
+
+        found = probe_host(host, self.needs, self.ctx.iperf3(host), extra=extra, on_output=output)
         self.ctx.facts[host.name] = found
         self.doc["hosts"][host.name] = dataclasses.asdict(found)
         self.needs.check(host, found)

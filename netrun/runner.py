@@ -82,6 +82,8 @@ class RunRequest:
     #: Called once, as the first measurement starts: work the run's end needs can be
     #: done while the controller only waits (netrun.job imports the report renderer).
     measuring: Callable[[], None] = lambda: None
+    #: Connections already being opened (netrun.preconnect.Preconnect), or None.
+    preconnect: Any = None
 
 
 class Run(Fleet):

@@ -410,6 +410,7 @@ def connect_all(
     settings: SSHSettings,
     then: Callable[[Host], None] | None = None,
     then_deadline: float = 0,
+    early: Callable[[Host], Transport | None] | None = None,
 ) -> GroupResult:
     """Connect up to ``settings.forks`` hosts at once; each host's transport is set on
     success, and a host that fails is only named in ``failed``.
@@ -417,8 +418,8 @@ def connect_all(
     ``then`` (the probe) runs on each host as soon as it is connected, in the same worker:
     a fast host is probed while a slow one still connects, with no barrier between."""
 
-    def connect(host: Host) -> None:
-        host.transport = open_transport(host, settings)
+    def connect(host: Host) -> None:  # ``early``: a connection already opened (preconnect)
+        host.transport = (early(host) if early else None) or open_transport(host, settings)
         if then is not None:
             then(host)
 

@@ -100,14 +100,14 @@ class BareMetal(Mode):
     #: The repeat being measured (netrun.finale: is it a host's last measurement?).
     repeat = 1
 
-    def _last(self, host: Host) -> bool:
+    def _last(self, host: Host, probed: bool = True) -> bool:
         finale = self.ctx.finale
-        return finale is not None and finale.is_last(host, self.test, self.repeat)
+        return finale is not None and finale.is_last(host, self.test, self.repeat, probed=probed)
 
     def arm_client(self, tag: str) -> ArmedClient:
         """The client of one measurement, started now: it waits for its server's port.
         On its host's last measurement it can sweep the host after it (netrun.finale)."""
-        last = self._last(self.client)
+        last = self._last(self.client, probed=False)  # armed during the probe: it may be
         return ArmedClient(
             self.client,
             client_argv(self, self.server.data_ip, None),

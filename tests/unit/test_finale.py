@@ -1,0 +1,94 @@
+"""Which measurement sweeps which host early (netrun.finale), and the armed client's
+shell (netrun.endpoints.ARMED_WRAPPER) run by a real sh."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from netrun.endpoints import ARMED_WRAPPER
+from netrun.finale import FOLDER, SWEPT, Finale
+from netrun.host import Host
+
+
+def spec(name: str, hosts: tuple[str, ...], repeat: int = 1) -> Any:
+    return SimpleNamespace(name=name, hosts=hosts, repeat=repeat)
+
+
+def finale(*tests: Any) -> Finale:
+    return Finale(list(tests), lambda h: f"/tmp/{h.name}/netrun-abcd")
+
+
+A, B, C = Host("a"), Host("b"), Host("c")
+
+
+def probed(f: Finale, **folders: str) -> None:
+    for name, ident in folders.items():
+        f.note(Host(name), f"probe output\n{FOLDER}\n{ident}\n")
+
+
+def test_a_hosts_last_measurement_is_its_last_tests_last_repeat() -> None:
+    ab, bc = spec("ab", ("a", "b"), repeat=2), spec("bc", ("b", "c"))
+    f = finale(ab, bc)
+    probed(f, a="boot 1:1", b="boot 1:2", c="boot 1:3")
+    assert not f.is_last(A, ab, 1)
+    assert f.is_last(A, ab, 2)
+    assert not f.is_last(B, ab, 2)  # b has bc after it
+    assert f.is_last(B, bc, 1) and f.is_last(C, bc, 1)
+
+
+def test_hosts_sharing_a_folder_or_of_unknown_folder_are_not_swept_early() -> None:
+    ab = spec("ab", ("a", "b"))
+    f = finale(ab)
+    probed(f, a="boot 1:1", b="boot 1:1")  # one machine, one /tmp
+    assert not f.is_last(A, ab, 1) and not f.is_last(B, ab, 1)
+    assert f.is_last(A, ab, 1, probed=False)  # before the probes: it may be
+    g = finale(ab)
+    g.note(A, "no folder line")
+    probed(g, b="boot 1:2")
+    assert not g.is_last(A, ab, 1) and g.is_last(B, ab, 1)
+
+
+def test_done_only_when_the_sweep_worked_and_nothing_ran_after() -> None:
+    f = finale(spec("ab", ("a", "b")))
+    host = Host("a")
+    f.sent(host, lambda: True)
+    assert f.done(host)
+    assert not f.done(host)  # once
+    f.sent(host, lambda: True)
+    host.commands += 1  # a later command (a failed test's stop)
+    assert not f.done(host)
+    f.sent(host, lambda: False)
+    assert not f.done(host)
+
+
+def armed(tmp: Path, line: str, sweep: str = "") -> subprocess.CompletedProcess[str]:
+    work = tmp / "netrun-abcd"
+    argv = ["sh", "-c", ARMED_WRAPPER, "netrun-client", sweep, str(work), str(work / "c.pid")]
+    return subprocess.run(
+        [*argv, "5", "echo", "client"], input=line, capture_output=True, text=True, timeout=10
+    )
+
+
+def test_armed_client_runs_with_the_port_it_is_given(tmp_path: Path) -> None:
+    res = armed(tmp_path, "5202\n")
+    assert res.returncode == 0 and res.stdout == "client -p 5202\n", res
+    assert not (tmp_path / "netrun-abcd" / "c.pid").exists()  # removed after it
+
+
+def test_armed_client_abandoned_runs_nothing(tmp_path: Path) -> None:
+    for line in ("", "stop\n", "52x1\n"):
+        res = armed(tmp_path, line)
+        assert res.returncode == 0 and res.stdout == "", (line, res)
+        assert not (tmp_path / "netrun-abcd").exists()
+
+
+def test_armed_client_sweeps_its_host_when_told(tmp_path: Path) -> None:
+    work = tmp_path / "netrun-abcd"
+    res = armed(tmp_path, "5201 sweep\n", sweep=f"rmdir {work}")
+    assert res.stdout == "client -p 5201\n" and res.stderr == f"{SWEPT}\n", res
+    assert not work.exists()
+    kept = armed(tmp_path, "5201\n", sweep=f"rmdir {work}")
+    assert kept.stderr == "" and work.exists()
