@@ -109,7 +109,8 @@ class Finale:
         steps = math.ceil(lifetime / POLL_S)
         wait = (
             f'p=$(cat {f} 2>/dev/null); i=0; while [ -n "$p" ] && [ $i -lt {steps} ]; do '
-            's=$(cat "/proc/$p/stat" 2>/dev/null) || break; s=${s##*) }; '
+            # read, not cat: no process per look (a shell builtin)
+            '{ read -r s <"/proc/$p/stat"; } 2>/dev/null || break; s=${s##*) }; '
             f"case ${{s%% *}} in Z|X) break ;; esac; sleep {POLL_S:g}; i=$((i+1)); done; "
         )
         stop = kill_script(pidfile) + (f"; rm -f {shlex.quote(logfile)}" if logfile else "")
