@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,10 @@ sys.path.insert(0, str(ROOT))
 from netrun import lab as netrun_lab  # noqa: E402
 
 DURATION = 1
+
+
+#: The head of a progress line: "2026-12-01T02:17:27Z [3/28 samples, 0:04 elapsed, ETA 0:09] ".
+PROGRESS_HEAD = re.compile(r"^(\S+Z )?\[[^\]]*\] ")
 
 
 def round_robin(hosts: list[str]) -> list[list[tuple[str, str]]]:
@@ -90,11 +95,19 @@ class Sample:
     maxrss_mb: float = 0.0
     code: int = 0
 
+    def messages(self) -> list[tuple[float, str]]:
+        """The progress lines without their "TIME [samples, elapsed, ETA]" head."""
+        return [(t, PROGRESS_HEAD.sub("", line)) for t, line in self.lines]
+
     def first(self, prefix: str) -> float | None:
-        return next((t for t, line in self.lines if line.startswith(prefix)), None)
+        return next((t for t, line in self.messages() if line.startswith(prefix)), None)
+
+    def first_test(self) -> float | None:
+        """When the first test started (its "NAME (mode, ...): setting up" line)."""
+        return next((t for t, line in self.messages() if line.endswith(": setting up")), None)
 
     def last_result(self) -> float | None:
-        found = [t for t, line in self.lines if line.startswith("[") and "Mbit/s" in line]
+        found = [t for t, line in self.messages() if "Mbit/s" in line]
         return found[-1] if found else None
 
 
@@ -158,7 +171,7 @@ def run_size(work: Path, inv: Path, hosts: list[str], forks: int) -> dict[str, A
     if s.code != 0:
         tail = "\n".join(line for _, line in s.lines[-5:])
         raise SystemExit(f"netrun failed on {len(hosts)} hosts ({s.code}):\n{tail}")
-    t_conn, t_first, t_last = s.first("connecting to"), s.first("["), s.last_result()
+    t_conn, t_first, t_last = s.first("connecting to"), s.first_test(), s.last_result()
     assert t_conn is not None and t_first is not None and t_last is not None
     ideal = rounds * DURATION
     return {
