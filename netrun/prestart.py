@@ -60,8 +60,11 @@ class Prestart:
         self.ctx.armed[(self.client, self.tag)] = self.mode.arm_client(self.tag)
 
 
-def plan(test: TestSpec, inventory: Inventory, ctx: RunContext) -> Prestart | None:
-    """The prestart for the run's first test, if it is a bare-metal iperf3 test."""
+def plan(
+    test: TestSpec, inventory: Inventory, ctx: RunContext, lifetime: float = 0
+) -> Prestart | None:
+    """The prestart for a test (the run's first; the next, netrun.pipeline), if it is a
+    bare-metal iperf3 test; ``lifetime``: seconds its server must live before its test."""
     from netrun.modes import get_mode
     from netrun.modes.baremetal import BareMetal
 
@@ -70,5 +73,7 @@ def plan(test: TestSpec, inventory: Inventory, ctx: RunContext) -> Prestart | No
         return None
     by_role = {r: inventory.get(n) for r, n in test.hosts_by_role.items()}
     mode = mode_class(test, by_role["server"], by_role["client"], ctx, by_role)
-    tag = f"t{test.index}r1"
-    return Prestart(test.server, tag, mode.iperf3_server(tag).script(), ctx, mode)
+    tag = f"{test.tag}r1"  # the tag its first measurement looks for
+    server = mode.iperf3_server(tag)
+    server.lifetime = (server.lifetime or 0) + lifetime
+    return Prestart(test.server, tag, server.script(), ctx, mode)

@@ -37,6 +37,7 @@ from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
 from netrun.mtu import MtuSettings, mode_kind
 from netrun.mtuplan import order
 from netrun.needs import Needs
+from netrun.pipeline import Pipeline
 from netrun.progress import Events
 from netrun.results import ResultsDir, new_document, utcnow
 from netrun.rounds import plan
@@ -170,6 +171,8 @@ class Run(Fleet):
         ordered = tests if width == 1 else [t for r in plan(tests, width) for t in r]
         if finale.eligible(ordered):  # each host swept by its last test (netrun.finale)
             self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
+            if width == 1:  # each next test's server started during this one
+                self.ctx.pipeline = Pipeline(ordered, self.req.inventory, self.ctx)
         self._connect(ordered)
         self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)
         self.ctx.tests = tests  # container modes keep containers for the next test
@@ -345,7 +348,9 @@ class Run(Fleet):
     def _finish(self) -> None:
         """Sweep every host's run folder (servers by recorded pid), close, save."""
         self.saver.flush()  # what the last tests recorded, before the sweep can take long
-        for armed in self.ctx.armed.values():  # clients of tests that never ran: nothing ran
+        if self.ctx.pipeline is not None:  # starts ahead under way end before the sweep
+            self.ctx.pipeline.join_all()
+        for armed in list(self.ctx.armed.values()):  # clients of tests that never ran
             armed.abandon()
 
         def script(host: Host) -> str:

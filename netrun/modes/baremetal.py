@@ -94,6 +94,8 @@ class BareMetal(Mode):
             lifetime=test_deadline(self),
             lazy_stop=True,
         )
+        if self.ctx.pipeline is not None:  # one started ahead: let its start finish
+            self.ctx.pipeline.wait(self.server.name, tag)
         server.answer = self.ctx.prestarted.pop((self.server.name, tag), None)
         return server
 
@@ -120,6 +122,8 @@ class BareMetal(Mode):
     def measure_once(self, tag: str) -> Measurement:
         self.details.pop("warnings", None)
         # The client starts first: its login overlaps the server's start (or the probe's).
+        if self.ctx.pipeline is not None:  # its client may be armed ahead, with its server
+            self.ctx.pipeline.wait(self.server.name, tag)
         armed = self.ctx.armed.pop((self.client.name, tag), None) or self.arm_client(tag)
         try:
             return self._measure_once(tag, armed)
@@ -136,7 +140,9 @@ class BareMetal(Mode):
             # Same host both ends: the client's own sweep covers it, after both ended.
             sweep_server = self._last(self.server) and self.server is not self.client
 
-            def then() -> None:  # the server host's sweep, sent while the client runs
+            def then() -> None:  # while the client runs: the next test's start, and
+                if self.ctx.pipeline is not None:  # the server host's sweep
+                    self.ctx.pipeline.ahead(self.test, self.repeat, test_deadline(self))
                 if sweep_server:
                     lifetime = test_deadline(self) + REMOTE_MARGIN
                     finale.server_sweep(self.server, server.pidfile(), server.logfile, lifetime)

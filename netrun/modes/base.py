@@ -60,6 +60,9 @@ class RunContext:
     #: Each host's last measurement sweeps the host (netrun.finale.Finale), when the
     #: run allows it; None: the run's end sweeps every host.
     finale: Any = None
+    #: The next test's server and client, started while a test runs (netrun.pipeline),
+    #: in a sequential bare-metal run; None otherwise.
+    pipeline: Any = None
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
     stopping: threading.Event = field(default_factory=threading.Event)
     #: Told of each undo record before its change is made, and once it has run (the

@@ -1,0 +1,87 @@
+"""The next test's server and client, started while this test's client runs.
+
+In a sequential bare-metal run, each test began with a round trip to start its server
+(and its client's login) after the previous test ended. Now, late in each test's run,
+the next test's server start script runs on its host and the next client is armed
+(netrun.endpoints.ArmedClient), as the run's first test has them ride on the probes
+(netrun.prestart): the next test only has to give its client the port. The early server
+is idle (it listens, and takes a free port: the running one holds its own) and lives
+long enough for both tests; it is started near the end of the running test, so its start
+does not share the host's CPU with the measurement's first seconds. Its pid file is in
+the run folder like any other: a test that never runs (a failure, an interrupt) leaves
+it to the final sweep, and its armed client is abandoned.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from netrun import prestart
+from netrun.errors import NetrunError
+
+if TYPE_CHECKING:
+    from netrun.inventory import Inventory
+    from netrun.modes.base import RunContext
+    from netrun.scenario import TestSpec
+
+#: How long before the running test's end the next server starts (its start round trip
+#: and the host's login cost fit in it).
+LEAD_S = 0.6
+
+
+class Pipeline:
+    """Which test comes next, and the background starts of the next servers."""
+
+    def __init__(self, tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> None:
+        """``tests`` in the order a sequential run runs them."""
+        self.inventory = inventory
+        self.ctx = ctx
+        self.next = {t.name: n for t, n in itertools.pairwise(tests)}
+        #: (server host, tag) -> the thread starting that server
+        self._starting: dict[tuple[str, str], threading.Thread] = {}
+        self._lock = threading.Lock()
+
+    def ahead(self, test: TestSpec, repeat: int, deadline: float) -> None:
+        """The client of ``test`` (repeat ``repeat``, which may run ``deadline`` s) just
+        started: start the next test's server and client in the background."""
+        nxt = self.next.get(test.name)
+        if repeat != test.repeat or nxt is None or nxt.value("port"):
+            return  # a fixed port is this test's until it ends
+        pre = prestart.plan(nxt, self.inventory, self.ctx, lifetime=deadline)
+        if pre is None:
+            return
+        delay = max(0.0, float(test.duration) - LEAD_S)
+        thread = threading.Thread(
+            target=self._start, args=(pre, delay), daemon=True, name="pipeline"
+        )
+        with self._lock:
+            self._starting[(pre.host, pre.tag)] = thread
+        thread.start()
+
+    def _start(self, pre: prestart.Prestart, delay: float) -> None:
+        if self.ctx.stopping.wait(delay):
+            return
+        try:
+            pre.arm()
+            res = self.inventory.get(pre.host).run(pre.script, timeout=30, check=False)
+        except NetrunError:  # the test starts its own, which reports what is wrong
+            return
+        pre.take(prestart.MARK + "\n" + res.stdout)
+
+    def wait(self, host: str, tag: str, timeout: float = 40) -> None:
+        """Let a server start already under way for (host, tag) finish first."""
+        with self._lock:
+            thread = self._starting.pop((host, tag), None)
+        if thread is not None:
+            thread.join(timeout)
+
+    def join_all(self, timeout: float = 40) -> None:
+        """Wait for every start under way: the final sweep must come after them, or a
+        server started after it would be left behind."""
+        with self._lock:
+            threads, self._starting = list(self._starting.values()), {}
+        for thread in threads:
+            thread.join(timeout)

@@ -1,0 +1,38 @@
+"""Which test's server and client a sequential run starts ahead (netrun.pipeline)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from netrun.modes.base import RunContext
+from netrun.pipeline import Pipeline
+
+
+def spec(name: str, repeat: int = 1, port: int | None = None) -> Any:
+    return SimpleNamespace(
+        name=name, repeat=repeat, duration=1, value=lambda key: port if key == "port" else None
+    )
+
+
+def test_the_next_test_follows_in_run_order() -> None:
+    a, b, c = spec("a"), spec("b"), spec("c")
+    pipe = Pipeline([a, b, c], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
+    assert pipe.next == {"a": b, "b": c}
+
+
+def test_nothing_starts_ahead_before_the_last_repeat_after_the_last_test_or_on_a_fixed_port(
+    monkeypatch: Any,
+) -> None:
+    planned: list[str] = []
+    monkeypatch.setattr(
+        "netrun.prestart.plan", lambda test, *_a, **_k: planned.append(test.name) or None
+    )
+    a, b, c = spec("a", repeat=2), spec("b"), spec("c", port=5299)
+    pipe = Pipeline([a, b, c], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
+    pipe.ahead(a, 1, 10)  # a's second repeat comes next, with its own start
+    pipe.ahead(c, 1, 10)  # the last test
+    pipe.ahead(b, 1, 10)  # c, next, has a fixed port: it starts once b's server is gone
+    assert planned == []
+    pipe.ahead(a, 2, 10)
+    assert planned == ["b"]
