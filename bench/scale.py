@@ -201,9 +201,10 @@ def run_big(work: Path, inv: Path, hosts: list[str]) -> dict[str, Any]:
     renders = []
     for fmt in ("table", "markdown", "html"):
         r = measure(["report", str(out), "--format", fmt, "--db", str(db)], work)
-        if r.code != 0:
-            raise SystemExit(f"netrun report --format {fmt} failed ({r.code})")
-        renders.append((fmt, r.wall))
+        if r.code != 0:  # said in the table; the sizes measured so far are kept
+            tail = " ".join(line for _, line in r.lines[-2:])[:200]
+            print(f"netrun report --format {fmt} failed ({r.code}): {tail}", file=sys.stderr)
+        renders.append((fmt, r.wall if r.code == 0 else None))
     return {
         "tests": len(tests),
         "rounds": rounds,
@@ -241,7 +242,10 @@ def render(rows: list[dict[str, Any]], big: dict[str, Any] | None, rate: str) ->
         "",
     ]
     if big:
-        reports = ", ".join(f"{fmt} {sec:.2f} s" for fmt, sec in big["report_s"])
+        reports = ", ".join(
+            f"{fmt} {sec:.2f} s" if sec is not None else f"{fmt} FAILED"
+            for fmt, sec in big["report_s"]
+        )
         lines += [
             f"A 32-host ordered mesh ({big['tests']} tests, {big['rounds']} rounds) ran in "
             f"{big['wall_s']:.0f} s at {big['rss_mb']:.0f} MB peak RSS, stored results.json "

@@ -42,6 +42,7 @@ class Pipeline:
         self.next = {t.name: n for t, n in itertools.pairwise(tests)}
         #: (server host, tag) -> the thread starting that server
         self._starting: dict[tuple[str, str], threading.Thread] = {}
+        self._planned: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
     def ahead(self, test: TestSpec, repeat: int, deadline: float) -> None:
@@ -58,6 +59,9 @@ class Pipeline:
             target=self._start, args=(pre, delay), daemon=True, name="pipeline"
         )
         with self._lock:
+            if (pre.host, pre.tag) in self._planned:  # a busy-port retry of this test
+                return
+            self._planned.add((pre.host, pre.tag))
             self._starting[(pre.host, pre.tag)] = thread
         thread.start()
 
