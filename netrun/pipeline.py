@@ -64,7 +64,7 @@ class Pipeline:
                     self.next[test.name] = [by_server[h] for h in test.hosts if h in by_server]
                     self.wait_s[test.name] = longest
         #: (server host, tag) -> the thread starting that server
-        self._starting: dict[tuple[str, str], threading.Thread] = {}
+        self._starting: dict[tuple[str, str], tuple[threading.Thread, threading.Event]] = {}
         self._planned: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
@@ -82,18 +82,21 @@ class Pipeline:
         if pre is None:
             return
         delay = max(0.0, float(test.duration) - LEAD_S)
+        cancel = threading.Event()
         thread = threading.Thread(
-            target=self._start, args=(pre, delay), daemon=True, name="pipeline"
+            target=self._start, args=(pre, delay, cancel), daemon=True, name="pipeline"
         )
         with self._lock:
             if (pre.host, pre.tag) in self._planned:  # a busy-port retry of this test
                 return
             self._planned.add((pre.host, pre.tag))
-            self._starting[(pre.host, pre.tag)] = thread
+            self._starting[(pre.host, pre.tag)] = (thread, cancel)
         thread.start()
 
-    def _start(self, pre: prestart.Prestart, delay: float) -> None:
-        if self.ctx.stopping.wait(delay):
+    def _start(self, pre: prestart.Prestart, delay: float, cancel: threading.Event) -> None:
+        # Not yet begun when its test starts (the test before it failed early), or the
+        # run is interrupted: the test starts its own server.
+        if cancel.wait(delay) or self.ctx.stopping.is_set():
             return
         try:
             pre.arm()
@@ -103,16 +106,21 @@ class Pipeline:
         pre.take(prestart.MARK + "\n" + res.stdout)
 
     def wait(self, host: str, tag: str, timeout: float = 40) -> None:
-        """Let a server start already under way for (host, tag) finish first."""
+        """Let a server start already under way for (host, tag) finish first (one not
+        begun yet is called off)."""
         with self._lock:
-            thread = self._starting.pop((host, tag), None)
-        if thread is not None:
+            found = self._starting.pop((host, tag), None)
+        if found is not None:
+            thread, cancel = found
+            cancel.set()
             thread.join(timeout)
 
     def join_all(self, timeout: float = 40) -> None:
         """Wait for every start under way: the final sweep must come after them, or a
         server started after it would be left behind."""
         with self._lock:
-            threads, self._starting = list(self._starting.values()), {}
-        for thread in threads:
+            found, self._starting = list(self._starting.values()), {}
+        for _thread, cancel in found:
+            cancel.set()
+        for thread, _cancel in found:
             thread.join(timeout)

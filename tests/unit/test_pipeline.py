@@ -47,3 +47,19 @@ def test_in_a_parallel_run_a_test_starts_ahead_the_next_rounds_test_its_hosts_se
     pipe = Pipeline([ab, cd, ca, db], None, RunContext(run_id="abcd"), rounds)  # type: ignore[arg-type]
     assert pipe.next == {"ab": [], "cd": [ca, db]}  # c serves ca, d serves db next
     assert pipe.wait_s["cd"] == 41.0
+
+
+def test_a_start_not_yet_begun_is_called_off_when_its_test_starts(monkeypatch: Any) -> None:
+    """The test before failed early: its successor must not wait out the delay."""
+    import time
+
+    armed: list[str] = []
+    pre = SimpleNamespace(host="a", tag="t1r1", arm=lambda: armed.append("armed"))
+    monkeypatch.setattr("netrun.prestart.plan", lambda *_a, **_k: pre)
+    a, b = spec("a"), spec("b")
+    a.duration = 100  # its successor's start would begin 99.4 s after a's client
+    pipe = Pipeline([a, b], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
+    pipe.ahead(a, 1, 10)
+    started = time.monotonic()
+    pipe.wait("a", "t1r1")
+    assert time.monotonic() - started < 2 and armed == []
