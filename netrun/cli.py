@@ -254,16 +254,6 @@ def cmd_run(ns: argparse.Namespace) -> int:
         width = req.parallel or req.scenario.parallel
         print("\n".join(listing(req.scenario, allowed, width)))
         return EXIT_OK
-    from netrun.preconnect import for_run
-
-    req.preconnect = for_run(req)  # the hosts' handshakes overlap what follows
-    try:
-        return _locked_run(ns, req, secrets)
-    finally:
-        req.preconnect.close()
-
-
-def _locked_run(ns: argparse.Namespace, req: Any, secrets: list[str]) -> int:
     from netrun.history import History, HistoryLockedError, default_path
     from netrun.journal import Journal, journal_beside
     from netrun.lock import RunLock
@@ -293,7 +283,14 @@ def _locked_run(ns: argparse.Namespace, req: Any, secrets: list[str]) -> int:
         finally:
             if history is not None:
                 history.close()
-        return _run_and_publish(req, opts, secrets)
+        from netrun.preconnect import for_run
+
+        # Every input checked: the handshakes overlap the run's own start.
+        req.preconnect = for_run(req)
+        try:
+            return _run_and_publish(req, opts, secrets)
+        finally:
+            req.preconnect.close()
 
 
 def job_inputs(ns: argparse.Namespace) -> Any:

@@ -2,12 +2,11 @@
 critical path.
 
 Opening a connection (TCP, key exchange, login) changes nothing on a host, so it can
-start as soon as the scenario and inventory name the hosts: while the run lock is
-taken, the history opened and the rest of netrun imported, the hosts' sshd do their
-half of the handshake. The run then takes each host's connection (or the error that
-says why there is none) instead of opening one (netrun.transport.connect_all); one
-nobody takes is closed (``close``). Commands, and so every change, still wait for the
-run's journal and lock.
+start once every input is checked: while the run's own start imports and prepares
+what it needs, the hosts' sshd do their half of the handshake. The run then takes each
+host's connection (or the error that says why there is none) instead of opening one
+(netrun.transport.connect_all); one nobody takes is closed (``close``). Commands, and
+so every change, still wait for the run's journal and lock.
 """
 
 from __future__ import annotations
@@ -78,12 +77,15 @@ class Preconnect:
         return found
 
     def close(self) -> None:
-        """Close every connection nobody took (now, or once it is open)."""
+        """Close every connection nobody took, once its handshake ended (a thread still in
+        one when the interpreter exits can abort it: "FATAL: exception not rethrown")."""
         with self._lock:
             self._closed = True
             left, self._found = self._found, {}
+        s = self.settings
         for done, box in left.values():
-            if done.is_set() and box and not isinstance(box[0], NetrunError):
+            done.wait(s.connect_timeout + s.banner_timeout + s.auth_timeout + 5)
+            if box and not isinstance(box[0], NetrunError):
                 with contextlib.suppress(Exception):
                     box[0].close()
 

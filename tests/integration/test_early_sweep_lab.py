@@ -125,8 +125,12 @@ def test_sigkill_while_the_client_waits_for_its_port(lab: LabHandle, tmp_path: P
     inv, root = own_folders(tmp_path, lab, **deaf)
     scen = write_scenario(tmp_path, [entry("waits")], name="sigkillarmed")
     args = [scen, "-i", inv, "-q", "-o", "out", "--no-history"]
+
+    def armed_and_starting() -> bool:  # the client waits while the deaf server "starts"
+        return bool(waiting_clients(lab)) and any((root / "alpha").glob("netrun-*/*.log"))
+
     with netrun_process(args, cwd=tmp_path) as proc:
-        assert wait_for(lambda: waiting_clients(lab), 30), "the client was never armed"
+        assert wait_for(armed_and_starting, 30), "the client was never armed"
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=15)
     assert wait_for(lambda: not waiting_clients(lab), 10), "the armed client outlived netrun"
