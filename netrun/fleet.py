@@ -65,9 +65,9 @@ class Fleet:
             self._prestarts.setdefault(pre.host, pre)
         self.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
         # Each host is probed as soon as it is connected (one worker per host, forks at once).
-        early = self.req.preconnect.take if self.req.preconnect else None
+        opened = self.req.preconnect.take if self.req.preconnect else None
         result = connect_all(
-            hosts, self.req.settings, then=self._probe, then_deadline=60, early=early
+            hosts, self.req.settings, then=self._probe, then_deadline=60, early=opened
         )
         for name, err in result.failed.items():
             self._host_failed(name, err)

@@ -36,8 +36,9 @@ class Prestart:
     tag: str
     script: str
     ctx: RunContext
-    #: The test's mode, to arm its client on the client host (``arm``).
-    mode: BareMetal
+    #: The test's mode, to arm its client on the client host (``arm``); None for a
+    #: start that has no client to arm (netrun.modes.early's containers).
+    mode: BareMetal | None = None
 
     def extra(self) -> str:
         """The shell that follows the probe: a marker, then the start script."""
@@ -51,13 +52,14 @@ class Prestart:
 
     @property
     def client(self) -> str:
-        return self.mode.client.name
+        return self.mode.client.name if self.mode is not None else ""
 
     def arm(self) -> None:
         """Start the test's client on its host before that host's probe, so that its
         login overlaps the probes (netrun.endpoints.ArmedClient); the measurement fires it.
         """
-        self.ctx.armed[(self.client, self.tag)] = self.mode.arm_client(self.tag)
+        if self.mode is not None:
+            self.ctx.armed[(self.client, self.tag)] = self.mode.arm_client(self.tag)
 
 
 def plan(
