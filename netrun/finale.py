@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from netrun import owner
 from netrun.errors import NetrunError
 
 if TYPE_CHECKING:
@@ -89,9 +90,14 @@ class Finale:
         return bool(folder) and sum(f == folder for f in self.folders.values()) == 1
 
     def folder_gone(self, host: Host) -> str:
-        """Remove the host's run folder if nothing is left in it; fails if it stays."""
+        """Remove the host's run folder if nothing but its owner mark (netrun.owner) is
+        left in it; fails if it stays (the mark stays too, so a cleanup spares it)."""
         d = shlex.quote(self.workdir(host))
-        return f"rmdir {d} 2>/dev/null || [ ! -e {d} ]"
+        mark = shlex.quote(f"{self.workdir(host)}/{owner.FILE}")
+        return (
+            f'[ ! -e {d} ] || {{ [ "$(ls -A {d} 2>/dev/null)" = {owner.FILE} ] '
+            f"&& rm -f {mark} && rmdir {d}; }}"
+        )
 
     def sent(self, host: Host, worked: Callable[[], bool]) -> None:
         """Note the host's early sweep; ``worked`` (may wait for it) says if it ran."""

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from netrun import prestart
+from netrun import owner, prestart
 from netrun.cleanup import docker_command
 from netrun.errors import NetrunError
 from netrun.group import on_each
@@ -114,7 +114,10 @@ class Fleet:
         if arm is not None:
             arm.arm()
         end = self.ctx.finale  # which folder the host keeps run folders in (netrun.finale)
-        extra = "\n".join(x for x in (end and end.probe_script(host), pre and pre.extra()) if x)
+        # the run folder's owner mark first: a cleanup on this kernel spares a live run
+        mark = owner.mark_script(self.ctx.workdir(host))
+        parts = (mark, end and end.probe_script(host), pre and pre.extra())
+        extra = "\n".join(x for x in parts if x)
 
         def output(text: str) -> None:
             if end is not None:
