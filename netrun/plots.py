@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 THROUGHPUT = "throughput.png"
 INTERVALS = "intervals.png"
 DPI = 100
+#: Tests drawn at most (bars, interval panels): past this a plot says nothing a table or
+#: the matrix does not, and a 992-test mesh took minutes; the results keep every figure.
+MAX_PANELS = 48
 # Colour-blind-safe (Okabe-Ito); modes keep their colour across every plot of a run.
 COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 
@@ -62,7 +65,8 @@ def plot_throughput(doc: dict[str, Any], path: Path) -> Path:
     times; each repeat is a dot, so an outlier is seen rather than averaged away. Failed
     tests keep their slot, marked FAILED. Dashed lines are the line rates.
     """
-    rows = summary_rows(doc)
+    every = summary_rows(doc)
+    rows = every[:MAX_PANELS]  # an inch per bar: 992 of them made a 218,000-pixel PNG
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["pair"], row["protocol"]), []).append(row)
@@ -123,7 +127,8 @@ def plot_throughput(doc: dict[str, Any], path: Path) -> Path:
     ax.set_ylim(0, top * 1.15 or 1)
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_xlabel("test, grouped by client→server and protocol")
-    ax.set_title(_title(doc, "median throughput; bars: 95% CI of the mean; dots: repeats"))
+    some = f"; the first {len(rows)} of {len(every)} tests" if len(every) > len(rows) else ""
+    ax.set_title(_title(doc, f"median throughput; bars: 95% CI of the mean; dots: repeats{some}"))
     if rows:
         _legend(ax)
     else:
@@ -139,11 +144,14 @@ def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
     later repeats faint, the line rate dashed."""
     rows = summary_rows(doc)
     groups = group_samples(doc.get("tests", []))
-    names = list(groups) or ["-"]
+    everything = list(groups) or ["-"]
+    names = everything[:MAX_PANELS]
     cols = min(3, len(names))
     nrows = -(-len(names) // cols)
     fig = _figure(4.2 * cols + 1.0, 2.6 * nrows + 1.2)
-    axes = fig.subplots(nrows, cols, squeeze=False, sharey=True)
+    # One y scale set on every panel below, not sharey: matplotlib's shared axes cost
+    # O(panels²) per limit change, which kept a 992-test mesh's page busy for minutes.
+    axes = fig.subplots(nrows, cols, squeeze=False)
     rates = sorted({r["line_rate_mbps"] for r in rows if r["line_rate_mbps"]})
     colours = itertools.cycle(COLOURS)
     top = max(rates, default=0.0)
@@ -172,8 +180,11 @@ def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
             ax.set_xlabel("s since the test started")
     for k in range(len(names), nrows * cols):
         axes[k // cols][k % cols].set_visible(False)
-    axes[0][0].set_ylim(0, top * 1.1 or 1)
+    for k in range(len(names)):
+        axes[k // cols][k % cols].set_ylim(0, top * 1.1 or 1)
     lines = f"; dashed: line rate {', '.join(f'{r:g}' for r in rates)} Mbit/s" if rates else ""
+    if len(everything) > len(names):
+        lines += f"; the first {len(names)} of {len(everything)} tests (all in results.json)"
     fig.suptitle(_title(doc, "throughput per interval, as the iperf3 client reported it" + lines),
                  fontsize=10)  # fmt: skip
     fig.tight_layout()

@@ -142,3 +142,16 @@ def test_trend_shows_baseline_and_band_even_above_every_point(tmp_path: Path) ->
                         baseline=1200.0, tolerance=0.05)  # fmt: skip
     sensible(banded)
     assert banded.read_bytes() != plain.read_bytes()
+
+
+def test_a_large_mesh_draws_a_bounded_subset(tmp_path: Path) -> None:
+    """A 992-test mesh kept the HTML page busy for minutes (one bar and one shared-axis panel
+    per test); the plots now draw the first MAX_PANELS tests and say so."""
+    from netrun.plots import MAX_PANELS
+
+    doc = load(RESULTS / "baremetal-3")
+    big = {**doc, "tests": [{**doc["tests"][0], "name": f"m[{i}]"} for i in range(300)]}
+    width, height = png_size(plot_intervals(big, tmp_path / "i.png"))
+    assert height <= (2.6 * (MAX_PANELS // 3) + 1.2) * 100
+    width, height = png_size(plot_throughput(big, tmp_path / "t.png"))
+    assert width <= 2800
