@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +18,13 @@ import pytest
 
 from netrun import lab as netrun_lab
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
+
+# A suite started in the background by a non-interactive shell (`make test &`, nohup, some
+# CI runners) inherits SIGINT ignored, and so would every netrun it starts: its Ctrl-C tests
+# would then test nothing but the shell's job control. A Python handler here is reset to the
+# default on exec, so each netrun the tests start meets SIGINT as a terminal user's would.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: NETRUN_TEST_SLOT=k (0..5) gives a pytest session its own prefixes and address ranges, so
 #: two sessions (two developers, or CI beside a benchmark) can run on one machine at once.
