@@ -9,11 +9,15 @@ folder ``<host's netrun_remote_tmp>/netrun-<run id>`` can be checked here direct
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
 import os
+import pty
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -56,6 +60,33 @@ def start_netrun(args: Sequence[str | Path], *, cwd: Path) -> subprocess.Popen[s
         text=True,
         env=_env(),
     )
+
+
+def run_netrun_on_terminal(
+    args: Sequence[str | Path], *, cwd: Path, timeout: float, columns: int | None = None
+) -> tuple[int, str]:
+    """Run the CLI with a terminal (a pty) as stderr, as a user at a shell would; return its
+    exit code and everything the terminal got, redraws included."""
+    master, slave = pty.openpty()
+    if columns:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "netrun", *map(str, args)],
+        cwd=cwd, stdout=subprocess.PIPE, stderr=slave, text=True,
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.wait(timeout=timeout)
+    os.close(master)
+    return proc.returncode, seen.decode(errors="replace")
 
 
 @contextmanager

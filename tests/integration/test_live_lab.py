@@ -8,20 +8,17 @@ the counter loop must be gone from the hosts soon after; results.json must not k
 
 from __future__ import annotations
 
-import fcntl
 import os
 import pty
 import re
-import struct
 import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 
 import pytest
 from conftest import LabHandle
-from helpers import entry, load_results, run_netrun, write_scenario
+from helpers import entry, load_results, run_netrun, run_netrun_on_terminal, write_scenario
 
 pytestmark = pytest.mark.integration
 
@@ -58,26 +55,10 @@ def test_a_terminal_sees_per_second_nic_figures_while_each_test_runs(
         defaults={"duration": 4},
         name="live",
     )
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))  # 200 columns
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "netrun", scen, "-i", lab.inventory, "-o", tmp_path / "out"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=slave, text=True,
-    )  # fmt: skip
-    os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
-    proc.wait(timeout=120)
-    os.close(master)
-    text = seen.decode(errors="replace")
-    assert proc.returncode == 0, text
+    code, text = run_netrun_on_terminal(
+        [scen, "-i", lab.inventory, "-o", tmp_path / "out"], cwd=tmp_path, timeout=120, columns=200
+    )
+    assert code == 0, text
     # Every redraw or message, in the order the terminal got them.
     shown = [part for part in re.split(r"\r\x1b\[K|\n", text) if part]
     figures: dict[str, list[tuple[int, str, float]]] = {}

@@ -6,8 +6,6 @@ charlie's iperf3 points nowhere, so one test fails for a host error while anothe
 
 from __future__ import annotations
 
-import os
-import pty
 import re
 import subprocess
 import sys
@@ -15,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import LabHandle
-from helpers import entry, run_netrun, write_inventory, write_scenario
+from helpers import entry, run_netrun, run_netrun_on_terminal, write_inventory, write_scenario
 
 pytestmark = pytest.mark.integration
 
@@ -71,25 +69,10 @@ def test_a_terminal_gets_a_live_line(
 ) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     scen = write_scenario(tmp_path, [entry("tp", repeat=2)], defaults={"duration": 2}, name="live")
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "netrun", scen, "-i", lab.inventory, "-o", tmp_path / "out"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=slave, text=True,
-    )  # fmt: skip
-    os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
-    proc.wait(timeout=60)
-    os.close(master)
-    text = seen.decode(errors="replace")
-    assert proc.returncode == 0, text
+    code, text = run_netrun_on_terminal(
+        [scen, "-i", lab.inventory, "-o", tmp_path / "out"], cwd=tmp_path, timeout=60
+    )
+    assert code == 0, text
     assert "\r\x1b[K" in text, text
     assert re.search(
         r"\[\d/2 samples, \d+:\d\d elapsed, ETA \d+:\d\d\] \| tp repeat \d/2 ", text
