@@ -184,25 +184,6 @@ def overheads(
     }
 
 
-def private_tmp(inventory: Path, work: Path) -> Path:
-    """A copy of the lab's inventory whose hosts keep their run folders in a folder of the
-    benchmark's own (netrun_remote_tmp): lab hosts share this machine's /tmp, where any
-    other netrun's sweep of /tmp/netrun-* (a test of netrun cleanup) would kill the
-    benchmark's iperf3 servers by their recorded pids.
-    Each host gets a folder of its own, as each real host has its own /tmp: a run's
-    early sweep of a host (netrun.finale) then finds only that host's files."""
-    remote = work / "remote-tmp"
-    remote.mkdir(mode=0o700, exist_ok=True)
-    data = yaml.safe_load(inventory.read_text())
-    data["all"]["vars"]["netrun_remote_tmp"] = str(remote)
-    for name, host in data["all"]["hosts"].items():
-        (remote / name).mkdir(mode=0o700, exist_ok=True)
-        host["netrun_remote_tmp"] = str(remote / name)
-    out = work / "inventory-bench.yaml"
-    out.write_text(yaml.safe_dump(data, sort_keys=False))
-    return out
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
@@ -230,7 +211,7 @@ def main() -> int:
     )
     status = netrun_lab.up(cfg)
     try:
-        inv = str(private_tmp(cfg.inventory, work))
+        inv = str(cfg.inventory)  # lab hosts have their own tmp (netrun_remote_tmp)
         a, b = (h for h in status.hosts)
         pair = {"server": a.name, "client": b.name}
         figures: dict[str, Any] = {"trees": list(trees), "load": [os.getloadavg()[0]]}

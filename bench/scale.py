@@ -256,25 +256,6 @@ def render(rows: list[dict[str, Any]], big: dict[str, Any] | None, rate: str) ->
     return "\n".join(lines)
 
 
-def private_tmp(inventory: Path, work: Path) -> Path:
-    """A copy of the lab's inventory whose hosts keep their run folders in a folder of the
-    benchmark's own (netrun_remote_tmp): lab hosts share this machine's /tmp, where any
-    other netrun's sweep of /tmp/netrun-* (a test of netrun cleanup) would kill the
-    benchmark's iperf3 servers by their recorded pids.
-    Each host gets a folder of its own, as each real host has its own /tmp: a run's
-    early sweep of a host (netrun.finale) then finds only that host's files."""
-    remote = work / "remote-tmp"
-    remote.mkdir(mode=0o700, exist_ok=True)
-    data = yaml.safe_load(inventory.read_text())
-    data["all"]["vars"]["netrun_remote_tmp"] = str(remote)
-    for name, host in data["all"]["hosts"].items():
-        (remote / name).mkdir(mode=0o700, exist_ok=True)
-        host["netrun_remote_tmp"] = str(remote / name)
-    out = work / "inventory-bench.yaml"
-    out.write_text(yaml.safe_dump(data, sort_keys=False))
-    return out
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16, 32])
@@ -298,7 +279,7 @@ def main() -> int:
     )
     status = netrun_lab.up(cfg)
     rows, big = [], None
-    inv = private_tmp(cfg.inventory, work)
+    inv = cfg.inventory  # lab hosts have their own tmp (netrun_remote_tmp)
     try:
         names = [h.name for h in status.hosts]
         for n in args.sizes:
