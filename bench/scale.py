@@ -22,6 +22,7 @@ import argparse
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -290,6 +291,7 @@ def main() -> int:
             big = run_big(work, inv, names[:32])
     finally:
         netrun_lab.down(cfg.state_dir)
+        shutil.rmtree(work, ignore_errors=True)  # its run folders: keep /tmp as it was
     text = render(rows, big, args.rate)
     args.output.write_text(text)
     print(text)
