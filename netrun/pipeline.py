@@ -1,10 +1,14 @@
 """The next test's server and client, started while this test's client runs.
 
-In a sequential bare-metal run, each test began with a round trip to start its server
-(and its client's login) after the previous test ended. Now, late in each test's run,
+In a bare-metal run, each test began with a round trip to start its server (and its
+client's login) after the previous test ended (in a parallel run: after its hosts'
+tests of the previous round ended). Now, late in each test's run,
 the next test's server start script runs on its host and the next client is armed
 (netrun.endpoints.ArmedClient), as the run's first test has them ride on the probes
-(netrun.prestart): the next test only has to give its client the port. The early server
+(netrun.prestart): the next test only has to give its client the port. In a parallel
+run (netrun.rounds), a test of round k starts ahead the test of round k+1 whose server
+is one of its hosts; that test still starts when both its hosts are free, and its
+server lives until the longest test of round k could end, and its own. The early server
 is idle (it listens, and takes a free port: the running one holds its own) and lives
 long enough for both tests; it is started near the end of the running test, so its start
 does not share the host's CPU with the measurement's first seconds. Its pid file is in
@@ -35,11 +39,30 @@ LEAD_S = 0.6
 class Pipeline:
     """Which test comes next, and the background starts of the next servers."""
 
-    def __init__(self, tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> None:
-        """``tests`` in the order a sequential run runs them."""
+    def __init__(
+        self,
+        tests: Sequence[TestSpec],
+        inventory: Inventory,
+        ctx: RunContext,
+        rounds: Sequence[Sequence[TestSpec]] | None = None,
+    ) -> None:
+        """``tests`` in the order a sequential run runs them; or the ``rounds`` of a
+        parallel run whose rounds run whole (each test at once with its round's)."""
         self.inventory = inventory
         self.ctx = ctx
-        self.next = {t.name: n for t, n in itertools.pairwise(tests)}
+        #: test name -> the tests to start ahead while it runs
+        self.next: dict[str, list[TestSpec]] = {t.name: [n] for t, n in itertools.pairwise(tests)}
+        #: test name -> how long a server started ahead must wait for its test
+        self.wait_s: dict[str, float] = {}
+        if rounds is not None:
+            self.next = {}
+            for now, then in itertools.pairwise(rounds):
+                # A test of the next round starts ahead with the test its server is in now.
+                by_server = {t.server: t for t in then}
+                longest = max(t.deadline for t in now)  # its client host may end last
+                for test in now:
+                    self.next[test.name] = [by_server[h] for h in test.hosts if h in by_server]
+                    self.wait_s[test.name] = longest
         #: (server host, tag) -> the thread starting that server
         self._starting: dict[tuple[str, str], tuple[threading.Thread, threading.Event]] = {}
         self._planned: set[tuple[str, str]] = set()
@@ -48,10 +71,14 @@ class Pipeline:
     def ahead(self, test: TestSpec, repeat: int, deadline: float) -> None:
         """The client of ``test`` (repeat ``repeat``, which may run ``deadline`` s) just
         started: start the next test's server and client in the background."""
-        nxt = self.next.get(test.name)
-        if repeat != test.repeat or nxt is None or nxt.value("port"):
-            return  # a fixed port is this test's until it ends
-        pre = prestart.plan(nxt, self.inventory, self.ctx, lifetime=deadline)
+        if repeat != test.repeat:
+            return
+        for nxt in self.next.get(test.name, []):
+            if not nxt.value("port"):  # a fixed port is this test's until it ends
+                self._ahead(test, nxt, self.wait_s.get(test.name, deadline))
+
+    def _ahead(self, test: TestSpec, nxt: TestSpec, wait_s: float) -> None:
+        pre = prestart.plan(nxt, self.inventory, self.ctx, lifetime=wait_s)
         if pre is None:
             return
         delay = max(0.0, float(test.duration) - LEAD_S)

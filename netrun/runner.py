@@ -171,8 +171,9 @@ class Run(Fleet):
         ordered = tests if width == 1 else [t for r in plan(tests, width) for t in r]
         if finale.eligible(ordered):  # each host swept by its last test (netrun.finale)
             self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
-            if width == 1:  # each next test's server started during this one
-                self.ctx.pipeline = Pipeline(ordered, self.req.inventory, self.ctx)
+            # each next test's server started while the one before it runs
+            rounds = None if width == 1 else plan(tests, width)
+            self.ctx.pipeline = Pipeline(ordered, self.req.inventory, self.ctx, rounds)
         self._connect(ordered)
         self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)
         self.ctx.tests = tests  # container modes keep containers for the next test

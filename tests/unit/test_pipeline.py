@@ -18,7 +18,7 @@ def spec(name: str, repeat: int = 1, port: int | None = None) -> Any:
 def test_the_next_test_follows_in_run_order() -> None:
     a, b, c = spec("a"), spec("b"), spec("c")
     pipe = Pipeline([a, b, c], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
-    assert pipe.next == {"a": b, "b": c}
+    assert pipe.next == {"a": [b], "b": [c]}
 
 
 def test_nothing_starts_ahead_before_the_last_repeat_after_the_last_test_or_on_a_fixed_port(
@@ -52,3 +52,14 @@ def test_a_start_not_yet_begun_is_called_off_when_its_test_starts(monkeypatch: A
     started = time.monotonic()
     pipe.wait("a", "t1r1")
     assert time.monotonic() - started < 2 and armed == []
+
+
+def test_in_a_parallel_run_a_test_starts_ahead_the_next_rounds_test_its_hosts_serve() -> None:
+    ab, cd = spec("ab"), spec("cd")
+    ca, db = spec("ca"), spec("db")
+    for test, server, client in ((ab, "a", "b"), (cd, "c", "d"), (ca, "c", "a"), (db, "d", "b")):
+        test.server, test.hosts, test.deadline = server, (server, client), 41.0
+    rounds = [[ab, cd], [ca, db]]
+    pipe = Pipeline([ab, cd, ca, db], None, RunContext(run_id="abcd"), rounds)  # type: ignore[arg-type]
+    assert pipe.next == {"ab": [], "cd": [ca, db]}  # c serves ca, d serves db next
+    assert pipe.wait_s["cd"] == 41.0
