@@ -168,11 +168,11 @@ class Run(Fleet):
         width = self.req.parallel or self.req.scenario.parallel
         if width == 1:  # a sweep sets each MTU once for the tests that share it
             tests = order(tests, mode_kind)
-        ordered = tests if width == 1 else [t for r in plan(tests, width) for t in r]
+        rounds = None if width == 1 else plan(tests, width)
+        ordered = tests if rounds is None else [t for r in rounds for t in r]
         if finale.eligible(ordered):  # each host swept by its last test (netrun.finale)
             self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
             # each next test's server started while the one before it runs
-            rounds = None if width == 1 else plan(tests, width)
             self.ctx.pipeline = Pipeline(ordered, self.req.inventory, self.ctx, rounds)
         self._connect(ordered)
         self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)
