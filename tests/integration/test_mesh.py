@@ -12,21 +12,27 @@ results.json and the printed matrix.
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import LabHandle
+from conftest import LabHandle, lab_iperf3_pids
 from helpers import (
     NETRUN,
+    FaultRun,
     _env,
     check_fault,
     lab_settings,
     load_results,
     run_under_fault,
+    wait_for,
     write_yaml,
 )
+
+from netrun.lab.system import cmdline
 
 pytestmark = [pytest.mark.integration]
 
@@ -39,8 +45,6 @@ MESH = {
 
 
 def test_mesh_once_of_8_runs_28_pairs_in_7_rounds(big_lab: LabHandle, tmp_path: Path) -> None:
-    import subprocess
-
     scen = write_yaml(tmp_path / "mesh.yaml", MESH)
     args = [*NETRUN, str(scen), "-i", str(big_lab.inventory), "-o", "out", "--no-history"]
     listed = subprocess.run(
@@ -104,3 +108,64 @@ def test_an_unreachable_node_fails_only_its_own_pairs(big_lab: LabHandle, tmp_pa
     assert "m: 3 pair(s) failed (FAIL): alpha->delta, bravo->delta, charlie->delta" in out
     row = next(line for line in out.splitlines() if line.startswith("alpha "))
     assert row.split()[-1] == "FAIL"
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
+def test_stopped_while_the_next_rounds_servers_wait(
+    big_lab: LabHandle, tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    """Round 2's servers are started during round 1 (netrun.pipeline): stopped then, the
+    run (or, after SIGKILL, `netrun cleanup`) must remove them and their armed clients."""
+    scen = dict(MESH, name="stopped-ahead", defaults={"duration": 4})
+    scen["tests"] = [dict(MESH["tests"][0], hosts="all[0:3]")]
+    path = write_yaml(tmp_path / "mesh.yaml", scen)
+    before = lab_settings(big_lab)
+    out = tmp_path / "out"
+    args = [*NETRUN, str(path), "-i", str(big_lab.inventory), "-o", "out", "--no-history", "-q"]
+    proc = subprocess.Popen(
+        args, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        # Round 1 runs two servers; a third and fourth are round 2's, started ahead.
+        ahead = wait_for(lambda: len(servers(big_lab)) >= 3, timeout=30)
+        assert ahead, "no server was started ahead of its round"
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+        elapsed = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    if sig == signal.SIGKILL:
+        cleanup = subprocess.run(
+            [*NETRUN, "cleanup", "-i", str(big_lab.inventory)],
+            cwd=tmp_path,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert cleanup.returncode == 0, cleanup.stderr
+        assert not lab_iperf3_pids(big_lab), "cleanup left an iperf3 behind"
+        return
+    run = FaultRun(
+        proc=subprocess.CompletedProcess(args, proc.returncode, stdout, stderr),
+        elapsed=elapsed,
+        outdir=out,
+    )
+    doc = check_fault(
+        big_lab,
+        run,
+        fault="SIGINT with round 2's servers started ahead",
+        before=before,
+        max_seconds=15,
+        statuses={},
+        host=None,
+        exit_code=code,
+    )
+    assert doc["status"] == "interrupted"
+
+
+def servers(lab: LabHandle) -> list[int]:
+    """iperf3 servers running in the lab's namespaces."""
+    return [pid for pid in lab_iperf3_pids(lab) if "-s" in cmdline(pid)]
