@@ -9,6 +9,7 @@ is swept (the journal). A host that fails fails only its own tests.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from netrun import owner, prestart
 from netrun.cleanup import docker_command
 from netrun.errors import NetrunError
-from netrun.group import on_each
+from netrun.group import cleaning, on_each
 from netrun.modes import docker_commands
 from netrun.modes.base import RunContext, remote_tmp
 from netrun.needs import Needs, plan_needs, probe_host
@@ -125,7 +126,11 @@ class Fleet:
             if pre is not None:
                 pre.take(text)
 
-        found = probe_host(host, self.needs, self.ctx.iperf3(host), extra=extra, on_output=output)
+        # A probe that starts a server runs whole, as a start ahead does (netrun.pipeline).
+        with cleaning() if pre is not None else contextlib.nullcontext():
+            found = probe_host(
+                host, self.needs, self.ctx.iperf3(host), extra=extra, on_output=output
+            )
         self.ctx.facts[host.name] = found
         self.doc["hosts"][host.name] = dataclasses.asdict(found)
         self.needs.check(host, found)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from netrun import prestart
 from netrun.errors import NetrunError
+from netrun.group import cleaning
 
 if TYPE_CHECKING:
     from netrun.inventory import Inventory
@@ -100,7 +101,11 @@ class Pipeline:
             return
         try:
             pre.arm()
-            res = self.inventory.get(pre.host).run(pre.script, timeout=30, check=False)
+            # Never cut short by an interrupt (as cleanup is not): the script would go on
+            # on the host and could start its server after the sweep looked for it;
+            # run whole, it ends before the sweep (join_all), which then finds the server.
+            with cleaning():
+                res = self.inventory.get(pre.host).run(pre.script, timeout=30, check=False)
         except NetrunError:  # the test starts its own, which reports what is wrong
             return
         pre.take(prestart.MARK + "\n" + res.stdout)

@@ -1,7 +1,8 @@
-"""Which test's server and client a sequential run starts ahead (netrun.pipeline)."""
+"""Which test's server and client a run starts ahead (netrun.pipeline)."""
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -40,8 +41,6 @@ def test_nothing_starts_ahead_before_the_last_repeat_after_the_last_test_or_on_a
 
 def test_a_start_not_yet_begun_is_called_off_when_its_test_starts(monkeypatch: Any) -> None:
     """The test before failed early: its successor must not wait out the delay."""
-    import time
-
     armed: list[str] = []
     pre = SimpleNamespace(host="a", tag="t1r1", arm=lambda: armed.append("armed"))
     monkeypatch.setattr("netrun.prestart.plan", lambda *_a, **_k: pre)
@@ -63,3 +62,30 @@ def test_in_a_parallel_run_a_test_starts_ahead_the_next_rounds_test_its_hosts_se
     pipe = Pipeline([ab, cd, ca, db], None, RunContext(run_id="abcd"), rounds)  # type: ignore[arg-type]
     assert pipe.next == {"ab": [], "cd": [ca, db]}  # c serves ca, d serves db next
     assert pipe.wait_s["cd"] == 41.0
+
+
+def test_a_start_ahead_runs_whole_even_when_the_run_is_interrupted(monkeypatch: Any) -> None:
+    """Cut short, its script would go on on the host and could start the server after
+    the final sweep looked for it: it runs as cleanup does, never cut by an interrupt."""
+    from netrun.group import in_cleanup
+
+    seen: list[bool] = []
+
+    def run(script: str, **_kw: Any) -> Any:
+        seen.append(in_cleanup())
+        return SimpleNamespace(stdout="NETRUN_READY 1 5201 /tmp/x.log\n")
+
+    host = SimpleNamespace(run=run)
+    pre = SimpleNamespace(host="a", tag="t2r1", script="true", arm=lambda: None)
+    pre.take = lambda _text: None
+    monkeypatch.setattr("netrun.prestart.plan", lambda *_a, **_k: pre)
+    a, b = spec("a"), spec("b")
+    a.duration = 0
+    inventory = SimpleNamespace(get=lambda _name: host)
+    pipe = Pipeline([a, b], inventory=inventory, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
+    pipe.ahead(a, 1, 10)
+    deadline = time.monotonic() + 10
+    while not seen and time.monotonic() < deadline:  # no delay: it begins at once
+        time.sleep(0.01)
+    pipe.join_all()
+    assert seen == [True] and not in_cleanup()
