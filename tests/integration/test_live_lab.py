@@ -20,31 +20,39 @@ import pytest
 from conftest import LabHandle
 from helpers import entry, load_results, run_netrun, run_netrun_on_terminal, write_scenario
 
+from netrun.lab.system import netns_inode, pid_netns_inode
+
 pytestmark = pytest.mark.integration
 
 FIGURE = re.compile(r"\| (\S+) repeat 1/1 \d+:\d\d/0:04 NIC (\w+):(\S+) rx ([\d.]+) Mbit/s")
 
 
-def loops_left() -> list[str]:
-    """netrun.sampler's counter loops still running on this machine (any lab)."""
+def loops_left(lab: LabHandle) -> list[str]:
+    """netrun.sampler's counter loops still running in this lab's hosts (another test
+    session's lab may run its own at the same time)."""
+    inodes = {netns_inode(ns) for ns in lab.namespaces} - {None}
     out = subprocess.run(["pgrep", "-af", "proc/uptime"], capture_output=True, text=True)
-    return [line for line in out.stdout.splitlines() if "rx_bytes" in line]
+    return [
+        line
+        for line in out.stdout.splitlines()
+        if "rx_bytes" in line and pid_netns_inode(int(line.split()[0])) in inodes
+    ]
 
 
-def loops_end(within: float = 5) -> list[str]:
+def loops_end(lab: LabHandle, within: float = 5) -> list[str]:
     """The loops still there after ``within`` s: a closed channel ends one at its next line,
     so a run that just ended (an earlier test's) may leave one for up to a second."""
     deadline = time.monotonic() + within
-    while loops_left() and time.monotonic() < deadline:
+    while loops_left(lab) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return loops_left()
+    return loops_left(lab)
 
 
 def test_a_terminal_sees_per_second_nic_figures_while_each_test_runs(
     lab: LabHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert not loops_end()
+    assert not loops_end(lab)
     scen = write_scenario(
         tmp_path,
         [
@@ -79,7 +87,7 @@ def test_a_terminal_sees_per_second_nic_figures_while_each_test_runs(
     doc = load_results(tmp_path / "out")
     assert "NIC" not in (tmp_path / "out" / "results.json").read_text()
     assert all(t["status"] == "ok" for t in doc["tests"])
-    assert not loops_end()
+    assert not loops_end(lab)
 
 
 def test_a_killed_run_leaves_no_counter_loop(
@@ -87,7 +95,7 @@ def test_a_killed_run_leaves_no_counter_loop(
 ) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # the journal cleanup reads
     scen = write_scenario(tmp_path, [entry("long")], defaults={"duration": 20}, name="killed")
-    assert not loops_end()
+    assert not loops_end(lab)
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "netrun", scen, "-i", lab.inventory, "-o", tmp_path / "out"],
@@ -98,19 +106,19 @@ def test_a_killed_run_leaves_no_counter_loop(
     try:
         while b" NIC alpha:" not in seen and time.monotonic() < deadline:
             seen += os.read(master, 4096)
-        assert loops_left(), seen.decode(errors="replace")
+        assert loops_left(lab), seen.decode(errors="replace")
     finally:
         proc.kill()  # SIGKILL: no teardown of netrun's own runs
         proc.wait(timeout=10)
         os.close(master)
-    assert not loops_end()  # the host's sshd closes the channel; the loop ends
+    assert not loops_end(lab)  # the host's sshd closes the channel; the loop ends
     swept = run_netrun(["cleanup", "-i", lab.inventory], cwd=tmp_path)  # the iperf3 pair
     assert swept.returncode == 0, swept.stderr
 
 
 def test_off_a_terminal_and_with_q_nothing_is_sampled(lab: LabHandle, tmp_path: Path) -> None:
     scen = write_scenario(tmp_path, [entry("fwd")], defaults={"duration": 3}, name="quiet")
-    assert not loops_end()
+    assert not loops_end(lab)
     for extra in ([], ["-q"]):
         proc = subprocess.Popen(
             [sys.executable, "-m", "netrun", scen, "-i", lab.inventory, "-o",
@@ -120,7 +128,7 @@ def test_off_a_terminal_and_with_q_nothing_is_sampled(lab: LabHandle, tmp_path: 
         )  # fmt: skip
         seen_loop = False
         while proc.poll() is None:
-            seen_loop = seen_loop or bool(loops_left())
+            seen_loop = seen_loop or bool(loops_left(lab))
             time.sleep(0.2)
         _out, err = proc.communicate()
         assert proc.returncode == 0, err
