@@ -182,6 +182,8 @@ def own_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """
     old = os.environ.get("XDG_DATA_HOME")
     os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg"))
+    # where the labs' hosts keep run folders (helpers.remote_tmps), --basetemp or not
+    os.environ["NETRUN_TEST_BASETEMP"] = str(tmp_path_factory.getbasetemp())
     try:
         yield
     finally:

@@ -197,6 +197,9 @@ def remote_tmps() -> list[Path]:
     """Every folder a host of a test lab (or an inventory without netrun_remote_tmp) keeps
     run folders in; run ids are random, so a run's folders are found among all of them."""
     found = [REMOTE_TMP, *REMOTE_TMP.glob(LAB_REMOTE_TMPS)]
+    base = os.environ.get("NETRUN_TEST_BASETEMP")  # a --basetemp outside /tmp/pytest-of-*
+    if base:
+        found += Path(base).glob(LAB_REMOTE_TMPS.split("/", 2)[2])
     return list(dict.fromkeys(p.resolve() for p in found))  # pytest's labcurrent -> lab0
 
 
