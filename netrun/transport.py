@@ -263,15 +263,9 @@ class SSHTransport:
         We drive the paramiko channel ourselves rather than fabric's ``run``: invoke swallows
         Ctrl-C while a remote command runs, and netrun must stop and clean up at once.
         """
-        transport = self._transport()
-        # Before the channel opens (a round trip): an interrupt() during it stops this too.
-        generation = self._generation
-        chan = open_channel(transport, self.host.name, line, self.settings.connect_timeout, stdin)
-        with contextlib.suppress(Exception):  # a command that already ended: collect says how
-            chan.shutdown_write()
-        return collect(
-            chan, transport, self.host.name, line, timeout, lambda: self._generation != generation
-        )
+        cancelled = self._watch()  # before the channel opens: an interrupt() then stops it too
+        chan, transport = self._open(line, stdin, eof=True)
+        return collect(chan, transport, self.host.name, line, timeout, cancelled)
 
     def start(self, argv: Sequence[str] | str) -> Started:
         """Start a command and return at once, its stdin open for one line (``Started``).
@@ -287,12 +281,15 @@ class SSHTransport:
                 raise ConnectError(self.host.name, "cannot start a command fed a sudo password")
             line = prefix + "sh -c " + shlex.quote(line)
         log.debug("%s: start %s", self.host.name, line)
-        transport = self._transport()
+        cancelled = self._watch()
+        chan, transport = self._open(line, b"", eof=False)
+        return Started(chan, transport, self.host.name, line, cancelled)
+
+    def _watch(self) -> Callable[[], bool]:
+        """Polled by a command's reader: True once interrupt() stops the commands running
+        now (those started before it, not after)."""
         generation = self._generation
-        chan = open_channel(transport, self.host.name, line, self.settings.connect_timeout, b"")
-        return Started(
-            chan, transport, self.host.name, line, lambda: self._generation != generation
-        )
+        return lambda: self._generation != generation
 
     def _transport(self) -> Any:
         transport = self._conn.get_transport() if self._conn is not None else None
@@ -300,18 +297,22 @@ class SSHTransport:
             raise ConnectError(self.host.name, "not connected")
         return transport
 
+    def _open(self, line: str, stdin: bytes, *, eof: bool) -> tuple[Any, Any]:
+        """A channel running ``line`` and its connection (netrun.channel.open_channel: a
+        ConnectError that says why not); with ``eof``, its stdin ends after ``stdin``."""
+        transport = self._transport()
+        chan = open_channel(transport, self.host.name, line, self.settings.connect_timeout, stdin)
+        if eof:
+            with contextlib.suppress(Exception):  # a command that already ended: its reader
+                chan.shutdown_write()  # says how
+        return chan, transport
+
     def open_channel(self, line: str) -> Any:
         """A channel running ``line``, its output read by the caller as it comes (the live
         sampler, netrun.sampler): no privilege, no deadline, so the command ends by itself."""
         if self._stopped:  # Ctrl-C or SIGTERM: nothing new starts
             raise Cancelled(self.host.name)
-        transport = self._conn.get_transport() if self._conn is not None else None
-        if transport is None:
-            raise ConnectError(self.host.name, "not connected")
-        chan = transport.open_session(timeout=self.settings.connect_timeout)
-        chan.exec_command(line)
-        chan.shutdown_write()
-        return chan
+        return self._open(line, b"", eof=True)[0]
 
     def put(self, local: Path, remote: str, *, timeout: float) -> None:
         """Copy a file over SFTP on the same connection."""

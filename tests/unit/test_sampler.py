@@ -7,6 +7,7 @@ Fixture ``alpha-fwd-then-rev.txt`` is the loop's real output on the lab's alpha 
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import threading
 from itertools import pairwise
@@ -156,3 +157,22 @@ def test_a_stopped_connection_opens_no_channel() -> None:
     ssh.interrupt(running=False)
     with pytest.raises(Cancelled):
         ssh.open_channel("true")  # Ctrl-C: nothing new starts
+
+
+def test_a_channel_that_cannot_open_is_a_connect_error_that_says_why() -> None:
+    """The sampler's channel opens as every command's does (netrun.channel.open_channel):
+    paramiko's own error becomes a ConnectError naming the host, a dropped link says so."""
+    from netrun.errors import ConnectError
+    from netrun.sshfail import LOST
+    from netrun.transport import SSHSettings, SSHTransport
+
+    def refuse(timeout: float) -> None:
+        raise EOFError("administratively prohibited")
+
+    ssh = SSHTransport(SimpleNamespace(name="alpha"), SSHSettings())  # type: ignore[arg-type]
+    for active, said in ((True, "cannot open an SSH channel"), (False, LOST)):
+        link = SimpleNamespace(open_session=refuse, is_active=lambda active=active: active)
+        ssh._conn = SimpleNamespace(get_transport=lambda link=link: link)  # type: ignore[assignment]
+        with pytest.raises(ConnectError, match=re.escape(said)) as caught:
+            ssh.open_channel("true")
+        assert caught.value.host == "alpha"
