@@ -68,8 +68,7 @@ class Preconnect:
         if entry is None:
             return None
         done, box = entry
-        s = self.settings
-        if not done.wait(s.connect_timeout + s.banner_timeout + s.auth_timeout + 5):
+        if not done.wait(self.settings.connect_deadline):
             raise ConnectError(host.name, f"no SSH connection to {host.name} in time")
         found = box[0]
         if isinstance(found, NetrunError):
@@ -82,9 +81,8 @@ class Preconnect:
         with self._lock:
             self._closed = True
             left, self._found = self._found, {}
-        s = self.settings
         for done, box in left.values():
-            done.wait(s.connect_timeout + s.banner_timeout + s.auth_timeout + 5)
+            done.wait(self.settings.connect_deadline)
             if box and not isinstance(box[0], NetrunError):
                 with contextlib.suppress(Exception):
                     box[0].close()

@@ -90,6 +90,12 @@ class SSHSettings:
     forks: int = DEFAULT_FORKS
     known_hosts: Path = field(default_factory=lambda: Path("~/.ssh/known_hosts").expanduser())
 
+    @property
+    def connect_deadline(self) -> float:
+        """The longest one connection may take: TCP, banner and login, each with its own
+        timeout, and 5 s of slack (a bound for threads that wait on a connect)."""
+        return self.connect_timeout + self.banner_timeout + self.auth_timeout + 5
+
 
 def command_line(argv: Sequence[str] | str) -> str:
     """A list is a command: every token is quoted. A str is a script we built and quoted."""
@@ -424,8 +430,7 @@ def connect_all(
         if then is not None:
             then(host)
 
-    deadline = settings.connect_timeout + settings.banner_timeout + settings.auth_timeout + 5
-    deadline += then_deadline if then is not None else 0
+    deadline = settings.connect_deadline + (then_deadline if then is not None else 0)
     return on_each(hosts, connect, deadline=deadline, max_workers=settings.forks)
 
 

@@ -194,3 +194,10 @@ def test_forks_bound_how_many_hosts_work_at_once() -> None:
     result = in_parallel({f"h{i}": task for i in range(12)}, deadline=0.5, max_workers=3)
     assert peak == 3
     assert len(result.succeeded) == 12 and not result.failed
+
+
+def test_the_connect_deadline_bounds_every_phase_of_a_connection() -> None:
+    """One formula for how long a connect may take, used by connect_all and preconnect."""
+    settings = SSHSettings(connect_timeout=3, banner_timeout=4, auth_timeout=6)
+    assert settings.connect_deadline == 3 + 4 + 6 + 5
+    assert SSHSettings().connect_deadline == 35
