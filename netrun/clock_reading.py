@@ -9,23 +9,14 @@ so rather than quoting a midpoint estimate. Five round trips per host, once per 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from netrun import clock
+from netrun import clock, proc
 
 if TYPE_CHECKING:
     from netrun.host import Host
 
 READS = 5
-BOOT_ID = "/proc/sys/kernel/random/boot_id"
-
-
-def _local_boot_id() -> str | None:
-    try:
-        return Path(BOOT_ID).read_text().strip() or None
-    except OSError:
-        return None
 
 
 def read_host(host: Host) -> dict[str, Any]:
@@ -38,10 +29,10 @@ def read_host(host: Host) -> dict[str, Any]:
         remote = clock.parse_reading(res.stdout) if res.ok else None
         if remote is not None:
             samples.append(clock.Sample(t_send, remote, t_recv))
-    state = host.run(f"cat {BOOT_ID} 2>/dev/null; {clock.sync_command()}", timeout=15, check=False)
+    state = host.run(f"{proc.READ_BOOT_ID}; {clock.sync_command()}", timeout=15, check=False)
     lines = state.stdout.splitlines()
     boot_id = lines[0].strip() if lines else ""
-    shared = bool(boot_id) and boot_id == _local_boot_id()
+    shared = bool(boot_id) and boot_id == proc.boot_id()
     est = clock.estimate(samples, shared_clock=shared)
     out: dict[str, Any] = {
         "offset_ms": None if est.offset_s is None else round(est.offset_s * 1000, 4),

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from netrun import owner
+from netrun import owner, proc
 from netrun.errors import NetrunError
 
 if TYPE_CHECKING:
@@ -66,10 +66,7 @@ class Finale:
         """What the host's probe adds: which machine it is and which folder its run
         folders go in, to find hosts that share one (a lab's, two names of one host)."""
         parent = shlex.quote(posixpath.dirname(self.workdir(host)))
-        return (
-            f'echo {FOLDER}; echo "$(cat /proc/sys/kernel/random/boot_id 2>/dev/null) '
-            f'$(stat -c %d:%i {parent} 2>/dev/null)"'
-        )
+        return f'echo {FOLDER}; echo "$({proc.READ_BOOT_ID}) $(stat -c %d:%i {parent} 2>/dev/null)"'
 
     def note(self, host: Host, output: str) -> None:
         """Keep what ``probe_script`` printed (nothing usable: the host is not swept early)."""

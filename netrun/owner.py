@@ -14,29 +14,10 @@ from __future__ import annotations
 
 import os
 import shlex
-from pathlib import Path
+
+from netrun.proc import READ_BOOT_ID, boot_id, process_start, start_time
 
 FILE = "owner"
-_BOOT_ID = "/proc/sys/kernel/random/boot_id"
-
-
-def process_start(pid: int) -> str | None:
-    """The kernel's start time of a process (to tell a reused pid apart), or None if gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # Field 22, counted after the command name (which may hold spaces and parentheses).
-    fields = stat.rsplit(")", 1)[-1].split()
-    return fields[19] if len(fields) > 19 else None
-
-
-def boot_id() -> str:
-    """This kernel's boot id ("" where /proc does not say)."""
-    try:
-        return Path(_BOOT_ID).read_text().strip()
-    except OSError:
-        return ""
 
 
 def mark_script(workdir: str, pid: int | None = None) -> str:
@@ -52,6 +33,6 @@ def alive_test(folder_var: str = '"$d"') -> str:
     (same boot id, same pid with the same start time)."""
     return (
         f"{{ read -r ob op ost < {folder_var}/{FILE}; }} 2>/dev/null && "
-        f'[ "$ob" = "$(cat {_BOOT_ID} 2>/dev/null)" ] && [ -n "$op" ] && '
-        '[ "$(sed "s/.*) //" "/proc/$op/stat" 2>/dev/null | cut -d" " -f20)" = "$ost" ]'
+        f'[ "$ob" = "$({READ_BOOT_ID})" ] && [ -n "$op" ] && '
+        f'[ "$({start_time("$op")})" = "$ost" ]'
     )

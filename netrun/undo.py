@@ -17,6 +17,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from netrun import proc
+
 FOLDER = "undo"
 _counter = itertools.count()
 _lock = threading.Lock()
@@ -80,7 +82,7 @@ def kill_recorded(pidfile: str, grace: float = 2) -> str:
     return (
         f"set -- $(cat {f} 2>/dev/null); p=$1; st=$2; "
         '[ -n "$p" ] && [ -n "$st" ] || exit 0; '
-        '[ "$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f20)" = "$st" ] || exit 0; '
+        f'[ "$({proc.start_time()})" = "$st" ] || exit 0; '
         f'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
         # gone or a zombie (an init that does not reap keeps it) ends the wait
         f"i=0; while [ $i -lt {int(grace * 50)} ]; do "
@@ -93,4 +95,4 @@ def kill_recorded(pidfile: str, grace: float = 2) -> str:
 def save_pid(pidfile: str, pid_expr: str = "$!") -> str:
     """sh saving a started process's pid and kernel start time, for ``kill_recorded``."""
     f = shlex.quote(pidfile)
-    return f'p={pid_expr}; echo "$p $(sed "s/.*) //" /proc/$p/stat | cut -d" " -f20)" > {f}'
+    return f'p={pid_expr}; echo "$p $({proc.start_time()})" > {f}'

@@ -24,7 +24,8 @@ from helpers import (
     write_scenario,
 )
 
-from netrun.owner import FILE, boot_id
+from netrun.owner import FILE
+from netrun.proc import boot_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 

@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 from netrun.cleanup import cleanup_script
-from netrun.owner import FILE, alive_test, boot_id, mark_script, process_start
+from netrun.owner import FILE, alive_test, mark_script
+from netrun.proc import boot_id, process_start
 
 
 def sh(script: str) -> subprocess.CompletedProcess[str]:
