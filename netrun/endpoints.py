@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from netrun import proc
 from netrun.errors import CommandTimeout, HostError, NetrunError
 from netrun.finale import SWEPT, SWEPT_LINE
 from netrun.host import Host
@@ -79,11 +80,9 @@ def kill_script(pidfile: str, must_contain: str = "iperf", iface: str | None = N
     word = shlex.quote(must_contain)
     return state_script(pidfile, iface, must_contain) + (
         f'if [ -n "$p" ] && grep -q {word} "/proc/$p/cmdline" 2>/dev/null; then '
-        f'kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; i=0; '
-        # gone or a zombie (kill -0 would still succeed on one) ends the wait
-        'while [ $i -lt 50 ]; do s=$(cat "/proc/$p/stat" 2>/dev/null) || break; '
-        "s=${s##*) }; case ${s%% *} in Z|X) break ;; esac; sleep 0.02; i=$((i+1)); done; "
-        f'[ $i -lt 50 ] || kill -9 "$p" 2>/dev/null; fi; rm -f {f}; true'
+        'kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
+        + proc.wait_gone(1.0, then_kill="-9")
+        + f"fi; rm -f {f}; true"
     )
 
 

@@ -19,7 +19,6 @@ remove only what exists.
 
 from __future__ import annotations
 
-import math
 import posixpath
 import shlex
 import threading
@@ -108,14 +107,7 @@ class Finale:
         ``pidfile`` to exit, kills it if it did not, then sweeps. None: not started."""
         from netrun.endpoints import kill_script
 
-        f = shlex.quote(pidfile)
-        steps = math.ceil(lifetime / POLL_S)
-        wait = (
-            f'p=$(cat {f} 2>/dev/null); i=0; while [ -n "$p" ] && [ $i -lt {steps} ]; do '
-            # read, not cat: no process per look (a shell builtin)
-            '{ read -r s <"/proc/$p/stat"; } 2>/dev/null || break; s=${s##*) }; '
-            f"case ${{s%% *}} in Z|X) break ;; esac; sleep {POLL_S:g}; i=$((i+1)); done; "
-        )
+        wait = f"p=$(cat {shlex.quote(pidfile)} 2>/dev/null); " + proc.wait_gone(lifetime, POLL_S)
         stop = kill_script(pidfile) + (f"; rm -f {shlex.quote(logfile)}" if logfile else "")
         # Host.start runs what waits on the host's next command (earlier servers' stops)
         # first: then nothing of this run but this server is left on the host.

@@ -1,13 +1,15 @@
 """What netrun reads of a host's /proc, in Python here and in the sh it sends there.
 
 Several scripts ask the same questions of a host's kernel: which boot this is (a run's
-owner mark, the clock's shared-kernel check, the folder probe) and when a process
-started (to tell a reused pid apart). Each is written once here, so the scripts agree
-on how /proc is read.
+owner mark, the clock's shared-kernel check, the folder probe), when a process started
+(to tell a reused pid apart) and whether a process has ended (a kill that waits). Each
+is written once here, so the scripts agree on how /proc is read.
 """
 
 from __future__ import annotations
 
+import math
+import shlex
 from pathlib import Path
 
 #: The kernel's id for this boot: equal on two hosts only when they are one kernel.
@@ -39,3 +41,24 @@ def start_time(pid: str = "$p") -> str:
     """sh printing the start time of the process whose pid is in ``pid`` (a shell
     expansion, e.g. ``$p``), as ``process_start`` reads it; nothing once it is gone."""
     return f'sed "s/.*) //" "/proc/{pid}/stat" 2>/dev/null | cut -d" " -f20'
+
+
+def wait_gone(seconds: float, poll_s: float = 0.02, *, then_kill: str = "") -> str:
+    """sh that waits, at most ``seconds`` (looking every ``poll_s``), until the process
+    whose pid is in ``$p`` is gone or a zombie (kill -0 still succeeds on a zombie, whose
+    parent may never reap it); with ``then_kill`` (a signal, e.g. ``-KILL``), it sends
+    that signal if the process still runs then.
+
+    ``read``, a shell builtin, reads the state: no process is started per look. It
+    uses the shell variables ``i`` and ``s``.
+    """
+    steps = math.ceil(seconds / poll_s - 1e-9)  # 1 s at 0.02 s: 50 looks, not 51
+    script = (
+        # no pid: /proc//stat would read /proc/stat, the kernel's own, and wait it all out
+        f'i=0; while [ -n "$p" ] && [ $i -lt {steps} ]; do '
+        '{ read -r s <"/proc/$p/stat"; } 2>/dev/null || break; s=${s##*) }; '
+        f"case ${{s%% *}} in Z|X) break ;; esac; sleep {poll_s:g}; i=$((i+1)); done; "
+    )
+    if then_kill:
+        script += f'[ $i -lt {steps} ] || kill {shlex.quote(then_kill)} "$p" 2>/dev/null; '
+    return script

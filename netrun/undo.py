@@ -83,12 +83,9 @@ def kill_recorded(pidfile: str, grace: float = 2) -> str:
         f"set -- $(cat {f} 2>/dev/null); p=$1; st=$2; "
         '[ -n "$p" ] && [ -n "$st" ] || exit 0; '
         f'[ "$({proc.start_time()})" = "$st" ] || exit 0; '
-        f'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
-        # gone or a zombie (an init that does not reap keeps it) ends the wait
-        f"i=0; while [ $i -lt {int(grace * 50)} ]; do "
-        's=$(cat "/proc/$p/stat" 2>/dev/null) || break; s=${s##*) }; '
-        "case ${s%% *} in Z|X) break ;; esac; sleep 0.02; i=$((i+1)); done; "
-        'kill -KILL "$p" 2>/dev/null; true'
+        'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
+        + proc.wait_gone(grace, then_kill="-KILL")
+        + "true"
     )
 
 
