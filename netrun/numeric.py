@@ -1,4 +1,5 @@
-"""Numbers read from outside (tool output, saved results, YAML) made safe to compute with.
+"""Numbers read from outside (tool output, saved results, YAML) made safe to compute with,
+and numbers shown short.
 
 JSON and YAML hand over Python ints of any size, NaN, infinities and negative zero. A
 400-digit integer makes ``float()`` and ``math.isnan()`` raise OverflowError deep inside a
@@ -41,3 +42,16 @@ def whole(value: Any, *, limit: float = LIMIT) -> int | None:
     """``value`` as an int (truncated, as iperf3's own counters are whole), or None."""
     number = finite(value, limit=limit)
     return None if number is None else int(number)
+
+
+def digits(value: float) -> int:
+    """Decimals for about three significant figures (938, 52.4, 1.63)."""
+    return 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
+
+
+def short(value: float | None, places: int | None = None) -> str:
+    """About three significant figures (or ``places`` decimals), "-" for None: the
+    table's stats columns and the live line must stay narrow."""
+    if value is None:
+        return "-"
+    return f"{value:.{digits(value) if places is None else places}f}"

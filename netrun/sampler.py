@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from netrun.numeric import short
+
 log = logging.getLogger("netrun.sampler")
 
 #: Seconds the counter loop runs beyond the test's own time (setup, the client's start).
@@ -93,9 +95,8 @@ def rate_bps(before: Reading, after: Reading, side: str) -> float | None:
 
 
 def mbps(bps: float) -> str:
-    """About three significant figures: 938, 52.4, 1.63."""
-    value = bps / 1e6
-    return f"{value:.{0 if value >= 100 else 1 if value >= 10 else 2}f}"
+    """Mbit/s to about three significant figures, as the table's stats: 938, 52.4, 1.63."""
+    return short(bps / 1e6)
 
 
 def describe(target: Target, now_bps: float, mean_bps: float | None) -> str:

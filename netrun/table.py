@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from netrun import baseline, flags, metric_table, mtuplan, relay_latency, stats
+from netrun import baseline, flags, metric_table, mtuplan, numeric, relay_latency, stats
 
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
 REGRESSED = frozenset({"regressed", "regression"})
@@ -64,17 +64,6 @@ def _median(values: Iterable[float | int | None]) -> float | None:
 
 def _fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
-
-
-def _digits(value: float) -> int:
-    return 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
-
-
-def _short(value: float | None, digits: int | None = None) -> str:
-    """About three significant figures: the stats columns must stay narrow."""
-    if value is None:
-        return "-"
-    return f"{value:.{_digits(value) if digits is None else digits}f}"
 
 
 def _mbps(value: float | None) -> float | None:
@@ -264,13 +253,13 @@ def drop(headers: list[str], rows: list[list[str]], column: str) -> None:
 def _stats_cells(row: dict[str, Any]) -> list[str]:
     if row["mean_mbps"] is None:
         return ["-", "-", "-"]
-    mean_sd = _short(row["mean_mbps"])
+    mean_sd = numeric.short(row["mean_mbps"])
     if row["stdev_mbps"] is not None:
-        mean_sd += "±" + _short(row["stdev_mbps"], _digits(row["mean_mbps"]))
+        mean_sd += "±" + numeric.short(row["stdev_mbps"], numeric.digits(row["mean_mbps"]))
     ci = "-"
     if row["ci_low_mbps"] is not None:
-        ci = f"{_short(row['ci_low_mbps'])}-{_short(row['ci_high_mbps'])}"
-    return [mean_sd, f"{_short(row['min_mbps'])}-{_short(row['max_mbps'])}", ci]
+        ci = f"{numeric.short(row['ci_low_mbps'])}-{numeric.short(row['ci_high_mbps'])}"
+    return [mean_sd, f"{numeric.short(row['min_mbps'])}-{numeric.short(row['max_mbps'])}", ci]
 
 
 def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list[str]:

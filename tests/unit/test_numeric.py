@@ -108,3 +108,14 @@ def test_scenario_numbers(tmp_path: Path) -> None:
     assert "omit" not in text  # -0.0 is 0
     assert parse_overrides(["omit=-0.0"]) == {"omit": 0.0}
     assert str(parse_overrides(["omit=-0.0"])["omit"]) == "0.0"
+
+
+def test_short_shows_about_three_significant_figures() -> None:
+    """One rule for the table's stats columns and the live line (netrun.sampler.mbps)."""
+    from netrun import numeric, sampler
+
+    assert [numeric.short(v) for v in (938.4, 52.44, 1.634, -52.44, None)] == [
+        "938", "52.4", "1.63", "-52.4", "-",
+    ]  # fmt: skip
+    assert numeric.short(3.14159, numeric.digits(52.4)) == "3.1"
+    assert sampler.mbps(938.4e6) == numeric.short(938.4) == "938"
