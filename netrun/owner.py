@@ -20,19 +20,19 @@ from netrun.proc import READ_BOOT_ID, boot_id, process_start, start_time
 FILE = "owner"
 
 
-def mark_script(workdir: str, pid: int | None = None) -> str:
-    """sh that writes the owner file into ``workdir`` (this process by default)."""
-    pid = os.getpid() if pid is None else pid
+def mark_script(workdir: str) -> str:
+    """sh that writes the owner file (this process) into ``workdir``."""
+    pid = os.getpid()
     line = f"{boot_id() or '-'} {pid} {process_start(pid) or '-'}"
     q = shlex.quote
     return f"mkdir -p {q(workdir)} && echo {q(line)} > {q(workdir + '/' + FILE)}"
 
 
-def alive_test(folder_var: str = '"$d"') -> str:
-    """sh condition, true when the folder's owner is a live process on this very kernel
-    (same boot id, same pid with the same start time)."""
+def alive_test() -> str:
+    """sh condition, true when the owner of the folder in ``$d`` is a live process on this
+    very kernel (same boot id, same pid with the same start time)."""
     return (
-        f"{{ read -r ob op ost < {folder_var}/{FILE}; }} 2>/dev/null && "
+        f'{{ read -r ob op ost < "$d"/{FILE}; }} 2>/dev/null && '
         f'[ "$ob" = "$({READ_BOOT_ID})" ] && [ -n "$op" ] && '
         f'[ "$({start_time("$op")})" = "$ost" ]'
     )

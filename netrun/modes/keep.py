@@ -94,12 +94,6 @@ def next_test(ctx: RunContext, test: TestSpec) -> TestSpec | None:
     return None
 
 
-def is_last_on_hosts(ctx: RunContext, test: TestSpec) -> bool:
-    """No later test of the run touches ``test``'s hosts: its leftovers can wait for the
-    run's final sweep (one round trip per host, which every run makes anyway)."""
-    return bool(ctx.tests) and next_test(ctx, test) is None
-
-
 def shared_bound(ctx: RunContext, test: TestSpec) -> float:
     """Seconds the containers of ``test`` may be needed: every test that could share
     them, one after another (a generous bound: it only matters if the controller dies)."""

@@ -51,7 +51,7 @@ def test_the_next_test_on_the_hosts_and_the_shared_time_bound(tmp_path: Path) ->
     assert keep.next_test(ctx, first) is second
     ctx.finished.add(first.name)
     assert keep.next_test(ctx, second) is last  # "other" touches neither host
-    assert keep.next_test(ctx, last) is None and keep.is_last_on_hosts(ctx, last)
+    assert keep.next_test(ctx, last) is None
     assert keep.shared_bound(ctx, first) == first.deadline + second.deadline
     assert keep.shared_bound(RunContext("1a2b"), first) == first.deadline
 
