@@ -66,7 +66,8 @@ class Pipeline:
                     self.wait_s[test.name] = longest
         #: (server host, tag) -> the thread starting that server
         self._starting: dict[tuple[str, str], tuple[threading.Thread, threading.Event]] = {}
-        self._planned: set[tuple[str, str]] = set()
+        #: names of the tests whose start was planned (once each)
+        self._planned: set[str] = set()
         self._lock = threading.Lock()
 
     def ahead(self, test: TestSpec, repeat: int, deadline: float) -> None:
@@ -79,6 +80,10 @@ class Pipeline:
                 self._ahead(test, nxt, self.wait_s.get(test.name, deadline))
 
     def _ahead(self, test: TestSpec, nxt: TestSpec, wait_s: float) -> None:
+        with self._lock:  # before any plan work: a busy-port retry of this test
+            if nxt.name in self._planned:
+                return
+            self._planned.add(nxt.name)
         pre = prestart.plan(nxt, self.inventory, self.ctx, lifetime=wait_s)
         if pre is None:
             return
@@ -88,9 +93,6 @@ class Pipeline:
             target=self._start, args=(pre, delay, cancel), daemon=True, name="pipeline"
         )
         with self._lock:
-            if (pre.host, pre.tag) in self._planned:  # a busy-port retry of this test
-                return
-            self._planned.add((pre.host, pre.tag))
             self._starting[(pre.host, pre.tag)] = (thread, cancel)
         thread.start()
 

@@ -89,3 +89,17 @@ def test_a_start_ahead_runs_whole_even_when_the_run_is_interrupted(monkeypatch: 
         time.sleep(0.01)
     pipe.join_all()
     assert seen == [True] and not in_cleanup()
+
+
+def test_a_retry_of_the_running_test_plans_nothing_again(monkeypatch: Any) -> None:
+    """A busy-port retry calls ``ahead`` again: the duplicate is found before any plan
+    work (a mode object, the server's script), not after it."""
+    planned: list[str] = []
+    monkeypatch.setattr(
+        "netrun.prestart.plan", lambda test, *_a, **_k: planned.append(test.name) or None
+    )
+    a, b = spec("a"), spec("b")
+    pipe = Pipeline([a, b], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
+    pipe.ahead(a, 1, 10)
+    pipe.ahead(a, 1, 10)
+    assert planned == ["b"]
