@@ -11,12 +11,11 @@ run. Nothing is started on a host and nothing is changed there.
 from __future__ import annotations
 
 import shlex
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from netrun import clock
+from netrun import clock, clock_reading
 from netrun.errors import NetrunError
 from netrun.group import on_each
 from netrun.host import Host
@@ -208,15 +207,7 @@ def _check_nic(host: Host, facts: Any, out: HostCheck) -> None:
 
 
 def _check_clock(host: Host, out: HostCheck) -> None:
-    samples = []
-    for _ in range(CLOCK_READS):
-        sent = time.time()
-        res = host.run(clock.read_command(), timeout=15, check=False)
-        received = time.time()
-        remote = clock.parse_reading(res.stdout) if res.ok else None
-        if remote is not None:
-            samples.append(clock.Sample(sent, remote, received))
-    est = clock.estimate(samples)
+    est = clock.estimate(clock_reading.samples(host, CLOCK_READS))
     if est.offset_s is None:
         out.found.append(f"clock offset unavailable ({est.reason or 'no reading'})")
         return

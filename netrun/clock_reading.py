@@ -19,21 +19,28 @@ if TYPE_CHECKING:
 READS = 5
 
 
-def read_host(host: Host) -> dict[str, Any]:
-    """``details.clock[host]``: offset, uncertainty, shared clock, chrony/timesyncd state."""
-    samples = []
-    for _ in range(READS):
+def samples(host: Host, reads: int = READS) -> list[clock.Sample]:
+    """Up to ``reads`` readings of the host's clock, each between the controller's time
+    sent and received (a failed or unreadable one is left out)."""
+    found = []
+    for _ in range(reads):
         t_send = time.time()
         res = host.run(clock.read_command(), timeout=15, check=False)
         t_recv = time.time()
         remote = clock.parse_reading(res.stdout) if res.ok else None
         if remote is not None:
-            samples.append(clock.Sample(t_send, remote, t_recv))
+            found.append(clock.Sample(t_send, remote, t_recv))
+    return found
+
+
+def read_host(host: Host) -> dict[str, Any]:
+    """``details.clock[host]``: offset, uncertainty, shared clock, chrony/timesyncd state."""
+    readings = samples(host)
     state = host.run(f"{proc.READ_BOOT_ID}; {clock.sync_command()}", timeout=15, check=False)
     lines = state.stdout.splitlines()
     boot_id = lines[0].strip() if lines else ""
     shared = bool(boot_id) and boot_id == proc.boot_id()
-    est = clock.estimate(samples, shared_clock=shared)
+    est = clock.estimate(readings, shared_clock=shared)
     out: dict[str, Any] = {
         "offset_ms": None if est.offset_s is None else round(est.offset_s * 1000, 4),
         "uncertainty_ms": None if est.uncertainty_s is None else round(est.uncertainty_s * 1000, 4),

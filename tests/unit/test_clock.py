@@ -99,3 +99,19 @@ def test_chrony_and_timesyncd_state() -> None:
     assert state["timesyncd"] == {"server": "192.0.2.5", "offset_s": pytest.approx(-0.001234)}
     assert clock.parse_sync("") == {}
     assert "chronyc" in clock.sync_command() and "show-timesync" in clock.sync_command()
+
+
+def test_readings_of_this_machine_fall_between_sent_and_received() -> None:
+    """clock_reading.samples, shared by the run (read_host) and ``netrun check``, on a
+    real local host; this kernel's boot id makes read_host call its clock shared."""
+    from netrun import clock_reading
+    from netrun.host import Host
+    from netrun.local import LocalTransport
+
+    host = Host("me", {"ansible_connection": "local"})
+    host.transport = LocalTransport(host)
+    found = clock_reading.samples(host, 2)
+    assert len(found) == 2
+    assert all(s.t_send - 0.01 <= s.remote <= s.t_recv + 0.01 for s in found)
+    reading = clock_reading.read_host(host)
+    assert reading["shared_clock"] is True and reading["offset_ms"] == 0
