@@ -19,8 +19,8 @@ from netrun import proc
 from netrun.errors import CommandTimeout, HostError, NetrunError
 from netrun.finale import SWEPT, SWEPT_LINE
 from netrun.host import Host
+from netrun.hostcommand import CommandResult
 from netrun.tools import iperf3, iperf3_server
-from netrun.transport import CommandResult
 
 if TYPE_CHECKING:
     from netrun.channel import Started

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from netrun.channel import Started
-    from netrun.transport import CommandResult, Transport
+    from netrun.hostcommand import CommandResult
+    from netrun.transport import Transport
 
 
 def _first(values: Mapping[str, Any], *keys: str) -> Any:
@@ -148,7 +149,7 @@ class Host:
             pending, self._deferred = self._deferred, []
         if not pending:
             return argv, pending
-        from netrun.transport import command_line
+        from netrun.hostcommand import command_line
 
         return "{ " + "\n".join(pending) + "\n} >/dev/null 2>&1; " + command_line(argv), pending
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -19,13 +18,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from netrun.errors import BecomeError, Cancelled, CommandError, CommandTimeout, ConnectError
+from netrun.errors import Cancelled, CommandTimeout, ConnectError
 from netrun.group import in_cleanup
-from netrun.sshfail import sudo_refusal
+from netrun.hostcommand import CommandResult, checked, privileged
 
 if TYPE_CHECKING:
     from netrun.host import Host
-    from netrun.transport import CommandResult
 
 
 class LocalTransport:
@@ -44,28 +42,14 @@ class LocalTransport:
     def run(
         self, argv: Sequence[str] | str, *, timeout: float, sudo: bool = False, check: bool = True
     ) -> CommandResult:
-        from netrun.transport import CommandResult, become_prefix, command_line
-
         if self._stopped and not in_cleanup():
             raise Cancelled(self.host.name)
-        line = command_line(argv)
-        stdin = b""
-        if sudo or self.host.become:
-            prefix, feed = become_prefix(self.host)
-            if feed:
-                line = f"exec </dev/null; {line}"
-                stdin = f"{self.host.become_password}\n".encode()
-            line = prefix + "sh -c " + shlex.quote(line)
+        line, stdin = privileged(self.host, argv, sudo)
         started = time.monotonic()
         exited, out, err = self._exec(line, timeout, stdin)
         result = CommandResult(self.host.name, line, exited, out, err, time.monotonic() - started)
-        if (sudo or self.host.become) and not result.ok:
-            refused = sudo_refusal(exited, err, os.environ.get("USER", "root"))
-            if refused:
-                raise BecomeError(self.host.name, refused)
-        if check and not result.ok:
-            raise CommandError(self.host.name, line, exited, out, err)
-        return result
+        user = os.environ.get("USER", "root")
+        return checked(result, self.host, sudo=sudo, check=check, user=user)
 
     def _exec(self, line: str, timeout: float, stdin: bytes) -> tuple[int, str, str]:
         generation = self._generation

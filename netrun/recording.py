@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from netrun.errors import CommandError
-from netrun.transport import CommandResult, command_line
+from netrun.hostcommand import CommandResult, command_line
 
 
 @dataclass

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import shlex
 import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -22,9 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from netrun.channel import Started, collect, open_channel
 from netrun.errors import (
     AuthError,
-    BecomeError,
     Cancelled,
-    CommandError,
     ConnectError,
     HostKeyError,
 )
@@ -32,8 +29,10 @@ from netrun.group import DEFAULT_FORKS, in_cleanup, on_each
 from netrun.group import GroupResult as GroupResult
 from netrun.group import cleaning as cleaning
 from netrun.group import in_parallel as in_parallel
+from netrun.hostcommand import CommandResult as CommandResult
+from netrun.hostcommand import checked, privileged
 from netrun.hostkeys import TrustOnFirstUse, known_hosts_name
-from netrun.sshfail import handshake_failure, socket_reason, sudo_refusal
+from netrun.sshfail import handshake_failure, socket_reason
 
 if TYPE_CHECKING:
     from paramiko import SSHClient
@@ -41,22 +40,6 @@ if TYPE_CHECKING:
     from netrun.host import Host
 
 log = logging.getLogger("netrun.transport")
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """What one remote command did (after invoke's Result: command, exited, stdout, stderr)."""
-
-    host: str
-    command: str
-    exited: int
-    stdout: str
-    stderr: str
-    seconds: float
-
-    @property
-    def ok(self) -> bool:
-        return self.exited == 0
 
 
 class Transport(Protocol):
@@ -95,24 +78,6 @@ class SSHSettings:
         """The longest one connection may take: TCP, banner and login, each with its own
         timeout, and 5 s of slack (a bound for threads that wait on a connect)."""
         return self.connect_timeout + self.banner_timeout + self.auth_timeout + 5
-
-
-def command_line(argv: Sequence[str] | str) -> str:
-    """A list is a command: every token is quoted. A str is a script we built and quoted."""
-    return argv if isinstance(argv, str) else shlex.join(argv)
-
-
-def become_prefix(host: Host) -> tuple[str, bool]:
-    """The privilege prefix for a host, and whether the password goes to stdin."""
-    if host.become_method != "sudo":
-        raise ConnectError(
-            host.name,
-            f"ansible_become_method '{host.become_method}' is not supported; use sudo",
-        )
-    user = shlex.quote(host.become_user)
-    if host.become_password:
-        return f"sudo -S -p '' -H -u {user} -- ", True
-    return f"sudo -n -H -u {user} -- ", False
 
 
 class SSHTransport:
@@ -239,15 +204,7 @@ class SSHTransport:
         """Run one command with a deadline; raise CommandError when ``check`` and it failed."""
         if self._stopped and not in_cleanup():  # e.g. a long docker pull after Ctrl-C
             raise Cancelled(self.host.name)
-        line = command_line(argv)
-        stdin = b""
-        if sudo or self.host.become:
-            prefix, feed = become_prefix(self.host)
-            if feed:  # sudo reads no password when it needs none (root, NOPASSWD): the
-                # line would stay on stdin for the command to read (and print); give it none.
-                line = f"exec </dev/null; {line}"
-                stdin = f"{self.host.become_password}\n".encode()
-            line = prefix + "sh -c " + shlex.quote(line)
+        line, stdin = privileged(self.host, argv, sudo)
         started = time.monotonic()
         log.debug("%s: run %s", self.host.name, line)
         exited, stdout, stderr = self._exec(line, timeout, stdin)
@@ -255,13 +212,8 @@ class SSHTransport:
             self.host.name, line, exited, stdout, stderr, time.monotonic() - started
         )
         log.debug("%s: exit %s in %.3fs", self.host.name, exited, result.seconds)
-        if (sudo or self.host.become) and not result.ok:
-            refused = sudo_refusal(exited, stderr, self.host.user or _local_user())
-            if refused:  # the command never ran: even check=False callers must not read it
-                raise BecomeError(self.host.name, refused)
-        if check and not result.ok:
-            raise CommandError(self.host.name, line, result.exited, result.stdout, result.stderr)
-        return result
+        user = self.host.user or _local_user()
+        return checked(result, self.host, sudo=sudo, check=check, user=user)
 
     def _exec(self, line: str, timeout: float, stdin: bytes) -> tuple[int, str, str]:
         """Exec on a fresh channel of the one connection, reading until exit or the deadline.
@@ -280,12 +232,9 @@ class SSHTransport:
         caller runs the command whole. An interrupt() after this stops its wait."""
         if self._stopped and not in_cleanup():
             raise Cancelled(self.host.name)
-        line = command_line(argv)
-        if self.host.become:
-            prefix, feed = become_prefix(self.host)
-            if feed:
-                raise ConnectError(self.host.name, "cannot start a command fed a sudo password")
-            line = prefix + "sh -c " + shlex.quote(line)
+        line, stdin = privileged(self.host, argv)
+        if stdin:
+            raise ConnectError(self.host.name, "cannot start a command fed a sudo password")
         log.debug("%s: start %s", self.host.name, line)
         cancelled = self._watch()
         chan, transport = self._open(line, b"", eof=False)

@@ -8,7 +8,8 @@ import errno
 import pytest
 from paramiko.ssh_exception import NoValidConnectionsError
 
-from netrun.transport import SSHSettings, handshake_failure, socket_reason, sudo_refusal
+from netrun.sshfail import handshake_failure, socket_reason, sudo_refusal
+from netrun.transport import SSHSettings
 
 SETTINGS = SSHSettings(connect_timeout=2, banner_timeout=2, auth_timeout=2)
 WHERE = "10.201.1.10:2222"

@@ -155,3 +155,25 @@ def test_deferred_cleanup_waits_for_a_command_that_really_runs(tmp_path: Path) -
     with cleaning():
         host.run(["true"], timeout=5)
     assert mark.exists()
+
+
+def test_both_transports_wrap_and_judge_a_privileged_command_alike() -> None:
+    """netrun.hostcommand: the line under sudo, the password on stdin only (never in the
+    line), and sudo's refusal told apart from the command's own failure."""
+    from netrun.errors import BecomeError, CommandError
+    from netrun.hostcommand import CommandResult, checked, privileged
+
+    host = Host("b", {"ansible_become": True, "ansible_become_password": "s3cret"})
+    line, stdin = privileged(host, ["id", "-u"])
+    assert line == "sudo -S -p '' -H -u root -- sh -c 'exec </dev/null; id -u'"
+    assert stdin == b"s3cret\n"
+    plain = Host("p", {})
+    assert privileged(plain, ["id", "-u"]) == ("id -u", b"")
+    assert privileged(plain, "id -u", sudo=True)[0] == "sudo -n -H -u root -- sh -c 'id -u'"
+    refused = CommandResult("b", line, 1, "", "sudo: a password is required\n", 0.1)
+    with pytest.raises(BecomeError, match="allow NOPASSWD sudo for alice"):
+        checked(refused, host, sudo=False, check=False, user="alice")
+    failed = CommandResult("p", "false", 1, "", "", 0.1)
+    assert checked(failed, plain, sudo=False, check=False, user="alice") is failed
+    with pytest.raises(CommandError):
+        checked(failed, plain, sudo=False, check=True, user="alice")
