@@ -1,9 +1,11 @@
-"""What netrun reads of a host's /proc, in Python here and in the sh it sends there.
+"""A host's kernel and processes as netrun's scripts see them (mostly through /proc), in
+Python here and in the sh it sends there.
 
-Several scripts ask the same questions of a host's kernel: which boot this is (a run's
-owner mark, the clock's shared-kernel check, the folder probe), when a process started
-(to tell a reused pid apart) and whether a process has ended (a kill that waits). Each
-is written once here, so the scripts agree on how /proc is read.
+Several scripts ask the same questions of a host: which boot this is (a run's owner
+mark, the clock's shared-kernel check, the folder probe), when a process started (to
+tell a reused pid apart), whether a process has ended (a kill that waits) and whether
+one it started is ready yet (a server's start). Each is written once here, so the
+scripts agree on how they ask.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ def start_time(pid: str = "$p") -> str:
     return f'sed "s/.*) //" "/proc/{pid}/stat" 2>/dev/null | cut -d" " -f20'
 
 
+def polls(seconds: float, poll_s: float) -> int:
+    """How many looks, ``poll_s`` apart, fill ``seconds`` (1 s at 0.02 s: 50, not 51)."""
+    return math.ceil(seconds / poll_s - 1e-9)
+
+
 def wait_gone(seconds: float, poll_s: float = 0.02, *, then_kill: str = "") -> str:
     """sh that waits, at most ``seconds`` (looking every ``poll_s``), until the process
     whose pid is in ``$p`` is gone or a zombie (kill -0 still succeeds on a zombie, whose
@@ -52,7 +59,7 @@ def wait_gone(seconds: float, poll_s: float = 0.02, *, then_kill: str = "") -> s
     ``read``, a shell builtin, reads the state: no process is started per look. It
     uses the shell variables ``i`` and ``s``.
     """
-    steps = math.ceil(seconds / poll_s - 1e-9)  # 1 s at 0.02 s: 50 looks, not 51
+    steps = polls(seconds, poll_s)
     script = (
         # no pid: /proc//stat would read /proc/stat, the kernel's own, and wait it all out
         f'i=0; while [ -n "$p" ] && [ $i -lt {steps} ]; do '
@@ -62,3 +69,14 @@ def wait_gone(seconds: float, poll_s: float = 0.02, *, then_kill: str = "") -> s
     if then_kill:
         script += f'[ $i -lt {steps} ] || kill {shlex.quote(then_kill)} "$p" 2>/dev/null; '
     return script
+
+
+def until_ready(pidfile: str, ready: str, seconds: float, poll_s: float = 0.05) -> str:
+    """sh that runs ``ready`` every ``poll_s``, at most ``seconds``, until it leaves the
+    loop (its ``break`` or ``exit``, once the process is ready), and stops looking at
+    once when the process whose pid begins ``pidfile`` (netrun.undo.save_pid) is gone."""
+    return (
+        f"i=0; while [ $i -lt {polls(seconds, poll_s)} ]; do {ready}; "
+        f'kill -0 "$(cut -d" " -f1 {shlex.quote(pidfile)})" 2>/dev/null || break; '
+        f"sleep {poll_s:g}; i=$((i+1)); done; "
+    )

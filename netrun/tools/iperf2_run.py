@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from netrun import undo
+from netrun import proc, undo
 from netrun.errors import HostError
 from netrun.tools import iperf2
 
@@ -76,11 +76,9 @@ def start_server(mode: Mode, host: Host, address: str, port: int, tag: str) -> S
         f"{bounded} > {q(out)} 2>&1 < /dev/null & {undo.save_pid(pidfile)}"
     )
     mode.change(host, start, undo.kill_recorded(pidfile), what=f"stop iperf2 server :{port}")
-    wait = (
-        f"i=0; while [ $i -lt {int(START_WAIT * 20)} ]; do "
-        f"grep -q 'Server listening' {q(out)} 2>/dev/null && echo NETRUN_READY && exit 0; "
-        f'kill -0 "$(cut -d" " -f1 {q(pidfile)})" 2>/dev/null || break; sleep 0.05; '
-        f"i=$((i+1)); done; echo NETRUN_NOT_READY; tail -c 2000 {q(out)}"
+    listening = f"grep -q 'Server listening' {q(out)} 2>/dev/null && echo NETRUN_READY && exit 0"
+    wait = proc.until_ready(pidfile, listening, START_WAIT) + (
+        f"echo NETRUN_NOT_READY; tail -c 2000 {q(out)}"
     )
     res = host.run(wait, timeout=START_WAIT + 15, check=False)
     if "NETRUN_READY" not in res.stdout:

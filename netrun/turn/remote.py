@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from netrun import turn, undo
+from netrun import proc, turn, undo
 from netrun.errors import HostError
 from netrun.turn import relay
 
@@ -102,13 +102,13 @@ def start_relay(mode: Mode, host: Host, *, port: int, peers: list[str], password
         pidfile
     )
     mode.change(host, start, undo.kill_recorded(pidfile), what=f"stop turnserver :{port}")
-    wait = (
-        f"i=0; while [ $i -lt {int(RELAY_WAIT * 20)} ]; do "
+    listening = (
         f"ss -Hlnu 'sport = :{port}' | grep -q . && ss -Hlnt 'sport = :{port}' | grep -q . "
-        "&& echo NETRUN_READY && exit 0; "
-        f'kill -0 "$(cut -d" " -f1 {q(pidfile)})" 2>/dev/null || break; '
-        "sleep 0.05; i=$((i+1)); done; echo NETRUN_NOT_READY; "
-        f"tail -c 1500 {q(folder + '/stdout')} {q(logfile)} 2>/dev/null"
+        "&& echo NETRUN_READY && exit 0"
+    )
+    wait = (
+        proc.until_ready(pidfile, listening, RELAY_WAIT)
+        + f"echo NETRUN_NOT_READY; tail -c 1500 {q(folder + '/stdout')} {q(logfile)} 2>/dev/null"
     )
     res = host.run(wait, timeout=RELAY_WAIT + 15, check=False)
     if "NETRUN_READY" not in res.stdout:
@@ -158,11 +158,10 @@ def start_tunnel(mode: Mode, host: Host, argv: list[str], tag: str) -> Tunnel:
     q = shlex.quote
     start = f"{shlex.join(argv)} > {q(out)} 2> {q(err)} < /dev/null & {undo.save_pid(pidfile)}"
     mode.change(host, start, undo.kill_recorded(pidfile), what="stop the TURN tunnel")
+    relayed = f"grep -q '^relayed ' {q(out)} 2>/dev/null && break"
     wait = (
-        f"i=0; while [ $i -lt {int(TUNNEL_WAIT * 20)} ]; do "
-        f"grep -q '^relayed ' {q(out)} 2>/dev/null && break; "
-        f'kill -0 "$(cut -d" " -f1 {q(pidfile)})" 2>/dev/null || break; '
-        f"sleep 0.05; i=$((i+1)); done; cat {q(out)}; echo NETRUN_ERR; tail -c 1000 {q(err)}"
+        proc.until_ready(pidfile, relayed, TUNNEL_WAIT)
+        + f"cat {q(out)}; echo NETRUN_ERR; tail -c 1000 {q(err)}"
     )
     res = host.run(wait, timeout=TUNNEL_WAIT + 15, check=False)
     stdout, _, stderr = res.stdout.partition("NETRUN_ERR")
@@ -187,11 +186,10 @@ def start_turncat(
     q = shlex.quote
     start = f"sh {q(script)} > {q(out)} 2> {q(err)} < /dev/null & {undo.save_pid(pidfile)}"
     mode.change(host, start, undo.kill_recorded(pidfile), what="stop turncat")
+    bound = f"ss -Hlnu 'sport = :{int(port)}' | grep -q . && echo NETRUN_READY && exit 0"
     wait = (
-        f"i=0; while [ $i -lt {int(TUNNEL_WAIT * 20)} ]; do "
-        f"ss -Hlnu 'sport = :{int(port)}' | grep -q . && echo NETRUN_READY && exit 0; "
-        f'kill -0 "$(cut -d" " -f1 {q(pidfile)})" 2>/dev/null || break; '
-        f"sleep 0.05; i=$((i+1)); done; echo NETRUN_ERR; tail -c 1000 {q(err)} {q(out)}"
+        proc.until_ready(pidfile, bound, TUNNEL_WAIT)
+        + f"echo NETRUN_ERR; tail -c 1000 {q(err)} {q(out)}"
     )
     res = host.run(wait, timeout=TUNNEL_WAIT + 15, check=False)
     if "NETRUN_READY" not in res.stdout:

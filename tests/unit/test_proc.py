@@ -130,3 +130,26 @@ def test_the_start_time_and_boot_id_read_as_python_reads_them() -> None:
     assert sh(f"p=4194304; {proc.start_time()}").stdout == ""
     assert sh(proc.READ_BOOT_ID).stdout.strip() == proc.boot_id() != ""
     assert proc.process_start(4194304) is None
+
+
+def test_until_ready_ends_when_ready_when_the_process_is_gone_or_at_its_bound(
+    tmp_path: Path,
+) -> None:
+    """The start wait of iperf2's server, coturn, the TURN tunnel and turncat."""
+    flag, pidfile = tmp_path / "ready", tmp_path / "p"
+    ready = f"[ -e {flag} ] && echo READY && exit 0"
+    child = subprocess.Popen(["/bin/sh", "-c", f"sleep 0.3; touch {flag}; exec sleep 30"])
+    try:
+        pidfile.write_text(f"{child.pid} 1\n")  # as undo.save_pid writes it: pid, start
+        took, out = timed(proc.until_ready(str(pidfile), ready, 10) + "echo NOT_READY")
+        assert out == "READY\n" and 0.2 < took < 5
+        flag.unlink()
+        took, out = timed(proc.until_ready(str(pidfile), ready, 0.3) + "echo NOT_READY")
+        assert out == "NOT_READY\n" and 0.25 < took < 5
+    finally:
+        child.kill()
+        child.wait()
+    pidfile.write_text("4194304 1\n")  # above pid_max: gone
+    took, out = timed(proc.until_ready(str(pidfile), ready, 10) + "echo NOT_READY")
+    assert out == "NOT_READY\n" and took < 1
+    assert "-lt 300 ]" in proc.until_ready("p", "true", 15.0)  # 15 s at 0.05 s
