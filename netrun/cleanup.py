@@ -14,7 +14,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from netrun import owner, undo
+from netrun import owner, proc, undo
 from netrun.host import Host
 
 #: What new_run_id makes (use fullmatch: ``$`` would let a trailing newline through).
@@ -59,7 +59,7 @@ def cleanup_script(
         )
         + undo.sweep_script('"$d"')
         + 'for f in "$d"/*.pid; do [ -e "$f" ] || continue; p=$(cat "$f" 2>/dev/null); '
-        'if [ -n "$p" ] && grep -q iperf "/proc/$p/cmdline" 2>/dev/null; then '
+        f"if {proc.runs('iperf')}; then "
         'kill -9 "$p" 2>/dev/null && echo "killed iperf pid $p"; fi; done; '
         'rm -rf "$d" && echo "removed $d"; done; '
     )

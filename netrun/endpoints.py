@@ -57,10 +57,9 @@ def state_script(pidfile: str, iface: str | None = None, must_contain: str = "ip
     ``pidfile`` when it is still what we started, and ``NETRUN_LINK <operstate>`` of ``iface``.
     """
     f = shlex.quote(pidfile)
-    word = shlex.quote(must_contain)
     script = (
         f"p=$(cat {f} 2>/dev/null); "
-        f'if [ -n "$p" ] && grep -q {word} "/proc/$p/cmdline" 2>/dev/null; then '
+        f"if {proc.runs(must_contain)}; then "
         's=$(cat "/proc/$p/stat" 2>/dev/null); s=${s##*) }; echo "NETRUN_STATE ${s%% *}"; '
         "else echo NETRUN_STATE gone; fi; "
     )
@@ -77,9 +76,8 @@ def kill_script(pidfile: str, must_contain: str = "iperf", iface: str | None = N
     still lives after a second gets SIGKILL. The state is printed first (``state_script``).
     """
     f = shlex.quote(pidfile)
-    word = shlex.quote(must_contain)
     return state_script(pidfile, iface, must_contain) + (
-        f'if [ -n "$p" ] && grep -q {word} "/proc/$p/cmdline" 2>/dev/null; then '
+        f"if {proc.runs(must_contain)}; then "
         'kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
         + proc.wait_gone(1.0, then_kill="-9")
         + f"fi; rm -f {f}; true"

@@ -45,6 +45,12 @@ def start_time(pid: str = "$p") -> str:
     return f'sed "s/.*) //" "/proc/{pid}/stat" 2>/dev/null | cut -d" " -f20'
 
 
+def runs(word: str) -> str:
+    """sh condition: the process whose pid is in ``$p`` still runs a command line holding
+    ``word`` (it is still what netrun started, not a process that reused its pid)."""
+    return f'[ -n "$p" ] && grep -q {shlex.quote(word)} "/proc/$p/cmdline" 2>/dev/null'
+
+
 def polls(seconds: float, poll_s: float) -> int:
     """How many looks, ``poll_s`` apart, fill ``seconds`` (1 s at 0.02 s: 50, not 51)."""
     return math.ceil(seconds / poll_s - 1e-9)
