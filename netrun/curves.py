@@ -14,11 +14,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from netrun.errors import NetrunError
+from netrun import png
 from netrun.table import summary_rows
 
 SWEEPS = "sweeps.png"
-DPI = 100
 COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000"]
 _NAME = re.compile(r"^(?P<base>.+)\[(?P<swept>[^\[\]]+)\]$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)\s*$")
@@ -68,16 +67,11 @@ def _options(doc: dict[str, Any], name: str) -> dict[str, Any]:
 
 def plot_sweeps(doc: dict[str, Any], path: Path) -> Path:
     """One plot per sweep, side by side, into ``path`` (PNG)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
     found = sweeps(doc)
     count = max(1, len(found))
     cols = min(3, count)
     rows = -(-count // cols)
-    fig = Figure(figsize=(max(7.0, 4.6 * cols), 3.4 * rows + 0.8), dpi=DPI)
+    fig = png.figure(max(7.0, 4.6 * cols), 3.4 * rows + 0.8)
     axes = fig.subplots(rows, cols, squeeze=False)
     for k, ((base, key), curves) in enumerate(found.items()):
         ax = axes[k // cols][k % cols]
@@ -113,11 +107,7 @@ def plot_sweeps(doc: dict[str, Any], path: Path) -> Path:
     fig.suptitle(f"{doc.get('scenario')}, run {doc.get('run_id', '-')}: sweeps (x: failed)",
                  fontsize=10)  # fmt: skip
     fig.tight_layout()
-    try:
-        fig.savefig(path, format="png", dpi=DPI)
-    except OSError as exc:
-        raise NetrunError(f"{path}: cannot write the plot ({exc.strerror or exc})") from None
-    return path
+    return png.save(fig, path)
 
 
 def _cycle(items: list[str]) -> Iterable[str]:

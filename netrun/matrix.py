@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netrun.errors import NetrunError
+from netrun import png
 from netrun.metrics import Metric, finite, parse_tolerance
 
 DEFAULT_TOLERANCE = ("relative", 0.05)
@@ -209,14 +209,8 @@ def _findings(grid: Grid) -> list[str]:
 
 def plot(grid: Grid, path: Path) -> Path:
     """A heatmap PNG of one matrix; failed pairs are hatched gaps, unpaired cells blank."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display, no pyplot state (as netrun.plots)
-    from matplotlib.figure import Figure
-
     n_cols, n_rows = len(grid.cols), len(grid.rows)
-    size = (min(3.0 + 0.55 * n_cols, 28.0), min(2.0 + 0.45 * n_rows, 28.0))
-    fig = Figure(figsize=size, dpi=100)
+    fig = png.figure(min(3.0 + 0.55 * n_cols, 28.0), min(2.0 + 0.45 * n_rows, 28.0))
     ax = fig.add_subplot(1, 1, 1)
     nan = float("nan")
     data = [
@@ -244,11 +238,7 @@ def plot(grid: Grid, path: Path) -> Path:
     ax.set_ylabel("client")
     ax.set_title(grid.title, fontsize=9)
     fig.tight_layout()
-    try:
-        fig.savefig(path, format="png")
-    except OSError as exc:
-        raise NetrunError(f"{path}: cannot write the plot ({exc.strerror or exc})") from None
-    return path
+    return png.save(fig, path)
 
 
 def _gap(x: int, y: int) -> Any:

@@ -43,7 +43,8 @@ def plot_mtu(doc: dict[str, Any], outdir: Path) -> list[Path]:
     """mtu.png in ``outdir`` when the run swept the MTU; [] otherwise."""
     if not sweeps_mtu(doc):
         return []
-    from netrun.plots import COLOURS, _figure, _legend, _save, _title
+    from netrun import png
+    from netrun.plots import COLOURS, _figure, _legend, _title
 
     fig = _figure(9.0)
     ax = fig.add_subplot()
@@ -61,4 +62,4 @@ def plot_mtu(doc: dict[str, Any], outdir: Path) -> list[Path]:
     ax.grid(alpha=0.3)
     _legend(ax)
     fig.tight_layout()
-    return [_save(fig, outdir / MTU_PLOT)]
+    return [png.save(fig, outdir / MTU_PLOT)]

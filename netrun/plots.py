@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from netrun import curves
+from netrun import curves, png
 from netrun.errors import NetrunError
 from netrun.table import group_samples, summary_rows
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 THROUGHPUT = "throughput.png"
 INTERVALS = "intervals.png"
-DPI = 100
 #: Tests drawn at most (bars, interval panels): past this a plot says nothing a table or
 #: the matrix does not, and a 992-test mesh took minutes; the results keep every figure.
 MAX_PANELS = 48
@@ -34,20 +33,7 @@ TrendPoint = tuple[str, float | None, float | None, float | None]
 
 
 def _figure(width_in: float, height_in: float = 5.0) -> Figure:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(min(max(width_in, 7.0), 28.0), height_in), dpi=DPI)
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    try:
-        fig.savefig(path, format="png", dpi=DPI)
-    except OSError as exc:
-        raise NetrunError(f"{path}: cannot write the plot ({exc.strerror or exc})") from None
-    return path
+    return png.figure(min(max(width_in, 7.0), 28.0), height_in)
 
 
 def _mode_colours(modes: Sequence[str]) -> dict[str, str]:
@@ -135,7 +121,7 @@ def plot_throughput(doc: dict[str, Any], path: Path) -> Path:
         _empty(ax, "no tests in this run")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    return _save(fig, path)
+    return png.save(fig, path)
 
 
 def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
@@ -188,7 +174,7 @@ def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
     fig.suptitle(_title(doc, "throughput per interval, as the iperf3 client reported it" + lines),
                  fontsize=10)  # fmt: skip
     fig.tight_layout()
-    return _save(fig, path)
+    return png.save(fig, path)
 
 
 def plot_trend(
@@ -251,7 +237,7 @@ def plot_trend(
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    return _save(fig, path)
+    return png.save(fig, path)
 
 
 def plot_all(doc: dict[str, Any], outdir: Path) -> list[Path]:

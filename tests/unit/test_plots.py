@@ -95,6 +95,10 @@ def test_unwritable_folder_is_a_netrun_error(tmp_path: Path) -> None:
         plot_all(load(RESULTS / "baremetal-3"), blocker / "plots")
     with pytest.raises(NetrunError, match="cannot write the plot"):
         plot_throughput(load(RESULTS / "baremetal-3"), tmp_path / "missing" / "t.png")
+    from netrun import png  # the one save of every plot (sweeps, matrix, MTU too)
+
+    with pytest.raises(NetrunError, match=r"m\.png: cannot write the plot"):
+        png.save(png.figure(2, 2), tmp_path / "missing" / "m.png")
 
 
 def swept(doc: dict[str, Any], key: str, values: list[Any]) -> dict[str, Any]:
