@@ -22,12 +22,7 @@ def cmd_check(ns: argparse.Namespace) -> int:
     from netrun.inventory import load_inventory
     from netrun.transport import SSHSettings
 
-    settings = SSHSettings(
-        connect_timeout=ns.connect_timeout,
-        banner_timeout=ns.connect_timeout,
-        auth_timeout=ns.connect_timeout,
-        accept_new_host_keys=ns.accept_new_host_keys,
-    )
+    settings = SSHSettings.timed(ns.connect_timeout, accept_new_host_keys=ns.accept_new_host_keys)
     if ns.scenario is not None:
         from netrun.job import JobInputs, prepare
 

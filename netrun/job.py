@@ -106,10 +106,8 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
         outdir = inputs.output or default_dir(scenario.name)
     if inputs.forks is not None and not 1 <= inputs.forks <= MAX_FORKS:
         raise InputError(f"--forks must be 1..{MAX_FORKS}, got {inputs.forks}")
-    settings = SSHSettings(
-        connect_timeout=inputs.connect_timeout,
-        banner_timeout=inputs.connect_timeout,
-        auth_timeout=inputs.connect_timeout,
+    settings = SSHSettings.timed(
+        inputs.connect_timeout,
         accept_new_host_keys=inputs.accept_new_host_keys,
         forks=inputs.forks or scenario.forks or DEFAULT_FORKS,
     )

@@ -73,6 +73,20 @@ class SSHSettings:
     forks: int = DEFAULT_FORKS
     known_hosts: Path = field(default_factory=lambda: Path("~/.ssh/known_hosts").expanduser())
 
+    @classmethod
+    def timed(
+        cls, seconds: float, *, accept_new_host_keys: bool = False, forks: int = DEFAULT_FORKS
+    ) -> SSHSettings:
+        """Settings whose TCP connect, banner and login each get ``seconds``, as
+        ``--connect-timeout`` asks."""
+        return cls(
+            connect_timeout=seconds,
+            banner_timeout=seconds,
+            auth_timeout=seconds,
+            accept_new_host_keys=accept_new_host_keys,
+            forks=forks,
+        )
+
     @property
     def connect_deadline(self) -> float:
         """The longest one connection may take: TCP, banner and login, each with its own

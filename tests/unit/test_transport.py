@@ -202,3 +202,11 @@ def test_the_connect_deadline_bounds_every_phase_of_a_connection() -> None:
     settings = SSHSettings(connect_timeout=3, banner_timeout=4, auth_timeout=6)
     assert settings.connect_deadline == 3 + 4 + 6 + 5
     assert SSHSettings().connect_deadline == 35
+
+
+def test_one_connect_timeout_bounds_every_phase() -> None:
+    """--connect-timeout for netrun and netrun check: TCP, banner and login alike."""
+    settings = SSHSettings.timed(4, accept_new_host_keys=True, forks=7)
+    assert (settings.connect_timeout, settings.banner_timeout, settings.auth_timeout) == (4, 4, 4)
+    assert settings.accept_new_host_keys and settings.forks == 7
+    assert settings.connect_deadline == 17
