@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from netrun.errors import AuthError, ConnectError, HostKeyError
+from netrun.hostkeys import known_hosts_name
+
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from netrun.host import Host
     from netrun.transport import SSHSettings
 
 #: What a command on a dropped connection fails with (the message after the host name).
@@ -49,6 +55,50 @@ def handshake_failure(text: str, server_version: str, where: str, s: SSHSettings
     return (
         f"{where} ({server_version}) did not finish the SSH handshake within "
         f"{s.connect_timeout:g}s; is sshd overloaded?"
+    )
+
+
+def connect_failure(
+    exc: Exception, host: Host, user: str, known: Path, version: str, s: SSHSettings
+) -> ConnectError:
+    """The one-line error for a connect that raised ``exc`` (paramiko's or the socket's):
+    a host key unknown or changed, a refused login, a stalled handshake, no answer, no
+    route. ``known`` is the known_hosts file, ``version`` the server's banner if any."""
+    import paramiko
+
+    where = f"{host.address}:{host.port}"
+    if isinstance(exc, paramiko.BadHostKeyException):
+        return HostKeyError(
+            host.name,
+            f"host key for {where} has CHANGED (possible man-in-the-middle); if the host "
+            f"was reinstalled, remove the old key with: ssh-keygen -f {known} -R "
+            f"{known_hosts_name(host)}",
+        )
+    if isinstance(exc, paramiko.SSHException):
+        text = str(exc)
+        if "not found in known_hosts" in text:
+            return HostKeyError(
+                host.name,
+                f"host key for {where} is not in {known}; add it (ssh-keyscan -p "
+                f"{host.port} {host.address} >> {known}) or run with --accept-new-host-keys",
+            )
+        if isinstance(exc, paramiko.AuthenticationException):
+            return AuthError(
+                host.name,
+                f"SSH login as {user} to {where} was refused ({text}); check "
+                "ansible_user and the key or password",
+            )
+        stalled = handshake_failure(text, version, where, s)
+        return ConnectError(host.name, stalled or f"SSH to {where} failed: {text}")
+    if isinstance(exc, TimeoutError):
+        return ConnectError(
+            host.name,
+            f"no answer from {where} within {s.connect_timeout:g}s; check ansible_host "
+            "and that the host is up",
+        )
+    reason = socket_reason(exc) if isinstance(exc, OSError) else str(exc)
+    return ConnectError(
+        host.name, f"cannot reach {where}: {reason}; check ansible_host/ansible_port"
     )
 
 

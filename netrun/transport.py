@@ -20,10 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.channel import Started, collect, open_channel
 from netrun.errors import (
-    AuthError,
     Cancelled,
     ConnectError,
-    HostKeyError,
 )
 from netrun.group import DEFAULT_FORKS, in_cleanup, on_each
 from netrun.group import GroupResult as GroupResult
@@ -31,8 +29,8 @@ from netrun.group import cleaning as cleaning
 from netrun.group import in_parallel as in_parallel
 from netrun.hostcommand import CommandResult as CommandResult
 from netrun.hostcommand import checked, privileged
-from netrun.hostkeys import TrustOnFirstUse, known_hosts_name
-from netrun.sshfail import handshake_failure, socket_reason
+from netrun.hostkeys import TrustOnFirstUse
+from netrun.sshfail import connect_failure
 
 if TYPE_CHECKING:
     from paramiko import SSHClient
@@ -143,7 +141,6 @@ class SSHTransport:
             client.set_missing_host_key_policy(TrustOnFirstUse(known))
         else:
             client.set_missing_host_key_policy(paramiko.RejectPolicy())
-        where = f"{host.address}:{host.port}"
         opened = False
         try:
             client.connect(
@@ -154,44 +151,9 @@ class SSHTransport:
                 **kwargs,  # type: ignore[arg-type]
             )
             opened = True
-        except paramiko.BadHostKeyException:
-            raise HostKeyError(
-                host.name,
-                f"host key for {where} has CHANGED (possible man-in-the-middle); if the host "
-                f"was reinstalled, remove the old key with: ssh-keygen -f {known} -R "
-                f"{known_hosts_name(host)}",
-            ) from None
-        except paramiko.SSHException as exc:
-            text = str(exc)
-            if "not found in known_hosts" in text:
-                raise HostKeyError(
-                    host.name,
-                    f"host key for {where} is not in {known}; add it (ssh-keyscan -p "
-                    f"{host.port} {host.address} >> {known}) or run with --accept-new-host-keys",
-                ) from None
-            if isinstance(exc, paramiko.AuthenticationException):
-                raise AuthError(
-                    host.name,
-                    f"SSH login as {user} to {where} was refused ({text}); check "
-                    "ansible_user and the key or password",
-                ) from None
+        except (paramiko.SSHException, OSError) as exc:  # TimeoutError is an OSError
             version = getattr(client.get_transport(), "remote_version", "")
-            stalled = handshake_failure(text, version, where, s)
-            if stalled:
-                raise ConnectError(host.name, stalled) from None
-            raise ConnectError(host.name, f"SSH to {where} failed: {text}") from None
-        except TimeoutError:
-            raise ConnectError(
-                host.name,
-                f"no answer from {where} within {s.connect_timeout:g}s; check ansible_host "
-                "and that the host is up",
-            ) from None
-        except OSError as exc:
-            reason = socket_reason(exc)
-            raise ConnectError(
-                host.name,
-                f"cannot reach {where}: {reason}; check ansible_host/ansible_port",
-            ) from None
+            raise connect_failure(exc, host, user, known, version, s) from None
         finally:
             if not opened:  # stop paramiko's reader thread on a half-open connection
                 with contextlib.suppress(Exception):

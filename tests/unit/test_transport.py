@@ -4,6 +4,8 @@ whether sudo itself refused a command (sudo's own messages, as sudo 1.9 prints t
 from __future__ import annotations
 
 import errno
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from paramiko.ssh_exception import NoValidConnectionsError
@@ -210,3 +212,38 @@ def test_one_connect_timeout_bounds_every_phase() -> None:
     assert (settings.connect_timeout, settings.banner_timeout, settings.auth_timeout) == (4, 4, 4)
     assert settings.accept_new_host_keys and settings.forks == 7
     assert settings.connect_deadline == 17
+
+
+def test_each_connect_failure_is_one_line_that_says_what_to_do(tmp_path: Path) -> None:
+    """sshfail.connect_failure, on the exceptions paramiko and the socket really raise."""
+    import paramiko
+
+    from netrun.errors import AuthError, ConnectError, HostKeyError
+    from netrun.host import Host
+    from netrun.sshfail import connect_failure
+
+    host = Host("alpha", {"ansible_host": "10.0.0.9", "ansible_port": 2222})
+    known = tmp_path / "known_hosts"
+    key = SimpleNamespace(get_base64=lambda: "AAAA", get_name=lambda: "ssh-ed25519")
+
+    def said(exc: Exception, version: str = "") -> ConnectError:
+        return connect_failure(exc, host, "bob", known, version, SETTINGS)
+
+    changed = said(paramiko.BadHostKeyException("10.0.0.9", key, key))
+    assert isinstance(changed, HostKeyError) and "CHANGED" in str(changed)
+    assert f"ssh-keygen -f {known} -R [10.0.0.9]:2222" in str(changed)
+    unknown = said(paramiko.SSHException("Server '[10.0.0.9]:2222' not found in known_hosts"))
+    assert isinstance(unknown, HostKeyError) and "--accept-new-host-keys" in str(unknown)
+    refused = said(paramiko.AuthenticationException("Authentication failed."))
+    assert isinstance(refused, AuthError) and "SSH login as bob" in str(refused)
+    silent = said(paramiko.SSHException("Error reading SSH protocol banner"))
+    assert "sent no SSH banner within 2s" in str(silent)
+    slow = said(paramiko.SSHException("No existing session"), "SSH-2.0-OpenSSH_9.2")
+    assert "did not finish the SSH handshake" in str(slow)
+    other = said(paramiko.SSHException("Incompatible ssh peer"))
+    assert str(other) == "alpha: SSH to 10.0.0.9:2222 failed: Incompatible ssh peer"
+    assert "no answer from 10.0.0.9:2222 within 2s" in str(said(TimeoutError()))
+    down = said(ConnectionRefusedError(111, "Connection refused"))
+    assert str(down) == (
+        "alpha: cannot reach 10.0.0.9:2222: Connection refused; check ansible_host/ansible_port"
+    )
