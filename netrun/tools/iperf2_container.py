@@ -60,10 +60,4 @@ def measure(mode: DockerMode, port: int) -> tuple[iperf2.Iperf2Result, str]:
         if mode.ctx.stopping.wait(0.1):
             raise Cancelled(mode.server.name)
         text = "\n".join(_log(mode)[before:])
-    raw = f"{text}\n--- client on {mode.client.name} ---\n{client.stdout}{client.stderr}"
-    try:
-        result = iperf2_run.parse_run(text, client, duration)
-    except iperf2.Iperf2Error as exc:
-        where = mode.client.name if exc.kind in ("refused", "no-ack") else mode.server.name
-        raise iperf2.Iperf2Error(exc.kind, f"{where}: {exc.message}", raw) from None
-    return result, raw
+    return iperf2_run.result_of(mode, text, client, duration)

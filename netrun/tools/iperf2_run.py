@@ -151,6 +151,21 @@ def parse_run(server_text: str, client: CommandResult, duration: float) -> iperf
         ) from None
 
 
+def result_of(
+    mode: Mode, server_text: str, client: CommandResult, duration: float
+) -> tuple[iperf2.Iperf2Result, str]:
+    """A run's result and its raw proof (the server's report, then the client's output),
+    on hosts or in containers; a run that failed names the host whose side did (the
+    client's when it never reached the server)."""
+    raw = f"{server_text}\n--- client on {mode.client.name} ---\n{client.stdout}{client.stderr}"
+    try:
+        result = parse_run(server_text, client, duration)
+    except iperf2.Iperf2Error as exc:
+        where = mode.client.name if exc.kind in ("refused", "no-ack") else mode.server.name
+        raise iperf2.Iperf2Error(exc.kind, f"{where}: {exc.message}", raw) from None
+    return result, raw
+
+
 def metrics_of(result: iperf2.Iperf2Result) -> tuple[dict[str, float | None], dict[str, Any]]:
     """The declared metrics and the details results.json keeps beside them."""
     values = {name: result.metrics.get(name) for name in iperf2.METRIC_NAMES}

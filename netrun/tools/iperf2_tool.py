@@ -67,13 +67,7 @@ def leg(mode: Mode, tag: str) -> Run:
         srv = iperf2_run.start_server(mode, mode.server, mode.server.data_ip, server_port, tag)
         client = iperf2_run.run_client(mode, mode.client, target, port, tag)
         text = iperf2_run.stop_server(srv, float(mode.test.duration))
-        raw = f"{text}\n--- client on {mode.client.name} ---\n{client.stdout}{client.stderr}"
-        try:
-            result = iperf2_run.parse_run(text, client, float(mode.test.duration))
-        except iperf2.Iperf2Error as exc:
-            where = mode.client.name if exc.kind in ("refused", "no-ack") else mode.server.name
-            raise iperf2.Iperf2Error(exc.kind, f"{where}: {exc.message}", raw) from None
-        return result, raw
+        return iperf2_run.result_of(mode, text, client, float(mode.test.duration))
 
     return run
 

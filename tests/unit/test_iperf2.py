@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -211,3 +212,23 @@ def test_a_clock_ahead_gives_nan_and_negative_figures_which_are_refused(name: st
     assert "-nan bits/sec" in str(err.value)
     if "tripwarn" in name:
         assert "ignored --trip-times" in str(err.value)
+
+
+def test_a_runs_result_keeps_both_sides_and_a_failure_names_its_host() -> None:
+    """iperf2_run.result_of, shared by iperf2 on hosts and in containers."""
+    from types import SimpleNamespace
+
+    from netrun.hostcommand import CommandResult
+    from netrun.tools import iperf2_run
+
+    mode: Any = SimpleNamespace(
+        client=SimpleNamespace(name="bravo"), server=SimpleNamespace(name="alpha")
+    )
+    sent = CommandResult("bravo", "iperf", 0, load("2.1.8-normal.client"), "", 3.0)
+    result, raw = iperf2_run.result_of(mode, load("2.1.8-normal.server"), sent, 3)
+    assert result.metrics["total"] == 3003
+    assert raw.startswith(load("2.1.8-normal.server")) and "--- client on bravo ---" in raw
+    refused = CommandResult("bravo", "iperf", 1, load("2.1.8-refused.client"), "", 0.1)
+    with pytest.raises(iperf2.Iperf2Error, match=r"^bravo: ") as err:
+        iperf2_run.result_of(mode, "", refused, 3)
+    assert err.value.kind == "refused" and "--- client on bravo ---" in err.value.output
