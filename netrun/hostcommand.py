@@ -9,11 +9,12 @@ and sudo's own refusal told apart from the command's failure (netrun.sshfail).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from netrun.errors import BecomeError, CommandError, ConnectError
+from netrun.errors import BecomeError, Cancelled, CommandError, ConnectError
+from netrun.group import in_cleanup
 from netrun.sshfail import sudo_refusal
 
 if TYPE_CHECKING:
@@ -82,3 +83,37 @@ def checked(
     if check and not result.ok:
         raise CommandError(host.name, result.command, result.exited, result.stdout, result.stderr)
     return result
+
+
+class Interruptible:
+    """What an interrupt does to a transport's commands (each transport inherits it)."""
+
+    #: Bumped by interrupt(): commands running then stop, unless they are cleanup.
+    _generation = 0
+    #: Set by interrupt(): a command that is not cleanup does not start any more.
+    _stopped = False
+
+    def interrupt(self, running: bool = True) -> None:
+        """Start no new command but cleanup; with ``running``, also stop the commands
+        running now (another thread's) so their tests can tear down.
+
+        Used when a run is interrupted: the main thread gets the signal, the workers'
+        commands would otherwise run to their deadlines. A command stopped mid-way may
+        still finish on the host (a ``docker run``), which is why a sequential run only
+        refuses new commands and lets running steps end before its teardown.
+        """
+        if running:
+            self._generation += 1
+        self._stopped = True
+
+    def _may_start(self, host: str) -> None:
+        """Cancelled once interrupted, unless the command is cleanup (e.g. a long docker
+        pull after Ctrl-C does not start)."""
+        if self._stopped and not in_cleanup():
+            raise Cancelled(host)
+
+    def _watch(self) -> Callable[[], bool]:
+        """Polled by a running command: True once interrupt() stops the commands running
+        now (those started before it, not after)."""
+        generation = self._generation
+        return lambda: self._generation != generation

@@ -20,19 +20,17 @@ from typing import TYPE_CHECKING
 
 from netrun.errors import Cancelled, CommandTimeout, ConnectError
 from netrun.group import in_cleanup
-from netrun.hostcommand import CommandResult, checked, privileged
+from netrun.hostcommand import CommandResult, Interruptible, checked, privileged
 
 if TYPE_CHECKING:
     from netrun.host import Host
 
 
-class LocalTransport:
+class LocalTransport(Interruptible):
     """Runs a host's commands with ``sh -c`` on this machine."""
 
     def __init__(self, host: Host) -> None:
         self.host = host
-        self._generation = 0
-        self._stopped = False
 
     def connect(self) -> None:
         """Nothing to open; fails only when there is no sh to run commands with."""
@@ -42,8 +40,7 @@ class LocalTransport:
     def run(
         self, argv: Sequence[str] | str, *, timeout: float, sudo: bool = False, check: bool = True
     ) -> CommandResult:
-        if self._stopped and not in_cleanup():
-            raise Cancelled(self.host.name)
+        self._may_start(self.host.name)
         line, stdin = privileged(self.host, argv, sudo)
         started = time.monotonic()
         exited, out, err = self._exec(line, timeout, stdin)
@@ -52,7 +49,7 @@ class LocalTransport:
         return checked(result, self.host, sudo=sudo, check=check, user=user)
 
     def _exec(self, line: str, timeout: float, stdin: bytes) -> tuple[int, str, str]:
-        generation = self._generation
+        cancelled = self._watch()
         proc = subprocess.Popen(
             ["sh", "-c", line],
             stdin=subprocess.PIPE,
@@ -68,7 +65,7 @@ class LocalTransport:
                     break
                 except subprocess.TimeoutExpired:
                     stdin = b""  # already written
-                if self._generation != generation and not in_cleanup():
+                if cancelled() and not in_cleanup():
                     raise Cancelled(self.host.name)
                 if time.monotonic() > deadline:
                     raise CommandTimeout(self.host.name, line, timeout, "")
@@ -86,11 +83,6 @@ class LocalTransport:
             raise ConnectError(
                 self.host.name, f"copy of {local} to {remote} failed: {exc}"
             ) from None
-
-    def interrupt(self, running: bool = True) -> None:
-        if running:
-            self._generation += 1
-        self._stopped = True
 
     def alive(self) -> bool:
         return True

@@ -23,12 +23,12 @@ from netrun.errors import (
     Cancelled,
     ConnectError,
 )
-from netrun.group import DEFAULT_FORKS, in_cleanup, on_each
+from netrun.group import DEFAULT_FORKS, on_each
 from netrun.group import GroupResult as GroupResult
 from netrun.group import cleaning as cleaning
 from netrun.group import in_parallel as in_parallel
 from netrun.hostcommand import CommandResult as CommandResult
-from netrun.hostcommand import checked, privileged
+from netrun.hostcommand import Interruptible, checked, privileged
 from netrun.hostkeys import TrustOnFirstUse
 from netrun.sshfail import connect_failure
 
@@ -92,17 +92,13 @@ class SSHSettings:
         return self.connect_timeout + self.banner_timeout + self.auth_timeout + 5
 
 
-class SSHTransport:
+class SSHTransport(Interruptible):
     """One host's SSH connection; thread-safe enough for one command at a time per thread."""
 
     def __init__(self, host: Host, settings: SSHSettings) -> None:
         self.host = host
         self.settings = settings
         self._conn: SSHClient | None = None
-        #: Bumped by interrupt(): commands running then stop, unless they are cleanup.
-        self._generation = 0
-        #: Set by interrupt(): a command that is not cleanup does not start any more.
-        self._stopped = False
 
     # -- connecting -----------------------------------------------------------------------
     def connect(self) -> None:
@@ -178,8 +174,7 @@ class SSHTransport:
         check: bool = True,
     ) -> CommandResult:
         """Run one command with a deadline; raise CommandError when ``check`` and it failed."""
-        if self._stopped and not in_cleanup():  # e.g. a long docker pull after Ctrl-C
-            raise Cancelled(self.host.name)
+        self._may_start(self.host.name)
         line, stdin = privileged(self.host, argv, sudo)
         started = time.monotonic()
         log.debug("%s: run %s", self.host.name, line)
@@ -206,8 +201,7 @@ class SSHTransport:
 
         Not with a become password (sudo reads it from stdin): ConnectError, and the
         caller runs the command whole. An interrupt() after this stops its wait."""
-        if self._stopped and not in_cleanup():
-            raise Cancelled(self.host.name)
+        self._may_start(self.host.name)
         line, stdin = privileged(self.host, argv)
         if stdin:
             raise ConnectError(self.host.name, "cannot start a command fed a sudo password")
@@ -215,12 +209,6 @@ class SSHTransport:
         cancelled = self._watch()
         chan, transport = self._open(line, b"", eof=False)
         return Started(chan, transport, self.host.name, line, cancelled)
-
-    def _watch(self) -> Callable[[], bool]:
-        """Polled by a command's reader: True once interrupt() stops the commands running
-        now (those started before it, not after)."""
-        generation = self._generation
-        return lambda: self._generation != generation
 
     def _transport(self) -> Any:
         transport = self._conn.get_transport() if self._conn is not None else None
@@ -267,19 +255,6 @@ class SSHTransport:
         finally:
             if sftp is not None:
                 sftp.close()
-
-    def interrupt(self, running: bool = True) -> None:
-        """Start no new command but cleanup; with ``running``, also stop the commands
-        running now (another thread's) so their tests can tear down.
-
-        Used when a run is interrupted: the main thread gets the signal, the workers'
-        commands would otherwise run to their deadlines. A command stopped mid-way may
-        still finish on the host (a ``docker run``), which is why a sequential run only
-        refuses new commands and lets running steps end before its teardown.
-        """
-        if running:
-            self._generation += 1
-        self._stopped = True
 
     def alive(self) -> bool:
         """False once the connection dropped (sshd killed, host rebooted, reset by a firewall)."""
