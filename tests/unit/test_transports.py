@@ -111,6 +111,8 @@ def test_a_signal_stops_every_hosts_commands_before_it_unwinds() -> None:
     host = Host("me", {"ansible_connection": "local"})
     transport = LocalTransport(host)
     host.transport = transport
+    # a suite started in the background (nohup, `make test &`) inherits SIGINT ignored
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
     started = time.monotonic()
     ran: list[str] = []
@@ -119,8 +121,11 @@ def test_a_signal_stops_every_hosts_commands_before_it_unwinds() -> None:
         ran.append(host.run("sleep 1; echo started", timeout=30).stdout)
         ran.append(host.run("echo pull", timeout=30).stdout)  # refused: never runs
 
-    with pytest.raises(KeyboardInterrupt), stop_on_signal(lambda: transport.interrupt(False)):
-        in_parallel({"start": step}, deadline=30)
+    try:
+        with pytest.raises(KeyboardInterrupt), stop_on_signal(lambda: transport.interrupt(False)):
+            in_parallel({"start": step}, deadline=30)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert ran == ["started\n"]
     assert time.monotonic() - started < 5
 
