@@ -7,6 +7,7 @@ Kept apart from the transport so the classification is tested on captured messag
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from netrun.errors import AuthError, ConnectError, HostKeyError
@@ -71,8 +72,8 @@ def connect_failure(
         return HostKeyError(
             host.name,
             f"host key for {where} has CHANGED (possible man-in-the-middle); if the host "
-            f"was reinstalled, remove the old key with: ssh-keygen -f {known} -R "
-            f"{known_hosts_name(host)}",
+            f"was reinstalled, remove the old key with: ssh-keygen -f {shlex.quote(str(known))} -R "
+            f"{shlex.quote(known_hosts_name(host))}",
         )
     if isinstance(exc, paramiko.SSHException):
         text = str(exc)
@@ -80,7 +81,8 @@ def connect_failure(
             return HostKeyError(
                 host.name,
                 f"host key for {where} is not in {known}; add it (ssh-keyscan -p "
-                f"{host.port} {host.address} >> {known}) or run with --accept-new-host-keys",
+                f"{host.port} {shlex.quote(host.address)} >> {shlex.quote(str(known))}) "
+                "or run with --accept-new-host-keys",
             )
         if isinstance(exc, paramiko.AuthenticationException):
             return AuthError(

@@ -231,7 +231,8 @@ def test_each_connect_failure_is_one_line_that_says_what_to_do(tmp_path: Path) -
 
     changed = said(paramiko.BadHostKeyException("10.0.0.9", key, key))
     assert isinstance(changed, HostKeyError) and "CHANGED" in str(changed)
-    assert f"ssh-keygen -f {known} -R [10.0.0.9]:2222" in str(changed)
+    # quoted: zsh would take an unquoted [10.0.0.9] for a glob and refuse the command
+    assert f"ssh-keygen -f {known} -R '[10.0.0.9]:2222'" in str(changed)
     unknown = said(paramiko.SSHException("Server '[10.0.0.9]:2222' not found in known_hosts"))
     assert isinstance(unknown, HostKeyError) and "--accept-new-host-keys" in str(unknown)
     refused = said(paramiko.AuthenticationException("Authentication failed."))
