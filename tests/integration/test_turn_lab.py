@@ -114,7 +114,7 @@ def test_turn_scenario_prints_three_rows_with_proof_and_keeps_the_password_secre
         if sample["mode"] == "turn":
             assert details["peer_seen"] == charlie, details
             assert details["relayed_address"].startswith(charlie + ":")
-            assert details["relay_counters"]["crossed"] is True, details["relay_counters"]
+            assert details["relay_counters"].get("crossed") is True, details["relay_counters"]
             assert details["relay_counters"]["tx_packets"] >= sample["metrics"]["total"] * 0.9
             assert details["tunnel"]["kind"] == "netrun"
             assert details["tunnel"]["version"].startswith("netrun-turn-tunnel")
