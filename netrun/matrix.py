@@ -210,7 +210,11 @@ def _findings(grid: Grid) -> list[str]:
 def plot(grid: Grid, path: Path) -> Path:
     """A heatmap PNG of one matrix; failed pairs are hatched gaps, unpaired cells blank."""
     n_cols, n_rows = len(grid.cols), len(grid.rows)
-    fig = png.figure(min(3.0 + 0.55 * n_cols, 28.0), min(2.0 + 0.45 * n_rows, 28.0))
+    annotated = n_cols <= 16  # past 16 columns a cell is too narrow for its figure
+    # Cells without text need only their tick label's height: a 32 x 32 grid drawn at the
+    # annotated size was a 2000 x 1600 px PNG, a third of a 992-test page's render time.
+    width, height = (0.55, 0.45) if annotated else (0.3, 0.26)
+    fig = png.figure(min(3.0 + width * n_cols, 28.0), min(2.0 + height * n_rows, 28.0))
     ax = fig.add_subplot(1, 1, 1)
     nan = float("nan")
     data = [
@@ -228,7 +232,7 @@ def plot(grid: Grid, path: Path) -> Path:
         for j, s in enumerate(grid.cols):
             if (c, s) in grid.values and grid.values[(c, s)] is None:
                 ax.add_patch(_gap(j, i))
-            elif (c, s) in grid.values and n_cols <= 16:
+            elif (c, s) in grid.values and annotated:
                 dark = data[i][j] < 0.6 * top
                 colour = "w" if dark == (grid.metric.better == "higher") else "k"
                 ax.text(j, i, grid.cell(c, s), ha="center", va="center", fontsize=7, color=colour)

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from netrun import curves, png
+from netrun import curves, overview, png
 from netrun.errors import NetrunError
 from netrun.table import group_samples, summary_rows
 
@@ -23,9 +23,11 @@ if TYPE_CHECKING:
 
 THROUGHPUT = "throughput.png"
 INTERVALS = "intervals.png"
-#: Tests drawn at most (bars, interval panels): past this a plot says nothing a table or
-#: the matrix does not, and a 992-test mesh took minutes; the results keep every figure.
-MAX_PANELS = 48
+#: Up to this many tests, a bar each (an inch per bar: 992 made a 218,000-pixel PNG)...
+MAX_BARS = 48
+#: ...and a small plot of intervals each (about 0.07 s apiece: 48 took 3-5 s). Past these,
+#: netrun.overview draws every test on one axes, so a 992-test page renders in about 1 s.
+MAX_PANELS = 12
 # Colour-blind-safe (Okabe-Ito); modes keep their colour across every plot of a run.
 COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 
@@ -51,8 +53,9 @@ def plot_throughput(doc: dict[str, Any], path: Path) -> Path:
     times; each repeat is a dot, so an outlier is seen rather than averaged away. Failed
     tests keep their slot, marked FAILED. Dashed lines are the line rates.
     """
-    every = summary_rows(doc)
-    rows = every[:MAX_PANELS]  # an inch per bar: 992 of them made a 218,000-pixel PNG
+    rows = summary_rows(doc)
+    if len(rows) > MAX_BARS:
+        return _ranked(doc, rows, path)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["pair"], row["protocol"]), []).append(row)
@@ -113,8 +116,7 @@ def plot_throughput(doc: dict[str, Any], path: Path) -> Path:
     ax.set_ylim(0, top * 1.15 or 1)
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_xlabel("test, grouped by client→server and protocol")
-    some = f"; the first {len(rows)} of {len(every)} tests" if len(every) > len(rows) else ""
-    ax.set_title(_title(doc, f"median throughput; bars: 95% CI of the mean; dots: repeats{some}"))
+    ax.set_title(_title(doc, "median throughput; bars: 95% CI of the mean; dots: repeats"))
     if rows:
         _legend(ax)
     else:
@@ -128,17 +130,17 @@ def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
     """Mbit/s per iperf3 interval over time, one small plot per test (small multiples on
     one y scale, so tests compare at a glance without their lines hiding each other);
     later repeats faint, the line rate dashed."""
-    rows = summary_rows(doc)
     groups = group_samples(doc.get("tests", []))
-    everything = list(groups) or ["-"]
-    names = everything[:MAX_PANELS]
+    rates = _line_rates(doc)
+    if len(groups) > MAX_PANELS:
+        return _overlaid(doc, groups, rates, path)
+    names = list(groups) or ["-"]
     cols = min(3, len(names))
     nrows = -(-len(names) // cols)
     fig = _figure(4.2 * cols + 1.0, 2.6 * nrows + 1.2)
     # One y scale set on every panel below, not sharey: matplotlib's shared axes cost
     # O(panels²) per limit change, which kept a 992-test mesh's page busy for minutes.
     axes = fig.subplots(nrows, cols, squeeze=False)
-    rates = sorted({r["line_rate_mbps"] for r in rows if r["line_rate_mbps"]})
     colours = itertools.cycle(COLOURS)
     top = max(rates, default=0.0)
     for k, name in enumerate(names):
@@ -169,12 +171,56 @@ def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
     for k in range(len(names)):
         axes[k // cols][k % cols].set_ylim(0, top * 1.1 or 1)
     lines = f"; dashed: line rate {', '.join(f'{r:g}' for r in rates)} Mbit/s" if rates else ""
-    if len(everything) > len(names):
-        lines += f"; the first {len(names)} of {len(everything)} tests (all in results.json)"
     fig.suptitle(_title(doc, "throughput per interval, as the iperf3 client reported it" + lines),
                  fontsize=10)  # fmt: skip
     fig.tight_layout()
     return png.save(fig, path)
+
+
+def _ranked(doc: dict[str, Any], rows: list[dict[str, Any]], path: Path) -> Path:
+    """plot_throughput past MAX_BARS tests: every median on one axes (netrun.overview)."""
+    fig = _figure(12.0)
+    ax = fig.add_subplot()
+    what = overview.ranked(ax, rows, _mode_colours([r["mode"] for r in rows]))
+    top = max((r[k] or 0.0 for r in rows for k in ("mbps", "ci_high_mbps")), default=0.0)
+    for rate in sorted({r["line_rate_mbps"] for r in rows if r["line_rate_mbps"]}):
+        ax.axhline(rate, ls="--", color="#C00000", lw=1, label=f"line rate {rate:g} Mbit/s")
+        top = max(top, rate)
+    ax.set_ylim(0, top * 1.15 or 1)
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_title(_title(doc, f"median throughput: {what} (a bar per test up to {MAX_BARS})"))
+    _legend(ax)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return png.save(fig, path)
+
+
+def _overlaid(
+    doc: dict[str, Any], groups: dict[str, list[dict[str, Any]]], rates: list[float], path: Path
+) -> Path:
+    """plot_intervals past MAX_PANELS tests: every test's line on one axes."""
+    fig = _figure(12.0)
+    ax = fig.add_subplot()
+    what, top = overview.overlay(ax, groups, COLOURS)
+    for rate in rates:
+        ax.axhline(rate, ls="--", color="#C00000", lw=0.8)
+    ax.set_ylim(0, max(top, *rates, 0.0) * 1.1 or 1)
+    ax.set_xlabel("s since the test started")
+    ax.set_ylabel("Mbit/s")
+    lines = f"dashed: line rate {', '.join(f'{r:g}' for r in rates)} Mbit/s; " if rates else ""
+    what += f"\n{lines}a small plot per test up to {MAX_PANELS} tests"
+    ax.set_title(_title(doc, f"throughput per interval (iperf3 client): {what}"), fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        _legend(ax)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return png.save(fig, path)
+
+
+def _line_rates(doc: dict[str, Any]) -> list[float]:
+    """The run's line rates in Mbit/s, from the samples (no summary rows needed)."""
+    found = {t.get("line_rate_mbps") for t in doc.get("tests") or [] if isinstance(t, dict)}
+    return sorted(r for r in found if isinstance(r, int | float) and r)
 
 
 def plot_trend(
