@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun import matrix, metric_table
+from netrun.plots import captions
 from netrun.table import REGRESSED, VerdictLike, _fmt, _mbps, notes, summary_rows, table_rows, title
 
 # A wide table scrolls inside its box (a 1400 px window shows every column's start, and
@@ -82,8 +83,8 @@ def render_html(
     plots: Iterable[Path | str] | None = None,
 ) -> str:
     """A standalone page (no external files): tables, notes and the PNG plots inlined."""
-    headers, rows = table_rows(doc, verdicts)
     summary = summary_rows(doc, verdicts)
+    headers, rows = table_rows(doc, verdicts, summary)
     classes = [
         "failed" if r["status"] != "ok" else "regressed" if r["verdict"] in REGRESSED else ""
         for r in summary
@@ -108,9 +109,12 @@ def render_html(
         marks = ["failed" if matrix.FAILED in row else "" for row in cells]
         parts += [f"<h2>{html.escape(head)}</h2>", _html_table(cols, cells, marks)]
         parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in found) + "</ul>")
+    said: dict[str, str] | None = None
     for plot in plots or ():
+        said = captions(doc) if said is None else said  # how a large run's plots differ
         data = base64.b64encode(Path(plot).read_bytes()).decode("ascii")
         alt = html.escape(Path(plot).stem, quote=True)
-        parts.append(f'<h2>{alt}</h2><img alt="{alt}" src="data:image/png;base64,{data}">')
+        note = f"<p>{html.escape(said[Path(plot).stem])}</p>" if Path(plot).stem in said else ""
+        parts.append(f'<h2>{alt}</h2>{note}<img alt="{alt}" src="data:image/png;base64,{data}">')
     parts += ["<h2>samples</h2>", _samples_table(doc), "</body></html>"]
     return "\n".join(parts) + "\n"

@@ -24,6 +24,8 @@ DEFAULT_TOLERANCE = ("relative", 0.05)
 UNDIRECTED = ("mesh-once", "ring")  # one leg per pair: a host's line is its row and column
 SQUARE = ("mesh", "mesh-once", "ring")  # the same hosts on both axes
 FAILED, NOT_PAIRED, SELF = "FAIL", "", "·"
+#: Columns up to which a heatmap's cells carry their numbers (past it a cell is too narrow).
+ANNOTATED = 16
 
 
 @dataclass
@@ -210,7 +212,7 @@ def _findings(grid: Grid) -> list[str]:
 def plot(grid: Grid, path: Path) -> Path:
     """A heatmap PNG of one matrix; failed pairs are hatched gaps, unpaired cells blank."""
     n_cols, n_rows = len(grid.cols), len(grid.rows)
-    annotated = n_cols <= 16  # past 16 columns a cell is too narrow for its figure
+    annotated = n_cols <= ANNOTATED
     # Cells without text need only their tick label's height: a 32 x 32 grid drawn at the
     # annotated size was a 2000 x 1600 px PNG, a third of a 992-test page's render time.
     width, height = (0.55, 0.45) if annotated else (0.3, 0.26)

@@ -300,6 +300,33 @@ def plot_all(doc: dict[str, Any], outdir: Path) -> list[Path]:
     return files + matrix.plot_all(doc, outdir)
 
 
+def captions(doc: dict[str, Any]) -> dict[str, str]:
+    """Plot file stem -> what the page says under it, for plots that draw a large run
+    differently from a small one: said in the page's text, not only in a PNG's title."""
+    from netrun import matrix
+
+    count = len(group_samples(doc.get("tests", [])))
+    out = {}
+    if count > MAX_BARS:
+        out[Path(THROUGHPUT).stem] = (
+            f"{count} tests, more than {MAX_BARS}: each test's median is a point, ranked "
+            f"lowest first, the lowest {overview.NAMED} named, instead of a bar per test; "
+            "the table above has every test's figures."
+        )
+    if count > MAX_PANELS:
+        out[Path(INTERVALS).stem] = (
+            f"{count} tests, more than {MAX_PANELS}: every test's intervals on one axes, the "
+            f"{overview.NAMED} with the lowest mean in colour, instead of a small plot per test."
+        )
+    for grid in matrix.grids(doc):
+        if len(grid.cols) > matrix.ANNOTATED:
+            out[f"matrix-{grid.id}"] = (
+                f"{len(grid.cols)} servers, more than {matrix.ANNOTATED}: the cells carry no "
+                "numbers; the matrix table above has every pair's."
+            )
+    return out
+
+
 def _legend(ax: Axes) -> None:
     """Outside the plot on the right, so it never hides a bar or a line."""
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)

@@ -194,10 +194,13 @@ def summary_rows(
 
 
 def table_rows(
-    doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None
+    doc: dict[str, Any],
+    verdicts: Sequence[VerdictLike] | None = None,
+    rows: list[dict[str, Any]] | None = None,
 ) -> tuple[list[str], list[list[str]]]:
-    """Headers and text cells of the summary table (stats columns only when n > 1)."""
-    rows = summary_rows(doc, verdicts)
+    """Headers and text cells of the summary table (stats columns only when n > 1);
+    ``rows``: summary_rows(doc, verdicts) when the caller has them already."""
+    rows = summary_rows(doc, verdicts) if rows is None else rows
     with_stats = any(r["samples"] > 1 for r in rows)
     headers = list(HEADERS)
     if with_stats:
