@@ -81,9 +81,11 @@ def render_html(
     doc: dict[str, Any],
     verdicts: Sequence[VerdictLike] | None = None,
     plots: Iterable[Path | str] | None = None,
+    summary: list[dict[str, Any]] | None = None,
 ) -> str:
-    """A standalone page (no external files): tables, notes and the PNG plots inlined."""
-    summary = summary_rows(doc, verdicts)
+    """A standalone page (no external files): tables, notes and the PNG plots inlined.
+    ``summary``: summary_rows(doc, verdicts), when the caller (netrun.page) has them."""
+    summary = summary_rows(doc, verdicts) if summary is None else summary
     headers, rows = table_rows(doc, verdicts, summary)
     classes = [
         "failed" if r["status"] != "ok" else "regressed" if r["verdict"] in REGRESSED else ""
@@ -105,13 +107,15 @@ def render_html(
         ),
         "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes(doc, summary)) + "</ul>",
     ]
-    for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
+    grids = matrix.grids(doc)  # generated pairs' grids
+    for grid in grids:
+        cols, cells = grid.table()
         marks = ["failed" if matrix.FAILED in row else "" for row in cells]
-        parts += [f"<h2>{html.escape(head)}</h2>", _html_table(cols, cells, marks)]
-        parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in found) + "</ul>")
+        parts += [f"<h2>{html.escape(grid.title)}</h2>", _html_table(cols, cells, marks)]
+        parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in grid.notes) + "</ul>")
     said: dict[str, str] | None = None
     for plot in plots or ():
-        said = captions(doc) if said is None else said  # how a large run's plots differ
+        said = captions(doc, grids) if said is None else said  # how a large run's plots differ
         data = base64.b64encode(Path(plot).read_bytes()).decode("ascii")
         alt = html.escape(Path(plot).stem, quote=True)
         note = f"<p>{html.escape(said[Path(plot).stem])}</p>" if Path(plot).stem in said else ""

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from netrun.htmlreport import render_html
 from netrun.report import render
+from netrun.table import summary_rows
 
 
 def can_plot() -> bool:
@@ -35,5 +37,6 @@ def html_page(
         return page.replace("</body>", f"{note}</body>", 1)
     from netrun.plots import plot_all
 
+    summary = summary_rows(doc, verdicts)  # once for the plots and the page
     with tempfile.TemporaryDirectory(prefix="netrun-page-") as tmp:
-        return render(doc, "html", verdicts, plot_all(doc, Path(tmp)))
+        return render_html(doc, verdicts, plot_all(doc, Path(tmp), summary), summary)
