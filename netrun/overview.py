@@ -24,8 +24,10 @@ _FAILED = "#C00000"
 def ranked(ax: Axes, rows: Sequence[dict[str, Any]], colours: dict[str, str]) -> str:
     """Every test's median Mbit/s as a point, ranked lowest first (failed tests first, at
     zero), coloured by mode, with the 95% CI as a band and the lowest NAMED tests named.
-    Returns what the title should add."""
-    failed = [r for r in rows if r["mbps"] is None]
+    A test that ran but has no throughput (ping) is left out and counted. Returns what
+    the title should add."""
+    failed = [r for r in rows if r["mbps"] is None and not r["n_ok"]]
+    other = sum(1 for r in rows if r["mbps"] is None and r["n_ok"])
     ok = sorted((r for r in rows if r["mbps"] is not None), key=lambda r: r["mbps"])
     first = len(failed) + 1
     xs = list(range(first, first + len(ok)))
@@ -49,10 +51,11 @@ def ranked(ax: Axes, rows: Sequence[dict[str, Any]], colours: dict[str, str]) ->
         ax.text(0.98, 0.04, f"lowest (Mbit/s):\n{names}", transform=ax.transAxes, ha="right",
                 va="bottom", fontsize=8, family="monospace",
                 bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "lightgrey"})  # fmt: skip
-    ax.set_xlim(0, len(rows) + 1)
+    ax.set_xlim(0, len(failed) + len(ok) + 1)
     ax.set_xlabel("test, ranked by median throughput (lowest first)")
     named = f"; the lowest {min(NAMED, len(ok))} named" if ok else ""
-    return f"every test's median ({len(rows)} tests) ranked lowest first{named}"
+    without = f"; {other} without a throughput (another tool)" if other else ""
+    return f"every test's median ({len(rows)} tests) ranked lowest first{named}{without}"
 
 
 def overlay(
