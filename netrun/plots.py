@@ -314,6 +314,7 @@ def captions(doc: dict[str, Any], grids: list[Any] | None = None) -> dict[str, s
     differently from a small one: said in the page's text, not only in a PNG's title.
     ``grids``: the run's matrix.grids, when the caller has them."""
     from netrun import matrix
+    from netrun.results import safe_name  # matrix.plot_all's file names
 
     count = len(group_samples(doc.get("tests", [])))
     out = {}
@@ -330,7 +331,7 @@ def captions(doc: dict[str, Any], grids: list[Any] | None = None) -> dict[str, s
         )
     for grid in matrix.grids(doc) if grids is None else grids:
         if len(grid.cols) > matrix.ANNOTATED:
-            out[f"matrix-{grid.id}"] = (
+            out[f"matrix-{safe_name(grid.id)}"] = (
                 f"{len(grid.cols)} servers, more than {matrix.ANNOTATED}: the cells carry no "
                 "numbers; the matrix table above has every pair's."
             )
