@@ -11,30 +11,21 @@ controller then pulls or loads it and sends the rest again).
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Sequence
 
 from netrun import undo
 from netrun.tools import docker as dk
+from netrun.tools.facts import split_sections
 
 #: The first line of the preamble: its undo record was written.
 RECORDED = "NETRUN_RECORDED"
-_SECTION = re.compile(r"==netrun:([a-z0-9]+)==")
 
 
 def sections(text: str) -> dict[str, str]:
-    """Section name -> its lines, from a script's output (what precedes the first section
-    is under "")."""
-    out: dict[str, list[str]] = {"": []}
-    current = out[""]
-    for line in text.splitlines():
-        found = _SECTION.fullmatch(line.strip())
-        if found:
-            current = out.setdefault(found.group(1), [])
-        else:
-            current.append(line)
-    return {name: "\n".join(lines) for name, lines in out.items()}
+    """Section name -> its lines, unstripped, from a script's output (what precedes the
+    first section is under "")."""
+    return split_sections(text, head="", strip=False)
 
 
 def preamble(
