@@ -11,8 +11,9 @@ controller then pulls or loads it and sends the rest again).
 
 from __future__ import annotations
 
+import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from netrun import undo
 from netrun.tools import docker as dk
@@ -60,6 +61,29 @@ def image_ids(found: dict[str, str], images: Sequence[str]) -> dict[str, str | N
     return {img: dk.parse_image_id(found.get(f"image{i}", "")) for i, img in enumerate(images)}
 
 
+def shell_words(argv: Sequence[str], env_vars: Mapping[str, str]) -> str:
+    """``shlex.join(argv)``, but each ``env_vars`` token in a word becomes a double-quoted
+    reference to its shell variable (a value the host works out in the same script).
+
+    Replaced word by word, between quoted pieces: replacing in the joined line would leave
+    the reference inside single quotes, unexpanded, whenever the word needed quoting."""
+    if not env_vars:
+        return shlex.join(argv)
+    found = re.compile("|".join(map(re.escape, env_vars)))
+    words = []
+    for arg in argv:
+        pieces, pos = [], 0
+        for m in found.finditer(arg):
+            if m.start() > pos:
+                pieces.append(shlex.quote(arg[pos : m.start()]))
+            pieces.append(f'"${{{env_vars[m.group()]}}}"')
+            pos = m.end()
+        if pos < len(arg) or not pieces:
+            pieces.append(shlex.quote(arg[pos:]))
+        words.append("".join(pieces))
+    return " ".join(words)
+
+
 def start(
     argv: list[str],
     name: str,
@@ -82,9 +106,7 @@ def start(
     rm = shlex.join([docker, "rm", "-f", name])
     pidfile = f"{workdir}/{name}.watchdog"
     watchdog = f'sleep {int(bound) + 120} & w=$!; trap "kill $w; exit" TERM; wait $w; {rm}'
-    run = shlex.join(argv)
-    for token, var in (env_vars or {}).items():
-        run = run.replace(token, f'"${var}"')
+    run = shell_words(argv, env_vars or {})
     ready = dk.ready_script(name, docker, ready_wait)
     command = (
         f"{run} >/dev/null 2>{err}; rc=$?\n"
