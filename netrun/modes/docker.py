@@ -173,7 +173,7 @@ class DockerMode(Mode):
         # container's undo record stops the watchdog.
         start_timeout = float(self.test.value("start_timeout"))
         bound = start_timeout + keep.shared_bound(self.ctx, self.test)
-        command, stop, _ = launch.start(
+        command, stop = launch.start(
             self.app_argv(role, host),
             name,
             self.docker(host),

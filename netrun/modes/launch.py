@@ -93,8 +93,8 @@ def start(
     ready_wait: float,
     extra: str = "",
     env_vars: dict[str, str] | None = None,
-) -> tuple[str, str, str]:
-    """(command, undo, pid file): sh that runs ``argv`` (``docker run -d``) and its time
+) -> tuple[str, str]:
+    """(command, undo): sh that runs ``argv`` (``docker run -d``) and its time
     bound, then waits up to ``ready_wait`` s on the host for iperf3 in it to listen
     (dk.ready_script's sections, which leave ``$pid`` set to the container's PID 1) and,
     once it does, runs ``extra``. The caller wraps it in an undo record (Mode.recorded_change).
@@ -116,4 +116,4 @@ def start(
         f"{ready}"
         f'case "$logs" in *"Server listening"*)\n{extra}\n;; esac\nfi\ntrue'
     )
-    return command, undo.kill_recorded(pidfile), pidfile
+    return command, undo.kill_recorded(pidfile)
