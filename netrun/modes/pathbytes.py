@@ -37,11 +37,7 @@ Counters = dict[str, tuple[int, int]]  # device -> (rx_bytes, tx_bytes)
 
 def command(container_pid: int | None) -> str:
     """One shell line: the host's /proc/net/dev, then the container's (by its PID 1)."""
-    line = "cat /proc/net/dev"
-    if container_pid:
-        dev = f"/proc/{int(container_pid)}/net/dev"
-        line += f"; echo {shlex.quote(_MARK)}; cat {shlex.quote(dev)}"
-    return line
+    return shell_reading(str(int(container_pid))) if container_pid else "cat /proc/net/dev"
 
 
 def parse_net_dev(text: str) -> Counters:
@@ -159,9 +155,9 @@ def devices(mode: DockerMode, host: Host) -> dict[str, str | None]:
 
 
 def shell_reading(pid_var: str = "$pid") -> str:
-    """sh printing the host's and the container's counters (as ``command``), the container
-    being the one whose PID 1 is in the shell variable; tried again while the container's
-    table comes back empty (see ``read``)."""
+    """sh printing the host's and the container's counters, the container being the one
+    whose PID 1 is ``pid_var`` (a shell variable, or a number); tried again while the
+    container's table comes back empty (see ``read``)."""
     dev = f'"/proc/{pid_var}/net/dev"'
     return (
         f"cat /proc/net/dev; echo {shlex.quote(_MARK)}; "
@@ -173,7 +169,7 @@ def shell_reading(pid_var: str = "$pid") -> str:
 def wrap(argv: list[str], pid: int | None) -> str:
     """The client's command with the client end's counters read just before and just
     after it, in the same round trip (sections before, out, after; its exit status)."""
-    reading = shell_reading() if pid else "cat /proc/net/dev"
+    reading = shell_reading() if pid else command(None)
     return (
         f"pid={int(pid or 0)}; echo ==netrun:before==; {reading}; echo ==netrun:out==\n"
         f"{shlex.join(argv)}; rc=$?; echo; echo ==netrun:after==; {reading}; exit $rc"
