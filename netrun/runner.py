@@ -174,9 +174,9 @@ class Run(Fleet):
             self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
             # each next test's server started while the one before it runs
             self.ctx.pipeline = Pipeline(ordered, self.req.inventory, self.ctx, rounds)
+        self.ctx.tests = tests  # container modes keep containers for the next test
         self._connect(ordered)
         self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)
-        self.ctx.tests = tests  # container modes keep containers for the next test
         if width > 1 and len(tests) > 1:
             self._run_parallel(tests, width)
         else:

@@ -40,9 +40,7 @@ def plan(tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> li
     from netrun.modes.docker import DockerMode
     from netrun.modes.freeflow import FreeFlow
 
-    test = tests[0]
-    if not ctx.tests:  # the containers' time bound covers the tests that may share them
-        ctx.tests = list(tests)
+    test = tests[0]  # ctx.tests, set by the runner, sizes the containers' time bound
     cls = get_mode(test.mode)
     if not issubclass(cls, DockerMode) or issubclass(cls, FreeFlow) or test.tool != "iperf3":
         return []
