@@ -10,7 +10,8 @@ not start the container (the probe failed, an image must be pulled...), the test
 whatever it may have started, on the host's next command, and starts it as usual, which
 then reports whatever is wrong. Its undo record is written before the container starts,
 as always, so the final sweep (or the next run's, after SIGKILL) removes it even if no
-test adopts it. FreeFlow's router is not started here: it needs the probe's facts.
+test adopts it. FreeFlow's router starts there too, before the container: the host
+works out its HOST_IP_PREFIX itself (netrun.modes.router).
 """
 
 from __future__ import annotations
@@ -38,11 +39,10 @@ def plan(tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> li
     """Each end's start script for the run's first test, to ride on its host's probe."""
     from netrun.modes import get_mode
     from netrun.modes.docker import DockerMode
-    from netrun.modes.freeflow import FreeFlow
 
     test = tests[0]  # ctx.tests, set by the runner, sizes the containers' time bound
     cls = get_mode(test.mode)
-    if not issubclass(cls, DockerMode) or issubclass(cls, FreeFlow) or test.tool != "iperf3":
+    if not issubclass(cls, DockerMode) or test.tool != "iperf3":
         return []
     if test.options.get("mtu") is not None or test.options.get("overlay_mtu") is not None:
         return []  # the containers start after the link MTU is set
