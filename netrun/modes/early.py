@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from netrun import undo
 from netrun.errors import NetrunError
-from netrun.modes import engine, launch
+from netrun.modes import armedexec, engine, launch
 from netrun.prestart import Prestart
 from netrun.tools import docker as dk
 from netrun.transport import CommandResult
@@ -58,7 +58,10 @@ def plan(tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> li
             if checks is None:
                 return []
             script = checks[0] + mode.launch_body(role, host)
-            out.append(Prestart(host.name, mode.names[role], script, ctx))
+            pre = Prestart(host.name, mode.names[role], script, ctx)
+            if role == "client":  # its first client's command starts before the probe
+                pre.mode, pre.arm_tag = mode, armedexec.tag(mode, 1)
+            out.append(pre)
             ctx.early[mode.names[role]] = (mode.bounds[-1], checks[1], checks[2])
             ctx.docker_hosts.setdefault(host.name, mode.docker(host))  # swept at the end
     except NetrunError:

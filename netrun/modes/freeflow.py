@@ -195,6 +195,7 @@ class FreeFlow(DockerMode):
 
     def measure(self, repeat: int) -> Measurement:
         """The measurement, with the counters that prove (or refute) acceleration."""
+        self.repeat = repeat
         m, path = pathbytes.around(self, lambda: super(FreeFlow, self).measure(repeat))
         accelerated, crossed, why = pathbytes.verdict(
             path, m.result.bytes_received, m.result.sender
