@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from netrun import undo
@@ -25,7 +25,7 @@ from netrun.modes.base import Measurement, Mode, Option
 from netrun.options import expecting, matching, number
 from netrun.tools import docker as dk
 from netrun.tools import iperf2_container, iperf3
-from netrun.transport import CommandResult, in_parallel, on_each
+from netrun.transport import CommandResult, in_parallel
 
 SERVER_PORT = 5201
 
@@ -48,14 +48,6 @@ OPTIONS: tuple[Option, ...] = (
            check=number(0, strict=True, maximum=3600)),
 )
 # fmt: on
-
-
-def run_on_both(hosts: list[Host], step: Callable[[Host], None], deadline: float) -> None:
-    """Run a step on each distinct host in parallel; raise the first host's failure."""
-    unique = list({h.name: h for h in hosts}.values())
-    result = on_each(unique, step, deadline=deadline)
-    if result.failed:
-        raise next(iter(result.failed.values()))
 
 
 class DockerMode(Mode):
@@ -101,17 +93,6 @@ class DockerMode(Mode):
             "netrun.role": role,
         }
 
-    def dk_run(self, host: Host, argv: list[str], timeout: float = 60) -> str:
-        """Run a docker command on a host; a failure names the host and docker's message."""
-        res = host.run(argv, timeout=timeout, check=False)
-        if not res.ok:
-            raise dk.DockerError(
-                f"{host.name}: {' '.join(argv[:3])} failed (exit {res.exited})",
-                res.stderr or res.stdout,
-            )
-        return res.stdout
-
-    # -- per host, once per run ---------------------------------------------------------------
     # -- containers -------------------------------------------------------------------------
     def app_env(self, host: Host) -> dict[str, str]:
         """Extra environment of the iperf3 containers (FreeFlow sets LD_PRELOAD here)."""

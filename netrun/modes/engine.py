@@ -116,6 +116,17 @@ def prepare_host(mode: DockerMode, host: Host, images: list[str]) -> None:
     note_images(mode, host, {image: ensure_image(mode, host, image) for image in images})
 
 
+def docker_run(host: Host, argv: list[str], timeout: float = 60) -> str:
+    """Run a docker command on a host; a failure names the host and docker's message."""
+    res = host.run(argv, timeout=timeout, check=False)
+    if not res.ok:
+        raise dk.DockerError(
+            f"{host.name}: {' '.join(argv[:3])} failed (exit {res.exited})",
+            res.stderr or res.stdout,
+        )
+    return res.stdout
+
+
 def ensure_image(mode: DockerMode, host: Host, image: str) -> str:
     docker = mode.docker(host)
     pull = mode.value("pull", host)
@@ -131,7 +142,7 @@ def ensure_image(mode: DockerMode, host: Host, image: str) -> str:
             f"{host.name}: image {image} is not on the host and pull is 'never'; load it "
             "(docker load), set image_archive, or use pull: if-missing"
         )
-    mode.dk_run(host, dk.pull_command(image, docker), timeout=600)
+    docker_run(host, dk.pull_command(image, docker), timeout=600)
     res = host.run(dk.image_id_command(image, docker), timeout=30, check=False)
     found = dk.parse_image_id(res.stdout)
     if not found:
@@ -153,7 +164,7 @@ def load_archive(mode: DockerMode, host: Host, image: str, archive: Path) -> str
     host.run(["mkdir", "-p", mode.ctx.workdir(host)], timeout=30)
     host.transport.put(archive, remote, timeout=600)
     try:
-        mode.dk_run(host, dk.load_command(remote, mode.docker(host)), timeout=600)
+        docker_run(host, dk.load_command(remote, mode.docker(host)), timeout=600)
     finally:
         host.run(["rm", "-f", remote], timeout=30, check=False)
     res = host.run(dk.image_id_command(image, mode.docker(host)), timeout=30, check=False)
