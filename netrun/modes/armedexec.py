@@ -55,6 +55,16 @@ def body(mode: DockerMode, argv: list[str]) -> str:
     return pathbytes.wrap_line(line, reading)
 
 
+def command(client: str, sweep: str) -> str:
+    """sh that waits for its line (``_READ``), runs ``client`` (sh using ``$ip`` and
+    ``$pid``), then ``sweep`` if the line says so (its output on stderr), and exits
+    with the client's status."""
+    script = f"{_READ}\n( {client}\n); r=$?\n"
+    if sweep:
+        script += f'[ "$then" != sweep ] || {{ {sweep}; }} >&2\n'
+    return script + "exit $r"
+
+
 class ArmedExec:
     """One repeat's client command, started now; ``fire`` gives it what it waits for."""
 
@@ -62,10 +72,7 @@ class ArmedExec:
         """``argv``: the client's iperf3 argv (IP_TOKEN for the server's address);
         ``sweep``: the host's sweep, run after it if ``fire`` says so."""
         self.host = mode.client
-        script = f"{_READ}\n( {body(mode, argv)}\n); r=$?\n"
-        if sweep:
-            script += f'[ "$then" != sweep ] || {{ {sweep}; }} >&2\n'
-        self.started: Started | None = self.host.start(script + "exit $r")
+        self.started: Started | None = self.host.start(command(body(mode, argv), sweep))
         self.can_sweep = bool(sweep)
         #: Whether the host was swept after the client.
         self.swept = False
