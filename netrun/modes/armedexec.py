@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from netrun.errors import NetrunError
 from netrun.modes import launch, pathbytes
-from netrun.modes.serverwait import SWEPT
+from netrun.modes.serverwait import SWEPT, host_sweep, is_last
 from netrun.tools import docker as dk
 from netrun.transport import CommandResult
 
@@ -28,9 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from netrun.channel import Started
-    from netrun.host import Host
     from netrun.modes.docker import DockerMode
-    from netrun.modes.serverwait import ServerWait
 
 #: The port iperf3 listens on in the server container (netrun.modes.docker).
 SERVER_PORT = 5201
@@ -111,18 +109,10 @@ def tag(mode: DockerMode, repeat: int) -> str:
     return f"{mode.test.tag}c{repeat}"
 
 
-def is_last(mode: DockerMode, host: Host, repeat: int, probed: bool = True) -> bool:
-    """Whether this repeat is ``host``'s last measurement of the run and the host may
-    sweep itself after it (netrun.finale)."""
-    finale = mode.ctx.finale
-    return finale is not None and finale.is_last(host, mode.test, repeat, probed=probed)
-
-
 def arm(mode: DockerMode, repeat: int) -> ArmedExec:
     """A repeat's client, started now (its sweep included where it may be the host's
     last measurement: the probes may not have told yet whether it can sweep)."""
     from netrun.modes.baremetal import client_argv
-    from netrun.modes.serverwait import host_sweep
 
     argv = client_argv(mode, IP_TOKEN, SERVER_PORT)
     argv[0] = "iperf3"  # the container's iperf3, not the host's netrun_iperf3
@@ -164,34 +154,3 @@ def forget(mode: DockerMode) -> None:
         armed = mode.ctx.armed.pop((mode.client.name, tag(mode, repeat)), None)
         if armed is not None:
             armed.abandon()
-
-
-def server_wait(
-    mode: DockerMode, served: int | None, repeat: int, reading: str = ""
-) -> ServerWait | None:
-    """The server host's wait for the test's end (``served``: the tests its iperf3 served
-    so far), sent as the client starts: with ``reading`` (the path-bytes modes' counters)
-    on every repeat, else only on the host's last measurement, which it sweeps after the
-    test (netrun.modes.serverwait)."""
-    from netrun.modes.serverwait import ServerWait, host_sweep
-
-    if served is None or mode.server.name == mode.client.name:
-        return None
-    last = is_last(mode, mode.server, repeat)
-    if not (reading or last):
-        return None
-    sweep = host_sweep(mode, mode.server) if last else ""
-    return ServerWait(mode, served, reading=reading, sweep=sweep)
-
-
-def server_done(
-    mode: DockerMode, served: int | None, waiting: ServerWait | None
-) -> tuple[str | None, int | None]:
-    """After a measurement that worked: the server's counters text (None: not read) and
-    the tests it has served now (None: unknown); its host's sweep noted (netrun.finale)."""
-    if waiting is None:
-        return None, (served + 1 if served is not None else None)
-    text, count = waiting.result(served or 0)
-    if waiting.sweeps and mode.ctx.finale is not None:
-        mode.ctx.finale.sent(mode.server, waiting.swept)
-    return text, count

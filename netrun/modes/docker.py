@@ -356,11 +356,11 @@ class DockerMode(Mode):
         return Measurement(out, result, details)
 
     def server_wait(self, served: int | None, reading: str = "") -> Any:
-        """The server host's wait for the repeat's end (netrun.modes.armedexec)."""
-        return armedexec.server_wait(self, served, self.repeat, reading)
+        """The server host's wait for the repeat's end (netrun.modes.serverwait)."""
+        return serverwait.server_wait(self, served, self.repeat, reading)
 
     def server_done(self, served: int | None, waiting: Any) -> tuple[str | None, int | None]:
-        return armedexec.server_done(self, served, waiting)
+        return serverwait.server_done(self, served, waiting)
 
     def arm_client(self, tag: str) -> armedexec.ArmedExec:
         """The first repeat's client, started during the client host's probe

@@ -1,4 +1,5 @@
-"""The server end after a container test, taken on its host as soon as the test ends there.
+"""The server end after a container test, taken on its host as soon as the test ends there;
+and each host's sweep on its last measurement (also the client's: netrun.modes.armedexec).
 
 Sent as the client starts, so its login overlaps the test: it waits (bounded) until
 iperf3 in the server container has served one more test (``iperf3 -s`` prints
@@ -122,3 +123,39 @@ class ServerWait:
         """Whether the host's sweep ran and removed the run folder (waits for it)."""
         self.thread.join(timeout=120)
         return self.sweeps and SWEPT in (self.found or {}).get("swept", "")
+
+
+def is_last(mode: DockerMode, host: Host, repeat: int, probed: bool = True) -> bool:
+    """Whether this repeat is ``host``'s last measurement of the run and the host may
+    sweep itself after it (netrun.finale)."""
+    finale = mode.ctx.finale
+    return finale is not None and finale.is_last(host, mode.test, repeat, probed=probed)
+
+
+def server_wait(
+    mode: DockerMode, served: int | None, repeat: int, reading: str = ""
+) -> ServerWait | None:
+    """The server host's wait for the test's end (``served``: the tests its iperf3 served
+    so far), sent as the client starts: with ``reading`` (the path-bytes modes' counters)
+    on every repeat, else only on the host's last measurement, which it sweeps after the
+    test."""
+    if served is None or mode.server.name == mode.client.name:
+        return None
+    last = is_last(mode, mode.server, repeat)
+    if not (reading or last):
+        return None
+    sweep = host_sweep(mode, mode.server) if last else ""
+    return ServerWait(mode, served, reading=reading, sweep=sweep)
+
+
+def server_done(
+    mode: DockerMode, served: int | None, waiting: ServerWait | None
+) -> tuple[str | None, int | None]:
+    """After a measurement that worked: the server's counters text (None: not read) and
+    the tests it has served now (None: unknown); its host's sweep noted (netrun.finale)."""
+    if waiting is None:
+        return None, (served + 1 if served is not None else None)
+    text, count = waiting.result(served or 0)
+    if waiting.sweeps and mode.ctx.finale is not None:
+        mode.ctx.finale.sent(mode.server, waiting.swept)
+    return text, count
