@@ -143,13 +143,17 @@ class Finale:
         return host.commands == count and worked()
 
 
-def eligible(tests: Sequence[TestSpec]) -> bool:
-    """Whether a run can sweep early: bare-metal iperf3 tests only, none setting an MTU
+def eligible(tests: Sequence[TestSpec], containers: bool = False) -> bool:
+    """Whether a run can sweep early: bare-metal iperf3 tests only (with ``containers``,
+    docker, flannel and freeflow ones too: netrun.modes.armedexec), none setting an MTU
     (their undo records would otherwise be swept while the run still tracks them)."""
     from netrun.modes import get_mode
     from netrun.modes.baremetal import BareMetal
+    from netrun.modes.docker import DockerMode
     from netrun.mtu import want
 
+    kinds = (BareMetal, DockerMode) if containers else (BareMetal,)
     return all(
-        get_mode(t.mode) is BareMetal and t.tool == "iperf3" and want(t) is None for t in tests
+        issubclass(get_mode(t.mode), kinds) and t.tool == "iperf3" and want(t) is None
+        for t in tests
     )

@@ -64,15 +64,19 @@ class Fleet:
 
         for pre in early.plan(tests, self.req.inventory, self.ctx):  # after journal.begin
             self._prestarts.setdefault(pre.host, pre)
+            if pre.mode is not None:  # the client host's: its client is armed too
+                self._arms.setdefault(pre.client, pre)
         self.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
         # Each host is probed as soon as it is connected (one worker per host, forks at once).
         opened = self.req.preconnect.take if self.req.preconnect else None
-        result = connect_all(
-            hosts, self.req.settings, then=self._probe, then_deadline=60, early=opened
-        )
+        try:
+            result = connect_all(
+                hosts, self.req.settings, then=self._probe, then_deadline=60, early=opened
+            )
+        finally:  # interrupted during the probes: what they started is swept at the end
+            self.connected = [h for h in hosts if h.transport is not None]
         for name, err in result.failed.items():
             self._host_failed(name, err)
-        self.connected = [h for h in hosts if h.transport is not None]
         self._sweep_stale()
 
     def _sweep_stale(self) -> None:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from netrun.inventory import Inventory
     from netrun.modes.baremetal import BareMetal
     from netrun.modes.base import RunContext
+    from netrun.modes.docker import DockerMode
     from netrun.scenario import TestSpec
 
 MARK = "==netrun:prestart=="
@@ -37,8 +38,10 @@ class Prestart:
     script: str
     ctx: RunContext
     #: The test's mode, to arm its client on the client host (``arm``); None for a
-    #: start that has no client to arm (netrun.modes.early's containers).
-    mode: BareMetal | None = None
+    #: start that has no client to arm (the server end's container, netrun.modes.early).
+    mode: BareMetal | DockerMode | None = None
+    #: The armed client's key in ctx.armed, when not ``tag`` (a container test's).
+    arm_tag: str | None = None
 
     def extra(self) -> str:
         """The shell that follows the probe: a marker, then the start script."""
@@ -59,7 +62,8 @@ class Prestart:
         login overlaps the probes (netrun.endpoints.ArmedClient); the measurement fires it.
         """
         if self.mode is not None:
-            self.ctx.armed[(self.client, self.tag)] = self.mode.arm_client(self.tag)
+            tag = self.arm_tag or self.tag
+            self.ctx.armed[(self.client, tag)] = self.mode.arm_client(tag)
 
 
 def plan(

@@ -170,13 +170,14 @@ class Run(Fleet):
             tests = order(tests, mode_kind)
         rounds = None if width == 1 else plan(tests, width)
         ordered = tests if rounds is None else [t for r in rounds for t in r]
-        if finale.eligible(ordered):  # each host swept by its last test (netrun.finale)
+        # each host swept by its last test (netrun.finale); containers' in sequential runs
+        if finale.eligible(ordered, containers=width == 1):
             self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
-            # each next test's server started while the one before it runs
-            self.ctx.pipeline = Pipeline(ordered, self.req.inventory, self.ctx, rounds)
+            if finale.eligible(ordered):  # each next server started while the one before runs
+                self.ctx.pipeline = Pipeline(ordered, self.req.inventory, self.ctx, rounds)
+        self.ctx.tests = tests  # container modes keep containers for the next test
         self._connect(ordered)
         self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)
-        self.ctx.tests = tests  # container modes keep containers for the next test
         if width > 1 and len(tests) > 1:
             self._run_parallel(tests, width)
         else:

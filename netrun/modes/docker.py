@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from netrun import undo
 from netrun.errors import Cancelled, ModeError
 from netrun.host import Host
-from netrun.modes import early, engine, keep, launch, pathbytes
+from netrun.modes import armedexec, early, engine, keep, launch, pathbytes, serverwait
 from netrun.modes.base import Measurement, Mode, Option
 from netrun.options import expecting, matching, number
 from netrun.tools import docker as dk
 from netrun.tools import iperf2_container, iperf3
-from netrun.transport import CommandResult, in_parallel, on_each
+from netrun.transport import CommandResult, in_parallel
 
 SERVER_PORT = 5201
 
@@ -48,14 +48,6 @@ OPTIONS: tuple[Option, ...] = (
            check=number(0, strict=True, maximum=3600)),
 )
 # fmt: on
-
-
-def run_on_both(hosts: list[Host], step: Callable[[Host], None], deadline: float) -> None:
-    """Run a step on each distinct host in parallel; raise the first host's failure."""
-    unique = list({h.name: h for h in hosts}.values())
-    result = on_each(unique, step, deadline=deadline)
-    if result.failed:
-        raise next(iter(result.failed.values()))
 
 
 class DockerMode(Mode):
@@ -101,17 +93,6 @@ class DockerMode(Mode):
             "netrun.role": role,
         }
 
-    def dk_run(self, host: Host, argv: list[str], timeout: float = 60) -> str:
-        """Run a docker command on a host; a failure names the host and docker's message."""
-        res = host.run(argv, timeout=timeout, check=False)
-        if not res.ok:
-            raise dk.DockerError(
-                f"{host.name}: {' '.join(argv[:3])} failed (exit {res.exited})",
-                res.stderr or res.stdout,
-            )
-        return res.stdout
-
-    # -- per host, once per run ---------------------------------------------------------------
     # -- containers -------------------------------------------------------------------------
     def app_env(self, host: Host) -> dict[str, str]:
         """Extra environment of the iperf3 containers (FreeFlow sets LD_PRELOAD here)."""
@@ -156,12 +137,14 @@ class DockerMode(Mode):
 
     def read_sections(self, role: str, host: Host, found: dict[str, str]) -> None:
         """Read what ``start_extra`` and ``ready_extra`` printed."""
+        if role == "server" and "counters" not in found and "logs" in found:
+            # the tests it served so far (its log says it is ready once per test)
+            self.counters["served"] = found["logs"].count(serverwait.LISTENING)
         if "counters" in found:
             reading = pathbytes.parse(found["counters"])
             if reading[0] and reading[1]:
                 self.counters[role] = reading
-                # the tests it served so far (its log says it is ready once per test)
-                self.counters["served"] = found.get("logs", "").count(pathbytes.LISTENING)
+                self.counters["served"] = found.get("logs", "").count(serverwait.LISTENING)
 
     def launch_body(self, role: str, host: Host) -> str:
         """sh starting one end's container (with its undo record, noted in ``bounds``)."""
@@ -173,7 +156,7 @@ class DockerMode(Mode):
         # container's undo record stops the watchdog.
         start_timeout = float(self.test.value("start_timeout"))
         bound = start_timeout + keep.shared_bound(self.ctx, self.test)
-        command, stop, _ = launch.start(
+        command, stop = launch.start(
             self.app_argv(role, host),
             name,
             self.docker(host),
@@ -294,6 +277,7 @@ class DockerMode(Mode):
         """Hook to check the started containers (flannel lease, FreeFlow preload)."""
 
     def setup(self) -> None:
+        armedexec.arm_next(self, 1)  # its login overlaps the containers' start
         kept = keep.take(self.ctx, self.test)
         if kept is not None:  # the previous test's containers (netrun.modes.keep)
             keep.adopt(self, kept)
@@ -339,24 +323,49 @@ class DockerMode(Mode):
         self.after_apps(infos)
         self.healthy = True
 
+    #: The repeat being measured (netrun.finale: is it a host's last measurement?).
+    repeat = 1
+
     def measure(self, repeat: int) -> Measurement:
         from netrun.modes.baremetal import client_argv, test_deadline
 
         assert self.server_ip is not None
+        self.repeat = repeat
         argv = client_argv(self, self.server_ip, SERVER_PORT)
         argv[0] = "iperf3"  # the container's iperf3, not the host's netrun_iperf3
         cmd = dk.exec_command(self.names["client"], argv, self.docker(self.client))
         self.healthy = False  # until this repeat measured: a failed one hands nothing on
-        res = self.client.run(self.wrap_client(cmd), timeout=test_deadline(self), check=False)
-        res = self.unwrap_client(res)
+        served = None if self.counts_path else self.counters.pop("served", None)
+        waiting = None if self.counts_path else self.server_wait(served)
+
+        def plain() -> CommandResult:
+            wrapped = self.wrap_client(cmd)
+            return self.client.run(wrapped, timeout=test_deadline(self), check=False)
+
+        res = self.unwrap_client(armedexec.run_client(self, repeat, plain))
+        armedexec.arm_next(self, repeat + 1)  # the next repeat's login, while this one ends
         out = res.stdout if res.stdout.strip() else res.stderr
         try:
             result = iperf3.parse(res.stdout, res.exited, stderr=res.stderr)
         except iperf3.Iperf3Error as exc:
             raise exc.on(self.client.name) from None
         details = {"warnings": list(result.warnings)} if result.warnings else {}
+        if not self.counts_path:
+            self.counters["served"] = self.server_done(served, waiting)[1]
         self.healthy = True
         return Measurement(out, result, details)
+
+    def server_wait(self, served: int | None, reading: str = "") -> Any:
+        """The server host's wait for the repeat's end (netrun.modes.serverwait)."""
+        return serverwait.server_wait(self, served, self.repeat, reading)
+
+    def server_done(self, served: int | None, waiting: Any) -> tuple[str | None, int | None]:
+        return serverwait.server_done(self, served, waiting)
+
+    def arm_client(self, tag: str) -> armedexec.ArmedExec:
+        """The first repeat's client, started during the client host's probe
+        (netrun.prestart; ``tag`` is armedexec.tag's)."""
+        return armedexec.arm(self, 1)
 
     def wrap_client(self, argv: list[str]) -> list[str] | str:
         """The client's command as sent (the path-bytes modes read counters around it)."""
@@ -380,6 +389,7 @@ class DockerMode(Mode):
         """Hand the containers to the next test that wants the same ones, or leave them
         to the final sweep, or remove them on the hosts' next command (netrun.modes.keep):
         never a round trip of its own."""
+        armedexec.forget(self)
         keep.hand_over(self)
 
 

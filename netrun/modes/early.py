@@ -10,7 +10,8 @@ not start the container (the probe failed, an image must be pulled...), the test
 whatever it may have started, on the host's next command, and starts it as usual, which
 then reports whatever is wrong. Its undo record is written before the container starts,
 as always, so the final sweep (or the next run's, after SIGKILL) removes it even if no
-test adopts it. FreeFlow's router is not started here: it needs the probe's facts.
+test adopts it. FreeFlow's router starts there too, before the container: the host
+works out its HOST_IP_PREFIX itself (netrun.modes.router).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from netrun import undo
 from netrun.errors import NetrunError
-from netrun.modes import engine, launch
+from netrun.modes import armedexec, engine, launch
 from netrun.prestart import Prestart
 from netrun.tools import docker as dk
 from netrun.transport import CommandResult
@@ -38,13 +39,10 @@ def plan(tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> li
     """Each end's start script for the run's first test, to ride on its host's probe."""
     from netrun.modes import get_mode
     from netrun.modes.docker import DockerMode
-    from netrun.modes.freeflow import FreeFlow
 
-    test = tests[0]
-    if not ctx.tests:  # the containers' time bound covers the tests that may share them
-        ctx.tests = list(tests)
+    test = tests[0]  # ctx.tests, set by the runner, sizes the containers' time bound
     cls = get_mode(test.mode)
-    if not issubclass(cls, DockerMode) or issubclass(cls, FreeFlow) or test.tool != "iperf3":
+    if not issubclass(cls, DockerMode) or test.tool != "iperf3":
         return []
     if test.options.get("mtu") is not None or test.options.get("overlay_mtu") is not None:
         return []  # the containers start after the link MTU is set
@@ -60,7 +58,10 @@ def plan(tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> li
             if checks is None:
                 return []
             script = checks[0] + mode.launch_body(role, host)
-            out.append(Prestart(host.name, mode.names[role], script, ctx))
+            pre = Prestart(host.name, mode.names[role], script, ctx)
+            if role == "client":  # its first client's command starts before the probe
+                pre.mode, pre.arm_tag = mode, armedexec.tag(mode, 1)
+            out.append(pre)
             ctx.early[mode.names[role]] = (mode.bounds[-1], checks[1], checks[2])
             ctx.docker_hosts.setdefault(host.name, mode.docker(host))  # swept at the end
     except NetrunError:

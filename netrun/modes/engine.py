@@ -47,21 +47,32 @@ def first_checks(mode: DockerMode, host: Host) -> tuple[str, list[str], bool] | 
     if not first and all(known.values()) and mode.value("pull", host) != "always":
         note_images(mode, host, known)
         return None
-    record = None
-    if first:
-        # The label sweep is one undo record, run by the final sweep (or the next run's,
-        # or netrun cleanup, after a SIGKILL); with no docker there it finds nothing.
-        label = shlex.quote(f"label={dk.RUN_LABEL}={mode.ctx.run_id}")
-        d = shlex.quote(docker)
-        record = mode.new_record(
-            host,
-            f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
-            what=f"remove the run's containers ({docker})",
-            per_run=True,
-        )
+    record = label_sweep_record(mode, host) if first else None
     pull = mode.value("pull", host) == "always"  # the preamble stops: prepare_host pulls
     pre = launch.preamble(record, docker, images, mode.ctx.workdir(host), pull=pull)
     return pre, images, first
+
+
+def label_sweep_record(mode: DockerMode, host: Host) -> str:
+    """sh writing the run's per-host record that removes its labelled containers: run by
+    the final sweep (or the next run's, or netrun cleanup, after a SIGKILL); with no
+    docker there it finds nothing."""
+    docker = mode.docker(host)
+    label = shlex.quote(f"label={dk.RUN_LABEL}={mode.ctx.run_id}")
+    d = shlex.quote(docker)
+    return mode.new_record(
+        host,
+        f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
+        what=f"remove the run's containers ({docker})",
+        per_run=True,
+    )
+
+
+def record_error(mode: DockerMode, host: Host, res: CommandResult) -> ModeError:
+    return ModeError(
+        f"{host.name}: cannot write an undo record in {mode.ctx.workdir(host)}: "
+        f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
+    )
 
 
 def read_checks(
@@ -72,10 +83,7 @@ def read_checks(
     found = launch.sections(res.stdout)
     if first:
         if launch.RECORDED not in found[""].splitlines()[:1]:
-            raise ModeError(
-                f"{host.name}: cannot write an undo record in {mode.ctx.workdir(host)}: "
-                f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
-            )
+            raise record_error(mode, host, res)
         rc = found.get("enginerc", "").strip()
         engine = dk.parse_version(
             found.get("engine", ""),
@@ -104,35 +112,19 @@ def note_images(mode: DockerMode, host: Host, ids: Mapping[str, str | None]) -> 
 
 
 def prepare_host(mode: DockerMode, host: Host, images: list[str]) -> None:
-    """Check the engine and make sure every image is there (once per host and run)."""
-    docker = mode.docker(host)
-    with _lock:
-        engine = mode.ctx.engines.get(host.name)
-    if engine is None:
-        # The label sweep is one undo record, run by the final sweep (or the next run's,
-        # or netrun cleanup, after a SIGKILL); the engine check rides on its round trip
-        # (with no docker there, the record finds nothing to remove).
-        label = shlex.quote(f"label={dk.RUN_LABEL}={mode.ctx.run_id}")
-        d = shlex.quote(docker)
-        res = mode.change(
-            host,
-            f"echo {launch.RECORDED}; {shlex.join(dk.version_command(docker))}",
-            f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
-            what=f"remove the run's containers ({docker})",
-            per_run=True,
-            check=False,
-        )
-        if launch.RECORDED not in res.stdout.splitlines()[:1]:
-            raise ModeError(
-                f"{host.name}: cannot write an undo record in {mode.ctx.workdir(host)}: "
-                f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
-            )
-        text = res.stdout.split("\n", 1)[1] if "\n" in res.stdout else ""
-        engine = dk.parse_version(text, res.stderr, res.exited, host.name)
-        with _lock:
-            mode.ctx.engines[host.name] = engine
-            mode.ctx.docker_hosts[host.name] = docker
+    """Make sure every image is there, once the engine was checked (read_checks)."""
     note_images(mode, host, {image: ensure_image(mode, host, image) for image in images})
+
+
+def docker_run(host: Host, argv: list[str], timeout: float = 60) -> str:
+    """Run a docker command on a host; a failure names the host and docker's message."""
+    res = host.run(argv, timeout=timeout, check=False)
+    if not res.ok:
+        raise dk.DockerError(
+            f"{host.name}: {' '.join(argv[:3])} failed (exit {res.exited})",
+            res.stderr or res.stdout,
+        )
+    return res.stdout
 
 
 def ensure_image(mode: DockerMode, host: Host, image: str) -> str:
@@ -150,7 +142,7 @@ def ensure_image(mode: DockerMode, host: Host, image: str) -> str:
             f"{host.name}: image {image} is not on the host and pull is 'never'; load it "
             "(docker load), set image_archive, or use pull: if-missing"
         )
-    mode.dk_run(host, dk.pull_command(image, docker), timeout=600)
+    docker_run(host, dk.pull_command(image, docker), timeout=600)
     res = host.run(dk.image_id_command(image, docker), timeout=30, check=False)
     found = dk.parse_image_id(res.stdout)
     if not found:
@@ -172,7 +164,7 @@ def load_archive(mode: DockerMode, host: Host, image: str, archive: Path) -> str
     host.run(["mkdir", "-p", mode.ctx.workdir(host)], timeout=30)
     host.transport.put(archive, remote, timeout=600)
     try:
-        mode.dk_run(host, dk.load_command(remote, mode.docker(host)), timeout=600)
+        docker_run(host, dk.load_command(remote, mode.docker(host)), timeout=600)
     finally:
         host.run(["rm", "-f", remote], timeout=30, check=False)
     res = host.run(dk.image_id_command(image, mode.docker(host)), timeout=30, check=False)

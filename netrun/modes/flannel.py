@@ -119,6 +119,7 @@ class Flannel(DockerMode):
                 )
 
     def measure(self, repeat: int) -> Measurement:
+        self.repeat = repeat
         m, path = pathbytes.around(self, lambda: super(Flannel, self).measure(repeat))
         _, crossed, why = pathbytes.verdict(path, m.result.bytes_received, m.result.sender)
         m.details.update(path_bytes=path, crossed_overlay=crossed, path_check=why)

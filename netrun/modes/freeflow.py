@@ -19,7 +19,6 @@ reported unavailable (``details.unavailable``): iperf3 reads them on the idle ov
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import shlex
 from typing import Any
 
@@ -97,29 +96,6 @@ class FreeFlow(DockerMode):
         return f"{str(self.value('freeflow_dir', host)).rstrip('/')}/{LIBRARY}"
 
     # -- routers --------------------------------------------------------------------------
-    def host_prefix(self, host: Host) -> str:
-        explicit = self.value("host_ip_prefix", host)
-        if explicit:
-            return str(explicit)
-        probed = getattr(getattr(self.ctx.facts.get(host.name), "nic", None), "network", None)
-        if probed:
-            return str(probed)
-        res = host.run(["ip", "-o", "-4", "addr", "show"], timeout=30, check=False)
-        for line in res.stdout.splitlines():
-            fields = line.split()
-            if "inet" in fields and fields.index("inet") + 1 < len(fields):
-                try:
-                    iface = ipaddress.ip_interface(fields[fields.index("inet") + 1])
-                except ValueError:
-                    continue
-                if str(iface.ip) == host.data_ip:
-                    return str(iface.network)
-        raise ModeError(
-            f"{host.name}: cannot tell the subnet of data address {host.data_ip} from "
-            f"'ip -o -4 addr show' (exit {res.exited}, {len(res.stdout)} bytes); set "
-            "host_ip_prefix (inventory netrun_host_ip_prefix)"
-        )
-
     def start_extra(self, role: str, host: Host) -> str:
         """The host's router, made sure of before the iperf3 container (netrun.modes.router)."""
         plan = self.router_plan(host)
@@ -130,6 +106,7 @@ class FreeFlow(DockerMode):
         docker, name = self.docker(host), str(self.value("router_name", host))
         image = str(self.value("router_image", host))
         labels = {dk.LABEL: "1", "netrun.role": "router"}
+        explicit = self.value("host_ip_prefix", host)  # else the host reads its subnet
         if not self.value("keep_router", host):
             labels[dk.RUN_LABEL] = self.ctx.run_id
         argv = dk.run_command(
@@ -137,7 +114,7 @@ class FreeFlow(DockerMode):
             name=name,
             labels=labels,
             docker=docker,
-            env={"HOST_IP_PREFIX": self.host_prefix(host)},
+            env={"HOST_IP_PREFIX": str(explicit or router.PREFIX_TOKEN)},
             volumes=[f"{self.value('freeflow_dir', host)}:/freeflow"],
             privileged=True,  # FreeFlow's router programs the host network: it needs it
             net_host=True,
@@ -154,6 +131,7 @@ class FreeFlow(DockerMode):
             vnet=str(vnet) if vnet else None,
             subnet_env=str(self.value("flannel_subnet_env", host)),
             network=str(self.value("network", host)),
+            data_ip=None if explicit else host.data_ip,
         )
 
     def ready_extra(self, role: str, host: Host) -> str:
@@ -166,7 +144,9 @@ class FreeFlow(DockerMode):
 
     def read_sections(self, role: str, host: Host, found: dict[str, str]) -> None:
         super().read_sections(role, host, found)
-        state = router.read(found, self.plans[host.name], host.name, self.ctx.run_id)
+        # started in the probe (netrun.modes.early): that plan was another instance's
+        plan = self.plans.setdefault(host.name, self.router_plan(host))
+        state = router.read(found, plan, host.name, self.ctx.run_id)
         self.details.setdefault("routers", {})[host.name] = state.record
         self.vnet[host.name] = state.vnet
         self.standin[host.name] = state.standin
@@ -215,6 +195,7 @@ class FreeFlow(DockerMode):
 
     def measure(self, repeat: int) -> Measurement:
         """The measurement, with the counters that prove (or refute) acceleration."""
+        self.repeat = repeat
         m, path = pathbytes.around(self, lambda: super(FreeFlow, self).measure(repeat))
         accelerated, crossed, why = pathbytes.verdict(
             path, m.result.bytes_received, m.result.sender

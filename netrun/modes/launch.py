@@ -13,28 +13,20 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from netrun import undo
 from netrun.tools import docker as dk
+from netrun.tools.facts import split_sections
 
 #: The first line of the preamble: its undo record was written.
 RECORDED = "NETRUN_RECORDED"
-_SECTION = re.compile(r"==netrun:([a-z0-9]+)==")
 
 
 def sections(text: str) -> dict[str, str]:
-    """Section name -> its lines, from a script's output (what precedes the first section
-    is under "")."""
-    out: dict[str, list[str]] = {"": []}
-    current = out[""]
-    for line in text.splitlines():
-        found = _SECTION.fullmatch(line.strip())
-        if found:
-            current = out.setdefault(found.group(1), [])
-        else:
-            current.append(line)
-    return {name: "\n".join(lines) for name, lines in out.items()}
+    """Section name -> its lines, unstripped, from a script's output (what precedes the
+    first section is under "")."""
+    return split_sections(text, head="", strip=False)
 
 
 def preamble(
@@ -69,6 +61,29 @@ def image_ids(found: dict[str, str], images: Sequence[str]) -> dict[str, str | N
     return {img: dk.parse_image_id(found.get(f"image{i}", "")) for i, img in enumerate(images)}
 
 
+def shell_words(argv: Sequence[str], env_vars: Mapping[str, str]) -> str:
+    """``shlex.join(argv)``, but each ``env_vars`` token in a word becomes a double-quoted
+    reference to its shell variable (a value the host works out in the same script).
+
+    Replaced word by word, between quoted pieces: replacing in the joined line would leave
+    the reference inside single quotes, unexpanded, whenever the word needed quoting."""
+    if not env_vars:
+        return shlex.join(argv)
+    found = re.compile("|".join(map(re.escape, env_vars)))
+    words = []
+    for arg in argv:
+        pieces, pos = [], 0
+        for m in found.finditer(arg):
+            if m.start() > pos:
+                pieces.append(shlex.quote(arg[pos : m.start()]))
+            pieces.append(f'"${{{env_vars[m.group()]}}}"')
+            pos = m.end()
+        if pos < len(arg) or not pieces:
+            pieces.append(shlex.quote(arg[pos:]))
+        words.append("".join(pieces))
+    return " ".join(words)
+
+
 def start(
     argv: list[str],
     name: str,
@@ -78,8 +93,8 @@ def start(
     ready_wait: float,
     extra: str = "",
     env_vars: dict[str, str] | None = None,
-) -> tuple[str, str, str]:
-    """(command, undo, pid file): sh that runs ``argv`` (``docker run -d``) and its time
+) -> tuple[str, str]:
+    """(command, undo): sh that runs ``argv`` (``docker run -d``) and its time
     bound, then waits up to ``ready_wait`` s on the host for iperf3 in it to listen
     (dk.ready_script's sections, which leave ``$pid`` set to the container's PID 1) and,
     once it does, runs ``extra``. The caller wraps it in an undo record (Mode.recorded_change).
@@ -91,9 +106,7 @@ def start(
     rm = shlex.join([docker, "rm", "-f", name])
     pidfile = f"{workdir}/{name}.watchdog"
     watchdog = f'sleep {int(bound) + 120} & w=$!; trap "kill $w; exit" TERM; wait $w; {rm}'
-    run = shlex.join(argv)
-    for token, var in (env_vars or {}).items():
-        run = run.replace(token, f'"${var}"')
+    run = shell_words(argv, env_vars or {})
     ready = dk.ready_script(name, docker, ready_wait)
     command = (
         f"{run} >/dev/null 2>{err}; rc=$?\n"
@@ -103,4 +116,4 @@ def start(
         f"{ready}"
         f'case "$logs" in *"Server listening"*)\n{extra}\n;; esac\nfi\ntrue'
     )
-    return command, undo.kill_recorded(pidfile), pidfile
+    return command, undo.kill_recorded(pidfile)

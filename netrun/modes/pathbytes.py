@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shlex
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -37,11 +36,7 @@ Counters = dict[str, tuple[int, int]]  # device -> (rx_bytes, tx_bytes)
 
 def command(container_pid: int | None) -> str:
     """One shell line: the host's /proc/net/dev, then the container's (by its PID 1)."""
-    line = "cat /proc/net/dev"
-    if container_pid:
-        dev = f"/proc/{int(container_pid)}/net/dev"
-        line += f"; echo {shlex.quote(_MARK)}; cat {shlex.quote(dev)}"
-    return line
+    return shell_reading(str(int(container_pid))) if container_pid else "cat /proc/net/dev"
 
 
 def parse_net_dev(text: str) -> Counters:
@@ -159,24 +154,30 @@ def devices(mode: DockerMode, host: Host) -> dict[str, str | None]:
 
 
 def shell_reading(pid_var: str = "$pid") -> str:
-    """sh printing the host's and the container's counters (as ``command``), the container
-    being the one whose PID 1 is in the shell variable; tried again while the container's
-    table comes back empty (see ``read``)."""
+    """sh printing the host's and the container's counters, the container being the one
+    whose PID 1 is ``pid_var`` (a shell variable, or a number); tried again while the
+    container's table comes back without its interface (see ``read``: a run on the
+    loaded lab saw one such reading in a few hundred)."""
     dev = f'"/proc/{pid_var}/net/dev"'
     return (
         f"cat /proc/net/dev; echo {shlex.quote(_MARK)}; "
-        f'for i in 1 2 3; do t=$(cat {dev} 2>/dev/null); [ -n "$t" ] && break; sleep 0.1; '
-        'done; echo "$t"'
+        f"for i in 1 2 3 4 5; do t=$(cat {dev} 2>/dev/null); "
+        f'case "$t" in *{CONTAINER_IFACE}:*) break;; esac; sleep 0.05; done; echo "$t"'
     )
 
 
 def wrap(argv: list[str], pid: int | None) -> str:
     """The client's command with the client end's counters read just before and just
     after it, in the same round trip (sections before, out, after; its exit status)."""
-    reading = shell_reading() if pid else "cat /proc/net/dev"
+    reading = shell_reading() if pid else command(None)
+    return f"pid={int(pid or 0)}; " + wrap_line(shlex.join(argv), reading)
+
+
+def wrap_line(line: str, reading: str) -> str:
+    """``wrap`` of a command line, ``reading`` the sh that reads the counters."""
     return (
-        f"pid={int(pid or 0)}; echo ==netrun:before==; {reading}; echo ==netrun:out==\n"
-        f"{shlex.join(argv)}; rc=$?; echo; echo ==netrun:after==; {reading}; exit $rc"
+        f"echo ==netrun:before==; {reading}; echo ==netrun:out==\n"
+        f"{line}; rc=$?; echo; echo ==netrun:after==; {reading}; exit $rc"
     )
 
 
@@ -193,60 +194,6 @@ def unwrap(res: CommandResult) -> tuple[CommandResult, tuple[Counters, Counters]
     return dataclasses.replace(res, stdout=out), before, after
 
 
-#: What iperf3 -s prints when it is ready for a test: once at start, then after each test.
-LISTENING = "Server listening"
-
-
-def server_wait(docker: str, name: str, pid: int, served: int, bound: float) -> str:
-    """sh for the server's host, sent as the client starts: wait (up to ``bound`` s) until
-    iperf3 in the server container has served one more test than ``served`` (it prints
-    LISTENING again), then print the count and that end's counters (section counters)."""
-    q = shlex.quote
-    return (
-        f"d={q(docker)}; n={q(name)}; pid={int(pid)}; end=$(($(date +%s) + {int(bound) + 1}))\n"
-        f'while :; do c=$("$d" logs "$n" 2>&1 | grep -c {q(LISTENING)}); '
-        f'[ "$c" -gt {int(served)} ] && break; [ "$(date +%s)" -lt "$end" ] || break; '
-        "sleep 0.05; done\n"
-        f'echo ==netrun:count==; echo "$c"; echo ==netrun:counters==; {shell_reading()}'
-    )
-
-
-class _ServerWait:
-    """The server end's reading after a repeat, taken on its host as soon as the test ends
-    there, while the controller waits for the client: no round trip after the test."""
-
-    def __init__(self, mode: DockerMode, served: int) -> None:
-        from netrun.modes.baremetal import test_deadline
-
-        self.found: dict[str, str] | None = None
-        host, pid = mode.server, int(mode.pids.get("server") or 0)
-        bound = test_deadline(mode)
-        script = server_wait(mode.docker(host), mode.names["server"], pid, served, bound)
-
-        def run() -> None:
-            from netrun.modes.launch import sections
-
-            try:
-                res = host.run(script, timeout=bound + 30, check=False)
-            except Exception:  # the reading is then taken on its own
-                return
-            self.found = sections(res.stdout)
-
-        self.thread = threading.Thread(target=run, name=f"netrun-wait-{host.name}", daemon=True)
-        self.thread.start()
-
-    def result(self, served: int) -> tuple[tuple[Counters, Counters] | None, int | None]:
-        """The reading and the new count, or (None, None) when the wait did not see the
-        test end (the reading is then taken on its own)."""
-        self.thread.join(timeout=10)
-        found = self.found or {}
-        count = found.get("count", "").strip()
-        if not count.isdigit() or int(count) <= served:
-            return None, None
-        reading = parse(found.get("counters", ""))
-        return (reading, int(count)) if reading[0] and reading[1] else (None, None)
-
-
 def around(mode: DockerMode, measure: Callable[[], Measurement]) -> tuple[Measurement, dict]:
     """Run `measure` between two readings of both ends; returns it and the path bytes.
 
@@ -254,20 +201,18 @@ def around(mode: DockerMode, measure: Callable[[], Measurement]) -> tuple[Measur
     before is the last one taken there (the container's start, or the previous repeat's
     reading after: nothing else runs in the container or on the pair in between); the
     one after is taken on the server's host as soon as its iperf3 has served the test
-    (``server_wait``, sent as the client starts). A reading that is missing is taken on
-    its own.
+    (netrun.modes.serverwait, sent as the client starts, which on the host's last
+    measurement also sweeps it). A reading that is missing is taken on its own.
     """
     ends = {"client": mode.client, "server": mode.server}
     before_server = mode.counters.pop("server", None) or read(mode.server, mode.pids.get("server"))
-    served = mode.counters.pop("served", None)
-    waiting = None
-    if served is not None and mode.server.name != mode.client.name:
-        waiting = _ServerWait(mode, served)
+    served = mode.counters.pop("served", None)  # a failed repeat leaves it unknown
+    waiting = mode.server_wait(served, shell_reading())
     mode.counters.update(client_before=None, client_after=None)
     m = measure()
-    after_server, count = waiting.result(served) if waiting is not None else (None, None)
-    if count is not None:
-        mode.counters["served"] = count
+    text, mode.counters["served"] = mode.server_done(served, waiting)
+    reading = parse(text or "")
+    after_server = reading if reading[0] and reading[1] else None
     before = {
         "server": before_server,
         "client": mode.counters.get("client_before") or ({}, {}),

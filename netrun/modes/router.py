@@ -4,7 +4,9 @@ Reuse a running router whose library is in place (unless netrun left it with ano
 image), or remove what netrun left and start one, then wait on the host until it publishes
 the library; and in the same script read the overlay CIDR for VNET_PREFIX (the Flannel
 lease, else the docker network's subnet) and the router image's labels (the lab's
-stand-in says so). It used to be up to nine commands one after the other. The script sets
+stand-in says so). It used to be up to nine commands one after the other. The host's
+subnet (HOST_IP_PREFIX) is read there too, so the router can start in the host's probe
+(netrun.modes.early). The script sets
 ``go=1`` when the iperf3 container may start; the controller reads its sections
 (``router``, ``routerlogs``, ``vnet``, ``standin``) with ``read``.
 """
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netrun.errors import ModeError
+from netrun.modes import launch
 from netrun.tools import docker as dk
 
 _FORMAT = (
@@ -42,6 +45,30 @@ class RouterPlan:
     vnet: str | None
     subnet_env: str
     network: str
+    #: The data address whose subnet becomes HOST_IP_PREFIX, worked out on the host
+    #: (``PREFIX_TOKEN`` in ``argv``); None when host_ip_prefix sets it.
+    data_ip: str | None = None
+
+
+#: Stands for HOST_IP_PREFIX in the router's ``docker run``: the script replaces it with
+#: the subnet of the host's data address, read there (no probe facts needed first).
+PREFIX_TOKEN = "@@netrun-hostprefix@@"
+#: awk printing the network (a.b.c.d/len) of the `ip -o -4 addr` entry that holds ``ip``.
+_NETWORK_AWK = (
+    '{ for (i = 1; i < NF; i++) if ($i == "inet") { split($(i + 1), a, "/"); '
+    'if (a[1] != ip) continue; n = split(a[1], o, "."); len = a[2] + 0; net = ""; '
+    "for (k = 1; k <= 4; k++) { b = len - 8 * (k - 1); b = b < 0 ? 0 : (b > 8 ? 8 : b); "
+    'm = 2 ^ (8 - b); net = net (k > 1 ? "." : "") (o[k] - o[k] % m) } '
+    'print net "/" len; exit } }'
+)
+
+
+def prefix_script(data_ip: str) -> str:
+    """sh setting ``hostprefix`` to the subnet of ``data_ip`` on this host (empty: none)."""
+    return (
+        f"hostprefix=$(ip -o -4 addr show 2>/dev/null | awk -v ip={shlex.quote(data_ip)} "
+        f"{shlex.quote(_NETWORK_AWK)})"
+    )
 
 
 def script(plan: RouterPlan) -> str:
@@ -56,6 +83,8 @@ def script(plan: RouterPlan) -> str:
         else f"$(sed -n 's/^FLANNEL_NETWORK=//p' {q(plan.subnet_env)} 2>/dev/null | "
         "tr -d '\"' | head -n 1)"
     )
+    prefix = prefix_script(plan.data_ip) if plan.data_ip else "hostprefix=1"
+    run = launch.shell_words(plan.argv, {PREFIX_TOKEN: "hostprefix"})
     return f"""rn={q(plan.name)}; lib={q(plan.library)}; want={want}; go=
 st=$({d} container inspect -f {q(_FORMAT)} "$rn" 2>/dev/null) || st=
 o=$IFS; IFS='|'; set -- $st; IFS=$o
@@ -66,8 +95,10 @@ elif [ -n "$st" ] && [ "$4" != 1 ]; then
   echo foreign
 else
   [ -z "$st" ] || {d} rm -f "$rn" >/dev/null 2>&1
-  if ! rm -f "$lib" 2>/dev/null; then echo libstuck
-  elif ! out=$({shlex.join(plan.argv)} 2>&1); then echo runfailed; echo "$out" | tail -n 3
+  {prefix}
+  if [ -z "$hostprefix" ]; then echo noprefix
+  elif ! rm -f "$lib" 2>/dev/null; then echo libstuck
+  elif ! out=$({run} 2>&1); then echo runfailed; echo "$out" | tail -n 3
   else
     end=$(($(date +%s) + {max(1, int(plan.timeout + 0.999))})); r=true
     while :; do
@@ -115,6 +146,11 @@ def read(found: dict[str, str], plan: RouterPlan, host: str, run_id: str) -> Rou
         raise ModeError(
             f"{host}: a container named '{plan.name}' exists but is not a healthy "
             "router (and netrun did not start it); remove it or set router_name"
+        )
+    elif outcome == "noprefix":
+        raise ModeError(
+            f"{host}: cannot tell the subnet of data address {plan.data_ip} from "
+            "'ip -o -4 addr show'; set host_ip_prefix (inventory netrun_host_ip_prefix)"
         )
     elif outcome == "libstuck":
         raise ModeError(

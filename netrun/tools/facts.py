@@ -114,17 +114,20 @@ def probe_script(
     return "\n".join(head) + _PROBE_BODY
 
 
-def split_sections(text: str) -> dict[str, str]:
-    """The probe's output cut at its ``==netrun:NAME==`` lines."""
+def split_sections(text: str, *, head: str | None = None, strip: bool = True) -> dict[str, str]:
+    """A script's output cut at its ``==netrun:NAME==`` lines (the probe's, a container's
+    start script's...). ``head``: the key of what precedes the first section (None: it is
+    dropped); ``strip``: each section's text stripped."""
     sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
+    current: list[str] | None = None if head is None else sections.setdefault(head, [])
     for line in text.splitlines():
         found = SECTION.match(line.strip())
         if found:
             current = sections.setdefault(found.group(1), [])
         elif current is not None:
             current.append(line)
-    return {name: "\n".join(lines).strip() for name, lines in sections.items()}
+    joined = {name: "\n".join(lines) for name, lines in sections.items()}
+    return {name: t.strip() for name, t in joined.items()} if strip else joined
 
 
 def parse_probe(text: str, *, data_ip: str | None = None) -> HostFacts:

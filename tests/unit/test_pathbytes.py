@@ -27,7 +27,20 @@ def test_command_reads_host_then_container_and_quotes() -> None:
     assert pathbytes.command(None) == "cat /proc/net/dev"
     line = pathbytes.command(4242)
     assert line.startswith("cat /proc/net/dev; echo ")
-    assert line.endswith("cat /proc/4242/net/dev")
+    assert '"/proc/4242/net/dev"' in line
+    assert "@@netrun-container@@" in line
+
+
+def test_command_output_parses() -> None:
+    """The reading runs in sh; this process's own PID stands for a container's PID 1."""
+    import os
+    import subprocess
+
+    out = subprocess.run(
+        ["sh", "-c", pathbytes.command(os.getpid())], capture_output=True, text=True, check=True
+    ).stdout
+    host, container = pathbytes.parse(out)
+    assert "lo" in host and "lo" in container
 
 
 def test_parse_real_net_dev() -> None:
