@@ -173,14 +173,15 @@ def listening(ns: str, port: int) -> bool:
     return bool(ss.stdout.strip())
 
 
-def established(ns: str, port: int) -> int:
+def established(ns: str, port: int) -> list[str]:
+    """The namespace's established TCP connections to ``port``, with their processes."""
     ss = subprocess.run(
-        ["ip", "netns", "exec", ns, "ss", "-tnH", "state", "established", f"dport = :{port}"],
+        ["ip", "netns", "exec", ns, "ss", "-tnpH", "state", "established", f"dport = :{port}"],
         capture_output=True,
         text=True,
         timeout=10,
     )
-    return len(ss.stdout.splitlines())
+    return ss.stdout.splitlines()
 
 
 @pytest.fixture
@@ -229,7 +230,8 @@ def test_busy_port_is_retried_then_reported_and_foreign_server_untouched(
     # Not ours: the foreign server and its idle client are exactly as they were.
     assert server.poll() is None and idle.poll() is None
     assert listening(alpha.namespace, BUSY_PORT)
-    assert established(bravo.namespace, BUSY_PORT) == 1
+    connections = established(bravo.namespace, BUSY_PORT)
+    assert len(connections) == 1, connections  # the idle client's alone
     foreign_pid = server.pid  # `ip netns exec` execs iperf3: the same pid
     server.kill()
     server.wait(timeout=10)
