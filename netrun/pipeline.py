@@ -52,13 +52,15 @@ class Pipeline:
         self.inventory = inventory
         self.ctx = ctx
         #: test name -> the tests to start ahead while it runs
-        self.next: dict[str, list[TestSpec]] = {t.name: [n] for t, n in itertools.pairwise(tests)}
+        self.next: dict[str, list[TestSpec]] = {}
         #: test name -> how long a server started ahead must wait for its test
         self.wait_s: dict[str, float] = {}
-        if rounds is not None:
-            self.next = {}
+        if rounds is None:
+            self.next = {t.name: [n] for t, n in itertools.pairwise(tests)}
+        else:
             for now, then in itertools.pairwise(rounds):
-                # A test of the next round starts ahead with the test its server is in now.
+                # A test of the next round starts ahead with the test its server is in now
+                # (no host is in two tests of a round: one test per server host).
                 by_server = {t.server: t for t in then}
                 longest = max(t.deadline for t in now)  # its client host may end last
                 for test in now:

@@ -19,8 +19,9 @@ import time
 from typing import TYPE_CHECKING
 
 from netrun.errors import NetrunError
+from netrun.finale import SWEPT_LINE
 from netrun.modes import launch, pathbytes
-from netrun.modes.serverwait import SWEPT, host_sweep, is_last
+from netrun.modes.serverwait import host_sweep, is_last
 from netrun.tools import docker as dk
 from netrun.transport import CommandResult
 
@@ -91,8 +92,8 @@ class ArmedExec:
             started.abandon()
             return None
         exited, out, err = started.wait(timeout + (60 if sweep else 0))
-        if sweep and err.endswith(SWEPT + "\n"):
-            err = err[: -len(SWEPT) - 1]
+        if sweep and err.endswith(SWEPT_LINE):
+            err = err[: -len(SWEPT_LINE)]
             self.swept = True
         seconds = time.monotonic() - started.started
         return CommandResult(self.host.name, started.line, exited, out, err, seconds)

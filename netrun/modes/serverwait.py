@@ -18,6 +18,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from netrun.errors import NetrunError
+from netrun.finale import SWEPT
 from netrun.modes.launch import sections
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 #: What iperf3 -s prints when it is ready for a test: once at start, then after each test.
 LISTENING = "Server listening"
 #: Printed once the host's sweep removed its run folder.
-SWEPT = "NETRUN_SWEPT"
 
 
 def script(
@@ -82,6 +82,7 @@ class ServerWait:
         )
         text = script(docker, name, pid, served, bound, reading=reading, sweep=sweep)
         timeout = bound + 60
+        self.timeout = timeout  # how long ``swept`` may wait for it
         # Started at once, so its command is counted now (netrun.finale), and collected in
         # a thread; where a command cannot be started so, it runs without the sweep.
         started = host.start(text) if sweep else None
@@ -121,7 +122,7 @@ class ServerWait:
 
     def swept(self) -> bool:
         """Whether the host's sweep ran and removed the run folder (waits for it)."""
-        self.thread.join(timeout=120)
+        self.thread.join(timeout=self.timeout + 10)
         return self.sweeps and SWEPT in (self.found or {}).get("swept", "")
 
 
