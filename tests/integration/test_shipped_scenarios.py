@@ -1,0 +1,101 @@
+"""Every file in scenarios/ runs on the emulated lab (issue 23): a shipped scenario that
+fails fails CI.
+
+Each file runs unchanged through the real CLI on the inventory `netrun lab up` writes (its
+groups servers, clients and relays are the roles the files name), shortened with
+``-e duration=1 -e repeat=1``. The lab is chosen from the modes the file uses: a mode
+whose hosts need `docker` (docker, flannel, freeflow) gets the Docker lab, any other the
+plain one, so a new scenario file is covered without a change here. The run must exit 0,
+every sample in results.json must be ok, and the lab's hosts must be as before: no new
+process in their namespaces (iperf3, iperf2, coturn, the TURN tunnel, containers' shims),
+no run folder, no container, every link's MTU, state and qdisc as it was.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import LabHandle
+from helpers import lab_settings, leftovers, load_results, run_netrun, wait_for
+
+from netrun.lab.system import netns_inode, pid_netns_inode
+from netrun.modes import get_mode
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
+#: What shortens any scenario: the keys every test takes (a key no test sets is harmless).
+SHORT = ["-e", "duration=1", "-e", "repeat=1"]
+#: Files known to fail today, each with its issue; strict, so the fix shows as XPASS.
+KNOWN = {"docker.yaml": "issue 23: consecutive container tests"}
+
+
+def modes_of(path: Path) -> set[str]:
+    """The modes a scenario file's tests use (a test without one takes the defaults')."""
+    data = yaml.safe_load(path.read_text())
+    default = (data.get("defaults") or {}).get("mode")
+    return {test.get("mode", default) for test in data["tests"]} - {None}
+
+
+def needs_docker(path: Path) -> bool:
+    """Whether any mode of the file needs docker on a host (so the Docker lab)."""
+    return any("docker" in tools for m in modes_of(path) for tools in get_mode(m).needs.values())
+
+
+def case(path: Path) -> Any:
+    marks = [pytest.mark.xfail(strict=True, reason=KNOWN[path.name])] if path.name in KNOWN else []
+    return pytest.param(path, id=path.stem, marks=marks)
+
+
+def lab_pids(lab: LabHandle) -> set[int]:
+    """Every process inside the lab's namespaces (sshd, dockerd, and what a run starts)."""
+    inodes = {netns_inode(ns) for ns in lab.namespaces} - {None}
+    return {
+        int(p.name)
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and pid_netns_inode(int(p.name)) in inodes
+    }
+
+
+def started_since(lab: LabHandle, pids: set[int], timeout: float = 5.0) -> list[str]:
+    """Processes in the lab that were not there before the run, after polling up to
+    ``timeout`` for them to go (one line each)."""
+    wait_for(lambda: not described(lab_pids(lab) - pids), timeout)
+    return described(lab_pids(lab) - pids)
+
+
+def described(pids: set[int]) -> list[str]:
+    found = []
+    for pid in sorted(pids):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile
+        found.append(f"pid {pid}: {b' '.join(argv).decode(errors='replace')[:120]}")
+    return found
+
+
+@pytest.mark.parametrize("scenario", [case(p) for p in SCENARIOS])
+def test_a_shipped_scenario_runs_on_the_lab_and_leaves_nothing(
+    scenario: Path, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    lab: LabHandle = request.getfixturevalue("docker_lab" if needs_docker(scenario) else "lab")
+    before = lab_settings(lab)
+    pids = lab_pids(lab)
+    assert pids, "found no process in the lab's namespaces (not even sshd)"
+    out = tmp_path / "out"
+    args = [scenario, "-i", lab.inventory, "-o", out, "--no-history", *SHORT]
+    run = run_netrun(args, cwd=tmp_path, timeout=150)
+    where = f"\nstdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}"
+    left = started_since(lab, pids) + leftovers(lab, before, out)
+    assert run.returncode == 0, f"exit {run.returncode}{where}"
+    doc = load_results(out)
+    bad = [
+        f"{t['name']}: {t['status']} {t.get('error')}" for t in doc["tests"] if t["status"] != "ok"
+    ]
+    assert doc["tests"] and bad == [], f"{bad}{where}"
+    assert left == [], f"left behind: {left}"
