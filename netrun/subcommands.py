@@ -78,7 +78,12 @@ def sub_parser() -> Parser:
     inv.add_argument("--host", help="variables of one host")
 
     lab = _command(sub, "lab")
-    lab.add_argument("action", choices=["up", "down", "status"], help="up, down or status")
+    lab.add_argument(
+        "action",
+        choices=["up", "down", "status", "inventory"],
+        help="up; down (only this checkout's share while another checkout uses the lab); "
+        "status (hosts, addresses, rate, Docker, inventories); inventory (print it, or -o)",
+    )
     lab.add_argument("--hosts", type=int, default=3, help="number of hosts (up)")
     lab.add_argument(
         "--rate", default="1gbit", help="data-plane shaping rate (tc tbf), or none: unshaped"
@@ -101,7 +106,16 @@ def sub_parser() -> Parser:
         "--inventory",
         type=Path,
         default=Path("inventories/local.yaml"),
-        help="where to write the lab's inventory (up)",
+        help="this checkout's inventory of the lab: where up writes it, and whose share "
+        "down lets go of (inventories/local.yaml)",
+    )
+    lab.add_argument(
+        "--all",
+        action="store_true",
+        help="down: remove the lab even while other checkouts' inventories use it",
+    )
+    lab.add_argument(
+        "-o", "--output", type=Path, help="inventory: write to this file instead of stdout"
     )
     lab.add_argument(
         "--login-cost",
