@@ -226,9 +226,10 @@ def beside(asked: LabConfig) -> Beside:
 
 def owner_of(namespace: str) -> Path | None:
     """The state dir of the lab whose sshd runs in `namespace` (its -f config lives at
-    STATE/hosts/NAME/sshd_config), or None."""
+    STATE/hosts/NAME/sshd_config), or None. A listening sshd shows its argv as one
+    string ("sshd: /usr/sbin/sshd -f ... [listener] ..."), so the words are split again."""
     for pid in pids_in_netns(namespace):
-        argv = cmdline(pid)
+        argv = " ".join(cmdline(pid)).split()
         if "-f" in argv[:-1]:
             conf = Path(argv[argv.index("-f") + 1])
             if conf.name == "sshd_config" and conf.parent.parent.name == "hosts":
