@@ -201,7 +201,7 @@ def _reusable(cfg: LabConfig, data: dict[str, Any], say: Callable[[str], None]) 
         beside = sharing.beside(cfg)
         only_mine = own and len(users) == 1
         raise NetrunError(sharing.different_lab(running, cfg, diffs, users, beside, own=only_mine))
-    if not own:
+    if cfg.inventory not in {Path(row["path"]) for row in state.records(data)}:
         say(sharing.reused(cfg.state_dir, users, cfg.inventory))
     data["config"]["freeflow_src"] = cfg.to_json()["freeflow_src"]
     return LabConfig.from_json(data["config"])

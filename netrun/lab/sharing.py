@@ -119,6 +119,8 @@ def different_lab(
     )
     if own:
         text += "; or, as only this inventory uses it, netrun lab down first"
+    elif not users:  # nobody's: any checkout's `lab down` removes it
+        text += "; no checkout uses it any more: netrun lab down removes it"
     return text
 
 
@@ -145,7 +147,7 @@ def still_used(state_dir: Path, path: Path, others: list[Path]) -> str:
     """What `lab down` says when it only let go of one checkout's inventory."""
     return (
         f"lab left up in {state_dir}: still used by {', '.join(map(str, others))}; "
-        f"removed only {path} (netrun lab down --all removes the lab for everyone)"
+        f"only {path} let go of it (netrun lab down --all removes the lab for everyone)"
     )
 
 
@@ -178,6 +180,8 @@ def release(
     row = next(r for r in state.records(data) if Path(r["path"]) == path)
     if inventory.remove(row, state_dir):
         say(f"removed inventory {path}")
+    elif path.exists():
+        say(f"left inventory {path}: changed since the lab wrote it")
     state.forget(data, path)
     state.save(lab, data)
     return others

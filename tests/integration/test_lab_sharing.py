@@ -226,3 +226,15 @@ def test_status_shows_each_hosts_docker_daemon(docker_lab: LabHandle, tmp_path: 
     assert f"inventory: {docker_lab.inventory} (written by lab up)" in res.stdout
     printed = run_netrun(["lab", "inventory", "--state-dir", docker_lab.state_dir], cwd=tmp_path)
     assert printed.stdout == docker_lab.inventory.read_text()
+
+
+def test_up_again_after_its_inventory_was_deleted_writes_it_back_quietly(
+    machine: Machine,
+) -> None:
+    m = machine
+    assert m.up("a").returncode == 0
+    m.inv("a").unlink()
+    res = m.up("a")
+    assert res.returncode == 0, res.stderr
+    assert "reusing" not in res.stderr and m.inv("a").exists()
+    assert [str(f.path) for f in netrun_lab.status(m.state).inventories] == [str(m.inv("a"))]

@@ -87,6 +87,7 @@ def test_every_field_shows_as_its_flag() -> None:
         "used by an inventory since removed",
     ):
         assert part in text, part
+    assert text.endswith("; no checkout uses it any more: netrun lab down removes it")
     second = "netrun lab up --hosts 5 --rate none --docker --login-cost 0.1 --freeflow-src "
     assert second + "/src/ff --host-rate charlie=20mbit --prefix nr2" in text
 
@@ -105,7 +106,7 @@ def test_reuse_and_release_lines() -> None:
         f"wrote its inventory to {B} too"
     )
     assert sharing.still_used(STATE, B, [A]) == (
-        f"lab left up in /run/netrun-lab: still used by {A}; removed only {B} "
+        f"lab left up in /run/netrun-lab: still used by {A}; only {B} let go of it "
         "(netrun lab down --all removes the lab for everyone)"
     )
     assert sharing.not_a_user(STATE, B, [A]) == (
