@@ -98,10 +98,16 @@ def sub_parser() -> Parser:
     )
     lab.add_argument("--docker", action="store_true", help="a Docker daemon and overlay per host")
     lab.add_argument(
-        "--state-dir", type=Path, default=Path("/run/netrun-lab"), help="the lab's own files"
+        "--state-dir",
+        type=Path,
+        default=Path("/run/netrun-lab"),
+        help="the lab's own files (/run/netrun-lab); a second lab beside it needs its own, "
+        "and its own --prefix and --net-index",
     )
     lab.add_argument("--prefix", default="nr", help="namespace and bridge name prefix")
-    lab.add_argument("--net-index", type=int, default=0, help="address block (0-15)")
+    lab.add_argument(
+        "--net-index", type=int, default=0, help="address block (0-255; 0-15 with --docker)"
+    )
     lab.add_argument(
         "--inventory",
         type=Path,
