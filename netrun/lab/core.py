@@ -181,7 +181,7 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
         from netrun.lab import docker
 
         docker.up(lab, data, lambda: state.save(lab, data), say)
-    _write_inventories(lab, data, cfg.inventory, say)
+    write_inventories(lab, data, cfg.inventory, say)
     say(f"inventory: {cfg.inventory}")
     return status(cfg.state_dir)
 
@@ -207,7 +207,7 @@ def _reusable(cfg: LabConfig, data: dict[str, Any], say: Callable[[str], None]) 
     return LabConfig.from_json(data["config"])
 
 
-def _write_inventories(
+def write_inventories(
     lab: LabPlan, data: dict[str, Any], asked: Path, say: Callable[[str], None]
 ) -> None:
     """Write the asked inventory, and rewrite each other one the lab wrote while it still

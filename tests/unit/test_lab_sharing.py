@@ -162,3 +162,33 @@ def test_users_are_the_checkouts_whose_up_wrote_a_file_still_there(tmp_path: Pat
     assert [r["path"] for r in state.records(data)] == [
         str(tmp_path / n) for n in ("b.yaml", "c.yaml", "d.yaml")
     ]
+
+
+def test_up_rewrites_other_checkouts_inventories_only_while_as_written(tmp_path: Path) -> None:
+    """A new router image (say) reaches every checkout's file the lab still owns; an edited
+    one is left alone, and one whose file is gone is forgotten."""
+    from netrun.lab.core import write_inventories
+
+    mine = tmp_path / "state"
+    lab = plan(LabConfig(hosts=2, docker=True, state_dir=mine, inventory=tmp_path / "a.yaml"))
+    old = inventory.render(lab)
+    data: dict = {"config": lab.config.to_json(), "inventories": []}
+    for name in "abc":
+        state.register(data, inventory.write(tmp_path / f"{name}.yaml", old), "up")
+    (tmp_path / "b.yaml").write_text(old + "# mine\n")
+    (tmp_path / "c.yaml").unlink()
+    mine.mkdir()
+    said: list[str] = []
+    data["freeflow"] = {"image": "netrun-lab/freeflow:tcp-abc"}
+    write_inventories(lab, data, tmp_path / "d.yaml", said.append)
+    new = (tmp_path / "d.yaml").read_text()
+    assert "netrun-lab/freeflow:tcp-abc" in new and new != old
+    assert (tmp_path / "a.yaml").read_text() == new
+    assert (tmp_path / "b.yaml").read_text() == old + "# mine\n"
+    assert [r["path"] for r in state.records(data)] == [
+        str(tmp_path / n) for n in ("a.yaml", "b.yaml", "d.yaml")
+    ]
+    assert said == [
+        f"inventory: {tmp_path / 'a.yaml'} (rewritten: the lab wrote it for another checkout)"
+    ]
+    assert state.files(data, mine)[0].state == "written"
