@@ -94,28 +94,84 @@ def cmd_lab(ns: argparse.Namespace) -> int:
             login_cost=ns.login_cost,
         )
         st = lab.up(cfg, progress)
-        print(_lab_summary(st))
+        print(lab_summary(st))
         return EXIT_OK
     if ns.action == "down":
+        from netrun.lab.sharing import still_used
+
+        others = [] if ns.all else lab.release(ns.state_dir, ns.inventory, progress)
+        if others:  # another checkout still uses it: only this one's share went
+            print(still_used(ns.state_dir.absolute(), ns.inventory.absolute(), others))
+            return EXIT_OK
         removed = lab.down(ns.state_dir, progress)
         print(f"lab down: removed {len(removed)} item(s)")
         return EXIT_OK
+    if ns.action == "inventory":
+        if ns.output is None:
+            print(lab.inventory_text(ns.state_dir), end="")
+        else:
+            print(f"inventory: {lab.export_inventory(ns.state_dir, ns.output)}", file=sys.stderr)
+        return EXIT_OK
     st = lab.status(ns.state_dir)
-    print(_lab_summary(st))
+    print(lab_summary(st))
     return EXIT_OK if st.ok else EXIT_FAILED
 
 
-def _lab_summary(st: Any) -> str:
+#: How `lab status` names what became of each inventory file the lab wrote.
+INVENTORY_STATES = {
+    "written": "",
+    "edited": "; edited since: lab down leaves it",
+    "replaced": "; written over since (not this lab's now): lab down leaves it",
+    "missing": "; gone",
+}
+
+
+def lab_summary(st: Any) -> str:
+    """`lab status` (and the end of `lab up`): the lab, a row per host, its inventories."""
+    from tabulate import tabulate
+
+    from netrun.lab.plan import shaped
+
     if not st.exists:
-        return "no lab (run: sudo netrun lab up)"
-    lines = [f"inventory: {st.inventory}"]
-    if st.config.docker:
-        src = st.config.freeflow_src
+        return f"no lab in {st.state_dir} (run: sudo netrun lab up, or name its --state-dir)"
+    cfg = st.config
+    rate = cfg.rate if shaped(cfg.rate) else "none (unshaped)"
+    head = (
+        f"lab in {st.state_dir}: {cfg.hosts} host(s), prefix {cfg.prefix}, net {cfg.net_index}, "
+        f"rate {rate}, docker {'yes' if cfg.docker else 'no'}"
+        + (f", login cost {cfg.login_cost:g} s" if cfg.login_cost else "")
+    )
+    headers = ["host", "namespace", "management", "data", "rate", "sshd"]
+    if cfg.docker:
+        headers.append("docker")
+    rows = []
+    for host in st.hosts:
+        own = cfg.rate_for(host.name)
+        row = [host.name, host.namespace, host.mgmt_ip, host.data_ip]
+        row += [own if shaped(own) else "none", _daemon(host.sshd_pid, host.sshd_answers, host)]
+        if cfg.docker:
+            row.append(_daemon(host.docker_pid, bool(host.docker_answers), host))
+        rows.append(row)
+    lines = [head, tabulate(rows, headers=headers, disable_numparse=True)]
+    for f in st.inventories:
+        how = "lab up" if f.by == "up" else "lab inventory -o"
+        lines.append(f"inventory: {f.path} (written by {how}{INVENTORY_STATES[f.state]})")
+    if cfg.docker:
+        src = cfg.freeflow_src
         lines.append(f"freeflow router: built from {src}" if src else "freeflow router: stand-in")
     problems = st.problems()
     lines += [f"problem: {p}" for p in problems]
     lines.append("lab is up" if not problems else "lab needs 'netrun lab up' to repair")
     return "\n".join(lines)
+
+
+def _daemon(pid: int | None, answers: bool, host: Any) -> str:
+    """One daemon's cell: running and answering, or what is wrong."""
+    if not host.namespace_present:
+        return "no namespace"
+    if pid is None:
+        return "not running"
+    return f"pid {pid}" if answers else f"pid {pid}, not answering"
 
 
 def cmd_cleanup(ns: argparse.Namespace) -> int:

@@ -78,7 +78,12 @@ def sub_parser() -> Parser:
     inv.add_argument("--host", help="variables of one host")
 
     lab = _command(sub, "lab")
-    lab.add_argument("action", choices=["up", "down", "status"], help="up, down or status")
+    lab.add_argument(
+        "action",
+        choices=["up", "down", "status", "inventory"],
+        help="up; down (only this checkout's share while another checkout uses the lab); "
+        "status (hosts, addresses, rate, Docker, inventories); inventory (print it, or -o)",
+    )
     lab.add_argument("--hosts", type=int, default=3, help="number of hosts (up)")
     lab.add_argument(
         "--rate", default="1gbit", help="data-plane shaping rate (tc tbf), or none: unshaped"
@@ -93,15 +98,30 @@ def sub_parser() -> Parser:
     )
     lab.add_argument("--docker", action="store_true", help="a Docker daemon and overlay per host")
     lab.add_argument(
-        "--state-dir", type=Path, default=Path("/run/netrun-lab"), help="the lab's own files"
+        "--state-dir",
+        type=Path,
+        default=Path("/run/netrun-lab"),
+        help="the lab's own files (/run/netrun-lab); a second lab beside it needs its own, "
+        "and its own --prefix and --net-index",
     )
     lab.add_argument("--prefix", default="nr", help="namespace and bridge name prefix")
-    lab.add_argument("--net-index", type=int, default=0, help="address block (0-15)")
+    lab.add_argument(
+        "--net-index", type=int, default=0, help="address block (0-255; 0-15 with --docker)"
+    )
     lab.add_argument(
         "--inventory",
         type=Path,
         default=Path("inventories/local.yaml"),
-        help="where to write the lab's inventory (up)",
+        help="this checkout's inventory of the lab: where up writes it, and whose share "
+        "down lets go of (inventories/local.yaml)",
+    )
+    lab.add_argument(
+        "--all",
+        action="store_true",
+        help="down: remove the lab even while other checkouts' inventories use it",
+    )
+    lab.add_argument(
+        "-o", "--output", type=Path, help="inventory: write to this file instead of stdout"
     )
     lab.add_argument(
         "--login-cost",

@@ -1,12 +1,17 @@
-"""`netrun lab up|down|status`: build, inspect and remove the emulated lab.
+"""`netrun lab up|down|status|inventory`: build, inspect, share and remove the emulated lab.
 
-State lives in state_dir/lab.json, written before anything is created, so `down`
-removes a half-made lab too and never needs the flags `up` was given.
+State lives in state_dir/lab.json (netrun.lab.state), written before anything is created,
+so `down` removes a half-made lab too and never needs the flags `up` was given.
+
+One lab may serve several checkouts. An `up` that asks for the running lab with another
+``--inventory`` reuses it and writes its inventory there too; an `up` that asks for a
+different lab is refused with what differs and how to run one beside it. Every inventory
+file the lab wrote is recorded: `release` lets go of one checkout's, and `down` removes
+the lab and every inventory that still holds exactly what the lab wrote, never another.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -15,12 +20,12 @@ from types import ModuleType
 from typing import Any
 
 from netrun.errors import NetrunError
-from netrun.lab import inventory, network, sshd
-from netrun.lab.plan import LabConfig, LabPlan, plan
+from netrun.lab import inventory, network, sharing, sshd, state
+from netrun.lab.plan import MGMT_NET, LabConfig, LabPlan, plan
+from netrun.lab.state import BY_EXPORT, BY_UP, InventoryFile
 from netrun.lab.system import end_netns_processes, netns_exists, require_root, require_tools
 
 Progress = Callable[[str], None] | None
-STATE_VERSION = 1
 TOOLS = {
     "ip": "iproute2",
     "tc": "iproute2",
@@ -70,6 +75,8 @@ class LabStatus:
     hosts: tuple[HostStatus, ...] = ()
     bridge_present: bool = False
     switch_present: bool = False
+    #: Every inventory file the lab wrote, in the order written (the first `up`'s first).
+    inventories: tuple[InventoryFile, ...] = ()
 
     @property
     def exists(self) -> bool:
@@ -77,7 +84,9 @@ class LabStatus:
 
     @property
     def inventory(self) -> Path | None:
-        return self.config.inventory if self.config else None
+        """The first inventory a checkout still uses the lab through (else the first one)."""
+        used = [f.path for f in self.inventories if f.in_use]
+        return used[0] if used else (self.config.inventory if self.config else None)
 
     @property
     def key_file(self) -> Path:
@@ -121,42 +130,6 @@ class LabStatus:
         return found
 
 
-# -- state -----------------------------------------------------------------------------
-def _load(state_dir: Path) -> dict[str, Any] | None:
-    path = state_dir / "lab.json"
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as err:
-        raise NetrunError(f"{path} is unreadable ({err}): remove it and the lab by hand") from err
-    if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
-        raise NetrunError(f"{path} is not a netrun lab state file (version {STATE_VERSION})")
-    return data
-
-
-def _save(lab: LabPlan, data: dict[str, Any]) -> None:
-    path = lab.state_file
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)
-
-
-def _record(lab: LabPlan) -> dict[str, Any]:
-    """The state written before anything is made: every name `down` will remove."""
-    return {
-        "version": STATE_VERSION,
-        "config": lab.config.to_json(),
-        "namespaces": [h.namespace for h in lab.hosts] + [lab.switch_namespace],
-        "root_links": [h.mgmt_veth for h in lab.hosts] + [lab.mgmt_bridge],
-        "hosts": {
-            h.name: {"namespace": h.namespace, "mgmt_ip": h.mgmt_ip, "data_ip": h.data_ip}
-            for h in lab.hosts
-        },
-        "pids": {"sshd": {}, "dockerd": {}},
-    }
-
-
 def _check_paths(cfg: LabConfig) -> None:
     for path in (cfg.state_dir, cfg.inventory):
         if any(ch.isspace() or ch in "\"'\\" for ch in str(path)):
@@ -180,22 +153,15 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
 
         cfg = replace(cfg, freeflow_src=freeflow.source(cfg.freeflow_src).path)
     lab = plan(cfg)
-    data = _load(cfg.state_dir)
+    data = state.load(cfg.state_dir)
     if data is not None:
-        old = LabConfig.from_json(data["config"])
-        if not old.same_lab(cfg):
-            raise NetrunError(
-                f"a different lab is up in {cfg.state_dir} ({old.hosts} hosts, prefix "
-                f"{old.prefix}, net {old.net_index}, docker {old.docker}): "
-                "run netrun lab down first"
-            )
-        data["config"] = cfg.to_json()  # the FreeFlow source may change on a running lab
+        lab = plan(_reusable(cfg, data, say))
     else:
         _refuse_foreign(lab)
-        data = _record(lab)
+        data = state.record(lab)
     cfg.state_dir.mkdir(parents=True, exist_ok=True)
     cfg.state_dir.chmod(0o700)
-    _save(lab, data)
+    state.save(lab, data)
 
     say(f"network: bridge {lab.mgmt_bridge}, switch {lab.switch_namespace}")
     network.ensure_mgmt_bridge(lab)
@@ -208,30 +174,84 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
     for host in lab.hosts:
         pid = sshd.ensure_sshd(lab, host)
         data["pids"]["sshd"][host.name] = pid
-        _save(lab, data)
+        state.save(lab, data)
         say(f"{host.name}: {host.namespace} mgmt {host.mgmt_ip} data {host.data_ip} sshd {pid}")
     sshd.write_known_hosts(lab)
     if cfg.docker:
         from netrun.lab import docker
 
-        docker.up(lab, data, lambda: _save(lab, data), say)
-    inventory.write(lab, data.get("freeflow", {}).get("image"))
+        docker.up(lab, data, lambda: state.save(lab, data), say)
+    write_inventories(lab, data, cfg.inventory, say)
     say(f"inventory: {cfg.inventory}")
     return status(cfg.state_dir)
 
 
+def _reusable(cfg: LabConfig, data: dict[str, Any], say: Callable[[str], None]) -> LabConfig:
+    """The running lab's config when `cfg` asks for that lab (from any checkout), else a
+    NetrunError naming each field that differs and how to run a second lab beside it.
+
+    Only a checkout the lab already serves (or anyone, once no checkout uses it) may
+    switch its FreeFlow source: a joining `up` must not change the lab under the others.
+    """
+    running = LabConfig.from_json(data["config"])
+    users = state.users(data, cfg.state_dir)
+    own = cfg.inventory in users
+    diffs = running.differences(cfg, loose=("freeflow_src",) if own or not users else ())
+    if diffs:
+        beside = sharing.beside(cfg)
+        only_mine = own and len(users) == 1
+        raise NetrunError(sharing.different_lab(running, cfg, diffs, users, beside, own=only_mine))
+    if cfg.inventory not in {Path(row["path"]) for row in state.records(data)}:
+        say(sharing.reused(cfg.state_dir, users, cfg.inventory))
+    data["config"]["freeflow_src"] = cfg.to_json()["freeflow_src"]
+    return LabConfig.from_json(data["config"])
+
+
+def write_inventories(
+    lab: LabPlan, data: dict[str, Any], asked: Path, say: Callable[[str], None]
+) -> None:
+    """Write the asked inventory, and rewrite each other one the lab wrote while it still
+    holds what the lab wrote (so every checkout sees the same lab); one edited or written
+    over since is left alone, and one whose file is gone is forgotten."""
+    text = inventory.render(lab, data.get("freeflow", {}).get("image"))
+    for row in list(state.records(data)):
+        path = Path(row["path"])
+        if path == asked:
+            continue
+        found = inventory.state_of(row, lab.state_dir)
+        if found == inventory.MISSING:
+            state.forget(data, path)
+        elif found == inventory.WRITTEN and row.get("sha256") != inventory.digest(text):
+            state.register(data, inventory.write(path, text), row.get("by", BY_UP))
+            say(f"inventory: {path} (rewritten: the lab wrote it for another checkout)")
+    state.register(data, inventory.write(asked, text), BY_UP)
+    state.save(lab, data)
+
+
 def _refuse_foreign(lab: LabPlan) -> None:
-    """Refuse to adopt namespaces or bridges with our names that another lab state owns."""
+    """Refuse to adopt namespaces, bridges or a management net that another lab owns."""
     taken = [
         ns for ns in [h.namespace for h in lab.hosts] + [lab.switch_namespace] if netns_exists(ns)
     ]
     if network.link_exists(lab.mgmt_bridge):
         taken.append(lab.mgmt_bridge)
-    if taken:
-        raise NetrunError(
-            f"{', '.join(taken)} already exist but {lab.state_file} does not: another lab uses "
-            "this prefix; pick another --prefix/--net-index or run netrun lab down on its state dir"
-        )
+    elif lab.config.net_index in sharing.nets_in_use():
+        taken.append(f"net {lab.config.net_index} ({MGMT_NET.format(n=lab.config.net_index)})")
+    if not taken:
+        return
+    owners = {o for ns in taken if netns_exists(ns) and (o := sharing.owner_of(ns))}
+    whose = (
+        f"the lab in {', '.join(map(str, sorted(owners)))} uses them (--state-dir names it "
+        "for lab status)"
+        if owners
+        else "another lab uses them"
+    )
+    beside = sharing.beside(lab.config)
+    second = f"netrun lab up {sharing.up_flags(lab.config, where=False)} {beside.flags()}"
+    raise NetrunError(
+        f"{', '.join(taken)} already in use but {lab.state_file} does not exist: {whose}; "
+        f"to run a second lab beside it: {' '.join(second.split())}"
+    )
 
 
 def _docker() -> ModuleType:
@@ -245,7 +265,7 @@ def _docker() -> ModuleType:
 def status(state_dir: Path) -> LabStatus:
     """What of the lab in `state_dir` is present and answering (reads only)."""
     state_dir = state_dir.absolute()
-    data = _load(state_dir)
+    data = state.load(state_dir)
     if data is None:
         return LabStatus(state_dir=state_dir, config=None)
     cfg = LabConfig.from_json(data["config"])
@@ -279,16 +299,47 @@ def status(state_dir: Path) -> LabStatus:
         hosts=tuple(hosts),
         bridge_present=network.link_exists(lab.mgmt_bridge),
         switch_present=netns_exists(lab.switch_namespace),
+        inventories=state.files(data, state_dir),
     )
+
+
+# -- the inventory of a running lab ---------------------------------------------------------
+def _running(state_dir: Path) -> tuple[LabPlan, dict[str, Any]]:
+    data = state.load(state_dir.absolute())
+    if data is None:
+        raise NetrunError(
+            f"no lab in {state_dir.absolute()}: run netrun lab up (or name its --state-dir)"
+        )
+    return plan(LabConfig.from_json(data["config"])), data
+
+
+def inventory_text(state_dir: Path) -> str:
+    """The inventory of the lab in `state_dir`, as `up` writes it."""
+    lab, data = _running(state_dir)
+    return inventory.render(lab, data.get("freeflow", {}).get("image"))
+
+
+def export_inventory(state_dir: Path, path: Path) -> Path:
+    """Write the running lab's inventory to `path` and record it, so `down` removes it
+    (while unchanged) with the lab; an export keeps no lab up (only an `up`'s file does)."""
+    require_root()
+    lab, data = _running(state_dir)
+    path = path.absolute()
+    _check_paths(replace(lab.config, inventory=path))
+    text = inventory.render(lab, data.get("freeflow", {}).get("image"))
+    state.register(data, inventory.write(path, text), BY_EXPORT)
+    state.save(lab, data)
+    return path
 
 
 # -- down ------------------------------------------------------------------------------
 def down(state_dir: Path, progress: Progress = None) -> list[str]:
-    """Remove everything the lab in `state_dir` made; returns what was removed."""
+    """Remove everything the lab in `state_dir` made, for every checkout it serves (see
+    `release` to let go of one); returns what was removed."""
     say = progress or (lambda _msg: None)
     require_root()
     state_dir = state_dir.absolute()
-    data = _load(state_dir)
+    data = state.load(state_dir)
     if data is None:
         return []
     cfg = LabConfig.from_json(data["config"])
@@ -316,8 +367,11 @@ def down(state_dir: Path, progress: Progress = None) -> list[str]:
             note(f"process {pid} in {ns}")
         if network.delete_netns(ns):
             note(f"namespace {ns}")
-    if inventory.remove(cfg.inventory):
-        note(f"inventory {cfg.inventory}")
+    for row in state.records(data):  # only what still holds exactly what the lab wrote
+        if inventory.remove(row, state_dir):
+            note(f"inventory {row['path']}")
+        elif Path(row["path"]).exists():
+            say(f"left inventory {row['path']}: changed since the lab wrote it")
     shutil.rmtree(state_dir, ignore_errors=True)
     if state_dir.exists():
         raise NetrunError(f"could not remove {state_dir}: check for mounts under it")

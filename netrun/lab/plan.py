@@ -140,12 +140,23 @@ class LabConfig:
             host_rates=tuple((str(k), str(v)) for k, v in (data.get("host_rates") or {}).items()),
         )
 
+    def differences(
+        self, other: LabConfig, *, loose: tuple[str, ...] = ("freeflow_src",)
+    ) -> list[tuple[str, Any, Any]]:
+        """(field, this value, other's value) for every field of the lab's identity that
+        differs. The inventory path is never part of it (one lab may write several), nor
+        the fields in `loose` (the FreeFlow source may change on a running lab)."""
+        mine, theirs = self.to_json(), other.to_json()
+        skip = {"inventory", "state_dir", *loose}
+        return [
+            (key, mine[key], theirs[key])
+            for key in mine
+            if key not in skip and mine[key] != theirs[key]
+        ]
+
     def same_lab(self, other: LabConfig) -> bool:
         """True when `other` describes the lab this one built (so `up` may repair it)."""
-        mine, theirs = self.to_json(), other.to_json()
-        mine.pop("freeflow_src")
-        theirs.pop("freeflow_src")
-        return mine == theirs
+        return not self.differences(other)
 
 
 @dataclass(frozen=True)

@@ -129,13 +129,24 @@ def _owner_alive(tmp: Path) -> bool:
     return pid != os.getpid() and Path(f"/proc/{pid}").exists()
 
 
+def _lab_states() -> list[Path]:
+    """Test labs' state files under every pytest basetemp. Another session's pytest may
+    remove an old basetemp while the glob walks it (FileNotFoundError): walk again."""
+    for _ in range(5):
+        try:
+            return list(Path("/tmp").glob("pytest-of-*/pytest-*/*/state/lab.json"))
+        except FileNotFoundError:
+            continue
+    return []
+
+
 def sweep_stale_labs(prefix: str) -> None:
     """Take down a lab with this prefix that a killed pytest session left behind.
 
     A lab whose pytest process still runs belongs to another session and is left alone
     (that session's lab then makes ours fail to start, with a clear message).
     """
-    for state in Path("/tmp").glob("pytest-of-*/pytest-*/*/state/lab.json"):
+    for state in _lab_states():
         if _owner_alive(state.parent.parent):
             continue
         try:

@@ -225,7 +225,8 @@ def test_up_again_changes_nothing_and_repairs_what_is_missing(lab: LabHandle) ->
 
 @pytest.mark.integration
 def test_up_refuses_a_different_lab_on_the_same_state(lab: LabHandle) -> None:
-    with pytest.raises(NetrunError, match="netrun lab down"):
+    """It says what differs; only as the lab's one user is `lab down` offered."""
+    with pytest.raises(NetrunError, match=r"\(--hosts: running 3 vs asked 2\).*down first$"):
         netrun_lab.up(
             netrun_lab.LabConfig(
                 hosts=2,
