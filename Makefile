@@ -78,7 +78,7 @@ lint: venv
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
 docs: venv  ## the documentation site into build/site; --strict: every internal link resolves
-	$(VENV)/bin/mkdocs build --strict -d build/site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d build/site
 
 docs-keys: venv  ## rewrite docs/user-guide/scenario-keys.md from the code's option declarations
 	$(PY) docs/gen_keys.py
