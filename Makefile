@@ -28,7 +28,7 @@ FREEFLOW_SRC ?=
 FUZZ_SEED ?= 20261130
 PYTEST_ARGS ?=
 
-.PHONY: setup packages venv link need-root demo test unit lint lab-down bench faults fuzz reliability wheel-check
+.PHONY: setup packages venv link need-root demo test unit lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
 
 setup: packages venv link  ## apt packages, the venv with netrun and its test extras, the link
 
@@ -51,7 +51,7 @@ $(VENV)/.installed: pyproject.toml
 			"(SYSTEM_PYTHON=python3.11 make ...)" >&2; exit 1; }
 	@[ -x $(PY) ] && $(PY) -c 'import pip' 2>/dev/null || { rm -rf $(VENV) && \
 		$(SYSTEM_PYTHON) -m venv $(VENV); }
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,docs]'
 	@touch $@
 
 link: venv  ## netrun on PATH: a link to the venv's entry point (never over a foreign one)
@@ -76,6 +76,12 @@ unit: venv
 
 lint: venv
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+docs: venv  ## the documentation site into build/site; --strict: every internal link resolves
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d build/site
+
+docs-keys: venv  ## rewrite docs/user-guide/scenario-keys.md from the code's option declarations
+	$(PY) docs/gen_keys.py
 
 lab-down:
 	$(NETRUN) lab down

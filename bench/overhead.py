@@ -308,7 +308,8 @@ def comparison_lines(f: dict[str, Any]) -> list[str]:
         "On the lab, tbf counts IP bytes without Ethernet framing, so bare metal can exceed",
         "the 941 Mbit/s ceiling of real 1 GbE; and the FreeFlow router there is a stand-in",
         "whose library passes calls through, so FreeFlow measures like Flannel (and netrun",
-        "flags it `not accelerated`; README has the figures of the real FreeFlow).",
+        "flags it `not accelerated`; [Reference comparisons](reference-comparisons.md) has",
+        "the figures of the real FreeFlow).",
         "",
     ]
     return lines
