@@ -108,9 +108,10 @@ def take(ctx: RunContext, test: TestSpec) -> Kept | None:
     removed on the hosts' next command: this test's container start."""
     k = key(test)
     found = ctx.kept.pop(k, None) if k is not None else None
-    for other in [o for o in ctx.kept.values() if set(test.hosts) & set(o.docker)]:
-        del ctx.kept[other.key]
-        _defer_removal(other.started, other.records, other.docker)
+    # (a copy: the tests of a parallel run park and take from their own threads)
+    for other in [o for o in list(ctx.kept.values()) if set(test.hosts) & set(o.docker)]:
+        if ctx.kept.pop(other.key, None) is other:
+            _defer_removal(other.started, other.records, other.docker)
     if found is None:
         return None
     found.tests.append(test.name)
