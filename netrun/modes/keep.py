@@ -9,6 +9,12 @@ every option that shapes a container: image, network, mtu, overlay_mtu, FreeFlow
 the containers stay and that test adopts them; otherwise they are removed. A test that
 failed or was interrupted never hands its containers on.
 
+``take``, at the start of a test's setup, is the one decision on which containers a test
+measures with: the kept ones (``adopt`` gives the mode their names) or its own, started
+then. Whatever names a container is built after it from the mode's names: the armed
+client commands (netrun.modes.armedexec, whose key in ctx.armed names the container too)
+and the server's wait (netrun.modes.serverwait).
+
 Whatever happens, nothing outlives the run: each container's time bound (a watchdog on
 the host, an undo record) covers the tests that may share it, every container carries the
 run's label, and the run's final sweep (or, after a SIGKILL, the next run's or ``netrun
