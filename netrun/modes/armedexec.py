@@ -71,6 +71,9 @@ class ArmedExec:
         """``argv``: the client's iperf3 argv (IP_TOKEN for the server's address);
         ``sweep``: the host's sweep, run after it if ``fire`` says so."""
         self.host = mode.client
+        #: The client container it runs in: mode.names's when it was armed, which the test's
+        #: keep decision set (netrun.modes.keep), as its key in ctx.armed says (``tag``).
+        self.container = mode.names["client"]
         self.started: Started | None = self.host.start(command(body(mode, argv), sweep))
         self.can_sweep = bool(sweep)
         #: Whether the host was swept after the client.
@@ -106,8 +109,11 @@ class ArmedExec:
 
 
 def tag(mode: DockerMode, repeat: int) -> str:
-    """The key of a repeat's armed client in ctx.armed (with the client's host name)."""
-    return f"{mode.test.tag}c{repeat}"
+    """The key of a repeat's armed client in ctx.armed (with the client's host name). It
+    names the client container, as the test's keep decision does (mode.names: its own, or
+    those of the test whose containers it adopted, netrun.modes.keep), so a command started
+    for other containers is never the one fired."""
+    return f"{mode.test.tag}c{repeat}:{mode.names['client']}"
 
 
 def arm(mode: DockerMode, repeat: int) -> ArmedExec:

@@ -277,10 +277,14 @@ class DockerMode(Mode):
         """Hook to check the started containers (flannel lease, FreeFlow preload)."""
 
     def setup(self) -> None:
-        armedexec.arm_next(self, 1)  # its login overlaps the containers' start
+        # The one decision on which containers this test measures with (netrun.modes.keep):
+        # the previous test's, adopted with their names, or its own, started below. What
+        # names a container (the armed client's docker exec) comes after it.
         kept = keep.take(self.ctx, self.test)
-        if kept is not None:  # the previous test's containers (netrun.modes.keep)
+        if kept is not None:
             keep.adopt(self, kept)
+        armedexec.arm_next(self, 1)  # its login overlaps the containers' start
+        if kept is not None:
             return
         infos: dict[str, dk.ContainerInfo] = {}
         ends = {"server": self.server, "client": self.client}

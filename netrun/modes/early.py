@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from netrun import undo
 from netrun.errors import NetrunError
-from netrun.modes import armedexec, engine, launch
+from netrun.modes import armedexec, engine, keep, launch
 from netrun.prestart import Prestart
 from netrun.tools import docker as dk
 from netrun.transport import CommandResult
@@ -47,6 +47,8 @@ def plan(tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> li
     if test.options.get("mtu") is not None or test.options.get("overlay_mtu") is not None:
         return []  # the containers start after the link MTU is set
     if test.server == test.client:
+        return []
+    if keep.key(test) in ctx.kept:  # it measures with kept containers: none to start
         return []
     by_role = {r: inventory.get(n) for r, n in test.hosts_by_role.items()}
     mode = cls(test, by_role["server"], by_role["client"], ctx, by_role)

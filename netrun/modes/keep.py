@@ -9,6 +9,12 @@ every option that shapes a container: image, network, mtu, overlay_mtu, FreeFlow
 the containers stay and that test adopts them; otherwise they are removed. A test that
 failed or was interrupted never hands its containers on.
 
+``take``, at the start of a test's setup, is the one decision on which containers a test
+measures with: the kept ones (``adopt`` gives the mode their names) or its own, started
+then. Whatever names a container is built after it from the mode's names: the armed
+client commands (netrun.modes.armedexec, whose key in ctx.armed names the container too)
+and the server's wait (netrun.modes.serverwait).
+
 Whatever happens, nothing outlives the run: each container's time bound (a watchdog on
 the host, an undo record) covers the tests that may share it, every container carries the
 run's label, and the run's final sweep (or, after a SIGKILL, the next run's or ``netrun
@@ -108,9 +114,10 @@ def take(ctx: RunContext, test: TestSpec) -> Kept | None:
     removed on the hosts' next command: this test's container start."""
     k = key(test)
     found = ctx.kept.pop(k, None) if k is not None else None
-    for other in [o for o in ctx.kept.values() if set(test.hosts) & set(o.docker)]:
-        del ctx.kept[other.key]
-        _defer_removal(other.started, other.records, other.docker)
+    # (a copy: the tests of a parallel run park and take from their own threads)
+    for other in [o for o in list(ctx.kept.values()) if set(test.hosts) & set(o.docker)]:
+        if ctx.kept.pop(other.key, None) is other:
+            _defer_removal(other.started, other.records, other.docker)
     if found is None:
         return None
     found.tests.append(test.name)

@@ -3,13 +3,17 @@ start scripts are read back (netrun.modes.launch, netrun.modes.router)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from netrun.errors import ModeError
 from netrun.modes import keep, launch, router
 from netrun.modes.base import RunContext
+from netrun.modes.docker import DockerMode
 from netrun.scenario import TestSpec, load_scenario
 
 
@@ -133,3 +137,95 @@ def test_the_preamble_stops_for_a_missing_image_or_pull_always(tmp_path: Path) -
     assert "body" in run(["here"]) and "stop" not in run(["here"])
     assert "stop" in run(["here", "gone"]) and "body" not in run(["here", "gone"])
     assert "stop" in run(["here"], pull=True)
+
+
+class Armed:
+    """What a started command is to the armed client: abandoned unless fired."""
+
+    def __init__(self, line: str) -> None:
+        self.line, self.started, self.abandoned = line, 0.0, False
+
+    def abandon(self) -> None:
+        self.abandoned = True
+
+
+class Starts:
+    """A transport that only records the commands started on it (the armed clients')."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def start(self, argv: list[str] | str) -> Armed:
+        self.lines.append(str(argv))
+        return Armed(str(argv))
+
+
+#: Keys that shape only the client's docker exec, with values a scenario may give them.
+CLIENT_SIDE = {
+    "protocol": ["tcp", "udp"],
+    "streams": [1, 4],
+    "bitrate": ["100M", None],
+    "length": [1200, None],
+    "duration": [1, 2],
+    "repeat": [1, 2],
+}
+#: The directions a test may send in (reverse and bidir exclude each other).
+DIRECTIONS: list[dict[str, object]] = [{}, {"reverse": True}, {"bidir": True}, {"reverse": False}]
+
+
+def client_side_tests() -> st.SearchStrategy[list[dict[str, object]]]:
+    keys = st.fixed_dictionaries(
+        {}, optional={k: st.sampled_from(v) for k, v in CLIENT_SIDE.items()}
+    )
+    one = st.builds(lambda d, way: {**d, **way}, keys, st.sampled_from(DIRECTIONS))
+    return st.lists(one, min_size=2, max_size=5)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(mode=st.sampled_from(["docker", "flannel", "freeflow"]), drawn=client_side_tests())
+def test_the_armed_clients_name_the_containers_the_keep_decision_chose(
+    tmp_path: Path, mode: str, drawn: list[dict[str, object]]
+) -> None:
+    """Consecutive tests of one pair and mode that differ only in client-side keys: each
+    adopts the first one's containers, and every client command armed for it (before its
+    first repeat, and between repeats) runs in the container the decision named."""
+    from netrun.host import Host
+    from netrun.modes import armedexec, get_mode
+
+    body = "".join(
+        "  - " + json.dumps({"name": f"t{i}", "mode": mode, **opts}) + "\n"
+        for i, opts in enumerate(drawn)
+    )
+    tests = scenario_tests(tmp_path, body)
+    assert len({keep.key(t) for t in tests}) == 1
+    ctx = RunContext("1a2b", tests=tests)
+    alpha, bravo = Host("alpha"), Host("bravo")
+    bravo.transport = Starts()  # type: ignore[assignment]
+    first_names: dict[str, str] = {}
+    for i, test in enumerate(tests):
+        m = get_mode(test.mode)(test, alpha, bravo, ctx, {"server": alpha, "client": bravo})
+        assert isinstance(m, DockerMode)
+        if i == 0:  # its containers start (as setup would, without a host to start them on)
+            first_names = dict(m.names)
+            m.started = [(alpha, m.names["server"]), (bravo, m.names["client"])]
+            m.server_ip, m.healthy = "10.244.0.2", True
+        else:
+            m.setup()  # adopts: no container starts, so no host command but the armed one
+            assert m.names == first_names
+            assert m.details["containers_reused"] == {"from": "t0", "tests": i + 1}
+        for repeat in range(1, test.repeat + 1):
+            armedexec.arm_next(m, repeat)
+        armed = {k: v for k, v in ctx.armed.items() if k[1].startswith(f"{test.tag}c")}
+        assert len(armed) == test.repeat
+        for (host, tag), cmd in armed.items():
+            assert host == "bravo" and tag.endswith(":" + first_names["client"])
+            assert cmd.container == first_names["client"]
+            assert f"exec {first_names['client']} iperf3" in cmd.started.line
+        commands = [cmd.started for cmd in armed.values()]
+        m.teardown()  # hands them on (the next test wants the same ones)
+        assert all(c.abandoned for c in commands) and not ctx.armed
+    lines = bravo.transport.lines  # type: ignore[union-attr]
+    assert lines and all(first_names["client"] in line for line in lines)
+    assert all(f"{t.tag}-client" not in line for t in tests[1:] for line in lines)
