@@ -31,7 +31,8 @@ SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
 #: What shortens any scenario: the keys every test takes (a key no test sets is harmless).
 SHORT = ["-e", "duration=1", "-e", "repeat=1"]
 #: Files known to fail today, each with its issue; strict, so the fix shows as XPASS.
-KNOWN = {"docker.yaml": "issue 23: consecutive container tests"}
+#: Shipped scenarios known to fail, with the issue that tracks each (none today).
+KNOWN: dict[str, str] = {}
 
 
 def modes_of(path: Path) -> set[str]:
