@@ -118,9 +118,19 @@ class History:
         self._transaction(upgrade)
 
     def _check(self, db: sqlite3.Connection) -> int:
-        """The schema version (0 for a new, empty file); raise if the file is not ours."""
-        version = int(db.execute("PRAGMA user_version").fetchone()[0])
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        """The schema version (0 for a new, empty file); raise if the file is not ours.
+
+        Both reads are one read transaction: read apart, another process creating the file
+        could commit between them (version 0, then its tables), a file "not ours"."""
+        own = not db.in_transaction
+        if own:
+            db.execute("BEGIN")
+        try:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        finally:
+            if own:
+                db.execute("COMMIT")
         if version == 0 and not tables:
             return 0
         if version == 0 or not {"meta", "runs", "samples", "hosts"} <= tables:
