@@ -59,7 +59,13 @@ class RunLock:
         return self._fd is not None
 
     def _refused(self, how: str = "") -> LockError:
+        # The holder writes its pid just after it takes the lock: give it that moment.
         pid = read_holder(self.path)
+        for _ in range(25):
+            if pid is not None:
+                break
+            time.sleep(0.02)
+            pid = read_holder(self.path)
         who = f"pid {pid}" if pid is not None else "pid unknown"
         return LockError(
             f"another netrun run holds {self.path} ({who}){how}; wait for it or pass --wait-lock"
