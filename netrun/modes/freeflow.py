@@ -25,7 +25,7 @@ from typing import Any
 from netrun.errors import ModeError
 from netrun.host import Host
 from netrun.modes import pathbytes, router
-from netrun.modes.base import Measurement, Option
+from netrun.modes.base import Measurement, Option, folder_key
 from netrun.modes.docker import DockerMode
 from netrun.modes.flannel import OPTIONS as FLANNEL_OPTIONS
 from netrun.modes.flannel import PATH_RE
@@ -105,7 +105,7 @@ class FreeFlow(DockerMode):
     def router_plan(self, host: Host) -> router.RouterPlan:
         docker, name = self.docker(host), str(self.value("router_name", host))
         image = str(self.value("router_image", host))
-        labels = {dk.LABEL: "1", "netrun.role": "router"}
+        labels = {dk.LABEL: "1", "netrun.role": "router", dk.HOST_LABEL: folder_key(host.name)}
         explicit = self.value("host_ip_prefix", host)  # else the host reads its subnet
         if not self.value("keep_router", host):
             labels[dk.RUN_LABEL] = self.ctx.run_id
