@@ -111,5 +111,9 @@ def test_a_run_on_a_shared_tmp_leaves_nothing(lab: LabHandle, tmp_path: Path) ->
     assert run.returncode == 0, run.stderr
     doc = load_results(tmp_path / "out")
     assert [t["status"] for t in doc["tests"]] == ["ok"] * 3, doc["tests"]
+    ab, bc = doc["tests"][0], doc["tests"][1]
+    for side in ("client", "server"):  # nic: what the test ran at, and the probe's value
+        assert ab["nic"][side]["mtu"] == 9000 and ab["nic"][side]["mtu_at_probe"] == 1500
+        assert bc["nic"][side]["mtu"] == bc["nic"][side]["mtu_at_probe"] == 1500
     assert list(shared.iterdir()) == []
     assert lab_settings(lab) == before
