@@ -100,7 +100,16 @@ class FreeFlow(DockerMode):
         """The host's router, made sure of before the iperf3 container (netrun.modes.router)."""
         plan = self.router_plan(host)
         self.plans[host.name] = plan
-        return router.script(plan)
+        folder = str(self.value("freeflow_dir", host))
+        path = router.claim_file(folder, self.ctx.run_id)
+        claim = self.recorded_change(
+            host,
+            router.claim_script(path, host.name),
+            router.unclaim_script(path),
+            what=f"remove the claim on {folder}",
+            per_run=True,
+        )
+        return f"{claim}\n{router.script(plan)}"
 
     def router_plan(self, host: Host) -> router.RouterPlan:
         docker, name = self.docker(host), str(self.value("router_name", host))

@@ -133,3 +133,59 @@ def test_a_recorded_pid_of_another_boot_is_never_signalled(tmp_path: Path) -> No
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_two_hosts_on_one_freeflow_dir_one_claims_it_the_other_is_refused(
+    tmp_path: Path,
+) -> None:
+    from netrun.errors import ModeError
+    from netrun.modes.router import RouterPlan, claim_file, claim_script, read, unclaim_script
+
+    path = claim_file(str(tmp_path), "abcd1234")
+    said = '; echo "[$ffclaim]"'
+    assert sh(claim_script(path, "alpha") + said).stdout == "[]\n"  # this host's now
+    assert sh(claim_script(path, "alpha") + said).stdout == "[]\n"  # and still, later
+    if os.geteuid() == 0:  # bravo: another network namespace on this kernel
+        other = ["unshare", "-n", "sh", "-c", claim_script(path, "bravo") + said]
+        out = subprocess.run(other, capture_output=True, text=True, timeout=30).stdout
+        assert out == "[alpha]\n"
+    Path(path).write_text("another-boot net:[1]\ncharlie\n")  # or another machine (NFS)
+    assert sh(claim_script(path, "alpha") + said).stdout == "[charlie]\n"
+    sh(unclaim_script(path))  # not this host's claim: it stays
+    assert Path(path).exists()
+    Path(path).unlink()
+    sh(claim_script(path, "alpha"))
+    sh(unclaim_script(path))
+    assert not Path(path).exists()
+    plan = RouterPlan(
+        docker="docker", name="freeflow", library=f"{tmp_path}/libfsocket.so", argv=[],
+        image_id=None, image="freeflow/freeflow:tcp", timeout=30, vnet=None,
+        subnet_env="/run/flannel/subnet.env", network="bridge",
+    )  # fmt: skip
+    with pytest.raises(ModeError) as err:
+        read({"router": "shared alpha"}, plan, "bravo", "abcd1234")
+    assert str(err.value) == (
+        f"bravo: freeflow_dir {tmp_path} is alpha's too in this run (one folder seen by both "
+        "hosts: FreeFlow's router socket and library there would collide); give each host "
+        "its own netrun_freeflow_dir"
+    )
+
+
+def test_of_two_hosts_claiming_at_once_exactly_one_wins(tmp_path: Path) -> None:
+    from netrun.modes.router import claim_file, claim_script
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root for a network namespace")
+    for n in range(5):
+        path = claim_file(str(tmp_path), f"abcd{n:04d}")
+        said = '; echo "[$ffclaim]"'
+        procs = [
+            subprocess.Popen(
+                ["unshare", "-n", "sh", "-c", claim_script(path, name) + said],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for name in ("alpha", "bravo")
+        ]
+        outs = sorted(p.communicate(timeout=30)[0] for p in procs)
+        assert outs in (["[]\n", "[alpha]\n"], ["[]\n", "[bravo]\n"]), outs
