@@ -55,18 +55,20 @@ def cleanup_script(
         + "spared=; "
         + f'for d in {" ".join(f"{base}/{p}" for p in patterns)}; do [ -d "$d" ] || continue; '
         # the run id, and only folders of a run id (not another program's netrun-*)
-        + 'r=${d##*/netrun-}; r=${r%%-*}; case "$r" in ""|*[!0-9a-f]*) continue;; esac; '
+        + "nrid=${d##*/netrun-}; nrid=${nrid%%-*}; "
+        + 'case "$nrid" in ""|*[!0-9a-f]*) continue;; esac; '
         + (
             # a live run's folder, whichever host's: its containers stay too
-            f'if {owner.alive_test()}; then spared="$spared $r"; {owner.mine_test()} && '
-            'echo "skipped run $r: it is still running"; continue; fi; '
+            f'if {owner.alive_test()}; then spared="$spared $nrid"; {owner.mine_test()} && '
+            'echo "skipped run $nrid: it is still running"; continue; fi; '
             if spare_live
             else ""
         )
         # another host's folder (a shared remote tmp): its records are that host's to run
         + f"{owner.mine_test()} || continue; "
         + "".join(
-            f'case "$r" in {rid}) echo "skipped run {rid}: it is still running"; continue;; esac; '
+            f'case "$nrid" in {rid}) echo "skipped run {rid}: it is still running"; '
+            "continue;; esac; "
             for rid in skip
         )
         + undo.sweep_script('"$d"')
@@ -81,12 +83,12 @@ def cleanup_script(
         script += (
             f"if command -v {d} >/dev/null 2>&1; then "
             f"ids=$({d} ps -a --filter label={shlex.quote(label)} {shlex.quote(fmt)} 2>/dev/null"
-            ' | while read -r i r h; do case " $spared "'
+            ' | while read -r nri nrr nrh; do case " $spared "'
             + shlex.quote(" " + " ".join(skip) + " ")
-            + ' in *" $r "*) continue;; esac; '
+            + ' in *" $nrr "*) continue;; esac; '
             # another host's container, on a Docker daemon hosts share (none: older versions)
-            + (f'[ -z "$h" ] || [ "$h" = {shlex.quote(host)} ] || continue; ' if host else "")
-            + 'echo "$i"; done); '
+            + (f'[ -z "$nrh" ] || [ "$nrh" = {shlex.quote(host)} ] || continue; ' if host else "")
+            + 'echo "$nri"; done); '
             f'if [ -n "$ids" ]; then {d} rm -f $ids >/dev/null 2>&1 && '
             'echo "removed containers: $(echo $ids)"; fi; fi; '
         )

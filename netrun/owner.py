@@ -41,13 +41,16 @@ def mark_script(workdir: str) -> str:
 
 def mine_test() -> str:
     """sh condition, true when the folder in ``$d`` is this host's: its host file names
-    this host (``$me``, set by ``ME``), or it has none (a folder of a version before the
+    this host (``$nrme``, set by ``ME``), or it has none (a folder of a version before the
     host file). A host file that cannot be read is another's."""
-    return f'{{ [ ! -e "$d"/{HOST_FILE} ] || [ "$(cat "$d"/{HOST_FILE} 2>/dev/null)" = "$me" ]; }}'
+    return (
+        f'{{ [ ! -e "$d"/{HOST_FILE} ] || [ "$(cat "$d"/{HOST_FILE} 2>/dev/null)" = "$nrme" ]; }}'
+    )
 
 
-#: sh setting ``$me`` to this host's identity, for ``mine_test``.
-ME = f"me=$({READ_HOST_ID}); "
+#: sh setting ``$nrme`` to this host's identity, for ``mine_test`` (names no caller's
+#: script uses: a sweep may run inside another script, e.g. after a client's ``exit $r``).
+ME = f"nrme=$({READ_HOST_ID}); "
 
 
 def alive_test() -> str:

@@ -82,9 +82,9 @@ def kill_recorded(pidfile: str, grace: float = 2) -> str:
     (another host on this kernel: netrun.proc.here) is left alone."""
     f = shlex.quote(pidfile)
     return (
-        f"set -- $(cat {f} 2>/dev/null); p=$1; st=$2; b=$3; "
+        f"set -- $(cat {f} 2>/dev/null); p=$1; st=$2; nrb=$3; "
         '[ -n "$p" ] && [ -n "$st" ] || exit 0; '
-        f'[ -z "$b" ] || [ "$b" = "$({proc.READ_BOOT_ID})" ] || exit 0; '
+        f'[ -z "$nrb" ] || [ "$nrb" = "$({proc.READ_BOOT_ID})" ] || exit 0; '
         f"{proc.here()} || exit 0; "
         f'[ "$({proc.start_time()})" = "$st" ] || exit 0; '
         'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '

@@ -93,8 +93,8 @@ def claim_script(path: str, host: str) -> str:
     return (
         f"ffclaim=; ffme=$({proc.READ_HOST_ID}); "
         f"if ! (set -C; printf '%s\\n%s\\n' \"$ffme\" {q(host)} > {f}) 2>/dev/null "
-        f"&& [ -f {f} ]; then {{ read -r cid; read -r cname; }} < {f}; "
-        f'[ "$cid" = "$ffme" ] || ffclaim=${{cname:-another host}}; fi'
+        f"&& [ -f {f} ]; then {{ read -r ffcid; read -r ffcname; }} < {f}; "
+        f'[ "$ffcid" = "$ffme" ] || ffclaim=${{ffcname:-another host}}; fi'
     )
 
 

@@ -189,3 +189,22 @@ def test_of_two_hosts_claiming_at_once_exactly_one_wins(tmp_path: Path) -> None:
         ]
         outs = sorted(p.communicate(timeout=30)[0] for p in procs)
         assert outs in (["[]\n", "[alpha]\n"], ["[]\n", "[bravo]\n"]), outs
+
+
+def test_a_cleanup_removes_only_its_hosts_containers_on_a_shared_daemon(tmp_path: Path) -> None:
+    """``docker ps`` lines as the format asks (id, run id, host; no host: older netrun)."""
+    removed = tmp_path / "removed"
+    stub = tmp_path / "docker"
+    listing = "c1 abcd1234 charlie\nc2 abcd1234 alpha\nc3 abcd1234 \nc4 bbbb2222 charlie\n"
+    (tmp_path / "ps.txt").write_text(listing)
+    stub.write_text(
+        "#!/bin/sh\n"
+        f'case "$1" in ps) cat {tmp_path}/ps.txt;; rm) shift; shift; echo "$@" >> {removed};; '
+        "esac\n"
+    )
+    stub.chmod(0o755)
+    script = cleanup_script(
+        str(tmp_path), None, docker=str(stub), skip=["bbbb2222"], host="charlie"
+    )
+    out = sh(script).stdout
+    assert removed.read_text().split() == ["c1", "c3"], out
