@@ -86,13 +86,17 @@ class Finale:
         return bool(folder) and sum(f == folder for f in self.folders.values()) == 1
 
     def folder_gone(self, host: Host) -> str:
-        """Remove the host's run folder if nothing but its owner mark (netrun.owner) is
-        left in it; fails if it stays (the mark stays too, so a cleanup spares it)."""
+        """Remove the host's run folder if nothing but its marks (netrun.owner: owner and
+        host) is left in it; fails if it stays (the marks stay too, so a cleanup spares it)."""
         d = shlex.quote(self.workdir(host))
-        mark = shlex.quote(f"{self.workdir(host)}/{owner.FILE}")
+        marks = " ".join(
+            shlex.quote(f"{self.workdir(host)}/{f}") for f in (owner.HOST_FILE, owner.FILE)
+        )
+        left = f"$(ls -A {d} 2>/dev/null | tr '\\n' ' ')"
+        only = f'"{owner.HOST_FILE} {owner.FILE} "|"{owner.FILE} "'
         return (
-            f'[ ! -e {d} ] || {{ [ "$(ls -A {d} 2>/dev/null)" = {owner.FILE} ] '
-            f"&& rm -f {mark} && rmdir {d}; }}"
+            f'[ ! -e {d} ] || {{ case "{left}" in {only}) '
+            f"rm -f {marks} && rmdir {d};; *) false;; esac; }}"
         )
 
     def sent(self, host: Host, worked: Callable[[], bool]) -> None:

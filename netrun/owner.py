@@ -8,6 +8,11 @@ process's kernel boot id, pid and start time. A sweep on the same kernel (the em
 lab's hosts, ``ansible_connection: local``) can then see that the owner is alive and
 leave its records, pid files and containers alone; on another kernel the boot id
 differs and the sweep goes on as before.
+
+The folder also says which host made it (``HOST_FILE``: the host's boot id and network
+namespace, netrun.proc.READ_HOST_ID, written by the host itself). Hosts that share a
+filesystem (namespaces or containers of one machine in its /tmp, NFS-mounted homes) see
+each other's folders; a sweep acts only on the folders its own host made.
 """
 
 from __future__ import annotations
@@ -15,17 +20,37 @@ from __future__ import annotations
 import os
 import shlex
 
-from netrun.proc import READ_BOOT_ID, boot_id, process_start, start_time
+from netrun.proc import READ_BOOT_ID, READ_HOST_ID, boot_id, process_start, start_time
 
 FILE = "owner"
+#: The file naming the host that made the folder (its boot id and network namespace).
+HOST_FILE = "host"
 
 
 def mark_script(workdir: str) -> str:
-    """sh that writes the owner file (this process) into ``workdir``."""
+    """sh that writes the owner file (this process) and the host file (the host running
+    it) into ``workdir``."""
     pid = os.getpid()
     line = f"{boot_id() or '-'} {pid} {process_start(pid) or '-'}"
     q = shlex.quote
-    return f"mkdir -p {q(workdir)} && echo {q(line)} > {q(workdir + '/' + FILE)}"
+    return (
+        f"mkdir -p {q(workdir)} && {READ_HOST_ID} > {q(workdir + '/' + HOST_FILE)} && "
+        f"echo {q(line)} > {q(workdir + '/' + FILE)}"
+    )
+
+
+def mine_test() -> str:
+    """sh condition, true when the folder in ``$d`` is this host's: its host file names
+    this host (``$nrme``, set by ``ME``), or it has none (a folder of a version before the
+    host file). A host file that cannot be read is another's."""
+    return (
+        f'{{ [ ! -e "$d"/{HOST_FILE} ] || [ "$(cat "$d"/{HOST_FILE} 2>/dev/null)" = "$nrme" ]; }}'
+    )
+
+
+#: sh setting ``$nrme`` to this host's identity, for ``mine_test`` (names no caller's
+#: script uses: a sweep may run inside another script, e.g. after a client's ``exit $r``).
+ME = f"nrme=$({READ_HOST_ID}); "
 
 
 def alive_test() -> str:

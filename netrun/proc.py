@@ -18,6 +18,12 @@ from pathlib import Path
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 #: sh printing the boot id (nothing where /proc does not say).
 READ_BOOT_ID = f"cat {BOOT_ID} 2>/dev/null"
+#: sh printing the shell's network namespace (``net:[4026531840]``; nothing where /proc
+#: does not say). Hosts that are namespaces or containers of one machine share a kernel,
+#: its boot id and often a filesystem: this is what tells them apart.
+READ_NETNS = "readlink /proc/self/ns/net 2>/dev/null"
+#: sh printing who this host is on its kernel: boot id and network namespace, one line.
+READ_HOST_ID = f'echo "$({READ_BOOT_ID}) $({READ_NETNS})"'
 
 
 def boot_id() -> str:
@@ -45,10 +51,19 @@ def start_time(pid: str = "$p") -> str:
     return f'sed "s/.*) //" "/proc/{pid}/stat" 2>/dev/null | cut -d" " -f20'
 
 
+def here(pid: str = "$p") -> str:
+    """sh condition: the process whose pid is in ``pid`` (a shell expansion) lives in this
+    shell's network namespace: on hosts that share a kernel (and so one pid space), a pid
+    recorded by another host is that host's, and never to be signalled from this one.
+    Where neither can be read (no /proc/PID/ns), it holds, as before namespaces."""
+    return f'[ "$(readlink "/proc/{pid}/ns/net" 2>/dev/null)" = "$({READ_NETNS})" ]'
+
+
 def runs(word: str) -> str:
     """sh condition: the process whose pid is in ``$p`` still runs a command line holding
-    ``word`` (it is still what netrun started, not a process that reused its pid)."""
-    return f'[ -n "$p" ] && grep -q {shlex.quote(word)} "/proc/$p/cmdline" 2>/dev/null'
+    ``word`` (it is still what netrun started, not a process that reused its pid) in this
+    host's network namespace (``here``)."""
+    return f'[ -n "$p" ] && grep -q {shlex.quote(word)} "/proc/$p/cmdline" 2>/dev/null && {here()}'
 
 
 def polls(seconds: float, poll_s: float) -> int:

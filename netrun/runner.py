@@ -33,7 +33,7 @@ from netrun.host import Host
 from netrun.inventory import Inventory
 from netrun.journal import Journal, host_key
 from netrun.modes import get_mode
-from netrun.modes.base import Measurement, Mode, RunContext, remote_tmp
+from netrun.modes.base import Measurement, Mode, RunContext, folder_key, remote_tmp
 from netrun.mtu import MtuSettings, mode_kind
 from netrun.mtuplan import order
 from netrun.needs import Needs
@@ -357,7 +357,8 @@ class Run(Fleet):
 
         def script(host: Host) -> str:
             docker = self.ctx.docker_hosts.get(host.name)
-            return cleanup_script(remote_tmp(host), self.ctx.run_id, docker=docker)
+            key = folder_key(host.name)
+            return cleanup_script(remote_tmp(host), self.ctx.run_id, docker=docker, host=key)
 
         # A host whose probe failed ran nothing: sweeping it would only repeat that failure.
         probed = [h for h in self.connected if h.name in self.ctx.facts]

@@ -37,10 +37,7 @@ def build_sample(
     """One results.json sample: what was measured (or why not), with its proof (raw
     output, NIC facts, line rate and goodput ceiling, flags); figures a tool cannot
     know are null with a reason (details.unavailable)."""
-    nic = {
-        side: nic_dict(facts.get(name))
-        for side, name in (("client", test.client), ("server", test.server))
-    }
+    nic = {side: nic_dict(facts.get(name)) for side, name in sides(test)}
     client_h = inventory.get(test.client)
     server_h = inventory.get(test.server)
     speed = line_rate_mbps(
@@ -48,6 +45,8 @@ def build_sample(
         server_h.link_speed_mbps or nic["server"]["speed_mbps"],
     )
     details = dict(mode.details) if mode else {}
+    if m:  # what the test ran at: the probe's MTU is the one before mtu: set it
+        nic = {side: at_test(nic[side], name, details.get("mtu")) for side, name in sides(test)}
     mtus = [v["mtu"] for v in nic.values() if v["mtu"]]
     if frame_mtu(details.get("mtu")):  # the MTU the test ran at (mtu:)
         mtus = [frame_mtu(details.get("mtu"))]
@@ -113,9 +112,26 @@ def build_sample(
 
 
 def nic_dict(found: Any) -> dict[str, Any]:
-    """The results.json view of one host's data NIC (all None when it was never probed)."""
+    """The results.json view of one host's data NIC (all None when it was never probed):
+    ``mtu`` and ``mtu_at_probe`` are the probe's until ``at_test`` says otherwise."""
     nic = getattr(found, "nic", None)
-    return {key: getattr(nic, key, None) for key in ("iface", "speed_mbps", "mtu", "driver")}
+    out = {key: getattr(nic, key, None) for key in ("iface", "speed_mbps", "mtu", "driver")}
+    return {**out, "mtu_at_probe": out["mtu"]}
+
+
+def sides(test: TestSpec) -> tuple[tuple[str, str], ...]:
+    """(side, host name) of the two ends a sample names."""
+    return (("client", test.client), ("server", test.server))
+
+
+def at_test(nic: dict[str, Any], host: str, mtu: Any) -> dict[str, Any]:
+    """``nic`` as the test ran: ``mtu`` is the one ``mtu:`` set on that host's data NIC
+    (netrun.mtu: ``details.mtu``), ``mtu_at_probe`` what the probe read before."""
+    original = mtu.get("original") if isinstance(mtu, dict) else None
+    changed = isinstance(original, dict) and nic.get("iface") in (original.get(host) or {})
+    if not (changed and isinstance(mtu.get("underlay"), int)):
+        return nic
+    return {**nic, "mtu": mtu["underlay"]}
 
 
 def not_accelerated(sample: dict[str, Any]) -> bool:

@@ -36,7 +36,15 @@ def _interval(value: Any) -> bool:
     return isinstance(value, list) and len(value) == 3 and all(_number(v) for v in value)
 
 
-NIC: dict[str, Check] = {"iface": _text, "speed_mbps": _number, "mtu": _number, "driver": _text}
+#: ``mtu``: what the test ran at (``mtu:``, else the probe's); ``mtu_at_probe``: the
+#: probe's (absent in results of versions before it).
+NIC: dict[str, Check] = {
+    "iface": _text,
+    "speed_mbps": _number,
+    "mtu": _number,
+    "mtu_at_probe": _number,
+    "driver": _text,
+}
 TOP: dict[str, Check] = {
     "run_id": _text,
     "started": _text,

@@ -16,7 +16,7 @@ from netrun.errors import ConnectError, InputError, NetrunError
 from netrun.group import DEFAULT_FORKS, on_each
 from netrun.host import Host
 from netrun.journal import Entry, Journal, host_key
-from netrun.modes.base import remote_tmp
+from netrun.modes.base import folder_key, remote_tmp
 from netrun.transport import SSHSettings, connect_all
 
 
@@ -83,6 +83,7 @@ def sweep_stale(
                 e.hosts[host_key(host)]["remote_tmp"],
                 e.run_id,
                 docker=e.hosts[host_key(host)].get("docker") or None,
+                host=folder_key(e.hosts[host_key(host)]["name"]),  # its name in that run
             )
             for e in todo[host_key(host)]
         )
@@ -131,7 +132,9 @@ def cleanup(
     live = [h for h in hosts if h.name in connected.succeeded]
     swept = sweep_hosts(
         live,
-        lambda h: cleanup_script(remote_tmp(h), run_id, docker_command(h), skip, spare_live=True),
+        lambda h: cleanup_script(
+            remote_tmp(h), run_id, docker_command(h), skip, spare_live=True, host=folder_key(h.name)
+        ),
         deadline=90,
         forks=settings.forks,
     )

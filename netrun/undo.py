@@ -76,12 +76,16 @@ def sweep_script(folder_var: str = '"$d"') -> str:
 
 
 def kill_recorded(pidfile: str, grace: float = 2) -> str:
-    """An undo that stops the process whose pid and kernel start time were saved in
-    ``pidfile`` (``pid start``): a pid reused by another process is left alone."""
+    """An undo that stops the process whose pid, kernel start time and boot id were saved
+    in ``pidfile`` (``pid start boot``; files of older versions lack the boot): a pid
+    reused by another process, one of another boot, or one in another network namespace
+    (another host on this kernel: netrun.proc.here) is left alone."""
     f = shlex.quote(pidfile)
     return (
-        f"set -- $(cat {f} 2>/dev/null); p=$1; st=$2; "
+        f"set -- $(cat {f} 2>/dev/null); p=$1; st=$2; nrb=$3; "
         '[ -n "$p" ] && [ -n "$st" ] || exit 0; '
+        f'[ -z "$nrb" ] || [ "$nrb" = "$({proc.READ_BOOT_ID})" ] || exit 0; '
+        f"{proc.here()} || exit 0; "
         f'[ "$({proc.start_time()})" = "$st" ] || exit 0; '
         'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
         + proc.wait_gone(grace, then_kill="-KILL")
@@ -90,6 +94,7 @@ def kill_recorded(pidfile: str, grace: float = 2) -> str:
 
 
 def save_pid(pidfile: str, pid_expr: str = "$!") -> str:
-    """sh saving a started process's pid and kernel start time, for ``kill_recorded``."""
+    """sh saving a started process's pid, kernel start time and boot id, for
+    ``kill_recorded``."""
     f = shlex.quote(pidfile)
-    return f'p={pid_expr}; echo "$p $({proc.start_time()})" > {f}'
+    return f'p={pid_expr}; echo "$p $({proc.start_time()}) $({proc.READ_BOOT_ID})" > {f}'

@@ -7,6 +7,8 @@ new module plus one line in netrun/modes/__init__.py.
 from __future__ import annotations
 
 import functools
+import hashlib
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +29,19 @@ if TYPE_CHECKING:
 def remote_tmp(host: Host) -> str:
     """Where runs keep their folders on a host (netrun_remote_tmp, default /tmp)."""
     return str(host.vars.get("netrun_remote_tmp") or "/tmp").rstrip("/") or "/"
+
+
+def folder_key(name: str) -> str:
+    """A host's part of its run folder's name and its containers' ``netrun.host`` label:
+    its inventory ``name`` where that is safe
+    in a file name, else a safe form of it plus a hash (two names never share a key).
+
+    Hosts that share a filesystem (one machine's namespaces or containers, NFS homes)
+    would otherwise share one run folder, and so each other's records and pid files."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40] or "_"
+    if safe == name:
+        return safe
+    return f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 @dataclass
@@ -72,8 +87,9 @@ class RunContext:
     undone: Callable[[Host, Record], None] = lambda _host, _record: None
 
     def workdir(self, host: Host) -> str:
-        """The run's private folder on a host; removed at the end of the run."""
-        return f"{remote_tmp(host).rstrip('/')}/netrun-{self.run_id}"
+        """The run's private folder on a host (``netrun-<run id>-<folder key>``, one per
+        host even where hosts share a remote tmp); removed at the end of the run."""
+        return f"{remote_tmp(host).rstrip('/')}/netrun-{self.run_id}-{folder_key(host.name)}"
 
     @staticmethod
     def iperf3(host: Host) -> str:

@@ -21,7 +21,7 @@ from netrun import undo
 from netrun.errors import Cancelled, ModeError
 from netrun.host import Host
 from netrun.modes import armedexec, early, engine, keep, launch, pathbytes, serverwait
-from netrun.modes.base import Measurement, Mode, Option
+from netrun.modes.base import Measurement, Mode, Option, folder_key
 from netrun.options import expecting, matching, number
 from netrun.tools import docker as dk
 from netrun.tools import iperf2_container, iperf3
@@ -89,6 +89,7 @@ class DockerMode(Mode):
         return {
             dk.LABEL: "1",
             dk.RUN_LABEL: self.ctx.run_id,
+            dk.HOST_LABEL: folder_key(self.hosts[role].name),
             "netrun.test": self.test.name,
             "netrun.role": role,
         }

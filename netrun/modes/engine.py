@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from netrun.errors import ModeError
 from netrun.host import Host
 from netrun.modes import launch
+from netrun.modes.base import folder_key
 from netrun.tools import docker as dk
 
 if TYPE_CHECKING:
@@ -59,10 +60,11 @@ def label_sweep_record(mode: DockerMode, host: Host) -> str:
     docker there it finds nothing."""
     docker = mode.docker(host)
     label = shlex.quote(f"label={dk.RUN_LABEL}={mode.ctx.run_id}")
+    mine = shlex.quote(f"label={dk.HOST_LABEL}={folder_key(host.name)}")
     d = shlex.quote(docker)
     return mode.new_record(
         host,
-        f'ids=$({d} ps -aq --filter {label}); [ -z "$ids" ] || {d} rm -f $ids',
+        f'ids=$({d} ps -aq --filter {label} --filter {mine}); [ -z "$ids" ] || {d} rm -f $ids',
         what=f"remove the run's containers ({docker})",
         per_run=True,
     )

@@ -25,7 +25,7 @@ from typing import Any
 from netrun.errors import ModeError
 from netrun.host import Host
 from netrun.modes import pathbytes, router
-from netrun.modes.base import Measurement, Option
+from netrun.modes.base import Measurement, Option, folder_key
 from netrun.modes.docker import DockerMode
 from netrun.modes.flannel import OPTIONS as FLANNEL_OPTIONS
 from netrun.modes.flannel import PATH_RE
@@ -100,12 +100,21 @@ class FreeFlow(DockerMode):
         """The host's router, made sure of before the iperf3 container (netrun.modes.router)."""
         plan = self.router_plan(host)
         self.plans[host.name] = plan
-        return router.script(plan)
+        folder = str(self.value("freeflow_dir", host))
+        path = router.claim_file(folder, self.ctx.run_id)
+        claim = self.recorded_change(
+            host,
+            router.claim_script(path, host.name),
+            router.unclaim_script(path),
+            what=f"remove the claim on {folder}",
+            per_run=True,
+        )
+        return f"{claim}\n{router.script(plan)}"
 
     def router_plan(self, host: Host) -> router.RouterPlan:
         docker, name = self.docker(host), str(self.value("router_name", host))
         image = str(self.value("router_image", host))
-        labels = {dk.LABEL: "1", "netrun.role": "router"}
+        labels = {dk.LABEL: "1", "netrun.role": "router", dk.HOST_LABEL: folder_key(host.name)}
         explicit = self.value("host_ip_prefix", host)  # else the host reads its subnet
         if not self.value("keep_router", host):
             labels[dk.RUN_LABEL] = self.ctx.run_id

@@ -9,6 +9,11 @@ subnet (HOST_IP_PREFIX) is read there too, so the router can start in the host's
 (netrun.modes.early). The script sets
 ``go=1`` when the iperf3 container may start; the controller reads its sections
 (``router``, ``routerlogs``, ``vnet``, ``standin``) with ``read``.
+
+FreeFlow's router socket and library live in the host's freeflow_dir, so two hosts that
+see one folder there (namespaces of one machine, a shared filesystem) would break each
+other's routers: each host first claims the folder for the run (``claim_script``), and
+a host that finds another's claim starts nothing and says so.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from netrun import proc
 from netrun.errors import ModeError
 from netrun.modes import launch
 from netrun.tools import docker as dk
@@ -71,6 +77,33 @@ def prefix_script(data_ip: str) -> str:
     )
 
 
+def claim_file(freeflow_dir: str, run_id: str) -> str:
+    """The file in freeflow_dir naming the host that uses it in this run."""
+    return f"{freeflow_dir.rstrip('/')}/.netrun-{run_id}.host"
+
+
+def claim_script(path: str, host: str) -> str:
+    """sh claiming freeflow_dir for this host (its boot id and network namespace, and
+    ``host`` for messages) unless another host did first: then ``ffclaim`` is that
+    host's name. The claim is made atomically (noclobber), so of two hosts starting at
+    once exactly one wins. A folder netrun cannot write claims nothing (the router's
+    own checks then say what is wrong)."""
+    q = shlex.quote
+    f = q(path)
+    return (
+        f"ffclaim=; ffme=$({proc.READ_HOST_ID}); "
+        f"if ! (set -C; printf '%s\\n%s\\n' \"$ffme\" {q(host)} > {f}) 2>/dev/null "
+        f"&& [ -f {f} ]; then {{ read -r ffcid; read -r ffcname; }} < {f}; "
+        f'[ "$ffcid" = "$ffme" ] || ffclaim=${{ffcname:-another host}}; fi'
+    )
+
+
+def unclaim_script(path: str) -> str:
+    """The undo of ``claim_script``: remove the claim if it is this host's."""
+    f = shlex.quote(path)
+    return f'[ "$(head -n 1 {f} 2>/dev/null)" = "$({proc.READ_HOST_ID})" ] && rm -f {f}; true'
+
+
 def script(plan: RouterPlan) -> str:
     q = shlex.quote
     d = q(plan.docker)
@@ -89,7 +122,9 @@ def script(plan: RouterPlan) -> str:
 st=$({d} container inspect -f {q(_FORMAT)} "$rn" 2>/dev/null) || st=
 o=$IFS; IFS='|'; set -- $st; IFS=$o
 echo ==netrun:router==
-if [ -n "$st" ] && [ "$1" = true ] && {{ [ "$4" != 1 ] || [ -z "$want" ] || [ "$2" = "$want" ]; }} && [ -s "$lib" ]; then
+if [ -n "${{ffclaim:-}}" ]; then
+  echo "shared $ffclaim"
+elif [ -n "$st" ] && [ "$1" = true ] && {{ [ "$4" != 1 ] || [ -z "$want" ] || [ "$2" = "$want" ]; }} && [ -s "$lib" ]; then
   echo "reused $3 $2 $5"; go=1
 elif [ -n "$st" ] && [ "$4" != 1 ]; then
   echo foreign
@@ -142,6 +177,14 @@ def read(found: dict[str, str], plan: RouterPlan, host: str, run_id: str) -> Rou
         record.update(reused=not mine, id=words[1], image_id=words[2])
     elif outcome == "started" and len(words) >= 3:
         record.update(reused=False, id=words[1], image_id=words[2])
+    elif outcome == "shared":
+        other = " ".join(words[1:]) or "another host"
+        folder = plan.library.rsplit("/", 1)[0] or "/"
+        raise ModeError(
+            f"{host}: freeflow_dir {folder} is {other}'s too in this run (one folder seen "
+            "by both hosts: FreeFlow's router socket and library there would collide); "
+            "give each host its own netrun_freeflow_dir"
+        )
     elif outcome == "foreign":
         raise ModeError(
             f"{host}: a container named '{plan.name}' exists but is not a healthy "

@@ -204,9 +204,10 @@ def remote_tmps() -> list[Path]:
 
 
 def run_dirs(run_id: str | None) -> list[Path]:
-    """This run's folders on the hosts; all netrun-* when run_id None."""
-    pattern = f"netrun-{run_id}" if run_id else "netrun-*"
-    return sorted(d for tmp in remote_tmps() for d in tmp.glob(pattern))
+    """This run's folders on the hosts (netrun-<run id>-<host>); all netrun-* when run_id
+    None."""
+    patterns = [f"netrun-{run_id}", f"netrun-{run_id}-*"] if run_id else ["netrun-*"]
+    return sorted(d for tmp in remote_tmps() for p in patterns for d in tmp.glob(p))
 
 
 def iperf3_left(lab: LabHandle, timeout: float = 2.0) -> list[int]:

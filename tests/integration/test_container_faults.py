@@ -228,6 +228,29 @@ def test_dead_router_with_a_stale_library_fails(docker_lab: LabHandle, tmp_path:
     assert "router" in error, error
 
 
+def test_two_hosts_on_one_freeflow_dir_are_refused(docker_lab: LabHandle, tmp_path: Path) -> None:
+    """One folder seen by both hosts (the lab's namespaces share this machine's files):
+    their routers' socket and library would collide there, so the second host to claim
+    it starts nothing and the test fails with one line (issue 23)."""
+    shared = tmp_path / "freeflow-shared"
+    shared.mkdir()
+    inv = write_inventory(
+        tmp_path, docker_lab, host_vars={h: {"netrun_freeflow_dir": str(shared)} for h in PAIR}
+    )
+    scenario = container_scenario(tmp_path, "oneff", "freeflow")
+    res = netrun(tmp_path, scenario, inv)
+    error = failed_error(tmp_path, res, "oneff")
+    first, second = ("alpha", "bravo") if error.startswith("bravo: ") else ("bravo", "alpha")
+    assert error == (
+        f"{second}: freeflow_dir {shared} is {first}'s too in this run (one folder seen by "
+        "both hosts: FreeFlow's router socket and library there would collide); give each "
+        "host its own netrun_freeflow_dir"
+    ), error
+    assert containers_named(docker_lab, second, ROUTER) == []  # it started nothing
+    assert containers_named(docker_lab, first, ROUTER) == []  # the run removed the other
+    assert not list(shared.glob(".netrun-*"))  # the claim went with the run
+
+
 def test_unknown_network(docker_lab: LabHandle, tmp_path: Path) -> None:
     scenario = container_scenario(tmp_path, "nonet", "docker", network="nosuchnet")
     res = netrun(tmp_path, scenario, docker_lab.inventory)

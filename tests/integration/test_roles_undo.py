@@ -54,7 +54,7 @@ def own_tmp_inventory(lab: LabHandle, tmp_path: Path) -> Path:
 
 def folders(tmp_path: Path, run_id: str) -> list[Path]:
     """The run's folders on every host."""
-    return sorted((tmp_path / "remote").glob(f"*/netrun-{run_id}"))
+    return sorted((tmp_path / "remote").glob(f"*/netrun-{run_id}-*"))
 
 
 def trio(name: str, relay: str = "charlie", **opts: object) -> dict[str, object]:
@@ -128,7 +128,7 @@ def kill_during_trio(lab: LabHandle, tmp_path: Path) -> tuple[str, Path]:
     undo = [u for h in entry_["hosts"].values() for u in h.get("undo", {}).values()]
     assert any("MTU" in what for what in undo), entry_
     assert data_mtu(lab, "charlie") == TRIO_MTU
-    (relay_folder,) = (tmp_path / "remote" / "charlie").glob(f"netrun-{killed}")
+    (relay_folder,) = (tmp_path / "remote" / "charlie").glob(f"netrun-{killed}-*")
     assert len(list((relay_folder / "undo").glob("*.sh"))) == 1
     return str(killed), inventory
 

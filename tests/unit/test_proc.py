@@ -101,7 +101,8 @@ def test_an_undo_record_kills_what_ignores_sigterm_after_its_grace(
 ) -> None:
     pidfile = tmp_path / "p"
     assert sh(undo.save_pid(str(pidfile), str(stubborn.pid))).returncode == 0
-    assert pidfile.read_text().split() == [str(stubborn.pid), proc.process_start(stubborn.pid)]
+    saved = [str(stubborn.pid), proc.process_start(stubborn.pid), proc.boot_id()]
+    assert pidfile.read_text().split() == saved
     took, _ = timed(undo.kill_recorded(str(pidfile), grace=0.4))
     assert stubborn.wait(timeout=5) == -signal.SIGKILL and 0.35 < took < 5
 

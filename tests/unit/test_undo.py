@@ -16,6 +16,7 @@ from netrun.cleanup import cleanup_script
 from netrun.host import Host
 from netrun.local import LocalTransport
 from netrun.modes.base import Mode, RunContext
+from netrun.proc import boot_id as proc_boot_id
 from netrun.recording import RecordingTransport
 from netrun.scenario import TestSpec
 
@@ -36,7 +37,7 @@ def test_the_record_is_written_before_the_change_in_one_round_trip() -> None:
     mode = Mode(spec(), host, host, ctx)
     mode.change(host, "ip link set dev eth0 mtu 9000", "ip link set dev eth0 mtu 1500", what="mtu")
     (line,) = host.transport.commands
-    assert line.index("/var/tmp/netrun-abcd1234/undo/") < line.index("mtu 9000")
+    assert line.index("/var/tmp/netrun-abcd1234-a/undo/") < line.index("mtu 9000")
     assert " && {\n" in line  # the change runs only if the record was written
     assert seen == [("a", "mtu")]
 
@@ -53,7 +54,7 @@ def test_teardown_runs_records_newest_first_and_deletes_them(tmp_path: Path) -> 
     assert mode.undo() == []
     assert log.read_text().split() == ["do1", "do2", "do3", "undo3", "undo2", "undo1"]
     assert done == ["step 3", "step 2", "step 1"]
-    assert list((tmp_path / "netrun-abcd1234" / "undo").iterdir()) == []
+    assert list((tmp_path / "netrun-abcd1234-me" / "undo").iterdir()) == []
 
 
 def test_a_sweep_runs_what_a_killed_run_left_newest_first(tmp_path: Path) -> None:
@@ -67,7 +68,7 @@ def test_a_sweep_runs_what_a_killed_run_left_newest_first(tmp_path: Path) -> Non
     out = sh(cleanup_script(str(tmp_path), "abcd1234", docker=None))
     assert log.read_text().split() == ["second", "first"]
     assert "undone: second change\nundone: first change\n" in out
-    assert not (tmp_path / "netrun-abcd1234").exists()
+    assert not (tmp_path / "netrun-abcd1234-me").exists()
 
 
 def test_cleanup_skips_live_runs(tmp_path: Path) -> None:
@@ -84,7 +85,8 @@ def test_kill_recorded_spares_a_reused_pid(tmp_path: Path) -> None:
     proc = subprocess.Popen(["sleep", "30"])
     try:
         sh(undo.save_pid(str(pidfile), str(proc.pid)))
-        pid, start = pidfile.read_text().split()
+        pid, start, boot = pidfile.read_text().split()
+        assert boot == proc_boot_id()
         pidfile.write_text(f"{pid} {int(start) + 1}\n")  # another process with this pid
         sh(undo.kill_recorded(str(pidfile)))
         assert proc.poll() is None
@@ -138,16 +140,16 @@ def test_a_container_is_recorded_then_started_with_its_time_bound_then_undone(
     assert mode.undo() == []
     # the removal rides on the undo's round trip (Host.defer): one command, removal first
     (start, remove_then_stop_bound) = (line for _host, line in log)
-    run_record = start.index("/tmp/netrun-1a2b3c4d/undo/")
+    run_record = start.index("/tmp/netrun-1a2b3c4d-alpha/undo/")
     assert run_record < start.index("docker version") < start.index("docker image inspect")
-    bound_record = start.index("/tmp/netrun-1a2b3c4d/undo/", run_record + 1)
+    bound_record = start.index("/tmp/netrun-1a2b3c4d-alpha/undo/", run_record + 1)
     assert bound_record < start.index("docker run") < start.index("nohup sh -c")
     watchdog = start.index(".watchdog", start.index("nohup sh -c"))  # its pid saved
     assert watchdog < start.index("Server listening")
     assert "docker rm -f netrun-1a2b3c4d-t0-server" in start  # what the watchdog does
     remove, _, stop_bound = remove_then_stop_bound.partition("} >/dev/null 2>&1; ")
     assert remove.startswith("{ docker rm -f") and "netrun-1a2b3c4d-t0-server" in remove
-    assert stop_bound.startswith("if [ -f /tmp/netrun-1a2b3c4d/undo/")
+    assert stop_bound.startswith("if [ -f /tmp/netrun-1a2b3c4d-alpha/undo/")
 
 
 def test_a_description_with_a_newline_stays_a_comment(tmp_path: Path) -> None:
