@@ -38,7 +38,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from netrun import lab as netrun_lab  # noqa: E402
+from netrun.lab import core as netrun_lab_core
+from netrun.lab import plan as netrun_lab_plan  # noqa: E402
 
 #: The lab's per-command cost: a real host's login rc files (profile.d, pyenv, conda...).
 LOGIN_COST = 0.1
@@ -200,7 +201,7 @@ def main() -> int:
     if args.against:
         trees[args.against] = export_tree(args.against)
     work = Path(tempfile.mkdtemp(prefix="nrbench-lab-"))
-    cfg = netrun_lab.LabConfig(
+    cfg = netrun_lab_plan.LabConfig(
         hosts=2,
         prefix=args.prefix,
         net_index=args.net_index,
@@ -209,7 +210,7 @@ def main() -> int:
         docker=args.docker,
         login_cost=LOGIN_COST,
     )
-    status = netrun_lab.up(cfg)
+    status = netrun_lab_core.up(cfg)
     try:
         inv = str(cfg.inventory)  # lab hosts have their own tmp (netrun_remote_tmp)
         a, b = (h for h in status.hosts)
@@ -279,7 +280,7 @@ def main() -> int:
             }
         figures["load"].append(os.getloadavg()[0])
     finally:
-        netrun_lab.down(cfg.state_dir)
+        netrun_lab_core.down(cfg.state_dir)
         for tree in [work, *(t for t in trees.values() if t != ROOT)]:
             shutil.rmtree(tree, ignore_errors=True)
 
@@ -401,24 +402,24 @@ def render(f: dict[str, Any], rounds: int) -> str:
         "run folders in a folder of its own here, as real hosts have their own /tmp: hosts",
         "that share one are swept at the run's end instead, one round trip more. In a",
         "sequential bare-metal run, each next test's server is started, and its client armed,",
-        "0.6 s before the running test ends (netrun.pipeline); in a parallel run, a test of",
+        "0.6 s before the running test ends (netrun.modes.baremetal.ahead); in a parallel run, a test of",
         "round k does the same for the round k+1 test whose server is one of its hosts",
         "(docs/scale.md).",
         "A container test costs, per host, one round trip before the test and none after",
         "it: the probe, which also starts the container (the run's undo record, the engine",
         "and image checks, FreeFlow's router, whose HOST_IP_PREFIX the host works out",
         "itself, and Flannel's lease, `docker run` and its time bound, the readiness wait,",
-        "the first byte counters: netrun.modes.early); the client host's `docker exec` was",
+        "the first byte counters: netrun.modes.docker.early); the client host's `docker exec` was",
         "started before its probe and waits on its stdin for the server's address",
-        "(netrun.modes.armedexec), reads its counters around the client and, on the host's",
+        "(netrun.modes.docker.armed), reads its counters around the client and, on the host's",
         "last measurement, sweeps the host (its undo records remove the containers); the",
         "server host's wait, sent as the client starts, reads that end's counters once its",
-        "iperf3 served the test and sweeps that host (netrun.modes.serverwait). What is left",
+        "iperf3 served the test and sweeps that host (netrun.modes.docker.serverwait). What is left",
         "is Docker's own cost (`docker run` about 0.27 s, a privileged router about 0.2 s",
         "before it, `docker rm -f` 0.15-0.2 s after the test), Python's start and exit, the",
         "handshakes and one login per host.",
         "The next test of the same pair and mode (a sweep of bitrate, streams, reverse...)",
-        "adopts the containers: it starts nothing (netrun.modes.keep).",
+        "adopts the containers: it starts nothing (netrun.modes.docker.keep).",
         "",
     ]
     return "\n".join(lines)

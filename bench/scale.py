@@ -38,7 +38,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from netrun import lab as netrun_lab  # noqa: E402
+from netrun.lab import core as netrun_lab_core
+from netrun.lab import plan as netrun_lab_plan  # noqa: E402
 
 DURATION = 1
 
@@ -269,7 +270,7 @@ def main() -> int:
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="nrbench-scale-"))
-    cfg = netrun_lab.LabConfig(
+    cfg = netrun_lab_plan.LabConfig(
         hosts=max(args.sizes),
         rate=args.rate,
         prefix=args.prefix,
@@ -278,7 +279,7 @@ def main() -> int:
         inventory=work / "inventory.yaml",
         login_cost=0.1,
     )
-    status = netrun_lab.up(cfg)
+    status = netrun_lab_core.up(cfg)
     rows, big = [], None
     inv = cfg.inventory  # lab hosts have their own tmp (netrun_remote_tmp)
     try:
@@ -290,7 +291,7 @@ def main() -> int:
         if not args.no_big and len(names) >= 32:
             big = run_big(work, inv, names[:32])
     finally:
-        netrun_lab.down(cfg.state_dir)
+        netrun_lab_core.down(cfg.state_dir)
         shutil.rmtree(work, ignore_errors=True)  # its run folders: keep /tmp as it was
     text = render(rows, big, args.rate)
     args.output.write_text(text)

@@ -28,10 +28,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from netrun import lab as netrun_lab  # noqa: E402
-from netrun import turn  # noqa: E402
-from netrun.tools import iperf2  # noqa: E402
-from netrun.turn import relay  # noqa: E402
+from netrun.lab import core as netrun_lab_core
+from netrun.lab import plan as netrun_lab_plan  # noqa: E402
+from netrun.modes.turn import commands as turn  # noqa: E402
+from netrun.modes.turn import relay  # noqa: E402
+from netrun.tools.iperf2 import parse as iperf2  # noqa: E402
 
 TURN_PORT, IPERF_PORT = 3478, 5311
 RATES = (5000, 10000, 20000, 30000, 40000, 50000, 60000, 80000)
@@ -103,11 +104,11 @@ def main() -> None:
     ap.add_argument("--output", type=Path, default=ROOT / "docs" / "turn-benchmark.json")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nrv-turn-bench-"))
-    cfg = netrun_lab.LabConfig(
+    cfg = netrun_lab_plan.LabConfig(
         hosts=3, prefix="nrv", net_index=0, state_dir=Path("/run/netrun-lab-nrv"),
         inventory=work / "inventory.yaml",
     )  # fmt: skip
-    status = netrun_lab.up(cfg)
+    status = netrun_lab_core.up(cfg)
     hosts = {h.name: h for h in status.hosts}
     figures: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -154,7 +155,7 @@ def main() -> None:
     finally:
         for proc in procs:
             stop(proc)
-        netrun_lab.down(cfg.state_dir)
+        netrun_lab_core.down(cfg.state_dir)
         shutil.rmtree(work, ignore_errors=True)  # holds the relay's password
     figures["load_after"] = os.getloadavg()[0]
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """Write docs/user-guide/scenario-keys.md: every scenario key, from the code's own declarations.
 
-The options tables come from what netrun validates with (``netrun.options.GENERAL_OPTIONS``,
+The options tables come from what netrun validates with (``netrun.core.options.GENERAL_OPTIONS``,
 each registered tool's ``options``, each registered mode's ``options``), so the page cannot
 drift from the code: tests/unit/test_docs_keys.py fails when the checked-in page is stale.
 Run it with ``make docs-keys`` (or ``python docs/gen_keys.py``); ``--check`` only compares.
@@ -22,8 +22,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from netrun import modes, pairs, scenario, validator  # noqa: E402
-from netrun.options import GENERAL_OPTIONS, Option  # noqa: E402
+from netrun import modes
+from netrun.scenario import pairs, loader as scenario, validator  # noqa: E402
+from netrun.core.options import GENERAL_OPTIONS, Option  # noqa: E402
 from netrun.tools import DEFAULT as DEFAULT_TOOL  # noqa: E402
 from netrun.tools import tools  # noqa: E402
 

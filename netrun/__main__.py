@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from netrun.cli import main
+from netrun.cli.main import main
 
 sys.exit(main())

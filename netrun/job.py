@@ -20,7 +20,7 @@ from netrun.errors import InputError, Interrupted, NetrunError
 
 if TYPE_CHECKING:
     from netrun.publish import PublishOptions
-    from netrun.runner import Run, RunRequest
+    from netrun.run.runner import Run, RunRequest
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_REGRESSED, EXIT_LOCKED = 0, 1, 2, 3, 75
 EXIT_INT, EXIT_TERM = 130, 143
@@ -49,20 +49,18 @@ class JobInputs:
 def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     """Load and check every input; nothing has touched a host yet. The request, and the
     secrets (passwords) that must never be shown."""
-    from netrun.cleanup import RUN_ID
-    from netrun.group import DEFAULT_FORKS
-    from netrun.inventory import check_netrun_vars, load_inventory, resolve_role
+    from netrun.cleanup.scripts import RUN_ID
+    from netrun.core.options import parse_overrides
+    from netrun.hosts.group import DEFAULT_FORKS
+    from netrun.hosts.transport import SSHSettings
+    from netrun.inventory import check_netrun_vars
+    from netrun.inventory.loader import load_inventory
+    from netrun.inventory.model import resolve_role
     from netrun.modes import all_options
-    from netrun.results import default_dir, load
-    from netrun.runner import RunRequest
-    from netrun.scenario import (
-        COMMON_OPTIONS,
-        MAX_FORKS,
-        MAX_PARALLEL,
-        load_scenario,
-        parse_overrides,
-    )
-    from netrun.transport import SSHSettings
+    from netrun.results.store import default_dir, load
+    from netrun.run.runner import RunRequest
+    from netrun.scenario.loader import MAX_FORKS, MAX_PARALLEL, load_scenario
+    from netrun.scenario.validator import COMMON_OPTIONS
 
     inventory = load_inventory(inputs.inventory)
     settable = [o.name for o in COMMON_OPTIONS if o.from_inventory]  # netrun_port
@@ -75,7 +73,9 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     def resolve(role: str) -> str:  # server: servers -> the group's one host (within -l)
         return resolve_role(inventory, role, inputs.limit).name
 
-    def select(pattern: str) -> list[str]:  # hosts: PATTERN of generated pairs (netrun.pairs)
+    def select(
+        pattern: str,
+    ) -> list[str]:  # hosts: PATTERN of generated pairs (netrun.scenario.pairs)
         return [h.name for h in inventory.select(pattern)]
 
     scenario = load_scenario(inputs.scenario, overrides=overrides, resolve=resolve, select=select)
@@ -94,7 +94,7 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
                 f"{previous.get('scenario')!r}, not {scenario.name!r}"
             )
         outdir = inputs.resume if inputs.resume.is_dir() else inputs.resume.parent
-        from netrun.resume import differences
+        from netrun.run.resume import differences
 
         changed = differences(previous, scenario.tests)
         if changed:
@@ -129,7 +129,8 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
 
 def inventory_option_problems(inventory: Any, options: Any) -> list[str]:
     """Check netrun_<option> inventory values before anything runs (bad input: exit 2)."""
-    from netrun.scenario import COMMON_OPTIONS, problem
+    from netrun.core.options import problem
+    from netrun.scenario.validator import COMMON_OPTIONS
 
     found = []
     for option in (*COMMON_OPTIONS, *options):
@@ -173,9 +174,10 @@ def run_and_publish(
 
     ``on_start`` gets the Run before it touches a host (the CLI opens its log file there).
     """
+    from netrun.hosts.transport import redact
     from netrun.publish import publish
-    from netrun.runner import Run, exit_code
-    from netrun.transport import redact
+    from netrun.run.runner import Run
+    from netrun.run.sample import exit_code
 
     req.measuring = warm_report  # its import loads while the first test runs
     run = Run(req)
@@ -203,7 +205,7 @@ def run_and_publish(
         )
         doc, code = run.doc, EXIT_FAILED
     published = publish(doc, req.outdir, opts)
-    from netrun.report import render
+    from netrun.report.render import render
 
     run.out.save(doc)  # with the baseline verdicts, if any
     verdicts = published.verdicts if published.baseline_id else None
@@ -238,7 +240,7 @@ def warm_report() -> None:
     import threading
 
     threading.Thread(
-        target=importlib.import_module, args=("netrun.report",), daemon=True, name="warm"
+        target=importlib.import_module, args=("netrun.report.render",), daemon=True, name="warm"
     ).start()
 
 

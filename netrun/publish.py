@@ -11,18 +11,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netrun.baseline import beyond_noise, parse_spec
+from netrun.core.spec import Scenario
 from netrun.errors import InputError, NetrunError
-from netrun.history import History
-from netrun.regress import (
+from netrun.history.baseline import beyond_noise, parse_spec
+from netrun.history.db import History
+from netrun.history.regress import (
     Verdict,
     compare,
     parse_tolerance,
     resolve_baseline,
     tolerances_from_doc,
 )
-from netrun.scenario import NAME_RE as TAG_RE
-from netrun.scenario import Scenario
+from netrun.scenario.validator import NAME_RE as TAG_RE
 
 
 @dataclass(frozen=True)
@@ -145,13 +145,13 @@ def _compare(
 def _plots(
     doc: dict[str, Any], outdir: Path, history: History | None, opts: PublishOptions
 ) -> list[Path]:
-    from netrun import plots
-    from netrun.mtuplot import plot_mtu
+    from netrun.report.plots import figures as plots
+    from netrun.report.plots.mtu import plot_mtu
 
     files = plots.plot_all(doc, outdir)
     files += plot_mtu(doc, outdir)  # when the scenario swept mtu:
     if history is not None:
-        from netrun.trend import trend_plots
+        from netrun.report.plots.trend import trend_plots
 
         throughput = parse_tolerance(opts.tolerance) if opts.tolerance else None
         files += trend_plots(doc, outdir, history, throughput)
@@ -161,7 +161,7 @@ def _plots(
 def _exporters(doc: dict[str, Any], opts: PublishOptions, out: Published) -> None:
     if opts.prometheus is None and opts.junit is None:
         return  # nothing to export: not even its import (0.01 s after every run's end)
-    from netrun import exporters
+    from netrun.report import exporters
 
     if opts.prometheus is not None:
         previous = None

@@ -21,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from netrun import yamlfile
+from netrun.core import yamlfile
 from netrun.errors import InventoryError
-from netrun.host import Host
+from netrun.hosts.host import Host
 from netrun.inventory import ini_source, script_source, yaml_source
 from netrun.inventory.builder import Builder, VarSource
 from netrun.inventory.model import Inventory

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.errors import InventoryError, UnknownHostError, did_you_mean
-from netrun.host import Host
+from netrun.hosts.host import Host
 from netrun.inventory.builder import Group, VarSource
 from netrun.inventory.values import is_ip
 

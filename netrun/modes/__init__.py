@@ -8,19 +8,20 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from netrun.core.options import Option
 from netrun.errors import NetrunError
-from netrun.modes.base import Mode, Option
+from netrun.modes.base import Mode
 
 if TYPE_CHECKING:
-    from netrun.scenario import TestSpec
+    from netrun.core.spec import TestSpec
 
 #: mode name -> module that defines it (imported lazily: docker's SDK is slow to import).
 _MODULES: dict[str, str] = {
-    "baremetal": "netrun.modes.baremetal",
-    "docker": "netrun.modes.docker",
-    "flannel": "netrun.modes.flannel",
-    "freeflow": "netrun.modes.freeflow",
-    "turn": "netrun.modes.turn",
+    "baremetal": "netrun.modes.baremetal.mode",
+    "docker": "netrun.modes.docker.mode",
+    "flannel": "netrun.modes.docker.flannel",
+    "freeflow": "netrun.modes.freeflow.mode",
+    "turn": "netrun.modes.turn.mode",
 }
 
 
@@ -69,7 +70,7 @@ def all_options() -> list[Option]:
 def docker_commands(tests: Sequence[TestSpec], inventory: Any) -> dict[str, str]:
     """Host name -> the docker command its container tests will use (a scenario may set
     it), so the journal's sweep after a SIGKILL calls the same one."""
-    from netrun.scenario import option_for
+    from netrun.scenario.loader import option_for
 
     options = mode_options()
     found: dict[str, str] = {}

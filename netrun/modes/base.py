@@ -14,16 +14,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from netrun import undo as undo_records
+from netrun.cleanup import undo as undo_records
+from netrun.cleanup.undo import Record
+from netrun.core.options import Option
 from netrun.errors import NetrunError
-from netrun.options import Option
-from netrun.undo import Record
 
 if TYPE_CHECKING:
-    from netrun.host import Host
-    from netrun.scenario import TestSpec
-    from netrun.tools.iperf3 import Iperf3Result
-    from netrun.transport import CommandResult
+    from netrun.core.spec import TestSpec
+    from netrun.hosts.command import CommandResult
+    from netrun.hosts.host import Host
+    from netrun.tools.iperf3.parse import Iperf3Result
 
 
 def remote_tmp(host: Host) -> str:
@@ -56,27 +56,27 @@ class RunContext:
     #: removes the run's labelled containers there.
     docker_hosts: dict[str, str] = field(default_factory=dict)
     #: (host name, tag) -> what an iperf3 server start script printed when it rode on the
-    #: host's probe (netrun.prestart); the measurement with that tag adopts the server.
+    #: host's probe (netrun.modes.baremetal.probe_start); the measurement with that tag adopts the server.
     prestarted: dict[tuple[str, str], str] = field(default_factory=dict)
-    #: The run's tests in the order they run (container modes look ahead: netrun.modes.keep).
+    #: The run's tests in the order they run (container modes look ahead: netrun.modes.docker.keep).
     tests: Sequence[TestSpec] = ()
-    #: Containers kept for the next test of the same pair and mode (netrun.modes.keep).
+    #: Containers kept for the next test of the same pair and mode (netrun.modes.docker.keep).
     kept: dict[str, Any] = field(default_factory=dict)
     #: (host name, image) -> image id, checked once per host and run.
     images: dict[tuple[str, str], str] = field(default_factory=dict)
     #: Names of the tests whose mode was torn down (what is left to run, for keep).
     finished: set[str] = field(default_factory=set)
     #: Container name -> (its undo record, images checked, engine checked) when its start
-    #: rode on its host's probe (netrun.modes.early).
+    #: rode on its host's probe (netrun.modes.docker.early).
     early: dict[str, Any] = field(default_factory=dict)
     #: (host name, tag) -> an iperf3 client already started there, waiting for its
-    #: server's port (netrun.endpoints.ArmedClient, armed during the host's probe), or a
+    #: server's port (netrun.tools.iperf3.run.ArmedClient, armed during the host's probe), or a
     #: container test's ``docker exec`` waiting for its server's address (modes.armedexec).
     armed: dict[tuple[str, str], Any] = field(default_factory=dict)
-    #: Each host's last measurement sweeps the host (netrun.finale.Finale), when the
+    #: Each host's last measurement sweeps the host (netrun.cleanup.last_sweep.Finale), when the
     #: run allows it; None: the run's end sweeps every host.
     finale: Any = None
-    #: The next test's server and client, started while a test runs (netrun.pipeline),
+    #: The next test's server and client, started while a test runs (netrun.modes.baremetal.ahead),
     #: in a sequential bare-metal run; None otherwise.
     pipeline: Any = None
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
@@ -123,7 +123,7 @@ class Mode:
     roles: ClassVar[tuple[str, ...]] = ("server", "client")
     #: The tools it can measure with; None: any tool that runs in it (the tool's ``modes``).
     tools: ClassVar[tuple[str, ...] | None] = None
-    #: role -> the tools a host in that role must have (see netrun.needs for their names).
+    #: role -> the tools a host in that role must have (see netrun.run.needs for their names).
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("iperf3",), "client": ("iperf3",)}
 
     def __init__(
@@ -146,7 +146,7 @@ class Mode:
 
     def value(self, name: str, host: Host | None = None) -> Any:
         """An option's value; inventory-settable ones are read for ``host`` (default server)."""
-        from netrun.options import GENERAL_OPTIONS, option_for
+        from netrun.core.options import GENERAL_OPTIONS, option_for
         from netrun.tools import get_tool
 
         table = (*GENERAL_OPTIONS, *get_tool(self.test.tool).options, *self.options)
@@ -218,7 +218,7 @@ class Mode:
     def undo(self) -> list[str]:
         """Run this test's undo records, newest first on each host, the hosts at once;
         the problems, one line each."""
-        from netrun.group import in_parallel
+        from netrun.hosts.group import in_parallel
 
         by_host: dict[str, list[tuple[Host, Record]]] = {}
         while self.undo_stack:

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 DEFAULT = "iperf3"
 #: tool name -> module that defines ``TOOL``.
 _MODULES: dict[str, str] = {
-    "iperf3": "netrun.tools.iperf3_tool",
-    "iperf2": "netrun.tools.iperf2_tool",
-    "ping": "netrun.tools.ping",
+    "iperf3": "netrun.tools.iperf3.tool",
+    "iperf2": "netrun.tools.iperf2.tool",
+    "ping": "netrun.tools.ping.tool",
 }
 
 

@@ -11,12 +11,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from netrun.metrics import Metric
-from netrun.options import Option
+from netrun.core.metrics import Metric
+from netrun.core.options import Option
 
 if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
     from netrun.modes.base import Measurement, Mode
-    from netrun.scenario import TestSpec
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from netrun.tools.iperf3 import Iperf3Error, parse_version
+from netrun.tools.iperf3.parse import Iperf3Error, parse_version
 
 SECTION = re.compile(r"^==netrun:([a-z0-9-]+)==$")
 MISSING = "NETRUN_MISSING"

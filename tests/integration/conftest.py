@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from netrun import lab as netrun_lab
+from netrun.lab import core as netrun_lab_core
+from netrun.lab import plan as netrun_lab_plan
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 
 # A suite started in the background by a non-interactive shell (`make test &`, nohup, some
@@ -44,11 +45,11 @@ BIG_LAB_NET_INDEX = 20 + SLOT
 class LabHandle:
     """What tests need from a running lab: its inventory, state and hosts."""
 
-    config: netrun_lab.LabConfig
+    config: netrun_lab_plan.LabConfig
     state_dir: Path
     inventory: Path
     hosts: tuple[str, ...]
-    details: dict[str, netrun_lab.HostStatus]  # name -> namespace, mgmt_ip, data_ip, pids
+    details: dict[str, netrun_lab_core.HostStatus]  # name -> namespace, mgmt_ip, data_ip, pids
 
     @property
     def key_file(self) -> Path:
@@ -62,7 +63,7 @@ class LabHandle:
     def namespaces(self) -> list[str]:
         return [self.details[name].namespace for name in self.hosts]
 
-    def host(self, name: str) -> netrun_lab.HostStatus:
+    def host(self, name: str) -> netrun_lab_core.HostStatus:
         return self.details[name]
 
     def bin_dir(self, name: str) -> Path:
@@ -150,14 +151,14 @@ def sweep_stale_labs(prefix: str) -> None:
         if _owner_alive(state.parent.parent):
             continue
         try:
-            status = netrun_lab.status(state.parent)
+            status = netrun_lab_core.status(state.parent)
         except Exception:  # unreadable leftovers are not ours to judge
             continue
         if status.config is not None and status.config.prefix == prefix:
-            netrun_lab.down(state.parent)
+            netrun_lab_core.down(state.parent)
 
 
-def handle(status: netrun_lab.LabStatus) -> LabHandle:
+def handle(status: netrun_lab_core.LabStatus) -> LabHandle:
     assert status.config is not None
     return LabHandle(
         config=status.config,
@@ -170,14 +171,16 @@ def handle(status: netrun_lab.LabStatus) -> LabHandle:
 
 def start_lab(tmp: Path, **kwargs: object) -> LabHandle:
     """Bring up a lab under `tmp` (state in tmp/state, inventory tmp/inventory.yaml)."""
-    cfg = netrun_lab.LabConfig(state_dir=tmp / "state", inventory=tmp / "inventory.yaml", **kwargs)  # type: ignore[arg-type]
+    cfg = netrun_lab_plan.LabConfig(
+        state_dir=tmp / "state", inventory=tmp / "inventory.yaml", **kwargs
+    )  # type: ignore[arg-type]
     sweep_stale_labs(cfg.prefix)
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / OWNER).write_text(f"{os.getpid()}\n")
     try:
-        status = netrun_lab.up(cfg)
+        status = netrun_lab_core.up(cfg)
     except BaseException:
-        netrun_lab.down(cfg.state_dir)
+        netrun_lab_core.down(cfg.state_dir)
         raise
     assert status.ok, status.problems()
     return handle(status)
@@ -216,7 +219,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
     try:
         yield handle_
     finally:
-        netrun_lab.down(handle_.state_dir)
+        netrun_lab_core.down(handle_.state_dir)
 
 
 @pytest.fixture(scope="session")
@@ -240,7 +243,7 @@ def docker_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
     try:
         yield handle_
     finally:
-        netrun_lab.down(handle_.state_dir)
+        netrun_lab_core.down(handle_.state_dir)
         left = [pid for pid in pids if pid and cmdline(pid)]
         assert not left, f"dockerd still running after lab down: {left}"
 
@@ -261,7 +264,7 @@ def big_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
     try:
         yield handle_
     finally:
-        netrun_lab.down(handle_.state_dir)
+        netrun_lab_core.down(handle_.state_dir)
 
 
 def lab_iperf3_pids(lab: LabHandle) -> list[int]:

@@ -1,5 +1,5 @@
-"""Each host's last container measurement sweeps the host (netrun.modes.armedexec,
-netrun.modes.serverwait): the client's command ends with its host's sweep, the server's
+"""Each host's last container measurement sweeps the host (netrun.modes.docker.armed,
+netrun.modes.docker.serverwait): the client's command ends with its host's sweep, the server's
 host sweeps once its iperf3 served the test, and the run's end sends no sweep of its own.
 Whatever way the run ends (success, a failed test, Ctrl-C, SIGKILL then ``netrun
 cleanup``), nothing is left: no container, no router the run started, no run folder.
@@ -33,14 +33,16 @@ from test_container_modes import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 
-#: The final sweep's script begins so (netrun.cleanup.cleanup_script).
+#: The final sweep's script begins so (netrun.cleanup.scripts.cleanup_script).
 FINAL_SWEEP = "run spared=;"
 
 
 def commands(outdir: Path) -> list[str]:
     """The SSH commands the run sent, "host: run|start <first line>", from its debug log."""
     lines = (outdir / "netrun.log").read_text().splitlines()
-    found = [line.split(" DEBUG ", 1)[1] for line in lines if "netrun.transport DEBUG" in line]
+    found = [
+        line.split(" DEBUG ", 1)[1] for line in lines if "netrun.hosts.transport DEBUG" in line
+    ]
     return [c for c in found if c.split(": ", 1)[1].startswith(("run ", "start "))]
 
 

@@ -39,9 +39,9 @@ from helpers import (
     write_scenario,
 )
 
-from netrun import lab as netrun_lab
-from netrun.endpoints import REMOTE_MARGIN
+from netrun.lab import core as netrun_lab_core
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
+from netrun.tools.iperf3.run import REMOTE_MARGIN
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
@@ -100,7 +100,7 @@ def sshd_repaired(lab: LabHandle) -> Iterator[None]:
     try:
         yield
     finally:
-        status = netrun_lab.up(lab.config)
+        status = netrun_lab_core.up(lab.config)
         assert status.ok, status.problems()
 
 

@@ -23,7 +23,7 @@ from conftest import LabHandle
 from helpers import entry, load_results, run_netrun, write_scenario
 from test_container_modes import assert_no_containers_left, netrun
 
-from netrun import lab as netrun_lab
+from netrun.lab import core as netrun_lab_core
 from netrun.lab import freeflow
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
@@ -75,7 +75,7 @@ def real_lab(
         said = lab_up(docker_lab, tmp, "--freeflow-src", str(BUNDLE))
         yield docker_lab, said
     finally:
-        netrun_lab.up(docker_lab.config)  # back to the stand-in for the other modules
+        netrun_lab_core.up(docker_lab.config)  # back to the stand-in for the other modules
 
 
 def router_image(lab: LabHandle) -> str:

@@ -21,7 +21,7 @@ import pytest
 from conftest import LabHandle
 from helpers import assert_nothing_left, load_results, run_netrun
 
-from netrun.inventory import load_inventory
+from netrun.inventory.loader import load_inventory
 from netrun.inventory.script_source import ansible_inventory
 
 ANSIBLE_INVENTORY = ansible_inventory()

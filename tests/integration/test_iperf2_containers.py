@@ -13,7 +13,7 @@ import pytest
 from conftest import LabHandle
 from helpers import entry, load_results, run_netrun, samples_of, write_scenario
 
-from netrun.tools import iperf2
+from netrun.tools.iperf2 import parse as iperf2
 
 pytestmark = pytest.mark.integration
 

@@ -13,15 +13,16 @@ import pytest
 import yaml
 from conftest import SLOT, LabHandle, lab_iperf3_pids, lab_skip_reason, start_lab
 
-from netrun import lab as netrun_lab
 from netrun.errors import NetrunError
+from netrun.lab import core as netrun_lab_core
 from netrun.lab import inventory, network
+from netrun.lab import plan as netrun_lab_plan
 from netrun.lab.system import cmdline, netns_exists, pids_in_netns
 
 
 # -- the plan: pure, runs anywhere ------------------------------------------------------
 def test_host_names_follow_nato_then_number() -> None:
-    assert [netrun_lab.host_name(i) for i in (0, 1, 2, 25, 26)] == [
+    assert [netrun_lab_plan.host_name(i) for i in (0, 1, 2, 25, 26)] == [
         "alpha",
         "bravo",
         "charlie",
@@ -31,8 +32,8 @@ def test_host_names_follow_nato_then_number() -> None:
 
 
 def test_plan_addresses_and_names() -> None:
-    cfg = netrun_lab.LabConfig(hosts=2, prefix="nrt", net_index=1, state_dir=Path("/s"))
-    lab = netrun_lab.plan(cfg)
+    cfg = netrun_lab_plan.LabConfig(hosts=2, prefix="nrt", net_index=1, state_dir=Path("/s"))
+    lab = netrun_lab_plan.plan(cfg)
     alpha, bravo = lab.hosts
     assert (alpha.namespace, alpha.mgmt_ip, alpha.data_ip) == (
         "nrt-alpha",
@@ -55,13 +56,13 @@ def test_plan_addresses_and_names() -> None:
 
 @pytest.mark.parametrize(("rate", "mbps"), [("1gbit", 1000), ("400mbit", 400), ("2.5gbit", 2500)])
 def test_rate_mbps(rate: str, mbps: float) -> None:
-    assert netrun_lab.rate_mbps(rate) == mbps
+    assert netrun_lab_plan.rate_mbps(rate) == mbps
 
 
 def test_bad_config_reports_every_problem() -> None:
-    cfg = netrun_lab.LabConfig(hosts=0, prefix="ceo", rate="fast", net_index=300)
+    cfg = netrun_lab_plan.LabConfig(hosts=0, prefix="ceo", rate="fast", net_index=300)
     with pytest.raises(NetrunError) as err:
-        netrun_lab.plan(cfg)
+        netrun_lab_plan.plan(cfg)
     text = str(err.value)
     assert "hosts" in text and "prefix" in text and "rate" in text and "net_index" in text
 
@@ -80,8 +81,8 @@ def test_tbf_burst_grows_with_rate() -> None:
 
 
 def test_inventory_is_ansible_shaped() -> None:
-    cfg = netrun_lab.LabConfig(hosts=2, state_dir=Path("/s"), inventory=Path("/i.yaml"))
-    text = inventory.render(netrun_lab.plan(cfg))
+    cfg = netrun_lab_plan.LabConfig(hosts=2, state_dir=Path("/s"), inventory=Path("/i.yaml"))
+    text = inventory.render(netrun_lab_plan.plan(cfg))
     assert text.startswith(inventory.HEADER)
     data = yaml.safe_load(text)["all"]
     assert data["vars"] == {
@@ -207,8 +208,8 @@ def test_iperf3_between_data_ips_runs_at_the_shaped_rate(lab: LabHandle) -> None
 
 @pytest.mark.integration
 def test_up_again_changes_nothing_and_repairs_what_is_missing(lab: LabHandle) -> None:
-    before = netrun_lab.status(lab.state_dir)
-    again = netrun_lab.up(lab.config)
+    before = netrun_lab_core.status(lab.state_dir)
+    again = netrun_lab_core.up(lab.config)
     assert again.ok
     assert [h.sshd_pid for h in again.hosts] == [h.sshd_pid for h in before.hosts]
 
@@ -217,7 +218,7 @@ def test_up_again_changes_nothing_and_repairs_what_is_missing(lab: LabHandle) ->
         ["tc", "-n", charlie.namespace, "qdisc", "del", "dev", "data0", "root"], check=True
     )
     os.kill(before.host("charlie").sshd_pid or 0, 15)
-    repaired = netrun_lab.up(lab.config)
+    repaired = netrun_lab_core.up(lab.config)
     assert repaired.ok, repaired.problems()
     assert network.has_tbf(charlie.namespace, "data0")
     assert "charlie" in ssh(lab, "charlie", "hostname")
@@ -227,8 +228,8 @@ def test_up_again_changes_nothing_and_repairs_what_is_missing(lab: LabHandle) ->
 def test_up_refuses_a_different_lab_on_the_same_state(lab: LabHandle) -> None:
     """It says what differs; only as the lab's one user is `lab down` offered."""
     with pytest.raises(NetrunError, match=r"\(--hosts: running 3 vs asked 2\).*down first$"):
-        netrun_lab.up(
-            netrun_lab.LabConfig(
+        netrun_lab_core.up(
+            netrun_lab_plan.LabConfig(
                 hosts=2,
                 prefix=lab.config.prefix,
                 net_index=lab.config.net_index,
@@ -245,11 +246,11 @@ def test_down_removes_everything_even_half_made(tmp_path: Path) -> None:
         pytest.skip(reason)
     small = start_lab(tmp_path, hosts=2, prefix=f"nrtx{SLOT or ''}", net_index=40 + 2 * SLOT)
     px = small.config.prefix
-    status = netrun_lab.status(small.state_dir)
+    status = netrun_lab_core.status(small.state_dir)
     pids = [h.sshd_pid for h in status.hosts]
     subprocess.run(["ip", "netns", "del", small.host("bravo").namespace], check=True)
 
-    removed = netrun_lab.down(small.state_dir)
+    removed = netrun_lab_core.down(small.state_dir)
 
     assert f"namespace {px}-alpha" in removed and f"link {px}mgmt" in removed
     for name in (f"{px}-alpha", f"{px}-bravo", f"{px}-switch"):
@@ -257,8 +258,8 @@ def test_down_removes_everything_even_half_made(tmp_path: Path) -> None:
     assert not network.link_exists(f"{px}mgmt") and not network.link_exists(f"{px}m0")
     assert all(pid and not cmdline(pid) for pid in pids)
     assert not small.state_dir.exists() and not small.inventory.exists()
-    assert netrun_lab.down(small.state_dir) == []
-    assert netrun_lab.status(small.state_dir).problems() == [
+    assert netrun_lab_core.down(small.state_dir) == []
+    assert netrun_lab_core.status(small.state_dir).problems() == [
         f"no lab in {small.state_dir}: run netrun lab up"
     ]
 
@@ -290,13 +291,13 @@ def test_down_ends_sessions_still_open_in_the_lab(tmp_path: Path) -> None:
             time.sleep(0.05)
         assert inside, "the session never started"
         session = pids_in_netns(alpha.namespace)
-        removed = netrun_lab.down(small.state_dir)
+        removed = netrun_lab_core.down(small.state_dir)
         assert any(line.startswith("process ") for line in removed), removed
         assert [p for p in session if cmdline(p)] == []
     finally:
         ssh.kill()
         ssh.wait(timeout=10)
-        netrun_lab.down(small.state_dir)
+        netrun_lab_core.down(small.state_dir)
 
 
 # -- docker labs ----------------------------------------------------------------------------
@@ -316,7 +317,7 @@ def test_docker_lab_inventory_and_subnet_env(docker_lab: LabHandle) -> None:
 @pytest.mark.integration
 @pytest.mark.docker
 def test_docker_over_ssh_talks_to_the_hosts_own_daemon(docker_lab: LabHandle) -> None:
-    again = netrun_lab.up(docker_lab.config)  # idempotent: the same daemons keep running
+    again = netrun_lab_core.up(docker_lab.config)  # idempotent: the same daemons keep running
     assert [h.docker_pid for h in again.hosts] == [
         docker_lab.host(name).docker_pid for name in docker_lab.hosts
     ]

@@ -28,7 +28,7 @@ FIGURE = re.compile(r"\| (\S+) repeat 1/1 \d+:\d\d/0:04 NIC (\w+):(\S+) rx ([\d.
 
 
 def loops_left(lab: LabHandle) -> list[str]:
-    """netrun.sampler's counter loops still running in this lab's hosts (another test
+    """netrun.run.sampler's counter loops still running in this lab's hosts (another test
     session's lab may run its own at the same time)."""
     inodes = {netns_inode(ns) for ns in lab.namespaces} - {None}
     out = subprocess.run(["pgrep", "-af", "proc/uptime"], capture_output=True, text=True)

@@ -52,7 +52,7 @@ def data_mtu(lab: LabHandle, host: str) -> int:
 @contextmanager
 def switch_port_mtu(lab: LabHandle, host: str, mtu: int) -> Iterator[None]:
     """A switch port without jumbo frames (the test's own injection, undone after)."""
-    from netrun.lab import plan
+    from netrun.lab.plan import plan
 
     cfg = plan(lab.config)
     port = next(h.switch_port for h in cfg.hosts if h.name == host)

@@ -3,7 +3,7 @@
 The run journal that names live runs is per controller and history database, so a cleanup
 started with another database (another engineer, another test) used to sweep every
 ``netrun-*`` folder on the host: it ran the live run's undo records and killed its iperf3.
-Each run now marks its folders with its process (netrun.owner), and a sweep on the same
+Each run now marks its folders with its process (netrun.cleanup.owner), and a sweep on the same
 kernel spares a live owner, while a dead run's folder is still swept.
 """
 
@@ -24,8 +24,8 @@ from helpers import (
     write_scenario,
 )
 
-from netrun.owner import FILE
-from netrun.proc import boot_id
+from netrun.cleanup.owner import FILE
+from netrun.hosts.proc import boot_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 

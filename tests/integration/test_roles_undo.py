@@ -185,8 +185,9 @@ def test_netrun_cleanup_carries_out_a_sigkilled_runs_undo_records(
 
 def test_cleanup_without_run_id_leaves_a_live_run_alone(lab: LabHandle, tmp_path: Path) -> None:
     """An entry whose process still runs (here: this pytest) is a run still measuring."""
-    from netrun.inventory import load_inventory
-    from netrun.journal import host_key, process_start
+    from netrun.cleanup.journal import host_key
+    from netrun.hosts.proc import process_start
+    from netrun.inventory.loader import load_inventory
 
     journal = tmp_path / "xdg" / "netrun" / "runs"
     journal.mkdir(parents=True)

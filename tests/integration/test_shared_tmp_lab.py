@@ -26,7 +26,7 @@ from helpers import (
     write_scenario,
 )
 
-from netrun.owner import HOST_FILE
+from netrun.cleanup.owner import HOST_FILE
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 

@@ -88,8 +88,9 @@ def test_a_live_run_is_not_swept(
     journal = tmp_path / "xdg" / "netrun" / "runs"
     journal.mkdir(parents=True)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    from netrun.inventory import load_inventory
-    from netrun.journal import host_key, process_start
+    from netrun.cleanup.journal import host_key
+    from netrun.hosts.proc import process_start
+    from netrun.inventory.loader import load_inventory
 
     folder = Path("/tmp/netrun-0123abcd")
     folder.mkdir()

@@ -33,8 +33,8 @@ from helpers import (
 )
 
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
-from netrun.tools import iperf2
-from netrun.turn import relay as coturn
+from netrun.modes.turn import relay as coturn
+from netrun.tools.iperf2 import parse as iperf2
 
 pytestmark = pytest.mark.integration
 

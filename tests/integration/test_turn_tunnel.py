@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from netrun import turn
-from netrun.tools import iperf2
-from netrun.turn import relay
+from netrun.modes.turn import commands as turn
+from netrun.modes.turn import relay
+from netrun.tools.iperf2 import parse as iperf2
 
 pytestmark = [
     pytest.mark.integration,

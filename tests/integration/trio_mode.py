@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from netrun.errors import ModeError
-from netrun.modes.baremetal import BareMetal
+from netrun.modes.baremetal.mode import BareMetal
 
 #: The relay's MTU during a trio test.
 TRIO_MTU = 1280

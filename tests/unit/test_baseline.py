@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
-from netrun import baseline, diff
-from netrun.commands import _history_table
+from netrun.cli.commands import _history_table
 from netrun.errors import InputError
-from netrun.history import History
+from netrun.history import baseline
+from netrun.history.db import History
+from netrun.history.regress import Verdict, compare
 from netrun.publish import PublishOptions, publish
-from netrun.regress import Verdict, compare
-from netrun.report import render_table
+from netrun.report import diff
+from netrun.report.render import render_table
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "results"
 BASE = json.loads((FIXTURES / "baremetal-4s" / "results.json").read_text())

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from netrun import check
-from netrun.inventory import load_inventory
-from netrun.scenario import load_scenario
+from netrun.inventory.loader import load_inventory
+from netrun.run import check
+from netrun.scenario.loader import load_scenario
 
 INVENTORY = """all:
   hosts:

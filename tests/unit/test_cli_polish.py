@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from netrun import cli
+from netrun import job as cli_job
+from netrun.cli import main as cli
+from netrun.cli import parser as cli_parser
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "results"
 
@@ -15,19 +17,19 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "results"
 def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
-    for name in cli.COMMANDS:
+    for name in cli_parser.COMMANDS:
         assert f"\n  {name} " in out, name
-    assert "history" in cli.COMMANDS and "check" in cli.COMMANDS
+    assert "history" in cli_parser.COMMANDS and "check" in cli_parser.COMMANDS
 
 
-@pytest.mark.parametrize("name", list(cli.COMMANDS))
+@pytest.mark.parametrize("name", list(cli_parser.COMMANDS))
 def test_every_subcommand_has_help_text(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         cli.main([name, "--help"])
     assert done.value.code == 0
     out = capsys.readouterr().out
-    assert cli.COMMANDS[name] in " ".join(out.split())
-    sub = next(a for a in cli.sub_parser()._actions if a.dest == "command")
+    assert cli_parser.COMMANDS[name] in " ".join(out.split())
+    sub = next(a for a in cli_parser.sub_parser()._actions if a.dest == "command")
     parser = sub.choices[name]  # type: ignore[index]
     undocumented = [a.dest for a in parser._actions if not a.help]
     assert not undocumented, f"netrun {name}: options without help: {undocumented}"
@@ -42,17 +44,17 @@ def test_every_subcommand_has_help_text(name: str, capsys: pytest.CaptureFixture
     ],
 )
 def test_unknown_command(word: str, hint: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main([word]) == cli.EXIT_INPUT
+    assert cli.main([word]) == cli_job.EXIT_INPUT
     err = capsys.readouterr().err
     assert err.startswith(f"netrun: error: unknown command '{word}'; {hint}"), err
     assert "-i/--inventory" not in err
 
 
 def test_a_scenario_file_is_not_an_unknown_command(tmp_path: Path) -> None:
-    assert cli.unknown_command("scenario.yaml") is None
-    assert cli.unknown_command("scenarios/x") is None
+    assert cli_parser.unknown_command("scenario.yaml") is None
+    assert cli_parser.unknown_command("scenarios/x") is None
     (tmp_path / "plain").write_text("")
-    assert cli.unknown_command(str(tmp_path / "plain")) is None
+    assert cli_parser.unknown_command(str(tmp_path / "plain")) is None
 
 
 def test_empty_history_names_what_exists(

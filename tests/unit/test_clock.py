@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from netrun import clock
+from netrun.hosts import clock
 
 CHRONY = """Reference ID    : C0A80001 (192.168.0.1)
 Stratum         : 3
@@ -104,9 +104,9 @@ def test_chrony_and_timesyncd_state() -> None:
 def test_readings_of_this_machine_fall_between_sent_and_received() -> None:
     """clock_reading.samples, shared by the run (read_host) and ``netrun check``, on a
     real local host; this kernel's boot id makes read_host call its clock shared."""
-    from netrun import clock_reading
-    from netrun.host import Host
-    from netrun.local import LocalTransport
+    from netrun.hosts import clock_reading
+    from netrun.hosts.host import Host
+    from netrun.hosts.local import LocalTransport
 
     host = Host("me", {"ansible_connection": "local"})
     host.transport = LocalTransport(host)

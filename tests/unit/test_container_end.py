@@ -1,5 +1,5 @@
 """The end of a container test on its hosts: the server's wait and the armed client's
-command, run in sh against a stand-in docker CLI (netrun.modes.serverwait, armedexec)."""
+command, run in sh against a stand-in docker CLI (netrun.modes.docker.serverwait, armedexec)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from netrun.modes import armedexec, launch, serverwait
+from netrun.cleanup import last_sweep as serverwait_last_sweep
+from netrun.modes.docker import armed as armedexec
+from netrun.modes.docker import launch, serverwait
 
 
 def fake_docker(tmp_path: Path) -> Path:
@@ -40,7 +42,7 @@ def test_the_wait_ends_when_the_server_served_the_test_then_reads_and_sweeps(
     (tmp_path / "served").write_text("1")
     folder = tmp_path / "netrun-1a2b"
     folder.mkdir()
-    sweep = f"rm -rf {folder}; [ ! -e {folder} ] && echo {serverwait.SWEPT}"
+    sweep = f"rm -rf {folder}; [ ! -e {folder} ] && echo {serverwait_last_sweep.SWEPT}"
     started = time.monotonic()
     proc = subprocess.Popen(
         ["sh", "-c", wait_script(tmp_path, 2, 30, sweep)], stdout=subprocess.PIPE, text=True
@@ -52,7 +54,7 @@ def test_the_wait_ends_when_the_server_served_the_test_then_reads_and_sweeps(
     found = launch.sections(out)
     assert found["count"].strip() == "3"
     assert found["counters"].strip() == "reading"
-    assert found["swept"].strip() == serverwait.SWEPT and not folder.exists()
+    assert found["swept"].strip() == serverwait_last_sweep.SWEPT and not folder.exists()
     assert time.monotonic() - started < 5
 
 
@@ -78,10 +80,10 @@ def run_armed(tmp_path: Path, line: str | None, sweep: str) -> subprocess.Comple
 
 
 def test_the_armed_client_runs_once_it_gets_its_line_and_sweeps_if_told(tmp_path: Path) -> None:
-    sweep = f"echo {serverwait.SWEPT}"
+    sweep = f"echo {serverwait_last_sweep.SWEPT}"
     done = run_armed(tmp_path, "10.244.1.2 4242 sweep\n", sweep)
     assert done.stdout.splitlines() == ["ran: iperf3 -c 10.244.1.2 -J", "pid=4242"]
-    assert done.stderr == serverwait.SWEPT + "\n"
+    assert done.stderr == serverwait_last_sweep.SWEPT + "\n"
     kept = run_armed(tmp_path, "10.244.1.2 0 -\n", sweep)
     assert kept.stdout.splitlines()[0] == "ran: iperf3 -c 10.244.1.2 -J" and kept.stderr == ""
 

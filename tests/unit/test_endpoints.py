@@ -1,4 +1,4 @@
-"""netrun.endpoints' kill and state scripts run for real with sh on local processes, and
+"""netrun.tools.iperf3.run' kill and state scripts run for real with sh on local processes, and
 the one-line errors bare metal builds from them."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from netrun.endpoints import kill_script, read_state, state_script
 from netrun.errors import HostError
-from netrun.host import Host
-from netrun.modes.baremetal import busy_error
-from netrun.tools.iperf3 import Iperf3Error
+from netrun.hosts.host import Host
+from netrun.modes.baremetal.mode import busy_error
+from netrun.tools.iperf3.parse import Iperf3Error
+from netrun.tools.iperf3.run import kill_script, read_state, state_script
 
 
 @pytest.fixture
@@ -99,9 +99,9 @@ def test_busy_backoff_is_capped_and_ends_when_the_run_stops(
     import threading
 
     from netrun.errors import Cancelled
-    from netrun.modes import baremetal
+    from netrun.modes.baremetal import mode as baremetal
     from netrun.modes.base import RunContext
-    from netrun.scenario import load_scenario
+    from netrun.scenario.loader import load_scenario
 
     scen = tmp_path / "s.yaml"
     scen.write_text(

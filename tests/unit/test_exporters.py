@@ -1,4 +1,4 @@
-"""netrun.exporters on the real results.json fixtures (see test_report.py for what they are).
+"""netrun.report.exporters on the real results.json fixtures (see test_report.py for what they are).
 
 The Prometheus text is read back with prometheus_client's own parser, the JUnit XML with
 xml.etree, so the checks are on what a node_exporter or a CI dashboard would see.
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from netrun.exporters import (
+from netrun.report.exporters import (
     junit_xml,
     previous_last_success,
     prometheus_text,

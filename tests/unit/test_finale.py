@@ -1,5 +1,5 @@
-"""Which measurement sweeps which host early (netrun.finale), and the armed client's
-shell (netrun.endpoints.ARMED_WRAPPER) run by a real sh."""
+"""Which measurement sweeps which host early (netrun.cleanup.last_sweep), and the armed client's
+shell (netrun.tools.iperf3.run.ARMED_WRAPPER) run by a real sh."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from netrun.endpoints import ARMED_WRAPPER
-from netrun.finale import FOLDER, SWEPT, Finale
-from netrun.host import Host
+from netrun.cleanup.last_sweep import FOLDER, SWEPT, Finale
+from netrun.hosts.host import Host
+from netrun.tools.iperf3.run import ARMED_WRAPPER
 
 
 def spec(name: str, hosts: tuple[str, ...], repeat: int = 1) -> Any:

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from netrun import flags
-from netrun.linerate import ceiling_of, per_test_ceiling
-from netrun.report import render_csv, render_table, table_rows
-from netrun.tools.iperf3 import parse
+from netrun.core.linerate import ceiling_of, per_test_ceiling
+from netrun.report.render import render_csv, render_table
+from netrun.report.summary import table_rows
+from netrun.results import flags
+from netrun.tools.iperf3.parse import parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -117,7 +118,7 @@ def test_table_has_direction_pct_of_ceiling_and_flags_with_footnotes() -> None:
 # -- one host in two roles ------------------------------------------------------------------
 def test_same_host_is_refused_unless_allowed(tmp_path: Path) -> None:
     from netrun.errors import ScenarioError
-    from netrun.scenario import load_scenario
+    from netrun.scenario.loader import load_scenario
 
     path = tmp_path / "s.yaml"
     path.write_text(
@@ -152,7 +153,7 @@ def test_bidir_sums_both_halves_against_twice_the_ceiling() -> None:
 
 def test_bidir_and_reverse_together_are_refused(tmp_path: Path) -> None:
     from netrun.errors import ScenarioError
-    from netrun.scenario import load_scenario
+    from netrun.scenario.loader import load_scenario
 
     path = tmp_path / "s.yaml"
     path.write_text(

@@ -33,12 +33,21 @@ import yaml
 from hypothesis import HealthCheck, example, given, seed, settings
 from hypothesis import strategies as st
 
+from netrun.core.options import parse_overrides
+from netrun.core.spec import Scenario
 from netrun.errors import NetrunError
-from netrun.inventory import Inventory, check_netrun_vars, load_inventory, masked
+from netrun.inventory import check_netrun_vars
+from netrun.inventory.loader import load_inventory
+from netrun.inventory.model import Inventory
+from netrun.inventory.values import masked
 from netrun.job import inventory_option_problems
 from netrun.modes import all_options, mode_options
-from netrun.scenario import COMMON_OPTIONS, Scenario, load_scenario, parse_overrides
-from netrun.tools import iperf2, iperf3, ping
+from netrun.scenario.loader import load_scenario
+from netrun.scenario.validator import COMMON_OPTIONS
+from netrun.tools.iperf2 import parse as iperf2
+from netrun.tools.iperf3 import command as iperf3
+from netrun.tools.iperf3 import parse as iperf3_parse
+from netrun.tools.ping import tool as ping
 
 FUZZ_EXAMPLES = 10_000
 #: Inputs each target's body ran on (hypothesis counts shrinking too); for the figures.
@@ -444,15 +453,15 @@ def iperf3_output(draw: Callable[..., Any]) -> tuple[str, str, int | None]:
     return stdout, stderr, status
 
 
-def use_result(result: iperf3.Iperf3Result) -> None:
+def use_result(result: iperf3_parse.Iperf3Result) -> None:
     """results.json is written with allow_nan=False: every number must be finite."""
     json.dumps(dataclasses.asdict(result), allow_nan=False)
-    assert result.protocol in iperf3.PROTOCOLS
+    assert result.protocol in iperf3_parse.PROTOCOLS
 
 
 def check_iperf3(stdout: str, stderr: str, status: int | None) -> None:
     try:
-        use_result(iperf3.parse(stdout, status, stderr))
+        use_result(iperf3_parse.parse(stdout, status, stderr))
     except NetrunError as exc:
         assert str(exc).strip(), "a NetrunError must say something"
 

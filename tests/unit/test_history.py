@@ -1,4 +1,4 @@
-"""netrun.history on real results.json files: store, query, migrate, and refuse what is not ours."""
+"""netrun.history.db on real results.json files: store, query, migrate, and refuse what is not ours."""
 
 from __future__ import annotations
 
@@ -16,14 +16,8 @@ from typing import Any
 import pytest
 
 from netrun.errors import InputError
-from netrun.history import (
-    SCHEMA_VERSION,
-    V1_DDL,
-    History,
-    HistoryError,
-    UnknownRunError,
-    default_path,
-)
+from netrun.history.db import History, HistoryError, UnknownRunError, default_path
+from netrun.history.tables import SCHEMA_VERSION, V1_DDL
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "history"
 
@@ -393,7 +387,7 @@ def test_any_metric_of_a_new_tool_is_stored_and_trended(db: History) -> None:
 
 def test_history_listing_shows_a_numeric_looking_run_id_verbatim(db: History) -> None:
     """Run ids are hex: 680572e5 is text, not 6.80572e+10 (tabulate's number parsing)."""
-    from netrun.commands import _history_table
+    from netrun.cli.commands import _history_table
 
     doc = load("baremetal-1")
     doc["run_id"] = "680572e5"

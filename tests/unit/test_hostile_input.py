@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from netrun.errors import InventoryError, ScenarioError
-from netrun.inventory import load_inventory
-from netrun.scenario import load_scenario
+from netrun.inventory.loader import load_inventory
+from netrun.scenario.loader import load_scenario
 from netrun.tools.docker import is_image_reference
 
 INJECT = "x;touch /tmp/netrun-pwned"
@@ -132,7 +132,7 @@ def test_image_references_docker_refuses(ref: str) -> None:
 
 def test_override_with_an_impossible_date_is_a_plain_error() -> None:
     """Found by the fuzzer: yaml reads 2024-13-45 as a date and raised ValueError."""
-    from netrun.scenario import parse_overrides
+    from netrun.core.options import parse_overrides
 
     with pytest.raises(ScenarioError) as info:
         parse_overrides(["bitrate=2024-13-45"])
@@ -171,8 +171,8 @@ RESULTS = Path(__file__).parent.parent / "fixtures" / "results" / "baremetal-3" 
 def test_results_of_the_wrong_shape_are_one_line(tmp_path: Path, change: Any, field: str) -> None:
     import json
 
-    from netrun import results
     from netrun.errors import NetrunError
+    from netrun.results import store as results
 
     doc = json.loads(RESULTS.read_text())
     change(doc)
@@ -186,8 +186,8 @@ def test_results_of_the_wrong_shape_are_one_line(tmp_path: Path, change: Any, fi
 def test_results_nan_and_deep_nesting_are_one_line(tmp_path: Path) -> None:
     import json
 
-    from netrun import results
     from netrun.errors import NetrunError
+    from netrun.results import store as results
 
     doc = json.loads(RESULTS.read_text())
     doc["tests"][0]["throughput_bps"] = float("nan")  # json.dumps writes NaN, loads reads it
@@ -203,7 +203,7 @@ def test_results_nan_and_deep_nesting_are_one_line(tmp_path: Path) -> None:
 def test_results_missing_optional_fields_are_filled(tmp_path: Path) -> None:
     import json
 
-    from netrun import results
+    from netrun.results import store as results
 
     doc = json.loads(RESULTS.read_text())
     for key in ("retransmits", "intervals", "nic", "details", "repeat"):
@@ -220,12 +220,12 @@ def test_resumed_run_id_that_is_not_one_is_refused(tmp_path: Path, run_id: str) 
     and the runner and the sweep script refuse one as well."""
     import json
 
-    from netrun.cleanup import cleanup_script
-    from netrun.cli import job_inputs, run_parser
+    from netrun.cleanup.scripts import cleanup_script
+    from netrun.cli.main import job_inputs, run_parser
     from netrun.errors import InputError
     from netrun.job import prepare
-    from netrun.results import new_document
-    from netrun.runner import Run
+    from netrun.results.store import new_document
+    from netrun.run.runner import Run
 
     inv = tmp_path / "inv.yaml"
     inv.write_text(

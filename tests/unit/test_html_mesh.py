@@ -1,7 +1,7 @@
 """The HTML page of a 32-host ordered mesh (992 tests), as `netrun report --format html` draws it.
 
 The doc is generated from the real ``mesh-once-8`` results.json (an 8-host lab at
-200 Mbit/s): its samples reused for every ordered pair of 32 hosts, named as netrun.pairs
+200 Mbit/s): its samples reused for every ordered pair of 32 hosts, named as netrun.scenario.pairs
 names them (``mesh[h01->h02]``), with one host's pairs at 60% (a bad cable) and one pair
 failed. What the page must still show: every test and every pair, the slow host and the
 failed pair named, each plot inlined and sized for a browser, and, in its text, how the
@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from netrun.page import html_page
-from netrun.plots import MAX_BARS, MAX_PANELS
+from netrun.report.page import html_page
+from netrun.report.plots.figures import MAX_BARS, MAX_PANELS
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "results"
 HOSTS = [f"h{i:02d}" for i in range(1, 33)]

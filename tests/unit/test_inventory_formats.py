@@ -20,8 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netrun.errors import InventoryError
-from netrun.inventory import load_inventory, script_source
+from netrun.inventory import script_source
 from netrun.inventory.ini_source import parse_value
+from netrun.inventory.loader import load_inventory
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CORPUS = ROOT / "tests" / "fixtures" / "inventory" / "formats"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from netrun.tools import iperf2
+from netrun.tools.iperf2 import parse as iperf2
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "iperf2"
 
@@ -197,7 +197,7 @@ def test_details_are_json_ready() -> None:
 
 
 def test_a_client_clock_behind_shows_as_latency_the_clock_module_corrects() -> None:
-    from netrun import clock
+    from netrun.hosts import clock
 
     r = iperf2.parse(load("2.1.8-skew-minus1s.server"), expect_seconds=2)
     assert r.metrics["latency_avg_ms"] == 1000.004
@@ -218,8 +218,8 @@ def test_a_runs_result_keeps_both_sides_and_a_failure_names_its_host() -> None:
     """iperf2_run.result_of, shared by iperf2 on hosts and in containers."""
     from types import SimpleNamespace
 
-    from netrun.hostcommand import CommandResult
-    from netrun.tools import iperf2_run
+    from netrun.hosts.command import CommandResult
+    from netrun.tools.iperf2 import run as iperf2_run
 
     mode: Any = SimpleNamespace(
         client=SimpleNamespace(name="bravo"), server=SimpleNamespace(name="alpha")

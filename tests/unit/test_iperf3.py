@@ -1,4 +1,4 @@
-"""netrun.tools.iperf3 against real iperf3 3.12 output (tests/fixtures/capture.sh made it).
+"""netrun.tools.iperf3.command against real iperf3 3.12 output (tests/fixtures/capture.sh made it).
 
 Shapes iperf3 prints in the wild but that are hard to provoke on demand (nan tokens, cut-off
 JSON, text after the JSON, two objects) are derived from a captured file by a transformation
@@ -23,8 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from netrun.tools import iperf3, iperf3_server
-from netrun.tools.iperf3 import Iperf3Error, parse
+from netrun.tools.iperf3 import command as iperf3
+from netrun.tools.iperf3 import parse as iperf3_parse
+from netrun.tools.iperf3 import server as iperf3_server
+from netrun.tools.iperf3.parse import Iperf3Error, parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "iperf3"
 
@@ -307,7 +309,7 @@ def test_bare_nan_tokens() -> None:
     assert result.intervals[0].bits_per_second == 0.0
     assert result.sender_bps == pytest.approx(sent["bytes"] * 8 / sent["seconds"])
     assert any("nan" in w for w in result.warnings)
-    cleaned, hit = iperf3._null_nonfinite(text)
+    cleaned, hit = iperf3_parse._null_nonfinite(text)
     assert hit and json.loads(cleaned)["start"]["cookie"] == "nan-inf-cookie"
 
 
@@ -377,9 +379,9 @@ def test_server_and_version_commands() -> None:
 
 
 def test_parse_version() -> None:
-    assert iperf3.parse_version(load("version")[0]) == "3.12"
+    assert iperf3_parse.parse_version(load("version")[0]) == "3.12"
     with pytest.raises(Iperf3Error):
-        iperf3.parse_version(load("not_found")[1])
+        iperf3_parse.parse_version(load("not_found")[1])
 
 
 # -- server_script, run for real on loopback --------------------------------------------

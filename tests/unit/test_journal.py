@@ -7,8 +7,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from netrun.host import Host
-from netrun.journal import Journal, host_key, process_start
+from netrun.cleanup.journal import Journal, host_key
+from netrun.hosts.host import Host
+from netrun.hosts.proc import process_start
 
 ALPHA = Host("alpha", {"ansible_host": "10.0.0.1", "ansible_user": "lab"})
 BRAVO = Host("bravo", {"ansible_host": "10.0.0.2", "ansible_port": 2222})

@@ -1,5 +1,5 @@
-"""Which container tests share containers (netrun.modes.keep), and how the one-round-trip
-start scripts are read back (netrun.modes.launch, netrun.modes.router)."""
+"""Which container tests share containers (netrun.modes.docker.keep), and how the one-round-trip
+start scripts are read back (netrun.modes.docker.launch, netrun.modes.freeflow.router)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from netrun.core.spec import TestSpec
 from netrun.errors import ModeError
-from netrun.modes import keep, launch, router
 from netrun.modes.base import RunContext
-from netrun.modes.docker import DockerMode
-from netrun.scenario import TestSpec, load_scenario
+from netrun.modes.docker import keep, launch
+from netrun.modes.docker.mode import DockerMode
+from netrun.modes.freeflow import router
+from netrun.scenario.loader import load_scenario
 
 
 def scenario_tests(tmp_path: Path, body: str) -> list[TestSpec]:
@@ -100,7 +102,7 @@ def test_router_outcomes() -> None:
 def test_kept_containers_another_test_cannot_adopt_go_on_its_hosts_next_command(
     tmp_path: Path,
 ) -> None:
-    from netrun.host import Host
+    from netrun.hosts.host import Host
 
     tests = scenario_tests(
         tmp_path,
@@ -191,8 +193,9 @@ def test_the_armed_clients_name_the_containers_the_keep_decision_chose(
     """Consecutive tests of one pair and mode that differ only in client-side keys: each
     adopts the first one's containers, and every client command armed for it (before its
     first repeat, and between repeats) runs in the container the decision named."""
-    from netrun.host import Host
-    from netrun.modes import armedexec, get_mode
+    from netrun.hosts.host import Host
+    from netrun.modes import get_mode
+    from netrun.modes.docker import armed as armedexec
 
     body = "".join(
         "  - " + json.dumps({"name": f"t{i}", "mode": mode, **opts}) + "\n"

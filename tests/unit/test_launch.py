@@ -6,7 +6,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from netrun.modes import launch
+from netrun.modes.docker import launch
 
 TOKEN = "@@netrun-vnet@@"
 
@@ -43,7 +43,7 @@ def test_no_tokens_is_shlex_join() -> None:
 
 def test_router_reads_the_host_prefix_in_sh(tmp_path: Path) -> None:
     """HOST_IP_PREFIX is the subnet of the data address, worked out on the host."""
-    from netrun.modes import router
+    from netrun.modes.freeflow import router
 
     fake = tmp_path / "ip"
     fake.write_text(

@@ -1,4 +1,4 @@
-"""netrun.lock with real processes: exactly one of two racing runs gets the lock."""
+"""netrun.history.lock with real processes: exactly one of two racing runs gets the lock."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from netrun.errors import LockError, NetrunError
-from netrun.lock import RunLock, lock_path_for, read_holder
+from netrun.history.lock import RunLock, lock_path_for, read_holder
 
 CTX = multiprocessing.get_context("fork")
 ROOT = Path(__file__).resolve().parents[2]  # the checkout under test, for the subprocess
@@ -105,7 +105,7 @@ def test_wait_with_timeout_gives_up(tmp_path: Path) -> None:
 
 HOLD = """
 import sys, time
-from netrun.lock import RunLock
+from netrun.history.lock import RunLock
 with RunLock(sys.argv[1]):
     print("held", flush=True)
     time.sleep(60)

@@ -11,9 +11,9 @@ import copy
 import json
 from pathlib import Path
 
-from netrun import matrix
-from netrun.report import render
-from netrun.runner import Run, RunRequest
+from netrun.report.plots import matrix
+from netrun.report.render import render
+from netrun.run.runner import Run, RunRequest
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "results"
 HOSTS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
@@ -131,8 +131,8 @@ def test_samples_are_kept_in_scenario_order_whatever_finishes_first(tmp_path: Pa
             for i in range(1, 5)
         )
     )
-    from netrun.inventory import load_inventory
-    from netrun.scenario import load_scenario
+    from netrun.inventory.loader import load_inventory
+    from netrun.scenario.loader import load_scenario
 
     req = RunRequest(load_scenario(scen, hosts=HOSTS), load_inventory(inv), tmp_path / "out")
     run = Run(req)

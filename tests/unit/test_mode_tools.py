@@ -13,7 +13,7 @@ import pytest
 
 from netrun.errors import ScenarioError
 from netrun.modes import mode_tools
-from netrun.scenario import load_scenario
+from netrun.scenario.loader import load_scenario
 
 HOSTS = ("alpha", "bravo", "charlie")
 TESTS = """

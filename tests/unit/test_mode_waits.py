@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from netrun.errors import Cancelled
-from netrun.host import Host
+from netrun.hosts.command import CommandResult
+from netrun.hosts.host import Host
 from netrun.modes.base import RunContext
-from netrun.modes.docker import DockerMode
-from netrun.scenario import load_scenario
-from netrun.transport import CommandResult
+from netrun.modes.docker.mode import DockerMode
+from netrun.scenario.loader import load_scenario
 
 
 class NoContainerYet:

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from netrun import mtu, mtuplan
+from netrun.core import mtuplan
+from netrun.core.linerate import goodput_ceiling_mbps
+from netrun.core.mtuplan import MtuWant, cell, frame_mtu, next_wants, order
 from netrun.errors import ScenarioError
-from netrun.linerate import goodput_ceiling_mbps
-from netrun.mtuplan import MtuWant, cell, frame_mtu, next_wants, order
-from netrun.scenario import load_scenario
+from netrun.run import mtu
+from netrun.scenario.loader import load_scenario
 
 HOSTS = ["alpha", "bravo", "charlie"]
 
@@ -139,8 +140,8 @@ def test_the_vxlan_overhead_is_flannels() -> None:
 def test_an_unshaped_lab_claims_no_line_rate(tmp_path: Path) -> None:
     import yaml
 
-    from netrun.lab import LabConfig, plan
     from netrun.lab.inventory import render
+    from netrun.lab.plan import LabConfig, plan
 
     cfg = LabConfig(rate="none", prefix="nrx", state_dir=tmp_path, inventory=tmp_path / "i.yaml")
     assert cfg.problems() == []
@@ -158,8 +159,8 @@ def test_the_lab_run_renders_the_mtu_column_and_plot(tmp_path: Path) -> None:
     """scenarios/mtu.yaml as it ran on the unshaped lab (2026-11-30)."""
     import json
 
-    from netrun.mtuplot import plot_mtu, series
-    from netrun.report import render
+    from netrun.report.plots.mtu import plot_mtu, series
+    from netrun.report.render import render
 
     doc = json.loads((MTU_RUN / "results.json").read_text())
     lines = render(doc, "table").splitlines()
@@ -181,14 +182,14 @@ def test_the_lab_run_renders_the_mtu_column_and_plot(tmp_path: Path) -> None:
 
 class _Session:
     """A host's shell as the state probe sees it: which user, which NICs (the output of
-    netrun.mtu.state_script on a lab host), and every command that was sent."""
+    netrun.run.mtu.state_script on a lab host), and every command that was sent."""
 
     def __init__(self, output: str) -> None:
         self.output = output
         self.sent: list[str] = []
 
     def run(self, argv: object, *, timeout: float, sudo: bool = False, check: bool = True):
-        from netrun.transport import CommandResult
+        from netrun.hosts.command import CommandResult
 
         self.sent.append(str(argv))
         return CommandResult("h", str(argv), 0, self.output, "", 0.0)
@@ -204,8 +205,8 @@ class _Session:
 def test_no_change_without_root_or_on_the_management_nic(
     tmp_path: Path, output: str, become: bool, expected: str
 ) -> None:
-    from netrun.host import Host
-    from netrun.modes.baremetal import BareMetal
+    from netrun.hosts.host import Host
+    from netrun.modes.baremetal.mode import BareMetal
     from netrun.modes.base import RunContext
     from netrun.tools.facts import HostFacts, NicInfo
 

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from netrun import numeric, results
+from netrun.core import numeric
+from netrun.core.options import parse_overrides
 from netrun.errors import NetrunError
-from netrun.history import History
-from netrun.scenario import load_scenario, parse_overrides
-from netrun.tools import iperf3
+from netrun.history.db import History
+from netrun.results import store as results
+from netrun.scenario.loader import load_scenario
+from netrun.tools.iperf3 import parse as iperf3_parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 HUGE = 10**400
@@ -54,7 +56,7 @@ def _iperf3_doc() -> dict:
 def test_iperf3_parser_reads_a_huge_interval_start_as_missing() -> None:
     doc = _iperf3_doc()
     doc["intervals"][1]["sum"]["start"] = HUGE  # once an OverflowError in float()
-    result = iperf3.parse(json.dumps(doc), 0, "")
+    result = iperf3_parse.parse(json.dumps(doc), 0, "")
     assert result.intervals[1].start == 0.0
     assert result.receiver_bps > 0
 
@@ -64,7 +66,7 @@ def test_iperf3_parser_refuses_a_huge_rate_with_a_plain_error() -> None:
     doc["end"]["sum_received"]["bits_per_second"] = HUGE
     doc["end"]["sum_received"]["bytes"] = HUGE
     with pytest.raises(NetrunError, match="no usable receiver rate"):
-        iperf3.parse(json.dumps(doc), 0, "")
+        iperf3_parse.parse(json.dumps(doc), 0, "")
 
 
 def _results_with(tmp_path: Path, **fields: object) -> Path:
@@ -111,8 +113,9 @@ def test_scenario_numbers(tmp_path: Path) -> None:
 
 
 def test_short_shows_about_three_significant_figures() -> None:
-    """One rule for the table's stats columns and the live line (netrun.sampler.mbps)."""
-    from netrun import numeric, sampler
+    """One rule for the table's stats columns and the live line (netrun.run.sampler.mbps)."""
+    from netrun.core import numeric
+    from netrun.run import sampler
 
     assert [numeric.short(v) for v in (938.4, 52.44, 1.634, -52.44, None)] == [
         "938", "52.4", "1.63", "-52.4", "-",

@@ -6,9 +6,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from netrun.cleanup import cleanup_script
-from netrun.owner import FILE, alive_test, mark_script
-from netrun.proc import boot_id, process_start
+from netrun.cleanup.owner import FILE, alive_test, mark_script
+from netrun.cleanup.scripts import cleanup_script
+from netrun.hosts.proc import boot_id, process_start
 
 
 def sh(script: str) -> subprocess.CompletedProcess[str]:

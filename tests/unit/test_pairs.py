@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from netrun import pairs, rounds
 from netrun.errors import ScenarioError
-from netrun.scenario import load_scenario
+from netrun.run import rounds
+from netrun.scenario import pairs
+from netrun.scenario.loader import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 NATO = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
@@ -241,7 +242,7 @@ def test_a_later_test_never_overtakes_an_earlier_one_on_a_host() -> None:
     import threading
     from types import SimpleNamespace
 
-    from netrun.scheduler import run_parallel
+    from netrun.run.scheduler import run_parallel
 
     order: list[str] = []
     lock = threading.Lock()

@@ -1,4 +1,4 @@
-"""netrun.modes.pathbytes: /proc/net/dev readings and the acceleration verdict.
+"""netrun.modes.docker.pathbytes: /proc/net/dev readings and the acceleration verdict.
 
 Fixtures (tests/fixtures/netdev/) are the output of pathbytes.command() on lab host alpha
 (real /proc/net/dev of the host namespace, then of an iperf3 container's PID 1), before
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from netrun.modes import pathbytes
+from netrun.modes.docker import pathbytes
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "netdev"
 DEVICES: dict[str, str | None] = {"overlay": "flannel.1", "host_nic": "data0", "container": "eth0"}

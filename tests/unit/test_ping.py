@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from netrun.errors import ScenarioError, ToolError
-from netrun.scenario import load_scenario
-from netrun.tools import get_tool, ping
+from netrun.scenario.loader import load_scenario
+from netrun.tools import get_tool
+from netrun.tools.ping import tool as ping
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "ping"
 
@@ -166,8 +167,8 @@ tests:
 
 
 def test_a_ping_test_needs_ping_on_its_client_and_no_iperf3(tmp_path: Path) -> None:
-    from netrun.needs import plan_needs
-    from netrun.scenario import load_scenario
+    from netrun.run.needs import plan_needs
+    from netrun.scenario.loader import load_scenario
 
     path = tmp_path / "s.yaml"
     path.write_text(

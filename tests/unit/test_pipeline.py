@@ -1,4 +1,4 @@
-"""Which test's server and client a run starts ahead (netrun.pipeline)."""
+"""Which test's server and client a run starts ahead (netrun.modes.baremetal.ahead)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import time
 from types import SimpleNamespace
 from typing import Any
 
+from netrun.modes.baremetal.ahead import Pipeline
 from netrun.modes.base import RunContext
-from netrun.pipeline import Pipeline
 
 
 def spec(name: str, repeat: int = 1, port: int | None = None) -> Any:
@@ -27,7 +27,8 @@ def test_nothing_starts_ahead_before_the_last_repeat_after_the_last_test_or_on_a
 ) -> None:
     planned: list[str] = []
     monkeypatch.setattr(
-        "netrun.prestart.plan", lambda test, *_a, **_k: planned.append(test.name) or None
+        "netrun.modes.baremetal.probe_start.plan",
+        lambda test, *_a, **_k: planned.append(test.name) or None,
     )
     a, b, c = spec("a", repeat=2), spec("b"), spec("c", port=5299)
     pipe = Pipeline([a, b, c], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
@@ -43,7 +44,7 @@ def test_a_start_not_yet_begun_is_called_off_when_its_test_starts(monkeypatch: A
     """The test before failed early: its successor must not wait out the delay."""
     armed: list[str] = []
     pre = SimpleNamespace(host="a", tag="t1r1", arm=lambda: armed.append("armed"))
-    monkeypatch.setattr("netrun.prestart.plan", lambda *_a, **_k: pre)
+    monkeypatch.setattr("netrun.modes.baremetal.probe_start.plan", lambda *_a, **_k: pre)
     a, b = spec("a"), spec("b")
     a.duration = 100  # its successor's start would begin 99.4 s after a's client
     pipe = Pipeline([a, b], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
@@ -67,7 +68,7 @@ def test_in_a_parallel_run_a_test_starts_ahead_the_next_rounds_test_its_hosts_se
 def test_a_start_ahead_runs_whole_even_when_the_run_is_interrupted(monkeypatch: Any) -> None:
     """Cut short, its script would go on on the host and could start the server after
     the final sweep looked for it: it runs as cleanup does, never cut by an interrupt."""
-    from netrun.group import in_cleanup
+    from netrun.hosts.group import in_cleanup
 
     seen: list[bool] = []
 
@@ -78,7 +79,7 @@ def test_a_start_ahead_runs_whole_even_when_the_run_is_interrupted(monkeypatch: 
     host = SimpleNamespace(run=run)
     pre = SimpleNamespace(host="a", tag="t2r1", script="true", arm=lambda: None)
     pre.take = lambda _text: None
-    monkeypatch.setattr("netrun.prestart.plan", lambda *_a, **_k: pre)
+    monkeypatch.setattr("netrun.modes.baremetal.probe_start.plan", lambda *_a, **_k: pre)
     a, b = spec("a"), spec("b")
     a.duration = 0
     inventory = SimpleNamespace(get=lambda _name: host)
@@ -96,7 +97,8 @@ def test_a_retry_of_the_running_test_plans_nothing_again(monkeypatch: Any) -> No
     work (a mode object, the server's script), not after it."""
     planned: list[str] = []
     monkeypatch.setattr(
-        "netrun.prestart.plan", lambda test, *_a, **_k: planned.append(test.name) or None
+        "netrun.modes.baremetal.probe_start.plan",
+        lambda test, *_a, **_k: planned.append(test.name) or None,
     )
     a, b = spec("a"), spec("b")
     pipe = Pipeline([a, b], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]

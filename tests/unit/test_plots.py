@@ -1,4 +1,4 @@
-"""netrun.plots draws real PNGs from the real results.json fixtures (see test_report.py)."""
+"""netrun.report.plots.figures draws real PNGs from the real results.json fixtures (see test_report.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,15 @@ from typing import Any
 
 import pytest
 
-from netrun import stats
 from netrun.errors import NetrunError
-from netrun.plots import TrendPoint, plot_all, plot_intervals, plot_throughput, plot_trend
+from netrun.report.plots.figures import (
+    TrendPoint,
+    plot_all,
+    plot_intervals,
+    plot_throughput,
+    plot_trend,
+)
+from netrun.results import stats
 
 RESULTS = Path(__file__).resolve().parent.parent / "fixtures" / "results"
 HISTORY = Path(__file__).resolve().parent.parent / "fixtures" / "history"
@@ -95,7 +101,7 @@ def test_unwritable_folder_is_a_netrun_error(tmp_path: Path) -> None:
         plot_all(load(RESULTS / "baremetal-3"), blocker / "plots")
     with pytest.raises(NetrunError, match="cannot write the plot"):
         plot_throughput(load(RESULTS / "baremetal-3"), tmp_path / "missing" / "t.png")
-    from netrun import png  # the one save of every plot (sweeps, matrix, MTU too)
+    from netrun.report.plots import png  # the one save of every plot (sweeps, matrix, MTU too)
 
     with pytest.raises(NetrunError, match=r"m\.png: cannot write the plot"):
         png.save(png.figure(2, 2), tmp_path / "missing" / "m.png")
@@ -115,7 +121,7 @@ def swept(doc: dict[str, Any], key: str, values: list[Any]) -> dict[str, Any]:
 
 
 def test_sweeps_are_curves_over_the_swept_value(tmp_path: Path) -> None:
-    from netrun import curves
+    from netrun.report.plots import curves
 
     doc = swept(load(RESULTS / "baremetal-4s"), "length", [100, "1K", 1400])
     found = curves.sweeps(doc)
@@ -152,7 +158,7 @@ def test_a_large_run_draws_every_test_on_one_axes(tmp_path: Path) -> None:
     """A 992-test mesh kept the HTML page busy for minutes (one bar and one shared-axis panel
     per test), then seconds (the first 48); past MAX_BARS tests the medians are one ranked
     axes, past MAX_PANELS the intervals are one axes, whatever the count."""
-    from netrun.plots import MAX_BARS, MAX_PANELS
+    from netrun.report.plots.figures import MAX_BARS, MAX_PANELS
 
     doc = load(RESULTS / "baremetal-3")
     big = {**doc, "tests": [{**doc["tests"][0], "name": f"m[{i}]"} for i in range(300)]}

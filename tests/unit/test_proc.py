@@ -1,4 +1,4 @@
-"""netrun.proc's sh, run for real by /bin/sh against processes of this test's own, and the
+"""netrun.hosts.proc's sh, run for real by /bin/sh against processes of this test's own, and the
 three scripts built on its wait (a server's kill, an undo record, the early sweep)."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from netrun import proc, undo
-from netrun.endpoints import kill_script
+from netrun.cleanup import undo
+from netrun.hosts import proc
+from netrun.tools.iperf3.run import kill_script
 
 
 def sh(script: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from netrun import progress
 from netrun.job import failure_lines
-from netrun.progress import Console, clock
+from netrun.run import progress
+from netrun.run.progress import Console, clock
 
 
 def spec(name: str, repeat: int = 1, duration: int = 10) -> Any:

@@ -1,4 +1,4 @@
-"""netrun.regress: tolerances, verdicts on runs with chosen samples, and baseline lookup."""
+"""netrun.history.regress: tolerances, verdicts on runs with chosen samples, and baseline lookup."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from netrun.errors import InputError
-from netrun.history import History
-from netrun.regress import (
+from netrun.history.db import History
+from netrun.history.regress import (
     Tolerances,
     Verdict,
     compare,

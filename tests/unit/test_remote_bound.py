@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from netrun.cleanup import cleanup_command
-from netrun.endpoints import CLIENT_WRAPPER
-from netrun.tools import iperf3_server
+from netrun.cleanup.scripts import cleanup_command
+from netrun.tools.iperf3 import server as iperf3_server
+from netrun.tools.iperf3.run import CLIENT_WRAPPER
 
 needs_iperf3 = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 not installed")
 needs_timeout = pytest.mark.skipif(shutil.which("timeout") is None, reason="no timeout(1)")

@@ -1,4 +1,4 @@
-"""netrun.report rendered from real results.json files captured on the emulated lab.
+"""netrun.report.render rendered from real results.json files captured on the emulated lab.
 
 Fixtures (tests/fixtures/results/*/results.json, taken as netrun wrote them):
 - baremetal-4s: scenarios/baremetal.yaml, one 4 s sample per test;
@@ -26,16 +26,9 @@ from typing import Any
 
 import pytest
 
-from netrun import stats
-from netrun.report import (
-    FORMATS,
-    group_samples,
-    render,
-    render_table,
-    summarize,
-    summary_rows,
-    table_rows,
-)
+from netrun.report.render import FORMATS, render, render_table
+from netrun.report.summary import group_samples, summarize, summary_rows, table_rows
+from netrun.results import stats
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "results"
 ALL = [
@@ -303,7 +296,7 @@ def test_stand_in_freeflow_row_is_flagged_not_accelerated() -> None:
 def test_not_accelerated_makes_the_run_fail_but_real_freeflow_passes() -> None:
     import copy
 
-    from netrun.runner import exit_code
+    from netrun.run.sample import exit_code
 
     standin = load("freeflow-standin")
     assert exit_code(standin) == 0  # a declared stand-in is flagged, not failed
@@ -317,8 +310,9 @@ def test_not_accelerated_makes_the_run_fail_but_real_freeflow_passes() -> None:
 
 def test_a_ping_run_renders_its_metrics_and_unavailable_never_zero() -> None:
     """Every format loops over the declared metrics; a null one says "unavailable"."""
-    from netrun import exporters, schema
-    from netrun.report import render
+    from netrun.report import exporters
+    from netrun.report.render import render
+    from netrun.results import schema
     from netrun.tools import get_tool
 
     declared = {m.name: m.to_dict() for m in get_tool("ping").metrics}
@@ -341,7 +335,7 @@ def test_a_ping_run_renders_its_metrics_and_unavailable_never_zero() -> None:
 
 
 def test_html_colours_verdict_and_status_cells_and_scrolls(tmp_path: Path) -> None:
-    from netrun.regress import Verdict
+    from netrun.history.regress import Verdict
 
     doc = json.loads((FIXTURES / "mixed-failed-3" / "results.json").read_text())
     names = list(dict.fromkeys(t["name"] for t in doc["tests"]))
@@ -357,7 +351,7 @@ def test_html_colours_verdict_and_status_cells_and_scrolls(tmp_path: Path) -> No
 
 
 def test_report_html_has_plots_without_plot_flag(tmp_path: Path) -> None:
-    from netrun import cli
+    from netrun.cli import main as cli
 
     out = tmp_path / "page.html"
     run = FIXTURES / "baremetal-3"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from netrun.errors import NetrunError
-from netrun.results import ResultsDir, write_file
+from netrun.results.store import ResultsDir, write_file
 
 
 def temp_files(folder: Path) -> list[Path]:

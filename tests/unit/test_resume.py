@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from netrun.resume import differences
-from netrun.scenario import load_scenario, parse_overrides
+from netrun.core.options import parse_overrides
+from netrun.run.resume import differences
+from netrun.scenario.loader import load_scenario
 
 SCENARIO = """name: r
 defaults: {duration: 1}

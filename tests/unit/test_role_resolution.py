@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from netrun.errors import InventoryError, ScenarioError
-from netrun.inventory import load_inventory, resolve_role
+from netrun.inventory.loader import load_inventory
+from netrun.inventory.model import resolve_role
 from netrun.lab import inventory as lab_inventory
 from netrun.lab.plan import LabConfig, plan
-from netrun.scenario import load_scenario
+from netrun.scenario.loader import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from netrun.errors import ScenarioError
-from netrun.host import Host
-from netrun.needs import check_script, host_needs, missing_message, parse_missing
-from netrun.scenario import load_scenario
+from netrun.hosts.host import Host
+from netrun.run.needs import check_script, host_needs, missing_message, parse_missing
+from netrun.scenario.loader import load_scenario
 
 HOSTS = ("alpha", "bravo", "charlie")
 MODES = {"baremetal": (), "trio": ()}
@@ -78,7 +78,7 @@ def test_the_needs_check_runs_for_real_and_names_packages() -> None:
 
 
 def test_container_hosts_need_docker_not_iperf3(tmp_path: Path) -> None:
-    from netrun.needs import plan_needs
+    from netrun.run.needs import plan_needs
 
     path = tmp_path / "s.yaml"
     path.write_text(

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from netrun.sample import at_test, nic_dict
-from netrun.schema import check
+from netrun.results.schema import check
+from netrun.run.sample import at_test, nic_dict
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "results" / "mtu-lab" / "results.json"
 

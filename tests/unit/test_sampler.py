@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from netrun import sampler
-from netrun.progress import Console, Events
+from netrun.run import sampler
+from netrun.run.progress import Console, Events
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "sampler"
 
@@ -149,7 +149,7 @@ def test_the_console_shows_the_figure_of_a_running_sample_only() -> None:
 
 def test_a_stopped_connection_opens_no_channel() -> None:
     from netrun.errors import Cancelled, ConnectError
-    from netrun.transport import SSHSettings, SSHTransport
+    from netrun.hosts.transport import SSHSettings, SSHTransport
 
     ssh = SSHTransport(SimpleNamespace(name="alpha"), SSHSettings())  # type: ignore[arg-type]
     with pytest.raises(ConnectError):
@@ -160,11 +160,11 @@ def test_a_stopped_connection_opens_no_channel() -> None:
 
 
 def test_a_channel_that_cannot_open_is_a_connect_error_that_says_why() -> None:
-    """The sampler's channel opens as every command's does (netrun.channel.open_channel):
+    """The sampler's channel opens as every command's does (netrun.hosts.ssh.channel.open_channel):
     paramiko's own error becomes a ConnectError naming the host, a dropped link says so."""
     from netrun.errors import ConnectError
-    from netrun.sshfail import LOST
-    from netrun.transport import SSHSettings, SSHTransport
+    from netrun.hosts.ssh.failures import LOST
+    from netrun.hosts.transport import SSHSettings, SSHTransport
 
     def refuse(timeout: float) -> None:
         raise EOFError("administratively prohibited")

@@ -6,8 +6,8 @@ import threading
 import time
 from typing import Any
 
-from netrun import saver
-from netrun.saver import Saver
+from netrun.results import saver
+from netrun.results.saver import Saver
 
 
 class Counting:

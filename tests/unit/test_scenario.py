@@ -11,18 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from netrun.core.options import Option, parse_overrides
+from netrun.core.spec import Scenario, TestSpec
 from netrun.errors import ScenarioError
-from netrun.host import Host
-from netrun.modes.base import Option
-from netrun.scenario import (
-    COMMON_OPTIONS,
-    MAX_BYTES,
-    Scenario,
-    TestSpec,
-    load_scenario,
-    option_for,
-    parse_overrides,
-)
+from netrun.hosts.host import Host
+from netrun.scenario.loader import MAX_BYTES, load_scenario, option_for
+from netrun.scenario.validator import COMMON_OPTIONS
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "scenarios"
 HOSTS = ("alpha", "bravo", "charlie")

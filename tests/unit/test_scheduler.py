@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from netrun.core.spec import TestSpec
 from netrun.errors import ScenarioError
-from netrun.inventory import load_inventory
+from netrun.inventory.loader import load_inventory
 from netrun.job import failure_lines
-from netrun.runner import Run, RunRequest
-from netrun.scenario import MAX_PARALLEL, TestSpec, load_scenario
+from netrun.run.runner import Run, RunRequest
+from netrun.scenario.loader import MAX_PARALLEL, load_scenario
 
 HOSTS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
 

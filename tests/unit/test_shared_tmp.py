@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from netrun.cleanup import cleanup_script
-from netrun.host import Host
+from netrun.cleanup.owner import HOST_FILE, mark_script
+from netrun.cleanup.scripts import cleanup_script
+from netrun.cleanup.undo import kill_recorded, save_pid
+from netrun.hosts.host import Host
+from netrun.hosts.proc import READ_HOST_ID, boot_id, runs
 from netrun.modes.base import RunContext, folder_key
-from netrun.owner import HOST_FILE, mark_script
-from netrun.proc import READ_HOST_ID, boot_id, runs
-from netrun.undo import kill_recorded, save_pid
 
 
 def sh(script: str) -> subprocess.CompletedProcess[str]:
@@ -139,7 +139,13 @@ def test_two_hosts_on_one_freeflow_dir_one_claims_it_the_other_is_refused(
     tmp_path: Path,
 ) -> None:
     from netrun.errors import ModeError
-    from netrun.modes.router import RouterPlan, claim_file, claim_script, read, unclaim_script
+    from netrun.modes.freeflow.router import (
+        RouterPlan,
+        claim_file,
+        claim_script,
+        read,
+        unclaim_script,
+    )
 
     path = claim_file(str(tmp_path), "abcd1234")
     said = '; echo "[$ffclaim]"'
@@ -172,7 +178,7 @@ def test_two_hosts_on_one_freeflow_dir_one_claims_it_the_other_is_refused(
 
 
 def test_of_two_hosts_claiming_at_once_exactly_one_wins(tmp_path: Path) -> None:
-    from netrun.modes.router import claim_file, claim_script
+    from netrun.modes.freeflow.router import claim_file, claim_script
 
     if os.geteuid() != 0:
         pytest.skip("needs root for a network namespace")

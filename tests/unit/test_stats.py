@@ -1,4 +1,4 @@
-"""netrun.stats against published t tables, hand-computed summaries and real results.json.
+"""netrun.results.stats against published t tables, hand-computed summaries and real results.json.
 
 Reference t values are the two-sided critical values of a standard Student t table (e.g.
 NIST/SEMATECH e-Handbook 1.3.6.7.2). When scipy is installed the quantile is also checked
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from netrun.stats import (
+from netrun.results.stats import (
     Summary,
     betainc,
     group_summaries,

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 from paramiko.ssh_exception import NoValidConnectionsError
 
-from netrun.sshfail import handshake_failure, socket_reason, sudo_refusal
-from netrun.transport import SSHSettings
+from netrun.hosts.ssh.failures import handshake_failure, socket_reason, sudo_refusal
+from netrun.hosts.transport import SSHSettings
 
 SETTINGS = SSHSettings(connect_timeout=2, banner_timeout=2, auth_timeout=2)
 WHERE = "10.201.1.10:2222"
@@ -157,8 +157,8 @@ def test_interrupt_while_the_channel_opens_stops_the_command() -> None:
     from types import SimpleNamespace
 
     from netrun.errors import Cancelled
-    from netrun.host import Host
-    from netrun.transport import SSHTransport
+    from netrun.hosts.host import Host
+    from netrun.hosts.transport import SSHTransport
 
     ssh = SSHTransport(Host("alpha", {}), SETTINGS)
 
@@ -180,7 +180,7 @@ def test_forks_bound_how_many_hosts_work_at_once() -> None:
     import threading
     import time
 
-    from netrun.group import in_parallel
+    from netrun.hosts.group import in_parallel
 
     lock = threading.Lock()
     now = peak = 0
@@ -219,8 +219,8 @@ def test_each_connect_failure_is_one_line_that_says_what_to_do(tmp_path: Path) -
     import paramiko
 
     from netrun.errors import AuthError, ConnectError, HostKeyError
-    from netrun.host import Host
-    from netrun.sshfail import connect_failure
+    from netrun.hosts.host import Host
+    from netrun.hosts.ssh.failures import connect_failure
 
     host = Host("alpha", {"ansible_host": "10.0.0.9", "ansible_port": 2222})
     known = tmp_path / "known_hosts"

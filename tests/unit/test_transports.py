@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from netrun.errors import Cancelled, CommandTimeout, ConnectError
-from netrun.group import cleaning, on_each
-from netrun.host import Host
-from netrun.local import LocalTransport
-from netrun.recording import RecordingTransport, Reply
-from netrun.transport import SSHSettings, connect_all, open_transport
+from netrun.hosts.group import cleaning, on_each
+from netrun.hosts.host import Host
+from netrun.hosts.local import LocalTransport
+from netrun.hosts.transport import SSHSettings, connect_all, open_transport
+from netrun.testing.recording import RecordingTransport, Reply
 
 
 def test_local_connection_runs_here_without_sshd() -> None:
@@ -106,7 +106,7 @@ def test_a_signal_stops_every_hosts_commands_before_it_unwinds() -> None:
     import os
     import signal
 
-    from netrun.group import in_parallel, stop_on_signal
+    from netrun.hosts.group import in_parallel, stop_on_signal
 
     host = Host("me", {"ansible_connection": "local"})
     transport = LocalTransport(host)
@@ -163,10 +163,10 @@ def test_deferred_cleanup_waits_for_a_command_that_really_runs(tmp_path: Path) -
 
 
 def test_both_transports_wrap_and_judge_a_privileged_command_alike() -> None:
-    """netrun.hostcommand: the line under sudo, the password on stdin only (never in the
+    """netrun.hosts.command: the line under sudo, the password on stdin only (never in the
     line), and sudo's refusal told apart from the command's own failure."""
     from netrun.errors import BecomeError, CommandError
-    from netrun.hostcommand import CommandResult, checked, privileged
+    from netrun.hosts.command import CommandResult, checked, privileged
 
     host = Host("b", {"ansible_become": True, "ansible_become_password": "s3cret"})
     line, stdin = privileged(host, ["id", "-u"])

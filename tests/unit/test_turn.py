@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from netrun import turn
-from netrun.turn import relay, tunnel
+from netrun.modes.turn import commands as turn
+from netrun.modes.turn import relay, tunnel
 
 
 def test_request_roundtrip_and_message_integrity() -> None:

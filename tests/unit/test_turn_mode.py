@@ -13,16 +13,18 @@ from typing import Any
 import pytest
 import yaml
 
-from netrun import clock_reading, relay_latency
-from netrun.commands import host_rates
+from netrun.cli.commands import host_rates
 from netrun.errors import InputError, ModeError, ScenarioError
+from netrun.hosts import clock_reading
 from netrun.lab.inventory import render
 from netrun.lab.plan import LabConfig, plan
-from netrun.modes.turn import Turn, external
-from netrun.needs import plan_needs
-from netrun.report import render_table
-from netrun.scenario import load_scenario
-from netrun.tools import get_tool, iperf2
+from netrun.modes.turn.mode import Turn, external
+from netrun.report import relay_latency
+from netrun.report.render import render_table
+from netrun.run.needs import plan_needs
+from netrun.scenario.loader import load_scenario
+from netrun.tools import get_tool
+from netrun.tools.iperf2 import parse as iperf2
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "results" / "turn-lab" / "results.json"

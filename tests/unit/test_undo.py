@@ -11,14 +11,14 @@ import subprocess
 import time
 from pathlib import Path
 
-from netrun import undo
-from netrun.cleanup import cleanup_script
-from netrun.host import Host
-from netrun.local import LocalTransport
+from netrun.cleanup import undo
+from netrun.cleanup.scripts import cleanup_script
+from netrun.core.spec import TestSpec
+from netrun.hosts.host import Host
+from netrun.hosts.local import LocalTransport
+from netrun.hosts.proc import boot_id as proc_boot_id
 from netrun.modes.base import Mode, RunContext
-from netrun.proc import boot_id as proc_boot_id
-from netrun.recording import RecordingTransport
-from netrun.scenario import TestSpec
+from netrun.testing.recording import RecordingTransport
 
 
 def spec() -> TestSpec:
@@ -106,12 +106,12 @@ def test_a_container_is_recorded_then_started_with_its_time_bound_then_undone(
 ) -> None:
     """The docker mode's command sequence, through the recording transport: the run's
     record, the engine and image checks, the container's record, docker run and its time
-    bound and the readiness wait in one round trip (netrun.modes.launch)."""
+    bound and the readiness wait in one round trip (netrun.modes.docker.launch)."""
     import json
 
-    from netrun.modes.docker import DockerMode
-    from netrun.recording import RecordingTransport, Reply
-    from netrun.scenario import load_scenario
+    from netrun.modes.docker.mode import DockerMode
+    from netrun.scenario.loader import load_scenario
+    from netrun.testing.recording import RecordingTransport, Reply
 
     scen = tmp_path / "s.yaml"
     scen.write_text("tests:\n  - {name: t, mode: docker, server: alpha, client: bravo}\n")
@@ -153,7 +153,7 @@ def test_a_container_is_recorded_then_started_with_its_time_bound_then_undone(
 
 
 def test_a_description_with_a_newline_stays_a_comment(tmp_path: Path) -> None:
-    from netrun.undo import Record, write_script
+    from netrun.cleanup.undo import Record, write_script
 
     path = str(tmp_path / "undo" / "1.sh")
     marker = tmp_path / "ran"

@@ -1,0 +1,164 @@
+"""The run's final sweep, sent while each host's last test still runs.
+
+A run ends by sweeping every host it used (its run folder, recorded servers, undo
+records): one more round trip on each host after the last test, on the critical path.
+When the run is bare metal only (no MTU change, no container: nothing to undo or
+remove but iperf3's pid and log files and the run folder), each host's last
+measurement ends with a sweep of its own: on the client host it follows the client in
+the same command; on the server host it is sent as the client starts and waits
+(bounded) for the one-shot server to exit, then kills it if it did not and removes its
+files. Either then removes the run folder, which works only if nothing else is left in
+it. The run's end skips the hosts whose early sweep worked and that ran nothing after
+it; any other host (a failure, an interrupt, a folder with something left in it) gets
+the usual final sweep. Hosts that share one folder (a lab's hosts in one machine's /tmp,
+two inventory names of one machine: the probe tells) are never swept early, since one's
+rmdir could remove the folder as another's next test starts in it. The next run's
+sweep still finds what a killed run left. Sweeping twice is harmless: the scripts
+remove only what exists.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from netrun.cleanup import owner
+from netrun.errors import NetrunError
+from netrun.hosts import proc
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.hosts.host import Host
+    from netrun.hosts.ssh.channel import Started
+
+#: Marks the probe's line that says which machine and folder a host is (``note``).
+FOLDER = "==netrun:folder=="
+#: What the client's command prints on stderr once its host is swept.
+SWEPT = "NETRUN_SWEPT"
+#: The stderr line the sweep adds (stripped before iperf3's output is read).
+SWEPT_LINE = SWEPT + "\n"
+#: How often the server host's early sweep looks whether the server has exited.
+POLL_S = 0.02
+
+
+class Finale:
+    """Which measurement is each host's last, and which hosts' early sweep worked."""
+
+    def __init__(self, tests: Sequence[TestSpec], workdir: Callable[[Host], str]) -> None:
+        """``tests`` in the order they run; ``workdir`` a host's run folder."""
+        self.workdir = workdir
+        #: host name -> (test name, repeat) of its last measurement
+        self.last: dict[str, tuple[str, int]] = {}
+        for test in tests:
+            for name in test.hosts:
+                self.last[name] = (test.name, test.repeat)
+        #: host name -> its early sweep: the host's command count when it was sent, and
+        #: how to learn whether it worked
+        self._sent: dict[str, tuple[int, Callable[[], bool]]] = {}
+        #: host name -> "boot id, device:inode" of the folder its run folders go in
+        self.folders: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def probe_script(self, host: Host) -> str:
+        """What the host's probe adds: which machine it is and which folder its run
+        folders go in, to find hosts that share one (a lab's, two names of one host)."""
+        parent = shlex.quote(posixpath.dirname(self.workdir(host)))
+        return f'echo {FOLDER}; echo "$({proc.READ_BOOT_ID}) $(stat -c %d:%i {parent} 2>/dev/null)"'
+
+    def note(self, host: Host, output: str) -> None:
+        """Keep what ``probe_script`` printed (nothing usable: the host is not swept early)."""
+        _, found, rest = output.partition(FOLDER + "\n")
+        line = rest.splitlines()[0].strip() if found and rest.strip() else ""
+        self.folders[host.name] = line if len(line.split()) == 2 else ""
+
+    def is_last(self, host: Host, test: TestSpec, repeat: int, *, probed: bool = True) -> bool:
+        """Whether this is the host's last measurement and the host can sweep itself:
+        its folder is known and no other host of the run uses it (a host's rmdir there
+        could remove the folder while another host's next test starts in it). With
+        ``probed`` False (before the probes answered), only the first part."""
+        if self.last.get(host.name) != (test.name, repeat):
+            return False
+        if not probed:
+            return True
+        folder = self.folders.get(host.name)
+        return bool(folder) and sum(f == folder for f in self.folders.values()) == 1
+
+    def folder_gone(self, host: Host) -> str:
+        """Remove the host's run folder if nothing but its marks (netrun.cleanup.owner: owner and
+        host) is left in it; fails if it stays (the marks stay too, so a cleanup spares it)."""
+        d = shlex.quote(self.workdir(host))
+        marks = " ".join(
+            shlex.quote(f"{self.workdir(host)}/{f}") for f in (owner.HOST_FILE, owner.FILE)
+        )
+        left = f"$(ls -A {d} 2>/dev/null | tr '\\n' ' ')"
+        only = f'"{owner.HOST_FILE} {owner.FILE} "|"{owner.FILE} "'
+        return (
+            f'[ ! -e {d} ] || {{ case "{left}" in {only}) '
+            f"rm -f {marks} && rmdir {d};; *) false;; esac; }}"
+        )
+
+    def sent(self, host: Host, worked: Callable[[], bool]) -> None:
+        """Note the host's early sweep; ``worked`` (may wait for it) says if it ran."""
+        with self._lock:
+            self._sent[host.name] = (host.commands, worked)
+
+    def server_sweep(
+        self, host: Host, pidfile: str, logfile: str | None, lifetime: float
+    ) -> Started | None:
+        """Start the server host's sweep: it waits up to ``lifetime`` s for the server in
+        ``pidfile`` to exit, kills it if it did not, then sweeps. None: not started."""
+        from netrun.tools.iperf3.run import kill_script
+
+        wait = f"p=$(cat {shlex.quote(pidfile)} 2>/dev/null); " + proc.wait_gone(lifetime, POLL_S)
+        stop = kill_script(pidfile) + (f"; rm -f {shlex.quote(logfile)}" if logfile else "")
+        # Host.start runs what waits on the host's next command (earlier servers' stops)
+        # first: then nothing of this run but this server is left on the host.
+        script = f"{wait}{{ {stop}; }} >/dev/null 2>&1; {self.folder_gone(host)}"
+        started = host.start(script)
+        if started is None:
+            return None
+        try:
+            started.send("")
+        except NetrunError:
+            started.abandon()
+            return None
+        timeout = lifetime + 60
+
+        def worked() -> bool:
+            try:
+                exited, _out, _err = started.wait(timeout)
+            except NetrunError:
+                return False
+            return exited == 0
+
+        self.sent(host, worked)
+        return started
+
+    def done(self, host: Host) -> bool:
+        """True when the host's early sweep worked and nothing ran there after it."""
+        with self._lock:
+            found = self._sent.pop(host.name, None)
+        if found is None:
+            return False
+        count, worked = found
+        # A later command (a failed test's stop, a diagnosis) means a final sweep anyway.
+        return host.commands == count and worked()
+
+
+def eligible(tests: Sequence[TestSpec], containers: bool = False) -> bool:
+    """Whether a run can sweep early: bare-metal iperf3 tests only (with ``containers``,
+    docker, flannel and freeflow ones too: netrun.modes.docker.armed), none setting an MTU
+    (their undo records would otherwise be swept while the run still tracks them)."""
+    from netrun.modes import get_mode
+    from netrun.modes.baremetal.mode import BareMetal
+    from netrun.modes.docker.mode import DockerMode
+    from netrun.run.mtu import want
+
+    kinds = (BareMetal, DockerMode) if containers else (BareMetal,)
+    return all(
+        issubclass(get_mode(t.mode), kinds) and t.tool == "iperf3" and want(t) is None
+        for t in tests
+    )

@@ -1,0 +1,398 @@
+"""The thin command line: parse arguments, call the library, print, choose the exit code.
+
+Exit codes: 0 every test passed; 1 a test failed; 2 bad input; 3 a test regressed against
+its baseline; 75 another run holds the lock; 130 Ctrl-C; 143 SIGTERM.
+Expected errors (NetrunError) become one line on stderr; anything else is a bug, shown as a
+short note with the traceback kept in the debug log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from netrun import __version__
+from netrun.cli.parser import (
+    COMMANDS,
+    SUBCOMMANDS,
+    Parser,
+    inventory_option,
+    sub_parser,
+    unknown_command,
+)
+from netrun.errors import InputError, Interrupted, LockError, NetrunError
+from netrun.job import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_INT,
+    EXIT_LOCKED,
+    EXIT_OK,
+    EXIT_TERM,
+)
+
+log = logging.getLogger("netrun")
+
+
+class RedactingFilter(logging.Filter):
+    """Keeps passwords out of the debug log, whatever a library logs."""
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        super().__init__()
+        self.secrets = [s for s in secrets if s]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            from netrun.hosts.transport import redact
+
+            record.msg = redact(record.getMessage(), self.secrets)
+            record.args = None
+        return True
+
+
+def run_parser() -> Parser:
+    p = Parser(
+        prog="netrun",
+        description="Run network benchmarks (iperf3) between inventory hosts over SSH.",
+        epilog="other commands (netrun COMMAND --help):\n"
+        + "".join(f"  {name:<10} {text}\n" for name, text in COMMANDS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("scenario", type=Path, help="scenario YAML file")
+    inventory_option(p)
+    p.add_argument("-o", "--output", type=Path, help="results folder (default results/NAME-TIME)")
+    p.add_argument("-l", "--limit", help="Ansible host pattern: run only tests within it")
+    p.add_argument(
+        "-e",
+        "--extra",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a test key for every test (repeatable)",
+    )
+    p.add_argument(
+        "--accept-new-host-keys",
+        action="store_true",
+        help="trust and record host keys seen for the first time (a changed key is still refused)",
+    )
+    p.add_argument("--connect-timeout", type=float, default=10.0, help="SSH connect timeout (s)")
+    p.add_argument(
+        "-p",
+        "--parallel",
+        type=int,
+        metavar="N",
+        help="run up to N tests at once, never two on one host (overrides the scenario's "
+        "'parallel'; 1 runs them one after another)",
+    )
+    p.add_argument(
+        "-f",
+        "--forks",
+        type=int,
+        metavar="N",
+        help="connect to, probe and sweep up to N hosts at once (as Ansible's -f; overrides "
+        "the scenario's 'forks'; default 5)",
+    )
+    p.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="finish an interrupted run in its folder; tests that passed are not repeated",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "--check-only",
+        action="store_true",
+        help="validate scenario and inventory, print the resolved tests, connect to nothing",
+    )
+    p.add_argument(
+        "--list-tests",
+        action="store_true",
+        help="print the tests and the rounds a parallel run plans, connect to nothing",
+    )
+    cron = p.add_argument_group("history, baselines and exports (nightly cron)")
+    cron.add_argument(
+        "--db", type=Path, help="history database (default: $XDG_DATA_HOME/netrun/history.sqlite)"
+    )
+    cron.add_argument("--no-history", action="store_true", help="do not store this run")
+    cron.add_argument(
+        "--baseline",
+        help="compare with: last (newest matching run of this scenario and tag) | median:N "
+        "(median of the last N matching runs) | RUN_ID | results path (overrides the "
+        "scenario's baseline:)",
+    )
+    cron.add_argument(
+        "--tag",
+        help="label this run (e.g. nightly): --baseline last and "
+        "median:N compare only runs of the same tag",
+    )
+    cron.add_argument("--tolerance", help="throughput tolerance for every test, e.g. 5%%")
+    cron.add_argument("--plot", action="store_true", help="write PNG plots into the run folder")
+    cron.add_argument(
+        "--prometheus", type=Path, metavar="FILE", help="write node_exporter textfile metrics"
+    )
+    cron.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
+    cron.add_argument(
+        "--wait-lock",
+        action="store_true",
+        help="wait for another run to finish instead of exiting 75",
+    )
+    p.add_argument("-V", "--version", action="version", version=f"netrun {__version__}")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    # paramiko imports invoke (0.02 s of every run's start) only for ssh_config's
+    # "Match exec", and netrun reads no ssh_config: it finds invoke absent instead.
+    sys.modules.setdefault("invoke", None)  # type: ignore[arg-type]
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
+    except InputError as exc:
+        for line in exc.problems:
+            print(f"netrun: error: {line}", file=sys.stderr)
+        return EXIT_INPUT
+    except LockError as exc:
+        print(f"netrun: {exc}", file=sys.stderr)
+        return EXIT_LOCKED
+    except NetrunError as exc:
+        print(f"netrun: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:  # `netrun ... | head`: the reader left; end quietly, as cat does
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("netrun: interrupted", file=sys.stderr)
+        return EXIT_INT
+    except Interrupted as exc:
+        print(f"netrun: {exc}", file=sys.stderr)
+        return exc.code
+    except Exception as exc:  # a bug: one line here, the traceback in a file
+        crash = _save_traceback()
+        print(
+            f"netrun: internal error: {type(exc).__name__}: {exc} (traceback in {crash}; "
+            "please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+
+
+def _dispatch(args: list[str]) -> int:
+    if args and args[0] in SUBCOMMANDS:
+        ns = sub_parser().parse_args(args)
+        handler = _commands()[ns.command]
+        return handler(ns)
+    if not args or args[0] in ("-h", "--help"):
+        run_parser().print_help()
+        return EXIT_OK if args else EXIT_INPUT
+    unknown = unknown_command(args[0])
+    if unknown:
+        raise InputError(unknown)
+    return cmd_run(run_parser().parse_args(args))
+
+
+def _save_traceback() -> str:
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="netrun-crash-", suffix=".log")
+    with open(fd, "w", encoding="utf-8") as fh:
+        fh.write(traceback.format_exc())
+    return path
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM becomes an exception, so the same cleanup runs as for Ctrl-C."""
+    raise Interrupted(EXIT_TERM, "terminated")
+
+
+class LogFile(logging.FileHandler):
+    """The debug log, silent when the disk is full.
+
+    logging's default prints a traceback per failed record; the results folder already
+    reports the write failure once, as one line.
+    """
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
+def _setup_log(path: Path, secrets: Sequence[str]) -> None:
+    try:
+        handler = LogFile(path, encoding="utf-8")
+    except OSError:  # no log rather than no run; the results folder reports the failure
+        return
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    handler.addFilter(RedactingFilter(secrets))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    for noisy in ("paramiko", "invoke", "fabric", "urllib3", "docker"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    req, secrets = _prepare(ns)
+    if ns.check_only:
+        print(check_report(req))
+        return EXIT_OK
+    if ns.list_tests:
+        from netrun.run.rounds import listing
+
+        allowed = [h.name for h in req.inventory.select(req.limit)] if req.limit else None
+        width = req.parallel or req.scenario.parallel
+        print("\n".join(listing(req.scenario, allowed, width)))
+        return EXIT_OK
+    from netrun.cleanup.journal import Journal, journal_beside
+    from netrun.history.db import History, HistoryLockedError, default_path
+    from netrun.history.lock import RunLock
+    from netrun.publish import PublishOptions, check_baseline
+
+    db = None if ns.no_history else (ns.db or default_path())
+    lock_at = ns.db or default_path()
+    req.journal = Journal(journal_beside(lock_at))
+    opts = PublishOptions(
+        db=db,
+        baseline=ns.baseline or req.scenario.baseline,
+        tolerance=ns.tolerance,
+        plot=ns.plot,
+        prometheus=ns.prometheus,
+        junit=ns.junit,
+        tag=ns.tag,
+    )
+    with RunLock.beside(lock_at, wait=ns.wait_lock):
+        history = None
+        try:
+            history = History.open(db) if db is not None else None  # a corrupt db fails now
+        except HistoryLockedError as exc:
+            # Passing: measure anyway; publishing says how to store the run later.
+            print(f"netrun: warning: {exc}", file=sys.stderr)
+        try:
+            check_baseline(opts, history, req.scenario)
+        finally:
+            if history is not None:
+                history.close()
+        from netrun.run.preconnect import for_run
+
+        # Every input checked: the handshakes overlap the run's own start.
+        req.preconnect = for_run(req)
+        try:
+            return _run_and_publish(req, opts, secrets)
+        finally:
+            req.preconnect.close()
+
+
+def job_inputs(ns: argparse.Namespace) -> Any:
+    """The run options of the command line, for netrun.job."""
+    from netrun.job import JobInputs
+
+    return JobInputs(
+        scenario=ns.scenario,
+        inventory=ns.inventory,
+        extra=ns.extra,
+        limit=ns.limit,
+        resume=ns.resume,
+        output=ns.output,
+        connect_timeout=ns.connect_timeout,
+        accept_new_host_keys=ns.accept_new_host_keys,
+        parallel=ns.parallel,
+        forks=ns.forks,
+    )
+
+
+def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
+    """Load and check every input (netrun.job.prepare); nothing has touched a host yet."""
+    from netrun.hosts.transport import redact
+    from netrun.job import prepare
+
+    req, secrets = prepare(job_inputs(ns))
+    if not ns.quiet:  # -q: no progress at all; the table and the errors still come
+        from netrun.run.progress import Console
+
+        console = Console(sys.stderr, redact=lambda line: redact(line, secrets))
+        req.progress = console.line
+        req.events = console
+    return req, secrets
+
+
+def check_report(req: Any) -> str:
+    """--check-only: the tests as resolved against the inventory, one line each."""
+    scenario, inventory = req.scenario, req.inventory
+    allowed = {h.name for h in inventory.select(req.limit)} if req.limit else None
+    sources = " ".join(f"-i {p}" for p in inventory.paths)
+    lines = [f"{scenario.path}: {len(scenario.tests)} tests fit {sources}; nothing was contacted"]
+    for test in scenario.tests:
+        hosts = {role: inventory[name] for role, name in test.roles.items()}
+        skipped = allowed is not None and not {h.name for h in hosts.values()} <= allowed
+        roles = ", ".join(f"{r} {h.name} ({h.address})" for r, h in hosts.items())
+        lines.append(f"  {test.name}: {test.mode}, {roles}" + ("  [outside -l]" if skipped else ""))
+    return "\n".join(lines)
+
+
+def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
+    """Run and publish (netrun.job), then print the outcome."""
+    from netrun.job import run_and_publish
+
+    try:
+        out = run_and_publish(
+            req, opts, secrets, on_start=lambda _run: _setup_log(req.outdir / "netrun.log", secrets)
+        )
+    finally:  # the live progress line ends before anything else is printed
+        close = getattr(req.events, "close", None)
+        if close is not None:
+            close()
+    if out.internal_error:
+        print(f"netrun: internal error: {out.internal_error}", file=sys.stderr)
+    print(out.table, end="")
+    sys.stdout.flush()
+    # The table names every failure; where stderr goes to the same place (a terminal, a
+    # cron mail with 2>&1), the same lines again would only repeat them.
+    for line in [] if same_destination(sys.stdout, sys.stderr) else out.errors:
+        print(f"netrun: error: {line}", file=sys.stderr)
+    for line in out.notes:
+        print(f"netrun: {line}", file=sys.stderr)
+    for line in out.problems:
+        print(f"netrun: error: {line}", file=sys.stderr)
+    if out.results is not None:
+        print(f"results: {out.results}", file=sys.stderr)
+    else:  # the table above is all there is of this run's measurements
+        print(f"netrun: error: results not saved: {out.save_error}", file=sys.stderr)
+    if out.interrupted:
+        print("netrun: interrupted; partial results saved", file=sys.stderr)
+    return out.code
+
+
+def same_destination(a: Any, b: Any) -> bool:
+    """Whether two streams write to one file, pipe or terminal."""
+    try:
+        one, two = os.fstat(a.fileno()), os.fstat(b.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
+
+
+def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
+    from netrun.cli import commands
+
+    return {
+        "check": commands.cmd_check,
+        "inventory": commands.cmd_inventory,
+        "lab": commands.cmd_lab,
+        "cleanup": commands.cmd_cleanup,
+        "report": commands.cmd_report,
+        "history": commands.cmd_history,
+        "diff": commands.cmd_diff,
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

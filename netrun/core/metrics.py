@@ -1,0 +1,156 @@
+"""Metrics: what a tool measures, declared once, so every output can loop over them.
+
+flent keeps each data series beside its metadata (unit, where it came from); netrun does the
+same per tool: a ``Metric`` has a name, a unit, whether higher or lower is better and a
+one-line description. A sample carries ``metrics: {name: value}``; None means the tool could
+not know it (the reason sits in ``details.unavailable``), never 0. Runs saved before schema 2
+have no ``metrics``: their iperf3 columns are read as the iperf3 metrics.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+BETTER = ("higher", "lower")
+UNAVAILABLE = "unavailable"
+PERCENT_RE = re.compile(r"\s*([0-9]{1,6}(?:\.[0-9]{1,6})?)\s*%\s*")
+#: Values beyond this are not measurements (a hand-edited file): refuse rather than overflow.
+MAX_VALUE = 1e18
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One named series a tool measures; ``tolerance`` is the default allowed change in the
+    worse direction ("5%" relative, or a number in the metric's unit), None: not compared
+    unless the scenario sets one."""
+
+    name: str
+    unit: str
+    better: str
+    description: str
+    tolerance: str | float | None = None
+    #: Shown as value / scale in ``shown_unit`` (bits/s as Mbit/s).
+    scale: float = 1.0
+    shown_unit: str = ""
+    digits: int = 2
+
+    def to_dict(self) -> dict[str, Any]:
+        """The declaration as results.json keeps it (so a saved run renders on its own)."""
+        return {
+            "unit": self.unit,
+            "better": self.better,
+            "description": self.description,
+            "tolerance": self.tolerance,
+            "scale": self.scale,
+            "shown_unit": self.shown_unit or self.unit,
+            "digits": self.digits,
+        }
+
+    @classmethod
+    def from_dict(cls, name: str, data: Mapping[str, Any]) -> Metric:
+        """A declaration read back from results.json; odd fields fall back to safe ones."""
+        better = data.get("better") if data.get("better") in BETTER else "higher"
+        scale: Any = data.get("scale")  # used only once ok_scale says it is a number
+        ok_scale = isinstance(scale, int | float) and not isinstance(scale, bool)
+        digits = data.get("digits")
+        tolerance = data.get("tolerance")
+        return cls(
+            name=name,
+            unit=str(data.get("unit") or ""),
+            better=str(better),
+            description=str(data.get("description") or ""),
+            tolerance=tolerance if isinstance(tolerance, str | int | float) else None,
+            scale=float(scale) if ok_scale and 0 < float(scale) < MAX_VALUE else 1.0,
+            shown_unit=str(data.get("shown_unit") or data.get("unit") or ""),
+            digits=digits if isinstance(digits, int) and 0 <= digits <= 6 else 2,
+        )
+
+    def show(self, value: float | None) -> str:
+        """A value in the unit people read it in; a null is "unavailable", never 0."""
+        if value is None:
+            return UNAVAILABLE
+        return f"{value / self.scale:.{self.digits}f}"
+
+    @property
+    def label(self) -> str:
+        unit = self.shown_unit or self.unit
+        return f"{self.name} ({unit})" if unit else self.name
+
+
+def parse_tolerance(value: object) -> tuple[str, float]:
+    """("relative", 0.2) for "20%", ("absolute", 0.5) for 0.5; ValueError otherwise."""
+    if isinstance(value, str):
+        match = PERCENT_RE.fullmatch(value)
+        if match and float(match[1]) <= 1000:
+            return "relative", float(match[1]) / 100
+        raise ValueError(f"must be a percentage such as 20% or a number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"must be a percentage such as 20% or a number, got {value!r}")
+    number = float(max(-MAX_VALUE, min(value, MAX_VALUE)))  # a 400-digit int overflows float()
+    if not math.isfinite(number) or not 0 <= number < MAX_VALUE:
+        raise ValueError(f"must be a percentage or a number >= 0, got {value!r}")
+    return "absolute", number
+
+
+def tolerance_problem(value: object) -> str | None:
+    """An Option.check for one tolerance value."""
+    try:
+        parse_tolerance(value)
+    except ValueError as exc:
+        return str(exc).split(", got")[0]
+    return None
+
+
+def finite(value: Any) -> float | None:
+    """A number from untrusted input as a float, or None (bools, NaN, huge ints)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int) and abs(value) > MAX_VALUE:
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and abs(number) <= MAX_VALUE else None
+
+
+def legacy() -> tuple[Metric, ...]:
+    """The iperf3 metrics, as schema 1 runs stored them in columns of their own."""
+    from netrun.tools.iperf3.tool import METRICS  # late: the tools import this module
+
+    return METRICS
+
+
+def declared(doc: Mapping[str, Any]) -> dict[str, Metric]:
+    """The metrics a run declares (schema 2), else the iperf3 ones (schema 1), in order."""
+    found = doc.get("metrics")
+    out: dict[str, Metric] = {}
+    if isinstance(found, dict):
+        for name, data in found.items():
+            if isinstance(name, str) and isinstance(data, dict):
+                out[name] = Metric.from_dict(name, data)
+    if not out:
+        out = {m.name: m for m in legacy()}
+    return out
+
+
+def of_sample(sample: Mapping[str, Any]) -> dict[str, float | None]:
+    """A sample's metric values: its ``metrics`` (schema 2), where a schema 1 field of the
+    same name that is set wins (scripts edit those), else its schema 1 fields."""
+    values = sample.get("metrics")
+    if not isinstance(values, dict):
+        values = {m.name: sample.get(m.name) for m in legacy()}
+    out = {str(k): finite(v) for k, v in values.items()}
+    for name in out:
+        if (top := finite(sample.get(name))) is not None:
+            out[name] = top
+    return out
+
+
+def used(doc: Mapping[str, Any], samples: Iterable[Mapping[str, Any]]) -> list[Metric]:
+    """The declared metrics that at least one of ``samples`` carries, in declaration order."""
+    names: set[str] = set()
+    for sample in samples:
+        names.update(k for k, v in of_sample(sample).items() if v is not None)
+    return [m for name, m in declared(doc).items() if name in names]

@@ -1,0 +1,233 @@
+"""Bare metal: iperf3 straight on the two hosts, over their data addresses.
+
+This is the physical reference every other mode is compared with.
+"""
+
+from __future__ import annotations
+
+import time
+
+from netrun.errors import Cancelled, HostError
+from netrun.hosts.host import Host
+from netrun.modes.base import Measurement, Mode
+from netrun.tools.iperf3 import command as iperf3
+from netrun.tools.iperf3 import parse as iperf3_parse
+from netrun.tools.iperf3.run import (
+    REMOTE_MARGIN,
+    ArmedClient,
+    ClientTimeout,
+    Iperf3Server,
+    run_client,
+)
+
+#: What a /proc state letter means for a process we found stalled.
+STATES = {
+    "T": "stopped (SIGSTOP)",
+    "t": "stopped by a debugger",
+    "gone": "no longer running",
+    "Z": "no longer running",
+}
+#: The longest one busy-port backoff waits, however many retries have doubled it.
+MAX_BACKOFF = 60.0
+
+
+def client_argv(mode: Mode, server_ip: str, port: int | None) -> list[str]:
+    """The iperf3 client command for a test, shared by every mode that runs iperf3."""
+    t = mode.test
+    return iperf3.client_command(
+        server_ip,
+        port,
+        duration=t.duration,
+        protocol=t.protocol,
+        streams=t.streams,
+        reverse=t.reverse,
+        bidir=bool(t.options.get("bidir")),
+        omit=t.omit,
+        bitrate=t.bitrate,
+        length=t.length,
+        window=t.value("window"),
+        connect_timeout_ms=int(float(t.value("connect_timeout")) * 1000),
+        binary=mode.ctx.iperf3(mode.client),
+    )
+
+
+def test_deadline(mode: Mode) -> float:
+    """How long a client run may take before netrun gives up on it (TestSpec.deadline)."""
+    return float(mode.test.deadline)
+
+
+class BareMetal(Mode):
+    """iperf3 server on the server host's data IP, client on the client host."""
+
+    name = "baremetal"
+    options = ()
+
+    def measure(self, repeat: int) -> Measurement:
+        """One run; a port another iperf3 holds is retried with backoff, then reported."""
+        retries = int(self.test.value("busy_retries"))
+        wait = float(self.test.value("busy_backoff"))
+        started = time.monotonic()
+        last: iperf3_parse.Iperf3Error | None = None
+        for attempt in range(retries + 1):
+            try:
+                self.repeat = repeat
+                return self.measure_once(f"{self.test.tag}r{repeat}")
+            except iperf3_parse.Iperf3Error as exc:
+                if exc.kind != "busy":
+                    raise
+                last = exc
+            # an interrupted (parallel) run must not sit out the backoff
+            if attempt < retries and self.ctx.stopping.wait(min(wait * 2**attempt, MAX_BACKOFF)):
+                raise Cancelled(self.server.name)
+        assert last is not None
+        raise busy_error(self.server, last, retries + 1, time.monotonic() - started)
+
+    def iperf3_server(self, tag: str) -> Iperf3Server:
+        """The server of one measurement; one the run already started for it (its script
+        rode on the host's probe, RunContext.prestarted) is adopted."""
+        server = Iperf3Server(
+            self.server,
+            bind_ip=self.server.data_ip,
+            workdir=self.ctx.workdir(self.server),
+            tag=tag,
+            binary=self.ctx.iperf3(self.server),
+            port=self.test.value("port"),
+            lifetime=test_deadline(self),
+            lazy_stop=True,
+        )
+        if self.ctx.pipeline is not None:  # one started ahead: let its start finish
+            self.ctx.pipeline.wait(self.server.name, tag)
+        server.answer = self.ctx.prestarted.pop((self.server.name, tag), None)
+        return server
+
+    #: The repeat being measured (netrun.cleanup.last_sweep: is it a host's last measurement?).
+    repeat = 1
+
+    def _last(self, host: Host, probed: bool = True) -> bool:
+        finale = self.ctx.finale
+        return finale is not None and finale.is_last(host, self.test, self.repeat, probed=probed)
+
+    def arm_client(self, tag: str) -> ArmedClient:
+        """The client of one measurement, started now: it waits for its server's port.
+        On its host's last measurement it can sweep the host after it (netrun.cleanup.last_sweep)."""
+        last = self._last(self.client, probed=False)  # armed during the probe: it may be
+        return ArmedClient(
+            self.client,
+            client_argv(self, self.server.data_ip, None),
+            workdir=self.ctx.workdir(self.client),
+            tag=tag,
+            timeout=test_deadline(self),
+            sweep=self.ctx.finale.folder_gone(self.client) if last else "",
+        )
+
+    def measure_once(self, tag: str) -> Measurement:
+        self.details.pop("warnings", None)
+        # The client starts first: its login overlaps the server's start (or the probe's).
+        if self.ctx.pipeline is not None:  # its client may be armed ahead, with its server
+            self.ctx.pipeline.wait(self.server.name, tag)
+        armed = self.ctx.armed.pop((self.client.name, tag), None) or self.arm_client(tag)
+        try:
+            return self._measure_once(tag, armed)
+        finally:
+            armed.abandon()
+
+    def _measure_once(self, tag: str, armed: ArmedClient) -> Measurement:
+        with self.iperf3_server(tag) as server:
+            assert server.port is not None
+            self.details["server_port"] = server.port
+            iface = data_iface(self, self.client)
+            finale = self.ctx.finale
+            sweep_client = self._last(self.client)
+            # Same host both ends: the client's own sweep covers it, after both ended.
+            sweep_server = self._last(self.server) and self.server is not self.client
+
+            def then() -> None:  # while the client runs: the next test's start, and
+                if self.ctx.pipeline is not None:  # the server host's sweep
+                    self.ctx.pipeline.ahead(self.test, self.repeat, test_deadline(self))
+                if sweep_server:
+                    lifetime = test_deadline(self) + REMOTE_MARGIN
+                    finale.server_sweep(self.server, server.pidfile(), server.logfile, lifetime)
+
+            try:
+                fired = armed.fire(server.port, iface, sweep=sweep_client, then=then)
+                if armed.swept:
+                    finale.sent(self.client, lambda: True)
+                res = fired or run_client(
+                    self.client,
+                    client_argv(self, self.server.data_ip, server.port),
+                    workdir=self.ctx.workdir(self.client),
+                    tag=tag,
+                    timeout=test_deadline(self),
+                    iface=iface,
+                )
+            except ClientTimeout as exc:
+                raise stall_error(self, exc, server) from None
+            try:
+                result = iperf3_parse.parse(res.stdout, res.exited, stderr=res.stderr)
+            except iperf3_parse.Iperf3Error as exc:
+                if exc.kind == "busy":  # the server answered busy: another client holds it
+                    exc.busy = {server.port: None}
+                    raise
+                raise exc.on(self.client.name) from None
+            if result.warnings:
+                self.details["warnings"] = list(result.warnings)
+            return Measurement(res.stdout, result, dict(self.details))
+
+
+def data_iface(mode: Mode, host: Host) -> str | None:
+    """The data NIC the probe found on ``host`` (or netrun_iface), to check it after a stall."""
+    nic = getattr(mode.ctx.facts.get(host.name), "nic", None)
+    return getattr(nic, "iface", None) or host.iface
+
+
+def stall_error(mode: BareMetal, exc: ClientTimeout, server: Iperf3Server) -> HostError:
+    """A client killed at its deadline, with what was found stalled: a link, a process."""
+    client, srv = mode.client, mode.server
+    where = f"{srv.name} {srv.data_ip}:{server.port}"
+    try:
+        state, link = server.diagnose(data_iface(mode, srv))
+    except HostError:
+        state = link = None
+    found = []
+    if exc.state in STATES:
+        found.append(f"the client on {client.name} was {STATES[exc.state]}")
+    if state in STATES:
+        found.append(f"the iperf3 server on {srv.name} was {STATES[state]}")
+    for host, operstate in ((client, exc.link), (srv, link)):
+        if operstate not in (None, "up", "unknown"):
+            iface = data_iface(mode, host)
+            found.append(f"lost the data path: {iface} on {host.name} is {operstate}")
+    why = "; ".join(found) or f"lost the data path to {srv.name}, or the server stalled"
+    return HostError(
+        client.name,
+        f"iperf3 client to {where} did not finish within {exc.timeout:g}s "
+        f"(a {mode.test.duration:g}s test); killed it by pid: {why}",
+    )
+
+
+def busy_error(
+    server: Host, exc: iperf3_parse.Iperf3Error, tries: int, seconds: float
+) -> HostError:
+    """The one line for a port another iperf3 kept: who holds it, and the two ways out."""
+    ports = sorted(exc.busy)
+    held = [h for p in ports if (h := exc.busy[p])]
+    if len(ports) == 1:
+        what = f"port {ports[0]}"
+    elif ports:
+        what = f"ports {ports[0]}-{ports[-1]}"
+    else:
+        what = "the port"
+    if held and all(h.split()[0] == "iperf3" for h in held):
+        who = f"another iperf3 (pid {', '.join(h.split()[-1] for h in held)})"
+    elif held:
+        who = f"another program ({', '.join(held)})"
+    else:
+        who = "another iperf3"
+    return HostError(
+        server.name,
+        f"{who} is using {what} on {server.name} ({tries} tries in {seconds:.1f}s): "
+        "stop it or set port: to a free one",
+    )
+
+
+MODE = BareMetal

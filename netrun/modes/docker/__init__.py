@@ -1,0 +1,5 @@
+"""The container modes' family: Docker, and Docker on a Flannel overlay,
+with the helpers that start, keep, arm and sweep containers.
+
+May import: netrun.modes.base, netrun.modes.baremetal and below.
+"""

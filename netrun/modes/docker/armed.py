@@ -1,0 +1,163 @@
+"""A container test's client, its command started before the containers are up.
+
+Each repeat's client is a ``docker exec`` in the client container; as its own command it
+paid the host's login cost after the containers were ready. Here the command starts at
+once (during the host's probe for the run's first test, netrun.modes.baremetal.probe_start; during the
+container start otherwise) and waits on its stdin for what it needs from the start: the
+server container's address, the client container's PID 1 (for the path-bytes readings,
+netrun.modes.docker.pathbytes) and whether to sweep the host after it: on the host's last
+measurement the client's command ends with the host's sweep (netrun.modes.docker.serverwait's
+``host_sweep``), so the run's end has nothing left to do there (netrun.cleanup.last_sweep), as a
+bare-metal client's does (netrun.tools.iperf3.run.ArmedClient). Abandoned, or when netrun
+vanishes, its stdin ends and it exits without running anything.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from typing import TYPE_CHECKING
+
+from netrun.cleanup.last_sweep import SWEPT_LINE
+from netrun.errors import NetrunError
+from netrun.hosts.command import CommandResult
+from netrun.modes.docker import launch, pathbytes
+from netrun.modes.docker.serverwait import host_sweep, is_last
+from netrun.tools import docker as dk
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from netrun.hosts.ssh.channel import Started
+    from netrun.modes.docker.mode import DockerMode
+
+#: The port iperf3 listens on in the server container (netrun.modes.docker.mode).
+SERVER_PORT = 5201
+
+#: Stands for the server container's address in the client's argv ($ip on the host).
+IP_TOKEN = "@@netrun-server-ip@@"
+#: The line the command waits for: address, client PID 1 (0: unknown), then "sweep" or "-".
+_READ = (
+    'read -r ip pid then || exit 0; case "$ip" in ""|*[!0-9A-Fa-f.:]*) exit 0 ;; esac; '
+    'case "$pid" in ""|*[!0-9]*) exit 0 ;; esac'
+)
+
+
+def body(mode: DockerMode, argv: list[str]) -> str:
+    """sh running the client's ``docker exec`` (``argv`` with IP_TOKEN for the address),
+    with the path-bytes modes' readings around it (pathbytes.wrap's sections)."""
+    exec_argv = dk.exec_command(mode.names["client"], argv, mode.docker(mode.client))
+    line = launch.shell_words(exec_argv, {IP_TOKEN: "ip"})
+    if not mode.counts_path:
+        return line
+    reading = f'if [ "$pid" -gt 0 ]; then {pathbytes.shell_reading()}; else cat /proc/net/dev; fi'
+    return pathbytes.wrap_line(line, reading)
+
+
+def command(client: str, sweep: str) -> str:
+    """sh that waits for its line (``_READ``), runs ``client`` (sh using ``$ip`` and
+    ``$pid``), then ``sweep`` if the line says so (its output on stderr), and exits
+    with the client's status."""
+    script = f"{_READ}\n( {client}\n); r=$?\n"
+    if sweep:
+        script += f'[ "$then" != sweep ] || {{ {sweep}; }} >&2\n'
+    return script + "exit $r"
+
+
+class ArmedExec:
+    """One repeat's client command, started now; ``fire`` gives it what it waits for."""
+
+    def __init__(self, mode: DockerMode, argv: list[str], sweep: str) -> None:
+        """``argv``: the client's iperf3 argv (IP_TOKEN for the server's address);
+        ``sweep``: the host's sweep, run after it if ``fire`` says so."""
+        self.host = mode.client
+        #: The client container it runs in: mode.names's when it was armed, which the test's
+        #: keep decision set (netrun.modes.docker.keep), as its key in ctx.armed says (``tag``).
+        self.container = mode.names["client"]
+        self.started: Started | None = self.host.start(command(body(mode, argv), sweep))
+        self.can_sweep = bool(sweep)
+        #: Whether the host was swept after the client.
+        self.swept = False
+
+    def fire(
+        self, ip: str, pid: int | None, timeout: float, *, sweep: bool = False
+    ) -> CommandResult | None:
+        """Run the client against ``ip`` and wait for it; None if it could not be started
+        (the caller then runs the client as a command of its own)."""
+        started, self.started = self.started, None
+        if started is None:
+            return None
+        ipaddress.ip_address(ip)  # an address, never anything else, goes to the host's sh
+        sweep = sweep and self.can_sweep
+        try:
+            started.send(f"{ip} {int(pid or 0)} {'sweep' if sweep else '-'}\n")
+        except NetrunError:  # gone meanwhile: a command of its own says why, or works
+            started.abandon()
+            return None
+        exited, out, err = started.wait(timeout + (60 if sweep else 0))
+        if sweep and err.endswith(SWEPT_LINE):
+            err = err[: -len(SWEPT_LINE)]
+            self.swept = True
+        seconds = time.monotonic() - started.started
+        return CommandResult(self.host.name, started.line, exited, out, err, seconds)
+
+    def abandon(self) -> None:
+        """Not needed after all (a failed start, a test that never measured)."""
+        started, self.started = self.started, None
+        if started is not None:
+            started.abandon()
+
+
+def tag(mode: DockerMode, repeat: int) -> str:
+    """The key of a repeat's armed client in ctx.armed (with the client's host name). It
+    names the client container, as the test's keep decision does (mode.names: its own, or
+    those of the test whose containers it adopted, netrun.modes.docker.keep), so a command started
+    for other containers is never the one fired."""
+    return f"{mode.test.tag}c{repeat}:{mode.names['client']}"
+
+
+def arm(mode: DockerMode, repeat: int) -> ArmedExec:
+    """A repeat's client, started now (its sweep included where it may be the host's
+    last measurement: the probes may not have told yet whether it can sweep)."""
+    from netrun.modes.baremetal.mode import client_argv
+
+    argv = client_argv(mode, IP_TOKEN, SERVER_PORT)
+    argv[0] = "iperf3"  # the container's iperf3, not the host's netrun_iperf3
+    last = is_last(mode, mode.client, repeat, probed=False)
+    return ArmedExec(mode, argv, host_sweep(mode, mode.client) if last else "")
+
+
+def arm_next(mode: DockerMode, repeat: int) -> None:
+    """Start ``repeat``'s client unless it already is (by the probe, or before)."""
+    key = (mode.client.name, tag(mode, repeat))
+    if mode.test.tool == "iperf3" and repeat <= mode.test.repeat and key not in mode.ctx.armed:
+        mode.ctx.armed[key] = arm(mode, repeat)
+
+
+def run_client(mode: DockerMode, repeat: int, plain: Callable[[], CommandResult]) -> CommandResult:
+    """The repeat's client: its armed command fired (sweeping the client's host on its
+    last measurement), else ``plain``, a command of its own."""
+    from netrun.modes.baremetal.mode import test_deadline
+
+    armed = mode.ctx.armed.pop((mode.client.name, tag(mode, repeat)), None)
+    res = None
+    if armed is not None:
+        sweep = is_last(mode, mode.client, repeat)
+        try:
+            assert mode.server_ip is not None
+            res = armed.fire(
+                mode.server_ip, mode.pids.get("client"), test_deadline(mode), sweep=sweep
+            )
+        finally:
+            armed.abandon()
+        if armed.swept and mode.ctx.finale is not None:
+            mode.ctx.finale.sent(mode.client, lambda: True)
+    return res if res is not None else plain()
+
+
+def forget(mode: DockerMode) -> None:
+    """Abandon the test's armed clients that never ran (a failed or interrupted test)."""
+    for repeat in range(1, mode.test.repeat + 1):
+        armed = mode.ctx.armed.pop((mode.client.name, tag(mode, repeat)), None)
+        if armed is not None:
+            armed.abandon()

@@ -1,0 +1,94 @@
+"""The run's first container test starts its containers in the hosts' probes.
+
+A single docker test waited for each host's probe, then started that end's container in
+a round trip of its own, each paying the host's login cost. When the run's first test is
+a docker or flannel iperf3 test between two hosts, each end's start script (the run's
+first checks there, the container's undo record, ``docker run`` and its time bound, the
+readiness wait: netrun.modes.docker.launch) rides on that host's probe instead, as bare metal's
+first server does (netrun.modes.baremetal.probe_start). The test adopts what the script printed; if it did
+not start the container (the probe failed, an image must be pulled...), the test removes
+whatever it may have started, on the host's next command, and starts it as usual, which
+then reports whatever is wrong. Its undo record is written before the container starts,
+as always, so the final sweep (or the next run's, after SIGKILL) removes it even if no
+test adopts it. FreeFlow's router starts there too, before the container: the host
+works out its HOST_IP_PREFIX itself (netrun.modes.freeflow.router).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from netrun.cleanup import undo
+from netrun.errors import NetrunError
+from netrun.hosts.command import CommandResult
+from netrun.modes.baremetal.probe_start import Prestart
+from netrun.modes.docker import armed as armedexec
+from netrun.modes.docker import engine, keep, launch
+from netrun.tools import docker as dk
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.hosts.host import Host
+    from netrun.inventory.model import Inventory
+    from netrun.modes.base import RunContext
+    from netrun.modes.docker.mode import DockerMode
+
+
+def plan(tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> list[Prestart]:
+    """Each end's start script for the run's first test, to ride on its host's probe."""
+    from netrun.modes import get_mode
+    from netrun.modes.docker.mode import DockerMode
+
+    test = tests[0]  # ctx.tests, set by the runner, sizes the containers' time bound
+    cls = get_mode(test.mode)
+    if not issubclass(cls, DockerMode) or test.tool != "iperf3":
+        return []
+    if test.options.get("mtu") is not None or test.options.get("overlay_mtu") is not None:
+        return []  # the containers start after the link MTU is set
+    if test.server == test.client:
+        return []
+    if keep.key(test) in ctx.kept:  # it measures with kept containers: none to start
+        return []
+    by_role = {r: inventory.get(n) for r, n in test.hosts_by_role.items()}
+    mode = cls(test, by_role["server"], by_role["client"], ctx, by_role)
+    out = []
+    try:
+        for role in ("server", "client"):
+            host = mode.hosts[role]
+            checks = engine.first_checks(mode, host)
+            if checks is None:
+                return []
+            script = checks[0] + mode.launch_body(role, host)
+            pre = Prestart(host.name, mode.names[role], script, ctx)
+            if role == "client":  # its first client's command starts before the probe
+                pre.mode, pre.arm_tag = mode, armedexec.tag(mode, 1)
+            out.append(pre)
+            ctx.early[mode.names[role]] = (mode.bounds[-1], checks[1], checks[2])
+            ctx.docker_hosts.setdefault(host.name, mode.docker(host))  # swept at the end
+    except NetrunError:
+        return out
+    return out
+
+
+def adopt(mode: DockerMode, role: str, host: Host) -> CommandResult | None:
+    """What the start script printed in the host's probe, when it started the container;
+    None to start it as usual (anything the early script may have started is removed on
+    the host's next command first)."""
+    name = mode.names[role]
+    found = mode.ctx.early.pop(name, None)
+    answer = mode.ctx.prestarted.pop((host.name, name), None)
+    if found is None:
+        return None
+    (bound_host, record), checked, first = found
+    sections = launch.sections(answer or "")
+    if answer is not None and sections.get("run", "").split("\n", 1)[0].strip() == "0":
+        res = CommandResult(host.name, "(in the probe)", 0, answer, "", 0.0)
+        if engine.read_checks(mode, host, res, checked, first):
+            mode.started.append((host, name))
+            mode.bounds.append((bound_host, record))
+            return res
+    rm = shlex.join(dk.rm_command([name], mode.docker(host)))
+    host.defer(f"{undo.run_script(record)}; {rm}")
+    return None

@@ -1,0 +1,193 @@
+"""Containers kept from one test to the next of the same pair and mode.
+
+Starting a server and a client container costs a round trip per host and the containers'
+start; the tests of a sweep (bitrate, streams, length, duration, reverse...) or a scenario
+that repeats one pair measure with the same containers, since nothing in them depends on
+those keys, which only change the client's ``docker exec``. So when a test ends and the
+next test that touches its hosts wants the same containers (same mode, hosts, tool and
+every option that shapes a container: image, network, mtu, overlay_mtu, FreeFlow's...),
+the containers stay and that test adopts them; otherwise they are removed. A test that
+failed or was interrupted never hands its containers on.
+
+``take``, at the start of a test's setup, is the one decision on which containers a test
+measures with: the kept ones (``adopt`` gives the mode their names) or its own, started
+then. Whatever names a container is built after it from the mode's names: the armed
+client commands (netrun.modes.docker.armed, whose key in ctx.armed names the container too)
+and the server's wait (netrun.modes.docker.serverwait).
+
+Whatever happens, nothing outlives the run: each container's time bound (a watchdog on
+the host, an undo record) covers the tests that may share it, every container carries the
+run's label, and the run's final sweep (or, after a SIGKILL, the next run's or ``netrun
+cleanup``) runs the records and removes the labelled containers.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from netrun.cleanup import undo
+from netrun.tools import docker as dk
+
+if TYPE_CHECKING:
+    from netrun.cleanup.undo import Record
+    from netrun.core.spec import TestSpec
+    from netrun.hosts.host import Host
+    from netrun.modes.base import RunContext
+    from netrun.modes.docker.mode import DockerMode
+
+log = logging.getLogger(__name__)
+
+#: Keys that only shape the client's run (its ``docker exec``), never a container.
+CLIENT_ONLY = frozenset(
+    {
+        "repeat", "timeout", "tolerances", "tolerance", "loss_tolerance", "jitter_tolerance",
+        "retransmits_tolerance", "duration", "protocol", "streams", "reverse", "bidir",
+        "omit", "bitrate", "length", "connect_timeout", "window", "busy_retries",
+        "busy_backoff", "allow_same_host",
+    }
+)  # fmt: skip
+
+
+def key(test: TestSpec) -> str | None:
+    """What a test's containers depend on; None when they are never kept (``mtu:``: the
+    containers' veths follow a link MTU that is restored after the test)."""
+    opts = test.options
+    if opts.get("mtu") is not None or opts.get("overlay_mtu") is not None:
+        return None
+    # iperf3's server listens on a fixed port in its container; iperf2's on the test's port
+    ignored = CLIENT_ONLY | ({"port"} if test.tool == "iperf3" else set())
+    shaped = sorted((k, repr(v)) for k, v in opts.items() if k not in ignored)
+    return repr((test.mode, sorted(test.hosts_by_role.items()), test.tool, shaped))
+
+
+@dataclass
+class Kept:
+    """A pair of running containers, and what the test that started them found out."""
+
+    key: str
+    #: (host, container name) of the containers.
+    started: list[tuple[Host, str]]
+    #: Their time bounds' undo records (run when the containers go).
+    records: list[tuple[Host, Record]]
+    server_ip: str | None
+    pids: dict[str, int | None]
+    details: dict[str, Any]
+    #: role -> container name.
+    names: dict[str, str] = field(default_factory=dict)
+    #: role -> the last counter reading on that end (pathbytes), or absent.
+    counters: dict[str, Any] = field(default_factory=dict)
+    #: The tests that used them, first first.
+    tests: list[str] = field(default_factory=list)
+    #: Host name -> the docker command there.
+    docker: dict[str, str] = field(default_factory=dict)
+
+
+def next_test(ctx: RunContext, test: TestSpec) -> TestSpec | None:
+    """The next test, in run order, that touches any of ``test``'s hosts and has not run."""
+    hosts = set(test.hosts)
+    seen = False
+    for other in ctx.tests:
+        if other.name == test.name:
+            seen = True
+            continue
+        if seen and other.name not in ctx.finished and hosts & set(other.hosts):
+            return other
+    return None
+
+
+def shared_bound(ctx: RunContext, test: TestSpec) -> float:
+    """Seconds the containers of ``test`` may be needed: every test that could share
+    them, one after another (a generous bound: it only matters if the controller dies)."""
+    k = key(test)
+    tests: Sequence[TestSpec] = [t for t in ctx.tests if k is not None and key(t) == k]
+    return sum(t.repeat * t.deadline for t in tests) or test.repeat * test.deadline
+
+
+def take(ctx: RunContext, test: TestSpec) -> Kept | None:
+    """The kept containers this test can adopt (removed from the pool), if any. Kept ones
+    on its hosts that it cannot adopt (a test between them failed before its setup) are
+    removed on the hosts' next command: this test's container start."""
+    k = key(test)
+    found = ctx.kept.pop(k, None) if k is not None else None
+    # (a copy: the tests of a parallel run park and take from their own threads)
+    for other in [o for o in list(ctx.kept.values()) if set(test.hosts) & set(o.docker)]:
+        if ctx.kept.pop(other.key, None) is other:
+            _defer_removal(other.started, other.records, other.docker)
+    if found is None:
+        return None
+    found.tests.append(test.name)
+    return found
+
+
+def park(ctx: RunContext, kept: Kept) -> None:
+    ctx.kept[kept.key] = kept
+
+
+def details_of(kept: Kept) -> dict[str, Any]:
+    """The adopting test's copy of the starting test's details, saying it reused them."""
+    details = copy.deepcopy(kept.details)
+    details["containers_reused"] = {"from": kept.tests[0], "tests": len(kept.tests)}
+    return details
+
+
+def adopt(mode: DockerMode, kept: Kept) -> None:
+    """Measure with the containers an earlier test of this pair and mode started."""
+    mode.started = list(kept.started)
+    mode.bounds = list(kept.records)
+    mode.names = dict(kept.names)
+    mode.server_ip = kept.server_ip
+    mode.pids = dict(kept.pids)
+    mode.counters = dict(kept.counters)
+    mode.kept_by = kept.tests
+    mode.details = details_of(kept)
+    mode.healthy = True
+
+
+def hand_over(mode: DockerMode) -> None:
+    """At a test's end: park its containers when the next test on its hosts wants the same
+    ones (and this one ended well), leave them to the run's final sweep when no later
+    test uses these hosts, or else remove them on each host's next command (Host.defer)."""
+    ctx, test = mode.ctx, mode.test
+    ctx.finished.add(test.name)
+    if not mode.started:
+        return
+    k = key(test)
+    docker = {h.name: mode.docker(h) for h, _ in mode.started}
+    after = next_test(ctx, test)
+    same = k is not None and after is not None and key(after) == k
+    nxt = after.name if after else None
+    log.debug("%s: next on its hosts %s, same containers: %s", test.name, nxt, same)
+    if not ctx.tests:  # a caller that did not say what runs next: remove now
+        mode.undo_stack.extend(mode.bounds)
+        _defer_removal(mode.started, [], docker)
+    elif same and k is not None and mode.healthy and not ctx.stopping.is_set():
+        details = {n: v for n, v in mode.details.items() if n not in ("mtu", "containers_reused")}
+        tests = list(mode.kept_by or [test.name])
+        park(
+            ctx,
+            Kept(k, list(mode.started), list(mode.bounds), mode.server_ip, dict(mode.pids),
+                 details, names=dict(mode.names), counters=dict(mode.counters), tests=tests,
+                 docker=docker),
+        )  # fmt: skip
+    elif after is not None:
+        _defer_removal(mode.started, mode.bounds, docker)
+    # else: the final sweep runs the records and removes the run's labelled containers
+    mode.started.clear()
+    mode.bounds.clear()
+
+
+def _defer_removal(
+    started: list[tuple[Host, str]], bounds: list[tuple[Host, Record]], docker: dict[str, str]
+) -> None:
+    by_host: dict[str, tuple[Host, list[str]]] = {}
+    for host, name in started:
+        by_host.setdefault(host.name, (host, []))[1].append(name)
+    for host, names in by_host.values():
+        scripts = [undo.run_script(r) for h, r in bounds if h.name == host.name]
+        rm = shlex.join(dk.rm_command(names, docker.get(host.name, "docker")))
+        host.defer("; ".join([rm, *scripts]))

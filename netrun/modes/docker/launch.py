@@ -1,0 +1,119 @@
+"""A container's start in one round trip per host: checks, record, run, readiness.
+
+Each step used to be a command of its own, one after the other, each paying the host's
+login cost: the run's undo record and the engine check, one ``docker image inspect`` per
+image, ``docker run`` with its time bound, then readiness polls. Here they are one sh
+script, split into sections the controller reads back (``==netrun:NAME==`` lines): the
+first script a run sends a host begins with the record, the engine check and the image
+checks (``preamble``), and stops right after them when an image is missing (the
+controller then pulls or loads it and sends the rest again).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+
+from netrun.cleanup import undo
+from netrun.tools import docker as dk
+from netrun.tools.facts import split_sections
+
+#: The first line of the preamble: its undo record was written.
+RECORDED = "NETRUN_RECORDED"
+
+
+def sections(text: str) -> dict[str, str]:
+    """Section name -> its lines, unstripped, from a script's output (what precedes the
+    first section is under "")."""
+    return split_sections(text, head="", strip=False)
+
+
+def preamble(
+    record: str | None, docker: str, images: Sequence[str], workdir: str, pull: bool = False
+) -> str:
+    """sh: write the run's per-host undo record (``record``: its write script), check the
+    engine and look up each image; stop (exit 0, section ``stop``) if any is missing, or
+    with ``pull`` (pull: always) in any case, for the controller to pull them."""
+    d, w = shlex.quote(docker), shlex.quote(workdir)
+    lines = []
+    if record is not None:
+        lines.append(f"{record} && echo {RECORDED} || {{ echo ==netrun:stop==; exit 0; }}")
+    lines += [
+        f"mkdir -p {w}",
+        f"v=$({d} version --format '{{{{json .}}}}' 2>{w}/engine.err); rc=$?",
+        'echo ==netrun:engine==; echo "$v"; echo ==netrun:enginerc==; echo "$rc"',
+        f"echo ==netrun:engineerr==; cat {w}/engine.err; rm -f {w}/engine.err",
+        '[ "$rc" = 0 ] || { echo ==netrun:stop==; exit 0; }',
+        "missing=1" if pull else "missing=",
+    ]
+    for i, image in enumerate(images):
+        lines += [
+            f"i=$({d} image inspect --format '{{{{.Id}}}}' {shlex.quote(image)} 2>/dev/null)",
+            f'echo ==netrun:image{i}==; echo "$i"; [ -n "$i" ] || missing=1',
+        ]
+    lines.append('[ -z "$missing" ] || { echo ==netrun:stop==; exit 0; }')
+    return "\n".join(lines) + "\n"
+
+
+def image_ids(found: dict[str, str], images: Sequence[str]) -> dict[str, str | None]:
+    """Image -> id from the preamble's output (None: not on the host)."""
+    return {img: dk.parse_image_id(found.get(f"image{i}", "")) for i, img in enumerate(images)}
+
+
+def shell_words(argv: Sequence[str], env_vars: Mapping[str, str]) -> str:
+    """``shlex.join(argv)``, but each ``env_vars`` token in a word becomes a double-quoted
+    reference to its shell variable (a value the host works out in the same script).
+
+    Replaced word by word, between quoted pieces: replacing in the joined line would leave
+    the reference inside single quotes, unexpanded, whenever the word needed quoting."""
+    if not env_vars:
+        return shlex.join(argv)
+    found = re.compile("|".join(map(re.escape, env_vars)))
+    words = []
+    for arg in argv:
+        pieces, pos = [], 0
+        for m in found.finditer(arg):
+            if m.start() > pos:
+                pieces.append(shlex.quote(arg[pos : m.start()]))
+            pieces.append(f'"${{{env_vars[m.group()]}}}"')
+            pos = m.end()
+        if pos < len(arg) or not pieces:
+            pieces.append(shlex.quote(arg[pos:]))
+        words.append("".join(pieces))
+    return " ".join(words)
+
+
+def start(
+    argv: list[str],
+    name: str,
+    docker: str,
+    workdir: str,
+    bound: float,
+    ready_wait: float,
+    extra: str = "",
+    env_vars: dict[str, str] | None = None,
+) -> tuple[str, str]:
+    """(command, undo): sh that runs ``argv`` (``docker run -d``) and its time
+    bound, then waits up to ``ready_wait`` s on the host for iperf3 in it to listen
+    (dk.ready_script's sections, which leave ``$pid`` set to the container's PID 1) and,
+    once it does, runs ``extra``. The caller wraps it in an undo record (Mode.recorded_change).
+
+    ``env_vars`` maps a token found in ``argv`` to the shell variable that replaces it
+    (a value the host works out in the same script, such as FreeFlow's VNET_PREFIX)."""
+    w = shlex.quote(workdir)
+    err = f"{w}/{shlex.quote(name)}.err"
+    rm = shlex.join([docker, "rm", "-f", name])
+    pidfile = f"{workdir}/{name}.watchdog"
+    watchdog = f'sleep {int(bound) + 120} & w=$!; trap "kill $w; exit" TERM; wait $w; {rm}'
+    run = shell_words(argv, env_vars or {})
+    ready = dk.ready_script(name, docker, ready_wait)
+    command = (
+        f"{run} >/dev/null 2>{err}; rc=$?\n"
+        f'echo ==netrun:run==; echo "$rc"; cat {err}; rm -f {err}\n'
+        f'if [ "$rc" = 0 ]; then nohup sh -c {shlex.quote(watchdog)} </dev/null >/dev/null 2>&1 &'
+        f" {undo.save_pid(pidfile)}\n"
+        f"{ready}"
+        f'case "$logs" in *"Server listening"*)\n{extra}\n;; esac\nfi\ntrue'
+    )
+    return command, undo.kill_recorded(pidfile)

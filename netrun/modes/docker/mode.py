@@ -1,0 +1,404 @@
+"""Docker: the iperf3 server and client each run in a container on their host's engine.
+
+Both containers are long-lived for the test: the server container runs ``iperf3 -s``; the
+client container idles as an ``iperf3 -s`` too, and each repeat is a ``docker exec`` of the
+client in it. So the container start cost is paid once per test, every process in both
+containers carries the container's environment (FreeFlow's LD_PRELOAD is checked on PID 1),
+and any image with iperf3 works, without a shell or ``sleep`` in it. The client reaches
+the server container's own address on the named network.
+
+The flannel and freeflow modes build on this one.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from netrun.cleanup import undo
+from netrun.core.options import Option, expecting, matching, number
+from netrun.errors import Cancelled, ModeError
+from netrun.hosts.command import CommandResult
+from netrun.hosts.group import in_parallel
+from netrun.hosts.host import Host
+from netrun.modes.base import Measurement, Mode, folder_key
+from netrun.modes.docker import armed as armedexec
+from netrun.modes.docker import early, engine, keep, launch, pathbytes, serverwait
+from netrun.modes.docker import iperf2 as iperf2_container
+from netrun.tools import docker as dk
+from netrun.tools.iperf3 import parse as iperf3_parse
+
+SERVER_PORT = 5201
+
+# fmt: off
+OPTIONS: tuple[Option, ...] = (
+    Option("image", str, "networkstatic/iperf3", "iperf3 image for both ends",
+           check=expecting("an image reference such as networkstatic/iperf3:latest",
+                           dk.is_image_reference),
+           from_inventory=True),
+    Option("network", str, "bridge", "docker network the containers join",
+           check=matching(dk.NAME_RE.pattern, "a docker network name"), from_inventory=True),
+    Option("pull", str, "if-missing", "when to pull the image",
+           choices=("if-missing", "always", "never"), from_inventory=True),
+    Option("image_archive", str, None, "image tarball on the controller: uploaded and "
+           "docker-loaded when the image is missing", nullable=True, from_inventory=True),
+    Option("docker", str, "docker", "the docker command on the hosts",
+           check=matching(r"[A-Za-z0-9_./-]{1,200}", "a command name or path"),
+           from_inventory=True),
+    Option("start_timeout", (int, float), 30, "seconds for containers to become ready",
+           check=number(0, strict=True, maximum=3600)),
+)
+# fmt: on
+
+
+class DockerMode(Mode):
+    """iperf3 server and client in containers, talking over a docker network."""
+
+    name = "docker"
+    options = OPTIONS
+    #: Whether each repeat records the bytes along its path (netrun.modes.docker.pathbytes).
+    counts_path: ClassVar[bool] = False
+    needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: (host, container name) of everything this test started, for teardown.
+        self.started: list[tuple[Host, str]] = []
+        self.server_ip: str | None = None
+        #: role -> host PID of the container's PID 1 (its network namespace's counters).
+        self.pids: dict[str, int | None] = {}
+        #: role -> the container's eth0 MTU, read when it became ready.
+        self.mtus: dict[str, int | None] = {}
+        self.names = {
+            "server": f"netrun-{self.ctx.run_id}-{self.test.tag}-server",
+            "client": f"netrun-{self.ctx.run_id}-{self.test.tag}-client",
+        }
+        #: The containers' time bounds' undo records (they go with the containers).
+        self.bounds: list[tuple[Host, undo.Record]] = []
+        #: role -> the last byte counter reading of that end (netrun.modes.docker.pathbytes).
+        self.counters: dict[str, Any] = {}
+        #: Whether the containers may serve the next test (setup and the last repeat ok).
+        self.healthy = False
+        #: The tests that used these containers before this one, when it adopted them.
+        self.kept_by: list[str] = []
+
+    # -- helpers ------------------------------------------------------------------------------
+    def docker(self, host: Host) -> str:
+        return str(self.value("docker", host))
+
+    def labels(self, role: str) -> dict[str, str]:
+        return {
+            dk.LABEL: "1",
+            dk.RUN_LABEL: self.ctx.run_id,
+            dk.HOST_LABEL: folder_key(self.hosts[role].name),
+            "netrun.test": self.test.name,
+            "netrun.role": role,
+        }
+
+    # -- containers -------------------------------------------------------------------------
+    def app_env(self, host: Host) -> dict[str, str]:
+        """Extra environment of the iperf3 containers (FreeFlow sets LD_PRELOAD here)."""
+        return {}
+
+    def app_volumes(self, host: Host) -> list[str]:
+        return []
+
+    def app_argv(self, role: str, host: Host) -> list[str]:
+        """``docker run -d`` of one end's container."""
+        entrypoint, args = "iperf3", ["-s", "-p", str(SERVER_PORT), "--forceflush"]
+        if self.test.tool == "iperf2":  # latency at a fixed packet rate: iperf -s -u -e
+            entrypoint, args = iperf2_container.server_args(int(self.value("port")))
+        return dk.run_command(
+            str(self.value("image", host)),
+            args,
+            name=self.names[role],
+            labels=self.labels(role),
+            docker=self.docker(host),
+            network=str(self.value("network", host)),
+            env=self.app_env(host),
+            volumes=self.app_volumes(host),
+            entrypoint=entrypoint,
+        )
+
+    def start_extra(self, role: str, host: Host) -> str:
+        """sh run before the container starts, in the same round trip (FreeFlow's router,
+        Flannel's lease); it sets ``go=1`` for the container to start. Read back by
+        ``read_sections``."""
+        return "go=1"
+
+    def ready_extra(self, role: str, host: Host) -> str:
+        """sh run once the container listens, ``$pid`` its PID 1 (the preload check, the
+        server end's first byte counters)."""
+        if self.counts_path and role == "server":
+            return f"echo ==netrun:counters==; {pathbytes.shell_reading()}"
+        return ""
+
+    def env_vars(self, host: Host) -> dict[str, str]:
+        """Tokens of ``app_env`` values that the host works out (see launch.start)."""
+        return {}
+
+    def read_sections(self, role: str, host: Host, found: dict[str, str]) -> None:
+        """Read what ``start_extra`` and ``ready_extra`` printed."""
+        if role == "server" and "counters" not in found and "logs" in found:
+            # the tests it served so far (its log says it is ready once per test)
+            self.counters["served"] = found["logs"].count(serverwait.LISTENING)
+        if "counters" in found:
+            reading = pathbytes.parse(found["counters"])
+            if reading[0] and reading[1]:
+                self.counters[role] = reading
+                self.counters["served"] = found.get("logs", "").count(serverwait.LISTENING)
+
+    def launch_body(self, role: str, host: Host) -> str:
+        """sh starting one end's container (with its undo record, noted in ``bounds``)."""
+        name = self.names[role]
+        self.started.append((host, name))  # before starting: teardown finds it whatever happens
+        # A time bound that holds when the controller vanishes: a watchdog on the host
+        # removes the container (iperf3 server, and any docker exec client in it) after
+        # the longest the tests that may share it can take (netrun.modes.docker.keep); the
+        # container's undo record stops the watchdog.
+        start_timeout = float(self.test.value("start_timeout"))
+        bound = start_timeout + keep.shared_bound(self.ctx, self.test)
+        command, stop = launch.start(
+            self.app_argv(role, host),
+            name,
+            self.docker(host),
+            self.ctx.workdir(host),
+            bound,
+            min(2.0, start_timeout),
+            extra=self.ready_extra(role, host),
+            env_vars=self.env_vars(host),
+        )
+        body = self.recorded_change(
+            host,
+            f'{self.start_extra(role, host)}\nif [ "$go" = 1 ]; then\n{command}\nfi',
+            stop,
+            what=f"stop the time bound of container {name}",
+        )
+        self.bounds.append(self.undo_stack.pop())  # kept with the container (teardown)
+        return body
+
+    def launch(self, role: str, host: Host) -> dk.Readiness:
+        """Start one end's container: one round trip with the run's first checks on the
+        host, the container's undo record, ``docker run``, its time bound and the first
+        readiness wait (netrun.modes.docker.launch), unless it rode on the host's probe
+        (netrun.modes.docker.early)."""
+        res = early.adopt(self, role, host)
+        if res is None:
+            timeout = float(self.test.value("start_timeout")) + 180
+            res = engine.checked_run(self, host, self.launch_body(role, host), timeout)
+        found = launch.sections(res.stdout)
+        self.read_sections(role, host, found)
+        if "run" not in found:
+            if "go" in found or not res.ok:
+                raise ModeError(
+                    f"{host.name}: cannot write an undo record in {self.ctx.workdir(host)} "
+                    f"or start the {role} container: "
+                    f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
+                )
+            raise ModeError(f"{host.name}: the {role} container was not started")
+        rc, _, text = found["run"].partition("\n")
+        if rc.strip() != "0":
+            if "network" in text and "not found" in text:
+                raise ModeError(
+                    f"{host.name}: docker network '{self.value('network', host)}' does not "
+                    "exist; create it or set network: to one listed by 'docker network ls'"
+                )
+            raise dk.DockerError(f"{host.name}: docker run of {role} container failed", text)
+        return dk.parse_ready(res.stdout)
+
+    def wait_ready(
+        self, role: str, host: Host, found: dk.Readiness | None = None
+    ) -> dk.ContainerInfo:
+        """Until the container runs and iperf3 in it listens; a dead one reports its logs.
+
+        ``found`` is what the launch's own wait saw; after it, the host polls
+        (``ready_script``), a slice of up to 2 s per round trip, and reads the container's
+        MTU in the same one once it listens."""
+        docker = self.docker(host)
+        name = self.names[role]
+        deadline = time.monotonic() + float(self.test.value("start_timeout"))
+        while True:
+            if found is None:
+                wait_s = max(0.05, min(2.0, deadline - time.monotonic()))
+                script = dk.ready_script(name, docker, wait_s)
+                res = host.run(script, timeout=wait_s + 30, check=False)
+                found = dk.parse_ready(res.stdout)
+            info, text = found.info, found.logs
+            if info is not None and not info.running:
+                raise ModeError(
+                    f"{host.name}: {role} container {name} exited at once (status "
+                    f"{info.status}, exit {info.exit_code}): "
+                    f"{' | '.join(text.strip().splitlines()[-3:]) or info.error or 'no output'}"
+                )
+            if info is not None and found.listening:
+                self.mtus[role] = found.mtu
+                return info
+            if time.monotonic() > deadline:
+                raise ModeError(
+                    f"{host.name}: {role} container {name} not ready after "
+                    f"{self.test.value('start_timeout')}s"
+                )
+            found = None
+            if self.ctx.stopping.wait(0.05):  # an interrupted parallel run: stop polling
+                raise Cancelled(host.name)
+
+    def container_mtu(self, host: Host, name: str) -> int | None:
+        res = host.run(
+            dk.exec_command(name, ["cat", "/sys/class/net/eth0/mtu"], self.docker(host)),
+            timeout=30,
+            check=False,
+        )
+        text = res.stdout.strip()
+        return int(text) if res.ok and text.isdigit() else None
+
+    def follow_mtu(self, host: Host, info: dk.ContainerInfo) -> None:
+        """With ``mtu:``, the container's network gets the overlay's MTU (netrun.run.mtu)."""
+        from netrun.run import mtu
+
+        want = mtu.want(self.test)
+        if want is not None and want.containers:
+            mtu.follow_container(self, host, info.pid, want.containers)
+
+    def server_address(self, info: dk.ContainerInfo, host: Host) -> str:
+        network = str(self.value("network", host))
+        ip = info.ips.get(network) or next(iter(info.ips.values()), None)
+        if not ip:
+            raise ModeError(
+                f"{host.name}: server container {info.name} has no IP address on network {network}"
+            )
+        return ip
+
+    # -- Mode -----------------------------------------------------------------------------
+    def images(self, host: Host) -> list[str]:
+        return [str(self.value("image", host))]
+
+    def after_launch(self) -> None:
+        """Hook once both containers are up (Flannel's lease in the details)."""
+
+    def after_apps(self, infos: dict[str, dk.ContainerInfo]) -> None:
+        """Hook to check the started containers (flannel lease, FreeFlow preload)."""
+
+    def setup(self) -> None:
+        # The one decision on which containers this test measures with (netrun.modes.docker.keep):
+        # the previous test's, adopted with their names, or its own, started below. What
+        # names a container (the armed client's docker exec) comes after it.
+        kept = keep.take(self.ctx, self.test)
+        if kept is not None:
+            keep.adopt(self, kept)
+        armedexec.arm_next(self, 1)  # its login overlaps the containers' start
+        if kept is not None:
+            return
+        infos: dict[str, dk.ContainerInfo] = {}
+        ends = {"server": self.server, "client": self.client}
+
+        def start(role: str) -> None:
+            host = ends[role]
+            info = self.wait_ready(role, host, self.launch(role, host))
+            self.follow_mtu(host, info)
+            # With mtu: the container's MTU changed after it became ready: read it again.
+            mtu = self.container_mtu(host, info.name) if self.test.options.get("mtu") else None
+            mtu = mtu if mtu is not None else self.mtus.get(role)
+            infos[role] = info
+            self.pids[role] = info.pid
+            self.details.setdefault("containers", {})[role] = {
+                "host": host.name,
+                "name": info.name,
+                "id": info.id,
+                "ips": dict(info.ips),
+                "mtu": mtu,
+                "image_id": info.image_id,
+            }
+
+        deadline = float(self.test.value("start_timeout")) + 300
+        if self.server.name == self.client.name:  # one host: its first checks run once
+            for role in ends:
+                start(role)
+        else:  # both ends at once, each in one round trip (netrun.modes.docker.launch)
+            result = in_parallel({r: functools.partial(start, r) for r in ends}, deadline=deadline)
+            if result.failed:
+                raise next(iter(result.failed.values()))
+        self.server_ip = self.server_address(infos["server"], self.server)
+        self.details["network"] = self.value("network", self.server)
+        self.details["image"] = self.value("image", self.server)
+        self.details["server_ip"] = self.server_ip
+        mtus = [c.get("mtu") for c in self.details["containers"].values() if c.get("mtu")]
+        if mtus:
+            self.details["container_mtu"] = min(mtus)
+            self.details.setdefault("overlay_mtu", min(mtus))
+        self.after_launch()
+        self.after_apps(infos)
+        self.healthy = True
+
+    #: The repeat being measured (netrun.cleanup.last_sweep: is it a host's last measurement?).
+    repeat = 1
+
+    def measure(self, repeat: int) -> Measurement:
+        from netrun.modes.baremetal.mode import client_argv, test_deadline
+
+        assert self.server_ip is not None
+        self.repeat = repeat
+        argv = client_argv(self, self.server_ip, SERVER_PORT)
+        argv[0] = "iperf3"  # the container's iperf3, not the host's netrun_iperf3
+        cmd = dk.exec_command(self.names["client"], argv, self.docker(self.client))
+        self.healthy = False  # until this repeat measured: a failed one hands nothing on
+        served = None if self.counts_path else self.counters.pop("served", None)
+        waiting = None if self.counts_path else self.server_wait(served)
+
+        def plain() -> CommandResult:
+            wrapped = self.wrap_client(cmd)
+            return self.client.run(wrapped, timeout=test_deadline(self), check=False)
+
+        res = self.unwrap_client(armedexec.run_client(self, repeat, plain))
+        armedexec.arm_next(self, repeat + 1)  # the next repeat's login, while this one ends
+        out = res.stdout if res.stdout.strip() else res.stderr
+        try:
+            result = iperf3_parse.parse(res.stdout, res.exited, stderr=res.stderr)
+        except iperf3_parse.Iperf3Error as exc:
+            raise exc.on(self.client.name) from None
+        details = {"warnings": list(result.warnings)} if result.warnings else {}
+        if not self.counts_path:
+            self.counters["served"] = self.server_done(served, waiting)[1]
+        self.healthy = True
+        return Measurement(out, result, details)
+
+    def server_wait(self, served: int | None, reading: str = "") -> Any:
+        """The server host's wait for the repeat's end (netrun.modes.docker.serverwait)."""
+        return serverwait.server_wait(self, served, self.repeat, reading)
+
+    def server_done(self, served: int | None, waiting: Any) -> tuple[str | None, int | None]:
+        return serverwait.server_done(self, served, waiting)
+
+    def arm_client(self, tag: str) -> armedexec.ArmedExec:
+        """The first repeat's client, started during the client host's probe
+        (netrun.modes.baremetal.probe_start; ``tag`` is armedexec.tag's)."""
+        return armedexec.arm(self, 1)
+
+    def wrap_client(self, argv: list[str]) -> list[str] | str:
+        """The client's command as sent (the path-bytes modes read counters around it)."""
+        return pathbytes.wrap(argv, self.pids.get("client")) if self.counts_path else argv
+
+    def unwrap_client(self, res: CommandResult) -> CommandResult:
+        if not self.counts_path:
+            return res
+        res, before, after = pathbytes.unwrap(res)
+        self.counters.update(client_before=before, client_after=after)
+        return res
+
+    def measure_iperf2(self, repeat: int, run: Any) -> tuple[Any, str, dict[str, Any]]:
+        """tool: iperf2 between the containers (``run``, the bare-metal leg, is not used)."""
+        self.healthy = False
+        result, raw = iperf2_container.measure(self, int(self.value("port")))
+        self.healthy = True
+        return result, raw, {"server_ip": self.server_ip}
+
+    def teardown(self) -> None:
+        """Hand the containers to the next test that wants the same ones, or leave them
+        to the final sweep, or remove them on the hosts' next command (netrun.modes.docker.keep):
+        never a round trip of its own."""
+        armedexec.forget(self)
+        keep.hand_over(self)
+
+
+MODE = DockerMode

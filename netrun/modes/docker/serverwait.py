@@ -1,0 +1,162 @@
+"""The server end after a container test, taken on its host as soon as the test ends there;
+and each host's sweep on its last measurement (also the client's: netrun.modes.docker.armed).
+
+Sent as the client starts, so its login overlaps the test: it waits (bounded) until
+iperf3 in the server container has served one more test (``iperf3 -s`` prints
+LISTENING again), then prints that end's byte counters (the path-bytes modes,
+netrun.modes.docker.pathbytes) and, on the host's last measurement, sweeps the host as the
+run's final sweep would (its undo records remove the run's containers, its time bounds
+and its run folder): no round trip after the test, and the run's end has nothing left to
+do there (netrun.cleanup.last_sweep). It stops waiting when the container is gone (a failed test's
+final sweep removed it), so nothing of it outlives the run.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+from typing import TYPE_CHECKING
+
+from netrun.cleanup.last_sweep import SWEPT
+from netrun.errors import NetrunError
+from netrun.modes.docker.launch import sections
+
+if TYPE_CHECKING:
+    from netrun.hosts.host import Host
+    from netrun.modes.docker.mode import DockerMode
+
+#: What iperf3 -s prints when it is ready for a test: once at start, then after each test.
+LISTENING = "Server listening"
+#: Printed once the host's sweep removed its run folder.
+
+
+def script(
+    docker: str, name: str, pid: int, served: int, bound: float, *, reading: str, sweep: str
+) -> str:
+    """sh: wait up to ``bound`` s until the container's iperf3 served more than ``served``
+    tests, print the count (section count), then ``reading`` (that end's counters, section
+    counters; ``$pid`` is the container's PID 1), then run ``sweep`` (section swept)."""
+    q = shlex.quote
+    lines = [
+        f"d={q(docker)}; n={q(name)}; pid={int(pid)}; end=$(($(date +%s) + {int(bound) + 1}))",
+        f'while l=$("$d" logs "$n" 2>&1); do c=$(printf %s "$l" | grep -c {q(LISTENING)}); '
+        f'[ "$c" -gt {int(served)} ] && break; [ "$(date +%s)" -lt "$end" ] || break; '
+        "sleep 0.05; done",
+        'echo ==netrun:count==; echo "${c:-0}"',
+    ]
+    if reading:
+        lines.append(f"echo ==netrun:counters==; {reading}")
+    if sweep:
+        lines.append(f"echo ==netrun:swept==; {sweep}")
+    return "\n".join(lines)
+
+
+def host_sweep(mode: DockerMode, host: Host) -> str:
+    """sh sweeping ``host`` as the run's final sweep does (netrun.cleanup.scripts: its undo records
+    remove the run's containers and time bounds, then its run folder goes), printing
+    SWEPT once the folder is gone. The records remove the containers: the final sweep's
+    own look for labelled containers is left out (a ``docker ps`` less)."""
+    from netrun.cleanup.scripts import cleanup_script
+    from netrun.modes.base import remote_tmp
+
+    folder = shlex.quote(mode.ctx.workdir(host))
+    sweep = cleanup_script(remote_tmp(host), mode.ctx.run_id, docker=None)
+    return f"{{ {sweep}; }} >/dev/null 2>&1; [ ! -e {folder} ] && echo {SWEPT}"
+
+
+class ServerWait:
+    """The wait on the server's host, started now; ``result`` and ``swept`` read it."""
+
+    def __init__(self, mode: DockerMode, served: int, *, reading: str, sweep: str) -> None:
+        """``reading``: sh printing that end's counters once the test ended (none: "");
+        ``sweep``: the host's sweep (host_sweep) after it, on its last measurement."""
+        from netrun.modes.baremetal.mode import test_deadline
+
+        self.found: dict[str, str] | None = None
+        host: Host = mode.server
+        bound = test_deadline(mode)
+        docker, name, pid = (
+            mode.docker(host),
+            mode.names["server"],
+            int(mode.pids.get("server") or 0),
+        )
+        text = script(docker, name, pid, served, bound, reading=reading, sweep=sweep)
+        timeout = bound + 60
+        self.timeout = timeout  # how long ``swept`` may wait for it
+        # Started at once, so its command is counted now (netrun.cleanup.last_sweep), and collected in
+        # a thread; where a command cannot be started so, it runs without the sweep.
+        started = host.start(text) if sweep else None
+        if started is not None:
+            try:
+                started.send("")
+            except NetrunError:
+                started.abandon()
+                started = None
+        #: Whether this wait sweeps the host.
+        self.sweeps = started is not None
+        if sweep and started is None:
+            text = script(docker, name, pid, served, bound, reading=reading, sweep="")
+
+        def run() -> None:
+            try:
+                if started is not None:
+                    out = started.wait(timeout)[1]
+                else:
+                    out = host.run(text, timeout=timeout, check=False).stdout
+            except Exception:  # the reading is then taken on its own
+                return
+            self.found = sections(out)
+
+        self.thread = threading.Thread(target=run, name=f"netrun-wait-{host.name}", daemon=True)
+        self.thread.start()
+
+    def result(self, served: int) -> tuple[str | None, int | None]:
+        """The counters' text (None: not read) and the new count, or (None, None) when the
+        wait did not see the test end (the reading is then taken on its own)."""
+        self.thread.join(timeout=10)
+        found = self.found or {}
+        count = found.get("count", "").strip()
+        if not count.isdigit() or int(count) <= served:
+            return None, None
+        return found.get("counters"), int(count)
+
+    def swept(self) -> bool:
+        """Whether the host's sweep ran and removed the run folder (waits for it)."""
+        self.thread.join(timeout=self.timeout + 10)
+        return self.sweeps and SWEPT in (self.found or {}).get("swept", "")
+
+
+def is_last(mode: DockerMode, host: Host, repeat: int, probed: bool = True) -> bool:
+    """Whether this repeat is ``host``'s last measurement of the run and the host may
+    sweep itself after it (netrun.cleanup.last_sweep)."""
+    finale = mode.ctx.finale
+    return finale is not None and finale.is_last(host, mode.test, repeat, probed=probed)
+
+
+def server_wait(
+    mode: DockerMode, served: int | None, repeat: int, reading: str = ""
+) -> ServerWait | None:
+    """The server host's wait for the test's end (``served``: the tests its iperf3 served
+    so far), sent as the client starts: with ``reading`` (the path-bytes modes' counters)
+    on every repeat, else only on the host's last measurement, which it sweeps after the
+    test."""
+    if served is None or mode.server.name == mode.client.name:
+        return None
+    last = is_last(mode, mode.server, repeat)
+    if not (reading or last):
+        return None
+    sweep = host_sweep(mode, mode.server) if last else ""
+    return ServerWait(mode, served, reading=reading, sweep=sweep)
+
+
+def server_done(
+    mode: DockerMode, served: int | None, waiting: ServerWait | None
+) -> tuple[str | None, int | None]:
+    """After a measurement that worked: the server's counters text (None: not read) and
+    the tests it has served now (None: unknown); its host's sweep noted (netrun.cleanup.last_sweep)."""
+    if waiting is None:
+        return None, (served + 1 if served is not None else None)
+    text, count = waiting.result(served or 0)
+    if waiting.sweeps and mode.ctx.finale is not None:
+        mode.ctx.finale.sent(mode.server, waiting.swept)
+    return text, count

@@ -1,0 +1,227 @@
+"""The FreeFlow router on one host, made sure of in one round trip.
+
+Reuse a running router whose library is in place (unless netrun left it with another
+image), or remove what netrun left and start one, then wait on the host until it publishes
+the library; and in the same script read the overlay CIDR for VNET_PREFIX (the Flannel
+lease, else the docker network's subnet) and the router image's labels (the lab's
+stand-in says so). It used to be up to nine commands one after the other. The host's
+subnet (HOST_IP_PREFIX) is read there too, so the router can start in the host's probe
+(netrun.modes.docker.early). The script sets
+``go=1`` when the iperf3 container may start; the controller reads its sections
+(``router``, ``routerlogs``, ``vnet``, ``standin``) with ``read``.
+
+FreeFlow's router socket and library live in the host's freeflow_dir, so two hosts that
+see one folder there (namespaces of one machine, a shared filesystem) would break each
+other's routers: each host first claims the folder for the run (``claim_script``), and
+a host that finds another's claim starts nothing and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from netrun.errors import ModeError
+from netrun.hosts import proc
+from netrun.modes.docker import launch
+from netrun.tools import docker as dk
+
+_FORMAT = (
+    '{{.State.Running}}|{{.Image}}|{{.Id}}|{{index .Config.Labels "netrun"}}|'
+    '{{index .Config.Labels "netrun.run_id"}}'
+)
+
+
+@dataclass(frozen=True)
+class RouterPlan:
+    """What the script needs: the router's run command and where things are."""
+
+    docker: str
+    name: str
+    library: str
+    #: ``docker run`` of a new router.
+    argv: list[str]
+    #: The router image's id when the run checked it already (else looked up there).
+    image_id: str | None
+    image: str
+    timeout: float
+    #: vnet_prefix when the scenario sets it; else the lease's network, else the subnet.
+    vnet: str | None
+    subnet_env: str
+    network: str
+    #: The data address whose subnet becomes HOST_IP_PREFIX, worked out on the host
+    #: (``PREFIX_TOKEN`` in ``argv``); None when host_ip_prefix sets it.
+    data_ip: str | None = None
+
+
+#: Stands for HOST_IP_PREFIX in the router's ``docker run``: the script replaces it with
+#: the subnet of the host's data address, read there (no probe facts needed first).
+PREFIX_TOKEN = "@@netrun-hostprefix@@"
+#: awk printing the network (a.b.c.d/len) of the `ip -o -4 addr` entry that holds ``ip``.
+_NETWORK_AWK = (
+    '{ for (i = 1; i < NF; i++) if ($i == "inet") { split($(i + 1), a, "/"); '
+    'if (a[1] != ip) continue; n = split(a[1], o, "."); len = a[2] + 0; net = ""; '
+    "for (k = 1; k <= 4; k++) { b = len - 8 * (k - 1); b = b < 0 ? 0 : (b > 8 ? 8 : b); "
+    'm = 2 ^ (8 - b); net = net (k > 1 ? "." : "") (o[k] - o[k] % m) } '
+    'print net "/" len; exit } }'
+)
+
+
+def prefix_script(data_ip: str) -> str:
+    """sh setting ``hostprefix`` to the subnet of ``data_ip`` on this host (empty: none)."""
+    return (
+        f"hostprefix=$(ip -o -4 addr show 2>/dev/null | awk -v ip={shlex.quote(data_ip)} "
+        f"{shlex.quote(_NETWORK_AWK)})"
+    )
+
+
+def claim_file(freeflow_dir: str, run_id: str) -> str:
+    """The file in freeflow_dir naming the host that uses it in this run."""
+    return f"{freeflow_dir.rstrip('/')}/.netrun-{run_id}.host"
+
+
+def claim_script(path: str, host: str) -> str:
+    """sh claiming freeflow_dir for this host (its boot id and network namespace, and
+    ``host`` for messages) unless another host did first: then ``ffclaim`` is that
+    host's name. The claim is made atomically (noclobber), so of two hosts starting at
+    once exactly one wins. A folder netrun cannot write claims nothing (the router's
+    own checks then say what is wrong)."""
+    q = shlex.quote
+    f = q(path)
+    return (
+        f"ffclaim=; ffme=$({proc.READ_HOST_ID}); "
+        f"if ! (set -C; printf '%s\\n%s\\n' \"$ffme\" {q(host)} > {f}) 2>/dev/null "
+        f"&& [ -f {f} ]; then {{ read -r ffcid; read -r ffcname; }} < {f}; "
+        f'[ "$ffcid" = "$ffme" ] || ffclaim=${{ffcname:-another host}}; fi'
+    )
+
+
+def unclaim_script(path: str) -> str:
+    """The undo of ``claim_script``: remove the claim if it is this host's."""
+    f = shlex.quote(path)
+    return f'[ "$(head -n 1 {f} 2>/dev/null)" = "$({proc.READ_HOST_ID})" ] && rm -f {f}; true'
+
+
+def script(plan: RouterPlan) -> str:
+    q = shlex.quote
+    d = q(plan.docker)
+    want = q(plan.image_id) if plan.image_id else f"$({d} image inspect -f '{{{{.Id}}}}' "
+    if not plan.image_id:
+        want += f"{q(plan.image)} 2>/dev/null)"
+    vnet = (
+        q(plan.vnet)
+        if plan.vnet
+        else f"$(sed -n 's/^FLANNEL_NETWORK=//p' {q(plan.subnet_env)} 2>/dev/null | "
+        "tr -d '\"' | head -n 1)"
+    )
+    prefix = prefix_script(plan.data_ip) if plan.data_ip else "hostprefix=1"
+    run = launch.shell_words(plan.argv, {PREFIX_TOKEN: "hostprefix"})
+    return f"""rn={q(plan.name)}; lib={q(plan.library)}; want={want}; go=
+st=$({d} container inspect -f {q(_FORMAT)} "$rn" 2>/dev/null) || st=
+o=$IFS; IFS='|'; set -- $st; IFS=$o
+echo ==netrun:router==
+if [ -n "${{ffclaim:-}}" ]; then
+  echo "shared $ffclaim"
+elif [ -n "$st" ] && [ "$1" = true ] && {{ [ "$4" != 1 ] || [ -z "$want" ] || [ "$2" = "$want" ]; }} && [ -s "$lib" ]; then
+  echo "reused $3 $2 $5"; go=1
+elif [ -n "$st" ] && [ "$4" != 1 ]; then
+  echo foreign
+else
+  [ -z "$st" ] || {d} rm -f "$rn" >/dev/null 2>&1
+  {prefix}
+  if [ -z "$hostprefix" ]; then echo noprefix
+  elif ! rm -f "$lib" 2>/dev/null; then echo libstuck
+  elif ! out=$({run} 2>&1); then echo runfailed; echo "$out" | tail -n 3
+  else
+    end=$(($(date +%s) + {max(1, int(plan.timeout + 0.999))})); r=true
+    while :; do
+      r=$({d} container inspect -f '{{{{.State.Running}}}}' "$rn" 2>/dev/null)
+      [ "$r" = true ] || break
+      if [ -s "$lib" ]; then go=1; break; fi
+      [ "$(date +%s)" -lt "$end" ] || break
+      sleep 0.05
+    done
+    if [ "$go" = 1 ]; then echo "started $({d} container inspect -f '{{{{.Id}}}} {{{{.Image}}}}' "$rn")"
+    elif [ "$r" = true ]; then echo timeout; else echo exited; fi
+    [ "$go" = 1 ] || {{ echo ==netrun:routerlogs==; {d} logs --tail 3 "$rn" 2>&1; }}
+  fi
+fi
+vnet={vnet}
+[ -n "$vnet" ] || vnet=$({d} network inspect -f '{{{{range .IPAM.Config}}}}{{{{.Subnet}}}} {{{{end}}}}' {q(plan.network)} 2>/dev/null | cut -d' ' -f1)
+case "$vnet" in ''|*[!0-9./]*) vnet=; go= ;; esac
+echo ==netrun:vnet==; echo "$vnet"
+echo ==netrun:standin==; {d} image inspect --format '{{{{json .Config.Labels}}}}' {q(plan.image)} 2>/dev/null
+"""  # noqa: E501
+
+
+@dataclass(frozen=True)
+class RouterState:
+    """What the script found: the router's record for the details, the VNET_PREFIX, and
+    whether the router image is the lab's stand-in."""
+
+    record: dict[str, Any]
+    vnet: str
+    standin: bool
+
+
+def read(found: dict[str, str], plan: RouterPlan, host: str, run_id: str) -> RouterState:
+    """The router's state from the script's sections; a ModeError says what went wrong."""
+    words = found.get("router", "").split()
+    outcome = words[0] if words else "missing"
+    record: dict[str, Any] = {"name": plan.name, "image": plan.image}
+    where = f"{host}: FreeFlow router '{plan.name}'"
+    if outcome == "reused" and len(words) >= 3:
+        mine = len(words) > 3 and words[3] == run_id
+        record.update(reused=not mine, id=words[1], image_id=words[2])
+    elif outcome == "started" and len(words) >= 3:
+        record.update(reused=False, id=words[1], image_id=words[2])
+    elif outcome == "shared":
+        other = " ".join(words[1:]) or "another host"
+        folder = plan.library.rsplit("/", 1)[0] or "/"
+        raise ModeError(
+            f"{host}: freeflow_dir {folder} is {other}'s too in this run (one folder seen "
+            "by both hosts: FreeFlow's router socket and library there would collide); "
+            "give each host its own netrun_freeflow_dir"
+        )
+    elif outcome == "foreign":
+        raise ModeError(
+            f"{host}: a container named '{plan.name}' exists but is not a healthy "
+            "router (and netrun did not start it); remove it or set router_name"
+        )
+    elif outcome == "noprefix":
+        raise ModeError(
+            f"{host}: cannot tell the subnet of data address {plan.data_ip} from "
+            "'ip -o -4 addr show'; set host_ip_prefix (inventory netrun_host_ip_prefix)"
+        )
+    elif outcome == "libstuck":
+        raise ModeError(
+            f"{host}: cannot remove the old {plan.library} before starting "
+            "the router (it belongs to root): set ansible_become: true"
+        )
+    elif outcome == "runfailed":
+        output = found["router"].partition("\n")[2]
+        raise dk.DockerError(f"{where}: docker run failed", output)
+    elif outcome in ("timeout", "exited"):
+        tail = " | ".join(found.get("routerlogs", "").strip().splitlines()[-3:])
+        what = (
+            "exited at once"
+            if outcome == "exited"
+            else f"did not publish {plan.library} within {plan.timeout:g}s"
+        )
+        raise ModeError(
+            f"{where} {what}; check the router image {plan.image}"
+            + (f" (logs: {tail})" if tail else "")
+        )
+    else:
+        raise ModeError(f"{where}: no answer from the host's router check")
+    vnet = found.get("vnet", "").strip()
+    if not vnet:
+        raise ModeError(f"{host}: cannot tell the overlay CIDR; set vnet_prefix")
+    try:
+        labels = json.loads(found.get("standin", "").strip() or "{}")
+    except ValueError:
+        labels = {}
+    standin = isinstance(labels, dict) and bool(labels.get("netrun.standin"))
+    return RouterState(record, vnet, standin)

@@ -1,0 +1,257 @@
+"""Exporting a run for machines: Prometheus textfile metrics and JUnit XML.
+
+A nightly cron job runs netrun, then writes ``netrun.prom`` into node_exporter's textfile
+collector folder (alerts on throughput, failures and staleness) and ``junit.xml`` for a CI
+dashboard. Both are rendered from results.json alone, like netrun.report.render.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from netrun.core import metrics
+from netrun.errors import NetrunError
+from netrun.report.summary import VerdictLike, group_samples, is_regression
+from netrun.results import stats
+from netrun.results.store import atomic_write
+
+TEST_LABELS = ("scenario", "test", "mode", "server", "client", "protocol")
+GAUGES = {
+    "netrun_throughput_bps": "Median receiver throughput of the test's ok repeats, bits/s.",
+    "netrun_jitter_ms": "Median UDP jitter of the test's ok repeats, milliseconds.",
+    "netrun_lost_percent": "Median UDP datagrams lost in the test's ok repeats, percent.",
+    "netrun_test_ok": "1 when every repeat of the test passed, else 0.",
+    "netrun_test_regressed": "1 when the test regressed against its baseline, else 0.",
+    "netrun_run_timestamp_seconds": "When the run finished (started, if it never finished).",
+    "netrun_last_success_timestamp_seconds": (
+        "When a run of the scenario last finished with every test passing and none "
+        "regressed; 0 if none is known."
+    ),
+}
+
+
+def timestamp(iso: str | None) -> float | None:
+    """Seconds since the epoch of a results.json time ("2026-11-30T09:56:41Z")."""
+    if not iso:
+        return None
+    when = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def _regressed(verdicts: Sequence[VerdictLike] | None) -> dict[str, bool]:
+    return {v.test: is_regression(v) for v in verdicts or ()}
+
+
+def run_passed(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> bool:
+    """True when the run finished, ran tests, and every sample passed with no regression."""
+    tests = doc.get("tests", [])
+    return (
+        doc.get("status") == "finished"
+        and bool(tests)
+        and all(t.get("status") == "ok" for t in tests)
+        and not any(_regressed(verdicts).values())
+    )
+
+
+# -- Prometheus -----------------------------------------------------------------------------
+def escape_label(value: object) -> str:
+    """A label value as the exposition format wants it: \\ " and newline escaped."""
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _sample(name: str, labels: dict[str, object], value: float) -> str:
+    inner = ",".join(f'{k}="{escape_label(v)}"' for k, v in labels.items())
+    number = float(value)
+    text = str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
+    return f"{name}{{{inner}}} {text}"
+
+
+def prometheus_text(
+    doc: dict[str, Any],
+    verdicts: Sequence[VerdictLike] | None = None,
+    last_success: float | None = None,
+) -> str:
+    """node_exporter textfile-collector metrics for one run.
+
+    ``last_success`` is the previous netrun_last_success_timestamp_seconds (see
+    ``previous_last_success``): kept when this run did not pass, replaced when it did.
+    """
+    scenario = str(doc.get("scenario"))
+    regressed = _regressed(verdicts)
+    gauges = dict(GAUGES)
+    declared = metrics.declared(doc)
+    for metric in declared.values():  # every metric the run's tools declare
+        unit = f", {metric.unit}" if metric.unit else ""
+        gauges.setdefault(
+            f"netrun_{metric.name}",
+            f"Median {metric.description} of the test's ok repeats{unit} "
+            f"({metric.better} is better).",
+        )
+    samples: dict[str, list[str]] = {name: [] for name in gauges}
+    for name, group in group_samples(doc.get("tests", [])).items():
+        first = group[0]
+        labels: dict[str, object] = {"scenario": scenario, "test": name}
+        labels.update({k: first.get(k, "") for k in TEST_LABELS[2:]})
+        for key in declared:  # a null (unavailable) metric is left out, never exported as 0
+            summary = stats.summarize(stats.ok_values(group, key))
+            if summary is not None:
+                samples[f"netrun_{key}"].append(_sample(f"netrun_{key}", labels, summary.median))
+        ok = all(s.get("status") == "ok" for s in group)
+        samples["netrun_test_ok"].append(_sample("netrun_test_ok", labels, int(ok)))
+        if name in regressed:
+            value = int(regressed[name])
+            samples["netrun_test_regressed"].append(_sample("netrun_test_regressed", labels, value))
+    run_at = timestamp(doc.get("finished")) or timestamp(doc.get("started"))
+    if run_at is not None:
+        samples["netrun_run_timestamp_seconds"].append(
+            _sample("netrun_run_timestamp_seconds", {"scenario": scenario}, run_at)
+        )
+    if run_passed(doc, verdicts) and run_at is not None:
+        last_success = run_at
+    samples["netrun_last_success_timestamp_seconds"].append(
+        _sample("netrun_last_success_timestamp_seconds", {"scenario": scenario}, last_success or 0)
+    )
+    lines = []
+    for gauge, help_text in sorted(gauges.items(), key=lambda kv: kv[0] not in GAUGES):
+        if samples[gauge]:
+            lines += [f"# HELP {gauge} {help_text}", f"# TYPE {gauge} gauge", *samples[gauge]]
+    return "\n".join(lines) + "\n"
+
+
+_LAST = re.compile(
+    r'^netrun_last_success_timestamp_seconds\{scenario="((?:[^"\\]|\\.)*)"\}\s+(\S+)', re.M
+)
+
+
+def previous_last_success(text: str, scenario: str) -> float | None:
+    """The scenario's last-success time from an earlier prometheus_text output, if any."""
+    for match in _LAST.finditer(text):
+        if match.group(1) == escape_label(scenario):
+            with contextlib.suppress(ValueError):
+                value = float(match.group(2))
+                return value or None
+    return None
+
+
+# -- JUnit ----------------------------------------------------------------------------------
+def _duration(samples: list[dict[str, Any]]) -> float:
+    total = 0.0
+    for s in samples:
+        start, end = timestamp(s.get("started")), timestamp(s.get("finished"))
+        if start is not None and end is not None:
+            total += max(end - start, 0.0)
+    return total
+
+
+def _describe(doc: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    """The headline throughput as before, then one line per other declared metric."""
+    values = [v / 1e6 for v in stats.ok_values(samples, "throughput_bps")]
+    summary = stats.summarize(values)
+    lines = []
+    if summary is not None:
+        text = f"median {summary.median:.1f} Mbit/s over {summary.n} ok repeat(s)"
+        if summary.ci_low is not None and summary.ci_high is not None:
+            text += f", 95% CI {summary.ci_low:.1f}-{summary.ci_high:.1f}"
+        lines.append(text)
+    for metric in metrics.used(doc, samples):
+        if metric.name == "throughput_bps":
+            continue
+        each = stats.summarize(stats.ok_values(samples, metric.name))
+        if each is not None:
+            unit = metric.shown_unit or metric.unit
+            lines.append(f"{metric.name}: median {metric.show(each.median)} {unit}".rstrip())
+    return "\n".join(lines) or "no ok repeat"
+
+
+def testsuite(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> ET.Element:
+    """One <testsuite> for a run: a <testcase> per test, failed or regressed ones failing."""
+    scenario = str(doc.get("scenario"))
+    by_test = {v.test: v for v in verdicts or ()}
+    suite = ET.Element("testsuite", name=scenario)
+    props = ET.SubElement(suite, "properties")
+    for key in ("run_id", "netrun_version", "scenario_file", "status"):
+        if doc.get(key) is not None:
+            ET.SubElement(props, "property", name=key, value=str(doc[key]))
+    failures = errors = skipped = 0
+    total_time = 0.0
+    groups = group_samples(doc.get("tests", []))
+    for name, group in groups.items():
+        seconds = _duration(group)
+        total_time += seconds
+        case = ET.SubElement(
+            suite, "testcase", name=name, classname=f"netrun.{scenario}.{group[0].get('mode')}"
+        )
+        case.set("time", f"{seconds:.3f}")
+        bad = [s for s in group if s.get("status") != "ok"]
+        verdict = by_test.get(name)
+        message = None
+        if bad:
+            message = f"{len(bad)}/{len(group)} repeat(s) failed: {bad[0].get('error') or 'failed'}"
+        elif verdict is not None and is_regression(verdict):
+            delta = verdict.delta_pct
+            names = getattr(verdict, "metrics", ()) or ("throughput_bps",)
+            what = ", ".join("throughput" if n == "throughput_bps" else n for n in names)
+            message = f"{what} regressed" + (f" {delta:+.1f}%" if delta is not None else "")
+            message += " against the baseline"
+        if message is not None:
+            failures += 1
+            failure = ET.SubElement(case, "failure", message=message)
+            failure.set("type", "failed" if bad else "regression")
+            failure.text = (
+                "\n".join(f"repeat {s.get('repeat')}: {s.get('error') or 'failed'}" for s in bad)
+                or message
+            )
+        ET.SubElement(case, "system-out").text = _describe(doc, group)
+    for name in doc.get("skipped", []):
+        skipped += 1
+        case = ET.SubElement(suite, "testcase", name=str(name), classname=f"netrun.{scenario}")
+        case.set("time", "0")
+        ET.SubElement(case, "skipped", message="not selected (--limit)")
+    if doc.get("errors"):
+        ET.SubElement(suite, "system-err").text = "\n".join(map(str, doc["errors"]))
+        if not groups:
+            errors += 1
+            case = ET.SubElement(suite, "testcase", name="run", classname=f"netrun.{scenario}")
+            ET.SubElement(case, "error", message=str(doc["errors"][0]))
+    suite.set("tests", str(len(groups) + skipped + (1 if errors else 0)))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
+    suite.set("time", f"{total_time:.3f}")
+    if doc.get("started"):
+        suite.set("timestamp", str(doc["started"]).removesuffix("Z"))
+    return suite
+
+
+def junit_xml(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
+    """A JUnit XML document (<testsuites> holding the run's one <testsuite>)."""
+    suite = testsuite(doc, verdicts)
+    root = ET.Element("testsuites", name="netrun")
+    for key in ("tests", "failures", "errors", "skipped", "time"):
+        root.set(key, suite.get(key, "0"))
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+# -- files ----------------------------------------------------------------------------------
+def write_atomic(path: Path | str, text: str, mode: int = 0o644) -> Path:
+    """Replace ``path`` whole (never a half-written .prom), readable by node_exporter.
+
+    netrun.results.store.atomic_write makes its temp file 0600; a textfile collector running as
+    another user needs to read it, hence ``mode``.
+    """
+    path = Path(path)
+    atomic_write(path, text)
+    try:
+        os.chmod(path, mode)
+    except OSError as exc:
+        raise NetrunError(f"{path}: cannot set its mode ({exc.strerror or exc})") from None
+    return path

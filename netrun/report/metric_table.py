@@ -1,0 +1,108 @@
+"""The metrics table: each declared metric of a test, as a row, for tools other than iperf3.
+
+The main table's columns are iperf3's (Mbit/s, % of line rate, retransmits...). A test of
+another tool (ping's RTTs) shows its metrics here instead, one row per test and metric,
+read from the declarations the run saved, so a new tool needs no change in the renderers.
+A metric the tool could not know is "unavailable" with its reason, never 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netrun.core import metrics
+from netrun.core.metrics import UNAVAILABLE
+from netrun.results import stats
+
+HEADERS = ["test", "metric", "unit", "better", "n", "median", "mean±sd", "min-max", "95% CI"]
+#: The tool whose metrics are the main table's own columns.
+MAIN_TOOL = "iperf3"
+
+
+def groups(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The samples of each test whose tool is not the main table's."""
+    return {
+        name: samples
+        for name, samples in stats.samples_by_test(doc).items()
+        if (samples[0].get("tool") or MAIN_TOOL) != MAIN_TOOL
+    }
+
+
+def summaries(
+    doc: dict[str, Any],
+    samples: list[dict[str, Any]],
+    declared: dict[str, metrics.Metric] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Each metric a test's samples carry: its summary (None: unavailable) and the reason.
+    ``declared``: the run's metrics, when the caller read them once for many tests."""
+    out: dict[str, dict[str, Any]] = {}
+    names: dict[str, None] = {}
+    for sample in samples:
+        names.update(dict.fromkeys(metrics.of_sample(sample)))
+    declared = metrics.declared(doc) if declared is None else declared
+    for name in names:
+        summary = stats.summarize(stats.ok_values(samples, name))
+        reasons = {
+            str(((s.get("details") or {}).get("unavailable") or {}).get(name) or "")
+            for s in samples
+            if s.get("status") == "ok"
+        } - {""}
+        out[name] = {
+            "metric": declared.get(name) or metrics.Metric(name, "", "higher", ""),
+            "summary": summary,
+            "reason": "; ".join(sorted(reasons)) or None,
+        }
+    return out
+
+
+def rows(doc: dict[str, Any]) -> list[list[str]]:
+    """Text cells, one row per test and metric."""
+    out = []
+    for test, samples in groups(doc).items():
+        for name, found in summaries(doc, samples).items():
+            metric, summary = found["metric"], found["summary"]
+            unit = metric.shown_unit or metric.unit
+            if summary is None:
+                why = f" ({found['reason']})" if found["reason"] else ""
+                out.append([test, name, unit, metric.better, "0", UNAVAILABLE + why, "", "", ""])
+                continue
+            show = metric.show
+            spread = "-" if summary.stdev is None else f"{show(summary.mean)}±{show(summary.stdev)}"
+            ci = "-"
+            if summary.ci_low is not None and summary.ci_high is not None:
+                ci = f"{show(summary.ci_low)}-{show(summary.ci_high)}"
+            out.append(
+                [test, name, unit, metric.better, str(summary.n), show(summary.median), spread,
+                 f"{show(summary.min)}-{show(summary.max)}", ci]
+            )  # fmt: skip
+    return out
+
+
+def json_rows(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Test -> metric -> its summary with unit and direction, for the JSON report."""
+    out: dict[str, dict[str, Any]] = {}
+    declared = metrics.declared(doc)  # once, not once per test (992 in a 32-host mesh)
+    for test, samples in stats.samples_by_test(doc).items():
+        out[test] = {
+            name: {
+                "unit": found["metric"].unit,
+                "better": found["metric"].better,
+                **(found["summary"].to_dict() if found["summary"] else {"median": None}),
+                **(
+                    {"unavailable": found["reason"] or "not measured"}
+                    if not found["summary"]
+                    else {}
+                ),
+            }
+            for name, found in summaries(doc, samples, declared).items()
+        }
+    return out
+
+
+def csv_fields(doc: dict[str, Any]) -> list[str]:
+    """Metric columns the CSV adds beyond its schema 1 ones (e.g. ping's rtt_avg_ms)."""
+    legacy = {m.name for m in metrics.legacy()}
+    names: dict[str, None] = {}
+    for samples in groups(doc).values():
+        names.update(dict.fromkeys(summaries(doc, samples)))
+    return [n for n in names if n not in legacy]

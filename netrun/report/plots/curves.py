@@ -1,0 +1,118 @@
+"""Sweeps drawn as curves over the swept value.
+
+A scenario's ``sweep: {length: [100, 400, 1400]}`` runs one test per value, named
+``udp-sizes[length=100]`` and so on. As separate bars they read as unrelated tests; what a
+sweep asks is how throughput changes with the value, so each sweep is one small plot: the
+swept value on x (a log scale when it spans more than 20×), the median Mbit/s on y with
+its 95% CI, one curve per combination of the other swept keys.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from netrun.report.plots import png
+from netrun.report.summary import summary_rows
+
+SWEEPS = "sweeps.png"
+COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000"]
+_NAME = re.compile(r"^(?P<base>.+)\[(?P<swept>[^\[\]]+)\]$")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)\s*$")
+_SCALE = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+#: (base name, swept key on x) -> curve label -> [(x, median Mbit/s, CI low, CI high)]
+Sweeps = dict[tuple[str, str], dict[str, list[tuple[float, float | None, Any, Any]]]]
+
+
+def number(value: Any) -> float | None:
+    """A swept value as a number: 1400, 0.5, '800K' (iperf3's suffixes, x1000)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    found = _SIZE.match(str(value))
+    return float(found.group(1)) * _SCALE[found.group(2).lower()] if found else None
+
+
+def sweeps(doc: dict[str, Any]) -> Sweeps:
+    """Every sweep of the run with a numeric first key, from the test names and options."""
+    found: Sweeps = {}
+    names = {str(t.get("name")) for t in doc.get("tests") or [] if isinstance(t, dict)}
+    if not any((m := _NAME.match(n)) and "=" in m.group("swept") for n in names):
+        return found  # no sweep: no need to summarise every test (a 992-test mesh's page)
+    for row in summary_rows(doc):
+        match = _NAME.match(str(row["name"]))
+        if not match:
+            continue
+        pairs = [p.split("=", 1) for p in match.group("swept").split(",") if "=" in p]
+        if not pairs:
+            continue
+        key = pairs[0][0]
+        options = _options(doc, row["name"])
+        x = number(options.get(key, pairs[0][1]))
+        if x is None:
+            continue
+        label = ", ".join(f"{k}={v}" for k, v in pairs[1:]) or row["mode"]
+        point = (x, row["mbps"], row.get("ci_low_mbps"), row.get("ci_high_mbps"))
+        found.setdefault((match.group("base"), key), {}).setdefault(label, []).append(point)
+    return {k: v for k, v in found.items() if sum(len(c) for c in v.values()) > 1}
+
+
+def _options(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    for sample in doc.get("tests", []):
+        if sample.get("name") == name and isinstance(sample.get("options"), dict):
+            return dict(sample["options"])
+    return {}
+
+
+def plot_sweeps(doc: dict[str, Any], path: Path) -> Path:
+    """One plot per sweep, side by side, into ``path`` (PNG)."""
+    found = sweeps(doc)
+    count = max(1, len(found))
+    cols = min(3, count)
+    rows = -(-count // cols)
+    fig = png.figure(max(7.0, 4.6 * cols), 3.4 * rows + 0.8)
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for k, ((base, key), curves) in enumerate(found.items()):
+        ax = axes[k // cols][k % cols]
+        xs = [p[0] for c in curves.values() for p in c]
+        top = 0.0
+        for colour, (label, points) in zip(_cycle(COLOURS), curves.items(), strict=False):
+            points = sorted(points, key=lambda p: p[0])
+            ok = [p for p in points if p[1] is not None]
+            ax.plot([p[0] for p in ok], [p[1] for p in ok], "-o", ms=4, color=colour, label=label)
+            for x, y, low, high in ok:
+                if low is not None and high is not None:
+                    ax.errorbar(x, y, yerr=[[max(0.0, y - low)], [max(0.0, high - y)]],
+                                fmt="none", ecolor=colour, capsize=3, lw=1)  # fmt: skip
+                    top = max(top, high)
+                top = max(top, y or 0.0)
+            for x, *_ in (p for p in points if p[1] is None):
+                ax.plot([x], [0], "x", color="#C00000", ms=8)
+        if min(xs) > 0 and max(xs) / min(xs) > 20:
+            ax.set_xscale("log")
+        ax.set_ylim(0, top * 1.15 or 1)
+        ax.set_title(f"{base}: throughput over {key}", fontsize=10)
+        ax.set_xlabel(key)
+        ax.set_ylabel("median Mbit/s (95% CI)")
+        ax.grid(alpha=0.3)
+        if len(curves) > 1:
+            ax.legend(fontsize=8)
+    for k in range(len(found), rows * cols):
+        axes[k // cols][k % cols].set_visible(False)
+    if not found:
+        axes[0][0].text(
+            0.5, 0.5, "no sweep in this run", ha="center", transform=axes[0][0].transAxes
+        )
+    fig.suptitle(f"{doc.get('scenario')}, run {doc.get('run_id', '-')}: sweeps (x: failed)",
+                 fontsize=10)  # fmt: skip
+    fig.tight_layout()
+    return png.save(fig, path)
+
+
+def _cycle(items: list[str]) -> Iterable[str]:
+    while True:
+        yield from items

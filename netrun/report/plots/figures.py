@@ -1,0 +1,351 @@
+"""Plots of a results document (and of a history of runs) as PNG files, for reports and cron.
+
+Rendered from results.json alone, like netrun.report.render. matplotlib is imported inside the
+functions with the Agg backend and the object API (no pyplot state, no display), so importing
+netrun never needs matplotlib and a cron job without $DISPLAY draws the same pictures.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from netrun.errors import NetrunError
+from netrun.report.plots import curves, overview, png
+from netrun.report.summary import group_samples, summary_rows
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+THROUGHPUT = "throughput.png"
+INTERVALS = "intervals.png"
+#: Up to this many tests, a bar each (an inch per bar: 992 made a 218,000-pixel PNG)...
+MAX_BARS = 48
+#: ...and a small plot of intervals each (about 0.07 s apiece: 48 took 3-5 s). Past these,
+#: netrun.report.plots.overview draws every test on one axes, so a 992-test page renders in about 1 s.
+MAX_PANELS = 12
+# Colour-blind-safe (Okabe-Ito); modes keep their colour across every plot of a run.
+COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+
+TrendPoint = tuple[str, float | None, float | None, float | None]
+
+
+def _figure(width_in: float, height_in: float = 5.0) -> Figure:
+    return png.figure(min(max(width_in, 7.0), 28.0), height_in)
+
+
+def _mode_colours(modes: Sequence[str]) -> dict[str, str]:
+    return {m: COLOURS[i % len(COLOURS)] for i, m in enumerate(dict.fromkeys(modes))}
+
+
+def _empty(ax: Axes, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="grey")
+
+
+def plot_throughput(
+    doc: dict[str, Any], path: Path, rows: list[dict[str, Any]] | None = None
+) -> Path:
+    """Median Mbit/s per test, modes on the same pair side by side, CI (or min-max) bars.
+
+    The error bar spans the 95% CI of the mean (clipped at zero) when a test ran several
+    times; each repeat is a dot, so an outlier is seen rather than averaged away. Failed
+    tests keep their slot, marked FAILED. Dashed lines are the line rates. ``rows``: the
+    run's summary_rows when the caller has them (a 992-test run's take 0.05-0.1 s).
+    """
+    rows = summary_rows(doc) if rows is None else rows
+    if len(rows) > MAX_BARS:
+        return _ranked(doc, rows, path)
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["pair"], row["protocol"]), []).append(row)
+    colours = _mode_colours([r["mode"] for r in rows])
+    samples = group_samples(doc.get("tests", []))
+    fig = _figure(1.0 * len(rows) + 1.2 * len(groups) + 2)
+    ax = fig.add_subplot()
+    x = 0.0
+    ticks: list[float] = []
+    labels: list[str] = []
+    top = 0.0
+    seen_modes: set[str] = set()
+    for (pair, proto), members in groups.items():
+        start = x
+        for row in members:
+            colour = colours[row["mode"]]
+            label = row["mode"] if row["mode"] not in seen_modes else None
+            seen_modes.add(row["mode"])
+            ticks.append(x)
+            labels.append(row["name"])
+            if row["mbps"] is None:
+                ax.bar(x, 0, 0.8, color=colour, label=label)
+                ax.text(x, 0, "FAILED", rotation=90, ha="center", va="bottom", color="#C00000")
+                x += 1
+                continue
+            ax.bar(x, row["mbps"], 0.8, color=colour, alpha=0.85, label=label)
+            low, high = row["ci_low_mbps"], row["ci_high_mbps"]
+            if low is not None and high is not None:
+                low = max(low, 0.0)
+                ax.errorbar(x, (low + high) / 2, yerr=(high - low) / 2, fmt="none",
+                            ecolor="black", capsize=4, lw=1.2)  # fmt: skip
+                top = max(top, high)
+            values = [
+                s["throughput_bps"] / 1e6
+                for s in samples[row["name"]]
+                if s["status"] == "ok" and s.get("throughput_bps") is not None
+            ]
+            if len(values) > 1:
+                ax.plot([x] * len(values), values, "o", ms=3, color="black", alpha=0.5)
+            top = max(top, row["mbps"], *values)
+            x += 1
+        centre = (start + x - 1) / 2
+        ax.annotate(f"{pair} {proto}", xy=(centre, 1), xycoords=("data", "axes fraction"),
+                    xytext=(0, -14), textcoords="offset points", ha="center", fontsize=9,
+                    color="dimgrey")  # fmt: skip
+        if start > 0:
+            ax.axvline(start - 0.8, color="lightgrey", lw=1, ls=":")
+        x += 0.6
+    for rate in sorted({r["line_rate_mbps"] for r in rows if r["line_rate_mbps"]}):
+        ax.axhline(rate, ls="--", color="#C00000", lw=1, label=f"line rate {rate:g} Mbit/s")
+        top = max(top, rate)
+    ax.set_xticks(
+        ticks,
+        labels,
+        rotation=20 if len(rows) > 4 else 0,
+        ha="right" if len(rows) > 4 else "center",
+    )
+    ax.set_ylim(0, top * 1.15 or 1)
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_xlabel("test, grouped by client→server and protocol")
+    ax.set_title(_title(doc, "median throughput; bars: 95% CI of the mean; dots: repeats"))
+    if rows:
+        _legend(ax)
+    else:
+        _empty(ax, "no tests in this run")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return png.save(fig, path)
+
+
+def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
+    """Mbit/s per iperf3 interval over time, one small plot per test (small multiples on
+    one y scale, so tests compare at a glance without their lines hiding each other);
+    later repeats faint, the line rate dashed."""
+    groups = group_samples(doc.get("tests", []))
+    rates = _line_rates(doc)
+    if len(groups) > MAX_PANELS:
+        return _overlaid(doc, groups, rates, path)
+    names = list(groups) or ["-"]
+    cols = min(3, len(names))
+    nrows = -(-len(names) // cols)
+    fig = _figure(4.2 * cols + 1.0, 2.6 * nrows + 1.2)
+    # One y scale set on every panel below, not sharey: matplotlib's shared axes cost
+    # O(panels²) per limit change, which kept a 992-test mesh's page busy for minutes.
+    axes = fig.subplots(nrows, cols, squeeze=False)
+    colours = itertools.cycle(COLOURS)
+    top = max(rates, default=0.0)
+    for k, name in enumerate(names):
+        ax = axes[k // cols][k % cols]
+        colour = next(colours)
+        samples = groups.get(name, [])
+        with_data = [s for s in samples if s["status"] == "ok" and s.get("intervals")]
+        for i, sample in enumerate(with_data):
+            ends = [float(iv[1]) for iv in sample["intervals"]]
+            mbps = [float(iv[2]) / 1e6 for iv in sample["intervals"]]
+            top = max(top, *mbps)
+            ax.plot(ends, mbps, "-o", ms=2.5, color=colour, alpha=1.0 if i == 0 else 0.3,
+                    lw=1.5 if i == 0 else 1.0)  # fmt: skip
+        for rate in rates:
+            ax.axhline(rate, ls="--", color="#C00000", lw=0.8)
+        if not with_data:
+            _empty(ax, "failed: no intervals" if samples else "no interval data")
+        more = f", {len(with_data)} repeats (later faint)" if len(with_data) > 1 else ""
+        ax.set_title(f"{name}{more}", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.set_xlim(left=0)
+        if k % cols == 0:
+            ax.set_ylabel("Mbit/s")
+        if k // cols == nrows - 1:
+            ax.set_xlabel("s since the test started")
+    for k in range(len(names), nrows * cols):
+        axes[k // cols][k % cols].set_visible(False)
+    for k in range(len(names)):
+        axes[k // cols][k % cols].set_ylim(0, top * 1.1 or 1)
+    lines = f"; dashed: line rate {', '.join(f'{r:g}' for r in rates)} Mbit/s" if rates else ""
+    fig.suptitle(_title(doc, "throughput per interval, as the iperf3 client reported it" + lines),
+                 fontsize=10)  # fmt: skip
+    fig.tight_layout()
+    return png.save(fig, path)
+
+
+def _ranked(doc: dict[str, Any], rows: list[dict[str, Any]], path: Path) -> Path:
+    """plot_throughput past MAX_BARS tests: every median on one axes (netrun.report.plots.overview)."""
+    fig = _figure(12.0)
+    ax = fig.add_subplot()
+    what = overview.ranked(ax, rows, _mode_colours([r["mode"] for r in rows]))
+    top = max((r[k] or 0.0 for r in rows for k in ("mbps", "ci_high_mbps")), default=0.0)
+    for rate in sorted({r["line_rate_mbps"] for r in rows if r["line_rate_mbps"]}):
+        ax.axhline(rate, ls="--", color="#C00000", lw=1, label=f"line rate {rate:g} Mbit/s")
+        top = max(top, rate)
+    ax.set_ylim(0, top * 1.15 or 1)
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_title(_title(doc, f"median throughput: {what} (a bar per test up to {MAX_BARS})"))
+    _legend(ax)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return png.save(fig, path)
+
+
+def _overlaid(
+    doc: dict[str, Any], groups: dict[str, list[dict[str, Any]]], rates: list[float], path: Path
+) -> Path:
+    """plot_intervals past MAX_PANELS tests: every test's line on one axes."""
+    fig = _figure(12.0)
+    ax = fig.add_subplot()
+    what, top = overview.overlay(ax, groups, COLOURS)
+    for rate in rates:
+        ax.axhline(rate, ls="--", color="#C00000", lw=0.8)
+    ax.set_ylim(0, max(top, *rates, 0.0) * 1.1 or 1)
+    ax.set_xlabel("s since the test started")
+    ax.set_ylabel("Mbit/s")
+    lines = f"dashed: line rate {', '.join(f'{r:g}' for r in rates)} Mbit/s; " if rates else ""
+    what += f"\n{lines}a small plot per test up to {MAX_PANELS} tests"
+    ax.set_title(_title(doc, f"throughput per interval (iperf3 client): {what}"), fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        _legend(ax)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return png.save(fig, path)
+
+
+def _line_rates(doc: dict[str, Any]) -> list[float]:
+    """The run's line rates in Mbit/s, from the samples (no summary rows needed)."""
+    found = {t.get("line_rate_mbps") for t in doc.get("tests") or [] if isinstance(t, dict)}
+    return sorted(r for r in found if isinstance(r, int | float) and r)
+
+
+def plot_trend(
+    series: Sequence[TrendPoint],
+    path: Path,
+    title: str,
+    ylabel: str = "throughput (Mbit/s)",
+    *,
+    baseline: float | None = None,
+    tolerance: float | None = None,
+    baseline_label: str = "baseline",
+) -> Path:
+    """A test's headline median across runs (Mbit/s, or ms for ping), the CI as bars and a
+    band: what a nightly job watches.
+
+    ``series`` holds (run started, ISO 8601; median Mbit/s; CI low; CI high); a None median
+    (a failed run) is drawn as a red mark on the time axis, a None CI as no bar.
+    """
+    from matplotlib.dates import date2num
+
+    points = sorted(
+        ((float(date2num(_when(s))), m, lo, hi) for s, m, lo, hi in series), key=lambda p: p[0]
+    )
+    fig = _figure(10.0, 4.5)
+    ax = fig.add_subplot()
+    ax.xaxis_date()
+    ok = [p for p in points if p[1] is not None]
+    if ok:
+        ax.plot([p[0] for p in ok], [p[1] or 0.0 for p in ok], "-o", ms=4, color=COLOURS[0],
+                label="median")  # fmt: skip
+        band = [p for p in ok if p[2] is not None and p[3] is not None]
+        if band:
+            lows = [max(p[2] or 0.0, 0.0) for p in band]
+            highs = [p[3] or 0.0 for p in band]
+            ax.fill_between([p[0] for p in band], lows, highs, color=COLOURS[0], alpha=0.15)
+            pairs = list(zip(lows, highs, strict=True))
+            ax.errorbar([p[0] for p in band], [(lo + hi) / 2 for lo, hi in pairs],
+                        yerr=[(hi - lo) / 2 for lo, hi in pairs], fmt="none",
+                        ecolor=COLOURS[0], capsize=3, lw=1, label="95% CI")  # fmt: skip
+    top = max([v for p in ok for v in (p[1], p[3]) if v is not None], default=0.0)
+    if baseline is not None:
+        ax.axhline(baseline, color="#009E73", lw=1.2, label=baseline_label)
+        top = max(top, baseline)
+        if tolerance:
+            low, high = baseline * (1 - tolerance), baseline * (1 + tolerance)
+            ax.axhspan(low, high, color="#009E73", alpha=0.12,
+                       label=f"tolerance ±{tolerance * 100:g}%")  # fmt: skip
+            top = max(top, high)
+    failed = [p[0] for p in points if p[1] is None]
+    if failed:
+        ax.plot(failed, [0] * len(failed), "x", color="#C00000", ms=8, label="failed run")
+    if not points:
+        _empty(ax, "no history yet")
+    else:
+        ax.legend(loc="lower left", fontsize=8)
+        fig.autofmt_xdate()
+    ax.set_ylim(0, top * 1.12 or 1)  # every point, bar, band and the baseline in view
+    ax.set_xlabel("run started (UTC)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return png.save(fig, path)
+
+
+def plot_all(
+    doc: dict[str, Any], outdir: Path, rows: list[dict[str, Any]] | None = None
+) -> list[Path]:
+    """throughput.png, intervals.png, (with sweeps) sweeps.png and (with generated pairs)
+    matrix-ID.png in ``outdir``; ``rows`` as plot_throughput takes them."""
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NetrunError(f"{outdir}: cannot create the plot folder ({exc.strerror})") from None
+    from netrun.report.plots import matrix  # generated pairs' heatmaps
+
+    files = [
+        plot_throughput(doc, outdir / THROUGHPUT, rows),
+        plot_intervals(doc, outdir / INTERVALS),
+    ]
+    if curves.sweeps(doc):
+        files.append(curves.plot_sweeps(doc, outdir / curves.SWEEPS))
+    return files + matrix.plot_all(doc, outdir)
+
+
+def captions(doc: dict[str, Any], grids: list[Any] | None = None) -> dict[str, str]:
+    """Plot file stem -> what the page says under it, for plots that draw a large run
+    differently from a small one: said in the page's text, not only in a PNG's title.
+    ``grids``: the run's matrix.grids, when the caller has them."""
+    from netrun.report.plots import matrix
+    from netrun.results.store import safe_name  # matrix.plot_all's file names
+
+    count = len(group_samples(doc.get("tests", [])))
+    out = {}
+    if count > MAX_BARS:
+        out[Path(THROUGHPUT).stem] = (
+            f"{count} tests, more than {MAX_BARS}: each test's median is a point, ranked "
+            f"lowest first, the lowest {overview.NAMED} named, instead of a bar per test; "
+            "the table above has every test's figures."
+        )
+    if count > MAX_PANELS:
+        out[Path(INTERVALS).stem] = (
+            f"{count} tests, more than {MAX_PANELS}: every test's intervals on one axes, the "
+            f"{overview.NAMED} with the lowest mean in colour, instead of a small plot per test."
+        )
+    for grid in matrix.grids(doc) if grids is None else grids:
+        if len(grid.cols) > matrix.ANNOTATED:
+            out[f"matrix-{safe_name(grid.id)}"] = (
+                f"{len(grid.cols)} servers, more than {matrix.ANNOTATED}: the cells carry no "
+                "numbers; the matrix table above has every pair's."
+            )
+    return out
+
+
+def _legend(ax: Axes) -> None:
+    """Outside the plot on the right, so it never hides a bar or a line."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+
+
+def _when(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def _title(doc: dict[str, Any], what: str) -> str:
+    return f"{doc.get('scenario')}, run {doc.get('run_id', '-')}, {doc.get('started')}\n{what}"

@@ -1,0 +1,144 @@
+"""Rendering a results document: the side-by-side table as text, markdown, CSV or JSON.
+
+Nothing here talks to hosts, so any saved run can be rendered again later. The rows and
+notes come from netrun.report.summary; the HTML page from netrun.report.html; ``render`` picks one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+from netrun.history import baseline
+from netrun.report import metric_table
+from netrun.report.plots import matrix
+from netrun.report.summary import (
+    CSV_FIELDS,
+    HEADERS,
+    NUMERIC,
+    REGRESSED,
+    SPREAD,
+    STATS_HEADERS,
+    VERDICT_HEADERS,
+    VerdictLike,
+    bare_metal_reference,
+    drop,
+    group_samples,
+    is_regression,
+    notes,
+    shows_bare,
+    summarize,
+    summary_rows,
+    table_rows,
+    title,
+)
+
+__all__ = [  # the table's names stay importable from here, as before the split
+    "CSV_FIELDS", "FORMATS", "HEADERS", "REGRESSED", "SPREAD", "STATS_HEADERS",
+    "VERDICT_HEADERS", "VerdictLike", "bare_metal_reference", "drop", "group_samples",
+    "is_regression", "notes", "render", "render_csv", "render_json",
+    "render_markdown", "render_table", "shows_bare", "summarize", "summary_rows",
+    "table_rows", "text_table", "title",
+]  # fmt: skip
+
+FORMATS = ("table", "markdown", "csv", "json", "html")
+
+
+def text_table(headers: list[str], rows: list[list[str]]) -> str:
+    """tabulate's "simple" look without its extra padding, to fit repeats in 170 columns."""
+    widths = [max(len(c) for c in col) for col in zip(headers, *rows, strict=True)]
+    right = [h in NUMERIC for h in headers]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)
+        ).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def render_table(
+    doc: dict[str, Any],
+    tablefmt: str = "simple",
+    verdicts: Sequence[VerdictLike] | None = None,
+) -> str:
+    """The side-by-side table, with a header line naming the run and notes under it."""
+    headers, rows = table_rows(doc, verdicts)
+    if tablefmt == "simple":
+        table = text_table(headers, rows)
+    else:
+        table = tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+    lines = [title(doc), table]
+    if extra := metric_table.rows(doc):
+        lines += ["", text_table(metric_table.HEADERS, extra)]
+    lines += notes(doc, summary_rows(doc, verdicts))
+    for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
+        lines += ["", head, text_table(cols, cells), *found]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
+    """A GitHub-flavoured table for a wiki page or a pull request comment."""
+    headers, rows = table_rows(doc, verdicts)
+    table = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    if more := metric_table.rows(doc):
+        more_table = tabulate(
+            more, headers=metric_table.HEADERS, tablefmt="github", disable_numparse=True
+        )
+        table += "\n\n" + more_table
+    extra = [f"- {line}" for line in notes(doc, summary_rows(doc, verdicts))]
+    for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
+        grid = tabulate(cells, headers=cols, tablefmt="github", disable_numparse=True)
+        extra += ["", f"#### {head}", "", grid, "", *(f"- {line}" for line in found)]
+    return "\n".join([f"### {title(doc)}", "", table, "", *extra]).rstrip() + "\n"
+
+
+def render_csv(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
+    """One row per test with every number unrounded, for spreadsheets and scripts; a
+    generated pair's row names its matrix, so a pivot (client x server) redraws the grid."""
+    buf = io.StringIO()
+    more = metric_table.csv_fields(doc)
+    cells = matrix.members(doc)  # generated pairs: their matrix, long form (pivot on it)
+    fields = CSV_FIELDS + more + (["matrix"] if cells else [])
+    writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in summary_rows(doc, verdicts):
+        values = {k: row[k] for k in CSV_FIELDS} | {"flags": ";".join(row["flags"])}
+        values.update({k: row["metrics"].get(k, {}).get("median") for k in more})
+        values["matrix"] = cells.get(row["name"])
+        writer.writerow({k: "" if v is None else v for k, v in values.items()})
+    return buf.getvalue()
+
+
+def render_json(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
+    """The summary rows with the run's identity: smaller than results.json, same numbers."""
+    head = {k: doc.get(k) for k in ("scenario", "run_id", "started", "finished", "status")}
+    head |= baseline.identity(doc)  # tag, and which run(s) the verdicts compare with
+    out = {**head, "tests": summary_rows(doc, verdicts), "errors": doc.get("errors", [])}
+    out["matrices"] = [grid.to_dict() for grid in matrix.grids(doc)]  # generated pairs
+    return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def render(
+    doc: dict[str, Any],
+    fmt: str = "table",
+    verdicts: Sequence[VerdictLike] | None = None,
+    plots: Iterable[Path | str] | None = None,
+) -> str:
+    """The run in one of FORMATS; ``plots`` (PNG paths) only matter for html."""
+    if fmt == "html":  # imported here: every run renders a table, few a page (17 ms)
+        from netrun.report.html import render_html
+
+        return render_html(doc, verdicts, plots)
+    renderers = {"markdown": render_markdown, "csv": render_csv, "json": render_json}
+    if fmt == "table":
+        return render_table(doc, "simple", verdicts)
+    if fmt not in renderers:
+        raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return renderers[fmt](doc, verdicts)

@@ -1,0 +1,328 @@
+"""The side-by-side table's content: one summary row per test, its text cells and notes.
+
+Computed from results.json alone, so any saved run can be rendered again later. A test
+run N times is one row: the median throughput, with the spread (mean±sd, min-max, 95% CI)
+next to it, and every outlier repeat named in a note below the table, never dropped.
+The renderers (netrun.report.render for text, markdown, CSV and JSON, netrun.report.html for
+the page) lay these rows out; the plots and the exporters read the same rows.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from netrun.core import mtuplan, numeric
+from netrun.history import baseline
+from netrun.report import metric_table, relay_latency
+from netrun.results import flags, stats
+
+SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
+REGRESSED = frozenset({"regressed", "regression"})
+
+HEADERS = [
+    "test", "mode", "sender→receiver", "proto", "MTU", "Mbit/s", "% bare", "ceiling", "% ceil",
+    "retr", "CPU c/s %", "jitter/loss", "flags", "status",
+]  # fmt: skip
+STATS_HEADERS = ["mean±sd", "min-max", "95% CI"]
+NUMERIC = {"n", "Mbit/s", "% line", "% bare", "ceiling", "% ceil", "retr", "Δ%"}
+VERDICT_HEADERS = ["Δ%", "verdict"]
+CSV_FIELDS = [
+    "name", "mode", "server", "client", "protocol", "samples", "n_ok", "mbps", "mean_mbps",
+    "stdev_mbps", "min_mbps", "max_mbps", "ci_low_mbps", "ci_high_mbps", "pct_line",
+    "pct_bare", "line_rate_mbps", "ceiling_mbps", "mtu", "retransmits", "cpu_client", "cpu_server",
+    "jitter_ms", "lost_percent", "status", "error", "delta_pct", "verdict", "direction",
+    "pct_ceiling", "flags",
+]  # fmt: skip
+
+
+class VerdictLike(Protocol):
+    """What a regression check hands in: one verdict per test name."""
+
+    @property
+    def test(self) -> str: ...
+
+    @property
+    def verdict(self) -> str: ...
+
+    @property
+    def delta_pct(self) -> float | None: ...
+
+
+def is_regression(verdict: VerdictLike) -> bool:
+    """True for a verdict that should fail a nightly run (shared with the exporters)."""
+    return str(verdict.verdict).lower() in REGRESSED
+
+
+def group_samples(tests: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Samples by test name, in the order tests first appear."""
+    return stats.samples_by_test({"tests": list(tests)})
+
+
+def _median(values: Iterable[float | int | None]) -> float | None:
+    known = [float(v) for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _mbps(value: float | None) -> float | None:
+    return None if value is None else value / 1e6
+
+
+def _details(sample: dict[str, Any]) -> dict[str, Any]:
+    details = sample.get("details")
+    return details if isinstance(details, dict) else {}
+
+
+def _strongest(reasons: list[str]) -> str:
+    """The first reason that shows the bytes on the overlay, else the first one."""
+    return next((r for r in reasons if "crossed the overlay" in r), reasons[0])
+
+
+def _retransmits(row: dict[str, Any]) -> str:
+    if row["retransmits"] is None:
+        return "unavailable" if "retransmits" in row["unavailable"] else "-"
+    return f"{row['retransmits']:.0f}"
+
+
+def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row's numbers from a test's samples (medians over the ok repeats, in Mbit/s)."""
+    ok = [s for s in samples if s["status"] == "ok"]
+    first = samples[0]
+    measured = [s for s in ok if s.get("throughput_bps") is not None]
+    summary = stats.summarize([s["throughput_bps"] / 1e6 for s in measured])
+    values = [s["throughput_bps"] for s in measured]
+    outliers = [
+        {"repeat": measured[i].get("repeat"), "mbps": values[i] / 1e6}
+        for i in stats.outliers(values)
+    ]
+    errors = [
+        {"repeat": s.get("repeat"), "error": s.get("error") or "failed"}
+        for s in samples
+        if s["status"] != "ok"
+    ]
+    status = "ok" if not errors else f"{len(errors)}/{len(samples)} failed" if ok else "FAILED"
+    # FreeFlow: how many repeats were not accelerated, and why (the first reason)
+    slow = [
+        _details(s).get("path_check") or "-" for s in ok if _details(s).get("accelerated") is False
+    ]
+    unavailable: dict[str, str] = {}
+    for s in ok:
+        unavailable |= _details(s).get("unavailable") or {}
+    line = first.get("line_rate_mbps")
+    mbps = summary.median if summary else None
+    return {
+        "name": first["name"],
+        "mode": first["mode"],
+        "tool": first.get("tool") or "iperf3",
+        "server": first["server"],
+        "client": first["client"],
+        "pair": f"{first['client']}→{first['server']}",
+        "direction": flags.direction(first),  # sender -> receiver (reverse: the server sends)
+        "flags": flags.of_test(samples),
+        # roles beyond server and client (a relay), shown beside the pair
+        "roles": {
+            r: h for r, h in (first.get("hosts") or {}).items() if r not in ("server", "client")
+        },
+        "protocol": first["protocol"],
+        "mtu": mtuplan.cell(_details(first).get("mtu")),
+        "mbps": mbps,
+        **{f"{k}_mbps": getattr(summary, k, None) for k in SPREAD},
+        "pct_line": 100 * mbps / line if mbps and line else None,
+        "pct_bare": None,
+        "line_rate_mbps": line,
+        "ceiling_mbps": first.get("goodput_ceiling_mbps"),
+        "pct_ceiling": flags.pct_of_ceiling(mbps, first.get("goodput_ceiling_mbps")),
+        "retransmits": _median(s["retransmits"] for s in ok),
+        "cpu_client": _median(s["cpu_client_pct"] for s in ok),
+        "cpu_server": _median(s["cpu_server_pct"] for s in ok),
+        "jitter_ms": _median(s["jitter_ms"] for s in ok),
+        "lost_percent": _median(s["lost_percent"] for s in ok),
+        "samples": len(samples),
+        "n_ok": len(ok),
+        "status": "not accelerated" if status == "ok" and slow else status,
+        "not_accelerated": slow,
+        "unavailable": unavailable,
+        "error": errors[0]["error"] if errors else None,
+        "errors": errors,
+        "outliers": outliers,
+        "delta_pct": None,
+        "verdict": None,
+    }
+
+
+def bare_metal_reference(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], float]:
+    """Bare-metal throughput per (host pair, protocol, MTU), to compare the other modes with."""
+    ref: dict[tuple[str, str, str], float] = {}
+    for row in rows:
+        if row["mode"] == "baremetal" and row["mbps"]:
+            ref.setdefault((row["pair"], row["protocol"], _mtu(row)), row["mbps"])
+    return ref
+
+
+def _mtu(row: dict[str, Any]) -> str:
+    """The host MTU a row ran at (bare metal compares at the same MTU); "" if not set."""
+    return str(row.get("mtu") or "").split("/")[0]
+
+
+def shows_bare(rows: list[dict[str, Any]]) -> bool:
+    """The % bare column only helps when a pair was measured in several modes incl. bare."""
+    modes_per_pair: dict[str, set[str]] = {}
+    for row in rows:
+        modes_per_pair.setdefault(row["pair"], set()).add(row["mode"])
+    return any(len(m) > 1 and "baremetal" in m for m in modes_per_pair.values())
+
+
+def summary_rows(
+    doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None
+) -> list[dict[str, Any]]:
+    """Every test's numbers (one dict per test), with % bare and the verdicts filled in."""
+    rows = [summarize(s) for s in group_samples(doc.get("tests", [])).values()]
+    ref = bare_metal_reference(rows) if shows_bare(rows) else {}
+    by_test = {v.test: v for v in verdicts or ()}
+    per_metric = metric_table.json_rows(doc)
+    for row in rows:
+        row["metrics"] = per_metric.get(row["name"], {})
+        base = ref.get((row["pair"], row["protocol"], _mtu(row)))
+        row["pct_bare"] = 100 * row["mbps"] / base if row["mbps"] and base else None
+        verdict = by_test.get(row["name"])
+        if verdict is not None:
+            row["verdict"] = str(verdict.verdict)
+            row["delta_pct"] = verdict.delta_pct
+    return rows
+
+
+def table_rows(
+    doc: dict[str, Any],
+    verdicts: Sequence[VerdictLike] | None = None,
+    rows: list[dict[str, Any]] | None = None,
+) -> tuple[list[str], list[list[str]]]:
+    """Headers and text cells of the summary table (stats columns only when n > 1);
+    ``rows``: summary_rows(doc, verdicts) when the caller has them already."""
+    rows = summary_rows(doc, verdicts) if rows is None else rows
+    with_stats = any(r["samples"] > 1 for r in rows)
+    headers = list(HEADERS)
+    if with_stats:
+        at = headers.index("Mbit/s") + 1
+        headers[at:at] = STATS_HEADERS
+        headers.insert(1, "n")
+    if verdicts is not None:
+        headers[-1:-1] = VERDICT_HEADERS
+    out = []
+    for row in rows:
+        if row["protocol"] == "udp":
+            udp = f"{_fmt(row['jitter_ms'], 3)}/{_fmt(row['lost_percent'], 2)}"
+        else:
+            udp = "-"
+        pair = row["direction"] + "".join(f" {r} {h}" for r, h in row.get("roles", {}).items())
+        cells = [row["name"], row["mode"], pair, row["protocol"], row["mtu"] or "-"]
+        cells.append(_fmt(row["mbps"]))
+        if with_stats:
+            cells.insert(1, str(row["samples"]))
+            cells += _stats_cells(row)
+        cells += [
+            _fmt(row["pct_bare"]),
+            _fmt(row["ceiling_mbps"]),
+            _fmt(row["pct_ceiling"]),
+            _retransmits(row),
+            f"{_fmt(row['cpu_client'])}/{_fmt(row['cpu_server'])}",
+            udp,
+            flags.marker(row["flags"]),
+        ]
+        if verdicts is not None:
+            delta = row["delta_pct"]
+            cells += ["-" if delta is None else f"{delta:+.1f}", row["verdict"] or "-"]
+        cells.append(row["status"])
+        out.append(cells)
+    if not any(r["mtu"] for r in rows):  # no test set an MTU
+        drop(headers, out, "MTU")
+    if not shows_bare(rows):
+        idx = headers.index("% bare")
+        headers.pop(idx)
+        for cells in out:
+            cells.pop(idx)
+    return headers, out
+
+
+def drop(headers: list[str], rows: list[list[str]], column: str) -> None:
+    """Remove a column from the headers and every row."""
+    idx = headers.index(column)
+    headers.pop(idx)
+    for cells in rows:
+        cells.pop(idx)
+
+
+def _stats_cells(row: dict[str, Any]) -> list[str]:
+    if row["mean_mbps"] is None:
+        return ["-", "-", "-"]
+    mean_sd = numeric.short(row["mean_mbps"])
+    if row["stdev_mbps"] is not None:
+        mean_sd += "±" + numeric.short(row["stdev_mbps"], numeric.digits(row["mean_mbps"]))
+    ci = "-"
+    if row["ci_low_mbps"] is not None:
+        ci = f"{numeric.short(row['ci_low_mbps'])}-{numeric.short(row['ci_high_mbps'])}"
+    return [mean_sd, f"{numeric.short(row['min_mbps'])}-{numeric.short(row['max_mbps'])}", ci]
+
+
+def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list[str]:
+    """The lines under the table: line rates, outlier repeats, failures and run errors."""
+    rows = summary_rows(doc) if rows is None else rows
+    lines = []
+    speeds = {t.get("line_rate_mbps") for t in doc.get("tests", []) if t.get("line_rate_mbps")}
+    if speeds:
+        lines.append(
+            "line rate: "
+            + ", ".join(f"{s:g} Mbit/s" for s in sorted(speeds))
+            + "; ceiling = best goodput (Mbit/s) this test's packets allow on that line"
+            " rate (TCP: its MSS, UDP: its datagram size); % ceil = Mbit/s as a share of it"
+        )
+    if any(r["protocol"] == "udp" for r in rows):
+        lines.append("jitter/loss = UDP jitter in ms / datagrams lost in %")
+    lines += flags.footnotes(f for r in rows for f in r["flags"])
+    lines += baseline.describe(doc)
+    if any(r["samples"] > 1 for r in rows):
+        lines.append(
+            "n = repeats; Mbit/s = median of the ok ones; mean±sd, min-max and the 95% CI "
+            "(Student t, of the mean) in Mbit/s"
+        )
+    for row in rows:
+        for out in row["outliers"]:
+            lines.append(
+                f"{row['name']}: repeat {out['repeat']} is an outlier ({out['mbps']:.1f} Mbit/s)"
+            )
+    for row in rows:
+        if row["not_accelerated"]:
+            lines.append(
+                f"{row['name']}: not accelerated ({len(row['not_accelerated'])} of "
+                f"{row['n_ok']} repeats): {_strongest(row['not_accelerated'])}; "
+                "FreeFlow's library was loaded but the bytes did not bypass the overlay"
+            )
+    reasons: dict[str, list[str]] = {}  # one line per reason: "retransmits and cwnd ..."
+    for field, why in sorted({(f, why) for r in rows for f, why in r["unavailable"].items()}):
+        reasons.setdefault(why, []).append(field)
+    for why, fields in reasons.items():
+        names = ", ".join(r["name"] for r in rows if why in r["unavailable"].values())
+        lines.append(f"{' and '.join(fields)} unavailable for {names}: {why}")
+    for row in rows:
+        seen: set[str] = set()
+        for err in row["errors"]:
+            if err["error"] in seen:
+                continue
+            seen.add(err["error"])
+            which = [e["repeat"] for e in row["errors"] if e["error"] == err["error"]]
+            where = f" (repeat {', '.join(map(str, which))})" if row["samples"] > 1 else ""
+            lines.append(f"{row['name']}: FAILED{where}: {err['error']}")
+    lines += relay_latency.notes(doc)  # one-way latency: relay added, clocks (iperf2)
+    failed = {e["error"] for row in rows for e in row["errors"]}
+    lines += [f"error: {err}" for err in doc.get("errors", []) if err not in failed]  # once
+    if doc.get("not_run"):
+        lines.append(f"not run (the run was interrupted): {', '.join(doc['not_run'])}")
+    return lines
+
+
+def title(doc: dict[str, Any]) -> str:
+    return f"scenario {doc.get('scenario')}  run {doc.get('run_id', '-')}  {doc.get('started')}"

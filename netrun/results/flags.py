@@ -1,0 +1,160 @@
+"""Sanity flags: what makes a figure doubtful, computed from the saved sample alone.
+
+A number in a table looks equally sure whether it beat the physics of the link, measured
+loopback, or was limited by a CPU; a flag says which, with a one-line footnote. Flags are
+computed from results.json (never only at run time), so ``netrun report`` and the history
+give the same flags for any saved run, including runs saved before flags existed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from netrun.core.options import SIZE_RE
+
+#: Every flag, in the order shown, with its footnote.
+FLAGS: dict[str, str] = {
+    "above-ceiling": "measured above the goodput ceiling the line rate and packet size allow: "
+    "the link or its shaping is not what the inventory says",
+    "same-host": "server and client are one host: loopback, not a network result "
+    "(allowed by allow_same_host: true)",
+    "target-not-reached": "below 95% of the offered rate (UDP or bitrate-limited test)",
+    "cpu-bound": "a side used 90% CPU or more: the figure may be the CPU's, not the network's",
+    "stand-in": "measured through the lab's FreeFlow stand-in, which does not accelerate",
+    "not-accelerated": "FreeFlow's bytes did not bypass the overlay",
+    "unreliable-clock": "the hosts' clocks disagree: one-way latency cannot be trusted",
+}
+#: iperf3's interval timing lets a healthy link read a hair above its ceiling.
+CEILING_MARGIN = 0.005
+TARGET_SHARE = 0.95
+CPU_BOUND_PCT = 90.0
+UDP_DEFAULT_BPS = 1e6  # iperf3's -b default for UDP
+
+
+def _details(sample: Mapping[str, Any]) -> Mapping[str, Any]:
+    details = sample.get("details")
+    return details if isinstance(details, Mapping) else {}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def rate_value(value: Any) -> float | None:
+    """bit/s of an iperf -b rate: its K/M/G are powers of 1000 (unit_atof_rate), unlike
+    the powers of 1024 of a length or a window."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    match = SIZE_RE.fullmatch(value) if isinstance(value, str) else None
+    if not match:
+        return None
+    return float(match[1]) * 1000 ** " KMGT".index(match[2].upper() or " ")
+
+
+def offered_bps(sample: Mapping[str, Any]) -> float | None:
+    """The rate a test asked for: iperf3's -b per stream times the streams, both ways for
+    bidir (UDP: 1M default).
+
+    None for an unlimited TCP test, or a rate netrun cannot read (iperf2's ``1000pps``).
+    """
+    options = sample.get("options")
+    options = options if isinstance(options, Mapping) else {}
+    bitrate = options.get("bitrate")
+    if bitrate in (None, "", 0, "0"):
+        per_stream = UDP_DEFAULT_BPS if sample.get("protocol") == "udp" else None
+    else:
+        per_stream = rate_value(bitrate)
+    if per_stream is None or per_stream <= 0:
+        return None
+    streams = _number(options.get("streams")) or 1
+    return float(per_stream) * streams * (2 if options.get("bidir") else 1)
+
+
+def same_host(sample: Mapping[str, Any]) -> bool:
+    """True when the server and the client are one host (the data never left it)."""
+    return sample.get("server") is not None and sample.get("server") == sample.get("client")
+
+
+def same_host_problem(roles: Mapping[str, str], options: Mapping[str, Any]) -> str | None:
+    """Why a scenario test is refused when its server and client are one host, or None."""
+    host = roles.get("server")
+    if host is None or host != roles.get("client") or options.get("allow_same_host"):
+        return None
+    return (
+        f"server and client are both host {host!r}: that measures loopback, not the network; "
+        "name two hosts, or set allow_same_host: true to measure loopback on purpose"
+    )
+
+
+def of_sample(sample: Mapping[str, Any]) -> list[str]:
+    """The flags one sample earns (a failed sample earns none: it has no figure)."""
+    details = _details(sample)
+    found: set[str] = set()
+    if same_host(sample):
+        found.add("same-host")
+    if details.get("standin") or details.get("stand_in"):
+        found.add("stand-in")
+    if details.get("accelerated") is False:
+        found.add("not-accelerated")
+    if details.get("latency_unreliable"):
+        found.add("unreliable-clock")
+    if sample.get("status") == "ok":
+        bps = _number(sample.get("throughput_bps"))
+        ceiling = _number(sample.get("goodput_ceiling_mbps"))
+        if bps is not None and ceiling and bps / 1e6 > ceiling * (1 + CEILING_MARGIN):
+            found.add("above-ceiling")
+        offered = offered_bps(sample)
+        if bps is not None and offered and bps < TARGET_SHARE * offered:
+            found.add("target-not-reached")
+        cpus = [_number(sample.get(k)) for k in ("cpu_client_pct", "cpu_server_pct")]
+        if any(c is not None and c >= CPU_BOUND_PCT for c in cpus):
+            found.add("cpu-bound")
+    return [name for name in FLAGS if name in found]
+
+
+def of_test(samples: Iterable[Mapping[str, Any]]) -> list[str]:
+    """A test's flags: every flag any of its samples earned, in FLAGS order."""
+    found = {flag for sample in samples for flag in of_sample(sample)}
+    return [name for name in FLAGS if name in found]
+
+
+def marker(names: Iterable[str]) -> str:
+    """A table cell: each flag's fixed number (its place in FLAGS), so the cell stays
+    narrow and the same flag has the same number in every report; "-" for none."""
+    order = list(FLAGS)
+    return ",".join(str(order.index(n) + 1) for n in names if n in FLAGS) or "-"
+
+
+def footnotes(flags: Iterable[str]) -> list[str]:
+    """One line per flag used, for under a table: its number, name and meaning."""
+    used = set(flags)
+    return [
+        f"flag {i} {name}: {text}"
+        for i, (name, text) in enumerate(FLAGS.items(), start=1)
+        if name in used
+    ]
+
+
+def direction(sample: Mapping[str, Any]) -> str:
+    """Where the data flowed, sender -> receiver: a reverse (-R) test's server sends, and a
+    bidirectional one sends both ways; one host is loopback."""
+    client, server = str(sample.get("client")), str(sample.get("server"))
+    options = sample.get("options")
+    options = options if isinstance(options, Mapping) else {}
+    if same_host(sample):
+        return f"{client} (loopback)"
+    if options.get("bidir"):
+        return f"{client}⇄{server}"
+    if options.get("reverse"):
+        return f"{server}→{client}"
+    return f"{client}→{server}"
+
+
+def pct_of_ceiling(sample_mbps: float | None, ceiling_mbps: float | None) -> float | None:
+    """The figure as a share of what the link allows, in %."""
+    if sample_mbps is None or not ceiling_mbps:
+        return None
+    return 100 * sample_mbps / ceiling_mbps

@@ -1,0 +1,143 @@
+"""The hosts of a run, before its tests: connect, probe, sweep what killed runs left.
+
+A part of netrun.run.runner's Run (a mixin: it reads the run's request, context and
+results): every host is connected and probed at once (up to ``forks``), each as soon as
+it answers; the run's first server and client start in the same round trips
+(netrun.modes.baremetal.probe_start); then what a SIGKILLed run of this controller left on those hosts
+is swept (the journal). A host that fails fails only its own tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from netrun.cleanup import owner
+from netrun.cleanup.scripts import docker_command
+from netrun.cleanup.sweep import sweep_stale
+from netrun.errors import NetrunError
+from netrun.hosts.group import cleaning, on_each
+from netrun.hosts.transport import connect_all
+from netrun.modes import docker_commands
+from netrun.modes.baremetal import probe_start as prestart
+from netrun.modes.base import RunContext, remote_tmp
+from netrun.run.needs import Needs, plan_needs, probe_host
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.hosts.host import Host
+
+
+class Fleet:
+    """Connecting, probing and reviving the run's hosts (mixed into netrun.run.runner.Run)."""
+
+    req: Any
+    ctx: RunContext
+    doc: dict[str, Any]
+    needs: Needs
+    host_errors: dict[str, str]
+    connected: list[Host]
+    _lock: threading.RLock
+    _prestarts: dict[str, prestart.Prestart]
+    _arms: dict[str, prestart.Prestart]
+    progress: Callable[[str], None]
+    _host_failed: Callable[[str, NetrunError], None]
+
+    def _connect(self, tests: list[TestSpec]) -> None:
+        names = list(dict.fromkeys(n for t in tests for n in t.hosts))
+        hosts = [self.req.inventory.get(n) for n in names]
+        if not hosts:
+            return
+        self.needs = plan_needs(tests)
+        first = prestart.plan(tests[0], self.req.inventory, self.ctx)
+        self._prestarts = {first.host: first} if first else {}
+        self._arms = {first.client: first} if first else {}
+        if self.req.journal is not None:
+            docker = docker_commands(tests, self.req.inventory)
+            self.req.journal.begin(
+                self.ctx.run_id,
+                [(h, remote_tmp(h), docker.get(h.name) or docker_command(h)) for h in hosts],
+            )
+        from netrun.modes.docker import early  # the first container test's starts ride on probes
+
+        for pre in early.plan(tests, self.req.inventory, self.ctx):  # after journal.begin
+            self._prestarts.setdefault(pre.host, pre)
+            if pre.mode is not None:  # the client host's: its client is armed too
+                self._arms.setdefault(pre.client, pre)
+        self.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
+        # Each host is probed as soon as it is connected (one worker per host, forks at once).
+        opened = self.req.preconnect.take if self.req.preconnect else None
+        try:
+            result = connect_all(
+                hosts, self.req.settings, then=self._probe, then_deadline=60, early=opened
+            )
+        finally:  # interrupted during the probes: what they started is swept at the end
+            self.connected = [h for h in hosts if h.transport is not None]
+        for name, err in result.failed.items():
+            self._host_failed(name, err)
+        self._sweep_stale()
+
+    def _sweep_stale(self) -> None:
+        """Remove what dead runs of this controller left on the hosts this run uses."""
+        if self.req.journal is None:
+            return
+        ready = [h for h in self.connected if h.name in self.ctx.facts]
+        ready = [h for h in ready if h.name not in self.host_errors]
+        forks = self.req.settings.forks
+        swept = sweep_stale(self.req.journal, self.ctx.run_id, ready, forks)
+        for line in swept:
+            self.progress(f"swept what an earlier, killed run left: {line}")
+        if swept:
+            with self._lock:
+                self.doc.setdefault("swept", []).extend(swept)
+        # An undo may have changed what the probe read (an MTU back to normal): read again.
+        undone = [h for h in ready if any(f"{h.name}: run " in s and "undone:" in s for s in swept)]
+        again = on_each(undone, self._probe, deadline=60, max_workers=forks)
+        for name, err in again.failed.items():
+            self._host_failed(name, err)
+
+    def _revive(self, name: str) -> None:
+        """Reconnect a host whose connection dropped in an earlier test.
+
+        If that fails the host is marked failed, so its later tests fail at once, naming why.
+        """
+        host = self.req.inventory.get(name)
+        if name in self.host_errors or host.transport is None or host.transport.alive():
+            return
+        try:
+            host.transport.reconnect()
+        except NetrunError as exc:
+            self._host_failed(name, exc)
+
+    def _probe(self, host: Host) -> None:
+        """Read kernel, iperf3 version and the data NIC, and check the tools the host's
+        roles need (and only those), in one round trip."""
+        pre = self._prestarts.pop(host.name, None)  # once: not on a second probe
+        arm = self._arms.pop(host.name, None)
+        if arm is not None:
+            arm.arm()
+        end = (
+            self.ctx.finale
+        )  # which folder the host keeps run folders in (netrun.cleanup.last_sweep)
+        # the run folder's owner mark first: a cleanup on this kernel spares a live run
+        mark = owner.mark_script(self.ctx.workdir(host))
+        parts = (mark, end and end.probe_script(host), pre and pre.extra())
+        extra = "\n".join(x for x in parts if x)
+
+        def output(text: str) -> None:
+            if end is not None:
+                end.note(host, text)
+            if pre is not None:
+                pre.take(text)
+
+        # A probe that starts a server runs whole, as a start ahead does (netrun.modes.baremetal.ahead).
+        with cleaning() if pre is not None else contextlib.nullcontext():
+            found = probe_host(
+                host, self.needs, self.ctx.iperf3(host), extra=extra, on_output=output
+            )
+        self.ctx.facts[host.name] = found
+        self.doc["hosts"][host.name] = dataclasses.asdict(found)
+        self.needs.check(host, found)

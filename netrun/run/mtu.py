@@ -1,0 +1,387 @@
+"""MTU settings of a run: set for the tests that ask (``mtu:``), check the path, restore.
+
+A test with ``mtu: N`` runs with the data NIC of every role's host at N; in container
+modes the overlay device (Flannel's VXLAN) gets ``overlay_mtu`` (default N - 50) and the
+containers' interfaces and bridge the overlay's MTU. Each change is written down as an
+undo record on the host (and in the run journal) before it is made, so a SIGKILLed run's
+MTUs are restored by the next run or ``netrun cleanup``; a normal run restores them after
+the last test in a row that wants them (netrun.core.mtuplan), and on Ctrl-C, SIGTERM or a
+failed test in the runner's teardown. Before measuring, don't-fragment pings at the full
+size, both ways, prove the path carries it: a switch port at a lower MTU drops jumbo
+frames silently, and the figures would be nonsense.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from netrun.cleanup import undo as undo_records
+from netrun.core.mtuplan import VXLAN_OVERHEAD, MtuWant, next_wants, wanted
+from netrun.errors import ModeError, NetrunError
+
+if TYPE_CHECKING:
+    from netrun.cleanup.undo import Record
+    from netrun.core.spec import TestSpec
+    from netrun.hosts.host import Host
+    from netrun.modes.base import Mode, RunContext
+
+#: IPv4 (20) and ICMP (8) headers: a ping of MTU - 28 bytes fills a full-size packet.
+ICMP_OVERHEAD = 28
+_MTU_SEEN = re.compile(r"mtu ?=? ?(\d+)")
+
+
+class MtuError(ModeError):
+    """An MTU could not be set, or the path does not carry it."""
+
+
+def mode_kind(name: str) -> tuple[bool, bool]:
+    """(has an overlay device, runs in containers) for a mode, from the options it takes."""
+    from netrun.modes import get_mode
+
+    names = {o.name for o in get_mode(name).options}
+    return "flannel_iface" in names, "image" in names
+
+
+def want(test: TestSpec) -> MtuWant | None:
+    return wanted(test, mode_kind)
+
+
+def _sysfs(dev: str) -> str:
+    return shlex.quote(f"/sys/class/net/{dev}/mtu")
+
+
+def state_script(iface: str, overlay: str | None, address: str) -> str:
+    """sh printing the uid, the interfaces carrying the SSH session (by the session's peer,
+    and by the address netrun connects to) and the current MTUs, one key=value a line."""
+    lines = [
+        "echo uid=$(id -u)",
+        'set -- $SSH_CONNECTION; [ -z "$1" ] || '
+        'echo mgmt=$(ip -o route get "$1" 2>/dev/null | sed -n "s/.* dev \\([^ ]*\\).*/\\1/p")',
+        f"echo mgmt=$(ip -o addr show 2>/dev/null | awk -v a={shlex.quote(address)} "
+        "'{split($4, p, \"/\"); if (p[1] == a) print $2}')",
+        f"echo mtu=$(cat {_sysfs(iface)} 2>/dev/null)",
+    ]
+    if overlay:
+        lines.append(f"echo overlay=$(cat {_sysfs(overlay)} 2>/dev/null)")
+    return "\n".join(lines)
+
+
+def parse_state(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and value:
+            out.setdefault(key, []).append(value)
+    return out
+
+
+def set_script(dev: str, mtu: int) -> str:
+    """sh setting an MTU and reading it back (a driver may refuse or round it)."""
+    d = shlex.quote(dev)
+    return f'ip link set dev {d} mtu {int(mtu)} && [ "$(cat {_sysfs(dev)})" = {int(mtu)} ]'
+
+
+def ping_script(source: str | None, target: str, size: int, netns_pid: int | None = None) -> str:
+    """A don't-fragment ping of ``size`` payload bytes (from a container's netns by pid)."""
+    argv = ["ping", "-n", "-M", "do", "-s", str(size), "-c", "3", "-i", "0.2", "-W", "2"]
+    if source:
+        argv += ["-I", source]
+    argv.append(target)
+    if netns_pid is not None:
+        argv = ["nsenter", "-t", str(netns_pid), "-n", *argv]
+    return shlex.join(argv)
+
+
+def path_failure(src: str, dst: str, mtu: int, output: str) -> str:
+    """The one line a path that does not carry ``mtu`` fails with."""
+    seen = _MTU_SEEN.search(output)
+    where = f"; the path reports MTU {seen.group(1)}" if seen else ""
+    return (
+        f"{src} -> {dst} does not carry {mtu}-byte packets (a switch port or the peer is at "
+        f"a lower MTU{where})"
+    )
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One MTU this run set on a host: which layer, the device, the value, and its undo."""
+
+    layer: str  # "underlay" (the data NIC) or "overlay" (the VXLAN device)
+    dev: str
+    mtu: int
+    original: int
+    host: Host
+    record: Record
+
+
+class MtuSettings:
+    """The run's MTU changes: what is set on each host, its undo records, and the plan."""
+
+    def __init__(self, ctx: RunContext, tests: Sequence[TestSpec], grouped: bool) -> None:
+        self.ctx = ctx
+        #: Per test (by name: a sweep's tests share an index): host -> what the next test
+        #: on that host wants (grouped runs).
+        self.after = {t.name: n for t, n in zip(tests, next_wants(tests, mode_kind), strict=True)}
+        self.grouped = grouped
+        #: host name -> what this run set there, oldest first
+        self.applied: dict[str, list[Applied]] = {}
+        self._lock = threading.Lock()
+
+    # -- before the mode starts ---------------------------------------------------------------
+    def enter(self, test: TestSpec, hosts: Mapping[str, Host], mode: Mode) -> None:
+        """Set the test's MTUs on its hosts (restoring what another group set) and check the
+        data path both ways; a test without ``mtu:`` gets the hosts' own MTUs back."""
+        w = want(test)
+        wants = {"underlay": w.underlay, "overlay": w.overlay} if w else {}
+        unique = list({h.name: h for h in hosts.values()}.values())
+        for host in unique:
+            stale = self._stale(host.name, wants)
+            if stale:
+                self.restore(host.name, stale, strict=True)
+        if w is None:
+            return
+        if w.overlay and w.overlay > w.underlay - VXLAN_OVERHEAD:
+            raise MtuError(
+                f"test {test.name}: overlay_mtu {w.overlay} does not fit a VXLAN overlay on "
+                f"MTU {w.underlay}: VXLAN adds {VXLAN_OVERHEAD} bytes, so at most "
+                f"{w.underlay - VXLAN_OVERHEAD}"
+            )
+        details: dict[str, Any] = {
+            "underlay": w.underlay,
+            "overlay": w.overlay,
+            "container": None,
+            "original": {},
+            "path_checked": [],
+        }
+        mode.details["mtu"] = details
+        for host in unique:
+            self._apply(host, w, mode, test, details)
+        data = [(h.name, h.data_ip) for h in unique]
+        details["path_checked"] += self.check_path(unique, data, w.underlay)
+
+    def _apply(
+        self, host: Host, w: MtuWant, mode: Mode, test: TestSpec, details: dict[str, Any]
+    ) -> None:
+        nic = getattr(self.ctx.facts.get(host.name), "nic", None)
+        iface = getattr(nic, "iface", None)
+        if not iface:
+            raise MtuError(f"{host.name}: the data NIC is unknown; set netrun_iface")
+        overlay = str(mode.value("flannel_iface", host)) if w.overlay else None
+        res = host.run(state_script(iface, overlay, host.address), timeout=30, check=False)
+        state = parse_state(res.stdout)
+        if iface in state.get("mgmt", []) and not test.options.get("allow_management_mtu"):
+            raise MtuError(
+                f"{host.name}: {iface} carries netrun's SSH session, so test {test.name} may "
+                "not change its MTU; give the host a separate data NIC (netrun_iface, "
+                "netrun_data_ip) or set allow_management_mtu: true"
+            )
+        root = state.get("uid") == ["0"]
+        if not root and not host.become:
+            raise MtuError(
+                f"{host.name}: changing the MTU of {iface} needs root; connect as root or "
+                "set ansible_become: true for this host"
+            )
+        now = {iface: _int(state.get("mtu"))}
+        if overlay:
+            if _int(state.get("overlay")) is None:
+                raise MtuError(
+                    f"{host.name}: no overlay device {overlay} (is flanneld running?); set "
+                    "flannel_iface (inventory netrun_flannel_iface) to its VXLAN device"
+                )
+            now[overlay] = _int(state.get("overlay"))
+        if now[iface] is None:
+            raise MtuError(f"{host.name}: cannot read the MTU of {iface}")
+        held = {a.dev: a for a in self.applied.get(host.name, [])}
+        details["original"][host.name] = {
+            d: held[d].original if d in held else m for d, m in now.items()
+        }
+        steps = [("underlay", iface, w.underlay)]
+        if overlay and w.overlay:
+            steps.append(("overlay", overlay, w.overlay))
+        if w.underlay < int(now[iface] or 0):
+            steps.reverse()  # lowering: the overlay first, it must fit in the underlay
+        for layer, dev, mtu in steps:
+            old = int(now[dev] or 0)
+            if dev in held:
+                continue  # set by an earlier test of this group
+            record, done = self._change(
+                host,
+                set_script(dev, mtu),
+                f"ip link set dev {shlex.quote(dev)} mtu {old}",
+                what=f"MTU of {dev} back to {old}",
+                sudo=not root,
+            )
+            with self._lock:
+                self.applied.setdefault(host.name, []).append(
+                    Applied(layer, dev, mtu, old, host, record)
+                )
+            if not done.ok:
+                why = (done.stderr or done.stdout).strip()[-200:]
+                raise MtuError(f"{host.name}: could not set the MTU of {dev} to {mtu}: {why}")
+
+    def _change(
+        self, host: Host, command: str, undo: str, *, what: str, sudo: bool
+    ) -> tuple[Record, Any]:
+        """Like Mode.change, but the record belongs to the run: it outlives the test."""
+        from netrun.cleanup.undo import Record
+
+        record = Record(host.name, undo_records.new_path(self.ctx.workdir(host)), undo, what, sudo)
+        self.ctx.recorded(host, record)
+        script = undo_records.write_script(record) + " && {\n" + command + "\n}"
+        return record, host.run(script, timeout=30, sudo=sudo, check=False)
+
+    def check_path(
+        self,
+        hosts: Sequence[Host],
+        ends: Sequence[tuple[str, str]],
+        mtu: int,
+        pids: Sequence[int | None] | None = None,
+    ) -> list[str]:
+        """Don't-fragment pings at the full size from each end to every other; raises the
+        first failure as its one line. ``ends`` are (name, address); ``pids`` the
+        container each end pings from (container modes), by its host's nsenter."""
+        checked = []
+        for i, (src, _) in enumerate(ends):
+            for j, (dst, address) in enumerate(ends):
+                if i == j or address == ends[i][1]:
+                    continue
+                pid = pids[i] if pids else None
+                source = None if pid else ends[i][1]
+                script = ping_script(source, address, mtu - ICMP_OVERHEAD, pid)
+                res = hosts[i].run(script, timeout=30, check=False)
+                if not res.ok:
+                    small_ping = ping_script(source, address, 56, pid)
+                    small = hosts[i].run(small_ping, timeout=30, check=False)
+                    if not small.ok:  # not the MTU: the peer does not answer at all
+                        raise MtuError(
+                            f"{src} -> {dst}: no reply even to a small ping ({address} "
+                            "unreachable, or ICMP blocked), so the path MTU cannot be checked"
+                        )
+                    raise MtuError(path_failure(src, dst, mtu, res.stdout + res.stderr))
+                checked.append(f"{src} -> {dst} {mtu}")
+        return checked
+
+    # -- after the mode's setup: the containers ------------------------------------------
+    def check_containers(self, test: TestSpec, mode: Mode) -> None:
+        """Record the MTU seen inside each container (it must be the overlay's) and check
+        the path between the containers both ways."""
+        w = want(test)
+        if w is None or w.containers is None:
+            return
+        details = mode.details["mtu"]
+        containers = mode.details.get("containers") or {}
+        seen = {role: c.get("mtu") for role, c in containers.items()}
+        details["container"] = seen
+        for role, mtu in seen.items():
+            if mtu != w.containers:
+                raise MtuError(
+                    f"{containers[role]['host']}: the {role} container's MTU is {mtu}, not the "
+                    f"{w.containers} set for the overlay"
+                )
+        mode.details["overlay_mtu"] = w.containers  # the ceiling's inner MTU
+        roles = [r for r in ("client", "server") if r in containers]
+        hosts = [mode.hosts[r] for r in roles]
+        ends = [
+            (f"{containers[r]['host']}:{r}", next(iter(containers[r]["ips"].values()), ""))
+            for r in roles
+        ]
+        pids = [getattr(mode, "pids", {}).get(r) for r in roles]
+        details["path_checked"] += self.check_path(hosts, ends, w.containers, pids)
+
+    # -- restoring ---------------------------------------------------------------------------
+    def leave(self, test: TestSpec) -> list[str]:
+        """After a test: restore what its hosts' next test does not want as it is."""
+        problems: list[str] = []
+        nxt = self.after.get(test.name, {})
+        for name in dict.fromkeys(test.hosts):
+            later = nxt.get(name) if self.grouped else None
+            wants = {"underlay": later[0], "overlay": later[1]} if later else {}
+            stale = self._stale(name, wants)
+            if stale:
+                problems += self.restore(name, stale)
+        return problems
+
+    def _stale(self, name: str, wants: Mapping[str, int | None]) -> set[str]:
+        """The layers set on a host that are not what ``wants`` asks for."""
+        return {a.layer for a in self.applied.get(name, []) if wants.get(a.layer) != a.mtu}
+
+    def restore(self, name: str, layers: set[str] | None = None, strict: bool = False) -> list[str]:
+        """Run a host's MTU undo records (of ``layers``, default all), newest first; the
+        problems, one line each (with ``strict``, raised: a test must not run on MTUs that
+        could not be put back)."""
+        with self._lock:
+            held = self.applied.get(name, [])
+            going = [a for a in held if layers is None or a.layer in layers]
+            self.applied[name] = [a for a in held if a not in going]
+            if not self.applied[name]:
+                del self.applied[name]
+        problems = []
+        for a in reversed(going):
+            try:
+                res = a.host.run(
+                    undo_records.run_script(a.record), timeout=60, sudo=a.record.sudo, check=False
+                )
+            except NetrunError as exc:  # the record stays on the host for the sweep
+                problems.append(f"{name}: undo of {a.record.what} failed: {exc}")
+                continue
+            if res.ok:
+                self.ctx.undone(a.host, a.record)
+            else:
+                why = (res.stderr or res.stdout).strip()[-200:]
+                problems.append(f"{name}: undo of {a.record.what} failed: {why}")
+        if strict and problems:
+            raise MtuError("; ".join(problems))
+        return problems
+
+    def restore_all(self) -> list[str]:
+        """Every host's MTUs back (the end of the run, however it ends)."""
+        return [p for name in list(self.applied) for p in self.restore(name)]
+
+
+def follow_container(mode: Mode, host: Host, pid: int | None, mtu: int) -> None:
+    """Give a started container's interface and its host-side veth the overlay's MTU (they
+    go with the container). A Linux bridge follows its ports' MTU by itself; only one that
+    stays lower (its MTU was set by hand) is raised, as an undo record of the test.
+    Needs root on the host (nsenter)."""
+    if pid is None:
+        raise MtuError(f"{host.name}: the container's pid is unknown, cannot set its MTU")
+    script = (
+        # /sys shows the session's netns: read the peer's ifindex from ip's eth0@ifN
+        f"i=$(nsenter -t {int(pid)} -n ip -o link show dev eth0 | "
+        "sed -n 's/^[0-9]*: eth0@if\\([0-9]*\\).*/\\1/p'); p=; "
+        'for d in /sys/class/net/*; do [ "$(cat "$d/ifindex")" = "$i" ] && p=${d##*/}; done; '
+        '[ -n "$p" ] || exit 4; '
+        f'ip link set dev "$p" mtu {int(mtu)} && '
+        f"nsenter -t {int(pid)} -n ip link set dev eth0 mtu {int(mtu)} || exit 5; "
+        'b=$(readlink "/sys/class/net/$p/master"); '
+        '[ -z "$b" ] || printf "bridge=%s\\nbridge_mtu=%s\\n" "${b##*/}" '
+        '"$(cat "/sys/class/net/${b##*/}/mtu")"'
+    )
+    res = host.run(script, timeout=30, sudo=host.become, check=False)
+    if not res.ok:
+        why = "cannot find its veth" if res.exited == 4 else (res.stderr.strip()[-200:] or "?")
+        raise MtuError(f"{host.name}: could not set the container's MTU to {mtu}: {why}")
+    state = parse_state(res.stdout)
+    bridge = (state.get("bridge") or [""])[0]
+    old = _int(state.get("bridge_mtu"))
+    if bridge and old is not None and old < mtu:
+        done = mode.change(
+            host,
+            set_script(bridge, mtu),
+            f"ip link set dev {shlex.quote(bridge)} mtu {old}",
+            what=f"MTU of {bridge} back to {old}",
+            sudo=host.become,
+            check=False,
+        )
+        if not done.ok:
+            raise MtuError(f"{host.name}: could not set the MTU of {bridge} to {mtu}")
+
+
+def _int(values: list[str] | None) -> int | None:
+    text = (values or [""])[0]
+    return int(text) if text.isdigit() else None

@@ -1,0 +1,192 @@
+"""What each host must have installed for the tests it takes part in, checked before any test.
+
+A mode declares, per role, the tools it runs there (``Mode.needs``): iperf3 on bare-metal
+hosts, docker where iperf3 runs in containers, later turnserver, iperf2 or kubectl. The
+runner gathers one set per host over all of its tests and the probe checks exactly those,
+so a container host needs no iperf3 and a missing tool is named with its install command.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from netrun.errors import ToolError
+from netrun.hosts.host import Host
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.tools.facts import HostFacts
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A program a mode runs on a host, and the packages that provide it."""
+
+    name: str
+    #: The inventory variable that overrides the program's path (``netrun_iperf3``).
+    var: str | None
+    debian: str
+    rhel: str
+
+
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in (
+        Tool("iperf3", "netrun_iperf3", "iperf3", "iperf3"),
+        Tool("docker", "netrun_docker", "docker.io", "docker-ce (or moby-engine)"),
+        Tool("iperf", "netrun_iperf2", "iperf", "iperf"),
+        Tool("turnserver", "netrun_turnserver", "coturn", "coturn"),
+        Tool("python3", "netrun_python", "python3", "python3"),
+        Tool("ping", None, "iputils-ping", "iputils"),
+        Tool("ip", None, "iproute2", "iproute"),
+        Tool("kubectl", None, "kubectl (Kubernetes apt repo)", "kubectl (Kubernetes yum repo)"),
+    )
+}
+SECTION = "==netrun:needs=="
+MARK = "netrun-missing"
+
+
+def program(host: Host, tool: str) -> str:
+    """The command that runs ``tool`` on ``host``: its ``netrun_<tool>`` path, else the name."""
+    known = TOOLS.get(tool)
+    value = host.vars.get(known.var) if known and known.var else None
+    return str(value or tool)
+
+
+def host_needs(
+    tests: Iterable[tuple[Mapping[str, str], Mapping[str, tuple[str, ...]]]],
+) -> dict[str, list[str]]:
+    """host name -> tools, over every (role -> host, role -> tools) pair of the run's tests."""
+    found: dict[str, dict[str, None]] = {}
+    for hosts, needs in tests:
+        for role, name in hosts.items():
+            for tool in needs.get(role, ()):
+                found.setdefault(name, {})[tool] = None
+    return {name: list(tools) for name, tools in found.items()}
+
+
+def check_script(host: Host, tools: Iterable[str]) -> str:
+    """sh lines printing one ``netrun-missing TOOL`` line per tool not found on the host."""
+    lines = [f"echo {shlex.quote(SECTION)}"]
+    for tool in tools:
+        exe = shlex.quote(program(host, tool))
+        lines.append(f"command -v {exe} >/dev/null 2>&1 || echo {MARK} {shlex.quote(tool)}")
+    return "\n".join(lines) + "\n"
+
+
+def parse_missing(output: str) -> list[str]:
+    """The tools ``check_script`` reported missing."""
+    inside, missing = False, []
+    for line in output.splitlines():
+        line = line.strip()
+        if line == SECTION:
+            inside = True
+        elif line.startswith("==netrun:"):
+            inside = False
+        elif inside and line.startswith(MARK + " "):
+            missing.append(line.split(" ", 1)[1])
+    return missing
+
+
+def missing_message(host: Host, missing: Iterable[str], why: Callable[[str], str]) -> str:
+    """One line naming each missing tool, what needs it, and how to install it."""
+    parts = []
+    for tool in missing:
+        known = TOOLS.get(tool)
+        where = program(host, tool)
+        fix = (
+            f"install it (Debian/Ubuntu: apt-get install {known.debian}; "
+            f"RHEL/Fedora: dnf install {known.rhel})"
+            if known
+            else "install it"
+        )
+        override = f" or set {known.var} to its path" if known and known.var else ""
+        parts.append(f"{tool} not found ('{where}', needed by {why(tool)}); {fix}{override}")
+    return f"{host.name}: " + "; ".join(parts)
+
+
+@dataclass
+class Needs:
+    """The tools each host must have for this run, and which mode and role needs each."""
+
+    #: host name -> tools, in first-needed order.
+    tools: dict[str, list[str]] = field(default_factory=dict)
+    #: (host name, tool) -> "<mode> <role>", for the message.
+    needed_by: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: host name -> tools the last probe found missing.
+    missing: dict[str, list[str]] = field(default_factory=dict)
+
+    def check(self, host: Host, found: HostFacts) -> None:
+        """Raise one ToolError naming every tool the host lacks, and how to install it."""
+        missing = list(self.missing.get(host.name, []))
+        wanted = self.tools.get(host.name, [])
+        if "iperf3" in wanted and found.iperf3_version is None and "iperf3" not in missing:
+            missing.insert(0, "iperf3")  # found, but it does not answer --version
+        if missing:
+            why = self.needed_by.get
+            raise ToolError(missing_message(host, missing, lambda t: why((host.name, t), "?")))
+
+
+def role_needs(test: TestSpec) -> Mapping[str, tuple[str, ...]]:
+    """role -> tools for one test: its mode's needs, where a tool that declares its own
+    programs (ping runs only on the client) replaces the iperf3 a host-run mode names."""
+    from netrun.modes import get_mode
+    from netrun.tools import get_tool
+
+    mode = get_mode(test.mode)
+    needs_for = getattr(mode, "needs_for", None)  # needs that depend on the test's options
+    by_role = needs_for(test.options) if needs_for else mode.needs
+    if test.options.get("mtu") is not None:  # netrun.run.mtu sets it (ip) and checks it (ping)
+        by_role = {r: (*tools, "ip", "ping") for r, tools in by_role.items()}
+    own = get_tool(test.tool).needs
+    if own is None:
+        return by_role
+    return {
+        role: tuple(
+            dict.fromkeys(
+                t for name in tools for t in (own.get(role, ()) if name == "iperf3" else (name,))
+            )
+        )
+        for role, tools in by_role.items()
+    }
+
+
+def plan_needs(tests: Sequence[TestSpec]) -> Needs:
+    """What each host of these tests needs, from each test's mode and tool and the host's
+    roles."""
+    needs = Needs()
+    declared = [(t.hosts_by_role, role_needs(t)) for t in tests]
+    needs.tools = host_needs(declared)
+    for test, (hosts, by_role) in reversed(list(zip(tests, declared, strict=True))):
+        for role, name in hosts.items():
+            for tool in by_role.get(role, ()):
+                needs.needed_by[(name, tool)] = f"{test.mode} {role}"
+    return needs
+
+
+def probe_host(
+    host: Host,
+    needs: Needs,
+    iperf3: str,
+    extra: str = "",
+    on_output: Callable[[str], None] | None = None,
+) -> HostFacts:
+    """The host's facts, and which of its needed tools are missing (kept in ``needs``),
+    in one round trip. ``extra`` (a script in a subshell, after the probe's own output)
+    rides on that round trip; ``on_output`` gets the whole output."""
+    from netrun.tools import facts as facts_tool
+
+    wanted = needs.tools.get(host.name, [])
+    script = check_script(host, wanted) + facts_tool.probe_script(
+        data_ip=host.data_ip, iface=host.iface, iperf3=iperf3
+    )
+    if extra:
+        script += f"\n(\n{extra}\n)\n"
+    res = host.run(script, timeout=30, check=False)
+    if on_output is not None:
+        on_output(res.stdout)
+    needs.missing[host.name] = [t for t in wanted if t in parse_missing(res.stdout)]
+    return facts_tool.parse_probe(res.stdout, data_ip=host.data_ip)

@@ -1,0 +1,163 @@
+"""One sample of results.json: a measurement (or a failure) with everything that proves it.
+
+Built for the runner (netrun.run.runner), which adds it to the results in scenario order;
+with the run's exit code rule, which reads the samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from netrun.core.linerate import ceiling_of, line_rate_mbps
+from netrun.core.mtuplan import frame_mtu
+from netrun.results import flags
+from netrun.results.store import utcnow
+from netrun.tools import get_tool
+from netrun.tools.iperf3.parse import Iperf3Result
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.inventory.model import Inventory
+    from netrun.modes.base import Measurement, Mode
+
+
+def build_sample(
+    test: TestSpec,
+    repeat: int,
+    m: Measurement | None,
+    facts: Mapping[str, Any],
+    inventory: Inventory,
+    *,
+    error: str | None = None,
+    mode: Mode | None = None,
+    raw: str | None = None,
+    started: str | None = None,
+) -> dict[str, Any]:
+    """One results.json sample: what was measured (or why not), with its proof (raw
+    output, NIC facts, line rate and goodput ceiling, flags); figures a tool cannot
+    know are null with a reason (details.unavailable)."""
+    nic = {side: nic_dict(facts.get(name)) for side, name in sides(test)}
+    client_h = inventory.get(test.client)
+    server_h = inventory.get(test.server)
+    speed = line_rate_mbps(
+        client_h.link_speed_mbps or nic["client"]["speed_mbps"],
+        server_h.link_speed_mbps or nic["server"]["speed_mbps"],
+    )
+    details = dict(mode.details) if mode else {}
+    if m:  # what the test ran at: the probe's MTU is the one before mtu: set it
+        nic = {side: at_test(nic[side], name, details.get("mtu")) for side, name in sides(test)}
+    mtus = [v["mtu"] for v in nic.values() if v["mtu"]]
+    if frame_mtu(details.get("mtu")):  # the MTU the test ran at (mtu:)
+        mtus = [frame_mtu(details.get("mtu"))]
+    details.update(m.details if m else {})  # this repeat's own (path bytes, verdict)
+    inner = details.get("overlay_mtu")
+    tool = get_tool(test.tool)
+    protocol = str(test.options.get("protocol") or tool.protocol)
+    r = m.result if m and isinstance(m.result, Iperf3Result) else None
+    ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes
+    if protocol in ("tcp", "udp"):
+        mtu = min(mtus) if mtus else None
+        ceiling = ceiling_of(test.options, r, speed, mtu, inner, protocol)
+    metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in tool.metrics}
+    if m:
+        why = {k: v for k, v in m.unavailable.items() if metrics.get(k) is None}
+        missing = {k: f"not reported by {tool.name}" for k, v in metrics.items() if v is None}
+        if why or missing:
+            details["unavailable"] = {**missing, **why, **details.get("unavailable", {})}
+    rec: dict[str, Any] = {
+        "name": test.name,
+        "mode": test.mode,
+        "tool": tool.name,
+        "server": test.server,
+        "client": test.client,
+        "hosts": dict(test.hosts_by_role),
+        "protocol": protocol,
+        "repeat": repeat,
+        "status": "ok" if m else "failed",
+        "error": None if m else (error or "failed"),
+        "metrics": metrics,
+        "throughput_bps": r.receiver_bps if r else None,
+        "sender_bps": r.sender_bps if r else None,
+        "retransmits": r.retransmits if r else None,
+        "cpu_client_pct": r.cpu_client_pct if r else None,
+        "cpu_server_pct": r.cpu_server_pct if r else None,
+        "jitter_ms": r.jitter_ms if r else None,
+        "lost_percent": metrics.get("lost_percent"),
+        "lost_packets": r.lost_packets if r else None,
+        "packets": r.packets if r else None,
+        "nic": nic,
+        "iperf3_version": {
+            side: getattr(facts.get(name), "iperf3_version", None)
+            for side, name in (("client", test.client), ("server", test.server))
+        },
+        "line_rate_mbps": speed,
+        "goodput_ceiling_mbps": ceiling.mbps if ceiling else None,
+        "ceiling_basis": ceiling.basis if ceiling else None,
+        "raw": raw,
+        "started": started,
+        "finished": utcnow(),
+        "options": dict(test.options),
+        "details": details,
+        "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
+    }
+    if test.matrix:  # a generated pair: the report draws its matrix (netrun.report.plots.matrix)
+        rec["matrix"] = {"id": test.matrix, "pairs": test.pairs}
+    for key in details.get("unavailable") or {}:  # a figure the tool cannot know: null
+        if key in rec:
+            rec[key] = None
+    rec["direction"] = flags.direction(rec)
+    rec["flags"] = flags.of_sample(rec)
+    return rec
+
+
+def nic_dict(found: Any) -> dict[str, Any]:
+    """The results.json view of one host's data NIC (all None when it was never probed):
+    ``mtu`` and ``mtu_at_probe`` are the probe's until ``at_test`` says otherwise."""
+    nic = getattr(found, "nic", None)
+    out = {key: getattr(nic, key, None) for key in ("iface", "speed_mbps", "mtu", "driver")}
+    return {**out, "mtu_at_probe": out["mtu"]}
+
+
+def sides(test: TestSpec) -> tuple[tuple[str, str], ...]:
+    """(side, host name) of the two ends a sample names."""
+    return (("client", test.client), ("server", test.server))
+
+
+def at_test(nic: dict[str, Any], host: str, mtu: Any) -> dict[str, Any]:
+    """``nic`` as the test ran: ``mtu`` is the one ``mtu:`` set on that host's data NIC
+    (netrun.run.mtu: ``details.mtu``), ``mtu_at_probe`` what the probe read before."""
+    original = mtu.get("original") if isinstance(mtu, dict) else None
+    changed = isinstance(original, dict) and nic.get("iface") in (original.get(host) or {})
+    if not (changed and isinstance(mtu.get("underlay"), int)):
+        return nic
+    return {**nic, "mtu": mtu["underlay"]}
+
+
+def not_accelerated(sample: dict[str, Any]) -> bool:
+    """A sample of a mode that must accelerate (FreeFlow) whose bytes did not bypass."""
+    details = sample.get("details")
+    return isinstance(details, dict) and details.get("accelerated") is False
+
+
+def stand_in(sample: dict[str, Any]) -> bool:
+    """A sample measured through the lab's declared stand-in router (details.standin)."""
+    details = sample.get("details")
+    return isinstance(details, dict) and bool(details.get("standin"))
+
+
+def exit_code(doc: dict[str, Any]) -> int:
+    """0 when every test passed; 1 when any failed, a FreeFlow test was not accelerated,
+    or nothing ran because of host errors.
+
+    A declared stand-in router is not expected to accelerate: its rows are flagged
+    "not accelerated" in every report, but they do not fail the run (the demo lab has
+    no real FreeFlow unless it was given the source)."""
+    tests = doc.get("tests", [])
+    if any(t["status"] != "ok" for t in tests):
+        return 1
+    if any(not_accelerated(t) and not stand_in(t) for t in tests):
+        return 1
+    if not tests and doc.get("errors"):
+        return 1
+    return 0

@@ -1,0 +1,65 @@
+"""Running a scenario's tests several at once: never two tests on one host, in plan order.
+
+A test holds every host of every role it names (server, client, relay...). It starts as
+soon as all of them are free, so disjoint tests overlap and a test sharing a host waits.
+The tests come in the order of their rounds (netrun.run.rounds), and a test never overtakes an
+earlier waiting one on a host: the hosts of a test that must wait are reserved for it, so
+a later round's test cannot slip in and push the planned round back.
+On Ctrl-C or SIGTERM (which reach the main thread only) ``interrupt`` stops every host's
+running command, and each worker records its test as interrupted and tears it down
+before the run's own cleanup starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+
+RunTest = Callable[["TestSpec", int, int], None]
+
+
+def run_parallel(
+    tests: list[TestSpec],
+    width: int,
+    run_test: RunTest,
+    interrupt: Callable[[], None],
+    shielded: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
+) -> None:
+    """Run up to ``width`` tests at once with ``run_test(test, number, total)``.
+
+    ``shielded`` keeps signals out while the workers wind down after an interrupt.
+    """
+    total = len(tests)
+    waiting = list(enumerate(tests, 1))
+    running: dict[Future[None], set[str]] = {}
+    busy: set[str] = set()
+    pool = ThreadPoolExecutor(max_workers=min(width, total), thread_name_prefix="test")
+    try:
+        while waiting or running:
+            reserved: set[str] = set()
+            for item in list(waiting):
+                if len(running) >= width:
+                    break
+                number, test = item
+                hosts = set(test.hosts)
+                if hosts & (busy | reserved):
+                    reserved |= hosts
+                    continue
+                waiting.remove(item)
+                busy |= hosts
+                running[pool.submit(run_test, test, number, total)] = hosts
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                busy -= running.pop(fut)
+                fut.result()  # a bug in a worker stops the run, as it would sequentially
+    except BaseException:
+        with shielded():
+            interrupt()
+            pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)

@@ -1,0 +1,329 @@
+"""Generated pairs: ``hosts: PATTERN`` with ``pairs: mesh | mesh-once | ring | star | between``.
+
+A nightly mesh of 16 nodes is 240 tests; nobody should write them by hand. A test that gives
+``hosts`` (an Ansible host pattern, as ``-l`` takes) and ``pairs`` expands here into one
+test per (client, server) pair, named ``NAME[client->server]``. Each pair also gets its
+``slot``: the round of a round-robin tournament (the circle method) it belongs to, so the
+round planner (netrun.run.rounds) can run an N-host mesh-once in N-1 rounds (N even) or N (odd).
+
+``hosts`` and ``pairs`` layer like any key: defaults < test < ``-e``. ``-e server=HOST`` and
+``-e client=HOST`` cannot replace a role a generated test does not have; they narrow its
+pairs to those with that host on that side (``-e server=delta``: every pair into delta).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+KINDS = ("mesh", "mesh-once", "ring", "star", "between")
+#: Test keys of a generated test (instead of the server and client roles).
+KEYS = ("hosts", "pairs")
+#: Most tests one generated entry may expand into (a 64-node ordered mesh is 4032).
+MAX_PAIRS = 5000
+
+Select = Callable[[str], list[str]]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One generated (client, server) pair and its tournament round."""
+
+    client: str
+    server: str
+    slot: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.client}->{self.server}"
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    """A checked ``pairs:`` value: its kind and the host patterns it names (star, between)."""
+
+    kind: str
+    star: str | None = None
+    between: tuple[str, str] | None = None
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def parse(raw: Any) -> PairSpec | str:
+    """``pairs:`` as written; a string is the one-line problem."""
+    usage = "use mesh, mesh-once, ring, {star: HOST} or {between: [GROUP_A, GROUP_B]}"
+    if isinstance(raw, str) and raw in ("mesh", "mesh-once", "ring"):
+        return PairSpec(raw)
+    if raw in ("star", "between"):
+        return f"pairs: {raw} needs its hosts: {usage}"
+    if isinstance(raw, dict) and len(raw) == 1:
+        ((key, value),) = raw.items()
+        if key == "star":
+            if isinstance(value, str) and value:
+                return PairSpec("star", star=value)
+            return f"pairs: star must name one host, got {_show(value)}"
+        if key == "between":
+            ok = isinstance(value, list) and len(value) == 2
+            if ok and all(isinstance(v, str) and v for v in value):
+                return PairSpec("between", between=(value[0], value[1]))
+            return f"pairs: between must be a list of two host patterns, got {_show(value)}"
+    return f"pairs: {_show(raw)} is not a kind of pairs; {usage}"
+
+
+def generate(pattern: str, spec: PairSpec, select: Select) -> list[Pair] | str:
+    """The pairs of ``spec`` over the hosts ``pattern`` selects (inventory order), in
+    scenario order (client by client); a string is the one-line problem.
+
+    ``select`` resolves a host pattern to host names and raises InputError (with the
+    reason) when it matches nothing.
+    """
+    from netrun.errors import InputError
+
+    try:
+        hosts = select(pattern)
+    except InputError as exc:
+        return f"hosts: {exc}"
+    if spec.kind == "between":
+        assert spec.between is not None
+        sides: list[list[str]] = []
+        for side in spec.between:
+            try:
+                found = select(side)
+            except InputError as exc:
+                return f"pairs: between: {exc}"
+            chosen = [h for h in found if h in hosts]
+            if not chosen:
+                return (
+                    f"pairs: between: {side!r} has no host within hosts {pattern!r}"
+                    f" (it names {', '.join(found[:5])})"
+                )
+            sides.append(chosen)
+        pairs = between(sides[0], sides[1])
+    elif spec.kind == "star":
+        assert spec.star is not None
+        if spec.star not in hosts:
+            try:
+                found = select(spec.star)
+            except InputError as exc:
+                return f"pairs: star: {exc}"
+            inside = [h for h in found if h in hosts]
+            if len(inside) != 1:
+                why = "is not" if not inside else f"names {len(inside)} hosts"
+                return (
+                    f"pairs: star host {spec.star!r} {why} within hosts {pattern!r}"
+                    f" ({', '.join(hosts[:8])}{', ...' if len(hosts) > 8 else ''});"
+                    " name one host of the pattern"
+                )
+            centre = inside[0]
+        else:
+            centre = spec.star
+        pairs = star(hosts, centre)
+    else:
+        pairs = {"mesh": mesh, "mesh-once": mesh_once, "ring": ring}[spec.kind](hosts)
+    if not pairs:
+        return (
+            f"hosts {pattern!r} selects {len(hosts)} host(s) ({', '.join(hosts)}):"
+            f" pairs: {spec.kind} needs at least two"
+        )
+    if len(pairs) > MAX_PAIRS:
+        return (
+            f"pairs: {spec.kind} of {len(hosts)} hosts is {len(pairs)} tests (at most {MAX_PAIRS})"
+        )
+    return pairs
+
+
+# -- the tournament ------------------------------------------------------------------------
+def circle_rounds(hosts: Sequence[str]) -> dict[frozenset[str], tuple[int, bool]]:
+    """Round-robin tournament by the circle method: each unordered pair's round, and
+    whether the first host listed plays "home" (for ordered meshes, the reverse leg is
+    the same round plus N-1).
+
+    N hosts (N even) play N-1 rounds of N/2 disjoint pairs; with N odd a phantom joins
+    and whoever meets it sits out, N rounds.
+    """
+    ring_: list[str | None] = list(hosts)
+    if len(ring_) % 2:
+        ring_.append(None)
+    n = len(ring_)
+    out: dict[frozenset[str], tuple[int, bool]] = {}
+    order = {h: i for i, h in enumerate(hosts)}
+    for rnd in range(n - 1):
+        for i in range(n // 2):
+            a, b = ring_[i], ring_[n - 1 - i]
+            if a is not None and b is not None:
+                out[frozenset((a, b))] = (rnd, order[a] < order[b])
+        ring_ = [ring_[0], ring_[-1], *ring_[1:-1]]  # fix the first, rotate the rest
+    return out
+
+
+def mesh_once(hosts: Sequence[str]) -> list[Pair]:
+    """Every unordered pair once: the earlier host (inventory order) is the client."""
+    rounds = circle_rounds(hosts)
+    return [
+        Pair(a, b, rounds[frozenset((a, b))][0])
+        for i, a in enumerate(hosts)
+        for b in hosts[i + 1 :]
+    ]
+
+
+def mesh(hosts: Sequence[str]) -> list[Pair]:
+    """Every ordered pair: each unordered pair's two legs are N-1 rounds apart."""
+    rounds = circle_rounds(hosts)
+    legs = len(hosts) - 1 + len(hosts) % 2
+    out = []
+    for a in hosts:
+        for b in hosts:
+            if a != b:
+                rnd, first_home = rounds[frozenset((a, b))]
+                home = (hosts.index(a) < hosts.index(b)) == first_home
+                out.append(Pair(a, b, rnd if home else rnd + legs))
+    return out
+
+
+def ring(hosts: Sequence[str]) -> list[Pair]:
+    """Each host to the next, the last to the first: 2 rounds (N even) or 3 (N odd)."""
+    n = len(hosts)
+    if n < 2:
+        return []
+    if n == 2:
+        return [Pair(hosts[0], hosts[1], 0)]
+    slot = [i % 2 for i in range(n)]
+    if n % 2:
+        slot[-1] = 2
+    return [Pair(hosts[i], hosts[(i + 1) % n], slot[i]) for i in range(n)]
+
+
+def star(hosts: Sequence[str], centre: str) -> list[Pair]:
+    """Every other host as client against ``centre``: one pair per round."""
+    others = [h for h in hosts if h != centre]
+    return [Pair(h, centre, i) for i, h in enumerate(others)]
+
+
+def between(clients: Sequence[str], servers: Sequence[str]) -> list[Pair]:
+    """Every host of the first side against every host of the second (a host on both sides
+    is not paired with itself); a latin square puts them in max(|A|, |B|) rounds."""
+    width = max(len(clients), len(servers))
+    return [
+        Pair(c, s, (i + j) % width)
+        for i, c in enumerate(clients)
+        for j, s in enumerate(servers)
+        if c != s
+    ]
+
+
+# -- the scenario's side -------------------------------------------------------------------
+USAGE = "a test gives either server and client, or hosts: PATTERN with pairs: KIND"
+
+
+def kind_of(raw: dict[str, Any]) -> str:
+    """The kind a (checked) test entry's ``pairs:`` names."""
+    value: Any = raw.get("pairs")  # a checked entry's: a kind, or a mapping of one kind
+    return value if isinstance(value, str) else str(next(iter(value)))
+
+
+def from_test(raw: dict[str, Any], select: Select) -> list[Pair] | str:
+    """The pairs of one test entry with ``hosts`` and ``pairs``; a string is the problem."""
+    if "hosts" not in raw or "pairs" not in raw:
+        missing = "pairs" if "hosts" in raw else "hosts"
+        return f"missing key {missing!r}: {USAGE}"
+    pattern = raw["hosts"]
+    if not isinstance(pattern, str) or not pattern.strip():
+        return f"hosts must be a host pattern such as 'all' or 'rack1:&nodes', got {_show(pattern)}"
+    spec = parse(raw["pairs"])
+    if isinstance(spec, str):
+        return spec
+    return generate(pattern, spec, select)
+
+
+def simple_select(hosts: Sequence[str] | Any) -> Select:
+    """Pattern matching without an inventory (unit tests, --check-only of a bare host list):
+    comma- or colon-separated names and globs."""
+    import fnmatch
+
+    from netrun.errors import InputError
+
+    names = list(hosts or ())
+
+    def select(pattern: str) -> list[str]:
+        found: dict[str, None] = {}
+        for part in pattern.replace(":", ",").split(","):
+            part = part.strip()
+            matched = [h for h in names if part == "all" or fnmatch.fnmatchcase(h, part)]
+            if not matched:
+                raise InputError(f"host pattern '{part}' matches nothing")
+            found.update(dict.fromkeys(matched))
+        return list(found)
+
+    return select
+
+
+# -- layers: defaults and -e ---------------------------------------------------------------
+#: The roles a generated test's pairs stand for; ``-e`` narrows by them.
+ENDS = ("server", "client")
+
+
+def layer_problem(key: str, value: Any) -> str | None:
+    """``hosts``/``pairs`` in ``defaults`` or ``-e``: the one-line problem, if any."""
+    if key == "hosts" and not (isinstance(value, str) and value.strip()):
+        return f"hosts must be a host pattern such as 'all' or 'rack1:&nodes', got {_show(value)}"
+    if key == "pairs":
+        spec = parse(value)
+        return spec if isinstance(spec, str) else None
+    return None
+
+
+def is_generated(
+    raw: Mapping[str, Any], defaults: Mapping[str, Any], overrides: Mapping[str, Any]
+) -> bool:
+    """A test generates pairs when it gives hosts or pairs itself, or when it names no role
+    and neither do the defaults, while the defaults or -e give hosts or pairs (a scenario
+    of meshes that differ only in their options)."""
+    if any(k in raw for k in KEYS):
+        return True
+    if any(k in raw or k in defaults for k in ENDS):
+        return False
+    return any(k in layer for layer in (defaults, overrides) for k in KEYS)
+
+
+def entry(
+    raw: Mapping[str, Any], defaults: Mapping[str, Any], overrides: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The test's ``hosts`` and ``pairs`` after the layers: defaults < test < -e."""
+    out: dict[str, Any] = {}
+    for layer in (defaults, raw, overrides):
+        out.update((k, layer[k]) for k in KEYS if k in layer)
+    return out
+
+
+def narrow(found: list[Pair], ends: Mapping[str, str], name: str) -> list[Pair] | str:
+    """The pairs with each host ``ends`` names on its side (``-e server=``/``client=``);
+    a string is the problem, naming the hosts that side has."""
+    kept = found
+    for role, host in ends.items():
+        sides = list(dict.fromkeys(getattr(p, role) for p in kept))
+        kept = [p for p in kept if getattr(p, role) == host]
+        if not kept:
+            return (
+                f"-e {role}={host}: none of the pairs {name!r} generates has {role} {host}"
+                f" (its {role}s: {', '.join(sides[:8])}{', ...' if len(sides) > 8 else ''});"
+                f" -e {role} narrows generated pairs to that {role}: name one of them,"
+                " or use -l to narrow by hosts"
+            )
+    return kept
+
+
+NOT_GENERATED = (
+    "no test of this scenario generates pairs (hosts: + pairs:); -e hosts/pairs re-target"
+    " generated tests only: give the tests server and client, or -l to narrow by hosts"
+)
+
+
+def unused(overrides: Mapping[str, Any], specs: Sequence[Any], problems: list[str]) -> list[str]:
+    """``-e hosts``/``-e pairs`` keys that no test took (no test is generated)."""
+    if problems or any(getattr(t, "matrix", "") for t in specs):
+        return []
+    return [k for k in KEYS if k in overrides]

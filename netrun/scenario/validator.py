@@ -1,0 +1,360 @@
+"""Scenario validation: one walk over the file that collects every problem before raising.
+
+Each problem is one line naming the file, the test and the key, with a "did you mean"
+hint; values merge as option default < scenario ``defaults`` < test < CLI ``-e`` into
+frozen TestSpecs (netrun.core.spec). netrun.scenario.loader reads the file and drives this.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from netrun.core.options import GENERAL_OPTIONS, Option, problem, show
+from netrun.core.spec import DEFAULT_ROLES, TestSpec
+from netrun.errors import InputError, did_you_mean
+from netrun.results.flags import same_host_problem
+from netrun.scenario import pairs as _pairs
+from netrun.tools import DEFAULT as DEFAULT_TOOL
+from netrun.tools.base import Tool
+from netrun.tools.iperf3.tool import OPTIONS as IPERF3_OPTIONS
+
+MAX_COMBINATIONS = 1000  # tests one sweep may expand into
+#: Test and scenario names become file names: 1-64 of A-Z a-z 0-9 . _ -, no leading . _ -
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+PLACEMENT = ("mode", "server", "client", "tool")  # test keys that may also sit in defaults or -e
+REQUIRED = ("mode", "server", "client")  # placement keys without a default
+TEST_KEYS = ("name", *PLACEMENT, "sweep", *_pairs.KEYS)
+
+#: Every option of an iperf3 test in any mode (scenario v1's option list; the CLI reads the
+#: inventory-settable ones from it).
+COMMON_OPTIONS: tuple[Option, ...] = (*GENERAL_OPTIONS, *IPERF3_OPTIONS)
+
+
+class Check:
+    """Walks one scenario, collecting every problem before anything is raised."""
+
+    def __init__(
+        self,
+        where: str,
+        hosts: Collection[str] | None,
+        modes: Mapping[str, Sequence[Option]],
+        roles: Mapping[str, Sequence[str]] | None = None,
+        resolve: Callable[[str], str] | None = None,
+        tools: Mapping[str, Tool] | None = None,
+        select: _pairs.Select | None = None,
+        mode_tools: Mapping[str, Sequence[str] | None] | None = None,
+    ) -> None:
+        self.where = where
+        self.select = select or _pairs.simple_select(hosts)
+        self.roles = {m: tuple((roles or {}).get(m) or DEFAULT_ROLES) for m in modes}
+        #: mode -> the tools it measures with (absent or None: any that runs in it)
+        self.mode_tools = dict(mode_tools or {})
+        every = [r for rs in self.roles.values() for r in rs]
+        self.placement_keys = ("mode", "tool", *dict.fromkeys([*DEFAULT_ROLES, *every]))
+        self.hosts = None if hosts is None else sorted(hosts)
+        self.resolve = resolve
+        if tools is None:
+            from netrun.tools import tools as registered
+
+            tools = registered()
+        self.tools = dict(tools)
+        self.mode_own = {m: tuple(opts) for m, opts in modes.items()}
+        self.modes = {m: {o.name: o for o in (*COMMON_OPTIONS, *opts)} for m, opts in modes.items()}
+        self.all_keys = {k for table in self.modes.values() for k in table}
+        self.all_keys.update(o.name for o in COMMON_OPTIONS)
+        self.all_keys.update(o.name for t in self.tools.values() for o in t.options)
+        self.problems: list[str] = []
+        self.bad_layer_keys: set[str] = set()  # mode/server/client given but wrong in a layer
+
+    def add(self, prefix: str, text: str) -> None:
+        self.problems.append(f"{prefix}: {text}")
+
+    def unknown(self, prefix: str, key: Any, valid: Collection[str]) -> None:
+        if not isinstance(key, str):
+            self.add(prefix, f"key {show(key)} is not a string")
+        else:
+            self.add(prefix, f"unknown key {key!r}{did_you_mean(key, sorted(valid))}")
+
+    def table(self, mode: str, tool: str) -> dict[str, Option]:
+        """Every option of a test of ``tool`` in ``mode``: general, the tool's, the mode's."""
+        if tool == DEFAULT_TOOL:
+            return self.modes[mode]
+        opts = (*GENERAL_OPTIONS, *self.tools[tool].options, *self.mode_own[mode])
+        return {o.name: o for o in opts}
+
+    def foreign(self, key: str, mode: str, tool: str) -> str:
+        """The line for a key that belongs to another tool or mode than this test's."""
+        tools = sorted(n for n, t in self.tools.items() if any(o.name == key for o in t.options))
+        if tools:
+            owners = ", ".join(map(repr, tools))
+            return f"unknown key {key!r} for tool {tool!r} (an option of tool {owners})"
+        modes = sorted(m for m, opts in self.mode_own.items() if any(o.name == key for o in opts))
+        owners = ", ".join(map(repr, modes))
+        return f"unknown key {key!r} for mode {mode!r} (an option of mode {owners})"
+
+    def metric_names(self, pre: str, tool: str, options: Mapping[str, Any]) -> None:
+        """``tolerances:`` may name only the metrics the test's tool declares."""
+        names = [m.name for m in self.tools[tool].metrics]
+        for key in options.get("tolerances") or {}:
+            if key not in names:
+                self.add(
+                    pre,
+                    f"tolerances: {tool} has no metric {key!r}{did_you_mean(str(key), names)}"
+                    f" (its metrics: {', '.join(names)})",
+                )
+        check = self.tools[tool].check
+        if check is not None:
+            for text in check(options):
+                self.add(pre, text)
+
+    def placement(self, prefix: str, key: str, value: Any) -> bool:
+        """Check mode/server/client/tool: a known mode or tool, a host in the inventory."""
+        if not isinstance(value, str) or not value:
+            self.add(prefix, f"{key} must be a non-empty string, got {show(value)}")
+        elif key == "tool" and value not in self.tools:
+            self.add(prefix, f"unknown tool {value!r}{did_you_mean(value, sorted(self.tools))}")
+        elif key == "tool":
+            return True
+        elif key == "mode" and value not in self.modes:
+            self.add(prefix, f"unknown mode {value!r}{did_you_mean(value, sorted(self.modes))}")
+        elif key != "mode" and self.resolve is not None:
+            try:
+                self.resolve(value)
+            except InputError as exc:  # the role names no host, or several
+                self.add(prefix, f"{key} {exc}")
+            else:
+                return True
+        elif key != "mode" and self.hosts is not None and value not in self.hosts:
+            self.add(
+                prefix, f"{key} {value!r} is not in the inventory" + did_you_mean(value, self.hosts)
+            )
+        else:
+            return True
+        return False
+
+    def combination(self, mode: str, tool: str, named: bool) -> str:
+        """Why ``tool`` cannot measure in ``mode`` (either may declare the other), and the
+        fix; "" when it can. Refused here so --check-only and `netrun check` say it."""
+        tools = self.mode_tools.get(mode)
+        if tools is not None and tool not in tools:
+            which = f"tool {tool!r}" if named else f"the default tool {tool!r}"
+            return (
+                f"mode {mode!r} measures with tool {', '.join(tools)} only, not {which}: "
+                f"set tool: {tools[0]}, or another mode"
+            )
+        modes = self.tools[tool].modes
+        if modes is not None and mode not in modes:
+            fits = [m for m in modes if m in self.modes] or list(modes)
+            return (
+                f"tool {tool!r} runs in mode {', '.join(fits)} only, not {mode!r}: "
+                f"set mode: {fits[0]}, or another tool"
+            )
+        return ""
+
+    def role(self, value: str) -> str:
+        """The host a role value names (a group or pattern resolves to its one host)."""
+        return value if self.resolve is None else self.resolve(value)
+
+    def option(self, prefix: str, key: str, value: Any, tables: list[dict[str, Option]]) -> bool:
+        """Check a value against every definition of ``key`` (one line per distinct problem)."""
+        found = {p for t in tables if key in t and (p := problem(t[key], key, value))}
+        for text in sorted(found):
+            self.add(prefix, text)
+        return not found
+
+    def every_table(self) -> list[dict[str, Option]]:
+        """Every mode's and tool's options: a value must suit each that defines its key."""
+        tables = list(self.modes.values()) or [{o.name: o for o in COMMON_OPTIONS}]
+        return tables + [{o.name: o for o in t.options} for t in self.tools.values()]
+
+    def layer(self, prefix: Callable[[str, Any], str], raw: Mapping[Any, Any]) -> dict[str, Any]:
+        """Validate ``defaults`` or ``-e``: any option of any mode, plus mode and roles."""
+        good: dict[str, Any] = {}
+        tables = self.every_table()
+        for key, value in raw.items():
+            if isinstance(key, str) and key in self.placement_keys:
+                ok = self.placement(prefix(key, value), key, value)
+            elif key in _pairs.KEYS:  # a generated test's pattern or kind (netrun.scenario.pairs)
+                found = _pairs.layer_problem(key, value)
+                if found:
+                    self.add(prefix(key, value), found)
+                ok = found is None
+            elif isinstance(key, str) and key in self.all_keys:
+                # a layer serves every tool: one definition taking the value is enough
+                # (bitrate: 1000pps is iperf2's); each test checks its own tool's later
+                # (one line when none does: the first definition's, iperf3's for bitrate)
+                owners = [t for t in tables if key in t]
+                fits = [t for t in owners if not problem(t[key], key, value)]
+                ok = bool(fits) or self.option(prefix(key, value), key, value, owners[:1])
+            else:
+                self.unknown(prefix(str(key), value), key, [*self.all_keys, *self.placement_keys])
+                ok = False
+            if ok:
+                good[key] = value
+            elif isinstance(key, str):
+                self.bad_layer_keys.add(key)
+        return good
+
+    def test(
+        self, i: int, raw: Any, defaults: Mapping[str, Any], overrides: Mapping[str, Any]
+    ) -> list[TestSpec]:
+        """One entry of ``tests``: its TestSpecs (several with a sweep), or [] if it is bad."""
+        if not isinstance(raw, dict):
+            self.add(f"{self.where}: tests[{i}]", f"must be a mapping, got {show(raw)}")
+            return []
+        before = len(self.problems)
+        name = raw.get("name")
+        pre = f"{self.where}: tests[{i}]" + (f" {name!r}" if isinstance(name, str) else "")
+        if "name" not in raw:
+            self.add(pre, "missing key 'name'")
+        elif not isinstance(name, str) or not NAME_RE.fullmatch(name):
+            self.add(
+                pre,
+                f"name {show(name)} is not safe for file names: use 1-64 of"
+                " A-Z a-z 0-9 . _ -, starting with a letter or digit",
+            )
+        keys = self.placement_keys
+        place = {k: v for k, v in defaults.items() if k in keys}
+        for key in keys:
+            if key in raw and not self.placement(pre, key, raw[key]):
+                place[key] = None  # wrong here: no fallback to defaults
+            elif key in raw:
+                place[key] = raw[key]
+        place.update((k, v) for k, v in overrides.items() if k in keys)
+        mode = place.get("mode")
+        tool = place.get("tool", DEFAULT_TOOL)
+        table = None
+        if isinstance(mode, str) and mode in self.modes and tool in self.tools:
+            combination = self.combination(mode, str(tool), "tool" in raw or "tool" in place)
+            if combination:
+                self.add(pre, combination)
+            else:
+                table = self.table(mode, tool)
+        roles = self.roles.get(mode, DEFAULT_ROLES) if isinstance(mode, str) else DEFAULT_ROLES
+        generated = _pairs.is_generated(raw, defaults, overrides)
+        if generated:  # hosts + pairs stand for server and client
+            roles = tuple(r for r in roles if r not in DEFAULT_ROLES)
+            for key in set(DEFAULT_ROLES) & set(raw):
+                self.add(pre, f"{key!r} and 'hosts'/'pairs' exclude each other: {_pairs.USAGE}")
+        for key in ("mode", *roles):
+            if key not in place and key not in self.bad_layer_keys:
+                known = f"; known modes: {', '.join(sorted(self.modes))}" if key == "mode" else ""
+                self.add(pre, f"missing key {key!r}{known}")
+        for key in raw:
+            own_role = key in ("mode", "tool", *DEFAULT_ROLES) or key in roles
+            if key in keys and not own_role and table is not None:
+                owners = sorted(m for m, rs in self.roles.items() if key in rs)
+                self.add(
+                    pre,
+                    f"unknown role {key!r} for mode {mode!r} (its roles: {', '.join(roles)};"
+                    f" {key!r} is a role of mode {', '.join(map(repr, owners))})",
+                )
+        own: dict[str, Any] = {}
+        for key, value in raw.items():
+            if key in TEST_KEYS or key in keys:
+                continue
+            if table is not None and key in table:
+                if self.option(pre, key, value, [table]):
+                    own[key] = value
+            elif table is not None and isinstance(key, str) and key in self.all_keys:
+                self.add(pre, self.foreign(key, str(mode), str(tool)))
+            elif table is None and isinstance(key, str) and key in self.all_keys:
+                self.option(pre, key, value, self.every_table())  # mode unknown: still checked
+            else:
+                self.unknown(pre, key, [*(table or self.all_keys), *TEST_KEYS])
+        sweep = self.sweep(pre, raw["sweep"], table, own, overrides) if "sweep" in raw else {}
+        generate: list[_pairs.Pair] | str = [_pairs.Pair("", "", 0)]
+        placed = _pairs.entry(raw, defaults, overrides)  # hosts and pairs: defaults < test < -e
+        if generated:
+            generate = _pairs.from_test(placed, self.select)
+        if generated and not isinstance(generate, str):  # -e server=/client= narrow them
+            narrow = {r: self.role(overrides[r]) for r in _pairs.ENDS if r in overrides}
+            generate = _pairs.narrow(generate, narrow, str(name))
+        if isinstance(generate, str):
+            self.add(pre, generate)
+        if len(self.problems) > before or table is None or not {"mode", *roles} <= set(place):
+            return []  # (a placement wrong in defaults or -e is reported there, once)
+        merged = {k: o.default for k, o in table.items()}
+        layers = [{k: v for k, v in d.items() if k in table} for d in (defaults, own, overrides)]
+        for layer in layers:
+            merged.update(layer)
+        self.metric_names(pre, str(tool), merged)
+        if len(self.problems) > before:
+            return []
+        explicit = frozenset(k for layer in layers for k in layer) | frozenset(sweep)
+        resolved = {r: self.role(place[r]) for r in roles}  # a group names its one host
+        if loopback := same_host_problem(resolved, merged):
+            self.add(pre, loopback)
+            return []
+        if merged.get("bidir") and merged.get("reverse"):  # iperf3 refuses -R with --bidir
+            self.add(pre, "bidir and reverse cannot both be true: bidir sends both ways")
+            return []
+        specs = []
+        for combo, pair in itertools.product(itertools.product(*sweep.values()), generate):
+            swept = dict(zip(sweep, combo, strict=True))
+            label = ",".join(f"{k}={name_part(v)}" for k, v in swept.items())
+            label = f"[{label}]" if swept else ""
+            ends = {"server": pair.server, "client": pair.client} if pair.client else {}
+            by_role = {**ends, **resolved}
+            specs.append(
+                TestSpec(
+                    name=f"{name}[{pair.label}]{label}" if pair.client else f"{name}{label}",
+                    mode=str(mode),
+                    server=by_role["server"],
+                    client=by_role["client"],
+                    roles=MappingProxyType(by_role),
+                    index=i,
+                    options=MappingProxyType({**merged, **swept}),
+                    explicit=explicit,
+                    base_name=str(name),
+                    swept=MappingProxyType(swept),
+                    tool=str(tool),
+                    matrix=f"{name}{label}" if pair.client else "",
+                    pairs=_pairs.kind_of(placed) if pair.client else "",
+                    slot=pair.slot,
+                )
+            )
+        return specs
+
+    def sweep(
+        self,
+        pre: str,
+        raw: Any,
+        table: dict[str, Option] | None,
+        own: Mapping[str, Any],
+        overrides: Mapping[str, Any],
+    ) -> dict[str, list[Any]]:
+        """Check ``sweep: {key: [values]}``; keys that -e sets are dropped (-e wins)."""
+        if not isinstance(raw, dict) or not raw:
+            self.add(pre, f"sweep must be a non-empty mapping of key: [values], got {show(raw)}")
+            return {}
+        good: dict[str, list[Any]] = {}
+        for key, values in raw.items():
+            if table is not None and key not in table:
+                self.unknown(f"{pre}: sweep", key, table)
+            elif key in own:
+                self.add(pre, f"{key!r} is set both in the test and in its sweep")
+            elif not isinstance(values, list) or not values:
+                self.add(pre, f"sweep: {key} must be a non-empty list, got {show(values)}")
+            elif table is not None and key not in overrides:
+                names = [name_part(v) for v in values]
+                for n, value in enumerate(values):
+                    bad = problem(table[key], f"{key}[{n}]", value)
+                    if bad:
+                        self.add(f"{pre}: sweep", bad)
+                    elif names.index(names[n]) != n:
+                        self.add(pre, f"sweep: {key} lists {show(value)} twice")
+                good[key] = values
+        if math.prod(len(v) for v in good.values()) > MAX_COMBINATIONS:
+            self.add(pre, f"sweep expands into more than {MAX_COMBINATIONS} tests")
+        return good
+
+
+def name_part(value: Any) -> str:
+    """A swept value as written in a test name; anything unsafe for file names becomes _."""
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", show(value).strip("'"))

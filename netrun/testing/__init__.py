@@ -1,0 +1,4 @@
+"""Helpers for users' and netrun's own tests (a recording transport).
+
+May import: netrun.hosts and netrun.errors.
+"""

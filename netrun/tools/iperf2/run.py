@@ -1,0 +1,173 @@
+"""One iperf2 measurement on hosts: a UDP server for one run, the client, the parsed report.
+
+The server runs in the background with its pid kept as an undo record, so a SIGKILLed run's
+server is stopped by the next run's sweep or ``netrun cleanup``. iperf2 sets SO_REUSEADDR,
+so a second server on a busy UDP port starts fine and then steals the traffic: the port is
+checked free first. The server prints each flow's whole-test report when the flow ends;
+netrun waits for that line, then stops the server (SIGTERM: a background job of a
+non-interactive shell ignores SIGINT) and parses what it wrote.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from netrun.cleanup import undo
+from netrun.errors import HostError
+from netrun.hosts import proc
+from netrun.tools.iperf2 import parse as iperf2
+
+if TYPE_CHECKING:
+    from netrun.hosts.command import CommandResult
+    from netrun.hosts.host import Host
+    from netrun.modes.base import Mode
+
+#: How long the server may take to print its first line, and a flow's final report.
+START_WAIT = 5.0
+REPORT_WAIT = 5.0
+#: How long an iperf2 may outlive netrun's deadline for it (``timeout`` on the host).
+REMOTE_MARGIN = 10.0
+
+
+@dataclass(frozen=True)
+class Server:
+    """A started iperf2 server: where it listens and where its output and pid are."""
+
+    host: Host
+    address: str
+    port: int
+    output: str
+    pidfile: str
+
+
+def binary(host: Host) -> str:
+    """The iperf2 program on a host (netrun_iperf2, default Debian's ``iperf``)."""
+    return str(host.vars.get("netrun_iperf2") or "iperf")
+
+
+def port_holder_script(port: int) -> str:
+    """sh printing ``NETRUN_HOLDER <what>`` for a UDP socket bound to ``port``, if any."""
+    return (
+        f"h=$(ss -Hlnup 'sport = :{int(port)}' 2>/dev/null | head -n 1); "
+        '[ -z "$h" ] || echo "NETRUN_HOLDER $h"; true'
+    )
+
+
+def start_server(mode: Mode, host: Host, address: str, port: int, tag: str) -> Server:
+    """The iperf2 UDP server on ``address:port``; HostError naming the port and the fix."""
+    workdir = mode.ctx.workdir(host)
+    out, pidfile = f"{workdir}/iperf2-{tag}.out", f"{workdir}/iperf2-{tag}.pid"
+    held = host.run(port_holder_script(port), timeout=15, check=False).stdout
+    if "NETRUN_HOLDER" in held:
+        holder = held.split("NETRUN_HOLDER", 1)[1].strip()
+        users = holder.split("users:", 1)[1] if "users:" in holder else "another program"
+        raise HostError(
+            host.name,
+            f"UDP port {port} on {host.name} is in use by {users[:120]}: stop it or set "
+            "port: to a free one (iperf2 would share it and lose the traffic)",
+        )
+    argv = [binary(host), *iperf2.server_command(port, address)[1:]]
+    lifetime = float(mode.test.deadline) + REMOTE_MARGIN
+    q = shlex.quote
+    bounded = shlex.join(["timeout", "-k", "5", f"{lifetime:g}", *argv])
+    start = (
+        f"mkdir -p {q(workdir)} && chmod 700 {q(workdir)} || exit 1\n"
+        f"{bounded} > {q(out)} 2>&1 < /dev/null & {undo.save_pid(pidfile)}"
+    )
+    mode.change(host, start, undo.kill_recorded(pidfile), what=f"stop iperf2 server :{port}")
+    listening = f"grep -q 'Server listening' {q(out)} 2>/dev/null && echo NETRUN_READY && exit 0"
+    wait = proc.until_ready(pidfile, listening, START_WAIT) + (
+        f"echo NETRUN_NOT_READY; tail -c 2000 {q(out)}"
+    )
+    res = host.run(wait, timeout=START_WAIT + 15, check=False)
+    if "NETRUN_READY" not in res.stdout:
+        text = res.stdout.split("NETRUN_NOT_READY", 1)[-1].strip()
+        if "not found" in text or "No such file" in text:
+            why = f"{argv[0]} not found: install iperf (apt-get install iperf) or set netrun_iperf2"
+        else:
+            why = f"it did not start: {text[-200:] or 'no output'}"
+        raise HostError(host.name, f"iperf2 server on {address}:{port}: {why}")
+    return Server(host, address, port, out, pidfile)
+
+
+def run_client(mode: Mode, host: Host, target: str, port: int, tag: str) -> CommandResult:
+    """The iperf2 client at the test's rate to ``target:port``, bounded on the host too.
+
+    Its pid is an undo record: a UDP client sends on whether anyone listens, so a run
+    killed mid-test must stop it by pid (the sweep) rather than leave it to its deadline.
+    """
+    t = mode.test
+    argv = iperf2.client_command(
+        target, length=int(t.value("length")), bitrate=t.value("bitrate"),
+        duration=float(t.duration), port=port,
+    )  # fmt: skip
+    argv[0] = binary(host)
+    deadline = float(t.deadline)
+    pidfile = f"{mode.ctx.workdir(host)}/iperf2-{tag}.client.pid"
+    inner = f'{undo.save_pid(pidfile, "$$")} && exec "$@"'
+    bounded = ["timeout", "-k", "5", f"{deadline:g}", "sh", "-c", inner, "sh", *argv]
+    stop = undo.kill_recorded(pidfile)
+    what = "stop the iperf2 client"
+    return mode.change(
+        host, shlex.join(bounded), stop, what=what, timeout=deadline + 15, check=False
+    )
+
+
+def stop_server(server: Server, duration: float) -> str:
+    """Wait for the flow's whole-test report, stop the server, and return its output.
+
+    With ``-i 1`` the first per-second line starts at 0 too: the whole-test one is the
+    second line from 0 s (the only one in a test of a second or less).
+    """
+    q = shlex.quote
+    want = 1 if duration <= 1 else 2
+    script = (
+        f"i=0; while [ $i -lt {int(REPORT_WAIT * 20)} ]; do "
+        f"n=$(grep -Ec '\\] +0\\.0+-[0-9.]+ sec' {q(server.output)} 2>/dev/null); "
+        f'[ "${{n:-0}}" -ge {want} ] && break; sleep 0.05; i=$((i+1)); done; '
+        f"{undo.kill_recorded(server.pidfile)}; cat {q(server.output)}"
+    )
+    return server.host.run(script, timeout=REPORT_WAIT + 20, check=False).stdout
+
+
+def parse_run(server_text: str, client: CommandResult, duration: float) -> iperf2.Iperf2Result:
+    """The server's report; a client that could not reach it says why (refused, no ack)."""
+    try:
+        return iperf2.parse(server_text, expect_seconds=duration)
+    except iperf2.Iperf2Error as exc:
+        if exc.kind != "no-output":
+            raise
+        client_text = f"{client.stdout}\n{client.stderr}"
+        try:
+            return iperf2.parse(client_text, side="client", expect_seconds=duration)
+        except iperf2.Iperf2Error as again:
+            if again.kind in ("refused", "no-ack"):
+                raise iperf2.Iperf2Error(
+                    again.kind, again.message, f"{server_text}\n--- client ---\n{client_text}"
+                ) from None
+        raise iperf2.Iperf2Error(
+            exc.kind, exc.message, f"{server_text}\n--- client ---\n{client_text}"
+        ) from None
+
+
+def result_of(
+    mode: Mode, server_text: str, client: CommandResult, duration: float
+) -> tuple[iperf2.Iperf2Result, str]:
+    """A run's result and its raw proof (the server's report, then the client's output),
+    on hosts or in containers; a run that failed names the host whose side did (the
+    client's when it never reached the server)."""
+    raw = f"{server_text}\n--- client on {mode.client.name} ---\n{client.stdout}{client.stderr}"
+    try:
+        result = parse_run(server_text, client, duration)
+    except iperf2.Iperf2Error as exc:
+        where = mode.client.name if exc.kind in ("refused", "no-ack") else mode.server.name
+        raise iperf2.Iperf2Error(exc.kind, f"{where}: {exc.message}", raw) from None
+    return result, raw
+
+
+def metrics_of(result: iperf2.Iperf2Result) -> tuple[dict[str, float | None], dict[str, Any]]:
+    """The declared metrics and the details results.json keeps beside them."""
+    values = {name: result.metrics.get(name) for name in iperf2.METRIC_NAMES}
+    return dict(values), result.details()  # counts stay whole numbers

@@ -1,0 +1,116 @@
+"""iperf2 as a tool a test picks: latency, jitter and loss at a fixed packet rate.
+
+The command and the parser live in tools/iperf2.py, the processes on the hosts in
+tools/iperf2_run.py. In bare metal the client sends straight to the server's data address;
+a mode that places the path itself (``mode: turn`` sends through a relay) defines
+``measure_iperf2(repeat, run)`` and calls ``run(target, port)`` for the client leg.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from netrun.core.options import Option, expecting, integer, seconds
+from netrun.hosts import clock_reading
+from netrun.modes.base import Measurement
+from netrun.tools.base import Tool
+from netrun.tools.iperf2 import parse as iperf2
+from netrun.tools.iperf2 import run as iperf2_run
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.modes.base import Mode
+
+DEFAULT_PORT = 5001
+
+
+def _bitrate_ok(value: Any) -> bool:
+    try:
+        iperf2.check_bitrate(value)
+    except ValueError:
+        return False
+    return True
+
+
+# fmt: off
+OPTIONS: tuple[Option, ...] = (
+    Option("duration", (int, float), 10, "seconds of traffic per run (iperf -t)",
+           check=seconds(1, 86400)),
+    Option("bitrate", (int, str), "1000pps", "rate: bits/s (800000, 8M) or packets/s "
+           "(1000pps) (iperf -b)", check=expecting(
+               "bits/s like 800000 or 8M, or packets/s like 1000pps", _bitrate_ok)),
+    Option("length", int, 100, "UDP datagram bytes (iperf -l)", check=integer(16, 65507)),
+    Option("port", int, DEFAULT_PORT, "the iperf2 server's UDP port (iperf -p)",
+           check=integer(1, 65535), from_inventory=True),
+)
+# fmt: on
+
+#: What a leg of the test runs: the client to ``target:port``; the server's result.
+Run = Callable[[str, int], tuple[iperf2.Iperf2Result, str]]
+
+
+def clocks(mode: Mode) -> dict[str, Any]:
+    """Each host's clock offset (read once per test, kept in the mode's details)."""
+    found = mode.details.get("clock")
+    if not isinstance(found, dict):
+        hosts = {mode.client.name: mode.client, mode.server.name: mode.server}
+        found = {name: clock_reading.read_host(host) for name, host in hosts.items()}
+        mode.details["clock"] = found
+    return found
+
+
+def leg(mode: Mode, tag: str) -> Run:
+    """A function running one iperf2 test whose client sends to a given address and port."""
+
+    def run(target: str, port: int) -> tuple[iperf2.Iperf2Result, str]:
+        server_port = int(mode.value("port"))
+        srv = iperf2_run.start_server(mode, mode.server, mode.server.data_ip, server_port, tag)
+        client = iperf2_run.run_client(mode, mode.client, target, port, tag)
+        text = iperf2_run.stop_server(srv, float(mode.test.duration))
+        return iperf2_run.result_of(mode, text, client, float(mode.test.duration))
+
+    return run
+
+
+def measure(mode: Mode, repeat: int) -> Measurement:
+    """One repeat: bare metal sends to the server's data address, a relay mode its own way."""
+    found = clocks(mode)
+    run = leg(mode, f"t{mode.test.index}r{repeat}")
+    own: Callable[[int, Run], tuple[iperf2.Iperf2Result, str, Mapping[str, Any]]] | None
+    own = getattr(mode, "measure_iperf2", None)
+    extra: Mapping[str, Any] = {}
+    if own is not None:
+        result, raw, extra = own(repeat, run)
+    else:
+        result, raw = run(mode.server.data_ip, int(mode.value("port")))
+    metrics, details = iperf2_run.metrics_of(result)
+    details = {**details, **extra, "clock": found}
+    why = clock_reading.latency_verdict(
+        metrics.get("latency_avg_ms"), found[mode.client.name], found[mode.server.name]
+    )
+    if why is not None and metrics.get("latency_avg_ms") is not None:
+        details["latency_unreliable"] = why
+    fixed = clock_reading.corrected_ms(
+        metrics.get("latency_avg_ms"), found[mode.client.name], found[mode.server.name]
+    )
+    if fixed is not None:  # two clocks: the mean with their estimated offsets taken out
+        details["latency_avg_corrected_ms"] = fixed
+    unavailable = dict(result.unavailable)
+    return Measurement(raw, result, details, metrics, unavailable)
+
+
+def describe(test: TestSpec) -> str:
+    return f"sending {test.value('bitrate')} x {test.value('length')} B for {test.duration:g}s"
+
+
+TOOL = Tool(
+    name="iperf2",
+    options=OPTIONS,
+    metrics=iperf2.METRICS,
+    measure=measure,
+    describe=describe,
+    modes=("baremetal", "turn", "docker", "flannel"),
+    protocol="udp",
+    needs={"server": ("iperf",), "client": ("iperf",)},
+)

@@ -1,0 +1,156 @@
+"""Starting an iperf3 server in one round trip: a shell script and the line it answers.
+
+Split from tools/iperf3.py (command and JSON parser): the script makes the run's folder,
+finds a free port, starts ``iperf3 -s`` with a lifetime bound and waits until it listens;
+``parse_server_ready`` reads its NETRUN_READY / NETRUN_FAIL line.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Sequence
+
+from netrun.tools.iperf3.parse import Iperf3Error
+
+_SERVER_BODY = r"""
+fail() { echo "NETRUN_FAIL $*"; exit 1; }
+mkdir -p "$dir" 2>/dev/null && chmod 700 "$dir" 2>/dev/null \
+    || fail "cannot create work directory $dir"
+command -v "$bin" >/dev/null 2>&1 || fail "iperf3 not found: $bin is not installed or not in PATH"
+can_check=1
+if command -v ss >/dev/null 2>&1; then
+    listening() { [ -n "$(ss -ltnH "sport = :$1" 2>/dev/null)" ]; }
+elif [ -r /proc/net/tcp ]; then
+    listening() {
+        cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v h="$(printf ':%04X' "$1")" \
+            '$4 == "0A" && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }'
+    }
+else
+    can_check=0
+    listening() { return 1; }
+fi
+alive() {
+    if [ -r "/proc/$1/stat" ]; then
+        st=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null)
+        [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+    else
+        kill -0 "$1" 2>/dev/null
+    fi
+}
+holder() {
+    h=$(ss -ltnpH "sport = :$1" 2>/dev/null \
+        | sed -n 's/.*users:(("\([^"]*\)",pid=\([0-9]*\).*/\1 \2/p' | head -n 1)
+    echo "NETRUN_BUSY $1 $h"
+}
+detach=
+command -v setsid >/dev/null 2>&1 && detach=setsid
+bound=
+if [ -n "$lifetime" ] && command -v timeout >/dev/null 2>&1; then
+    bound="timeout -k 5 $lifetime"
+fi
+busy=
+for p in $ports; do
+    if listening "$p"; then busy="$busy $p"; holder "$p"; continue; fi
+    log="$dir/$tag.$p.log"
+    pidfile="$dir/$tag.$p.pid"
+    # iperf3 records its own pid (sh execs it): under timeout, $! is timeout's pid.
+    $detach nohup $bound sh -c 'echo $$ >"$0" && exec "$@"' "$pidfile" \
+        "$bin" -s -1 -B "$bind" -p "$p" </dev/null >"$log" 2>&1 &
+    pid=$!
+    i=0
+    state=wait
+    while [ "$i" -lt "$steps" ]; do
+        if listening "$p"; then state=ready; break; fi
+        if ! alive "$pid"; then state=dead; break; fi
+        sleep 0.02
+        i=$((i + 1))
+    done
+    if [ "$state" = dead ]; then
+        rm -f "$pidfile"
+        if grep -q "Address already in use" "$log" 2>/dev/null; then
+            busy="$busy $p"; holder "$p"; rm -f "$log"; continue
+        fi
+        fail "iperf3 server on port $p exited: $(tail -n 3 "$log" 2>/dev/null | tr '\n' ' ')"
+    fi
+    if [ "$state" = wait ] && ! { [ "$can_check" = 0 ] && alive "$pid"; }; then
+        kill "$pid" 2>/dev/null
+        rm -f "$pidfile"
+        fail "iperf3 server on port $p not listening after ${wait_s}s:" \
+            "$(tail -n 3 "$log" 2>/dev/null | tr '\n' ' ')"
+    fi
+    if [ -s "$pidfile" ]; then pid=$(cat "$pidfile"); fi
+    echo "NETRUN_READY $pid $p $log"
+    exit 0
+done
+fail "all ports busy:$busy"
+"""
+
+
+def server_script(
+    *,
+    binary: str,
+    bind_ip: str,
+    ports: Sequence[int],
+    workdir: str,
+    tag: str,
+    wait_s: float,
+    lifetime: float | None = None,
+) -> str:
+    """A POSIX sh script that starts one iperf3 server on the first free port of ``ports``.
+
+    It prints ``NETRUN_READY <pid> <port> <logfile>`` once the server really listens, or
+    ``NETRUN_FAIL <reason>``; read it with ``parse_server_ready``. A port found taken gets a
+    ``NETRUN_BUSY <port> [<program> <pid>]`` line (the holder when ``ss -p`` can tell).
+    The pid is also written to ``<workdir>/<tag>.<port>.pid`` so a later sweep can stop
+    what a killed run left.
+    """
+    if not ports:
+        raise ValueError("server_script needs at least one port")
+    steps = max(1, math.ceil(wait_s / 0.02))
+    q = shlex.quote
+    head = [
+        "set -u",
+        'PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"; export PATH',
+        f"bin={q(binary)}",
+        f"bind={q(bind_ip)}",
+        f"dir={q(workdir)}",
+        f"tag={q(tag)}",
+        f"ports={q(' '.join(str(int(p)) for p in ports))}",
+        f"steps={steps}",
+        f"wait_s={q(f'{wait_s:g}')}",
+        # with a lifetime the server runs under timeout: it ends even if netrun vanished
+        f"lifetime={math.ceil(lifetime) if lifetime else ''}",
+    ]
+    return "\n".join(head) + _SERVER_BODY
+
+
+def parse_server_ready(text: str) -> tuple[int, int, str]:
+    """(pid, port, logfile) from ``server_script``'s output, or ``Iperf3Error``.
+
+    A "busy" error carries ``busy``: each taken port and who holds it ("iperf3 1234"), if known.
+    """
+    busy: dict[int, str | None] = {}
+    for line in text.splitlines():
+        words = line.split(maxsplit=2)
+        if words[:1] == ["NETRUN_BUSY"] and len(words) >= 2 and words[1].isdigit():
+            busy[int(words[1])] = words[2].strip() if len(words) == 3 else None
+    for line in reversed(text.splitlines()):
+        words = line.strip().split(maxsplit=3)
+        if words[:1] == ["NETRUN_READY"] and len(words) == 4:
+            try:
+                return int(words[1]), int(words[2]), words[3]
+            except ValueError:
+                break
+        if words[:1] == ["NETRUN_FAIL"]:
+            reason = line.strip()[len("NETRUN_FAIL") :].strip()
+            if reason.startswith("iperf3 not found"):
+                kind = "missing"
+            elif reason.startswith("all ports busy"):
+                kind = "busy"
+            else:
+                kind = "error"
+            err = Iperf3Error(kind, f"iperf3 server did not start: {reason}", text)
+            err.busy = busy
+            raise err
+    raise Iperf3Error("bad-output", "iperf3 server start printed no NETRUN_READY line", text)

@@ -1,0 +1,124 @@
+"""iperf3 as a tool a test picks: its options, its metrics and one measurement.
+
+The command and the parser live in tools/iperf3.py; where the two ends run is the mode's
+business (bare metal, containers, FreeFlow), so ``measure`` asks the mode and turns the
+parsed result into the declared metrics.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from netrun.core.metrics import Metric
+from netrun.core.options import Option, integer, matching, number, seconds, size
+from netrun.tools.base import Tool
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.modes.base import Measurement, Mode
+    from netrun.tools.iperf3.parse import Iperf3Result
+
+# fmt: off
+OPTIONS: tuple[Option, ...] = (
+    Option("duration", (int, float), 10, "seconds of traffic per run (iperf3 -t)",
+           check=seconds(1, 86400)),
+    Option("protocol", str, "tcp", "tcp or udp (iperf3 -u)", choices=("tcp", "udp")),
+    Option("streams", int, 1, "parallel streams (iperf3 -P)", check=integer(1, 128)),
+    Option("reverse", bool, False, "the server sends and the client receives (iperf3 -R)"),
+    Option("bidir", bool, False, "both send at once (iperf3 --bidir, 3.7+): Mbit/s is the "
+           "sum of both directions, against twice one direction's ceiling"),
+    Option("omit", (int, float), 0, "warm-up seconds left out of the result (iperf3 -O)",
+           check=seconds(0, 60)),
+    Option("bitrate", (int, str), None, "target rate, e.g. 800K or 1G (iperf3 -b)",
+           check=size(0, "1000T"), nullable=True),
+    Option("length", (int, str), None, "buffer or datagram length, e.g. 1400 (iperf3 -l)",
+           check=size(1, "1M"), nullable=True),
+    Option("port", int, None, "server port (iperf3 -p); iperf3's 5201 when null",
+           check=integer(1, 65535), nullable=True, from_inventory=True),
+    Option("connect_timeout", (int, float), 5, "seconds to wait for the server to answer",
+           check=number(0, strict=True, maximum=3600)),
+    Option("window", (int, str), None, "socket buffer size (iperf3 -w)",
+           check=size(1, "512M"), nullable=True),
+    Option("busy_retries", int, 3, "retries when the server's port is busy with another iperf3",
+           check=integer(0, 20)),
+    Option("busy_backoff", (int, float), 0.5, "seconds before the first busy retry; doubles "
+           "after each (at most 60 s a wait)", check=number(0, strict=False, maximum=60)),
+    Option("tolerance", str, "5%", "throughput drop against the baseline that counts as a "
+           "regression", check=matching(r"[0-9]{1,3}(\.[0-9]+)?%", "a percentage such as 5%")),
+    Option("loss_tolerance", (int, float), None, "allowed rise in UDP loss, percentage points",
+           check=number(0, strict=False), nullable=True),
+    Option("jitter_tolerance", (int, float), None, "allowed rise in UDP jitter, ms",
+           check=number(0, strict=False), nullable=True),
+    Option("retransmits_tolerance", int, None, "allowed rise in TCP retransmits",
+           check=integer(0), nullable=True),
+)
+
+METRICS: tuple[Metric, ...] = (
+    Metric("throughput_bps", "bit/s", "higher", "receiver throughput (iperf3's receiver sum)",
+           tolerance="5%", scale=1e6, shown_unit="Mbit/s", digits=1),
+    Metric("sender_bps", "bit/s", "higher", "sender throughput (iperf3's sender sum)",
+           scale=1e6, shown_unit="Mbit/s", digits=1),
+    Metric("retransmits", "segments", "lower", "TCP segments the sender retransmitted",
+           digits=0),
+    Metric("cpu_client_pct", "%", "lower", "CPU use of the iperf3 client, whole host", digits=1),
+    Metric("cpu_server_pct", "%", "lower", "CPU use of the iperf3 server, whole host", digits=1),
+    Metric("jitter_ms", "ms", "lower", "UDP jitter the receiver saw (RFC 1889)", digits=3),
+    Metric("lost_percent", "%", "lower", "UDP datagrams lost on the way", digits=2),
+)
+# fmt: on
+
+#: Schema 1's per-metric tolerance options, still accepted: option -> metric.
+TOLERANCE_OPTIONS = {
+    "tolerance": "throughput_bps",
+    "loss_tolerance": "lost_percent",
+    "jitter_tolerance": "jitter_ms",
+    "retransmits_tolerance": "retransmits",
+}
+
+
+def values(r: Iperf3Result) -> dict[str, float | None]:
+    """The declared metrics of one parsed run."""
+    return {
+        "throughput_bps": r.receiver_bps,
+        "sender_bps": r.sender_bps,
+        "retransmits": r.retransmits,
+        "cpu_client_pct": r.cpu_client_pct,
+        "cpu_server_pct": r.cpu_server_pct,
+        "jitter_ms": r.jitter_ms,
+        "lost_percent": r.lost_percent,
+    }
+
+
+def unavailable(r: Iperf3Result) -> dict[str, str]:
+    """Why each metric iperf3 did not report is null."""
+    out = {}
+    if r.protocol == "udp":
+        out["retransmits"] = "not applicable to udp"
+    else:
+        out.update(jitter_ms="not applicable to tcp", lost_percent="not applicable to tcp")
+    return {k: v for k, v in out.items() if values(r).get(k) is None}
+
+
+def measure(mode: Mode, repeat: int) -> Measurement:
+    """One repeat, placed by the mode; the metrics come from the parsed result."""
+    m = mode.measure(repeat)
+    if m.result.bidir_bps:  # the sum's two halves, receiver rates in bit/s
+        forward, back = m.result.bidir_bps
+        m.details["bidir_bps"] = {"client_to_server": forward, "server_to_client": back}
+    m.metrics = values(m.result)
+    m.unavailable = {**unavailable(m.result), **m.unavailable}
+    return m
+
+
+def describe(test: TestSpec) -> str:
+    return f"running {test.duration:g}s"
+
+
+TOOL = Tool(
+    name="iperf3",
+    options=OPTIONS,
+    metrics=METRICS,
+    measure=measure,
+    describe=describe,
+    protocol="tcp",
+)

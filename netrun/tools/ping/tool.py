@@ -1,0 +1,179 @@
+"""ping (iputils): ICMP round-trip time from the client host to the server's data address.
+
+The proof that a tool needs no core change: this module, one line in tools/__init__.py,
+docs and tests. It runs in bare-metal mode only (the hosts' own addresses); the parser was
+built from real iputils 20221126 output (tests/fixtures/ping, captured by
+tests/fixtures/capture_ping.sh): replies, partial loss, 100% loss, unreachable, refusals.
+
+Decided on purpose:
+- no reply at all (100% loss, unreachable) fails the sample: there is no RTT to record,
+  and a nightly run must not pass on a dead path;
+- ``interval`` below 0.2 s is refused. iputils refuses an interval below its
+  MINUSERINTERVAL to anyone but root: 2 ms since iputils 20210202, 200 ms before (RHEL 8,
+  Debian 11), as busybox and other pings still do. netrun cannot know at validation time
+  whether a host's login is root (the lab's are), so it holds every host to 200 ms;
+- ``-w`` is never passed: with a deadline, iputils' ``-c`` counts replies, not probes, so
+  a lossy path would send more than ``count``. The remote ``timeout`` bounds the run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from netrun.core.metrics import Metric
+from netrun.core.options import Option, expecting, integer
+from netrun.errors import ToolError
+from netrun.modes.base import Measurement
+from netrun.tools.base import Tool
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.modes.base import Mode
+
+#: iputils' non-root floor before 2021 (200 ms), the portable one: see the module docstring.
+MIN_INTERVAL = 0.2
+#: The largest ICMP payload an IPv4 packet holds (65535 - 20 - 8); iputils errors above it.
+MAX_SIZE = 65507
+MAX_COUNT = 100_000
+#: Seconds a reply may take (-W); also the slack of the run's deadline.
+REPLY_WAIT = 2
+
+# fmt: off
+OPTIONS: tuple[Option, ...] = (
+    Option("count", int, 10, "echo requests per run (ping -c)", check=integer(1, MAX_COUNT)),
+    Option("interval", (int, float), 1.0, "seconds between requests (ping -i); >= 0.2, "
+           "what ping allows a non-root login", check=expecting(
+               "a number of seconds from 0.2 to 60 (ping refuses a shorter interval to a "
+               "non-root login: 200 ms in iputils before 2021, busybox and others)",
+               lambda v: MIN_INTERVAL <= max(-1.0, min(v, 1e9)) <= 60)),
+    Option("size", int, 56, "ICMP payload bytes (ping -s)", check=integer(0, MAX_SIZE)),
+)
+
+METRICS: tuple[Metric, ...] = (
+    Metric("rtt_avg_ms", "ms", "lower", "mean round-trip time of the replies",
+           tolerance="20%", digits=3),
+    Metric("rtt_min_ms", "ms", "lower", "shortest round-trip time", digits=3),
+    Metric("rtt_max_ms", "ms", "lower", "longest round-trip time", digits=3),
+    Metric("rtt_mdev_ms", "ms", "lower", "mean deviation of the round-trip times (ping's mdev)",
+           digits=3),
+    Metric("lost_percent", "%", "lower", "echo requests without a reply", tolerance=1.0,
+           digits=2),
+)
+# fmt: on
+
+_STATS = re.compile(
+    r"^(\d{1,12}) packets transmitted, (\d{1,12}) received,(?: \+(\d{1,12}) errors?,)?"
+    r"(?: \+\d{1,12} duplicates,)?(?: \+\d{1,12} corrupted,)? ([0-9.]{1,20})% packet loss",
+    re.MULTILINE,
+)
+_RTT = re.compile(
+    r"^rtt min/avg/max/mdev = ([0-9.]{1,20})/([0-9.]{1,20})/([0-9.]{1,20})/([0-9.]{1,20}) ms",
+    re.MULTILINE,
+)
+_ERROR = re.compile(r"^ping: (.{1,300})$", re.MULTILINE)
+_NOT_FOUND = re.compile(r"command not found|: not found\b|No such file or directory")
+
+
+class PingError(ToolError):
+    """ping failed or printed no statistics; ``message`` without the output's tail."""
+
+    def __init__(self, message: str, output: str = "") -> None:
+        self.message = message
+        super().__init__(message, output)
+
+
+@dataclass(frozen=True)
+class PingResult:
+    """One ping run's summary lines."""
+
+    transmitted: int
+    received: int
+    errors: int
+    lost_percent: float
+    rtt_min_ms: float
+    rtt_avg_ms: float
+    rtt_max_ms: float
+    rtt_mdev_ms: float
+
+
+def command(target: str, count: int, interval: float, size: int, binary: str = "ping") -> list[str]:
+    """The argv: numeric output (-n), so no name lookups between probes."""
+    return [binary, "-n", "-c", str(count), "-i", f"{interval:g}", "-s", str(size),
+            "-W", str(REPLY_WAIT), target]  # fmt: skip
+
+
+def parse(stdout: str, exited: int | None = None, stderr: str = "") -> PingResult:
+    """The statistics of one run; PingError (with the output's tail) when there is none."""
+    text = f"{stdout}\n{stderr}"
+    stats = _STATS.search(stdout)
+    if stats is None:
+        if _NOT_FOUND.search(text) or exited == 127:
+            raise PingError("ping not found; install it (apt-get install iputils-ping)", text)
+        error = _ERROR.search(text)
+        why = error[1].strip() if error else f"no statistics in its output (exit {exited})"
+        raise PingError(f"ping failed: {why}", text)
+    sent, received = int(stats[1]), int(stats[2])
+    errors = int(stats[3] or 0)
+    rtt = _RTT.search(stdout)
+    if received == 0 or rtt is None:
+        unreachable = "; destination unreachable" if errors else ""
+        raise PingError(f"no reply: {sent} sent, 100% packet loss{unreachable}", text)
+    try:
+        mn, avg, mx, mdev = (float(x) for x in rtt.groups())
+        lost = float(stats[4])
+    except ValueError:
+        raise PingError("ping printed statistics that are not numbers", text) from None
+    return PingResult(sent, received, errors, lost, mn, avg, mx, mdev)
+
+
+def _deadline(test: TestSpec) -> float:
+    count, interval = int(test.value("count")), float(test.value("interval"))
+    if test.value("timeout") is not None:
+        return float(test.value("timeout"))
+    return count * interval + REPLY_WAIT + 10
+
+
+def measure(mode: Mode, repeat: int) -> Measurement:
+    """One run from the client host to the server host's data address."""
+    test = mode.test
+    deadline = _deadline(test)
+    argv = command(mode.server.data_ip, test.value("count"), test.value("interval"),
+                   test.value("size"))  # fmt: skip
+    # coreutils timeout bounds it on the host too, should the controller disappear
+    bounded = ["timeout", "-k", "5", f"{deadline:g}", *argv]
+    res = mode.client.run(shlex.join(bounded), timeout=deadline + 15, check=False)
+    try:
+        r = parse(res.stdout, res.exited, res.stderr)
+    except PingError as exc:
+        if res.exited == 124:
+            exc = PingError(f"ping did not finish within {deadline:g}s", exc.output)
+        raise PingError(f"{mode.client.name}: {exc.message}", exc.output) from None
+    metrics: dict[str, float | None] = {
+        "rtt_avg_ms": r.rtt_avg_ms,
+        "rtt_min_ms": r.rtt_min_ms,
+        "rtt_max_ms": r.rtt_max_ms,
+        "rtt_mdev_ms": r.rtt_mdev_ms,
+        "lost_percent": r.lost_percent,
+    }
+    details = {"target": mode.server.data_ip, "transmitted": r.transmitted,
+               "received": r.received}  # fmt: skip
+    return Measurement(res.stdout, r, details, metrics)
+
+
+def describe(test: TestSpec) -> str:
+    return f"pinging {test.value('count')} x {test.value('interval'):g}s"
+
+
+TOOL = Tool(
+    name="ping",
+    options=OPTIONS,
+    metrics=METRICS,
+    measure=measure,
+    describe=describe,
+    modes=("baremetal",),
+    protocol="icmp",
+    needs={"client": ("ping",)},  # the server only answers: its kernel does
+)
