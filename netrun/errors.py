@@ -122,6 +122,10 @@ class ModeError(NetrunError):
     """A mode could not set up or run its test (engine missing, container died, ...)."""
 
 
+class MtuError(ModeError):
+    """An MTU could not be set, or the path does not carry it."""
+
+
 class Cancelled(NetrunError):
     """A command stopped because the run is being interrupted (a worker of a parallel run).
 

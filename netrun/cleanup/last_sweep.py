@@ -110,10 +110,8 @@ class Finale:
     ) -> Started | None:
         """Start the server host's sweep: it waits up to ``lifetime`` s for the server in
         ``pidfile`` to exit, kills it if it did not, then sweeps. None: not started."""
-        from netrun.tools.iperf3.run import kill_script
-
         wait = f"p=$(cat {shlex.quote(pidfile)} 2>/dev/null); " + proc.wait_gone(lifetime, POLL_S)
-        stop = kill_script(pidfile) + (f"; rm -f {shlex.quote(logfile)}" if logfile else "")
+        stop = proc.kill_script(pidfile) + (f"; rm -f {shlex.quote(logfile)}" if logfile else "")
         # Host.start runs what waits on the host's next command (earlier servers' stops)
         # first: then nothing of this run but this server is left on the host.
         script = f"{wait}{{ {stop}; }} >/dev/null 2>&1; {self.folder_gone(host)}"
@@ -146,19 +144,3 @@ class Finale:
         count, worked = found
         # A later command (a failed test's stop, a diagnosis) means a final sweep anyway.
         return host.commands == count and worked()
-
-
-def eligible(tests: Sequence[TestSpec], containers: bool = False) -> bool:
-    """Whether a run can sweep early: bare-metal iperf3 tests only (with ``containers``,
-    docker, flannel and freeflow ones too: netrun.modes.docker.armed), none setting an MTU
-    (their undo records would otherwise be swept while the run still tracks them)."""
-    from netrun.modes import get_mode
-    from netrun.modes.baremetal.mode import BareMetal
-    from netrun.modes.docker.mode import DockerMode
-    from netrun.run.mtu import want
-
-    kinds = (BareMetal, DockerMode) if containers else (BareMetal,)
-    return all(
-        issubclass(get_mode(t.mode), kinds) and t.tool == "iperf3" and want(t) is None
-        for t in tests
-    )

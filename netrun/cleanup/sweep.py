@@ -15,9 +15,8 @@ from netrun.cleanup.journal import Entry, Journal, host_key
 from netrun.cleanup.scripts import RUN_ID, cleanup_script, docker_command
 from netrun.errors import ConnectError, InputError, NetrunError
 from netrun.hosts.group import DEFAULT_FORKS, on_each
-from netrun.hosts.host import Host
+from netrun.hosts.host import Host, folder_key, remote_tmp
 from netrun.hosts.transport import SSHSettings, connect_all
-from netrun.modes.base import folder_key, remote_tmp
 
 
 @dataclass

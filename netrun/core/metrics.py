@@ -115,11 +115,27 @@ def finite(value: Any) -> float | None:
     return number if math.isfinite(number) and abs(number) <= MAX_VALUE else None
 
 
-def legacy() -> tuple[Metric, ...]:
-    """The iperf3 metrics, as schema 1 runs stored them in columns of their own."""
-    from netrun.tools.iperf3.tool import METRICS  # late: the tools import this module
+#: The iperf3 metrics, as schema 1 runs stored them in columns of their own: part of the
+#: saved format, so declared here (the iperf3 tool declares these and may add more).
+# fmt: off
+SCHEMA1_METRICS: tuple[Metric, ...] = (
+    Metric("throughput_bps", "bit/s", "higher", "receiver throughput (iperf3's receiver sum)",
+           tolerance="5%", scale=1e6, shown_unit="Mbit/s", digits=1),
+    Metric("sender_bps", "bit/s", "higher", "sender throughput (iperf3's sender sum)",
+           scale=1e6, shown_unit="Mbit/s", digits=1),
+    Metric("retransmits", "segments", "lower", "TCP segments the sender retransmitted",
+           digits=0),
+    Metric("cpu_client_pct", "%", "lower", "CPU use of the iperf3 client, whole host", digits=1),
+    Metric("cpu_server_pct", "%", "lower", "CPU use of the iperf3 server, whole host", digits=1),
+    Metric("jitter_ms", "ms", "lower", "UDP jitter the receiver saw (RFC 1889)", digits=3),
+    Metric("lost_percent", "%", "lower", "UDP datagrams lost on the way", digits=2),
+)
+# fmt: on
 
-    return METRICS
+
+def legacy() -> tuple[Metric, ...]:
+    """The metrics of a schema 1 run (no ``metrics`` of its own)."""
+    return SCHEMA1_METRICS
 
 
 def declared(doc: Mapping[str, Any]) -> dict[str, Metric]:

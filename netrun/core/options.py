@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import yaml
 
@@ -20,10 +20,20 @@ from netrun.errors import ScenarioError, did_you_mean
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
-    from netrun.hosts.host import Host
 
 #: Types YAML may hand us for an option; ``int`` values are accepted where floats are.
 Kind = type | tuple[type, ...]
+
+
+class VarsHolder(Protocol):
+    """What an inventory-settable option reads of a host (a netrun.hosts.host.Host)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def vars(self) -> Mapping[str, Any]: ...
+
+
 SIZE_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)")
 KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -174,7 +184,7 @@ def problem(option: Option, key: str, value: Any) -> str | None:
     return f"{key} {what}, got {show(value)}"
 
 
-def option_for(test: TestSpec, host: Host, name: str, options: Iterable[Option]) -> Any:
+def option_for(test: TestSpec, host: VarsHolder, name: str, options: Iterable[Option]) -> Any:
     """A from_inventory option among ``options`` (the test's whole table): the explicit
     scenario value, else the host's netrun_<name>, else the default. A bad inventory value
     raises ScenarioError naming the host and variable."""

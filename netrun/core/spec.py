@@ -14,8 +14,9 @@ from types import MappingProxyType
 from typing import Any
 
 from netrun.errors import did_you_mean
-from netrun.tools import DEFAULT as DEFAULT_TOOL
 
+#: The tool of a test that names none (``tool:``; the tools are registered in netrun.tools).
+DEFAULT_TOOL = "iperf3"
 #: The roles of a mode that declares none: the two ends of one iperf3 test.
 DEFAULT_ROLES = ("server", "client")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})

@@ -337,7 +337,8 @@ class History:
     def headline(self, scenario: str, test: str) -> metrics.Metric:
         """The metric a trend of ``test`` follows: its tool's headline (throughput for
         iperf3, rtt_avg_ms for ping), from the newest stored sample."""
-        from netrun.tools import DEFAULT, get_tool
+        from netrun.core.spec import DEFAULT_TOOL as DEFAULT
+        from netrun.tools import get_tool
 
         with self._errors():
             row = self.db.execute(

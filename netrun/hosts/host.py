@@ -7,6 +7,8 @@ else in netrun needs to know Ansible's spelling.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -192,3 +194,21 @@ class Host:
 
     def __str__(self) -> str:
         return self.name
+
+
+def remote_tmp(host: Host) -> str:
+    """Where runs keep their folders on a host (netrun_remote_tmp, default /tmp)."""
+    return str(host.vars.get("netrun_remote_tmp") or "/tmp").rstrip("/") or "/"
+
+
+def folder_key(name: str) -> str:
+    """A host's part of its run folder's name and its containers' ``netrun.host`` label:
+    its inventory ``name`` where that is safe
+    in a file name, else a safe form of it plus a hash (two names never share a key).
+
+    Hosts that share a filesystem (one machine's namespaces or containers, NFS homes)
+    would otherwise share one run folder, and so each other's records and pid files."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40] or "_"
+    if safe == name:
+        return safe
+    return f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"

@@ -101,3 +101,47 @@ def until_ready(pidfile: str, ready: str, seconds: float, poll_s: float = 0.05) 
         f'kill -0 "$(cut -d" " -f1 {shlex.quote(pidfile)})" 2>/dev/null || break; '
         f"sleep {poll_s:g}; i=$((i+1)); done; "
     )
+
+
+def state_script(pidfile: str, iface: str | None = None, must_contain: str = "iperf") -> str:
+    """Print ``NETRUN_STATE <s>`` (the /proc state letter: T is stopped) of the process in
+    ``pidfile`` when it is still what we started, and ``NETRUN_LINK <operstate>`` of ``iface``.
+    """
+    f = shlex.quote(pidfile)
+    script = (
+        f"p=$(cat {f} 2>/dev/null); "
+        f"if {runs(must_contain)}; then "
+        's=$(cat "/proc/$p/stat" 2>/dev/null); s=${s##*) }; echo "NETRUN_STATE ${s%% *}"; '
+        "else echo NETRUN_STATE gone; fi; "
+    )
+    if iface:
+        link = shlex.quote(f"/sys/class/net/{iface}/operstate")
+        script += f'echo "NETRUN_LINK $(cat {link} 2>/dev/null || echo missing)"; '
+    return script
+
+
+def kill_script(pidfile: str, must_contain: str = "iperf", iface: str | None = None) -> str:
+    """Kill the process in ``pidfile`` if it is still what we started, then drop the file.
+
+    SIGTERM stays pending on a stopped (SIGSTOP) process, so SIGCONT follows it; whatever
+    still lives after a second gets SIGKILL. The state is printed first (``state_script``).
+    """
+    f = shlex.quote(pidfile)
+    return state_script(pidfile, iface, must_contain) + (
+        f"if {runs(must_contain)}; then "
+        'kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
+        + wait_gone(1.0, then_kill="-9")
+        + f"fi; rm -f {f}; true"
+    )
+
+
+def read_state(text: str) -> tuple[str | None, str | None]:
+    """(process state letter or "gone", link operstate) from ``state_script``'s output."""
+    state = link = None
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0] == "NETRUN_STATE":
+            state = words[1]
+        elif len(words) == 2 and words[0] == "NETRUN_LINK":
+            link = words[1]
+    return state, link

@@ -8,9 +8,10 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from netrun.core.options import Option
+from netrun.core.options import Option, option_for
 from netrun.errors import NetrunError
 from netrun.modes.base import Mode
+from netrun.tools import option_table
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -43,6 +44,12 @@ def get_mode(name: str) -> type[Mode]:
     return cls
 
 
+def mode_kind(name: str) -> tuple[bool, bool]:
+    """(has an overlay device, runs in containers) for a mode, as its class declares."""
+    mode = get_mode(name)
+    return mode.overlay_device, mode.containers
+
+
 def mode_options() -> dict[str, Sequence[Option]]:
     """Each mode's own scenario keys, for validation."""
     return {name: get_mode(name).options for name in _modules()}
@@ -70,8 +77,6 @@ def all_options() -> list[Option]:
 def docker_commands(tests: Sequence[TestSpec], inventory: Any) -> dict[str, str]:
     """Host name -> the docker command its container tests will use (a scenario may set
     it), so the journal's sweep after a SIGKILL calls the same one."""
-    from netrun.scenario.loader import option_for
-
     options = mode_options()
     found: dict[str, str] = {}
     for test in tests:
@@ -81,5 +86,7 @@ def docker_commands(tests: Sequence[TestSpec], inventory: Any) -> dict[str, str]
         for name in test.hosts:
             with contextlib.suppress(NetrunError):
                 host = inventory.get(name)
-                found.setdefault(name, str(option_for(test, host, "docker", opts)))
+                found.setdefault(
+                    name, str(option_for(test, host, "docker", option_table(test.tool, opts)))
+                )
     return found

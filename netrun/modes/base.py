@@ -7,8 +7,6 @@ new module plus one line in netrun/modes/__init__.py.
 from __future__ import annotations
 
 import functools
-import hashlib
-import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,32 +14,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from netrun.cleanup import undo as undo_records
 from netrun.cleanup.undo import Record
-from netrun.core.options import Option
+from netrun.core.options import Option, option_for
 from netrun.errors import NetrunError
+from netrun.hosts.host import folder_key, remote_tmp
+from netrun.tools import option_table
 
 if TYPE_CHECKING:
+    from netrun.core.measurement import Measurement
     from netrun.core.spec import TestSpec
     from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
-    from netrun.tools.iperf3.parse import Iperf3Result
-
-
-def remote_tmp(host: Host) -> str:
-    """Where runs keep their folders on a host (netrun_remote_tmp, default /tmp)."""
-    return str(host.vars.get("netrun_remote_tmp") or "/tmp").rstrip("/") or "/"
-
-
-def folder_key(name: str) -> str:
-    """A host's part of its run folder's name and its containers' ``netrun.host`` label:
-    its inventory ``name`` where that is safe
-    in a file name, else a safe form of it plus a hash (two names never share a key).
-
-    Hosts that share a filesystem (one machine's namespaces or containers, NFS homes)
-    would otherwise share one run folder, and so each other's records and pid files."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40] or "_"
-    if safe == name:
-        return safe
-    return f"{safe}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 @dataclass
@@ -96,19 +78,6 @@ class RunContext:
         return str(host.vars.get("netrun_iperf3") or "iperf3")
 
 
-@dataclass
-class Measurement:
-    """One run of a tool as a mode saw it: the raw output, what it parsed to, its metrics."""
-
-    raw: str
-    result: Iperf3Result | Any
-    details: dict[str, Any] = field(default_factory=dict)
-    #: The tool's declared metrics for this run (None: unavailable, see ``unavailable``).
-    metrics: dict[str, float | None] = field(default_factory=dict)
-    #: Metric name -> why it is null.
-    unavailable: dict[str, str] = field(default_factory=dict)
-
-
 class Mode:
     """A way of placing the iperf3 ends: set up once per test, measure per repeat, tear down.
 
@@ -125,6 +94,17 @@ class Mode:
     tools: ClassVar[tuple[str, ...] | None] = None
     #: role -> the tools a host in that role must have (see netrun.run.needs for their names).
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("iperf3",), "client": ("iperf3",)}
+    # What the mode supports, asked by the run (which never names a concrete mode):
+    #: Its ends run in containers (an ``mtu:`` test also sets the containers' interfaces).
+    containers: ClassVar[bool] = False
+    #: Its path crosses an overlay device (Flannel's VXLAN), which ``mtu:`` sets too.
+    overlay_device: ClassVar[bool] = False
+    #: A host's last iperf3 measurement may sweep the host itself (netrun.cleanup.last_sweep):
+    #: in every run, in sequential runs only (armed container clients), or never.
+    sweeps_early: ClassVar[str] = "never"  # "always" | "sequential" | "never"
+    #: The next iperf3 test's server starts while this test's client runs
+    #: (netrun.modes.baremetal.ahead).
+    starts_ahead: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -146,11 +126,9 @@ class Mode:
 
     def value(self, name: str, host: Host | None = None) -> Any:
         """An option's value; inventory-settable ones are read for ``host`` (default server)."""
-        from netrun.core.options import GENERAL_OPTIONS, option_for
-        from netrun.tools import get_tool
-
-        table = (*GENERAL_OPTIONS, *get_tool(self.test.tool).options, *self.options)
-        return option_for(self.test, host or self.server, name, table)
+        return option_for(
+            self.test, host or self.server, name, option_table(self.test.tool, self.options)
+        )
 
     def setup(self) -> None:
         """Start what the mode needs before the first repeat (containers, routers...)."""

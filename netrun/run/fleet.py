@@ -20,10 +20,11 @@ from netrun.cleanup.scripts import docker_command
 from netrun.cleanup.sweep import sweep_stale
 from netrun.errors import NetrunError
 from netrun.hosts.group import cleaning, on_each
+from netrun.hosts.host import remote_tmp
 from netrun.hosts.transport import connect_all
 from netrun.modes import docker_commands
 from netrun.modes.baremetal import probe_start as prestart
-from netrun.modes.base import RunContext, remote_tmp
+from netrun.modes.base import RunContext
 from netrun.run.needs import Needs, plan_needs, probe_host
 
 if TYPE_CHECKING:

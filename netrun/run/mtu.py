@@ -13,7 +13,6 @@ frames silently, and the figures would be nonsense.
 
 from __future__ import annotations
 
-import re
 import shlex
 import threading
 from collections.abc import Mapping, Sequence
@@ -22,7 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from netrun.cleanup import undo as undo_records
 from netrun.core.mtuplan import VXLAN_OVERHEAD, MtuWant, next_wants, wanted
-from netrun.errors import ModeError, NetrunError
+from netrun.errors import MtuError, NetrunError
+from netrun.modes import mode_kind
+from netrun.tools.ip import (
+    first_int,
+    parse_state,
+    path_failure,
+    ping_script,
+    set_script,
+    state_script,
+)
 
 if TYPE_CHECKING:
     from netrun.cleanup.undo import Record
@@ -32,79 +40,10 @@ if TYPE_CHECKING:
 
 #: IPv4 (20) and ICMP (8) headers: a ping of MTU - 28 bytes fills a full-size packet.
 ICMP_OVERHEAD = 28
-_MTU_SEEN = re.compile(r"mtu ?=? ?(\d+)")
-
-
-class MtuError(ModeError):
-    """An MTU could not be set, or the path does not carry it."""
-
-
-def mode_kind(name: str) -> tuple[bool, bool]:
-    """(has an overlay device, runs in containers) for a mode, from the options it takes."""
-    from netrun.modes import get_mode
-
-    names = {o.name for o in get_mode(name).options}
-    return "flannel_iface" in names, "image" in names
 
 
 def want(test: TestSpec) -> MtuWant | None:
     return wanted(test, mode_kind)
-
-
-def _sysfs(dev: str) -> str:
-    return shlex.quote(f"/sys/class/net/{dev}/mtu")
-
-
-def state_script(iface: str, overlay: str | None, address: str) -> str:
-    """sh printing the uid, the interfaces carrying the SSH session (by the session's peer,
-    and by the address netrun connects to) and the current MTUs, one key=value a line."""
-    lines = [
-        "echo uid=$(id -u)",
-        'set -- $SSH_CONNECTION; [ -z "$1" ] || '
-        'echo mgmt=$(ip -o route get "$1" 2>/dev/null | sed -n "s/.* dev \\([^ ]*\\).*/\\1/p")',
-        f"echo mgmt=$(ip -o addr show 2>/dev/null | awk -v a={shlex.quote(address)} "
-        "'{split($4, p, \"/\"); if (p[1] == a) print $2}')",
-        f"echo mtu=$(cat {_sysfs(iface)} 2>/dev/null)",
-    ]
-    if overlay:
-        lines.append(f"echo overlay=$(cat {_sysfs(overlay)} 2>/dev/null)")
-    return "\n".join(lines)
-
-
-def parse_state(text: str) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        key, sep, value = line.strip().partition("=")
-        if sep and value:
-            out.setdefault(key, []).append(value)
-    return out
-
-
-def set_script(dev: str, mtu: int) -> str:
-    """sh setting an MTU and reading it back (a driver may refuse or round it)."""
-    d = shlex.quote(dev)
-    return f'ip link set dev {d} mtu {int(mtu)} && [ "$(cat {_sysfs(dev)})" = {int(mtu)} ]'
-
-
-def ping_script(source: str | None, target: str, size: int, netns_pid: int | None = None) -> str:
-    """A don't-fragment ping of ``size`` payload bytes (from a container's netns by pid)."""
-    argv = ["ping", "-n", "-M", "do", "-s", str(size), "-c", "3", "-i", "0.2", "-W", "2"]
-    if source:
-        argv += ["-I", source]
-    argv.append(target)
-    if netns_pid is not None:
-        argv = ["nsenter", "-t", str(netns_pid), "-n", *argv]
-    return shlex.join(argv)
-
-
-def path_failure(src: str, dst: str, mtu: int, output: str) -> str:
-    """The one line a path that does not carry ``mtu`` fails with."""
-    seen = _MTU_SEEN.search(output)
-    where = f"; the path reports MTU {seen.group(1)}" if seen else ""
-    return (
-        f"{src} -> {dst} does not carry {mtu}-byte packets (a switch port or the peer is at "
-        f"a lower MTU{where})"
-    )
 
 
 @dataclass(frozen=True)
@@ -186,14 +125,14 @@ class MtuSettings:
                 f"{host.name}: changing the MTU of {iface} needs root; connect as root or "
                 "set ansible_become: true for this host"
             )
-        now = {iface: _int(state.get("mtu"))}
+        now = {iface: first_int(state.get("mtu"))}
         if overlay:
-            if _int(state.get("overlay")) is None:
+            if first_int(state.get("overlay")) is None:
                 raise MtuError(
                     f"{host.name}: no overlay device {overlay} (is flanneld running?); set "
                     "flannel_iface (inventory netrun_flannel_iface) to its VXLAN device"
                 )
-            now[overlay] = _int(state.get("overlay"))
+            now[overlay] = first_int(state.get("overlay"))
         if now[iface] is None:
             raise MtuError(f"{host.name}: cannot read the MTU of {iface}")
         held = {a.dev: a for a in self.applied.get(host.name, [])}
@@ -341,47 +280,3 @@ class MtuSettings:
     def restore_all(self) -> list[str]:
         """Every host's MTUs back (the end of the run, however it ends)."""
         return [p for name in list(self.applied) for p in self.restore(name)]
-
-
-def follow_container(mode: Mode, host: Host, pid: int | None, mtu: int) -> None:
-    """Give a started container's interface and its host-side veth the overlay's MTU (they
-    go with the container). A Linux bridge follows its ports' MTU by itself; only one that
-    stays lower (its MTU was set by hand) is raised, as an undo record of the test.
-    Needs root on the host (nsenter)."""
-    if pid is None:
-        raise MtuError(f"{host.name}: the container's pid is unknown, cannot set its MTU")
-    script = (
-        # /sys shows the session's netns: read the peer's ifindex from ip's eth0@ifN
-        f"i=$(nsenter -t {int(pid)} -n ip -o link show dev eth0 | "
-        "sed -n 's/^[0-9]*: eth0@if\\([0-9]*\\).*/\\1/p'); p=; "
-        'for d in /sys/class/net/*; do [ "$(cat "$d/ifindex")" = "$i" ] && p=${d##*/}; done; '
-        '[ -n "$p" ] || exit 4; '
-        f'ip link set dev "$p" mtu {int(mtu)} && '
-        f"nsenter -t {int(pid)} -n ip link set dev eth0 mtu {int(mtu)} || exit 5; "
-        'b=$(readlink "/sys/class/net/$p/master"); '
-        '[ -z "$b" ] || printf "bridge=%s\\nbridge_mtu=%s\\n" "${b##*/}" '
-        '"$(cat "/sys/class/net/${b##*/}/mtu")"'
-    )
-    res = host.run(script, timeout=30, sudo=host.become, check=False)
-    if not res.ok:
-        why = "cannot find its veth" if res.exited == 4 else (res.stderr.strip()[-200:] or "?")
-        raise MtuError(f"{host.name}: could not set the container's MTU to {mtu}: {why}")
-    state = parse_state(res.stdout)
-    bridge = (state.get("bridge") or [""])[0]
-    old = _int(state.get("bridge_mtu"))
-    if bridge and old is not None and old < mtu:
-        done = mode.change(
-            host,
-            set_script(bridge, mtu),
-            f"ip link set dev {shlex.quote(bridge)} mtu {old}",
-            what=f"MTU of {bridge} back to {old}",
-            sudo=host.become,
-            check=False,
-        )
-        if not done.ok:
-            raise MtuError(f"{host.name}: could not set the MTU of {bridge} to {mtu}")
-
-
-def _int(values: list[str] | None) -> int | None:
-    text = (values or [""])[0]
-    return int(text) if text.isdigit() else None

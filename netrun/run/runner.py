@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,24 +22,25 @@ from netrun.cleanup import last_sweep as finale
 from netrun.cleanup.journal import Journal, host_key
 from netrun.cleanup.scripts import RUN_ID, cleanup_command, cleanup_script
 from netrun.cleanup.sweep import close_all, sweep_hosts
+from netrun.core.measurement import Measurement
 from netrun.core.mtuplan import order
 from netrun.core.spec import Scenario, TestSpec
 from netrun.errors import Cancelled, HostError, InputError, Interrupted, NetrunError, ToolError
 from netrun.hosts.group import cleaning, shielded, stop_on_signal
-from netrun.hosts.host import Host
+from netrun.hosts.host import Host, folder_key, remote_tmp
 from netrun.hosts.transport import SSHSettings
 from netrun.inventory.model import Inventory
-from netrun.modes import get_mode
+from netrun.modes import get_mode, mode_kind
 from netrun.modes.baremetal import probe_start as prestart
 from netrun.modes.baremetal.ahead import Pipeline
-from netrun.modes.base import Measurement, Mode, RunContext, folder_key, remote_tmp
+from netrun.modes.base import Mode, RunContext
 from netrun.results import flags
 from netrun.results.saver import Saver
 from netrun.results.stats import samples_by_test
 from netrun.results.store import ResultsDir, new_document, utcnow
 from netrun.run import sampler
 from netrun.run.fleet import Fleet
-from netrun.run.mtu import MtuSettings, mode_kind
+from netrun.run.mtu import MtuSettings, want
 from netrun.run.needs import Needs
 from netrun.run.progress import Events
 from netrun.run.rounds import plan
@@ -51,6 +52,24 @@ log = logging.getLogger("netrun.run.runner")
 
 Progress = Callable[[str], None]
 SERVER_CLIENT = ("server", "client")
+
+
+def sweeps_early(tests: Sequence[TestSpec], sequential: bool) -> bool:
+    """Whether each host's last test may sweep the host (netrun.cleanup.last_sweep): iperf3
+    tests of modes that allow it (in this kind of run), none setting an MTU (their undo
+    records would otherwise be swept while the run still tracks them)."""
+    allowed = ("always", "sequential") if sequential else ("always",)
+    return all(
+        get_mode(t.mode).sweeps_early in allowed and t.tool == "iperf3" and want(t) is None
+        for t in tests
+    )
+
+
+def starts_ahead(tests: Sequence[TestSpec]) -> bool:
+    """Whether each next test's server may start while the one before runs."""
+    return all(
+        get_mode(t.mode).starts_ahead and t.tool == "iperf3" and want(t) is None for t in tests
+    )
 
 
 def new_run_id() -> str:
@@ -167,9 +186,9 @@ class Run(Fleet):
         rounds = None if width == 1 else plan(tests, width)
         ordered = tests if rounds is None else [t for r in rounds for t in r]
         # each host swept by its last test (netrun.cleanup.last_sweep); containers' in sequential runs
-        if finale.eligible(ordered, containers=width == 1):
+        if sweeps_early(ordered, sequential=width == 1):
             self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
-            if finale.eligible(ordered):  # each next server started while the one before runs
+            if starts_ahead(ordered):  # each next server started while the one before runs
                 self.ctx.pipeline = Pipeline(ordered, self.req.inventory, self.ctx, rounds)
         self.ctx.tests = tests  # container modes keep containers for the next test
         self._connect(ordered)

@@ -14,12 +14,13 @@ from netrun.core.mtuplan import frame_mtu
 from netrun.results import flags
 from netrun.results.store import utcnow
 from netrun.tools import get_tool
-from netrun.tools.iperf3.parse import Iperf3Result
+from netrun.tools.iperf3.result import Iperf3Result
 
 if TYPE_CHECKING:
+    from netrun.core.measurement import Measurement
     from netrun.core.spec import TestSpec
     from netrun.inventory.model import Inventory
-    from netrun.modes.base import Measurement, Mode
+    from netrun.modes.base import Mode
 
 
 def build_sample(

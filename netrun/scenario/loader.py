@@ -16,12 +16,11 @@ from typing import Any
 from netrun.core import options as _options
 from netrun.core import yamlfile
 from netrun.core.options import (
-    GENERAL_OPTIONS,
     Option,
     _scalar,
     show,
 )
-from netrun.core.spec import DEFAULT_ROLES, Scenario, TestSpec  # noqa: F401  (re-exported)
+from netrun.core.spec import Scenario, TestSpec
 from netrun.errors import ScenarioError, did_you_mean
 from netrun.hosts.host import Host
 from netrun.scenario import pairs as _pairs
@@ -29,6 +28,8 @@ from netrun.scenario.validator import (
     NAME_RE,
     Check,
 )
+from netrun.tools import option_table
+from netrun.tools import tools as registered
 
 MAX_BYTES = yamlfile.MAX_BYTES
 MAX_NODES = 100_000  # YAML nodes after alias expansion: 5,000 tests or more, or an alias bomb
@@ -72,7 +73,6 @@ def load_scenario(
     if not isinstance(data, dict):
         got = "the file is empty" if data is None else f"got {show(data)}"
         raise ScenarioError(f"{where}: must be a mapping with a 'tests' list; {got}")
-    from netrun.tools import tools as registered  # late: ping imports the modes
 
     check = Check(where, hosts, modes, roles, resolve, registered(), select, mode_tools_)
     for key in data:
@@ -158,7 +158,4 @@ def load_scenario(
 def option_for(test: TestSpec, host: Host, name: str, options: Sequence[Option]) -> Any:
     """A from_inventory option of a test (see options.option_for); ``options`` are the
     mode's own, the general and the tool's are added here."""
-    from netrun.tools import get_tool
-
-    table = (*GENERAL_OPTIONS, *get_tool(test.tool).options, *options)
-    return _options.option_for(test, host, name, table)
+    return _options.option_for(test, host, name, option_table(test.tool, options))

@@ -15,11 +15,10 @@ from types import MappingProxyType
 from typing import Any
 
 from netrun.core.options import GENERAL_OPTIONS, Option, problem, show
-from netrun.core.spec import DEFAULT_ROLES, TestSpec
+from netrun.core.spec import DEFAULT_ROLES, DEFAULT_TOOL, TestSpec
 from netrun.errors import InputError, did_you_mean
 from netrun.results.flags import same_host_problem
 from netrun.scenario import pairs as _pairs
-from netrun.tools import DEFAULT as DEFAULT_TOOL
 from netrun.tools.base import Tool
 from netrun.tools.iperf3.tool import OPTIONS as IPERF3_OPTIONS
 

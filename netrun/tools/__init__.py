@@ -9,12 +9,14 @@ that defines ``TOOL`` (see tools/base.py) plus one entry in ``_MODULES``.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
+
+from netrun.core.options import GENERAL_OPTIONS, Option
 
 if TYPE_CHECKING:
     from netrun.tools.base import Tool
 
-DEFAULT = "iperf3"
 #: tool name -> module that defines ``TOOL``.
 _MODULES: dict[str, str] = {
     "iperf3": "netrun.tools.iperf3.tool",
@@ -27,6 +29,11 @@ def get_tool(name: str) -> Tool:
     """The Tool for a name; KeyError when there is none."""
     tool: Tool = importlib.import_module(_MODULES[name]).TOOL
     return tool
+
+
+def option_table(tool: str, mode_options: Iterable[Option] = ()) -> tuple[Option, ...]:
+    """Every option a test of this tool takes: the general ones, the tool's, the mode's."""
+    return (*GENERAL_OPTIONS, *get_tool(tool).options, *mode_options)
 
 
 def tools() -> dict[str, Tool]:

@@ -9,14 +9,55 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.core.metrics import Metric
 from netrun.core.options import Option
 
 if TYPE_CHECKING:
+    from netrun.core.measurement import Measurement
     from netrun.core.spec import TestSpec
-    from netrun.modes.base import Measurement, Mode
+    from netrun.hosts.command import CommandResult
+    from netrun.hosts.host import Host
+
+
+class Workdirs(Protocol):
+    """The run-wide part a tool uses: where the run keeps its files on a host."""
+
+    def workdir(self, host: Host) -> str: ...
+
+
+class Placement(Protocol):
+    """What a tool's ``measure`` sees of the mode that placed its two ends (every
+    netrun.modes.base.Mode is one): tools sit below modes and know them only by this."""
+
+    @property
+    def test(self) -> TestSpec: ...
+    @property
+    def server(self) -> Host: ...
+    @property
+    def client(self) -> Host: ...
+    @property
+    def ctx(self) -> Workdirs: ...
+    @property
+    def details(self) -> dict[str, Any]: ...
+
+    def value(self, name: str, host: Host | None = None) -> Any: ...
+
+    def measure(self, repeat: int) -> Measurement: ...
+
+    def change(
+        self,
+        host: Host,
+        command: str,
+        undo: str,
+        *,
+        what: str,
+        timeout: float = 30,
+        sudo: bool = False,
+        per_run: bool = False,
+        check: bool = True,
+    ) -> CommandResult: ...
 
 
 @dataclass(frozen=True)
@@ -27,7 +68,7 @@ class Tool:
     options: tuple[Option, ...]
     metrics: tuple[Metric, ...]
     #: One repeat in a set-up mode; raises a NetrunError (ToolError) when it fails.
-    measure: Callable[[Mode, int], Measurement]
+    measure: Callable[[Placement, int], Measurement]
     #: "running 10s": what the progress line says a repeat does.
     describe: Callable[[TestSpec], str]
     #: Modes it runs in; None: every mode.

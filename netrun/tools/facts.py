@@ -13,7 +13,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from netrun.tools.iperf3.parse import Iperf3Error, parse_version
+from netrun.tools.iperf3.parse import parse_version
+from netrun.tools.iperf3.result import Iperf3Error
 
 SECTION = re.compile(r"^==netrun:([a-z0-9-]+)==$")
 MISSING = "NETRUN_MISSING"

@@ -14,9 +14,9 @@ import pytest
 
 from netrun.errors import HostError
 from netrun.hosts.host import Host
+from netrun.hosts.proc import kill_script, read_state, state_script
 from netrun.modes.baremetal.mode import busy_error
-from netrun.tools.iperf3.parse import Iperf3Error
-from netrun.tools.iperf3.run import kill_script, read_state, state_script
+from netrun.tools.iperf3.result import Iperf3Error
 
 
 @pytest.fixture

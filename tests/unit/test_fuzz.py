@@ -47,6 +47,7 @@ from netrun.scenario.validator import COMMON_OPTIONS
 from netrun.tools.iperf2 import parse as iperf2
 from netrun.tools.iperf3 import command as iperf3
 from netrun.tools.iperf3 import parse as iperf3_parse
+from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.ping import tool as ping
 
 FUZZ_EXAMPLES = 10_000
@@ -453,10 +454,10 @@ def iperf3_output(draw: Callable[..., Any]) -> tuple[str, str, int | None]:
     return stdout, stderr, status
 
 
-def use_result(result: iperf3_parse.Iperf3Result) -> None:
+def use_result(result: iperf3_result.Iperf3Result) -> None:
     """results.json is written with allow_nan=False: every number must be finite."""
     json.dumps(dataclasses.asdict(result), allow_nan=False)
-    assert result.protocol in iperf3_parse.PROTOCOLS
+    assert result.protocol in iperf3_result.PROTOCOLS
 
 
 def check_iperf3(stdout: str, stderr: str, status: int | None) -> None:

@@ -26,7 +26,8 @@ import pytest
 from netrun.tools.iperf3 import command as iperf3
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import server as iperf3_server
-from netrun.tools.iperf3.parse import Iperf3Error, parse
+from netrun.tools.iperf3.parse import parse
+from netrun.tools.iperf3.result import Iperf3Error
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "iperf3"
 

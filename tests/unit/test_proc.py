@@ -14,7 +14,7 @@ import pytest
 
 from netrun.cleanup import undo
 from netrun.hosts import proc
-from netrun.tools.iperf3.run import kill_script
+from netrun.hosts.proc import kill_script
 
 
 def sh(script: str, timeout: float = 20) -> subprocess.CompletedProcess[str]:

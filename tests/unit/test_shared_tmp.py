@@ -12,9 +12,9 @@ import pytest
 from netrun.cleanup.owner import HOST_FILE, mark_script
 from netrun.cleanup.scripts import cleanup_script
 from netrun.cleanup.undo import kill_recorded, save_pid
-from netrun.hosts.host import Host
+from netrun.hosts.host import Host, folder_key
 from netrun.hosts.proc import READ_HOST_ID, boot_id, runs
-from netrun.modes.base import RunContext, folder_key
+from netrun.modes.base import RunContext
 
 
 def sh(script: str) -> subprocess.CompletedProcess[str]:

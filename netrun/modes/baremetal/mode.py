@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import time
 
+from netrun.core.measurement import Measurement
 from netrun.errors import Cancelled, HostError
 from netrun.hosts.host import Host
-from netrun.modes.base import Measurement, Mode
+from netrun.modes.base import Mode
 from netrun.tools.iperf3 import command as iperf3
 from netrun.tools.iperf3 import parse as iperf3_parse
+from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3.run import (
     REMOTE_MARGIN,
     ArmedClient,
@@ -61,18 +63,20 @@ class BareMetal(Mode):
 
     name = "baremetal"
     options = ()
+    sweeps_early = "always"
+    starts_ahead = True
 
     def measure(self, repeat: int) -> Measurement:
         """One run; a port another iperf3 holds is retried with backoff, then reported."""
         retries = int(self.test.value("busy_retries"))
         wait = float(self.test.value("busy_backoff"))
         started = time.monotonic()
-        last: iperf3_parse.Iperf3Error | None = None
+        last: iperf3_result.Iperf3Error | None = None
         for attempt in range(retries + 1):
             try:
                 self.repeat = repeat
                 return self.measure_once(f"{self.test.tag}r{repeat}")
-            except iperf3_parse.Iperf3Error as exc:
+            except iperf3_result.Iperf3Error as exc:
                 if exc.kind != "busy":
                     raise
                 last = exc
@@ -164,7 +168,7 @@ class BareMetal(Mode):
                 raise stall_error(self, exc, server) from None
             try:
                 result = iperf3_parse.parse(res.stdout, res.exited, stderr=res.stderr)
-            except iperf3_parse.Iperf3Error as exc:
+            except iperf3_result.Iperf3Error as exc:
                 if exc.kind == "busy":  # the server answered busy: another client holds it
                     exc.busy = {server.port: None}
                     raise
@@ -206,7 +210,7 @@ def stall_error(mode: BareMetal, exc: ClientTimeout, server: Iperf3Server) -> Ho
 
 
 def busy_error(
-    server: Host, exc: iperf3_parse.Iperf3Error, tries: int, seconds: float
+    server: Host, exc: iperf3_result.Iperf3Error, tries: int, seconds: float
 ) -> HostError:
     """The one line for a port another iperf3 kept: who holds it, and the two ways out."""
     ports = sorted(exc.busy)

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from netrun.errors import ModeError
-from netrun.hosts.host import Host
-from netrun.modes.base import folder_key
+from netrun.hosts.host import Host, folder_key
 from netrun.modes.docker import launch
 from netrun.tools import docker as dk
 

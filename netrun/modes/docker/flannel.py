@@ -14,10 +14,10 @@ import ipaddress
 import shlex
 from typing import Any
 
+from netrun.core.measurement import Measurement
 from netrun.core.options import Option, matching
 from netrun.errors import ModeError
 from netrun.hosts.host import Host
-from netrun.modes.base import Measurement
 from netrun.modes.docker import pathbytes
 from netrun.modes.docker.mode import OPTIONS as DOCKER_OPTIONS
 from netrun.modes.docker.mode import DockerMode
@@ -62,6 +62,7 @@ class Flannel(DockerMode):
 
     name = "flannel"
     options = OPTIONS
+    overlay_device = True
     counts_path = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

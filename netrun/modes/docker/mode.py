@@ -18,17 +18,21 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from netrun.cleanup import undo
+from netrun.core.measurement import Measurement
+from netrun.core.mtuplan import wanted
 from netrun.core.options import Option, expecting, matching, number
 from netrun.errors import Cancelled, ModeError
 from netrun.hosts.command import CommandResult
 from netrun.hosts.group import in_parallel
-from netrun.hosts.host import Host
-from netrun.modes.base import Measurement, Mode, folder_key
+from netrun.hosts.host import Host, folder_key
+from netrun.modes.base import Mode
 from netrun.modes.docker import armed as armedexec
 from netrun.modes.docker import early, engine, keep, launch, pathbytes, serverwait
 from netrun.modes.docker import iperf2 as iperf2_container
+from netrun.modes.docker.mtu import follow_container
 from netrun.tools import docker as dk
 from netrun.tools.iperf3 import parse as iperf3_parse
+from netrun.tools.iperf3 import result as iperf3_result
 
 SERVER_PORT = 5201
 
@@ -58,6 +62,8 @@ class DockerMode(Mode):
 
     name = "docker"
     options = OPTIONS
+    containers = True
+    sweeps_early = "sequential"
     #: Whether each repeat records the bytes along its path (netrun.modes.docker.pathbytes).
     counts_path: ClassVar[bool] = False
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
@@ -255,11 +261,9 @@ class DockerMode(Mode):
 
     def follow_mtu(self, host: Host, info: dk.ContainerInfo) -> None:
         """With ``mtu:``, the container's network gets the overlay's MTU (netrun.run.mtu)."""
-        from netrun.run import mtu
-
-        want = mtu.want(self.test)
+        want = wanted(self.test, lambda _name: (self.overlay_device, self.containers))
         if want is not None and want.containers:
-            mtu.follow_container(self, host, info.pid, want.containers)
+            follow_container(self, host, info.pid, want.containers)
 
     def server_address(self, info: dk.ContainerInfo, host: Host) -> str:
         network = str(self.value("network", host))
@@ -355,7 +359,7 @@ class DockerMode(Mode):
         out = res.stdout if res.stdout.strip() else res.stderr
         try:
             result = iperf3_parse.parse(res.stdout, res.exited, stderr=res.stderr)
-        except iperf3_parse.Iperf3Error as exc:
+        except iperf3_result.Iperf3Error as exc:
             raise exc.on(self.client.name) from None
         details = {"warnings": list(result.warnings)} if result.warnings else {}
         if not self.counts_path:

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from netrun.core.measurement import Measurement
     from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
-    from netrun.modes.base import Measurement
     from netrun.modes.docker.mode import DockerMode
 
 #: A device "carried the test" when it moved at least this share of the test's bytes, and

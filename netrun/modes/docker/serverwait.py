@@ -57,7 +57,7 @@ def host_sweep(mode: DockerMode, host: Host) -> str:
     SWEPT once the folder is gone. The records remove the containers: the final sweep's
     own look for labelled containers is left out (a ``docker ps`` less)."""
     from netrun.cleanup.scripts import cleanup_script
-    from netrun.modes.base import remote_tmp
+    from netrun.hosts.host import remote_tmp
 
     folder = shlex.quote(mode.ctx.workdir(host))
     sweep = cleanup_script(remote_tmp(host), mode.ctx.run_id, docker=None)

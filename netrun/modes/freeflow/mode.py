@@ -22,17 +22,17 @@ import dataclasses
 import shlex
 from typing import Any
 
+from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, matching, number
 from netrun.errors import ModeError
-from netrun.hosts.host import Host
-from netrun.modes.base import Measurement, folder_key
+from netrun.hosts.host import Host, folder_key
 from netrun.modes.docker import pathbytes
 from netrun.modes.docker.flannel import OPTIONS as FLANNEL_OPTIONS
 from netrun.modes.docker.flannel import PATH_RE
 from netrun.modes.docker.mode import DockerMode
 from netrun.modes.freeflow import router
 from netrun.tools import docker as dk
-from netrun.tools.iperf3.parse import Iperf3Result
+from netrun.tools.iperf3.result import Iperf3Result
 
 LIBRARY = "libfsocket.so"
 #: What iperf3 reports under FreeFlow but cannot know: it reads TCP_INFO with getsockopt on
@@ -78,6 +78,7 @@ class FreeFlow(DockerMode):
 
     name = "freeflow"
     options = OPTIONS
+    overlay_device = True
 
     counts_path = True
 

@@ -18,10 +18,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 from urllib.parse import quote
 
+from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, integer
 from netrun.errors import HostError, ModeError, ToolError
 from netrun.modes.baremetal.mode import data_iface
-from netrun.modes.base import Measurement, Mode
+from netrun.modes.base import Mode
 from netrun.modes.turn import commands as turn
 from netrun.modes.turn import relay as coturn
 from netrun.modes.turn import remote

@@ -22,7 +22,7 @@ from netrun.tools.iperf2 import parse as iperf2
 if TYPE_CHECKING:
     from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
-    from netrun.modes.base import Mode
+    from netrun.tools.base import Placement
 
 #: How long the server may take to print its first line, and a flow's final report.
 START_WAIT = 5.0
@@ -55,7 +55,7 @@ def port_holder_script(port: int) -> str:
     )
 
 
-def start_server(mode: Mode, host: Host, address: str, port: int, tag: str) -> Server:
+def start_server(mode: Placement, host: Host, address: str, port: int, tag: str) -> Server:
     """The iperf2 UDP server on ``address:port``; HostError naming the port and the fix."""
     workdir = mode.ctx.workdir(host)
     out, pidfile = f"{workdir}/iperf2-{tag}.out", f"{workdir}/iperf2-{tag}.pid"
@@ -92,7 +92,7 @@ def start_server(mode: Mode, host: Host, address: str, port: int, tag: str) -> S
     return Server(host, address, port, out, pidfile)
 
 
-def run_client(mode: Mode, host: Host, target: str, port: int, tag: str) -> CommandResult:
+def run_client(mode: Placement, host: Host, target: str, port: int, tag: str) -> CommandResult:
     """The iperf2 client at the test's rate to ``target:port``, bounded on the host too.
 
     Its pid is an undo record: a UDP client sends on whether anyone listens, so a run
@@ -153,7 +153,7 @@ def parse_run(server_text: str, client: CommandResult, duration: float) -> iperf
 
 
 def result_of(
-    mode: Mode, server_text: str, client: CommandResult, duration: float
+    mode: Placement, server_text: str, client: CommandResult, duration: float
 ) -> tuple[iperf2.Iperf2Result, str]:
     """A run's result and its raw proof (the server's report, then the client's output),
     on hosts or in containers; a run that failed names the host whose side did (the

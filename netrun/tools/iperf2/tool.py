@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, integer, seconds
 from netrun.hosts import clock_reading
-from netrun.modes.base import Measurement
 from netrun.tools.base import Tool
 from netrun.tools.iperf2 import parse as iperf2
 from netrun.tools.iperf2 import run as iperf2_run
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
-    from netrun.modes.base import Mode
+    from netrun.tools.base import Placement
 
 DEFAULT_PORT = 5001
 
@@ -50,7 +50,7 @@ OPTIONS: tuple[Option, ...] = (
 Run = Callable[[str, int], tuple[iperf2.Iperf2Result, str]]
 
 
-def clocks(mode: Mode) -> dict[str, Any]:
+def clocks(mode: Placement) -> dict[str, Any]:
     """Each host's clock offset (read once per test, kept in the mode's details)."""
     found = mode.details.get("clock")
     if not isinstance(found, dict):
@@ -60,7 +60,7 @@ def clocks(mode: Mode) -> dict[str, Any]:
     return found
 
 
-def leg(mode: Mode, tag: str) -> Run:
+def leg(mode: Placement, tag: str) -> Run:
     """A function running one iperf2 test whose client sends to a given address and port."""
 
     def run(target: str, port: int) -> tuple[iperf2.Iperf2Result, str]:
@@ -73,7 +73,7 @@ def leg(mode: Mode, tag: str) -> Run:
     return run
 
 
-def measure(mode: Mode, repeat: int) -> Measurement:
+def measure(mode: Placement, repeat: int) -> Measurement:
     """One repeat: bare metal sends to the server's data address, a relay mode its own way."""
     found = clocks(mode)
     run = leg(mode, f"t{mode.test.index}r{repeat}")

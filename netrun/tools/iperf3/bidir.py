@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from netrun.tools.iperf3.parse import Iperf3Result
+    from netrun.tools.iperf3.result import Iperf3Result
 
 REVERSE = "_bidir_reverse"
 

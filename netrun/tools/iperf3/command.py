@@ -19,9 +19,7 @@ What counts as a measurement, decided on purpose:
 
 from __future__ import annotations
 
-from netrun.tools.iperf3.parse import (
-    PROTOCOLS,
-)
+from netrun.tools.iperf3.result import PROTOCOLS
 
 
 # -- commands -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""iperf3's output: the result types, and ``parse``, a defensive read of iperf3's JSON.
+"""iperf3's output: ``parse``, a defensive read of iperf3's JSON (the types: result.py).
 
 iperf3 reports errors inside the JSON (``"error"``) even when it exits 0, may print an
 ``iperf3: error - ...`` line after the JSON, may print two objects, bare ``nan`` tokens or
@@ -13,93 +13,11 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from netrun.core import numeric
-from netrun.errors import ToolError
 from netrun.tools.iperf3 import bidir as iperf3_bidir
-
-PROTOCOLS = ("tcp", "udp")
-
-#: Error kinds ``Iperf3Error.kind`` takes.
-KINDS = ("busy", "refused", "unreachable", "timeout", "error", "bad-output", "no-output", "missing")
-
-
-class Iperf3Error(ToolError):
-    """iperf3 failed or printed output that cannot be trusted; ``kind`` says which way."""
-
-    def __init__(self, kind: str, message: str, output: str = "") -> None:
-        self.kind = kind
-        self.message = message
-        #: For a server that could not start: each taken port and its holder, if known.
-        self.busy: dict[int, str | None] = {}
-        super().__init__(message, output)
-
-    def on(self, host: str) -> Iperf3Error:
-        """The same error, its message starting with the host it happened on."""
-        if self.message.startswith(f"{host}: "):
-            return self
-        err = Iperf3Error(self.kind, f"{host}: {self.message}", self.output)
-        err.busy = self.busy
-        return err
-
-
-@dataclass(frozen=True)
-class Interval:
-    """One reporting interval of the whole test (the sum over streams)."""
-
-    start: float
-    end: float
-    bits_per_second: float
-    retransmits: int | None = None
-    jitter_ms: float | None = None
-    lost_percent: float | None = None
-
-
-@dataclass(frozen=True)
-class Iperf3Result:
-    """What one iperf3 client run measured; the sender is the server when ``reverse``."""
-
-    protocol: str
-    version: str | None
-    duration: float
-    streams: int
-    reverse: bool
-    sender_bps: float
-    receiver_bps: float
-    bytes_sent: int
-    bytes_received: int
-    retransmits: int | None
-    cpu_client_pct: float | None
-    cpu_server_pct: float | None
-    jitter_ms: float | None
-    lost_packets: int | None
-    packets: int | None
-    lost_percent: float | None
-    intervals: tuple[Interval, ...]
-    warnings: tuple[str, ...]
-    server_output: str | None = None
-    #: the connection's MSS (start.tcp_mss, else tcp_mss_default) and the datagram or
-    #: buffer length (test_start.blksize): what the test's own ceiling is computed from
-    tcp_mss: int | None = None
-    blksize: int | None = None
-    #: --bidir: (client-to-server, server-to-client) receiver rates; the sums above hold both
-    bidir_bps: tuple[float, float] | None = None
-
-    @property
-    def sender(self) -> str:
-        """Which end sent the data: "server" for a reversed (-R) test, else "client"."""
-        return "server" if self.reverse else "client"
-
-    @property
-    def sender_cpu_pct(self) -> float | None:
-        return self.cpu_server_pct if self.reverse else self.cpu_client_pct
-
-    @property
-    def receiver_cpu_pct(self) -> float | None:
-        return self.cpu_client_pct if self.reverse else self.cpu_server_pct
-
+from netrun.tools.iperf3.result import PROTOCOLS, Interval, Iperf3Error, Iperf3Result
 
 _VERSION = re.compile(r"\biperf\s+(\d+\.\d+(?:\.\d+)*)")
 

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 from netrun.cleanup.last_sweep import SWEPT, SWEPT_LINE
 from netrun.errors import CommandTimeout, HostError, NetrunError
-from netrun.hosts import proc
 from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
-from netrun.tools.iperf3 import parse as iperf3_parse
+from netrun.hosts.proc import kill_script, read_state, state_script
+from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3 import server as iperf3_server
 
 if TYPE_CHECKING:
@@ -51,50 +51,6 @@ ARMED_WRAPPER = (
     + _RUN
     + f'[ "$then" != sweep ] || {{ sh -c "$s" >/dev/null 2>&1 && echo {SWEPT} >&2; }}; exit $r; }}'
 )
-
-
-def state_script(pidfile: str, iface: str | None = None, must_contain: str = "iperf") -> str:
-    """Print ``NETRUN_STATE <s>`` (the /proc state letter: T is stopped) of the process in
-    ``pidfile`` when it is still what we started, and ``NETRUN_LINK <operstate>`` of ``iface``.
-    """
-    f = shlex.quote(pidfile)
-    script = (
-        f"p=$(cat {f} 2>/dev/null); "
-        f"if {proc.runs(must_contain)}; then "
-        's=$(cat "/proc/$p/stat" 2>/dev/null); s=${s##*) }; echo "NETRUN_STATE ${s%% *}"; '
-        "else echo NETRUN_STATE gone; fi; "
-    )
-    if iface:
-        link = shlex.quote(f"/sys/class/net/{iface}/operstate")
-        script += f'echo "NETRUN_LINK $(cat {link} 2>/dev/null || echo missing)"; '
-    return script
-
-
-def kill_script(pidfile: str, must_contain: str = "iperf", iface: str | None = None) -> str:
-    """Kill the process in ``pidfile`` if it is still what we started, then drop the file.
-
-    SIGTERM stays pending on a stopped (SIGSTOP) process, so SIGCONT follows it; whatever
-    still lives after a second gets SIGKILL. The state is printed first (``state_script``).
-    """
-    f = shlex.quote(pidfile)
-    return state_script(pidfile, iface, must_contain) + (
-        f"if {proc.runs(must_contain)}; then "
-        'kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
-        + proc.wait_gone(1.0, then_kill="-9")
-        + f"fi; rm -f {f}; true"
-    )
-
-
-def read_state(text: str) -> tuple[str | None, str | None]:
-    """(process state letter or "gone", link operstate) from ``state_script``'s output."""
-    state = link = None
-    for line in text.splitlines():
-        words = line.split()
-        if len(words) == 2 and words[0] == "NETRUN_STATE":
-            state = words[1]
-        elif len(words) == 2 and words[0] == "NETRUN_LINK":
-            link = words[1]
-    return state, link
 
 
 class ClientTimeout(HostError):
@@ -165,13 +121,13 @@ class Iperf3Server:
             try:
                 self.pid, self.port, self.logfile = iperf3_server.parse_server_ready(answer)
                 return self
-            except iperf3_parse.Iperf3Error:
+            except iperf3_result.Iperf3Error:
                 pass
         script = self.script()
         res = self.host.run(script, timeout=self.wait_s * len(self.ports) + 10, check=False)
         try:
             self.pid, self.port, self.logfile = iperf3_server.parse_server_ready(res.stdout)
-        except iperf3_parse.Iperf3Error as exc:
+        except iperf3_result.Iperf3Error as exc:
             raise exc.on(self.host.name) from None
         return self
 
@@ -266,7 +222,7 @@ def killed_on_failure(
 def checked(host: Host, argv: list[str], res: CommandResult) -> CommandResult:
     """The client's result, or the one line for an iperf3 the host does not have."""
     if res.exited == 127 and not res.stdout.strip():
-        raise iperf3_parse.Iperf3Error(
+        raise iperf3_result.Iperf3Error(
             "missing",
             f"{host.name}: '{argv[0]}' not found; install iperf3 (apt-get install iperf3) "
             "or set netrun_iperf3 to its path",

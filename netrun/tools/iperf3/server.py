@@ -11,7 +11,7 @@ import math
 import shlex
 from collections.abc import Sequence
 
-from netrun.tools.iperf3.parse import Iperf3Error
+from netrun.tools.iperf3.result import Iperf3Error
 
 _SERVER_BODY = r"""
 fail() { echo "NETRUN_FAIL $*"; exit 1; }

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from netrun.core.metrics import Metric
+from netrun.core.metrics import SCHEMA1_METRICS, Metric
 from netrun.core.options import Option, integer, matching, number, seconds, size
 from netrun.tools.base import Tool
 
 if TYPE_CHECKING:
+    from netrun.core.measurement import Measurement
     from netrun.core.spec import TestSpec
-    from netrun.modes.base import Measurement, Mode
-    from netrun.tools.iperf3.parse import Iperf3Result
+    from netrun.tools.base import Placement
+    from netrun.tools.iperf3.result import Iperf3Result
 
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
@@ -52,20 +53,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("retransmits_tolerance", int, None, "allowed rise in TCP retransmits",
            check=integer(0), nullable=True),
 )
-
-METRICS: tuple[Metric, ...] = (
-    Metric("throughput_bps", "bit/s", "higher", "receiver throughput (iperf3's receiver sum)",
-           tolerance="5%", scale=1e6, shown_unit="Mbit/s", digits=1),
-    Metric("sender_bps", "bit/s", "higher", "sender throughput (iperf3's sender sum)",
-           scale=1e6, shown_unit="Mbit/s", digits=1),
-    Metric("retransmits", "segments", "lower", "TCP segments the sender retransmitted",
-           digits=0),
-    Metric("cpu_client_pct", "%", "lower", "CPU use of the iperf3 client, whole host", digits=1),
-    Metric("cpu_server_pct", "%", "lower", "CPU use of the iperf3 server, whole host", digits=1),
-    Metric("jitter_ms", "ms", "lower", "UDP jitter the receiver saw (RFC 1889)", digits=3),
-    Metric("lost_percent", "%", "lower", "UDP datagrams lost on the way", digits=2),
-)
 # fmt: on
+
+METRICS: tuple[Metric, ...] = SCHEMA1_METRICS
 
 #: Schema 1's per-metric tolerance options, still accepted: option -> metric.
 TOLERANCE_OPTIONS = {
@@ -99,7 +89,7 @@ def unavailable(r: Iperf3Result) -> dict[str, str]:
     return {k: v for k, v in out.items() if values(r).get(k) is None}
 
 
-def measure(mode: Mode, repeat: int) -> Measurement:
+def measure(mode: Placement, repeat: int) -> Measurement:
     """One repeat, placed by the mode; the metrics come from the parsed result."""
     m = mode.measure(repeat)
     if m.result.bidir_bps:  # the sum's two halves, receiver rates in bit/s

@@ -23,15 +23,15 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from netrun.core.measurement import Measurement
 from netrun.core.metrics import Metric
 from netrun.core.options import Option, expecting, integer
 from netrun.errors import ToolError
-from netrun.modes.base import Measurement
 from netrun.tools.base import Tool
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
-    from netrun.modes.base import Mode
+    from netrun.tools.base import Placement
 
 #: iputils' non-root floor before 2021 (200 ms), the portable one: see the module docstring.
 MIN_INTERVAL = 0.2
@@ -136,7 +136,7 @@ def _deadline(test: TestSpec) -> float:
     return count * interval + REPLY_WAIT + 10
 
 
-def measure(mode: Mode, repeat: int) -> Measurement:
+def measure(mode: Placement, repeat: int) -> Measurement:
     """One run from the client host to the server host's data address."""
     test = mode.test
     deadline = _deadline(test)
