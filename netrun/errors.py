@@ -146,3 +146,10 @@ class Interrupted(BaseException):
     def __init__(self, code: int = 130, what: str = "interrupted") -> None:
         super().__init__(what)
         self.code = code
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """Replace every secret in ``text`` with ``****``; used on everything printed or logged."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, "****")
+    return text

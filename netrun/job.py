@@ -52,7 +52,7 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     from netrun.cleanup.scripts import RUN_ID
     from netrun.core.options import parse_overrides
     from netrun.hosts.group import DEFAULT_FORKS
-    from netrun.hosts.transport import SSHSettings
+    from netrun.hosts.ssh.settings import SSHSettings
     from netrun.inventory import check_netrun_vars
     from netrun.inventory.loader import load_inventory
     from netrun.inventory.model import resolve_role
@@ -174,7 +174,7 @@ def run_and_publish(
 
     ``on_start`` gets the Run before it touches a host (the CLI opens its log file there).
     """
-    from netrun.hosts.transport import redact
+    from netrun.errors import redact
     from netrun.publish import publish
     from netrun.run.runner import Run
     from netrun.run.sample import exit_code

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from netrun.cleanup.journal import Entry, Journal, host_key
 from netrun.cleanup.scripts import RUN_ID, cleanup_script, docker_command
 from netrun.errors import ConnectError, InputError, NetrunError
+from netrun.hosts.connect import connect_all
 from netrun.hosts.group import DEFAULT_FORKS, on_each
 from netrun.hosts.host import Host, folder_key, remote_tmp
-from netrun.hosts.transport import SSHSettings, connect_all
+from netrun.hosts.ssh.settings import SSHSettings
 
 
 @dataclass

@@ -18,7 +18,7 @@ from netrun.job import EXIT_FAILED, EXIT_OK
 
 def cmd_check(ns: argparse.Namespace) -> int:
     """`netrun check`: one ok/FAIL line per host; 0 only when every host is ready."""
-    from netrun.hosts.transport import SSHSettings
+    from netrun.hosts.ssh.settings import SSHSettings
     from netrun.inventory.loader import load_inventory
     from netrun.run import check
 
@@ -34,7 +34,7 @@ def cmd_check(ns: argparse.Namespace) -> int:
     if not hosts:
         raise InputError("no host to check (the scenario's tests are all outside -l)")
     secrets = [s for h in inventory.hosts.values() for s in h.secrets()]
-    from netrun.hosts.transport import redact
+    from netrun.errors import redact
 
     results = check.check_hosts(hosts, needs, images, settings)
     for result in results:
@@ -181,7 +181,7 @@ def _daemon(pid: int | None, answers: bool, host: Any) -> str:
 
 def cmd_cleanup(ns: argparse.Namespace) -> int:
     from netrun.cleanup.sweep import cleanup
-    from netrun.hosts.transport import SSHSettings
+    from netrun.hosts.ssh.settings import SSHSettings
     from netrun.inventory.loader import load_inventory
 
     inventory = load_inventory(ns.inventory)

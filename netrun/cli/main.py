@@ -50,7 +50,7 @@ class RedactingFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if self.secrets:
-            from netrun.hosts.transport import redact
+            from netrun.errors import redact
 
             record.msg = redact(record.getMessage(), self.secrets)
             record.args = None
@@ -311,7 +311,7 @@ def job_inputs(ns: argparse.Namespace) -> Any:
 
 def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     """Load and check every input (netrun.job.prepare); nothing has touched a host yet."""
-    from netrun.hosts.transport import redact
+    from netrun.errors import redact
     from netrun.job import prepare
 
     req, secrets = prepare(job_inputs(ns))

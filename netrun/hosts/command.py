@@ -11,14 +11,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from netrun.errors import BecomeError, Cancelled, CommandError, ConnectError
-from netrun.hosts.group import in_cleanup
-from netrun.hosts.ssh.failures import sudo_refusal
-
-if TYPE_CHECKING:
-    from netrun.hosts.host import Host
+from netrun.errors import Cancelled
+from netrun.hosts.shield import in_cleanup
 
 
 @dataclass(frozen=True)
@@ -40,49 +35,6 @@ class CommandResult:
 def command_line(argv: Sequence[str] | str) -> str:
     """A list is a command: every token is quoted. A str is a script we built and quoted."""
     return argv if isinstance(argv, str) else shlex.join(argv)
-
-
-def become_prefix(host: Host) -> tuple[str, bool]:
-    """The privilege prefix for a host, and whether the password goes to stdin."""
-    if host.become_method != "sudo":
-        raise ConnectError(
-            host.name,
-            f"ansible_become_method '{host.become_method}' is not supported; use sudo",
-        )
-    user = shlex.quote(host.become_user)
-    if host.become_password:
-        return f"sudo -S -p '' -H -u {user} -- ", True
-    return f"sudo -n -H -u {user} -- ", False
-
-
-def privileged(host: Host, argv: Sequence[str] | str, sudo: bool = False) -> tuple[str, bytes]:
-    """The line that runs ``argv`` on ``host``, under its privilege prefix when ``sudo``
-    or ansible_become asks for it, and what its stdin gets (the become password)."""
-    line = command_line(argv)
-    if not (sudo or host.become):
-        return line, b""
-    prefix, feed = become_prefix(host)
-    stdin = b""
-    if feed:  # sudo reads no password when it needs none (root, NOPASSWD): the
-        # line would stay on stdin for the command to read (and print); give it none.
-        line = f"exec </dev/null; {line}"
-        stdin = f"{host.become_password}\n".encode()
-    return prefix + "sh -c " + shlex.quote(line), stdin
-
-
-def checked(
-    result: CommandResult, host: Host, *, sudo: bool, check: bool, user: str
-) -> CommandResult:
-    """``result`` as its caller gets it: BecomeError when sudo itself refused ``user``
-    (the command never ran: even check=False callers must not read it), CommandError
-    when ``check`` and the command failed."""
-    if (sudo or host.become) and not result.ok:
-        refused = sudo_refusal(result.exited, result.stderr, user)
-        if refused:
-            raise BecomeError(host.name, refused)
-    if check and not result.ok:
-        raise CommandError(host.name, result.command, result.exited, result.stdout, result.stderr)
-    return result
 
 
 class Interruptible:

@@ -19,44 +19,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from netrun.errors import ConnectError, NetrunError
+from netrun.hosts.shield import cleaning, in_cleanup
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
 
-_local = threading.local()
 
 #: Hosts one step works on at once unless told otherwise: Ansible's default ``forks``.
 DEFAULT_FORKS = 5
-
-
-@contextlib.contextmanager
-def cleaning() -> Iterator[None]:
-    """Mark this thread's commands as cleanup: not cancellable by an interrupt."""
-    before = getattr(_local, "cleaning", False)
-    _local.cleaning = True
-    try:
-        yield
-    finally:
-        _local.cleaning = before
-
-
-def in_cleanup() -> bool:
-    """True inside ``cleaning()`` (in this thread, or in the step that started it)."""
-    return bool(getattr(_local, "cleaning", False))
-
-
-@contextlib.contextmanager
-def shielded() -> Iterator[None]:
-    """Ignore SIGINT/SIGTERM while cleaning up, so a second Ctrl-C cannot leave debris."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
 
 
 @contextlib.contextmanager

@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from netrun.errors import Cancelled, ConnectError
+from netrun.hosts.command import CommandResult, command_line
+
 if TYPE_CHECKING:
-    from netrun.hosts.command import CommandResult
-    from netrun.hosts.ssh.channel import Started
-    from netrun.hosts.transport import Transport
+    from netrun.hosts.transport import Started, Transport
 
 
 def _first(values: Mapping[str, Any], *keys: str) -> Any:
@@ -133,8 +134,6 @@ class Host:
 
         Deferred cleanup (``defer``) runs first, in the same round trip, output discarded.
         """
-        from netrun.errors import Cancelled, ConnectError
-
         if self.transport is None:
             raise ConnectError(self.name, "not connected")
         self.commands += 1
@@ -151,8 +150,6 @@ class Host:
             pending, self._deferred = self._deferred, []
         if not pending:
             return argv, pending
-        from netrun.hosts.command import command_line
-
         return "{ " + "\n".join(pending) + "\n} >/dev/null 2>&1; " + command_line(argv), pending
 
     def _restore(self, pending: list[str]) -> None:
@@ -164,8 +161,6 @@ class Host:
         """Start a command that waits for one line on its stdin (netrun.hosts.ssh.channel.Started);
         None where that cannot be (no such transport, a become password on stdin, a
         dropped connection): the caller then runs the command whole, which reports why."""
-        from netrun.errors import Cancelled, ConnectError
-
         start = getattr(self.transport, "start", None)
         if start is None or self.become_password:
             return None

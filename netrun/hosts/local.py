@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from netrun.errors import Cancelled, CommandTimeout, ConnectError
-from netrun.hosts.command import CommandResult, Interruptible, checked, privileged
-from netrun.hosts.group import in_cleanup
+from netrun.hosts.command import CommandResult, Interruptible
+from netrun.hosts.privilege import checked, privileged
+from netrun.hosts.shield import in_cleanup
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host

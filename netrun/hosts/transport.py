@@ -1,36 +1,20 @@
-"""How netrun talks to a host: one SSH connection per host, opened once, reused for the run.
+"""How netrun talks to a host, as the layers above see it: a Transport runs a command and
+copies a file; a Started command waits for one line on its stdin.
 
-Built on paramiko's SSHClient, as fabric's Connection is, with three changes to fabric's
-defaults: host keys are verified against known_hosts (fabric would auto-add any key),
-every command has a deadline, and privilege uses ``sudo -n`` (or ``sudo -S`` fed the
-become password) so nothing ever waits on a prompt. fabric itself is not imported: netrun
-used only its connect call, and importing it (invoke) cost 0.13 s of every run's start.
+The SSH transport (netrun.hosts.ssh.transport) is built on paramiko's SSHClient, as
+fabric's Connection is, with three changes to fabric's defaults: host keys are verified
+against known_hosts, every command has a deadline, and privilege uses ``sudo -n`` (or
+``sudo -S`` fed the become password) so nothing ever waits on a prompt. The local one
+(netrun.hosts.local) runs on the controller itself.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import socket
-import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Protocol
 
-from netrun.errors import Cancelled, ConnectError
-from netrun.hosts.command import CommandResult, Interruptible, checked, privileged
-from netrun.hosts.group import DEFAULT_FORKS, GroupResult, on_each
-from netrun.hosts.ssh.channel import Started, collect, open_channel
-from netrun.hosts.ssh.failures import connect_failure
-from netrun.hosts.ssh.hostkeys import TrustOnFirstUse
-
-if TYPE_CHECKING:
-    from paramiko import SSHClient
-
-    from netrun.hosts.host import Host
-
-log = logging.getLogger("netrun.hosts.transport")
+from netrun.hosts.command import CommandResult
 
 
 class Transport(Protocol):
@@ -51,284 +35,12 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class SSHSettings:
-    """Connection settings shared by every host of a run."""
+class Started(Protocol):
+    """A command started on a host, waiting for one line on its stdin (a Transport's
+    ``start``; netrun.hosts.ssh.channel.Started is the SSH one)."""
 
-    connect_timeout: float = 10.0
-    banner_timeout: float = 10.0
-    auth_timeout: float = 10.0
-    keepalive: int = 15
-    accept_new_host_keys: bool = False
-    #: Hosts connected, probed and swept at once (Ansible's ``forks``, ``-f``).
-    forks: int = DEFAULT_FORKS
-    known_hosts: Path = field(default_factory=lambda: Path("~/.ssh/known_hosts").expanduser())
+    def send(self, text: str) -> None: ...
 
-    @classmethod
-    def timed(
-        cls, seconds: float, *, accept_new_host_keys: bool = False, forks: int = DEFAULT_FORKS
-    ) -> SSHSettings:
-        """Settings whose TCP connect, banner and login each get ``seconds``, as
-        ``--connect-timeout`` asks."""
-        return cls(
-            connect_timeout=seconds,
-            banner_timeout=seconds,
-            auth_timeout=seconds,
-            accept_new_host_keys=accept_new_host_keys,
-            forks=forks,
-        )
+    def wait(self, timeout: float) -> tuple[int, str, str]: ...
 
-    @property
-    def connect_deadline(self) -> float:
-        """The longest one connection may take: TCP, banner and login, each with its own
-        timeout, and 5 s of slack (a bound for threads that wait on a connect)."""
-        return self.connect_timeout + self.banner_timeout + self.auth_timeout + 5
-
-
-class SSHTransport(Interruptible):
-    """One host's SSH connection; thread-safe enough for one command at a time per thread."""
-
-    def __init__(self, host: Host, settings: SSHSettings) -> None:
-        self.host = host
-        self.settings = settings
-        self._conn: SSHClient | None = None
-
-    # -- connecting -----------------------------------------------------------------------
-    def connect(self) -> None:
-        """Open the connection, verifying the host key; raise a ConnectError that says why."""
-        import paramiko
-
-        host, s = self.host, self.settings
-        kwargs: dict[str, object] = {
-            "banner_timeout": s.banner_timeout,
-            "auth_timeout": s.auth_timeout,
-            # paramiko's default for opening a channel (SFTP) is an hour
-            "channel_timeout": s.connect_timeout,
-            "allow_agent": False,
-            "look_for_keys": host.key_file is None and host.password is None,
-        }
-        if host.key_file:
-            key = Path(host.key_file).expanduser()
-            if not key.is_file():
-                raise ConnectError(
-                    host.name,
-                    f"private key {key} not found; fix ansible_ssh_private_key_file",
-                )
-            kwargs["key_filename"] = str(key)
-        if host.password:
-            kwargs["password"] = host.password
-        user = host.user or _local_user()
-        client = paramiko.SSHClient()
-        known = Path(host.known_hosts).expanduser() if host.known_hosts else s.known_hosts
-        if known.is_file():
-            client.load_host_keys(str(known))
-        elif s.accept_new_host_keys:
-            known.parent.mkdir(parents=True, exist_ok=True)
-            known.touch(mode=0o600)
-            client.load_host_keys(str(known))
-        if s.accept_new_host_keys:
-            client.set_missing_host_key_policy(TrustOnFirstUse(known))
-        else:
-            client.set_missing_host_key_policy(paramiko.RejectPolicy())
-        opened = False
-        try:
-            client.connect(
-                host.address,
-                port=host.port,
-                username=user,
-                timeout=max(1, round(s.connect_timeout)),
-                **kwargs,  # type: ignore[arg-type]
-            )
-            opened = True
-        except (paramiko.SSHException, OSError) as exc:  # TimeoutError is an OSError
-            version = getattr(client.get_transport(), "remote_version", "")
-            raise connect_failure(exc, host, user, known, version, s) from None
-        finally:
-            if not opened:  # stop paramiko's reader thread on a half-open connection
-                with contextlib.suppress(Exception):
-                    client.close()
-        transport = client.get_transport()
-        if transport is not None:
-            if s.keepalive:
-                transport.set_keepalive(s.keepalive)
-            # Many small request/reply packets: without NODELAY, Nagle and delayed ACKs
-            # add ~40 ms to every command (OpenSSH sets it too).
-            with contextlib.suppress(OSError, AttributeError):
-                transport.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._conn = client
-
-    # -- commands -------------------------------------------------------------------------
-    def run(
-        self,
-        argv: Sequence[str] | str,
-        *,
-        timeout: float,
-        sudo: bool = False,
-        check: bool = True,
-    ) -> CommandResult:
-        """Run one command with a deadline; raise CommandError when ``check`` and it failed."""
-        self._may_start(self.host.name)
-        line, stdin = privileged(self.host, argv, sudo)
-        started = time.monotonic()
-        log.debug("%s: run %s", self.host.name, line)
-        exited, stdout, stderr = self._exec(line, timeout, stdin)
-        result = CommandResult(
-            self.host.name, line, exited, stdout, stderr, time.monotonic() - started
-        )
-        log.debug("%s: exit %s in %.3fs", self.host.name, exited, result.seconds)
-        user = self.host.user or _local_user()
-        return checked(result, self.host, sudo=sudo, check=check, user=user)
-
-    def _exec(self, line: str, timeout: float, stdin: bytes) -> tuple[int, str, str]:
-        """Exec on a fresh channel of the one connection, reading until exit or the deadline.
-
-        We drive the paramiko channel ourselves rather than fabric's ``run``: invoke swallows
-        Ctrl-C while a remote command runs, and netrun must stop and clean up at once.
-        """
-        cancelled = self._watch()  # before the channel opens: an interrupt() then stops it too
-        chan, transport = self._open(line, stdin, eof=True)
-        return collect(chan, transport, self.host.name, line, timeout, cancelled)
-
-    def start(self, argv: Sequence[str] | str) -> Started:
-        """Start a command and return at once, its stdin open for one line (``Started``).
-
-        Not with a become password (sudo reads it from stdin): ConnectError, and the
-        caller runs the command whole. An interrupt() after this stops its wait."""
-        self._may_start(self.host.name)
-        line, stdin = privileged(self.host, argv)
-        if stdin:
-            raise ConnectError(self.host.name, "cannot start a command fed a sudo password")
-        log.debug("%s: start %s", self.host.name, line)
-        cancelled = self._watch()
-        chan, transport = self._open(line, b"", eof=False)
-        return Started(chan, transport, self.host.name, line, cancelled)
-
-    def _transport(self) -> Any:
-        transport = self._conn.get_transport() if self._conn is not None else None
-        if transport is None:
-            raise ConnectError(self.host.name, "not connected")
-        return transport
-
-    def _open(self, line: str, stdin: bytes, *, eof: bool) -> tuple[Any, Any]:
-        """A channel running ``line`` and its connection (netrun.hosts.ssh.channel.open_channel: a
-        ConnectError that says why not); with ``eof``, its stdin ends after ``stdin``."""
-        transport = self._transport()
-        chan = open_channel(transport, self.host.name, line, self.settings.connect_timeout, stdin)
-        if eof:
-            with contextlib.suppress(Exception):  # a command that already ended: its reader
-                chan.shutdown_write()  # says how
-        return chan, transport
-
-    def open_channel(self, line: str) -> Any:
-        """A channel running ``line``, its output read by the caller as it comes (the live
-        sampler, netrun.run.sampler): no privilege, no deadline, so the command ends by itself."""
-        if self._stopped:  # Ctrl-C or SIGTERM: nothing new starts
-            raise Cancelled(self.host.name)
-        return self._open(line, b"", eof=True)[0]
-
-    def put(self, local: Path, remote: str, *, timeout: float) -> None:
-        """Copy a file over SFTP on the same connection."""
-        if self._conn is None:
-            raise ConnectError(self.host.name, "not connected")
-        import paramiko
-
-        sftp = None
-        try:
-            sftp = self._conn.open_sftp()
-            channel = sftp.get_channel()
-            if channel is not None:
-                channel.settimeout(timeout)
-            sftp.put(str(local), remote)
-        except (OSError, paramiko.SSHException) as exc:
-            raise ConnectError(
-                self.host.name,
-                f"upload of {local} to {remote} failed: {exc or type(exc).__name__} "
-                "(is the SFTP subsystem enabled in sshd?)",
-            ) from None
-        finally:
-            if sftp is not None:
-                sftp.close()
-
-    def alive(self) -> bool:
-        """False once the connection dropped (sshd killed, host rebooted, reset by a firewall)."""
-        transport = self._conn.get_transport() if self._conn is not None else None
-        return transport is not None and transport.is_active()
-
-    def reconnect(self) -> None:
-        """Replace a dropped connection with a fresh one; ConnectError if the host is gone.
-
-        Used before a host's next test and for the run's final cleanup, so one dropped
-        session fails one test rather than every later one and the run's leftovers.
-        """
-        old, self._conn = self._conn, None
-        if old is not None:
-            with contextlib.suppress(Exception):
-                old.close()
-        log.info("%s: connection lost; reconnecting", self.host.name)
-        self.connect()
-
-    def close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            finally:
-                self._conn = None
-
-
-def _local_user() -> str:
-    import getpass
-
-    return getpass.getuser()
-
-
-#: ansible_connection values netrun can use (a kubectl transport will join them).
-CONNECTIONS = ("ssh", "local")
-
-
-def open_transport(host: Host, settings: SSHSettings) -> Transport:
-    """The one place a host's transport is chosen, by ``ansible_connection`` (default ssh);
-    connected, or a ConnectError naming the host."""
-    kind = host.connection
-    if kind == "local":
-        from netrun.hosts.local import LocalTransport
-
-        local = LocalTransport(host)
-        local.connect()
-        return local
-    if kind not in ("ssh", "paramiko", "smart"):
-        raise ConnectError(
-            host.name,
-            f"ansible_connection {kind!r} is not supported; use one of {', '.join(CONNECTIONS)}",
-        )
-    ssh = SSHTransport(host, settings)
-    ssh.connect()
-    return ssh
-
-
-def connect_all(
-    hosts: Iterable[Host],
-    settings: SSHSettings,
-    then: Callable[[Host], None] | None = None,
-    then_deadline: float = 0,
-    early: Callable[[Host], Transport | None] | None = None,
-) -> GroupResult:
-    """Connect up to ``settings.forks`` hosts at once; each host's transport is set on
-    success, and a host that fails is only named in ``failed``.
-
-    ``then`` (the probe) runs on each host as soon as it is connected, in the same worker:
-    a fast host is probed while a slow one still connects, with no barrier between."""
-
-    def connect(host: Host) -> None:  # ``early``: a connection already opened (preconnect)
-        host.transport = (early(host) if early else None) or open_transport(host, settings)
-        if then is not None:
-            then(host)
-
-    deadline = settings.connect_deadline + (then_deadline if then is not None else 0)
-    return on_each(hosts, connect, deadline=deadline, max_workers=settings.forks)
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """Replace every secret in ``text`` with ``****``; used on everything printed or logged."""
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, "****")
-    return text
+    def abandon(self) -> None: ...

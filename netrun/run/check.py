@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 from netrun.cleanup.sweep import close_all
 from netrun.errors import NetrunError
 from netrun.hosts import clock, clock_reading
+from netrun.hosts.connect import connect_all
 from netrun.hosts.group import on_each
 from netrun.hosts.host import Host
-from netrun.hosts.transport import SSHSettings, connect_all
+from netrun.hosts.ssh.settings import SSHSettings
 from netrun.run.needs import Needs, plan_needs, probe_host, program
 
 if TYPE_CHECKING:

@@ -19,9 +19,10 @@ from netrun.cleanup import owner
 from netrun.cleanup.scripts import docker_command
 from netrun.cleanup.sweep import sweep_stale
 from netrun.errors import NetrunError
-from netrun.hosts.group import cleaning, on_each
+from netrun.hosts.connect import connect_all
+from netrun.hosts.group import on_each
 from netrun.hosts.host import remote_tmp
-from netrun.hosts.transport import connect_all
+from netrun.hosts.shield import cleaning
 from netrun.modes import docker_commands
 from netrun.modes.baremetal import probe_start as prestart
 from netrun.modes.base import RunContext

@@ -20,7 +20,8 @@ from netrun.errors import ConnectError, NetrunError
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
-    from netrun.hosts.transport import SSHSettings, Transport
+    from netrun.hosts.ssh.settings import SSHSettings
+    from netrun.hosts.transport import Transport
     from netrun.run.runner import RunRequest
 
 
@@ -43,7 +44,7 @@ class Preconnect:
             ).start()
 
     def _open(self, host: Host, done: threading.Event, box: list[Transport | NetrunError]) -> None:
-        from netrun.hosts.transport import open_transport
+        from netrun.hosts.connect import open_transport
 
         with self._slots:
             try:

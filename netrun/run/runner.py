@@ -26,9 +26,10 @@ from netrun.core.measurement import Measurement
 from netrun.core.mtuplan import order
 from netrun.core.spec import Scenario, TestSpec
 from netrun.errors import Cancelled, HostError, InputError, Interrupted, NetrunError, ToolError
-from netrun.hosts.group import cleaning, shielded, stop_on_signal
+from netrun.hosts.group import stop_on_signal
 from netrun.hosts.host import Host, folder_key, remote_tmp
-from netrun.hosts.transport import SSHSettings
+from netrun.hosts.shield import cleaning, shielded
+from netrun.hosts.ssh.settings import SSHSettings
 from netrun.inventory.model import Inventory
 from netrun.modes import get_mode, mode_kind
 from netrun.modes.baremetal import probe_start as prestart

@@ -68,7 +68,7 @@ def test_in_a_parallel_run_a_test_starts_ahead_the_next_rounds_test_its_hosts_se
 def test_a_start_ahead_runs_whole_even_when_the_run_is_interrupted(monkeypatch: Any) -> None:
     """Cut short, its script would go on on the host and could start the server after
     the final sweep looked for it: it runs as cleanup does, never cut by an interrupt."""
-    from netrun.hosts.group import in_cleanup
+    from netrun.hosts.shield import in_cleanup
 
     seen: list[bool] = []
 

@@ -149,7 +149,8 @@ def test_the_console_shows_the_figure_of_a_running_sample_only() -> None:
 
 def test_a_stopped_connection_opens_no_channel() -> None:
     from netrun.errors import Cancelled, ConnectError
-    from netrun.hosts.transport import SSHSettings, SSHTransport
+    from netrun.hosts.ssh.settings import SSHSettings
+    from netrun.hosts.ssh.transport import SSHTransport
 
     ssh = SSHTransport(SimpleNamespace(name="alpha"), SSHSettings())  # type: ignore[arg-type]
     with pytest.raises(ConnectError):
@@ -164,7 +165,8 @@ def test_a_channel_that_cannot_open_is_a_connect_error_that_says_why() -> None:
     paramiko's own error becomes a ConnectError naming the host, a dropped link says so."""
     from netrun.errors import ConnectError
     from netrun.hosts.ssh.failures import LOST
-    from netrun.hosts.transport import SSHSettings, SSHTransport
+    from netrun.hosts.ssh.settings import SSHSettings
+    from netrun.hosts.ssh.transport import SSHTransport
 
     def refuse(timeout: float) -> None:
         raise EOFError("administratively prohibited")

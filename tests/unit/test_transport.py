@@ -10,8 +10,9 @@ from types import SimpleNamespace
 import pytest
 from paramiko.ssh_exception import NoValidConnectionsError
 
-from netrun.hosts.ssh.failures import handshake_failure, socket_reason, sudo_refusal
-from netrun.hosts.transport import SSHSettings
+from netrun.hosts.privilege import sudo_refusal
+from netrun.hosts.ssh.failures import handshake_failure, socket_reason
+from netrun.hosts.ssh.settings import SSHSettings
 
 SETTINGS = SSHSettings(connect_timeout=2, banner_timeout=2, auth_timeout=2)
 WHERE = "10.201.1.10:2222"
@@ -158,7 +159,7 @@ def test_interrupt_while_the_channel_opens_stops_the_command() -> None:
 
     from netrun.errors import Cancelled
     from netrun.hosts.host import Host
-    from netrun.hosts.transport import SSHTransport
+    from netrun.hosts.ssh.transport import SSHTransport
 
     ssh = SSHTransport(Host("alpha", {}), SETTINGS)
 

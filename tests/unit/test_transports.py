@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from netrun.errors import Cancelled, CommandTimeout, ConnectError
-from netrun.hosts.group import cleaning, on_each
+from netrun.hosts.connect import connect_all, open_transport
+from netrun.hosts.group import on_each
 from netrun.hosts.host import Host
 from netrun.hosts.local import LocalTransport
-from netrun.hosts.transport import SSHSettings, connect_all, open_transport
+from netrun.hosts.shield import cleaning
+from netrun.hosts.ssh.settings import SSHSettings
 from netrun.testing.recording import RecordingTransport, Reply
 
 
@@ -166,7 +168,8 @@ def test_both_transports_wrap_and_judge_a_privileged_command_alike() -> None:
     """netrun.hosts.command: the line under sudo, the password on stdin only (never in the
     line), and sudo's refusal told apart from the command's own failure."""
     from netrun.errors import BecomeError, CommandError
-    from netrun.hosts.command import CommandResult, checked, privileged
+    from netrun.hosts.command import CommandResult
+    from netrun.hosts.privilege import checked, privileged
 
     host = Host("b", {"ansible_become": True, "ansible_become_password": "s3cret"})
     line, stdin = privileged(host, ["id", "-u"])

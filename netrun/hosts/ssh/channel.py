@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from netrun.errors import Cancelled, CommandTimeout, ConnectError
-from netrun.hosts.group import in_cleanup
+from netrun.hosts.shield import in_cleanup
 from netrun.hosts.ssh.failures import LOST
 
 #: The longest a wait on a channel sleeps before it looks at the deadline and interrupts.

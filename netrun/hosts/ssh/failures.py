@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from netrun.hosts.host import Host
-    from netrun.hosts.transport import SSHSettings
+    from netrun.hosts.ssh.settings import SSHSettings
 
 #: What a command on a dropped connection fails with (the message after the host name).
 LOST = "SSH connection lost (sshd stopped, host down or network cut)"
@@ -102,39 +102,3 @@ def connect_failure(
     return ConnectError(
         host.name, f"cannot reach {where}: {reason}; check ansible_host/ansible_port"
     )
-
-
-#: sudo's own refusal messages (lower case) and the fix for each.
-_SUDO_REFUSALS = (
-    (
-        ("a password is required", "a terminal is required"),
-        "set ansible_become_password, or allow NOPASSWD sudo for {user}",
-    ),
-    (
-        ("incorrect password", "no password was provided", "sorry, try again"),
-        "sudo rejected ansible_become_password; fix it",
-    ),
-    (
-        ("not in the sudoers", "not allowed to execute", "may not run sudo"),
-        "{user} may not use sudo there; grant it in sudoers or set ansible_become: false",
-    ),
-    (("must have a tty",), "sudoers has 'Defaults requiretty'; lift it for {user}"),
-)
-
-
-def sudo_refusal(exited: int, stderr: str, user: str) -> str | None:
-    """A one-line reason and fix when sudo itself refused (so the command never ran)."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    if exited == 127:
-        for line in lines:
-            if "sudo" in line and "not found" in line:
-                fix = "install it or set ansible_become: false"
-                return f"sudo is not installed ({line[:120]}); {fix}"
-        return None
-    if exited != 1:
-        return None
-    for words, fix in _SUDO_REFUSALS:
-        for line in lines:
-            if any(word in line.lower() for word in words):
-                return f"sudo refused ({line[:160]}); {fix.format(user=user)}"
-    return None

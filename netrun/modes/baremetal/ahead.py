@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from netrun.errors import NetrunError
-from netrun.hosts.group import cleaning
+from netrun.hosts.shield import cleaning
 from netrun.modes.baremetal import probe_start as prestart
 
 if TYPE_CHECKING:
