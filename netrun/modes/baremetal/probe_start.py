@@ -17,14 +17,26 @@ for the server's port on its stdin, so its host's login cost is paid during the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
+
+from netrun.modes import get_mode
+from netrun.modes.baremetal.mode import BareMetal
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
+    from netrun.hosts.host import Host
     from netrun.inventory.model import Inventory
-    from netrun.modes.baremetal.mode import BareMetal
     from netrun.modes.base import RunContext
-    from netrun.modes.docker.mode import DockerMode
+
+
+class Arms(Protocol):
+    """A test whose client can start before its host's probe (bare metal, containers)."""
+
+    @property
+    def client(self) -> Host: ...
+
+    def arm_client(self, tag: str) -> Any: ...
+
 
 MARK = "==netrun:prestart=="
 
@@ -39,7 +51,7 @@ class Prestart:
     ctx: RunContext
     #: The test's mode, to arm its client on the client host (``arm``); None for a
     #: start that has no client to arm (the server end's container, netrun.modes.docker.early).
-    mode: BareMetal | DockerMode | None = None
+    mode: Arms | None = None
     #: The armed client's key in ctx.armed, when not ``tag`` (a container test's).
     arm_tag: str | None = None
 
@@ -71,9 +83,6 @@ def plan(
 ) -> Prestart | None:
     """The prestart for a test (the run's first; the next, netrun.modes.baremetal.ahead), if it is a
     bare-metal iperf3 test; ``lifetime``: seconds its server must live before its test."""
-    from netrun.modes import get_mode
-    from netrun.modes.baremetal.mode import BareMetal
-
     mode_class = get_mode(test.mode)
     if mode_class is not BareMetal or test.tool != "iperf3":
         return None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from netrun.cleanup.last_sweep import SWEPT_LINE
 from netrun.errors import NetrunError
 from netrun.hosts.command import CommandResult
+from netrun.modes.baremetal.mode import client_argv, test_deadline
 from netrun.modes.docker import launch, pathbytes
 from netrun.modes.docker.serverwait import host_sweep, is_last
 from netrun.tools import docker as dk
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from netrun.hosts.ssh.channel import Started
-    from netrun.modes.docker.mode import DockerMode
+    from netrun.modes.docker.base import ContainerMode
 
 #: The port iperf3 listens on in the server container (netrun.modes.docker.mode).
 SERVER_PORT = 5201
@@ -43,7 +44,7 @@ _READ = (
 )
 
 
-def body(mode: DockerMode, argv: list[str]) -> str:
+def body(mode: ContainerMode, argv: list[str]) -> str:
     """sh running the client's ``docker exec`` (``argv`` with IP_TOKEN for the address),
     with the path-bytes modes' readings around it (pathbytes.wrap's sections)."""
     exec_argv = dk.exec_command(mode.names["client"], argv, mode.docker(mode.client))
@@ -67,7 +68,7 @@ def command(client: str, sweep: str) -> str:
 class ArmedExec:
     """One repeat's client command, started now; ``fire`` gives it what it waits for."""
 
-    def __init__(self, mode: DockerMode, argv: list[str], sweep: str) -> None:
+    def __init__(self, mode: ContainerMode, argv: list[str], sweep: str) -> None:
         """``argv``: the client's iperf3 argv (IP_TOKEN for the server's address);
         ``sweep``: the host's sweep, run after it if ``fire`` says so."""
         self.host = mode.client
@@ -108,7 +109,7 @@ class ArmedExec:
             started.abandon()
 
 
-def tag(mode: DockerMode, repeat: int) -> str:
+def tag(mode: ContainerMode, repeat: int) -> str:
     """The key of a repeat's armed client in ctx.armed (with the client's host name). It
     names the client container, as the test's keep decision does (mode.names: its own, or
     those of the test whose containers it adopted, netrun.modes.docker.keep), so a command started
@@ -116,29 +117,27 @@ def tag(mode: DockerMode, repeat: int) -> str:
     return f"{mode.test.tag}c{repeat}:{mode.names['client']}"
 
 
-def arm(mode: DockerMode, repeat: int) -> ArmedExec:
+def arm(mode: ContainerMode, repeat: int) -> ArmedExec:
     """A repeat's client, started now (its sweep included where it may be the host's
     last measurement: the probes may not have told yet whether it can sweep)."""
-    from netrun.modes.baremetal.mode import client_argv
-
     argv = client_argv(mode, IP_TOKEN, SERVER_PORT)
     argv[0] = "iperf3"  # the container's iperf3, not the host's netrun_iperf3
     last = is_last(mode, mode.client, repeat, probed=False)
     return ArmedExec(mode, argv, host_sweep(mode, mode.client) if last else "")
 
 
-def arm_next(mode: DockerMode, repeat: int) -> None:
+def arm_next(mode: ContainerMode, repeat: int) -> None:
     """Start ``repeat``'s client unless it already is (by the probe, or before)."""
     key = (mode.client.name, tag(mode, repeat))
     if mode.test.tool == "iperf3" and repeat <= mode.test.repeat and key not in mode.ctx.armed:
         mode.ctx.armed[key] = arm(mode, repeat)
 
 
-def run_client(mode: DockerMode, repeat: int, plain: Callable[[], CommandResult]) -> CommandResult:
+def run_client(
+    mode: ContainerMode, repeat: int, plain: Callable[[], CommandResult]
+) -> CommandResult:
     """The repeat's client: its armed command fired (sweeping the client's host on its
     last measurement), else ``plain``, a command of its own."""
-    from netrun.modes.baremetal.mode import test_deadline
-
     armed = mode.ctx.armed.pop((mode.client.name, tag(mode, repeat)), None)
     res = None
     if armed is not None:
@@ -155,7 +154,7 @@ def run_client(mode: DockerMode, repeat: int, plain: Callable[[], CommandResult]
     return res if res is not None else plain()
 
 
-def forget(mode: DockerMode) -> None:
+def forget(mode: ContainerMode) -> None:
     """Abandon the test's armed clients that never ran (a failed or interrupted test)."""
     for repeat in range(1, mode.test.repeat + 1):
         armed = mode.ctx.armed.pop((mode.client.name, tag(mode, repeat)), None)

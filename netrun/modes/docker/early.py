@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING
 from netrun.cleanup import undo
 from netrun.errors import NetrunError
 from netrun.hosts.command import CommandResult
+from netrun.modes import get_mode
 from netrun.modes.baremetal.probe_start import Prestart
 from netrun.modes.docker import armed as armedexec
 from netrun.modes.docker import engine, keep, launch
+from netrun.modes.docker.base import ContainerMode
 from netrun.tools import docker as dk
 
 if TYPE_CHECKING:
@@ -33,17 +35,13 @@ if TYPE_CHECKING:
     from netrun.hosts.host import Host
     from netrun.inventory.model import Inventory
     from netrun.modes.base import RunContext
-    from netrun.modes.docker.mode import DockerMode
 
 
 def plan(tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> list[Prestart]:
     """Each end's start script for the run's first test, to ride on its host's probe."""
-    from netrun.modes import get_mode
-    from netrun.modes.docker.mode import DockerMode
-
     test = tests[0]  # ctx.tests, set by the runner, sizes the containers' time bound
     cls = get_mode(test.mode)
-    if not issubclass(cls, DockerMode) or test.tool != "iperf3":
+    if not issubclass(cls, ContainerMode) or test.tool != "iperf3":
         return []
     if test.options.get("mtu") is not None or test.options.get("overlay_mtu") is not None:
         return []  # the containers start after the link MTU is set
@@ -72,7 +70,7 @@ def plan(tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> li
     return out
 
 
-def adopt(mode: DockerMode, role: str, host: Host) -> CommandResult | None:
+def adopt(mode: ContainerMode, role: str, host: Host) -> CommandResult | None:
     """What the start script printed in the host's probe, when it started the container;
     None to start it as usual (anything the early script may have started is removed on
     the host's next command first)."""

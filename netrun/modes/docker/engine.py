@@ -17,12 +17,12 @@ from netrun.tools import docker as dk
 
 if TYPE_CHECKING:
     from netrun.hosts.command import CommandResult
-    from netrun.modes.docker.mode import DockerMode
+    from netrun.modes.docker.base import ContainerMode
 
 _lock = threading.Lock()
 
 
-def checked_run(mode: DockerMode, host: Host, body: str, timeout: float) -> CommandResult:
+def checked_run(mode: ContainerMode, host: Host, body: str, timeout: float) -> CommandResult:
     """Run ``body`` on ``host``, after the engine and image checks when they have not
     been made there in this run (in the same round trip: launch.preamble)."""
     checks = first_checks(mode, host)
@@ -36,7 +36,7 @@ def checked_run(mode: DockerMode, host: Host, body: str, timeout: float) -> Comm
     return host.run(body, timeout=timeout, check=False)
 
 
-def first_checks(mode: DockerMode, host: Host) -> tuple[str, list[str], bool] | None:
+def first_checks(mode: ContainerMode, host: Host) -> tuple[str, list[str], bool] | None:
     """(preamble, the images it checks, whether it checks the engine) for the host's next
     command, or None when the run checked everything there already."""
     docker = mode.docker(host)
@@ -53,7 +53,7 @@ def first_checks(mode: DockerMode, host: Host) -> tuple[str, list[str], bool] | 
     return pre, images, first
 
 
-def label_sweep_record(mode: DockerMode, host: Host) -> str:
+def label_sweep_record(mode: ContainerMode, host: Host) -> str:
     """sh writing the run's per-host record that removes its labelled containers: run by
     the final sweep (or the next run's, or netrun cleanup, after a SIGKILL); with no
     docker there it finds nothing."""
@@ -69,7 +69,7 @@ def label_sweep_record(mode: DockerMode, host: Host) -> str:
     )
 
 
-def record_error(mode: DockerMode, host: Host, res: CommandResult) -> ModeError:
+def record_error(mode: ContainerMode, host: Host, res: CommandResult) -> ModeError:
     return ModeError(
         f"{host.name}: cannot write an undo record in {mode.ctx.workdir(host)}: "
         f"{(res.stderr or res.stdout).strip()[-200:]}; check netrun_remote_tmp"
@@ -77,7 +77,7 @@ def record_error(mode: DockerMode, host: Host, res: CommandResult) -> ModeError:
 
 
 def read_checks(
-    mode: DockerMode, host: Host, res: CommandResult, checked: list[str], first: bool
+    mode: ContainerMode, host: Host, res: CommandResult, checked: list[str], first: bool
 ) -> bool:
     """Read the preamble's answer: raise what is wrong with the record or the engine;
     False when it stopped before the command (an image to pull or load)."""
@@ -101,7 +101,7 @@ def read_checks(
     return True
 
 
-def note_images(mode: DockerMode, host: Host, ids: Mapping[str, str | None]) -> None:
+def note_images(mode: ContainerMode, host: Host, ids: Mapping[str, str | None]) -> None:
     engine = mode.ctx.engines.get(host.name)
     if engine is not None:
         mode.details.setdefault("engine", {})[host.name] = engine.server_version
@@ -112,7 +112,7 @@ def note_images(mode: DockerMode, host: Host, ids: Mapping[str, str | None]) -> 
             mode.details.setdefault("image_ids", {}).setdefault(image, {})[host.name] = image_id
 
 
-def prepare_host(mode: DockerMode, host: Host, images: list[str]) -> None:
+def prepare_host(mode: ContainerMode, host: Host, images: list[str]) -> None:
     """Make sure every image is there, once the engine was checked (read_checks)."""
     note_images(mode, host, {image: ensure_image(mode, host, image) for image in images})
 
@@ -128,7 +128,7 @@ def docker_run(host: Host, argv: list[str], timeout: float = 60) -> str:
     return res.stdout
 
 
-def ensure_image(mode: DockerMode, host: Host, image: str) -> str:
+def ensure_image(mode: ContainerMode, host: Host, image: str) -> str:
     docker = mode.docker(host)
     pull = mode.value("pull", host)
     res = host.run(dk.image_id_command(image, docker), timeout=30, check=False)
@@ -151,7 +151,7 @@ def ensure_image(mode: DockerMode, host: Host, image: str) -> str:
     return found
 
 
-def load_archive(mode: DockerMode, host: Host, image: str, archive: Path) -> str:
+def load_archive(mode: ContainerMode, host: Host, image: str, archive: Path) -> str:
     """Upload an image tarball over SFTP and docker-load it (air-gapped labs)."""
     if not archive.is_file():
         raise ModeError(

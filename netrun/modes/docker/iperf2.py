@@ -20,7 +20,7 @@ from netrun.tools.iperf2 import run as iperf2_run
 
 if TYPE_CHECKING:
     from netrun.hosts.command import CommandResult
-    from netrun.modes.docker.mode import DockerMode
+    from netrun.modes.docker.base import ContainerMode
 
 #: Seconds to wait for the server's whole-test report after the client ended.
 REPORT_WAIT = 5.0
@@ -33,7 +33,7 @@ def server_args(port: int) -> tuple[str, list[str]]:
     return argv[0], argv[1:]
 
 
-def _log(mode: DockerMode) -> list[str]:
+def _log(mode: ContainerMode) -> list[str]:
     """The server container's report lines so far (iperf2 reports on stdout; stderr is
     another stream, so joining the two would move the cut between repeats)."""
     host, name = mode.server, mode.names["server"]
@@ -42,7 +42,7 @@ def _log(mode: DockerMode) -> list[str]:
     return res.stdout.splitlines()
 
 
-def measure(mode: DockerMode, port: int) -> tuple[iperf2.Iperf2Result, str]:
+def measure(mode: ContainerMode, port: int) -> tuple[iperf2.Iperf2Result, str]:
     """One iperf2 run from the client container to the server container."""
     assert mode.server_ip is not None
     t = mode.test

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
     from netrun.hosts.host import Host
     from netrun.modes.base import RunContext
-    from netrun.modes.docker.mode import DockerMode
+    from netrun.modes.docker.base import ContainerMode
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ def details_of(kept: Kept) -> dict[str, Any]:
     return details
 
 
-def adopt(mode: DockerMode, kept: Kept) -> None:
+def adopt(mode: ContainerMode, kept: Kept) -> None:
     """Measure with the containers an earlier test of this pair and mode started."""
     mode.started = list(kept.started)
     mode.bounds = list(kept.records)
@@ -148,7 +148,7 @@ def adopt(mode: DockerMode, kept: Kept) -> None:
     mode.healthy = True
 
 
-def hand_over(mode: DockerMode) -> None:
+def hand_over(mode: ContainerMode) -> None:
     """At a test's end: park its containers when the next test on its hosts wants the same
     ones (and this one ended well), leave them to the run's final sweep when no later
     test uses these hosts, or else remove them on each host's next command (Host.defer)."""

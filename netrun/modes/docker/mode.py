@@ -17,18 +17,18 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from netrun.cleanup import undo
 from netrun.core.measurement import Measurement
 from netrun.core.mtuplan import wanted
 from netrun.core.options import Option, expecting, matching, number
 from netrun.errors import Cancelled, ModeError
 from netrun.hosts.command import CommandResult
 from netrun.hosts.group import in_parallel
-from netrun.hosts.host import Host, folder_key
-from netrun.modes.base import Mode
+from netrun.hosts.host import Host
+from netrun.modes.baremetal.mode import client_argv, test_deadline
 from netrun.modes.docker import armed as armedexec
 from netrun.modes.docker import early, engine, keep, launch, pathbytes, serverwait
 from netrun.modes.docker import iperf2 as iperf2_container
+from netrun.modes.docker.base import ContainerMode
 from netrun.modes.docker.mtu import follow_container
 from netrun.tools import docker as dk
 from netrun.tools.iperf3 import parse as iperf3_parse
@@ -57,51 +57,14 @@ OPTIONS: tuple[Option, ...] = (
 # fmt: on
 
 
-class DockerMode(Mode):
+class DockerMode(ContainerMode):
     """iperf3 server and client in containers, talking over a docker network."""
 
     name = "docker"
     options = OPTIONS
     containers = True
     sweeps_early = "sequential"
-    #: Whether each repeat records the bytes along its path (netrun.modes.docker.pathbytes).
-    counts_path: ClassVar[bool] = False
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        #: (host, container name) of everything this test started, for teardown.
-        self.started: list[tuple[Host, str]] = []
-        self.server_ip: str | None = None
-        #: role -> host PID of the container's PID 1 (its network namespace's counters).
-        self.pids: dict[str, int | None] = {}
-        #: role -> the container's eth0 MTU, read when it became ready.
-        self.mtus: dict[str, int | None] = {}
-        self.names = {
-            "server": f"netrun-{self.ctx.run_id}-{self.test.tag}-server",
-            "client": f"netrun-{self.ctx.run_id}-{self.test.tag}-client",
-        }
-        #: The containers' time bounds' undo records (they go with the containers).
-        self.bounds: list[tuple[Host, undo.Record]] = []
-        #: role -> the last byte counter reading of that end (netrun.modes.docker.pathbytes).
-        self.counters: dict[str, Any] = {}
-        #: Whether the containers may serve the next test (setup and the last repeat ok).
-        self.healthy = False
-        #: The tests that used these containers before this one, when it adopted them.
-        self.kept_by: list[str] = []
-
-    # -- helpers ------------------------------------------------------------------------------
-    def docker(self, host: Host) -> str:
-        return str(self.value("docker", host))
-
-    def labels(self, role: str) -> dict[str, str]:
-        return {
-            dk.LABEL: "1",
-            dk.RUN_LABEL: self.ctx.run_id,
-            dk.HOST_LABEL: folder_key(self.hosts[role].name),
-            "netrun.test": self.test.name,
-            "netrun.role": role,
-        }
 
     # -- containers -------------------------------------------------------------------------
     def app_env(self, host: Host) -> dict[str, str]:
@@ -339,8 +302,6 @@ class DockerMode(Mode):
     repeat = 1
 
     def measure(self, repeat: int) -> Measurement:
-        from netrun.modes.baremetal.mode import client_argv, test_deadline
-
         assert self.server_ip is not None
         self.repeat = repeat
         argv = client_argv(self, self.server_ip, SERVER_PORT)

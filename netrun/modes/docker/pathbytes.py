@@ -17,11 +17,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from netrun.modes.docker.launch import sections
+
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
     from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
-    from netrun.modes.docker.mode import DockerMode
+    from netrun.modes.docker.base import ContainerMode
 
 #: A device "carried the test" when it moved at least this share of the test's bytes, and
 #: "stayed out of it" below the other: the counters also see headers, ACKs and setup.
@@ -143,7 +145,7 @@ def read(host: Host, pid: int | None, tries: int = 3) -> tuple[Counters, Counter
     return found
 
 
-def devices(mode: DockerMode, host: Host) -> dict[str, str | None]:
+def devices(mode: ContainerMode, host: Host) -> dict[str, str | None]:
     """The overlay device (flannel_iface), the host's data NIC, the container's eth0."""
     nic = getattr(getattr(mode.ctx.facts.get(host.name), "nic", None), "iface", None)
     return {
@@ -183,8 +185,6 @@ def wrap_line(line: str, reading: str) -> str:
 
 def unwrap(res: CommandResult) -> tuple[CommandResult, tuple[Counters, Counters] | None, Any]:
     """The client's own result, and the counters read before and after it (None: missing)."""
-    from netrun.modes.docker.launch import sections
-
     found = sections(res.stdout)
     if "out" not in found:
         return res, None, None
@@ -194,7 +194,7 @@ def unwrap(res: CommandResult) -> tuple[CommandResult, tuple[Counters, Counters]
     return dataclasses.replace(res, stdout=out), before, after
 
 
-def around(mode: DockerMode, measure: Callable[[], Measurement]) -> tuple[Measurement, dict]:
+def around(mode: ContainerMode, measure: Callable[[], Measurement]) -> tuple[Measurement, dict]:
     """Run `measure` between two readings of both ends; returns it and the path bytes.
 
     The client end's readings ride on its own command (``wrap``). The server end's reading

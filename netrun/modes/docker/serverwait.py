@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING
 
 from netrun.cleanup.last_sweep import SWEPT
 from netrun.errors import NetrunError
+from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker.launch import sections
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
-    from netrun.modes.docker.mode import DockerMode
+    from netrun.modes.docker.base import ContainerMode
 
 #: What iperf3 -s prints when it is ready for a test: once at start, then after each test.
 LISTENING = "Server listening"
@@ -51,7 +52,7 @@ def script(
     return "\n".join(lines)
 
 
-def host_sweep(mode: DockerMode, host: Host) -> str:
+def host_sweep(mode: ContainerMode, host: Host) -> str:
     """sh sweeping ``host`` as the run's final sweep does (netrun.cleanup.scripts: its undo records
     remove the run's containers and time bounds, then its run folder goes), printing
     SWEPT once the folder is gone. The records remove the containers: the final sweep's
@@ -67,11 +68,9 @@ def host_sweep(mode: DockerMode, host: Host) -> str:
 class ServerWait:
     """The wait on the server's host, started now; ``result`` and ``swept`` read it."""
 
-    def __init__(self, mode: DockerMode, served: int, *, reading: str, sweep: str) -> None:
+    def __init__(self, mode: ContainerMode, served: int, *, reading: str, sweep: str) -> None:
         """``reading``: sh printing that end's counters once the test ended (none: "");
         ``sweep``: the host's sweep (host_sweep) after it, on its last measurement."""
-        from netrun.modes.baremetal.mode import test_deadline
-
         self.found: dict[str, str] | None = None
         host: Host = mode.server
         bound = test_deadline(mode)
@@ -126,7 +125,7 @@ class ServerWait:
         return self.sweeps and SWEPT in (self.found or {}).get("swept", "")
 
 
-def is_last(mode: DockerMode, host: Host, repeat: int, probed: bool = True) -> bool:
+def is_last(mode: ContainerMode, host: Host, repeat: int, probed: bool = True) -> bool:
     """Whether this repeat is ``host``'s last measurement of the run and the host may
     sweep itself after it (netrun.cleanup.last_sweep)."""
     finale = mode.ctx.finale
@@ -134,7 +133,7 @@ def is_last(mode: DockerMode, host: Host, repeat: int, probed: bool = True) -> b
 
 
 def server_wait(
-    mode: DockerMode, served: int | None, repeat: int, reading: str = ""
+    mode: ContainerMode, served: int | None, repeat: int, reading: str = ""
 ) -> ServerWait | None:
     """The server host's wait for the test's end (``served``: the tests its iperf3 served
     so far), sent as the client starts: with ``reading`` (the path-bytes modes' counters)
@@ -150,7 +149,7 @@ def server_wait(
 
 
 def server_done(
-    mode: DockerMode, served: int | None, waiting: ServerWait | None
+    mode: ContainerMode, served: int | None, waiting: ServerWait | None
 ) -> tuple[str | None, int | None]:
     """After a measurement that worked: the server's counters text (None: not read) and
     the tests it has served now (None: unknown); its host's sweep noted (netrun.cleanup.last_sweep)."""

@@ -1,0 +1,80 @@
+"""What the container modes' helpers see of a container test: its containers, their
+state, and the few steps each mode family defines (docker, flannel, freeflow).
+
+The helpers beside it (launch, engine, keep, early, armed, serverwait, pathbytes, iperf2)
+take a ContainerMode; netrun.modes.docker.mode's DockerMode is the one that runs them, so
+they never import it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from netrun.cleanup import undo
+from netrun.hosts.host import Host, folder_key
+from netrun.modes.base import Mode
+from netrun.tools import docker as dk
+
+
+class ContainerMode(Mode):
+    """A test whose two ends run in containers on their hosts' engines."""
+
+    containers = True
+    #: Whether each repeat records the bytes along its path (netrun.modes.docker.pathbytes).
+    counts_path: ClassVar[bool] = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: (host, container name) of everything this test started, for teardown.
+        self.started: list[tuple[Host, str]] = []
+        self.server_ip: str | None = None
+        #: role -> host PID of the container's PID 1 (its network namespace's counters).
+        self.pids: dict[str, int | None] = {}
+        #: role -> the container's eth0 MTU, read when it became ready.
+        self.mtus: dict[str, int | None] = {}
+        self.names = {
+            "server": f"netrun-{self.ctx.run_id}-{self.test.tag}-server",
+            "client": f"netrun-{self.ctx.run_id}-{self.test.tag}-client",
+        }
+        #: The containers' time bounds' undo records (they go with the containers).
+        self.bounds: list[tuple[Host, undo.Record]] = []
+        #: role -> the last byte counter reading of that end (netrun.modes.docker.pathbytes).
+        self.counters: dict[str, Any] = {}
+        #: Whether the containers may serve the next test (setup and the last repeat ok).
+        self.healthy = False
+        #: The tests that used these containers before this one, when it adopted them.
+        self.kept_by: list[str] = []
+
+    # -- helpers ------------------------------------------------------------------------------
+    def docker(self, host: Host) -> str:
+        return str(self.value("docker", host))
+
+    def labels(self, role: str) -> dict[str, str]:
+        return {
+            dk.LABEL: "1",
+            dk.RUN_LABEL: self.ctx.run_id,
+            dk.HOST_LABEL: folder_key(self.hosts[role].name),
+            "netrun.test": self.test.name,
+            "netrun.role": role,
+        }
+
+    # -- defined by each container mode ---------------------------------------------------
+    def images(self, host: Host) -> list[str]:
+        """The images its containers on ``host`` run."""
+        raise NotImplementedError
+
+    def launch_body(self, role: str, host: Host) -> str:
+        """sh starting one end's container (with its undo record, noted in ``bounds``)."""
+        raise NotImplementedError
+
+    def arm_client(self, tag: str) -> Any:
+        """The first repeat's client, started during the client host's probe."""
+        raise NotImplementedError
+
+    def server_wait(self, served: int | None, reading: str = "") -> Any:
+        """The server host's wait for the repeat's end (netrun.modes.docker.serverwait)."""
+        raise NotImplementedError
+
+    def server_done(self, served: int | None, waiting: Any) -> tuple[str | None, int | None]:
+        """The server end's reading once the repeat ended, and the tests it has served."""
+        raise NotImplementedError
