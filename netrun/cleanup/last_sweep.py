@@ -32,7 +32,7 @@ from netrun.hosts import proc
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
     from netrun.hosts.host import Host
-    from netrun.hosts.ssh.channel import Started
+    from netrun.hosts.transport import Started
 
 #: Marks the probe's line that says which machine and folder a host is (``note``).
 FOLDER = "==netrun:folder=="

@@ -39,6 +39,10 @@ class Started(Protocol):
     """A command started on a host, waiting for one line on its stdin (a Transport's
     ``start``; netrun.hosts.ssh.channel.Started is the SSH one)."""
 
+    #: The command line it runs, and when it started (time.monotonic()).
+    line: str
+    started: float
+
     def send(self, text: str) -> None: ...
 
     def wait(self, timeout: float) -> tuple[int, str, str]: ...

@@ -29,7 +29,7 @@ from netrun.tools import docker as dk
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from netrun.hosts.ssh.channel import Started
+    from netrun.hosts.transport import Started
     from netrun.modes.docker.base import ContainerMode
 
 #: The port iperf3 listens on in the server container (netrun.modes.docker.mode).

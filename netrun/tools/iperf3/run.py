@@ -24,7 +24,7 @@ from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3 import server as iperf3_server
 
 if TYPE_CHECKING:
-    from netrun.hosts.ssh.channel import Started
+    from netrun.hosts.transport import Started
 
 #: First port tried for servers, and how many ports up from it are candidates.
 BASE_PORT = 5201
