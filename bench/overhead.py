@@ -38,7 +38,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from netrun.lab import core as netrun_lab_core
+from netrun.lab import core as netrun_lab_core  # noqa: E402
 from netrun.lab import plan as netrun_lab_plan  # noqa: E402
 
 #: The lab's per-command cost: a real host's login rc files (profile.d, pyenv, conda...).
@@ -402,7 +402,8 @@ def render(f: dict[str, Any], rounds: int) -> str:
         "run folders in a folder of its own here, as real hosts have their own /tmp: hosts",
         "that share one are swept at the run's end instead, one round trip more. In a",
         "sequential bare-metal run, each next test's server is started, and its client armed,",
-        "0.6 s before the running test ends (netrun.modes.baremetal.ahead); in a parallel run, a test of",
+        "0.6 s before the running test ends (netrun.modes.baremetal.ahead); in a parallel run, a "
+        "test of",
         "round k does the same for the round k+1 test whose server is one of its hosts",
         "(docs/scale.md).",
         "A container test costs, per host, one round trip before the test and none after",
@@ -414,7 +415,8 @@ def render(f: dict[str, Any], rounds: int) -> str:
         "(netrun.modes.docker.armed), reads its counters around the client and, on the host's",
         "last measurement, sweeps the host (its undo records remove the containers); the",
         "server host's wait, sent as the client starts, reads that end's counters once its",
-        "iperf3 served the test and sweeps that host (netrun.modes.docker.serverwait). What is left",
+        "iperf3 served the test and sweeps that host (netrun.modes.docker.serverwait). What is "
+        "left",
         "is Docker's own cost (`docker run` about 0.27 s, a privileged router about 0.2 s",
         "before it, `docker rm -f` 0.15-0.2 s after the test), Python's start and exit, the",
         "handshakes and one login per host.",

@@ -38,7 +38,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from netrun.lab import core as netrun_lab_core
+from netrun.lab import core as netrun_lab_core  # noqa: E402
 from netrun.lab import plan as netrun_lab_plan  # noqa: E402
 
 DURATION = 1

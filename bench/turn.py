@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from netrun.lab import core as netrun_lab_core
+from netrun.lab import core as netrun_lab_core  # noqa: E402
 from netrun.lab import plan as netrun_lab_plan  # noqa: E402
 from netrun.modes.turn import commands as turn  # noqa: E402
 from netrun.modes.turn import relay  # noqa: E402

@@ -22,10 +22,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from netrun import modes
-from netrun.scenario import pairs, loader as scenario, validator  # noqa: E402
+from netrun import modes  # noqa: E402
 from netrun.core.options import GENERAL_OPTIONS, Option  # noqa: E402
-from netrun.tools import DEFAULT as DEFAULT_TOOL  # noqa: E402
+from netrun.core.spec import DEFAULT_TOOL  # noqa: E402
+from netrun.scenario import loader as scenario  # noqa: E402
+from netrun.scenario import pairs, validator  # noqa: E402
 from netrun.tools import tools  # noqa: E402
 
 PAGE = ROOT / "docs" / "user-guide" / "scenario-keys.md"

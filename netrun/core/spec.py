@@ -1,7 +1,8 @@
 """The frozen result of reading a scenario: TestSpec (one test to run) and Scenario.
 
-Kept apart from the file's validation (netrun.scenario.validator) and reading (netrun.scenario.loader):
-most of netrun only carries these around, and each of the three stays one noun.
+Kept apart from the file's validation (netrun.scenario.validator) and reading
+(netrun.scenario.loader): most of netrun only carries these around, and each of the three stays one
+noun.
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ class RunContext:
     #: removes the run's labelled containers there.
     docker_hosts: dict[str, str] = field(default_factory=dict)
     #: (host name, tag) -> what an iperf3 server start script printed when it rode on the
-    #: host's probe (netrun.modes.baremetal.probe_start); the measurement with that tag adopts the server.
+    #: host's probe (netrun.modes.baremetal.probe_start); the measurement with that tag adopts the
+    #: server.
     prestarted: dict[tuple[str, str], str] = field(default_factory=dict)
     #: The run's tests in the order they run (container modes look ahead: netrun.modes.docker.keep).
     tests: Sequence[TestSpec] = ()

@@ -1,7 +1,7 @@
 """The HTML report: one standalone page with the table, notes, matrices, plots, samples.
 
-Split from netrun.report.render, which renders the text formats; both lay out netrun.report.summary's
-rows. netrun.report.page decides which plots the page inlines.
+Split from netrun.report.render, which renders the text formats; both lay out
+netrun.report.summary's rows. netrun.report.page decides which plots the page inlines.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 A part of netrun.run.runner's Run (a mixin: it reads the run's request, context and
 results): every host is connected and probed at once (up to ``forks``), each as soon as
 it answers; the run's first server and client start in the same round trips
-(netrun.modes.baremetal.probe_start); then what a SIGKILLed run of this controller left on those hosts
-is swept (the journal). A host that fails fails only its own tests.
+(netrun.modes.baremetal.probe_start); then what a SIGKILLed run of this controller left on those
+hosts is swept (the journal). A host that fails fails only its own tests.
 """
 
 from __future__ import annotations
@@ -135,7 +135,8 @@ class Fleet:
             if pre is not None:
                 pre.take(text)
 
-        # A probe that starts a server runs whole, as a start ahead does (netrun.modes.baremetal.ahead).
+        # A probe that starts a server runs whole, as a start ahead does
+        # (netrun.modes.baremetal.ahead).
         with cleaning() if pre is not None else contextlib.nullcontext():
             found = probe_host(
                 host, self.needs, self.ctx.iperf3(host), extra=extra, on_output=output

@@ -131,7 +131,8 @@ class Run(Fleet):
         self.needs = Needs()
         #: The MTUs tests set (mtu:), restored after their group and at the end.
         self.mtu = MtuSettings(self.ctx, [], grouped=False)
-        #: host name -> the first test's server start, to ride on its probe (netrun.modes.baremetal.probe_start).
+        #: host name -> the first test's server start, to ride on its probe
+        #: (netrun.modes.baremetal.probe_start).
         self._prestarts: dict[str, prestart.Prestart] = {}
         #: host name -> the first test, whose client is armed before that host's probe.
         self._arms: dict[str, prestart.Prestart] = {}
@@ -186,7 +187,8 @@ class Run(Fleet):
             tests = order(tests, mode_kind)
         rounds = None if width == 1 else plan(tests, width)
         ordered = tests if rounds is None else [t for r in rounds for t in r]
-        # each host swept by its last test (netrun.cleanup.last_sweep); containers' in sequential runs
+        # each host swept by its last test (netrun.cleanup.last_sweep); containers' in sequential
+        # runs
         if sweeps_early(ordered, sequential=width == 1):
             self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
             if starts_ahead(ordered):  # each next server started while the one before runs

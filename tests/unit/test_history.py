@@ -1,4 +1,5 @@
-"""netrun.history.db on real results.json files: store, query, migrate, and refuse what is not ours."""
+"""netrun.history.db on real results.json files: store, query, migrate, and refuse what is not
+ours."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""netrun.report.plots.figures draws real PNGs from the real results.json fixtures (see test_report.py)."""
+"""netrun.report.plots.figures draws real PNGs from the real results.json fixtures (see
+test_report.py)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ client's login) after the previous test ended (in a parallel run: after its host
 tests of the previous round ended). Now, late in each test's run,
 the next test's server start script runs on its host and the next client is armed
 (netrun.tools.iperf3.run.ArmedClient), as the run's first test has them ride on the probes
-(netrun.modes.baremetal.probe_start): the next test only has to give its client the port. In a parallel
-run (netrun.run.rounds), a test of round k starts ahead the test of round k+1 whose server
+(netrun.modes.baremetal.probe_start): the next test only has to give its client the port. In a
+parallel run (netrun.run.rounds), a test of round k starts ahead the test of round k+1 whose server
 is one of its hosts; that test still starts when both its hosts are free, and its
 server lives until the longest test of round k could end, and its own. The early server
 is idle (it listens, and takes a free port: the running one holds its own) and lives

@@ -113,7 +113,8 @@ class BareMetal(Mode):
 
     def arm_client(self, tag: str) -> ArmedClient:
         """The client of one measurement, started now: it waits for its server's port.
-        On its host's last measurement it can sweep the host after it (netrun.cleanup.last_sweep)."""
+        On its host's last measurement it can sweep the host after it
+        (netrun.cleanup.last_sweep)."""
         last = self._last(self.client, probed=False)  # armed during the probe: it may be
         return ArmedClient(
             self.client,

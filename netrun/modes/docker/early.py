@@ -5,8 +5,8 @@ a round trip of its own, each paying the host's login cost. When the run's first
 a docker or flannel iperf3 test between two hosts, each end's start script (the run's
 first checks there, the container's undo record, ``docker run`` and its time bound, the
 readiness wait: netrun.modes.docker.launch) rides on that host's probe instead, as bare metal's
-first server does (netrun.modes.baremetal.probe_start). The test adopts what the script printed; if it did
-not start the container (the probe failed, an image must be pulled...), the test removes
+first server does (netrun.modes.baremetal.probe_start). The test adopts what the script printed; if
+it did not start the container (the probe failed, an image must be pulled...), the test removes
 whatever it may have started, on the host's next command, and starts it as usual, which
 then reports whatever is wrong. Its undo record is written before the container starts,
 as always, so the final sweep (or the next run's, after SIGKILL) removes it even if no

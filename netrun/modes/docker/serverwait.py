@@ -82,8 +82,8 @@ class ServerWait:
         text = script(docker, name, pid, served, bound, reading=reading, sweep=sweep)
         timeout = bound + 60
         self.timeout = timeout  # how long ``swept`` may wait for it
-        # Started at once, so its command is counted now (netrun.cleanup.last_sweep), and collected in
-        # a thread; where a command cannot be started so, it runs without the sweep.
+        # Started at once, so its command is counted now (netrun.cleanup.last_sweep), and collected
+        # in a thread; where a command cannot be started so, it runs without the sweep.
         started = host.start(text) if sweep else None
         if started is not None:
             try:
@@ -152,7 +152,8 @@ def server_done(
     mode: ContainerMode, served: int | None, waiting: ServerWait | None
 ) -> tuple[str | None, int | None]:
     """After a measurement that worked: the server's counters text (None: not read) and
-    the tests it has served now (None: unknown); its host's sweep noted (netrun.cleanup.last_sweep)."""
+    the tests it has served now (None: unknown); its host's sweep noted
+    (netrun.cleanup.last_sweep)."""
     if waiting is None:
         return None, (served + 1 if served is not None else None)
     text, count = waiting.result(served or 0)

@@ -99,7 +99,8 @@ class FreeFlow(DockerMode):
 
     # -- routers --------------------------------------------------------------------------
     def start_extra(self, role: str, host: Host) -> str:
-        """The host's router, made sure of before the iperf3 container (netrun.modes.freeflow.router)."""
+        """The host's router, made sure of before the iperf3 container
+        (netrun.modes.freeflow.router)."""
         plan = self.router_plan(host)
         self.plans[host.name] = plan
         folder = str(self.value("freeflow_dir", host))

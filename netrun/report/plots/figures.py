@@ -26,7 +26,8 @@ INTERVALS = "intervals.png"
 #: Up to this many tests, a bar each (an inch per bar: 992 made a 218,000-pixel PNG)...
 MAX_BARS = 48
 #: ...and a small plot of intervals each (about 0.07 s apiece: 48 took 3-5 s). Past these,
-#: netrun.report.plots.overview draws every test on one axes, so a 992-test page renders in about 1 s.
+#: netrun.report.plots.overview draws every test on one axes, so a 992-test page renders in about 1
+#: s.
 MAX_PANELS = 12
 # Colour-blind-safe (Okabe-Ito); modes keep their colour across every plot of a run.
 COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
@@ -181,7 +182,8 @@ def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
 
 
 def _ranked(doc: dict[str, Any], rows: list[dict[str, Any]], path: Path) -> Path:
-    """plot_throughput past MAX_BARS tests: every median on one axes (netrun.report.plots.overview)."""
+    """plot_throughput past MAX_BARS tests: every median on one axes
+    (netrun.report.plots.overview)."""
     fig = _figure(12.0)
     ax = fig.add_subplot()
     what = overview.ranked(ax, rows, _mode_colours([r["mode"] for r in rows]))

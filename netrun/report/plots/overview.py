@@ -4,8 +4,8 @@ A 32-host mesh has 992 tests. One bar and one small plot per test drew seconds o
 and tick labels (an HTML page took 5-8 s) and, capped, showed an arbitrary first few. Here
 each plot is one axes whatever the count: the tests' medians ranked lowest first, and every
 test's intervals overlaid, with the lowest few named, since the slow ones are what a lab
-engineer looks for; the matrix and the tables name every pair. netrun.report.plots.figures decides when
-to use these and owns the figure; this module only draws into the axes it is given.
+engineer looks for; the matrix and the tables name every pair. netrun.report.plots.figures decides
+when to use these and owns the figure; this module only draws into the axes it is given.
 """
 
 from __future__ import annotations
