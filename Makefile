@@ -67,15 +67,18 @@ demo: need-root setup  ## bring the emulated lab (with Docker) up and run the ma
 need-root:
 	@[ "$$(id -u)" = 0 ] || { echo "make: the emulated lab needs root: sudo make demo" >&2; exit 1; }
 
-test: venv  ## every test; integration tests need root (they build their own lab)
-	@$(PY) -m pytest --hypothesis-seed=$(FUZZ_SEED) $(PYTEST_ARGS); rc=$$?; \
+test: venv  ## every test but the long fuzzers; integration tests need root (they build their own lab)
+	@$(PY) -m pytest -m "not fuzz" --hypothesis-seed=$(FUZZ_SEED) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; exit $$rc
 
-unit: venv
-	$(PY) -m pytest --hypothesis-seed=$(FUZZ_SEED) tests/unit $(PYTEST_ARGS)
+unit: venv  ## the unit tests alone (no root, no lab)
+	$(PY) -m pytest -m "not fuzz" --hypothesis-seed=$(FUZZ_SEED) tests/unit $(PYTEST_ARGS)
 
-lint: venv
-	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+lint: venv  ## ruff (lint and format), the layers and no import cycle (import-linter), mypy
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy --no-implicit-reexport netrun
 
 docs: venv  ## the documentation site into build/site; --strict: every internal link resolves
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d build/site

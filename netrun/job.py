@@ -53,9 +53,8 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     from netrun.core.options import parse_overrides
     from netrun.hosts.group import DEFAULT_FORKS
     from netrun.hosts.ssh.settings import SSHSettings
-    from netrun.inventory import check_netrun_vars
     from netrun.inventory.loader import load_inventory
-    from netrun.inventory.model import resolve_role
+    from netrun.inventory.model import check_netrun_vars, resolve_role
     from netrun.modes import all_options
     from netrun.results.store import default_dir, load
     from netrun.run.runner import RunRequest

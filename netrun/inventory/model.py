@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
 from netrun.errors import InventoryError, UnknownHostError, did_you_mean
 from netrun.hosts.host import Host
+from netrun.inventory import values
 from netrun.inventory.builder import Group, VarSource
 from netrun.inventory.values import is_ip
 
@@ -173,3 +174,8 @@ def resolve_role(inventory: Inventory, value: str, limit: str | None = None) -> 
 def _names(hosts: list[Host]) -> str:
     shown = ", ".join(h.name for h in hosts[:MAX_LISTED])
     return shown + (f", ... ({len(hosts)} in all)" if len(hosts) > MAX_LISTED else "")
+
+
+def check_netrun_vars(inv: Inventory, extra: Collection[str] = ()) -> list[str]:
+    """Problems for netrun_* keys that neither netrun nor the scenario's modes know."""
+    return values.check_netrun_vars(inv.sources, extra)

@@ -1,4 +1,8 @@
-"""The registry of modes. A new mode is a module here plus one entry in ``_MODULES``."""
+"""The registry of modes. A new mode is a module here plus one entry in ``_MODULES``.
+
+May import: netrun.tools and below (the modes import netrun.modes.base, never a mode
+of another family unless they build on it: flannel and freeflow on docker).
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,9 @@ A tool never runs anything itself; the caller joins the argv with ``shlex.join``
 script made here) through ``Host.run`` and hands the text back to the tool's parser. The
 measuring tools a test may pick with ``tool:`` are registered here: a new one is a module
 that defines ``TOOL`` (see tools/base.py) plus one entry in ``_MODULES``.
+
+May import: netrun.cleanup and below; never netrun.modes (a tool sees the mode that
+placed it as a tools.base.Placement).
 """
 
 from __future__ import annotations

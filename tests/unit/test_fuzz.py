@@ -36,9 +36,8 @@ from hypothesis import strategies as st
 from netrun.core.options import parse_overrides
 from netrun.core.spec import Scenario
 from netrun.errors import NetrunError
-from netrun.inventory import check_netrun_vars
 from netrun.inventory.loader import load_inventory
-from netrun.inventory.model import Inventory
+from netrun.inventory.model import Inventory, check_netrun_vars
 from netrun.inventory.values import masked
 from netrun.job import inventory_option_problems
 from netrun.modes import all_options, mode_options

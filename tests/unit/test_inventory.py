@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 
 from netrun.errors import InventoryError, UnknownHostError
-from netrun.inventory import check_netrun_vars
 from netrun.inventory import loader as inventory_loader
 from netrun.inventory.builder import expand_hosts
 from netrun.inventory.loader import load_inventory
-from netrun.inventory.model import Inventory
+from netrun.inventory.model import Inventory, check_netrun_vars
 from netrun.inventory.values import CORE_VARS
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "inventory"
