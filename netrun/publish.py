@@ -22,6 +22,7 @@ from netrun.history.regress import (
     resolve_baseline,
     tolerances_from_doc,
 )
+from netrun.report import exporters
 from netrun.scenario.validator import NAME_RE as TAG_RE
 
 
@@ -161,7 +162,6 @@ def _plots(
 def _exporters(doc: dict[str, Any], opts: PublishOptions, out: Published) -> None:
     if opts.prometheus is None and opts.junit is None:
         return  # nothing to export: not even its import (0.01 s after every run's end)
-    from netrun.report import exporters
 
     if opts.prometheus is not None:
         previous = None

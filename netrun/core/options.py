@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import yaml
 
 from netrun.core import yamlfile
+from netrun.core.metrics import tolerance_problem
 from netrun.errors import ScenarioError, did_you_mean
 
 if TYPE_CHECKING:
@@ -206,7 +207,6 @@ def option_for(test: TestSpec, host: VarsHolder, name: str, options: Iterable[Op
 
 def _tolerances(value: Any) -> str | None:
     """``tolerances: {metric: 20% | number}``; the metric names are checked per tool."""
-    from netrun.core.metrics import tolerance_problem  # late: metrics is imported by the tools
 
     if not isinstance(value, dict) or not value:
         return "must be a mapping of metric: tolerance, e.g. {rtt_avg_ms: 20%, lost_percent: 0.5}"

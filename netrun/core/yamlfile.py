@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from netrun.core.yamlhint import plain
 from netrun.errors import InputError
 
 #: Larger files are refused before reading: a scenario or inventory is a few KB (10,000
@@ -159,7 +160,6 @@ def load(
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        from netrun.core.yamlhint import plain
 
         problem = plain(str(exc.problem or exc), exc.context)
         raise error(f"{where}: YAML syntax error: {problem}") from None

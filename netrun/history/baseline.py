@@ -23,8 +23,11 @@ from typing import Any
 from netrun.core.metrics import of_sample
 from netrun.errors import InputError
 from netrun.history.db import History
+from netrun.modes import all_options
 from netrun.results import flags
 from netrun.results.stats import samples_by_test
+from netrun.scenario.validator import COMMON_OPTIONS
+from netrun.tools import get_tool, tools
 
 #: Options that say how a test is judged or run, not what it measures.
 NOT_MEASURING = frozenset(
@@ -77,9 +80,6 @@ def differences(
 @functools.cache
 def defaults() -> dict[str, Any]:
     """Every test option's default (of any tool and mode)."""
-    from netrun.modes import all_options  # late: the modes import heavy libraries
-    from netrun.scenario.validator import COMMON_OPTIONS
-    from netrun.tools import tools
 
     found: dict[str, Any] = {}
     for option in (
@@ -269,7 +269,6 @@ def beyond_noise(
 
 def headline_name(doc: Mapping[str, Any], test: str) -> str:
     """The metric a test's verdict is about (its tool's headline)."""
-    from netrun.tools import get_tool  # late: the tools import the modes' libraries
 
     tool = next((t.get("tool") for t in doc.get("tests", []) if t.get("name") == test), None)
     try:

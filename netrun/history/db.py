@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core import metrics
+from netrun.core.spec import DEFAULT_TOOL as DEFAULT
 from netrun.errors import InputError, NetrunError
 from netrun.history import tables as historyschema
 from netrun.history.tables import (
@@ -29,6 +30,7 @@ from netrun.history.tables import (
 )
 from netrun.results import store as results
 from netrun.results.stats import Summary, ok_values, summarize
+from netrun.tools import get_tool
 
 METRIC_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 BUSY_TIMEOUT = 2.0  # seconds to wait for another writer before saying "locked"
@@ -337,8 +339,6 @@ class History:
     def headline(self, scenario: str, test: str) -> metrics.Metric:
         """The metric a trend of ``test`` follows: its tool's headline (throughput for
         iperf3, rtt_avg_ms for ping), from the newest stored sample."""
-        from netrun.core.spec import DEFAULT_TOOL as DEFAULT
-        from netrun.tools import get_tool
 
         with self._errors():
             row = self.db.execute(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from netrun.errors import ConnectError
 from netrun.hosts.group import GroupResult, on_each
+from netrun.hosts.local import LocalTransport
 from netrun.hosts.ssh.settings import SSHSettings
 from netrun.hosts.ssh.transport import SSHTransport
 from netrun.hosts.transport import Transport
@@ -25,8 +26,6 @@ def open_transport(host: Host, settings: SSHSettings) -> Transport:
     connected, or a ConnectError naming the host."""
     kind = host.connection
     if kind == "local":
-        from netrun.hosts.local import LocalTransport
-
         local = LocalTransport(host)
         local.connect()
         return local

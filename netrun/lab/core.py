@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from netrun.errors import NetrunError
-from netrun.lab import inventory, network, sharing, sshd, state
+from netrun.lab import docker, freeflow, inventory, network, sharing, sshd, state
 from netrun.lab.plan import MGMT_NET, LabConfig, LabPlan, plan
 from netrun.lab.state import BY_EXPORT, BY_UP, InventoryFile
 from netrun.lab.system import end_netns_processes, netns_exists, require_root, require_tools
@@ -149,8 +149,6 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
     cfg = replace(cfg, state_dir=cfg.state_dir.absolute(), inventory=cfg.inventory.absolute())
     _check_paths(cfg)
     if cfg.freeflow_src is not None:  # a wrong source is reported before anything is made
-        from netrun.lab import freeflow
-
         cfg = replace(cfg, freeflow_src=freeflow.source(cfg.freeflow_src).path)
     lab = plan(cfg)
     data = state.load(cfg.state_dir)
@@ -178,8 +176,6 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
         say(f"{host.name}: {host.namespace} mgmt {host.mgmt_ip} data {host.data_ip} sshd {pid}")
     sshd.write_known_hosts(lab)
     if cfg.docker:
-        from netrun.lab import docker
-
         docker.up(lab, data, lambda: state.save(lab, data), say)
     write_inventories(lab, data, cfg.inventory, say)
     say(f"inventory: {cfg.inventory}")
@@ -256,7 +252,6 @@ def _refuse_foreign(lab: LabPlan) -> None:
 
 def _docker() -> ModuleType:
     """The docker part of the lab, imported only when a lab uses it."""
-    from netrun.lab import docker
 
     return docker
 
@@ -351,8 +346,6 @@ def down(state_dir: Path, progress: Progress = None) -> list[str]:
         say(f"removed {what}")
 
     if cfg.docker or data["pids"].get("dockerd"):
-        from netrun.lab import docker
-
         for what in docker.down(lab, data):
             note(what)
     for host in lab.hosts:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.errors import NetrunError
-from netrun.lab import images, network, overlay, sshd
+from netrun.lab import freeflow, images, network, overlay, sshd
 from netrun.lab.plan import OVERLAY_MTU, LabHost, LabPlan
 from netrun.lab.system import kill_pid, pid_matches, read_pid, run, wait_until
 
@@ -145,8 +145,6 @@ def up(
     built = images.build(lab.state_dir / "images")
     data.pop("freeflow", None)
     if lab.config.freeflow_src is not None:
-        from netrun.lab import freeflow
-
         src = freeflow.source(lab.config.freeflow_src)
         build_dir = freeflow.build(src, say)
         built.append(freeflow.router_image(src, build_dir, lab.state_dir / "images"))

@@ -16,6 +16,7 @@ from netrun.cleanup import undo as undo_records
 from netrun.cleanup.undo import Record
 from netrun.core.options import Option, option_for
 from netrun.errors import NetrunError
+from netrun.hosts.group import in_parallel
 from netrun.hosts.host import folder_key, remote_tmp
 from netrun.tools import option_table
 
@@ -197,7 +198,6 @@ class Mode:
     def undo(self) -> list[str]:
         """Run this test's undo records, newest first on each host, the hosts at once;
         the problems, one line each."""
-        from netrun.hosts.group import in_parallel
 
         by_host: dict[str, list[tuple[Host, Record]]] = {}
         while self.undo_stack:

@@ -12,6 +12,7 @@ from typing import Any
 
 from netrun.core.metrics import declared
 from netrun.history.baseline import differences, headline_name
+from netrun.report.render import text_table
 from netrun.results import flags
 from netrun.results.stats import ok_values, samples_by_test, summarize
 
@@ -74,7 +75,6 @@ def rows(a: dict[str, Any], b: dict[str, Any]) -> list[list[str]]:
 
 def render(a: dict[str, Any], b: dict[str, Any]) -> str:
     """The side-by-side text: which runs, then the table, then the flags' footnotes."""
-    from netrun.report.render import text_table
 
     found = rows(a, b)
     lines = [

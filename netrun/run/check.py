@@ -16,13 +16,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from netrun.cleanup.sweep import close_all
+from netrun.core.options import GENERAL_OPTIONS, option_for
 from netrun.errors import NetrunError
 from netrun.hosts import clock, clock_reading
 from netrun.hosts.connect import connect_all
 from netrun.hosts.group import on_each
 from netrun.hosts.host import Host
 from netrun.hosts.ssh.settings import SSHSettings
+from netrun.modes import get_mode
 from netrun.run.needs import Needs, plan_needs, probe_host, program
+from netrun.tools import docker as dk
+from netrun.tools import get_tool
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -84,9 +88,6 @@ def plan(
 def images_of(tests: Iterable[TestSpec], inventory: Inventory) -> dict[str, list[str]]:
     """host name -> the container images its tests' modes run there (``image``,
     ``router_image``...), read per host as the modes read them."""
-    from netrun.core.options import GENERAL_OPTIONS, option_for
-    from netrun.modes import get_mode
-    from netrun.tools import get_tool
 
     found: dict[str, dict[str, None]] = {}
     for test in tests:
@@ -174,7 +175,6 @@ def _version(host: Host, tool: str) -> str:
 
 
 def _check_docker(host: Host, images: list[str], out: HostCheck) -> None:
-    from netrun.tools import docker as dk
 
     docker = str(host.vars.get("netrun_docker") or "docker")
     res = host.run(dk.version_command(docker), timeout=30, check=False)

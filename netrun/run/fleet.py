@@ -26,6 +26,7 @@ from netrun.hosts.shield import cleaning
 from netrun.modes import docker_commands
 from netrun.modes.baremetal import probe_start as prestart
 from netrun.modes.base import RunContext
+from netrun.modes.docker import early
 from netrun.run.needs import Needs, plan_needs, probe_host
 
 if TYPE_CHECKING:
@@ -63,7 +64,6 @@ class Fleet:
                 self.ctx.run_id,
                 [(h, remote_tmp(h), docker.get(h.name) or docker_command(h)) for h in hosts],
             )
-        from netrun.modes.docker import early  # the first container test's starts ride on probes
 
         for pre in early.plan(tests, self.req.inventory, self.ctx):  # after journal.begin
             self._prestarts.setdefault(pre.host, pre)

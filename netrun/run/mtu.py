@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from netrun.cleanup import undo as undo_records
+from netrun.cleanup.undo import Record
 from netrun.core.mtuplan import VXLAN_OVERHEAD, MtuWant, next_wants, wanted
 from netrun.errors import MtuError, NetrunError
 from netrun.modes import mode_kind
@@ -167,7 +168,6 @@ class MtuSettings:
         self, host: Host, command: str, undo: str, *, what: str, sudo: bool
     ) -> tuple[Record, Any]:
         """Like Mode.change, but the record belongs to the run: it outlives the test."""
-        from netrun.cleanup.undo import Record
 
         record = Record(host.name, undo_records.new_path(self.ctx.workdir(host)), undo, what, sudo)
         self.ctx.recorded(host, record)

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING
 
 from netrun.errors import ToolError
 from netrun.hosts.host import Host
+from netrun.modes import get_mode
+from netrun.tools import facts as facts_tool
+from netrun.tools import get_tool
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -133,8 +136,6 @@ class Needs:
 def role_needs(test: TestSpec) -> Mapping[str, tuple[str, ...]]:
     """role -> tools for one test: its mode's needs, where a tool that declares its own
     programs (ping runs only on the client) replaces the iperf3 a host-run mode names."""
-    from netrun.modes import get_mode
-    from netrun.tools import get_tool
 
     mode = get_mode(test.mode)
     needs_for = getattr(mode, "needs_for", None)  # needs that depend on the test's options
@@ -177,7 +178,6 @@ def probe_host(
     """The host's facts, and which of its needed tools are missing (kept in ``needs``),
     in one round trip. ``extra`` (a script in a subshell, after the probe's own output)
     rides on that round trip; ``on_output`` gets the whole output."""
-    from netrun.tools import facts as facts_tool
 
     wanted = needs.tools.get(host.name, [])
     script = check_script(host, wanted) + facts_tool.probe_script(

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from netrun.errors import ConnectError, NetrunError
+from netrun.hosts.connect import open_transport
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
@@ -44,7 +45,6 @@ class Preconnect:
             ).start()
 
     def _open(self, host: Host, done: threading.Event, box: list[Transport | NetrunError]) -> None:
-        from netrun.hosts.connect import open_transport
 
         with self._slots:
             try:

@@ -23,6 +23,7 @@ from netrun.core.options import (
 from netrun.core.spec import Scenario, TestSpec
 from netrun.errors import ScenarioError, did_you_mean
 from netrun.hosts.host import Host
+from netrun.modes import mode_options, mode_roles, mode_tools
 from netrun.scenario import pairs as _pairs
 from netrun.scenario.validator import (
     NAME_RE,
@@ -63,8 +64,6 @@ def load_scenario(
     default to the registered modes'."""
     path = Path(path)
     if modes is None:
-        from netrun.modes import mode_options, mode_roles, mode_tools  # late: heavy imports
-
         modes = mode_options()
         roles = mode_roles() if roles is None else roles
         mode_tools_ = mode_tools() if mode_tools_ is None else mode_tools_

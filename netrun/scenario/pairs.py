@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from netrun.errors import InputError
+
 KINDS = ("mesh", "mesh-once", "ring", "star", "between")
 #: Test keys of a generated test (instead of the server and client roles).
 KEYS = ("hosts", "pairs")
@@ -81,7 +83,6 @@ def generate(pattern: str, spec: PairSpec, select: Select) -> list[Pair] | str:
     ``select`` resolves a host pattern to host names and raises InputError (with the
     reason) when it matches nothing.
     """
-    from netrun.errors import InputError
 
     try:
         hosts = select(pattern)
@@ -243,8 +244,6 @@ def simple_select(hosts: Sequence[str] | Any) -> Select:
     """Pattern matching without an inventory (unit tests, --check-only of a bare host list):
     comma- or colon-separated names and globs."""
     import fnmatch
-
-    from netrun.errors import InputError
 
     names = list(hosts or ())
 

@@ -19,6 +19,7 @@ from netrun.core.spec import DEFAULT_ROLES, DEFAULT_TOOL, TestSpec
 from netrun.errors import InputError, did_you_mean
 from netrun.results.flags import same_host_problem
 from netrun.scenario import pairs as _pairs
+from netrun.tools import tools as registered
 from netrun.tools.base import Tool
 from netrun.tools.iperf3.tool import OPTIONS as IPERF3_OPTIONS
 
@@ -58,8 +59,6 @@ class Check:
         self.hosts = None if hosts is None else sorted(hosts)
         self.resolve = resolve
         if tools is None:
-            from netrun.tools import tools as registered
-
             tools = registered()
         self.tools = dict(tools)
         self.mode_own = {m: tuple(opts) for m, opts in modes.items()}

@@ -18,7 +18,9 @@ import threading
 from typing import TYPE_CHECKING
 
 from netrun.cleanup.last_sweep import SWEPT
+from netrun.cleanup.scripts import cleanup_script
 from netrun.errors import NetrunError
+from netrun.hosts.host import remote_tmp
 from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker.launch import sections
 
@@ -57,8 +59,6 @@ def host_sweep(mode: ContainerMode, host: Host) -> str:
     remove the run's containers and time bounds, then its run folder goes), printing
     SWEPT once the folder is gone. The records remove the containers: the final sweep's
     own look for labelled containers is left out (a ``docker ps`` less)."""
-    from netrun.cleanup.scripts import cleanup_script
-    from netrun.hosts.host import remote_tmp
 
     folder = shlex.quote(mode.ctx.workdir(host))
     sweep = cleanup_script(remote_tmp(host), mode.ctx.run_id, docker=None)

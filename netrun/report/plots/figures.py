@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from netrun.errors import NetrunError
-from netrun.report.plots import curves, overview, png
+from netrun.report.plots import curves, matrix, overview, png
 from netrun.report.summary import group_samples, summary_rows
+from netrun.results.store import safe_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -300,7 +301,6 @@ def plot_all(
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NetrunError(f"{outdir}: cannot create the plot folder ({exc.strerror})") from None
-    from netrun.report.plots import matrix  # generated pairs' heatmaps
 
     files = [
         plot_throughput(doc, outdir / THROUGHPUT, rows),
@@ -315,8 +315,6 @@ def captions(doc: dict[str, Any], grids: list[Any] | None = None) -> dict[str, s
     """Plot file stem -> what the page says under it, for plots that draw a large run
     differently from a small one: said in the page's text, not only in a PNG's title.
     ``grids``: the run's matrix.grids, when the caller has them."""
-    from netrun.report.plots import matrix
-    from netrun.results.store import safe_name  # matrix.plot_all's file names
 
     count = len(group_samples(doc.get("tests", [])))
     out = {}

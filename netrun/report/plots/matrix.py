@@ -19,6 +19,7 @@ from typing import Any
 
 from netrun.core.metrics import Metric, finite, parse_tolerance
 from netrun.report.plots import png
+from netrun.results.store import safe_name
 
 DEFAULT_TOLERANCE = ("relative", 0.05)
 UNDIRECTED = ("mesh-once", "ring")  # one leg per pair: a host's line is its row and column
@@ -255,7 +256,6 @@ def _gap(x: int, y: int) -> Any:
 
 def plot_all(doc: dict[str, Any], outdir: Path) -> list[Path]:
     """matrix-ID.png for each matrix of the run."""
-    from netrun.results.store import safe_name
 
     return [plot(g, outdir / f"matrix-{safe_name(g.id)}.png") for g in grids(doc)]
 

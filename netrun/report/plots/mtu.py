@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from netrun.report.plots import png
+from netrun.report.plots.figures import COLOURS, _figure, _legend, _title
 from netrun.report.summary import group_samples, summarize
 
 MTU_PLOT = "mtu.png"
@@ -43,8 +45,6 @@ def plot_mtu(doc: dict[str, Any], outdir: Path) -> list[Path]:
     """mtu.png in ``outdir`` when the run swept the MTU; [] otherwise."""
     if not sweeps_mtu(doc):
         return []
-    from netrun.report.plots import png
-    from netrun.report.plots.figures import COLOURS, _figure, _legend, _title
 
     fig = _figure(9.0)
     ax = fig.add_subplot()
