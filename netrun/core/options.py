@@ -1,7 +1,7 @@
 """Scenario options: what a key accepts, its default, and the checks behind it.
 
 Tools and modes declare their own options with ``Option`` and the checks here; the scenario
-loader only walks them. Kept apart from scenario.py and modes/ so that neither imports the
+loader only walks them. Kept apart from scenario/loader.py and modes/ so that neither imports the
 other (a mode's options and the file that reads them used to import each other).
 """
 

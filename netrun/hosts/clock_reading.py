@@ -1,6 +1,6 @@
 """Reading hosts' clocks over SSH for one-way latency: the offsets, and whether to trust it.
 
-clock.py holds the arithmetic; this module runs its commands on the hosts. A host whose
+hosts/clock.py holds the arithmetic; this module runs its commands on the hosts. A host whose
 kernel boot id is the controller's is this very machine (a lab namespace, or localhost):
 it shares the controller's clock, so its offset is 0 by construction, and the report says
 so rather than quoting a midpoint estimate. Five round trips per host, once per test.

@@ -55,7 +55,8 @@ class RunContext:
     early: dict[str, Any] = field(default_factory=dict)
     #: (host name, tag) -> an iperf3 client already started there, waiting for its
     #: server's port (netrun.tools.iperf3.run.ArmedClient, armed during the host's probe), or a
-    #: container test's ``docker exec`` waiting for its server's address (modes.armedexec).
+    #: container test's ``docker exec`` waiting for its server's address
+    #: (netrun.modes.docker.armed).
     armed: dict[tuple[str, str], Any] = field(default_factory=dict)
     #: Each host's last measurement sweeps the host (netrun.cleanup.last_sweep.Finale), when the
     #: run allows it; None: the run's end sweeps every host.

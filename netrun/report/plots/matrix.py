@@ -4,7 +4,7 @@ In a list of hundreds of rows a bad cable hides; in a grid it is a dim row and c
 every matrix of generated pairs (``hosts:`` + ``pairs:``, netrun.scenario.pairs) this builds the
 grid from results.json alone (the median over each pair's ok repeats of the tool's first metric),
 names each pair more than the tolerance worse than the median of its row and column, names
-a host whose pairs are all worse, and leaves a failed pair as a gap. report.py renders the
+a host whose pairs are all worse, and leaves a failed pair as a gap. report/render.py renders the
 grids as text, markdown and HTML, as a ``matrices`` list in JSON (``Grid.to_dict``) and as
 a ``matrix`` column in CSV (its rows are the cells, long form); ``--plot`` draws heatmaps.
 """

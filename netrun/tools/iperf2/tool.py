@@ -1,7 +1,7 @@
 """iperf2 as a tool a test picks: latency, jitter and loss at a fixed packet rate.
 
-The command and the parser live in tools/iperf2.py, the processes on the hosts in
-tools/iperf2_run.py. In bare metal the client sends straight to the server's data address;
+The command and the parser live in tools/iperf2/parse.py, the processes on the hosts in
+tools/iperf2/run.py. In bare metal the client sends straight to the server's data address;
 a mode that places the path itself (``mode: turn`` sends through a relay) defines
 ``measure_iperf2(repeat, run)`` and calls ``run(target, port)`` for the client leg.
 """

@@ -1,6 +1,6 @@
 """Starting an iperf3 server in one round trip: a shell script and the line it answers.
 
-Split from tools/iperf3.py (command and JSON parser): the script makes the run's folder,
+Split from tools/iperf3/command.py and parse.py: the script makes the run's folder,
 finds a free port, starts ``iperf3 -s`` with a lifetime bound and waits until it listens;
 ``parse_server_ready`` reads its NETRUN_READY / NETRUN_FAIL line.
 """

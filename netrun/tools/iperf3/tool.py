@@ -1,7 +1,7 @@
 """iperf3 as a tool a test picks: its options, its metrics and one measurement.
 
-The command and the parser live in tools/iperf3.py; where the two ends run is the mode's
-business (bare metal, containers, FreeFlow), so ``measure`` asks the mode and turns the
+The command and the parser live in tools/iperf3/command.py and parse.py; where the two ends run is
+the mode's business (bare metal, containers, FreeFlow), so ``measure`` asks the mode and turns the
 parsed result into the declared metrics.
 """
 
