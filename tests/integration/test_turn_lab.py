@@ -300,7 +300,7 @@ def test_a_hosts_turncat_is_used_when_netrun_turncat_names_it(
     lab: LabHandle, tmp_path: Path
 ) -> None:
     shim = tmp_path / "turncat"
-    tunnel = ROOT / "netrun" / "turn" / "tunnel.py"
+    tunnel = ROOT / "netrun" / "modes" / "turn" / "tunnel.py"
     shim.write_text(SHIM.replace("TUNNEL,", f"{str(tunnel)!r},"))
     shim.chmod(0o755)
     inventory = write_inventory(tmp_path, lab, host_vars={"bravo": {"netrun_turncat": str(shim)}})
