@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from netrun.cleanup import owner, undo
+from netrun.cleanup.labels import HOST_LABEL, RUN_LABEL
 from netrun.hosts import proc
 from netrun.hosts.host import Host
-from netrun.tools.docker import HOST_LABEL, RUN_LABEL
 
 #: What new_run_id makes (use fullmatch: ``$`` would let a trailing newline through).
 RUN_ID = re.compile(r"[0-9a-f]{4,32}")

@@ -22,12 +22,6 @@ from netrun.errors import ToolError
 #: Docker API 1.25 (engine 1.13) is the oldest with everything used here.
 MIN_API = (1, 25)
 
-#: Every container netrun starts carries these labels (plus netrun.run_id).
-LABEL = "netrun"
-RUN_LABEL = "netrun.run_id"
-#: Which host of the run started it (netrun.modes.base.folder_key): hosts that share one
-#: Docker daemon each remove only their own.
-HOST_LABEL = "netrun.host"
 
 #: Docker's image reference grammar (distribution/reference): [domain[:port]/]path[:tag][@digest]
 _PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"

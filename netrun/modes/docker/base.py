@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from netrun.cleanup import undo
+from netrun.cleanup import labels, undo
 from netrun.hosts.host import Host, folder_key
 from netrun.modes.base import Mode
-from netrun.tools import docker as dk
 
 
 class ContainerMode(Mode):
@@ -51,9 +50,9 @@ class ContainerMode(Mode):
 
     def labels(self, role: str) -> dict[str, str]:
         return {
-            dk.LABEL: "1",
-            dk.RUN_LABEL: self.ctx.run_id,
-            dk.HOST_LABEL: folder_key(self.hosts[role].name),
+            labels.LABEL: "1",
+            labels.RUN_LABEL: self.ctx.run_id,
+            labels.HOST_LABEL: folder_key(self.hosts[role].name),
             "netrun.test": self.test.name,
             "netrun.role": role,
         }

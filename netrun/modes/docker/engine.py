@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from netrun.cleanup.labels import HOST_LABEL, RUN_LABEL
 from netrun.errors import ModeError
 from netrun.hosts.host import Host, folder_key
 from netrun.modes.docker import launch
@@ -58,8 +59,8 @@ def label_sweep_record(mode: ContainerMode, host: Host) -> str:
     the final sweep (or the next run's, or netrun cleanup, after a SIGKILL); with no
     docker there it finds nothing."""
     docker = mode.docker(host)
-    label = shlex.quote(f"label={dk.RUN_LABEL}={mode.ctx.run_id}")
-    mine = shlex.quote(f"label={dk.HOST_LABEL}={folder_key(host.name)}")
+    label = shlex.quote(f"label={RUN_LABEL}={mode.ctx.run_id}")
+    mine = shlex.quote(f"label={HOST_LABEL}={folder_key(host.name)}")
     d = shlex.quote(docker)
     return mode.new_record(
         host,

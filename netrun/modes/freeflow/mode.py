@@ -22,6 +22,7 @@ import dataclasses
 import shlex
 from typing import Any
 
+from netrun.cleanup.labels import HOST_LABEL, LABEL, RUN_LABEL
 from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, matching, number
 from netrun.errors import ModeError
@@ -117,10 +118,14 @@ class FreeFlow(DockerMode):
     def router_plan(self, host: Host) -> router.RouterPlan:
         docker, name = self.docker(host), str(self.value("router_name", host))
         image = str(self.value("router_image", host))
-        labels = {dk.LABEL: "1", "netrun.role": "router", dk.HOST_LABEL: folder_key(host.name)}
+        labels = {
+            LABEL: "1",
+            "netrun.role": "router",
+            HOST_LABEL: folder_key(host.name),
+        }
         explicit = self.value("host_ip_prefix", host)  # else the host reads its subnet
         if not self.value("keep_router", host):
-            labels[dk.RUN_LABEL] = self.ctx.run_id
+            labels[RUN_LABEL] = self.ctx.run_id
         argv = dk.run_command(
             image,
             name=name,
