@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import LabHandle, lab_iperf3_pids
+
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
 
 NETRUN = [sys.executable, "-m", "netrun"]
 #: Where hosts keep run folders when an inventory sets no netrun_remote_tmp.

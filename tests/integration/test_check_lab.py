@@ -11,8 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import assert_nothing_left, entry, run_netrun, write_inventory, write_scenario
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
+    assert_nothing_left,
+    entry,
+    run_netrun,
+    write_inventory,
+    write_scenario,
+)
 
 pytestmark = pytest.mark.integration
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import LabHandle, lab_iperf3_pids
-from helpers import (
+
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.helpers import (
     assert_nothing_left,
     entry,
     error_lines,

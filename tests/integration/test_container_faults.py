@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import (
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     assert_nothing_left,
     entry,
     load_results,
@@ -30,7 +31,7 @@ from helpers import (
     write_inventory,
     write_scenario,
 )
-from test_container_modes import (
+from tests.integration.test_container_modes import (
     IPERF3_IMAGE,
     ROUTER,
     container_scenario,

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LabHandle
-from helpers import (
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     assert_nothing_left,
     entry,
     load_results,
@@ -27,7 +28,7 @@ from helpers import (
     wait_for,
     write_scenario,
 )
-from test_container_modes import (
+from tests.integration.test_container_modes import (
     labelled,
     netrun,
     nothing_left,  # noqa: F401  (the autouse leftovers check)

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LabHandle
-from helpers import (
+
+from tests.conftest import ROOT
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     assert_nothing_left,
     entry,
     load_results,
@@ -298,7 +300,7 @@ def test_freeflow_keep_router_is_kept_and_reused(docker_lab: LabHandle, tmp_path
 
 # -- the comparison ----------------------------------------------------------------------
 def test_shipped_freeflow_comparison(docker_lab: LabHandle, tmp_path: Path) -> None:
-    shipped = Path(__file__).resolve().parents[2] / "scenarios" / "freeflow.yaml"
+    shipped = ROOT / "scenarios" / "freeflow.yaml"
     doc = run_not_accelerated(tmp_path, shipped, docker_lab.inventory, "-e", "duration=2")
     assert [t["name"] for t in doc["tests"]] == ["bare-metal", "flannel", "freeflow"]
     assert all(t["status"] == "ok" for t in doc["tests"]), doc["tests"]

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LabHandle
-from helpers import assert_nothing_left, entry, load_results, write_scenario
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from test_container_modes import assert_no_containers_left, netrun
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import assert_nothing_left, entry, load_results, write_scenario
+from tests.integration.test_container_modes import assert_no_containers_left, netrun
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 

@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import (
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     entry,
     load_results,
     netrun_process,
@@ -22,8 +23,8 @@ from helpers import (
     wait_for,
     write_scenario,
 )
-from test_container_faults import client_measuring
-from test_container_modes import (
+from tests.integration.test_container_faults import client_measuring
+from tests.integration.test_container_modes import (
     ROUTER,
     containers_named,
     labelled,

@@ -28,8 +28,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import LabHandle
-from helpers import (
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     assert_nothing_left,
     entry,
     error_lines,

@@ -15,8 +15,10 @@ import signal
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle, lab_iperf3_pids
-from helpers import (
+
+from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.helpers import (
     entry,
     load_results,
     netrun_process,
@@ -25,8 +27,6 @@ from helpers import (
     write_inventory,
     write_scenario,
 )
-
-from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,9 @@ import itertools
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import (
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     check_fault,
     entry,
     lab_settings,

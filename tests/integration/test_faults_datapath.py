@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LabHandle, lab_iperf3_pids
-from helpers import (
+
+from tests.conftest import IPERF3_FIXTURES
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.helpers import (
     FaultRun,
     check_fault,
     entry,
@@ -254,7 +256,7 @@ def test_server_answering_busy_is_retried_then_reported(lab: LabHandle, tmp_path
     """The other shape: the client reaches the server and hears "the server is busy running
     a test" (real iperf3 3.12 output, captured by tests/fixtures/capture.sh), as when another
     client got to our one-off server first. A fake iperf3 on bravo prints it as a client."""
-    busy = Path(__file__).resolve().parent.parent / "fixtures" / "iperf3" / "busy.stdout"
+    busy = IPERF3_FIXTURES / "busy.stdout"
     tries = tmp_path / "tries"
     fake = lab.bin_dir("bravo") / "iperf3"
     real = "/usr/bin/iperf3"

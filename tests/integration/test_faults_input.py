@@ -26,8 +26,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import LabHandle
-from helpers import (
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     check_fault,
     entry,
     error_lines,

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LabHandle
-from helpers import (
+
+from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     entry,
     lab_settings,
     load_results,
@@ -28,8 +30,6 @@ from helpers import (
     wait_for,
     write_scenario,
 )
-
-from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LabHandle, lab_iperf3_pids
-from helpers import (
+
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.helpers import (
     FaultRun,
     check_fault,
     entry,

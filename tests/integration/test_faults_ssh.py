@@ -22,8 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LabHandle, lab_iperf3_pids
-from helpers import (
+
+from netrun.lab import core as netrun_lab_core
+from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
+from netrun.tools.iperf3.run import REMOTE_MARGIN
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.helpers import (
     FaultRun,
     check_fault,
     entry,
@@ -38,10 +42,6 @@ from helpers import (
     write_inventory,
     write_scenario,
 )
-
-from netrun.lab import core as netrun_lab_core
-from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
-from netrun.tools.iperf3.run import REMOTE_MARGIN
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 

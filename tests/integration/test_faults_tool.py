@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LabHandle
-from helpers import (
+
+from tests.conftest import IPERF3_FIXTURES
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     check_fault,
     entry,
     lab_settings,
@@ -37,7 +39,7 @@ from helpers import (
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
 #: Real iperf3 3.12 output from an earlier run (tests/fixtures/capture.sh): the "other" object.
-STALE = Path(__file__).resolve().parent.parent / "fixtures" / "iperf3" / "tcp_1stream.stdout"
+STALE = IPERF3_FIXTURES / "tcp_1stream.stdout"
 
 #: The fake client: run the real one, then bend its output (SHAPE is filled in per test).
 FAKE = r"""#!{python}

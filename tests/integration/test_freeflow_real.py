@@ -19,19 +19,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LabHandle
-from helpers import entry, load_results, run_netrun, write_scenario
-from test_container_modes import assert_no_containers_left, netrun
 
 from netrun.lab import core as netrun_lab_core
 from netrun.lab import freeflow
+from tests.conftest import ROOT
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import entry, load_results, run_netrun, write_scenario
+from tests.integration.test_container_modes import assert_no_containers_left, netrun
 
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 
-REPO = Path(__file__).resolve().parents[2]
 BUNDLE = Path(
     os.environ.get("NETRUN_FREEFLOW_SRC")
-    or REPO.parent / "shared" / "third_party" / "freeflow.bundle"
+    or ROOT.parent / "shared" / "third_party" / "freeflow.bundle"
 )
 
 
@@ -117,7 +117,7 @@ def test_real_freeflow_is_accelerated_and_beats_flannel(
     real_lab: tuple[LabHandle, str], tmp_path: Path
 ) -> None:
     lab, _ = real_lab
-    shipped = REPO / "scenarios" / "freeflow.yaml"
+    shipped = ROOT / "scenarios" / "freeflow.yaml"
     args = ("-e", "duration=3", "-e", "repeat=3")
     res = netrun(tmp_path, shipped, lab.inventory, *args, timeout=400)
     doc = load_results(tmp_path / "out")

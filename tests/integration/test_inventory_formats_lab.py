@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LabHandle
-from helpers import assert_nothing_left, load_results, run_netrun
 
 from netrun.inventory.loader import load_inventory
 from netrun.inventory.script_source import ansible_inventory
+from tests.conftest import ROOT
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import assert_nothing_left, load_results, run_netrun
 
 ANSIBLE_INVENTORY = ansible_inventory()
 
@@ -33,7 +34,6 @@ pytestmark = [
     ),
 ]
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 SCENARIO = ROOT / "scenarios" / "baremetal.yaml"
 MEASURED = {"throughput_bps", "sender_bps", "retransmits", "cpu_client_pct", "cpu_server_pct"}
 MEASURED |= {"jitter_ms", "lost_percent", "lost_packets", "packets", "started", "finished"}

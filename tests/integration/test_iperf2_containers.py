@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import entry, load_results, run_netrun, samples_of, write_scenario
 
 from netrun.tools.iperf2 import parse as iperf2
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import entry, load_results, run_netrun, samples_of, write_scenario
 
 pytestmark = pytest.mark.integration
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import paramiko
 import pytest
 import yaml
-from conftest import SLOT, LabHandle, lab_iperf3_pids, lab_skip_reason, start_lab
 
 from netrun.errors import NetrunError
 from netrun.lab import core as netrun_lab_core
 from netrun.lab import inventory, network
 from netrun.lab import plan as netrun_lab_plan
 from netrun.lab.system import cmdline, netns_exists, pids_in_netns
+from tests.integration.conftest import SLOT, LabHandle, lab_iperf3_pids, lab_skip_reason, start_lab
 
 
 # -- the plan: pure, runs anywhere ------------------------------------------------------

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import OWNER, SLOT, LabHandle, lab_skip_reason, sweep_stale_labs
-from helpers import run_netrun
 
 from netrun.lab import core as netrun_lab_core
 from netrun.lab import plan as netrun_lab_plan
 from netrun.lab import sharing
 from netrun.lab.system import netns_exists
+from tests.integration.conftest import OWNER, SLOT, LabHandle, lab_skip_reason, sweep_stale_labs
+from tests.integration.helpers import run_netrun
 
 PREFIX = f"nrts{SLOT or ''}"
 NET = 50 + 2 * SLOT

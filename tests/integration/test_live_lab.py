@@ -17,10 +17,16 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import entry, load_results, run_netrun, run_netrun_on_terminal, write_scenario
 
 from netrun.lab.system import netns_inode, pid_netns_inode
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
+    entry,
+    load_results,
+    run_netrun,
+    run_netrun_on_terminal,
+    write_scenario,
+)
 
 pytestmark = pytest.mark.integration
 

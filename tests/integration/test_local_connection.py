@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import load_results, run_dirs, run_netrun, write_scenario, write_yaml
+
+from tests.integration.helpers import load_results, run_dirs, run_netrun, write_scenario, write_yaml
 
 pytestmark = [pytest.mark.integration]
 

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import LabHandle, lab_iperf3_pids
-from helpers import (
+
+from netrun.lab.system import cmdline
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.helpers import (
     NETRUN,
     FaultRun,
     _env,
@@ -31,8 +33,6 @@ from helpers import (
     wait_for,
     write_yaml,
 )
-
-from netrun.lab.system import cmdline
 
 pytestmark = [pytest.mark.integration]
 

@@ -12,8 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle, lab_iperf3_pids
-from helpers import (
+
+from netrun.cleanup.owner import FILE
+from netrun.hosts.proc import boot_id
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.helpers import (
     assert_nothing_left,
     entry,
     load_results,
@@ -23,9 +26,6 @@ from helpers import (
     wait_for,
     write_scenario,
 )
-
-from netrun.cleanup.owner import FILE
-from netrun.hosts.proc import boot_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LabHandle, lab_iperf3_pids
-from helpers import (
+
+from netrun.lab.system import cmdline
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.helpers import (
     FaultRun,
     check_fault,
     entry,
@@ -26,8 +28,6 @@ from helpers import (
     wait_for,
     write_scenario,
 )
-
-from netrun.lab.system import cmdline
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 

@@ -12,8 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import entry, run_netrun, run_netrun_on_terminal, write_inventory, write_scenario
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
+    entry,
+    run_netrun,
+    run_netrun_on_terminal,
+    write_inventory,
+    write_scenario,
+)
 
 pytestmark = pytest.mark.integration
 

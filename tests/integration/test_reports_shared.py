@@ -13,8 +13,9 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import entry, run_netrun, write_scenario
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import entry, run_netrun, write_scenario
 
 pytestmark = pytest.mark.integration
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import entry, error_lines, run_netrun, write_scenario
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import entry, error_lines, run_netrun, write_scenario
 
 pytestmark = pytest.mark.integration
 

@@ -17,8 +17,10 @@ import signal
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import (
+
+from tests.conftest import ROOT
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     check_fault,
     entry,
     lab_settings,
@@ -30,10 +32,10 @@ from helpers import (
     write_inventory,
     write_scenario,
 )
-from trio_mode import TRIO_MTU
+from tests.integration.trio_mode import TRIO_MTU
 
 pytestmark = [pytest.mark.integration]
-HERE = Path(__file__).resolve().parent
+HERE = ROOT / "tests" / "integration"
 
 
 @pytest.fixture(autouse=True)

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import (
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     assert_nothing_left,
     entry,
     error_lines,

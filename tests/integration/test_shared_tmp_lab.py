@@ -14,8 +14,10 @@ import signal
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle, lab_iperf3_pids
-from helpers import (
+
+from netrun.cleanup.owner import HOST_FILE
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.helpers import (
     entry,
     lab_settings,
     load_results,
@@ -25,8 +27,6 @@ from helpers import (
     write_inventory,
     write_scenario,
 )
-
-from netrun.cleanup.owner import HOST_FILE
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 

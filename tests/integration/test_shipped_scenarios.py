@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import LabHandle
-from helpers import lab_settings, leftovers, load_results, run_netrun, wait_for
 
 from netrun.lab.system import netns_inode, pid_netns_inode
 from netrun.modes import get_mode
+from tests.conftest import ROOT
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import lab_settings, leftovers, load_results, run_netrun, wait_for
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
 #: What shortens any scenario: the keys every test takes (a key no test sets is harmless).
 SHORT = ["-e", "duration=1", "-e", "repeat=1"]

@@ -13,8 +13,9 @@ import signal
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import (
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     check_fault,
     entry,
     lab_settings,

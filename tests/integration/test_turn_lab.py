@@ -16,8 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import LabHandle
-from helpers import (
+
+from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
+from netrun.modes.turn import relay as coturn
+from netrun.tools.iperf2 import parse as iperf2
+from tests.conftest import ROOT
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
     assert_nothing_left,
     entry,
     error_lines,
@@ -32,13 +37,8 @@ from helpers import (
     write_scenario,
 )
 
-from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
-from netrun.modes.turn import relay as coturn
-from netrun.tools.iperf2 import parse as iperf2
-
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
 NAMES = ("turnserver", "iperf", "netrun-turn-tunnel.py")
 
 

@@ -48,12 +48,12 @@ from netrun.tools.iperf3 import command as iperf3
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.ping import tool as ping
+from tests.conftest import IPERF2_FIXTURES, IPERF3_FIXTURES, PING_FIXTURES
 
 FUZZ_EXAMPLES = 10_000
 #: Inputs each target's body ran on (hypothesis counts shrinking too); for the figures.
 TRIED: collections.Counter[str] = collections.Counter()
 QUICK_EXAMPLES = 200
-FIXTURES = Path(__file__).parent.parent / "fixtures"
 HOSTS = ("alpha", "bravo", "charlie")
 MODES = mode_options()
 OPTION_NAMES = sorted({o.name for opts in MODES.values() for o in (*COMMON_OPTIONS, *opts)})
@@ -409,11 +409,11 @@ def inventory_property(examples: int) -> Callable[..., None]:
 
 
 # -- iperf3 output -------------------------------------------------------------------------
-CAPTURES = sorted(p.stem for p in (FIXTURES / "iperf3").glob("*.stdout"))
+CAPTURES = sorted(p.stem for p in IPERF3_FIXTURES.glob("*.stdout"))
 
 
 def capture(name: str) -> tuple[str, str, int]:
-    base = FIXTURES / "iperf3" / name
+    base = IPERF3_FIXTURES / name
     rc = (base.with_suffix(".rc")).read_text().strip()
     return (
         base.with_suffix(".stdout").read_text(),
@@ -585,8 +585,8 @@ def test_mutations_reach_validation() -> None:
 
 
 # -- iperf2 and ping text output -------------------------------------------------------------
-IPERF2_CAPTURES = sorted((FIXTURES / "iperf2").glob("*.txt"))
-PING_CAPTURES = sorted(p.stem for p in (FIXTURES / "ping").glob("*.stdout"))
+IPERF2_CAPTURES = sorted(IPERF2_FIXTURES.glob("*.txt"))
+PING_CAPTURES = sorted(p.stem for p in PING_FIXTURES.glob("*.stdout"))
 NUMBER_JUNK = ["1e+02", "nan", "-", "-1", "1" + "0" * 400, "1e999", "-0.000", "inf", " ", "/"]
 
 
@@ -660,7 +660,7 @@ def ping_property(examples: int) -> Callable[..., None]:
 
 
 def capture_ping(name: str) -> tuple[str, str, int]:
-    base = FIXTURES / "ping" / name
+    base = PING_FIXTURES / name
     rc = base.with_suffix(".rc").read_text().strip()
     return (
         base.with_suffix(".stdout").read_text(),

@@ -2,7 +2,8 @@
 
 Every inventory variable and scenario option that reaches a remote shell has a strict
 pattern; the shell quoting (shlex) behind it is the second line of defence, tested in
-test_iperf3.py. tests/integration/test_faults_input.py drives the same values through the CLI.
+tests/unit/tools/iperf3/test_parse.py. tests/integration/test_faults_input.py drives the same values
+through the CLI.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from netrun.errors import InventoryError, ScenarioError
 from netrun.inventory.loader import load_inventory
 from netrun.scenario.loader import load_scenario
 from netrun.tools.docker import is_image_reference
+from tests.conftest import RESULTS_FIXTURES
 
 INJECT = "x;touch /tmp/netrun-pwned"
 
@@ -153,7 +155,7 @@ def test_link_speed_must_be_finite(tmp_path: Path, value: str) -> None:
 
 
 # -- results.json read back (report, history import, --baseline FILE, --resume) -------------
-RESULTS = Path(__file__).parent.parent / "fixtures" / "results" / "baremetal-3" / "results.json"
+RESULTS = RESULTS_FIXTURES / "baremetal-3" / "results.json"
 
 
 @pytest.mark.parametrize(

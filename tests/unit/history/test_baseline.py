@@ -1,0 +1,158 @@
+"""Honest baselines: comparable tests only, tags, last and median:N, run-to-run noise, diff.
+
+Runs are the captured lab run baremetal-4s (tests/fixtures/results), stored under new run
+ids and start times with one figure or option changed, as later nights would record them.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netrun.cli.commands import _history_table
+from netrun.errors import InputError
+from netrun.history import baseline
+from netrun.history.db import History
+from netrun.history.regress import Verdict, compare
+from netrun.publish import PublishOptions, publish
+from netrun.report import diff
+from netrun.report.render import render_table
+from tests.conftest import RESULTS_FIXTURES
+
+BASE = json.loads((RESULTS_FIXTURES / "baremetal-4s" / "results.json").read_text())
+
+
+def run(
+    run_id: str, day: int, mbps: float, tag: str | None = None, **options: Any
+) -> dict[str, Any]:
+    """The captured run's tcp-forward test as a run of its own: one sample at ``mbps``."""
+    doc = copy.deepcopy(BASE)
+    doc.pop("baseline", None)
+    doc["run_id"], doc["started"] = run_id, f"2026-11-{day:02d}T02:30:00Z"
+    doc["tests"] = [t for t in doc["tests"] if t["name"] == "tcp-forward"]
+    for t in doc["tests"]:
+        t["throughput_bps"] = mbps * 1e6
+        t.setdefault("metrics", {})["throughput_bps"] = mbps * 1e6
+        t["options"].update(options)
+    if tag:
+        doc["tag"] = tag
+    return doc
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> History:
+    return History.open(tmp_path / "h.sqlite")
+
+
+def test_other_options_are_incomparable_and_never_regressed() -> None:
+    before = run("aaaa0001", 1, 950.0, bitrate="300M")
+    now = run("aaaa0002", 2, 630.0, bitrate="200M")
+    (verdict,) = compare(now, before)
+    assert verdict.verdict == "incomparable"
+    assert "bitrate 200M (baseline 300M)" in verdict.detail
+    assert verdict.delta_pct is None
+
+
+def test_last_is_the_same_tag_and_skips_ad_hoc_runs(history: History) -> None:
+    history.add_run(run("aaaa0001", 1, 900.0))
+    history.add_run(run("aaaa0002", 2, 500.0, duration=2))  # an ad-hoc -e duration=2 check
+    history.add_run(run("aaaa0003", 3, 910.0, tag="nightly"))
+    now = run("aaaa0009", 9, 905.0)
+    found = baseline.last(history, now, before="aaaa0009")
+    assert found is not None and found["run_id"] == "aaaa0001"
+    tagged = baseline.last(history, run("aaaa0010", 10, 905.0, tag="nightly"))
+    assert tagged is not None and tagged["run_id"] == "aaaa0003"
+    ad_hoc = baseline.last(history, run("aaaa0011", 11, 505.0, duration=2))
+    assert ad_hoc is not None and ad_hoc["run_id"] == "aaaa0002"  # it matches itself
+
+
+def test_median_of_the_last_n_matching_runs(history: History) -> None:
+    for i, mbps in enumerate([800.0, 900.0, 950.0, 1000.0], start=1):
+        history.add_run(run(f"aaaa000{i}", i, mbps))
+    history.add_run(run("aaaa0005", 5, 100.0, bitrate="100M"))  # not comparable: skipped
+    found = baseline.median_of(history, run("aaaa0009", 9, 940.0), 3)
+    assert found is not None
+    assert [r["run_id"] for r in found["median_of"]] == ["aaaa0004", "aaaa0003", "aaaa0002"]
+    assert sorted(t["throughput_bps"] for t in found["tests"]) == [900e6, 950e6, 1000e6]
+    (verdict,) = compare(run("aaaa0009", 9, 940.0), found)
+    assert verdict.verdict == "ok" and verdict.delta_pct == pytest.approx(-1.05, abs=0.01)
+    with pytest.raises(InputError, match="median:N"):
+        baseline.parse_spec("median:x")
+
+
+def test_a_single_sample_within_the_run_to_run_noise_is_noisy(history: History) -> None:
+    for i, mbps in enumerate([900.0, 1000.0, 950.0, 1000.0], start=1):
+        history.add_run(run(f"aaaa000{i}", i, mbps))
+    now = run("aaaa0009", 9, 920.0)
+    (verdict,) = compare(now, run("x", 4, 1000.0))
+    assert verdict.verdict == "regressed"  # -8% against a 5% tolerance, one sample each
+    (judged,) = baseline.beyond_noise([verdict], history, now)
+    assert judged.verdict == "noisy" and "run-to-run noise of the last 4 runs" in judged.detail
+
+
+def test_a_change_beyond_the_noise_stays_a_verdict(tmp_path: Path) -> None:
+    with History.open(tmp_path / "quiet.sqlite") as quiet:
+        for i, mbps in enumerate([999.0, 1000.0, 1001.0], start=1):
+            quiet.add_run(run(f"aaaa000{i}", i, mbps))
+        verdict = Verdict("tcp-forward", "regressed", -8.0, "throughput", ("throughput_bps",))
+        assert baseline.beyond_noise([verdict], quiet, run("b", 9, 920.0))[0] == verdict
+
+
+def test_publish_names_the_baseline_in_the_report_and_history(tmp_path: Path) -> None:
+    db = tmp_path / "h.sqlite"
+    first = run("aaaa0001", 1, 950.0, tag="nightly", bitrate="300M")
+    publish(first, tmp_path, PublishOptions(db=db, tag="nightly"))
+    now = run("aaaa0002", 2, 630.0, bitrate="200M")
+    out = publish(now, tmp_path, PublishOptions(db=db, baseline="last", tag="nightly"))
+    assert now["tag"] == "nightly" and now["baseline"]["run_id"] == "aaaa0001"
+    assert [v.verdict for v in out.verdicts] == ["incomparable"] and not out.regressed
+    text = render_table(now, verdicts=out.verdicts)
+    assert f"baseline (last): run aaaa0001 of {first['started']}, tag nightly" in text
+    with History.open(db) as history:
+        listing = _history_table(history, history.runs(), None)
+    line = next(x for x in listing.splitlines() if x.startswith("aaaa0002"))
+    assert "nightly" in line and "1 incomparable" in line
+
+
+def test_diff_puts_two_runs_side_by_side() -> None:
+    a, b = run("aaaa0001", 1, 900.0), run("aaaa0002", 2, 945.0)
+    text = diff.render(a, b)
+    assert "A: run aaaa0001" in text and "B: run aaaa0002" in text
+    row = next(x for x in text.splitlines() if x.startswith("tcp-forward"))
+    assert "900.0" in row and "945.0" in row and "+5.0" in row
+    other = run("aaaa0003", 3, 400.0, bitrate="400M")
+    row = next(x for x in diff.render(a, other).splitlines() if x.startswith("tcp-forward"))
+    assert "not comparable: bitrate 400M (A unset)" in row
+
+
+def test_a_cpu_bound_change_is_noisy_not_a_verdict() -> None:
+    before, now = run("aaaa0001", 1, 150.0), run("aaaa0002", 2, 175.0)
+    now["tests"][0]["cpu_client_pct"] = 93.0  # issue 15: the 200-byte UDP sender at 93%
+    (verdict,) = compare(now, before)
+    assert verdict.verdict == "improved"
+    (judged,) = baseline.beyond_noise([verdict], None, now, before)
+    assert judged.verdict == "noisy" and "cpu-bound in this run" in judged.detail
+
+
+def test_an_option_newer_than_the_baseline_counts_as_its_default() -> None:
+    before = run("aaaa0001", 1, 940.0)
+    for t in before["tests"]:
+        t["options"].pop("bidir", None)  # stored before bidir existed
+    assert baseline.differences(run("b", 2, 941.0)["tests"], before["tests"]) == []
+    assert baseline.differences(run("b", 2, 941.0, bidir=True)["tests"], before["tests"]) == [
+        "bidir True (baseline False)"
+    ]
+
+
+def test_history_shows_one_tests_verdict_with_test(tmp_path: Path) -> None:
+    db = tmp_path / "h.sqlite"
+    publish(run("aaaa0001", 1, 1000.0), tmp_path, PublishOptions(db=db))
+    publish(run("aaaa0002", 2, 800.0), tmp_path, PublishOptions(db=db, baseline="last"))
+    with History.open(db) as history:
+        listing = _history_table(history, history.runs(), "tcp-forward")
+    line = next(x for x in listing.splitlines() if x.startswith("aaaa0002"))
+    assert "regressed -20.0%" in line

@@ -1,0 +1,145 @@
+"""netrun.modes.docker.pathbytes: /proc/net/dev readings and the acceleration verdict.
+
+Fixtures (tests/fixtures/netdev/) are the output of pathbytes.command() on lab host alpha
+(real /proc/net/dev of the host namespace, then of an iperf3 container's PID 1), before
+and after a 2 s bare-metal iperf3 from bravo to alpha over data0; the iperf3 receiver
+counted iperf3-bytes-received.txt bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from netrun.modes.docker import pathbytes
+from tests.conftest import NETDEV_FIXTURES
+
+DEVICES: dict[str, str | None] = {"overlay": "flannel.1", "host_nic": "data0", "container": "eth0"}
+
+
+def reading(name: str) -> tuple[pathbytes.Counters, pathbytes.Counters]:
+    return pathbytes.parse((NETDEV_FIXTURES / f"{name}.txt").read_text())
+
+
+def test_command_reads_host_then_container_and_quotes() -> None:
+    assert pathbytes.command(None) == "cat /proc/net/dev"
+    line = pathbytes.command(4242)
+    assert line.startswith("cat /proc/net/dev; echo ")
+    assert '"/proc/4242/net/dev"' in line
+    assert "@@netrun-container@@" in line
+
+
+def test_command_output_parses() -> None:
+    """The reading runs in sh; this process's own PID stands for a container's PID 1."""
+    import os
+    import subprocess
+
+    out = subprocess.run(
+        ["sh", "-c", pathbytes.command(os.getpid())], capture_output=True, text=True, check=True
+    ).stdout
+    host, container = pathbytes.parse(out)
+    assert "lo" in host and "lo" in container
+
+
+def test_parse_real_net_dev() -> None:
+    host, container = reading("alpha-before")
+    assert host["data0"] == (4602851908, 6097593)
+    assert host["flannel.1"] == (1850399959, 1492723)
+    assert host["docker0"] == (1492891, 1850807479)  # no space before the colon
+    assert "eth0" not in host
+    assert container == {"lo": (0, 0), "eth0": (486, 0)}
+
+
+def test_parse_without_container_part() -> None:
+    text = (NETDEV_FIXTURES / "alpha-before.txt").read_text().split("@@")[0]
+    host, container = pathbytes.parse(text)
+    assert "data0" in host and container == {}
+
+
+def test_parse_ignores_garbage() -> None:
+    assert pathbytes.parse_net_dev("no: table here\n x: 1 2\n") == {}
+
+
+def test_delta_of_a_bare_metal_transfer() -> None:
+    got = pathbytes.delta(DEVICES, reading("alpha-before"), reading("alpha-after"))
+    received = int((NETDEV_FIXTURES / "iperf3-bytes-received.txt").read_text())
+    assert got["host_nic"]["device"] == "data0"
+    assert got["host_nic"]["rx_bytes"] >= received  # payload plus headers
+    assert got["host_nic"]["rx_bytes"] < 1.05 * received
+    assert got["overlay"]["rx_bytes"] < 1000 and got["container"]["rx_bytes"] < 1000
+
+
+def test_delta_names_a_missing_device() -> None:
+    got = pathbytes.delta(
+        {"overlay": "vxlan.9", "host_nic": None}, reading("alpha-before"), reading("alpha-after")
+    )
+    assert got["overlay"]["rx_bytes"] is None
+    assert "vxlan.9" in got["overlay"]["unavailable"]
+    assert got["host_nic"]["tx_bytes"] is None
+
+
+def ends(client: dict[str, int], server: dict[str, int]) -> dict[str, Any]:
+    """Path bytes where the client sent (tx) and the server received (rx)."""
+
+    def side(values: dict[str, int], direction: str) -> dict[str, Any]:
+        return {dev: {"device": dev, f"{direction}_bytes": n} for dev, n in values.items()}
+
+    return {"client": side(client, "tx"), "server": side(server, "rx")}
+
+
+MB = 10**6
+
+
+def test_verdict_bypassed_overlay_is_accelerated() -> None:
+    path = ends(
+        {"host_nic": 101 * MB, "overlay": 432, "container": 586},
+        {"host_nic": 101 * MB, "overlay": 494, "container": 1122},
+    )
+    accelerated, crossed, why = pathbytes.verdict(path, 100 * MB, "client")
+    assert (accelerated, crossed) == (True, False)
+    assert "host NICs carried" in why and "494 bytes" in why
+
+
+def test_verdict_stand_in_crossed_the_overlay() -> None:
+    path = ends(
+        {"host_nic": 105 * MB, "overlay": 101 * MB, "container": 101 * MB},
+        {"host_nic": 105 * MB, "overlay": 101 * MB, "container": 101 * MB},
+    )
+    accelerated, crossed, why = pathbytes.verdict(path, 100 * MB, "client")
+    assert (accelerated, crossed) == (False, True)
+    assert "crossed the overlay" in why
+
+
+def test_verdict_reverse_reads_the_server_as_sender() -> None:
+    path = ends(
+        {"host_nic": 100 * MB, "overlay": 0, "container": 0},
+        {"host_nic": 100 * MB, "overlay": 0, "container": 0},
+    )
+    # -R: the server sends, so its tx (absent here) is what counts
+    accelerated, _, why = pathbytes.verdict(path, 100 * MB, "server")
+    assert accelerated is False and "counters" in why
+
+
+@pytest.mark.parametrize("missing", ["host_nic", "overlay", "container"])
+def test_verdict_without_counters_is_not_accelerated(missing: str) -> None:
+    values = {"host_nic": 100 * MB, "overlay": 0, "container": 0}
+    path = ends(values, values)
+    path["server"][missing]["rx_bytes"] = None
+    accelerated, crossed, why = pathbytes.verdict(path, 100 * MB, "client")
+    assert (accelerated, crossed) == (False, False)
+    assert missing in why and "server" in why
+
+
+def test_verdict_partial_bypass_is_not_accelerated() -> None:
+    path = ends(
+        {"host_nic": 100 * MB, "overlay": 40 * MB, "container": 0},
+        {"host_nic": 100 * MB, "overlay": 40 * MB, "container": 0},
+    )
+    accelerated, crossed, why = pathbytes.verdict(path, 100 * MB, "client")
+    assert (accelerated, crossed) == (False, False)
+    assert "40.0 MB" in why
+
+
+def test_verdict_of_an_empty_test() -> None:
+    assert pathbytes.verdict({}, 0, "client")[0] is False

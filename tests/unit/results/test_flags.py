@@ -1,0 +1,163 @@
+"""Sanity flags, directions and per-test ceilings, from real saved runs and iperf3 output.
+
+The samples are the project's captured lab runs (tests/fixtures/results) and iperf3's own
+JSON (tests/fixtures/iperf3); where a case never happened in a captured run (a CPU-bound
+side, a shared host), one field of a real sample is changed and the test says which.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netrun.core.linerate import ceiling_of, per_test_ceiling
+from netrun.report.render import render_csv, render_table
+from netrun.report.summary import table_rows
+from netrun.results import flags
+from netrun.tools.iperf3.parse import parse
+from tests.conftest import IPERF3_FIXTURES, RESULTS_FIXTURES
+
+
+def doc(name: str) -> dict[str, Any]:
+    return json.loads((RESULTS_FIXTURES / name / "results.json").read_text())
+
+
+def sample(run: str, test: str) -> dict[str, Any]:
+    return copy.deepcopy(next(t for t in doc(run)["tests"] if t["name"] == test))
+
+
+# -- ceilings ----------------------------------------------------------------------------------
+def test_udp_ceiling_follows_the_datagram_size() -> None:
+    small = per_test_ceiling(1000, 1500, "udp", length=200)
+    big = per_test_ceiling(1000, 1500, "udp", length=1400)
+    assert small is not None and big is not None
+    assert small.mbps == pytest.approx(1000 * 200 / (200 + 28 + 38))  # about 752, not 957
+    assert big.mbps == pytest.approx(1000 * 1400 / (1400 + 28 + 38))
+    assert "200 B" in small.basis and "MTU 1500" in small.basis
+
+
+def test_tcp_ceiling_follows_the_mss_iperf3_reported() -> None:
+    result = parse((IPERF3_FIXTURES / "tcp_1stream.stdout").read_text())
+    assert result.tcp_mss == 1448
+    found = ceiling_of({}, result, 1000, 1500, None, "tcp")
+    assert found is not None and found.mbps == pytest.approx(941.48, abs=0.01)
+    overlay = per_test_ceiling(1000, 1500, "tcp", 1450, mss=1398)  # Flannel's VXLAN MTU
+    assert overlay is not None and overlay.mbps == pytest.approx(908.97, abs=0.01)
+    assert "MSS 1398" in overlay.basis and "overlay MTU 1450" in overlay.basis
+
+
+def test_udp_length_comes_from_iperf3s_blksize() -> None:
+    result = parse((IPERF3_FIXTURES / "udp_100m.stdout").read_text())
+    assert result.blksize == 1400
+    found = ceiling_of({}, result, 1000, 1500, None, "udp")
+    assert found is not None and "UDP datagram 1400 B" in found.basis
+
+
+# -- flags ------------------------------------------------------------------------------------
+def test_above_ceiling_and_target_not_reached_from_a_saved_run() -> None:
+    assert flags.of_sample(sample("baremetal-4s", "tcp-4-streams")) == ["above-ceiling"]
+    udp = sample("baremetal-4s", "udp-500m")  # offered 500M, 395 arrived
+    assert flags.of_sample(udp) == ["target-not-reached"]
+    assert flags.offered_bps(udp) == 500e6  # iperf3's -b counts in powers of 1000
+    assert flags.of_sample(sample("baremetal-4s", "tcp-reverse")) == []
+
+
+def test_stand_in_and_not_accelerated_are_flagged() -> None:
+    found = flags.of_sample(sample("freeflow-standin", "freeflow"))
+    assert "stand-in" in found and "not-accelerated" in found
+
+
+def test_cpu_bound_same_host_and_unreliable_clock() -> None:
+    s = sample("baremetal-4s", "tcp-reverse")
+    s["cpu_server_pct"] = 93.0  # the 200-byte UDP sender of issue 15 reached 93%
+    s["details"] = {**s.get("details", {}), "latency_unreliable": "clock offset 40 ms"}
+    s["client"] = s["server"]
+    s["hosts"] = {"server": s["server"], "client": s["server"]}
+    assert flags.of_sample(s) == ["same-host", "cpu-bound", "unreliable-clock"]
+    assert flags.direction(s) == f"{s['server']} (loopback)"
+
+
+def test_failed_sample_has_no_figure_flags() -> None:
+    s = sample("baremetal-4s", "tcp-4-streams")
+    s["status"] = "failed"
+    assert flags.of_sample(s) == []
+
+
+def test_direction_is_sender_to_receiver() -> None:
+    forward, reverse = sample("baremetal-4s", "tcp-forward"), sample("baremetal-4s", "tcp-reverse")
+    assert flags.direction(forward) == f"{forward['client']}→{forward['server']}"
+    assert reverse["options"]["reverse"] is True
+    assert flags.direction(reverse) == f"{reverse['server']}→{reverse['client']}"
+    reverse["options"]["bidir"] = True
+    assert flags.direction(reverse) == f"{reverse['client']}⇄{reverse['server']}"
+
+
+# -- the table --------------------------------------------------------------------------------
+def test_table_has_direction_pct_of_ceiling_and_flags_with_footnotes() -> None:
+    run = doc("baremetal-4s")
+    headers, rows = table_rows(run)
+    by_name = {r[0]: dict(zip(headers, r, strict=True)) for r in rows}
+    assert by_name["tcp-reverse"]["sender→receiver"] == "alpha→bravo"
+    assert by_name["tcp-forward"]["sender→receiver"] == "bravo→alpha"
+    assert by_name["tcp-4-streams"]["flags"] == "1"  # above-ceiling
+    assert float(by_name["tcp-4-streams"]["% ceil"]) > 100
+    assert by_name["tcp-reverse"]["flags"] == "-"
+    text = render_table(run)
+    assert "flag 1 above-ceiling: measured above the goodput ceiling" in text
+    assert "flag 3 target-not-reached: below 95% of the offered rate" in text
+    assert "stand-in" not in text  # only the flags used get a footnote
+    csv_text = render_csv(run)
+    assert "target-not-reached" in csv_text and "['" not in csv_text
+
+
+# -- one host in two roles ------------------------------------------------------------------
+def test_same_host_is_refused_unless_allowed(tmp_path: Path) -> None:
+    from netrun.errors import ScenarioError
+    from netrun.scenario.loader import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: s\ntests:\n  - {name: loop, mode: baremetal, server: alpha, client: alpha}\n"
+    )
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path, hosts=["alpha", "bravo"])
+    assert "tests[0] 'loop': server and client are both host 'alpha'" in str(err.value)
+    assert "allow_same_host: true" in str(err.value)
+    allowed = load_scenario(path, hosts=["alpha"], overrides={"allow_same_host": True})
+    assert allowed.tests[0].options["allow_same_host"] is True
+
+
+# -- both ways at once ------------------------------------------------------------------------
+def test_bidir_sums_both_halves_against_twice_the_ceiling() -> None:
+    tcp = parse((IPERF3_FIXTURES / "tcp_bidir.stdout").read_text())
+    assert tcp.bidir_bps is not None
+    forward, back = tcp.bidir_bps
+    assert tcp.receiver_bps == pytest.approx(forward + back)
+    assert 900e6 < forward < 942e6 and 900e6 < back < 942e6  # each under 941.5 on 1 GbE
+    assert tcp.intervals[0].bits_per_second > 1.5e9  # both directions in every second
+    ceiling = ceiling_of({"bidir": True}, tcp, 1000, 1500, None, "tcp")
+    assert ceiling is not None and ceiling.mbps == pytest.approx(2 * 941.48, abs=0.02)
+    assert "both directions" in ceiling.basis
+    udp = parse((IPERF3_FIXTURES / "udp_bidir.stdout").read_text())
+    assert udp.bidir_bps is not None and udp.packets is not None and udp.lost_packets is not None
+    assert udp.lost_percent == pytest.approx(100 * udp.lost_packets / udp.packets)
+    sample = {"protocol": "udp", "options": {"bitrate": "100M", "bidir": True}}
+    assert flags.offered_bps(sample) == 200e6
+    assert flags.direction({"client": "a", "server": "b", "options": {"bidir": True}}) == "a⇄b"
+
+
+def test_bidir_and_reverse_together_are_refused(tmp_path: Path) -> None:
+    from netrun.errors import ScenarioError
+    from netrun.scenario.loader import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: s\ntests:\n  - {name: both, mode: baremetal, server: a, client: b, "
+        "bidir: true, reverse: true}\n"
+    )
+    with pytest.raises(ScenarioError, match="bidir and reverse cannot both be true"):
+        load_scenario(path, hosts=["a", "b"])

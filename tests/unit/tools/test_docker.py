@@ -1,0 +1,42 @@
+"""Reading tools/docker.ready_script's one answer: inspect JSON, log tail and MTU.
+
+Fixtures are its real output on the emulated lab's dockerd (20.10) with the lab's iperf3
+image: a server container listening, one that exited at once (a bad -p), and a name
+with no container behind it.
+"""
+
+from __future__ import annotations
+
+from netrun.tools.docker import parse_ready, ready_script
+from tests.conftest import DOCKER_FIXTURES
+
+
+def read(name: str) -> str:
+    return (DOCKER_FIXTURES / f"ready-{name}.txt").read_text()
+
+
+def test_a_listening_server_with_its_mtu() -> None:
+    found = parse_ready(read("listening"))
+    assert found.info is not None and found.info.running
+    assert found.info.name == "nrcap-server" and found.info.ips
+    assert found.listening and found.mtu == 1450
+
+
+def test_a_container_that_exited_keeps_its_status_and_log() -> None:
+    found = parse_ready(read("exited"))
+    assert found.info is not None and not found.info.running
+    assert found.info.exit_code not in (None, 0)
+    assert not found.listening and found.mtu is None
+    assert "iperf3" in found.logs
+
+
+def test_no_container_yet_is_not_ready() -> None:
+    found = parse_ready(read("missing"))
+    assert found.info is None and not found.listening and found.mtu is None
+    assert parse_ready("").info is None  # a host that printed nothing at all
+
+
+def test_the_script_quotes_its_names_and_bounds_its_wait() -> None:
+    script = ready_script("n; rm -rf /", "/opt/my docker/docker", 0.5)
+    assert "n='n; rm -rf /'" in script and "d='/opt/my docker/docker'" in script
+    assert "steps=10" in script
