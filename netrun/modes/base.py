@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
     from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
+    from netrun.inventory.model import Inventory
+    from netrun.modes.probe_start import Prestart
 
 
 @dataclass
@@ -39,7 +41,7 @@ class RunContext:
     #: removes the run's labelled containers there.
     docker_hosts: dict[str, str] = field(default_factory=dict)
     #: (host name, tag) -> what an iperf3 server start script printed when it rode on the
-    #: host's probe (netrun.modes.baremetal.probe_start); the measurement with that tag adopts the
+    #: host's probe (netrun.modes.probe_start); the measurement with that tag adopts the
     #: server.
     prestarted: dict[tuple[str, str], str] = field(default_factory=dict)
     #: The run's tests in the order they run (container modes look ahead: netrun.modes.docker.keep).
@@ -108,6 +110,26 @@ class Mode:
     #: The next iperf3 test's server starts while this test's client runs
     #: (netrun.modes.baremetal.ahead).
     starts_ahead: ClassVar[bool] = False
+
+    @classmethod
+    def probe_starts(
+        cls, tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext
+    ) -> list[Prestart]:
+        """What this mode starts in its hosts' probes when its test is the run's first
+        (netrun.modes.probe_start); none by default."""
+        return []
+
+    @classmethod
+    def start_ahead(
+        cls,
+        tests: Sequence[TestSpec],
+        inventory: Inventory,
+        ctx: RunContext,
+        rounds: Sequence[Sequence[TestSpec]] | None,
+    ) -> Any:
+        """The run's starts ahead (each next test's server while the one before runs), for
+        a mode whose ``starts_ahead`` is true; None by default."""
+        return None
 
     def __init__(
         self,

@@ -3,7 +3,7 @@
 A part of netrun.run.runner's Run (a mixin: it reads the run's request, context and
 results): every host is connected and probed at once (up to ``forks``), each as soon as
 it answers; the run's first server and client start in the same round trips
-(netrun.modes.baremetal.probe_start); then what a SIGKILLed run of this controller left on those
+(netrun.modes.probe_start); then what a SIGKILLed run of this controller left on those
 hosts is swept (the journal). A host that fails fails only its own tests.
 """
 
@@ -23,10 +23,9 @@ from netrun.hosts.connect import connect_all
 from netrun.hosts.group import on_each
 from netrun.hosts.host import remote_tmp
 from netrun.hosts.shield import cleaning
-from netrun.modes import docker_commands
-from netrun.modes.baremetal import probe_start as prestart
+from netrun.modes import docker_commands, get_mode
+from netrun.modes import probe_start as prestart
 from netrun.modes.base import RunContext
-from netrun.modes.docker import early
 from netrun.run.needs import Needs, plan_needs, probe_host
 
 if TYPE_CHECKING:
@@ -55,9 +54,6 @@ class Fleet:
         if not hosts:
             return
         self.needs = plan_needs(tests)
-        first = prestart.plan(tests[0], self.req.inventory, self.ctx)
-        self._prestarts = {first.host: first} if first else {}
-        self._arms = {first.client: first} if first else {}
         if self.req.journal is not None:
             docker = docker_commands(tests, self.req.inventory)
             self.req.journal.begin(
@@ -65,7 +61,10 @@ class Fleet:
                 [(h, remote_tmp(h), docker.get(h.name) or docker_command(h)) for h in hosts],
             )
 
-        for pre in early.plan(tests, self.req.inventory, self.ctx):  # after journal.begin
+        # The first test's mode starts what it can in the hosts' probes (after journal.begin:
+        # a container's start is an undo record): an iperf3 server, containers.
+        self._prestarts, self._arms = {}, {}
+        for pre in get_mode(tests[0].mode).probe_starts(tests, self.req.inventory, self.ctx):
             self._prestarts.setdefault(pre.host, pre)
             if pre.mode is not None:  # the client host's: its client is armed too
                 self._arms.setdefault(pre.client, pre)

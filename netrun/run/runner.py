@@ -32,8 +32,7 @@ from netrun.hosts.shield import cleaning, shielded
 from netrun.hosts.ssh.settings import SSHSettings
 from netrun.inventory.model import Inventory
 from netrun.modes import get_mode, mode_kind
-from netrun.modes.baremetal import probe_start as prestart
-from netrun.modes.baremetal.ahead import Pipeline
+from netrun.modes import probe_start as prestart
 from netrun.modes.base import Mode, RunContext
 from netrun.results import flags
 from netrun.results.saver import Saver
@@ -132,7 +131,7 @@ class Run(Fleet):
         #: The MTUs tests set (mtu:), restored after their group and at the end.
         self.mtu = MtuSettings(self.ctx, [], grouped=False)
         #: host name -> the first test's server start, to ride on its probe
-        #: (netrun.modes.baremetal.probe_start).
+        #: (netrun.modes.probe_start).
         self._prestarts: dict[str, prestart.Prestart] = {}
         #: host name -> the first test, whose client is armed before that host's probe.
         self._arms: dict[str, prestart.Prestart] = {}
@@ -192,7 +191,8 @@ class Run(Fleet):
         if sweeps_early(ordered, sequential=width == 1):
             self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
             if starts_ahead(ordered):  # each next server started while the one before runs
-                self.ctx.pipeline = Pipeline(ordered, self.req.inventory, self.ctx, rounds)
+                mode = get_mode(ordered[0].mode)
+                self.ctx.pipeline = mode.start_ahead(ordered, self.req.inventory, self.ctx, rounds)
         self.ctx.tests = tests  # container modes keep containers for the next test
         self._connect(ordered)
         self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)

@@ -5,7 +5,7 @@ client's login) after the previous test ended (in a parallel run: after its host
 tests of the previous round ended). Now, late in each test's run,
 the next test's server start script runs on its host and the next client is armed
 (netrun.tools.iperf3.run.ArmedClient), as the run's first test has them ride on the probes
-(netrun.modes.baremetal.probe_start): the next test only has to give its client the port. In a
+(netrun.modes.probe_start): the next test only has to give its client the port. In a
 parallel run (netrun.run.rounds), a test of round k starts ahead the test of round k+1 whose server
 is one of its hosts; that test still starts when both its hosts are free, and its
 server lives until the longest test of round k could end, and its own. The early server
@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from netrun.errors import NetrunError
 from netrun.hosts.shield import cleaning
-from netrun.modes.baremetal import probe_start as prestart
+from netrun.modes import probe_start as prestart
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -46,9 +46,13 @@ class Pipeline:
         inventory: Inventory,
         ctx: RunContext,
         rounds: Sequence[Sequence[TestSpec]] | None = None,
+        *,
+        plan: Callable[..., prestart.Prestart | None],
     ) -> None:
         """``tests`` in the order a sequential run runs them; or the ``rounds`` of a
-        parallel run whose rounds run whole (each test at once with its round's)."""
+        parallel run whose rounds run whole (each test at once with its round's); ``plan``
+        gives a test's server start (BareMetal.server_ahead)."""
+        self.plan = plan
         self.inventory = inventory
         self.ctx = ctx
         #: test name -> the tests to start ahead while it runs
@@ -86,7 +90,7 @@ class Pipeline:
             if nxt.name in self._planned:
                 return
             self._planned.add(nxt.name)
-        pre = prestart.plan(nxt, self.inventory, self.ctx, lifetime=wait_s)
+        pre = self.plan(nxt, self.inventory, self.ctx, lifetime=wait_s)
         if pre is None:
             return
         delay = max(0.0, float(test.duration) - LEAD_S)

@@ -6,11 +6,15 @@ This is the physical reference every other mode is compared with.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from netrun.core.measurement import Measurement
 from netrun.errors import Cancelled, HostError
 from netrun.hosts.host import Host
+from netrun.modes.baremetal.ahead import Pipeline
 from netrun.modes.base import Mode
+from netrun.modes.probe_start import Prestart
 from netrun.tools.iperf3 import command as iperf3
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import result as iperf3_result
@@ -21,6 +25,11 @@ from netrun.tools.iperf3.run import (
     Iperf3Server,
     run_client,
 )
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.inventory.model import Inventory
+    from netrun.modes.base import RunContext
 
 #: What a /proc state letter means for a process we found stalled.
 STATES = {
@@ -85,6 +94,49 @@ class BareMetal(Mode):
                 raise Cancelled(self.server.name)
         assert last is not None
         raise busy_error(self.server, last, retries + 1, time.monotonic() - started)
+
+    # -- what the run asks of the mode (netrun.run.fleet, netrun.run.runner) ---------------
+    @classmethod
+    def probe_starts(
+        cls, tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext
+    ) -> list[Prestart]:
+        """The run's first test's iperf3 server, started in its host's probe (one round
+        trip fewer), and its client armed before the client host's probe."""
+        first = cls.server_ahead(tests[0], inventory, ctx)
+        return [first] if first is not None else []
+
+    @classmethod
+    def start_ahead(
+        cls,
+        tests: Sequence[TestSpec],
+        inventory: Inventory,
+        ctx: RunContext,
+        rounds: Sequence[Sequence[TestSpec]] | None,
+    ) -> Pipeline:
+        """Each next test's server and client, started while the one before runs."""
+        return Pipeline(tests, inventory, ctx, rounds, plan=cls.server_ahead)
+
+    @classmethod
+    def server_ahead(
+        cls, test: TestSpec, inventory: Inventory, ctx: RunContext, lifetime: float = 0
+    ) -> Prestart | None:
+        """A test's iperf3 server start, to run before its test (in its host's probe, or
+        while the test before runs), if it is an iperf3 test; ``lifetime``: seconds its
+        server must live before its test.
+
+        A single bare-metal test waited for the probe of its server host, then started the
+        server there: two round trips one after the other, each paying the host's login
+        cost. The start script rides on the probe instead (after the probe's own output, in
+        a subshell); the measurement adopts the server if the script printed NETRUN_READY,
+        and starts one as usual otherwise, which then reports whatever is wrong."""
+        if test.tool != "iperf3":
+            return None
+        by_role = {r: inventory.get(n) for r, n in test.hosts_by_role.items()}
+        mode = cls(test, by_role["server"], by_role["client"], ctx, by_role)
+        tag = f"{test.tag}r1"  # the tag its first measurement looks for
+        server = mode.iperf3_server(tag)
+        server.lifetime = (server.lifetime or 0) + lifetime
+        return Prestart(test.server, tag, server.script(), ctx, mode)
 
     def iperf3_server(self, tag: str) -> Iperf3Server:
         """The server of one measurement; one the run already started for it (its script

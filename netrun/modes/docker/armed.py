@@ -2,7 +2,7 @@
 
 Each repeat's client is a ``docker exec`` in the client container; as its own command it
 paid the host's login cost after the containers were ready. Here the command starts at
-once (during the host's probe for the run's first test, netrun.modes.baremetal.probe_start; during
+once (during the host's probe for the run's first test, netrun.modes.probe_start; during
 the container start otherwise) and waits on its stdin for what it needs from the start: the
 server container's address, the client container's PID 1 (for the path-bytes readings,
 netrun.modes.docker.pathbytes) and whether to sweep the host after it: on the host's last

@@ -5,7 +5,7 @@ a round trip of its own, each paying the host's login cost. When the run's first
 a docker or flannel iperf3 test between two hosts, each end's start script (the run's
 first checks there, the container's undo record, ``docker run`` and its time bound, the
 readiness wait: netrun.modes.docker.launch) rides on that host's probe instead, as bare metal's
-first server does (netrun.modes.baremetal.probe_start). The test adopts what the script printed; if
+first server does (netrun.modes.probe_start). The test adopts what the script printed; if
 it did not start the container (the probe failed, an image must be pulled...), the test removes
 whatever it may have started, on the host's next command, and starts it as usual, which
 then reports whatever is wrong. Its undo record is written before the container starts,
@@ -23,11 +23,10 @@ from typing import TYPE_CHECKING
 from netrun.cleanup import undo
 from netrun.errors import NetrunError
 from netrun.hosts.command import CommandResult
-from netrun.modes import get_mode
-from netrun.modes.baremetal.probe_start import Prestart
 from netrun.modes.docker import armed as armedexec
 from netrun.modes.docker import engine, keep, launch
 from netrun.modes.docker.base import ContainerMode
+from netrun.modes.probe_start import Prestart
 from netrun.tools import docker as dk
 
 if TYPE_CHECKING:
@@ -37,11 +36,13 @@ if TYPE_CHECKING:
     from netrun.modes.base import RunContext
 
 
-def plan(tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext) -> list[Prestart]:
-    """Each end's start script for the run's first test, to ride on its host's probe."""
+def plan(
+    cls: type[ContainerMode], tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext
+) -> list[Prestart]:
+    """Each end's start script for the run's first test (of mode ``cls``), to ride on its
+    host's probe."""
     test = tests[0]  # ctx.tests, set by the runner, sizes the containers' time bound
-    cls = get_mode(test.mode)
-    if not issubclass(cls, ContainerMode) or test.tool != "iperf3":
+    if test.tool != "iperf3":
         return []
     if test.options.get("mtu") is not None or test.options.get("overlay_mtu") is not None:
         return []  # the containers start after the link MTU is set

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from netrun.core.measurement import Measurement
 from netrun.core.mtuplan import wanted
@@ -33,6 +33,12 @@ from netrun.modes.docker.mtu import follow_container
 from netrun.tools import docker as dk
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import result as iperf3_result
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.inventory.model import Inventory
+    from netrun.modes.base import RunContext
+    from netrun.modes.probe_start import Prestart
 
 SERVER_PORT = 5201
 
@@ -65,6 +71,14 @@ class DockerMode(ContainerMode):
     containers = True
     sweeps_early = "sequential"
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
+
+    @classmethod
+    def probe_starts(
+        cls, tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext
+    ) -> list[Prestart]:
+        """Both containers of the run's first test, started in their hosts' probes, and
+        its client's ``docker exec`` armed before the client host's (netrun.modes.docker.early)."""
+        return early.plan(cls, tests, inventory, ctx)
 
     # -- containers -------------------------------------------------------------------------
     def app_env(self, host: Host) -> dict[str, str]:
@@ -337,7 +351,7 @@ class DockerMode(ContainerMode):
 
     def arm_client(self, tag: str) -> armedexec.ArmedExec:
         """The first repeat's client, started during the client host's probe
-        (netrun.modes.baremetal.probe_start; ``tag`` is armedexec.tag's)."""
+        (netrun.modes.probe_start; ``tag`` is armedexec.tag's)."""
         return armedexec.arm(self, 1)
 
     def wrap_client(self, argv: list[str]) -> list[str] | str:

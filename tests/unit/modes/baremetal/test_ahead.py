@@ -10,6 +10,10 @@ from netrun.modes.baremetal.ahead import Pipeline
 from netrun.modes.base import RunContext
 
 
+def NO_PLAN(*_a: Any, **_k: Any) -> None:
+    return None
+
+
 def spec(name: str, repeat: int = 1, port: int | None = None) -> Any:
     return SimpleNamespace(
         name=name, repeat=repeat, duration=1, value=lambda key: port if key == "port" else None
@@ -18,20 +22,21 @@ def spec(name: str, repeat: int = 1, port: int | None = None) -> Any:
 
 def test_the_next_test_follows_in_run_order() -> None:
     a, b, c = spec("a"), spec("b"), spec("c")
-    pipe = Pipeline([a, b, c], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
+    plan = NO_PLAN
+    pipe = Pipeline([a, b, c], inventory=None, ctx=RunContext(run_id="abcd"), plan=plan)  # type: ignore[arg-type]
     assert pipe.next == {"a": [b], "b": [c]}
 
 
-def test_nothing_starts_ahead_before_the_last_repeat_after_the_last_test_or_on_a_fixed_port(
-    monkeypatch: Any,
-) -> None:
+def test_nothing_starts_ahead_before_the_last_repeat_after_the_last_test_or_on_a_fixed_port() -> (
+    None
+):
     planned: list[str] = []
-    monkeypatch.setattr(
-        "netrun.modes.baremetal.probe_start.plan",
-        lambda test, *_a, **_k: planned.append(test.name) or None,
-    )
+
+    def plan(test: Any, *_a: Any, **_k: Any) -> None:
+        planned.append(test.name)
+
     a, b, c = spec("a", repeat=2), spec("b"), spec("c", port=5299)
-    pipe = Pipeline([a, b, c], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
+    pipe = Pipeline([a, b, c], inventory=None, ctx=RunContext(run_id="abcd"), plan=plan)  # type: ignore[arg-type]
     pipe.ahead(a, 1, 10)  # a's second repeat comes next, with its own start
     pipe.ahead(c, 1, 10)  # the last test
     pipe.ahead(b, 1, 10)  # c, next, has a fixed port: it starts once b's server is gone
@@ -40,14 +45,17 @@ def test_nothing_starts_ahead_before_the_last_repeat_after_the_last_test_or_on_a
     assert planned == ["b"]
 
 
-def test_a_start_not_yet_begun_is_called_off_when_its_test_starts(monkeypatch: Any) -> None:
+def test_a_start_not_yet_begun_is_called_off_when_its_test_starts() -> None:
     """The test before failed early: its successor must not wait out the delay."""
     armed: list[str] = []
     pre = SimpleNamespace(host="a", tag="t1r1", arm=lambda: armed.append("armed"))
-    monkeypatch.setattr("netrun.modes.baremetal.probe_start.plan", lambda *_a, **_k: pre)
+
+    def plan(*_a: Any, **_k: Any) -> Any:
+        return pre
+
     a, b = spec("a"), spec("b")
     a.duration = 100  # its successor's start would begin 99.4 s after a's client
-    pipe = Pipeline([a, b], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
+    pipe = Pipeline([a, b], inventory=None, ctx=RunContext(run_id="abcd"), plan=plan)  # type: ignore[arg-type]
     pipe.ahead(a, 1, 10)
     started = time.monotonic()
     pipe.wait("a", "t1r1")
@@ -60,12 +68,12 @@ def test_in_a_parallel_run_a_test_starts_ahead_the_next_rounds_test_its_hosts_se
     for test, server, client in ((ab, "a", "b"), (cd, "c", "d"), (ca, "c", "a"), (db, "d", "b")):
         test.server, test.hosts, test.deadline = server, (server, client), 41.0
     rounds = [[ab, cd], [ca, db]]
-    pipe = Pipeline([ab, cd, ca, db], None, RunContext(run_id="abcd"), rounds)  # type: ignore[arg-type]
+    pipe = Pipeline([ab, cd, ca, db], None, RunContext(run_id="abcd"), rounds, plan=NO_PLAN)  # type: ignore[arg-type]
     assert pipe.next == {"ab": [], "cd": [ca, db]}  # c serves ca, d serves db next
     assert pipe.wait_s["cd"] == 41.0
 
 
-def test_a_start_ahead_runs_whole_even_when_the_run_is_interrupted(monkeypatch: Any) -> None:
+def test_a_start_ahead_runs_whole_even_when_the_run_is_interrupted() -> None:
     """Cut short, its script would go on on the host and could start the server after
     the final sweep looked for it: it runs as cleanup does, never cut by an interrupt."""
     from netrun.hosts.shield import in_cleanup
@@ -79,11 +87,14 @@ def test_a_start_ahead_runs_whole_even_when_the_run_is_interrupted(monkeypatch: 
     host = SimpleNamespace(run=run)
     pre = SimpleNamespace(host="a", tag="t2r1", script="true", arm=lambda: None)
     pre.take = lambda _text: None
-    monkeypatch.setattr("netrun.modes.baremetal.probe_start.plan", lambda *_a, **_k: pre)
+
+    def plan(*_a: Any, **_k: Any) -> Any:
+        return pre
+
     a, b = spec("a"), spec("b")
     a.duration = 0
     inventory = SimpleNamespace(get=lambda _name: host)
-    pipe = Pipeline([a, b], inventory=inventory, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
+    pipe = Pipeline([a, b], inventory=inventory, ctx=RunContext(run_id="abcd"), plan=plan)  # type: ignore[arg-type]
     pipe.ahead(a, 1, 10)
     deadline = time.monotonic() + 10
     while not seen and time.monotonic() < deadline:  # no delay: it begins at once
@@ -92,16 +103,16 @@ def test_a_start_ahead_runs_whole_even_when_the_run_is_interrupted(monkeypatch: 
     assert seen == [True] and not in_cleanup()
 
 
-def test_a_retry_of_the_running_test_plans_nothing_again(monkeypatch: Any) -> None:
+def test_a_retry_of_the_running_test_plans_nothing_again() -> None:
     """A busy-port retry calls ``ahead`` again: the duplicate is found before any plan
     work (a mode object, the server's script), not after it."""
     planned: list[str] = []
-    monkeypatch.setattr(
-        "netrun.modes.baremetal.probe_start.plan",
-        lambda test, *_a, **_k: planned.append(test.name) or None,
-    )
+
+    def plan(test: Any, *_a: Any, **_k: Any) -> None:
+        planned.append(test.name)
+
     a, b = spec("a"), spec("b")
-    pipe = Pipeline([a, b], inventory=None, ctx=RunContext(run_id="abcd"))  # type: ignore[arg-type]
+    pipe = Pipeline([a, b], inventory=None, ctx=RunContext(run_id="abcd"), plan=plan)  # type: ignore[arg-type]
     pipe.ahead(a, 1, 10)
     pipe.ahead(a, 1, 10)
     assert planned == ["b"]

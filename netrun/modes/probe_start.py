@@ -1,0 +1,73 @@
+"""A start script that rides on a host's probe: one round trip fewer for the run's first
+test (a bare-metal iperf3 server, a container), and the client armed beside it.
+
+A mode offers its starts through ``Mode.probe_starts``; the run adds each to its host's
+probe (netrun.run.fleet) and the measurement adopts what the script printed. Whatever it
+started is in the run folder like any other start, so the final sweep (or the next run's,
+after SIGKILL) removes it even if no test adopts it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from netrun.hosts.host import Host
+
+
+class Adopts(Protocol):
+    """Where a run keeps what its probe starts printed and the clients it armed (a
+    netrun.modes.base.RunContext), for the measurements to adopt."""
+
+    prestarted: dict[tuple[str, str], str]
+    armed: dict[tuple[str, str], Any]
+
+
+class Arms(Protocol):
+    """A test whose client can start before its host's probe (bare metal, containers)."""
+
+    @property
+    def client(self) -> Host: ...
+
+    def arm_client(self, tag: str) -> Any: ...
+
+
+MARK = "==netrun:prestart=="
+
+
+@dataclass
+class Prestart:
+    """One server start script to run in one host's probe, and where its answer goes."""
+
+    host: str
+    tag: str
+    script: str
+    ctx: Adopts
+    #: The test's mode, to arm its client on the client host (``arm``); None for a
+    #: start that has no client to arm (the server end's container, netrun.modes.docker.early).
+    mode: Arms | None = None
+    #: The armed client's key in ctx.armed, when not ``tag`` (a container test's).
+    arm_tag: str | None = None
+
+    def extra(self) -> str:
+        """The shell that follows the probe: a marker, then the start script."""
+        return f"echo {MARK}\n{self.script}"
+
+    def take(self, output: str) -> None:
+        """Keep what the script printed (after the marker), for the measurement to adopt."""
+        _, found, answer = output.partition(MARK + "\n")
+        if found:
+            self.ctx.prestarted[(self.host, self.tag)] = answer
+
+    @property
+    def client(self) -> str:
+        return self.mode.client.name if self.mode is not None else ""
+
+    def arm(self) -> None:
+        """Start the test's client on its host before that host's probe, so that its
+        login overlaps the probes (netrun.tools.iperf3.run.ArmedClient); the measurement fires it.
+        """
+        if self.mode is not None:
+            tag = self.arm_tag or self.tag
+            self.ctx.armed[(self.client, tag)] = self.mode.arm_client(tag)
