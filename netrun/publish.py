@@ -161,7 +161,7 @@ def _plots(
 
 def _exporters(doc: dict[str, Any], opts: PublishOptions, out: Published) -> None:
     if opts.prometheus is None and opts.junit is None:
-        return  # nothing to export: not even its import (0.01 s after every run's end)
+        return  # nothing to export
 
     if opts.prometheus is not None:
         previous = None

@@ -40,7 +40,7 @@ def cleanup_script(
     The runs in ``skip`` (still running) are left alone, folders and containers; with
     ``spare_live``, so is every run whose folder's owner (netrun.cleanup.owner) is alive on the
     host's kernel (another controller's, or another journal's, run on a lab host).
-    ``host`` (the host's netrun.modes.base.folder_key) keeps the containers of other
+    ``host`` (the host's netrun.hosts.host.folder_key) keeps the containers of other
     hosts on a shared Docker daemon; the folders say themselves whose they are.
     """
     skip = sorted(set(skip))
@@ -48,7 +48,7 @@ def cleanup_script(
         if rid is not None and not RUN_ID.fullmatch(rid):
             raise ValueError(f"not a netrun run id: {rid[:40]!r}")
     base = shlex.quote(remote_tmp.rstrip("/") or "/")
-    # netrun-<run id>-<host> (netrun.modes.base.folder_key); netrun-<run id> of older versions
+    # netrun-<run id>-<host> (netrun.hosts.host.folder_key); netrun-<run id> of older versions
     patterns = [f"netrun-{run_id}", f"netrun-{run_id}-*"] if run_id else ["netrun-*"]
     label = f"netrun.run_id={run_id}" if run_id else "netrun.run_id"
     script = (

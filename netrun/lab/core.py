@@ -16,7 +16,6 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from netrun.errors import NetrunError
@@ -250,12 +249,6 @@ def _refuse_foreign(lab: LabPlan) -> None:
     )
 
 
-def _docker() -> ModuleType:
-    """The docker part of the lab, imported only when a lab uses it."""
-
-    return docker
-
-
 # -- status ----------------------------------------------------------------------------
 def status(state_dir: Path) -> LabStatus:
     """What of the lab in `state_dir` is present and answering (reads only)."""
@@ -265,7 +258,7 @@ def status(state_dir: Path) -> LabStatus:
         return LabStatus(state_dir=state_dir, config=None)
     cfg = LabConfig.from_json(data["config"])
     lab = plan(cfg)
-    docker_mod = _docker() if cfg.docker else None
+    docker_mod = docker if cfg.docker else None
     hosts = []
     for host in lab.hosts:
         present = netns_exists(host.namespace)

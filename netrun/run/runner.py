@@ -205,7 +205,7 @@ class Run(Fleet):
     def _interrupt(self, running: bool = True) -> None:
         """Ctrl-C or SIGTERM: no new command starts, and with ``running`` (a parallel
         run's workers) the running ones stop; teardown, undo and sweep commands
-        (group.cleaning) are never refused or cut short."""
+        (shield.cleaning) are never refused or cut short."""
         self.ctx.stopping.set()
         for host in self.connected:
             if host.transport is not None:

@@ -30,7 +30,7 @@ from tests.integration.helpers import (
 
 pytestmark = pytest.mark.integration
 
-RUN_LINE = re.compile(r" netrun\.transport DEBUG (\w+): (run|start) ")
+RUN_LINE = re.compile(r" netrun\.hosts\.transport DEBUG (\w+): (run|start) ")
 
 
 def commands(outdir: Path) -> Counter[str]:
