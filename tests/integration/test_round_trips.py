@@ -1,7 +1,7 @@
 """The single bare-metal test in as few SSH round trips as it can (issue 14, point 6).
 
 Counted from the run's debug log, one "run" or "start" line per command. The server
-host answers the probe with its server started (BareMetal.probe_starts, netrun.modes.probe_start), and is swept
+host answers the probe with its server started (BareMetal.probe_starts), and is swept
 by a command sent as the client starts, which waits for the one-shot server to exit
 (netrun.cleanup.last_sweep). The client host's client is started before its probe and waits for
 the server's port (netrun.tools.iperf3.run.ArmedClient); it sweeps its host after the client.
