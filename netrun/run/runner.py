@@ -186,11 +186,11 @@ class Run(Fleet):
             tests = order(tests, mode_kind)
         rounds = None if width == 1 else plan(tests, width)
         ordered = tests if rounds is None else [t for r in rounds for t in r]
-        # each host swept by its last test (netrun.cleanup.last_sweep); containers' in sequential
-        # runs
+        # each host swept by its last test (netrun.cleanup.last_sweep); containers' hosts in
+        # sequential runs only
         if sweeps_early(ordered, sequential=width == 1):
             self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
-            if starts_ahead(ordered):  # each next server started while the one before runs
+            if ordered and starts_ahead(ordered):  # each next server while the one before runs
                 mode = get_mode(ordered[0].mode)
                 self.ctx.pipeline = mode.start_ahead(ordered, self.req.inventory, self.ctx, rounds)
         self.ctx.tests = tests  # container modes keep containers for the next test
