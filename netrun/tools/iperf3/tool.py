@@ -34,7 +34,7 @@ OPTIONS: tuple[Option, ...] = (
            check=size(0, "1000T"), nullable=True),
     Option("length", (int, str), None, "buffer or datagram length, e.g. 1400 (iperf3 -l)",
            check=size(1, "1M"), nullable=True),
-    Option("port", int, None, "server port (iperf3 -p); iperf3's 5201 when null",
+    Option("port", int, None, "server port (iperf3 -p); null: the first free one from 5201",
            check=integer(1, 65535), nullable=True, from_inventory=True),
     Option("connect_timeout", (int, float), 5, "seconds to wait for the server to answer",
            check=number(0, strict=True, maximum=3600)),
