@@ -81,7 +81,7 @@ def values(r: Iperf3Result) -> dict[str, float | None]:
 
 def unavailable(r: Iperf3Result) -> dict[str, str]:
     """Why each metric iperf3 did not report is null."""
-    out = {}
+    out = dict(r.unavailable)  # what this iperf3 version does not report (its reason)
     if r.protocol == "udp":
         out["retransmits"] = "not applicable to udp"
     else:
