@@ -152,3 +152,45 @@ def test_receiver_figure_is_the_receiving_nics(
         halves = sample["details"]["bidir_bps"]
         assert halves["client_to_server"] == pytest.approx(halves["server_to_client"], rel=0.3)
     assert_nothing_left(lab, tmp / "out")
+
+
+def test_an_option_the_release_lacks_is_refused_before_the_test(
+    labs: dict[str, LabHandle], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """--bidir (3.7+) on 3.5, and a 3.19 option through extra_args on 3.12: one line naming
+    the host, its release and the first one that has it; no iperf3 started."""
+    lab = lab_for(labs, "3.5", tmp_path_factory.mktemp("vlab-3.5"))
+    tmp = tmp_path_factory.mktemp("refused")
+    tests = [
+        entry("both", server="alpha", client="bravo", bidir=True),
+        entry("extra", server="alpha", client="bravo", extra_args=["-C", "reno", "-N"]),
+    ]
+    done = run_netrun(
+        [write_scenario(tmp, tests), "-i", lab.inventory, "-o", tmp / "out", "--no-history"],
+        cwd=ROOT,
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    doc = load_results(tmp / "out")
+    both = only_test(doc, "both")
+    assert both["status"] == "failed"
+    assert both["error"] == (
+        "bravo: iperf3 3.5 has no --bidir (iperf3 3.7+): install iperf3 3.7 or newer there, "
+        "or leave --bidir out of the test"
+    )
+    assert both["raw"] is None  # refused: iperf3 never ran
+    extra = only_test(doc, "extra")  # options 3.5 has: passed through as they are
+    assert extra["status"] == "ok", extra["error"]
+    raw = json.loads((tmp / "out" / extra["raw"]).read_text())
+    assert raw["start"]["test_start"].get("tcp_congestion", "reno") == "reno"
+    assert raw["end"]["sender_tcp_congestion"] == "reno"
+    assert_nothing_left(lab, tmp / "out")
+
+
+def test_extra_args_that_touch_netrun_s_options_are_bad_input(tmp_path: Path) -> None:
+    tests = [entry("own", extra_args=["-P", "4"]), entry("attached", extra_args=["--time=5"])]
+    inventory = tmp_path / "inv.yaml"
+    inventory.write_text("all:\n  hosts:\n    alpha: {}\n    bravo: {}\n")
+    done = run_netrun([write_scenario(tmp_path, tests), "-i", inventory, "--check"], cwd=ROOT)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "extra_args must not set '-P': netrun owns it (streams)" in done.stderr
+    assert "'--time=5': netrun owns it (duration)" in done.stderr

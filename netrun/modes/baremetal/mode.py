@@ -59,6 +59,7 @@ def client_argv(mode: Mode, server_ip: str, port: int | None) -> list[str]:
         window=t.value("window"),
         connect_timeout_ms=int(float(t.value("connect_timeout")) * 1000),
         binary=mode.ctx.iperf3(mode.client),
+        extra_args=t.value("extra_args") or (),
     )
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from netrun.core.metrics import SCHEMA1_METRICS, Metric
 from netrun.core.options import Option, integer, matching, number, seconds, size
 from netrun.tools.base import Tool
+from netrun.tools.iperf3 import options as iperf3_options
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -52,6 +53,9 @@ OPTIONS: tuple[Option, ...] = (
            check=number(0, strict=False), nullable=True),
     Option("retransmits_tolerance", int, None, "allowed rise in TCP retransmits",
            check=integer(0), nullable=True),
+    Option("extra_args", list, None, "more iperf3 client arguments, each a list item "
+           "(e.g. [-C, bbr]); not an option netrun sets itself (-P, -R, -t, ...)",
+           check=iperf3_options.check_extra_args, nullable=True),
 )
 # fmt: on
 
@@ -111,4 +115,5 @@ TOOL = Tool(
     measure=measure,
     describe=describe,
     protocol="tcp",
+    refuse=iperf3_options.refuse,
 )

@@ -1,0 +1,65 @@
+"""extra_args (netrun.tools.iperf3.options): passed through as argv words unless they touch an
+option netrun owns; an option the host's release lacks is refused with one line."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from netrun.tools.iperf3 import options
+from netrun.tools.iperf3.command import client_command
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["-C", "bbr"], ["-Z"], ["-A", "1,1"], ["--dscp", "46"], ["-M", "1400"], ["-N"], ["-6"],
+     ["--fq-rate", "1G"], ["--fq-rate=1G"], ["-S", "0x10"], ["--skip-rx-copy"], []],
+)  # fmt: skip
+def test_options_netrun_does_not_own_pass(args: list[str]) -> None:
+    assert options.check_extra_args(args) is None
+
+
+@pytest.mark.parametrize(
+    ("args", "owner"),
+    [(["-P", "4"], "streams"), (["-P4"], "streams"), (["--parallel=4"], "streams"),
+     (["-t", "3"], "duration"), (["-R"], "reverse"), (["--bidir"], "bidir"),
+     (["-J"], "its JSON output"), (["--json-stream"], "its JSON output"),
+     (["-c", "10.0.0.1"], "the hosts and port"), (["--logfile", "x"], "the processes"),
+     (["-i", "0"], "its intervals"), (["-B", "1.2.3.4"], "the data address")],
+)  # fmt: skip
+def test_options_netrun_owns_are_refused(args: list[str], owner: str) -> None:
+    problem = options.check_extra_args(args)
+    assert problem is not None and f"netrun owns it ({owner}" in problem
+
+
+@pytest.mark.parametrize("bad", ["-C bbr", ["-C", 3], ["a\nb"], [""]])
+def test_extra_args_must_be_a_list_of_single_line_strings(bad: object) -> None:
+    assert options.check_extra_args(bad) is not None
+
+
+def test_a_negative_number_is_a_value_not_an_option() -> None:
+    assert options.check_extra_args(["-A", "-1"]) is None
+
+
+def test_extra_args_are_argv_words_after_netrun_s_own() -> None:
+    argv = client_command("10.0.0.2", 5201, duration=1, extra_args=["-C", "bbr; rm -rf /"])
+    assert argv[-2:] == ["-C", "bbr; rm -rf /"]
+    assert shlex.split(shlex.join(argv))[-1] == "bbr; rm -rf /"  # one word on the host
+
+
+def test_refusal_names_host_release_and_first_release() -> None:
+    used = options.options_used({"extra_args": ["--skip-rx-copy"], "bidir": False})
+    assert options.refusal("alpha", "3.16", used) == (
+        "alpha: iperf3 3.16 has no --skip-rx-copy (iperf3 3.19+): install iperf3 3.19 or "
+        "newer there, or leave --skip-rx-copy out of the test"
+    )
+    assert options.refusal("alpha", "3.19.1", used) is None
+    assert options.refusal("alpha", None, used) is None  # unknown: iperf3 itself says
+
+
+def test_refuse_checks_each_host_that_runs_iperf3() -> None:
+    hosts = [("bravo", "3.9"), ("alpha", "3.5")]
+    assert options.refuse({"bidir": True}, hosts) == options.refusal("alpha", "3.5", ["--bidir"])
+    assert options.refuse({"bidir": True}, [("bravo", "3.7")]) is None
+    assert options.refuse({"extra_args": ["--timestamps=%T"]}, [("b", "3.7")]) is not None
