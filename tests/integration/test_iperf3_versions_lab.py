@@ -163,8 +163,12 @@ def test_an_option_the_release_lacks_is_refused_before_the_test(
     tmp = tmp_path_factory.mktemp("refused")
     tests = [
         entry("both", server="alpha", client="bravo", bidir=True),
-        entry("extra", server="alpha", client="bravo", extra_args=["-C", "reno", "-N"]),
-    ]
+        entry("rxcopy", server="alpha", client="bravo", skip_rx_copy=True),
+        entry(
+            "tuned", server="alpha", client="bravo", congestion="reno", no_delay=True,
+            mss=1200, dscp=46, zerocopy=True, extra_args=["-T", "nrv"],
+        ),
+    ]  # fmt: skip
     done = run_netrun(
         [write_scenario(tmp, tests), "-i", lab.inventory, "-o", tmp / "out", "--no-history"],
         cwd=ROOT,
@@ -178,11 +182,16 @@ def test_an_option_the_release_lacks_is_refused_before_the_test(
         "or leave --bidir out of the test"
     )
     assert both["raw"] is None  # refused: iperf3 never ran
-    extra = only_test(doc, "extra")  # options 3.5 has: passed through as they are
-    assert extra["status"] == "ok", extra["error"]
-    raw = json.loads((tmp / "out" / extra["raw"]).read_text())
-    assert raw["start"]["test_start"].get("tcp_congestion", "reno") == "reno"
+    assert only_test(doc, "rxcopy")["error"].startswith(
+        "bravo: iperf3 3.5 has no --skip-rx-copy (iperf3 3.19+)"
+    )
+    tuned = only_test(doc, "tuned")  # options 3.5 has: passed to the client as keys say
+    assert tuned["status"] == "ok", tuned["error"]
+    raw = json.loads((tmp / "out" / tuned["raw"]).read_text())
     assert raw["end"]["sender_tcp_congestion"] == "reno"
+    assert raw["start"]["test_start"]["tos"] == 46 << 2  # 3.5 itself would set 46 (#1162)
+    assert raw["start"]["tcp_mss"] == 1200
+    assert raw["start"]["test_start"]["protocol"] == "TCP"
     assert_nothing_left(lab, tmp / "out")
 
 

@@ -13,8 +13,8 @@ from netrun.tools.iperf3.command import client_command
 
 @pytest.mark.parametrize(
     "args",
-    [["-C", "bbr"], ["-Z"], ["-A", "1,1"], ["--dscp", "46"], ["-M", "1400"], ["-N"], ["-6"],
-     ["--fq-rate", "1G"], ["--fq-rate=1G"], ["-S", "0x10"], ["--skip-rx-copy"], []],
+    [["-6"], ["--flowlabel", "5"], ["--cport", "6000"], ["-T", "x"],
+     ["--timestamps"], ["--dont-fragment"], []],
 )  # fmt: skip
 def test_options_netrun_does_not_own_pass(args: list[str]) -> None:
     assert options.check_extra_args(args) is None
@@ -26,7 +26,11 @@ def test_options_netrun_does_not_own_pass(args: list[str]) -> None:
      (["-t", "3"], "duration"), (["-R"], "reverse"), (["--bidir"], "bidir"),
      (["-J"], "its JSON output"), (["--json-stream"], "its JSON output"),
      (["-c", "10.0.0.1"], "the hosts and port"), (["--logfile", "x"], "the processes"),
-     (["-i", "0"], "its intervals"), (["-B", "1.2.3.4"], "the data address")],
+     (["-i", "0"], "its intervals"), (["-B", "1.2.3.4"], "the data address"),
+     (["-C", "bbr"], "congestion"), (["-Z"], "zerocopy"), (["-A", "1"], "affinity"),
+     (["--dscp", "46"], "dscp"), (["-S", "4"], "dscp"), (["-M", "1400"], "mss"),
+     (["-N"], "no_delay"),
+     (["--fq-rate=1G"], "fq_rate"), (["--skip-rx-copy"], "skip_rx_copy")],
 )  # fmt: skip
 def test_options_netrun_owns_are_refused(args: list[str], owner: str) -> None:
     problem = options.check_extra_args(args)
@@ -39,7 +43,30 @@ def test_extra_args_must_be_a_list_of_single_line_strings(bad: object) -> None:
 
 
 def test_a_negative_number_is_a_value_not_an_option() -> None:
-    assert options.check_extra_args(["-A", "-1"]) is None
+    assert options.check_extra_args(["--flowlabel", "-1"]) is None
+
+
+def test_keys_become_client_arguments_before_extra_args() -> None:
+    got = options.client_args(
+        {"congestion": "bbr", "zerocopy": True, "affinity": "0,1", "dscp": "ef", "mss": 1400,
+         "no_delay": True, "fq_rate": "100M", "skip_rx_copy": False, "extra_args": ["-6"]}
+    )  # fmt: skip
+    assert got == [
+        "-C", "bbr", "-Z", "-A", "0,1", "-S", "184", "-M", "1400", "-N",
+        "--fq-rate", "100M", "-6",
+    ]  # fmt: skip
+    assert options.client_args({"zerocopy": False, "congestion": None}) == []
+
+
+@pytest.mark.parametrize(("value", "ok"), [(1, True), ("0,1", True), ("a", False), (True, False)])
+def test_affinity(value: object, ok: bool) -> None:
+    assert (options.check_affinity(value) is None) is ok
+
+
+@pytest.mark.parametrize(("value", "ok"), [(46, True), ("ef", True), ("AF41", True), (64, False),
+                                           ("x;y", False), (True, False)])  # fmt: skip
+def test_dscp(value: object, ok: bool) -> None:
+    assert (options.check_dscp(value) is None) is ok
 
 
 def test_extra_args_are_argv_words_after_netrun_s_own() -> None:
@@ -56,6 +83,22 @@ def test_refusal_names_host_release_and_first_release() -> None:
     )
     assert options.refusal("alpha", "3.19.1", used) is None
     assert options.refusal("alpha", None, used) is None  # unknown: iperf3 itself says
+
+
+def test_dscp_is_sent_as_its_tos_byte_which_every_release_sets_alike() -> None:
+    assert options.tos(46) == options.tos("EF") == "184"
+    assert options.tos("af41") == str(34 << 2) and options.tos("cs1") == "32"
+
+
+def test_dscp_on_a_reverse_test_needs_3_13() -> None:
+    why = options.refuse({"dscp": 46, "reverse": True}, [("bravo", "3.12")])
+    assert why is not None and "(iperf3 3.13+)" in why
+    assert options.refuse({"dscp": 46}, [("bravo", "3.5")]) is None
+
+
+def test_a_key_s_release_is_checked_too() -> None:
+    assert options.refuse({"skip_rx_copy": True}, [("bravo", "3.16")]) is not None
+    assert options.refuse({"skip_rx_copy": False}, [("bravo", "3.16")]) is None
 
 
 def test_refuse_checks_each_host_that_runs_iperf3() -> None:
