@@ -43,6 +43,7 @@ from tests.integration.helpers import (
     load_results,
     only_test,
     run_netrun,
+    write_inventory,
     write_scenario,
 )
 
@@ -203,3 +204,34 @@ def test_extra_args_that_touch_netrun_s_options_are_bad_input(tmp_path: Path) ->
     assert done.returncode == 2, done.stdout + done.stderr
     assert "extra_args must not set '-P': netrun owns it (streams)" in done.stderr
     assert "'--time=5': netrun owns it (duration)" in done.stderr
+
+
+def test_ipv6_data_addresses(
+    labs: dict[str, LabHandle], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """``ipv6: true`` (-6) with v6 netrun_data_ip: the data flows over IPv6 (the lab's data0
+    get a v6 address each here; the namespaces take them along when the lab goes down)."""
+    lab = lab_for(labs, "3.21", tmp_path_factory.mktemp("vlab-3.21"))
+    tmp = tmp_path_factory.mktemp("ipv6")
+    v6 = {
+        "alpha": f"fd{VERSIONS_LAB_NET_INDEX:02x}::10",
+        "bravo": f"fd{VERSIONS_LAB_NET_INDEX:02x}::11",
+    }
+    for host, address in v6.items():
+        subprocess.run(
+            ["ip", "-n", lab.host(host).namespace, "addr", "replace", f"{address}/64",
+             "dev", "data0", "nodad"],
+            check=True, timeout=10,
+        )  # fmt: skip
+    inventory = write_inventory(
+        tmp, lab, host_vars={h: {"netrun_data_ip": a} for h, a in v6.items()}
+    )
+    scenario = write_scenario(tmp, [entry("v6", ipv6=True, mss=1200)])
+    done = run_netrun([scenario, "-i", inventory, "-o", tmp / "out", "--no-history"], cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    sample = only_test(load_results(tmp / "out"), "v6")
+    raw = json.loads((tmp / "out" / sample["raw"]).read_text())
+    assert raw["start"]["connected"][0]["remote_host"] == v6["alpha"]
+    assert raw["start"]["connected"][0]["local_host"] == v6["bravo"]
+    assert sample["throughput_bps"] > 50e6
+    assert_nothing_left(lab, tmp / "out")

@@ -49,6 +49,7 @@ OWNED: dict[str, str] = {
     **dict.fromkeys(("-N", "--no-delay"), "no_delay"),
     "--fq-rate": "fq_rate",
     "--skip-rx-copy": "skip_rx_copy",
+    **dict.fromkeys(("-6", "--version6"), "ipv6"),
 }  # fmt: skip
 
 #: Scenario key -> the iperf3 client option it sets (declared in netrun.tools.iperf3.tool).
@@ -61,6 +62,7 @@ KEYS: dict[str, str] = {
     "no_delay": "-N",
     "fq_rate": "--fq-rate",
     "skip_rx_copy": "--skip-rx-copy",
+    "ipv6": "-6",
 }
 
 #: Client options and the first iperf3 release that has each (iperf3's RELNOTES.md); the
@@ -97,6 +99,8 @@ def _name(arg: str) -> str | None:
     for a value ("bbr")."""
     if arg.startswith("--"):
         return arg.split("=", 1)[0]
+    if arg[:2] in ("-1", "-4", "-6"):  # iperf3's digit options (one-off, IPv4, IPv6)
+        return arg[:2]
     if arg.startswith("-") and len(arg) > 1 and not arg[1].isdigit():
         return arg[:2]
     return None

@@ -68,6 +68,8 @@ OPTIONS: tuple[Option, ...] = (
            "(iperf3 --fq-rate)", check=size(1, "1000T"), nullable=True),
     Option("skip_rx_copy", bool, False, "receive without copying the data (iperf3 "
            "--skip-rx-copy, 3.19+)"),
+    Option("ipv6", bool, False, "IPv6 only (iperf3 -6): the data addresses "
+           "(netrun_data_ip) are IPv6 ones"),
     Option("extra_args", list, None, "more iperf3 client arguments, each a list item "
            "(e.g. [-C, bbr]); not an option netrun sets itself (-P, -R, -t, ...)",
            check=iperf3_options.check_extra_args, nullable=True),

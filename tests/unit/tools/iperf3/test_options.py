@@ -13,7 +13,7 @@ from netrun.tools.iperf3.command import client_command
 
 @pytest.mark.parametrize(
     "args",
-    [["-6"], ["--flowlabel", "5"], ["--cport", "6000"], ["-T", "x"],
+    [["-4"], ["--flowlabel", "5"], ["--cport", "6000"], ["-T", "x"],
      ["--timestamps"], ["--dont-fragment"], []],
 )  # fmt: skip
 def test_options_netrun_does_not_own_pass(args: list[str]) -> None:
@@ -29,7 +29,7 @@ def test_options_netrun_does_not_own_pass(args: list[str]) -> None:
      (["-i", "0"], "its intervals"), (["-B", "1.2.3.4"], "the data address"),
      (["-C", "bbr"], "congestion"), (["-Z"], "zerocopy"), (["-A", "1"], "affinity"),
      (["--dscp", "46"], "dscp"), (["-S", "4"], "dscp"), (["-M", "1400"], "mss"),
-     (["-N"], "no_delay"),
+     (["-N"], "no_delay"), (["-6"], "ipv6"),
      (["--fq-rate=1G"], "fq_rate"), (["--skip-rx-copy"], "skip_rx_copy")],
 )  # fmt: skip
 def test_options_netrun_owns_are_refused(args: list[str], owner: str) -> None:
@@ -43,17 +43,19 @@ def test_extra_args_must_be_a_list_of_single_line_strings(bad: object) -> None:
 
 
 def test_a_negative_number_is_a_value_not_an_option() -> None:
-    assert options.check_extra_args(["--flowlabel", "-1"]) is None
+    assert options.check_extra_args(["--flowlabel", "-5"]) is None
+    assert options.check_extra_args(["-1"]) is not None  # but -1 is one-off, netrun's
 
 
 def test_keys_become_client_arguments_before_extra_args() -> None:
     got = options.client_args(
         {"congestion": "bbr", "zerocopy": True, "affinity": "0,1", "dscp": "ef", "mss": 1400,
-         "no_delay": True, "fq_rate": "100M", "skip_rx_copy": False, "extra_args": ["-6"]}
+         "no_delay": True, "fq_rate": "100M", "skip_rx_copy": False, "ipv6": True,
+         "extra_args": ["-T", "x"]}
     )  # fmt: skip
     assert got == [
         "-C", "bbr", "-Z", "-A", "0,1", "-S", "184", "-M", "1400", "-N",
-        "--fq-rate", "100M", "-6",
+        "--fq-rate", "100M", "-6", "-T", "x",
     ]  # fmt: skip
     assert options.client_args({"zerocopy": False, "congestion": None}) == []
 
