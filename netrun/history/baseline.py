@@ -111,7 +111,25 @@ def tool_version_change(
             "threads from 3.16, a figure of another kind",
             None,
         )
-    return None, f"iperf3 {now} (baseline {before})"
+    return None, RELEASE_NOTE.format(now=now, before=before)
+
+
+RELEASE_NOTE = "iperf3 {now} (baseline {before})"
+_RELEASE_NOTE = re.compile(r"iperf3 (\S+) \(baseline (\S+)\)")
+
+
+def release_notes(base: Mapping[str, Any]) -> list[str]:
+    """A line per iperf3 release change the stored verdicts name (tool_version_change),
+    with the tests it concerns: what the table's verdicts were measured with."""
+    tests: dict[tuple[str, str], list[str]] = {}
+    for v in base.get("verdicts") or ():
+        found = _RELEASE_NOTE.search(str(v.get("detail") or "")) if isinstance(v, Mapping) else None
+        if found:
+            tests.setdefault((found[2], found[1]), []).append(str(v.get("test")))
+    return [
+        f"iperf3 changed since the baseline: {before} -> {now} ({', '.join(names)})"
+        for (before, now), names in tests.items()
+    ]
 
 
 @functools.cache
@@ -326,7 +344,8 @@ def describe(doc: Mapping[str, Any]) -> list[str]:
         more = f" and {len(runs) - 10} more" if len(runs) > 10 else ""
         return [f"baseline{spec}: median of {len(runs)} run(s): {shown}{more}"]
     tag = f", tag {doc['tag']}" if doc.get("tag") else ""
-    return [f"baseline{spec}: run {base.get('run_id')} of {base.get('started')}{tag}"]
+    line = f"baseline{spec}: run {base.get('run_id')} of {base.get('started')}{tag}"
+    return [line, *release_notes(base)]
 
 
 def identity(doc: Mapping[str, Any]) -> dict[str, Any]:

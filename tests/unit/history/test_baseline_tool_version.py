@@ -62,3 +62,19 @@ def test_runs_before_tool_version_fall_back_on_the_probed_client_version() -> No
 
 def test_unknown_versions_are_no_change() -> None:
     assert baseline.tool_version_change([{}], [{"tool_version": "3.9"}]) == (None, None)
+
+
+def test_the_table_notes_name_the_release_change_and_its_tests() -> None:
+    doc = run_of("3.16")
+    got = compare(doc, run_of("3.12"))
+    doc["baseline"] = {
+        "run_id": "b1",
+        "started": "2026-12-01T00:00:00Z",
+        "verdicts": [{"test": v.test, "verdict": v.verdict, "detail": v.detail} for v in got],
+    }
+    lines = baseline.describe(doc)
+    assert lines[0] == "baseline: run b1 of 2026-12-01T00:00:00Z"
+    assert lines[1] == (
+        "iperf3 changed since the baseline: 3.12 -> 3.16 "
+        "(tcp-forward, tcp-reverse, tcp-4-streams, udp-500m)"
+    )
