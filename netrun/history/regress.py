@@ -298,7 +298,10 @@ def compare(
             detail = "not compared: " + "; ".join(differs)
             out.append(Verdict(name, "incomparable", None, detail))
             continue
-        out.append(compare_test(name, samples, baseline[name], tol, declared))
+        verdict = compare_test(name, samples, baseline[name], tol, declared)
+        if note := baselines.tool_version_change(samples, baseline[name])[1]:
+            verdict = replace(verdict, detail=f"{verdict.detail}; {note}")
+        out.append(verdict)
     return out
 
 
