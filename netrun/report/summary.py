@@ -13,9 +13,8 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from netrun.core import mtuplan, numeric
+from netrun.core import metrics, mtuplan, numeric
 from netrun.history import baseline
-from netrun.core import metrics
 from netrun.report import headline, metric_table, relay_latency
 from netrun.results import flags, stats
 
