@@ -35,10 +35,6 @@ def produced(samples: Iterable[Mapping[str, Any]]) -> list[str]:
     return list(names)
 
 
-def produces(samples: Iterable[Mapping[str, Any]], name: str) -> bool:
-    return name in produced(samples)
-
-
 def headline(doc: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> Metric:
     """The test's main metric: its tool's first declared one (the verdict's, the trend's)."""
     names = produced(samples) or [THROUGHPUT]

@@ -179,7 +179,7 @@ def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
         colour = style.mode_colour(str(samples[0].get("mode"))) if samples else COLOURS[0]
         with_data = [s for s in samples if s["status"] == "ok" and series.points(s)]
         for i, sample in enumerate(with_data):
-            found = series.points(sample)
+            found = overview.line(sample)  # one interval: a flat line over it
             whose.add(series.whose(sample))
             drawn += [y for _, y in found]
             ax.plot([t for t, _ in found], [y for _, y in found], "-o", ms=2.5, color=colour,

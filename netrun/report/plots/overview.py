@@ -72,7 +72,7 @@ def overlay(
     means: list[tuple[float, str, list[tuple[float, float]]]] = []
     without = 0
     for name, samples in groups.items():
-        mine = [_points(s) for s in samples if s["status"] == "ok" and series.points(s)]
+        mine = [line(s) for s in samples if s["status"] == "ok" and series.points(s)]
         if not mine:
             without += 1
             continue
@@ -95,7 +95,7 @@ def overlay(
     return what, bottom, top
 
 
-def _points(sample: dict[str, Any]) -> list[tuple[float, float]]:
+def line(sample: dict[str, Any]) -> list[tuple[float, float]]:
     """(seconds, Mbit/s) at each interval's end; a test of one interval is a flat line
     over it (from 0), so it is seen rather than a lone point."""
     points = series.points(sample)
