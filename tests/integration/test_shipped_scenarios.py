@@ -127,7 +127,7 @@ def test_a_shipped_scenarios_page_loads_every_plot_and_fails_no_passing_test(
     if out is None:
         pytest.skip(f"{scenario.name} did not run and pass in this session (its run test)")
     page = out / "report.html"
-    run = run_netrun([out, "--format", "html", "-o", page], cwd=tmp_path, timeout=120)
+    run = run_netrun(["report", out, "--format", "html", "-o", page], cwd=tmp_path, timeout=120)
     assert run.returncode == 0, run.stderr[-3000:]
     doc = load_results(out)
     seen = in_browser(page, binary)

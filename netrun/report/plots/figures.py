@@ -136,7 +136,7 @@ def plot_throughput(
     others = len(every) - len(rows)
     without = f"; {others} test(s) without a throughput (latency.png)" if others else ""
     ax.set_title(_title(doc, "median throughput; bars: 95% CI of the mean; dots: repeats"
-                        + style.from_note(bottom) + without))  # fmt: skip
+                        + style.from_note(bottom) + without), fontsize=10)  # fmt: skip
     if rows:
         _legend(ax)
     else:
