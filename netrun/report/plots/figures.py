@@ -134,7 +134,7 @@ def plot_throughput(
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_xlabel("test, grouped by client→server and protocol")
     others = len(every) - len(rows)
-    without = f"; {others} test(s) without a throughput (latency.png)" if others else ""
+    without = f"\n{others} test(s) without a throughput: see latency.png" if others else ""
     ax.set_title(_title(doc, "median throughput; bars: 95% CI of the mean; dots: repeats"
                         + style.from_note(bottom) + without), fontsize=10)  # fmt: skip
     if rows:
