@@ -17,7 +17,7 @@ SUDO := $(shell command -v sudo >/dev/null 2>&1 && echo sudo)
 endif
 APT_PACKAGES = iperf3 iperf coturn ethtool iproute2 iptables openssh-server openssh-client \
 	docker.io procps psmisc gcc libc6-dev sudo python3 python3-venv \
-	git make g++ autoconf automake libtool pkg-config iputils-ping
+	git make g++ autoconf automake libtool pkg-config iputils-ping chromium
 INVENTORY ?= inventories/local.yaml
 SCENARIO ?= scenarios/freeflow.yaml
 #: A clone of https://github.com/microsoft/Freeflow (tcp and master branches): `make demo`

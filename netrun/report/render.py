@@ -16,7 +16,7 @@ from typing import Any
 from tabulate import tabulate
 
 from netrun.history import baseline
-from netrun.report import metric_table, overlay_tax
+from netrun.report import metric_table, overlay_tax, relay_latency
 from netrun.report.plots import matrix
 from netrun.report.summary import (
     CSV_FIELDS,
@@ -128,6 +128,8 @@ def render_json(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = No
     out = {**head, "tests": summary_rows(doc, verdicts), "errors": doc.get("errors", [])}
     out["matrices"] = [grid.to_dict() for grid in matrix.grids(doc)]  # generated pairs
     out["overlay_tax"] = [found.to_dict() for found in breakdowns(doc)]
+    if relayed := relay_latency.added(doc):  # what a TURN relay added to one-way latency
+        out["relay_latency"] = [a.to_dict() for a in relayed]
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
