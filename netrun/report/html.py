@@ -30,6 +30,7 @@ from netrun.report.summary import (
     table_rows,
     title,
 )
+from netrun.results.overlay_tax import breakdowns
 
 # A wide table scrolls inside its box (a 1400 px window shows every column's start, and
 # the header stays readable); verdict, status and flag cells carry generic classes.
@@ -152,6 +153,23 @@ def _relay(page: Page) -> str:
     return "<h2>relay latency (one-way)</h2>\n" + _html_table(headers, rows, [""] * len(rows))
 
 
+def _overlay_tax(page: Page) -> str:
+    """Each mode's gap to bare metal on the same pair, split by cause with its evidence."""
+    found = breakdowns(page.doc)
+    if not found:
+        return ""
+    parts = ["<h2>overlay tax (gap to bare metal, by cause)</h2>"]
+    for b in found:
+        head = (f"{b.test} ({b.mode}, {b.pair}, {b.protocol}): {b.mode_mbps:.1f} vs "
+                f"{b.bare_mbps:.1f} Mbit/s bare metal ({b.bare_test}), gap {b.gap_mbps:.1f} "
+                f"Mbit/s ({b.gap_pct:.1f}%)")  # fmt: skip
+        rows = [[p.cause, "evidence" if p.mbps is None else f"{p.mbps:.1f}", p.evidence]
+                for p in b.parts]  # fmt: skip
+        cols = ["cause", "Mbit/s of the gap", "evidence"]
+        parts += [f"<h3>{html.escape(head)}</h3>", _html_table(cols, rows, [""] * len(rows))]
+    return "\n".join(parts)
+
+
 def _matrices(page: Page) -> str:
     parts = []
     for grid in page.grids:
@@ -180,7 +198,7 @@ def _samples(page: Page) -> str:
 #: The page's sections, top to bottom: each renders its HTML from the Page ("" to skip).
 #: A new section is a function here and an entry in this list.
 SECTIONS: list[Callable[[Page], str]] = [
-    _head, _tables, _notes, _relay, _matrices, _plots, _samples,
+    _head, _tables, _notes, _relay, _overlay_tax, _matrices, _plots, _samples,
 ]  # fmt: skip
 
 
