@@ -69,7 +69,7 @@ def figures(
         for name in (*LATENCY, "transactions_per_s", "connections_per_s"):
             why[name] = "TCP_STREAM measures throughput, not transactions"
         return metrics, why, details
-    why["throughput_bps"] = f"{test} measures transactions (TCP_STREAM measures throughput)"
+    why["throughput_bps"] = f"{test} measures transactions; only TCP_STREAM measures throughput"
     metrics["transactions_per_s"] = sum(rates)
     if test == "TCP_CRR":
         metrics["connections_per_s"] = sum(rates)  # one connection per transaction
