@@ -131,10 +131,10 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     tag = f"t{mode.test.index}r{repeat}"
     port = int(mode.value("port"))
     srv = server.start(mode, mode.server, mode.server.data_ip, port, tag)
-    try:
-        found, raw = instances(mode, mode.server.data_ip, port, tag)
-    finally:
-        server.stop(srv)
+    # on a failure or an interrupt the undo record stops it, in the test's teardown (a
+    # command sent from here meanwhile would be cancelled, and replace the interrupt)
+    found, raw = instances(mode, mode.server.data_ip, port, tag)
+    server.stop(srv)
     test = str(mode.test.value("test"))
     metrics, why, details = stats.figures(test, found, mode.client.name)
     details["target"] = f"{mode.server.data_ip}:{port}"
