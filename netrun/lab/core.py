@@ -178,11 +178,11 @@ def up(cfg: LabConfig, progress: Progress = None, netperf_src: Path | None = Non
         state.save(lab, data)
         say(f"{host.name}: {host.namespace} mgmt {host.mgmt_ip} data {host.data_ip} sshd {pid}")
     sshd.write_known_hosts(lab)
-    if cfg.docker:
-        docker.up(lab, data, lambda: state.save(lab, data), say)
     built = netperf.build(netperf.source(netperf_src), say) if netperf_src else netperf.cached()
     data["netperf"] = {"build": str(built)} if built else {}
     say(f"netperf: {built / 'bin'}" if built else "netperf: none built (netrun lab netperf)")
+    if cfg.docker:
+        docker.up(lab, data, lambda: state.save(lab, data), say, built)
     write_inventories(lab, data, cfg.inventory, say)
     say(f"inventory: {cfg.inventory}")
     return status(cfg.state_dir)

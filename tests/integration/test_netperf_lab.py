@@ -172,3 +172,23 @@ def test_ctrl_c_mid_test_leaves_no_netserver(
     assert proc.returncode == 130, stderr
     assert nothing_of_netperf(lab) == []
     assert run_dirs(load_results(tmp_path / "out")["run_id"]) == []
+
+
+@pytest.mark.parametrize("mode", ["docker", "flannel", "freeflow"])
+def test_tcp_rr_in_containers(
+    docker_lab: LabHandle, build: Path, tmp_path: Path, mode: str
+) -> None:
+    """The lab's image carries netperf when the lab has a build: both ends in containers,
+    two instances pooled, nothing left (containers, netserver) after."""
+    if "netrun_netperf" not in docker_lab.inventory.read_text():
+        pytest.skip("the docker lab was started before netperf was built: no netperf in its image")
+    scen = write_scenario(tmp_path, [entry("rr", tool="netperf", mode=mode, duration=2,
+                                           instances=2)])  # fmt: skip
+    res = netrun(tmp_path, scen, "-i", docker_lab.inventory)
+    assert res.returncode == 0, res.stderr
+    sample = only_test(load_results(tmp_path / "out"), "rr")
+    assert sample["status"] == "ok", sample["error"]
+    m = sample["metrics"]
+    assert m["transactions_per_s"] > 100 and m["latency_p99_us"] >= m["latency_p50_us"] > 0
+    assert sample["details"]["samples"] > 0 and sample["details"]["instances"] == 2
+    assert nothing_of_netperf(docker_lab) == []

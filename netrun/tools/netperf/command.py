@@ -40,16 +40,25 @@ def client_command(
     return [*argv, "-o", ",".join(FIELDS)]
 
 
-def instances_script(argv: list[str], instances: int, deadline: float, out_prefix: str) -> str:
+def instances_script(
+    argv: list[str], instances: int, deadline: float, out_prefix: str, *, minimal: bool = False
+) -> str:
     """sh starting ``instances`` copies of ``argv`` at once, each into its own file, then
-    printing each one's part as ``MARK <i> rc <exit code>`` and its output (parse.split)."""
+    printing each one's part as ``MARK <i> rc <exit code>`` and its output (parse.split).
+
+    ``minimal``: for a container image with only sh and cat besides netperf: no folder made,
+    no ``timeout`` (the container's own time bound ends it) and no file removed (the
+    container goes)."""
     q = shlex.quote
-    bounded = shlex.join(["timeout", "-k", "5", f"{deadline:g}", *argv])
-    lines = [f"prefix={q(out_prefix)}", 'mkdir -p "$(dirname "$prefix")" || exit 1']
+    bounded = shlex.join(argv if minimal else ["timeout", "-k", "5", f"{deadline:g}", *argv])
+    lines = [f"prefix={q(out_prefix)}"]
+    if not minimal:
+        lines.append('mkdir -p "$(dirname "$prefix")" || exit 1')
     for i in range(instances):
         lines.append(f'{bounded} >"$prefix.{i}" 2>&1 </dev/null & p{i}=$!')
     for i in range(instances):
         lines.append(f'wait "$p{i}"; r{i}=$?')
     for i in range(instances):
-        lines.append(f'echo "{MARK}{i} rc $r{i}"; cat "$prefix.{i}"; rm -f "$prefix.{i}"')
+        drop = "" if minimal else f'; rm -f "$prefix.{i}"'
+        lines.append(f'echo "{MARK}{i} rc $r{i}"; cat "$prefix.{i}"{drop}')
     return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ without ``--enable-histogram`` leaves them unavailable, with the reason.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from netrun.core.measurement import Measurement
@@ -90,11 +90,7 @@ def instances(mode: Placement, target: str, port: int, tag: str) -> tuple[list[I
     """Run the test's netperf processes from the client to ``target:port``: their parsed
     results and the raw output of all of them."""
     t, client = mode.test, mode.client
-    argv = command.client_command(
-        target, port=port, test=str(t.value("test")), duration=int(t.value("duration")),
-        request_size=t.value("request_size"), response_size=t.value("response_size"),
-        binary=netperf(client),
-    )  # fmt: skip
+    argv = client_argv(mode, target, port, netperf(client))
     deadline = _deadline(t)
     q = shlex.quote
     probe = client.run(f"command -v {q(argv[0])} >/dev/null 2>&1 || echo NETRUN_MISSING",
@@ -109,36 +105,63 @@ def instances(mode: Placement, target: str, port: int, tag: str) -> tuple[list[I
         argv, count, deadline, f"{mode.ctx.workdir(client)}/netperf-{tag}.out"
     )
     res = client.run(script, timeout=deadline + 20, check=False)
-    raw = res.stdout + res.stderr
-    parts = split(res.stdout)
+    return results_of(res.stdout, res.stdout + res.stderr, count, client.name, deadline)
+
+
+def client_argv(mode: Placement, target: str, port: int, binary: str) -> list[str]:
+    """One netperf process's argv for the test (the container modes run it in a container)."""
+    t = mode.test
+    return command.client_command(
+        target, port=port, test=str(t.value("test")), duration=int(t.value("duration")),
+        request_size=t.value("request_size"), response_size=t.value("response_size"),
+        binary=binary,
+    )  # fmt: skip
+
+
+def results_of(
+    text: str, raw: str, count: int, where: str, deadline: float
+) -> tuple[list[Instance], str]:
+    """The instances script's output (command.instances_script) parsed, one per process;
+    NetperfError naming ``where`` (the client host) when one failed."""
+    parts = split(text)
     if len(parts) != count:
-        raise NetperfError("bad-output", f"{client.name}: {len(parts)} of {count} netperf "
+        raise NetperfError("bad-output", f"{where}: {len(parts)} of {count} netperf "
                            "processes reported", raw)  # fmt: skip
     found = []
-    for rc, text in parts:
+    for rc, part in parts:
         try:
-            found.append(parse(text, rc))
+            found.append(parse(part, rc))
         except NetperfError as exc:
             message = exc.message
             if exc.kind == "timeout":
                 message = f"netperf did not finish within {deadline:g}s"
-            raise NetperfError(exc.kind, f"{client.name}: {message}", raw) from None
+            raise NetperfError(exc.kind, f"{where}: {message}", raw) from None
     return found, raw
+
+
+def deadline(test: TestSpec) -> float:
+    """Seconds one netperf process may take."""
+    return _deadline(test)
 
 
 def measure(mode: Placement, repeat: int) -> Measurement:
     """One repeat: a netserver on the server host, the netperf processes on the client."""
     tag = f"t{mode.test.index}r{repeat}"
     port = int(mode.value("port"))
-    srv = server.start(mode, mode.server, mode.server.data_ip, port, tag)
-    # on a failure or an interrupt the undo record stops it, in the test's teardown (a
-    # command sent from here meanwhile would be cancelled, and replace the interrupt)
-    found, raw = instances(mode, mode.server.data_ip, port, tag)
-    server.stop(srv)
+    own: Callable[[int], tuple[list[Instance], str, dict[str, Any]]] | None
+    own = getattr(mode, "measure_netperf", None)
+    if own is not None:  # a container mode: both ends in its containers
+        found, raw, extra = own(repeat)
+    else:
+        srv = server.start(mode, mode.server, mode.server.data_ip, port, tag)
+        # on a failure or an interrupt the undo record stops it, in the test's teardown (a
+        # command sent from here meanwhile would be cancelled, and replace the interrupt)
+        found, raw = instances(mode, mode.server.data_ip, port, tag)
+        server.stop(srv)
+        extra = {"target": f"{mode.server.data_ip}:{port}"}
     test = str(mode.test.value("test"))
     metrics, why, details = stats.figures(test, found, mode.client.name)
-    details["target"] = f"{mode.server.data_ip}:{port}"
-    return Measurement(raw, found, details, metrics, why)
+    return Measurement(raw, found, {**details, **extra}, metrics, why)
 
 
 def describe(test: TestSpec) -> str:
@@ -152,7 +175,7 @@ TOOL = Tool(
     metrics=METRICS,
     measure=measure,
     describe=describe,
-    modes=("baremetal",),
+    modes=("baremetal", "docker", "flannel", "freeflow"),
     check=check,
     needs={"server": ("netserver",), "client": ("netperf",)},
 )

@@ -83,9 +83,10 @@ tests:
     assert expect in problems(path)
 
 
-def test_runs_in_bare_metal_only_for_now(tmp_path: Path) -> None:
+def test_runs_on_hosts_and_in_containers_not_through_a_relay(tmp_path: Path) -> None:
+    assert get_tool("netperf").modes == ("baremetal", "docker", "flannel", "freeflow")
     text = problems(scenario(tmp_path, """
 tests:
-  - {name: rr, mode: docker, tool: netperf, server: a, client: b}
+  - {name: rr, mode: turn, tool: netperf, server: a, client: b}
 """))  # fmt: skip
-    assert "tool 'netperf' runs in mode baremetal only" in text
+    assert "mode 'turn' measures with tool" in text
