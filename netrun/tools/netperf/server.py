@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from netrun.tools.base import Placement
 
 START_WAIT = 5.0
+#: What netserver prints when it cannot bind its port (tests/fixtures/netperf/netserver_busy).
+BUSY = "Unable to start netserver"
 #: How long a netserver may outlive the test's deadline (``timeout`` on the host).
 REMOTE_MARGIN = 10.0
 #: Where netperf comes from where the host's distribution has no package.
@@ -113,7 +115,7 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
     if "NETRUN_READY" not in res.stdout:
         text = res.stdout.split("NETRUN_NOT_READY", 1)[-1].strip()
         host.run(stop_script(pidfile), timeout=15, check=False)
-        if "Unable to start netserver" in text:
+        if BUSY in text:
             raise NetperfError(
                 "busy", f"{host.name}: netserver could not listen on {address}:{port} "
                 "(in use?): stop what holds it or set port: to a free one", text,

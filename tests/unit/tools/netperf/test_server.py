@@ -8,7 +8,8 @@ from pathlib import Path
 
 from netrun.cleanup import undo
 from netrun.hosts import proc
-from netrun.tools.netperf.server import stop_script
+from netrun.tools.netperf.server import BUSY, stop_script
+from tests.conftest import NETPERF_FIXTURES
 
 
 def alive(pid: int) -> bool:
@@ -56,3 +57,8 @@ def test_stop_leaves_a_reused_pid_alone(tmp_path: Path) -> None:
     finally:
         other.kill()
         other.wait()
+
+
+def test_a_busy_port_is_told_by_netservers_own_words() -> None:
+    assert BUSY in (NETPERF_FIXTURES / "netserver_busy.stderr").read_text()
+    assert (NETPERF_FIXTURES / "netserver_busy.rc").read_text().strip() == "1"
