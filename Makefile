@@ -23,6 +23,9 @@ SCENARIO ?= scenarios/freeflow.yaml
 #: A clone of https://github.com/microsoft/Freeflow (tcp and master branches): `make demo`
 #: then builds and runs the real FreeFlow router; without it the lab's stand-in is used.
 FREEFLOW_SRC ?=
+#: netperf's source (not a Debian 12 package): `make setup` builds it once into the lab's
+#: cache (/var/cache/netrun/netperf, as root), for tool: netperf on the emulated lab.
+NETPERF_SRC ?= ../shared/third_party/netperf.bundle
 #: `make test` draws every property-based test's inputs from this seed, so the same tree gives
 #: the same verdict on every run; `make fuzz` draws fresh ones (FUZZ_SEED=N repeats a run).
 #: A clone (or bundle) of https://github.com/esnet/iperf with its tags: `make iperf3-versions`
@@ -33,9 +36,9 @@ IPERF3_VERSIONS ?= 3.5 3.7 3.9 3.12 3.16 3.19.1 3.21
 FUZZ_SEED ?= 20261130
 PYTEST_ARGS ?=
 
-.PHONY: setup packages venv link need-root demo iperf3-versions test unit lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
+.PHONY: setup packages venv link netperf need-root demo iperf3-versions test unit lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
 
-setup: packages venv link  ## apt packages, the venv with netrun and its test extras, the link
+setup: packages venv link netperf  ## apt packages, the venv with netrun and its test extras, the link, netperf
 
 packages:  ## the Debian packages the lab and the tests need (apt-get, through sudo if not root)
 	@if command -v apt-get >/dev/null 2>&1; then \
@@ -77,6 +80,12 @@ iperf3-versions: venv  ## build each IPERF3_VERSIONS from IPERF3_SRC once (cache
 demo: need-root setup  ## bring the emulated lab (with Docker) up and run the main scenario on it
 	$(NETRUN) lab up --docker $(if $(FREEFLOW_SRC),--freeflow-src "$(FREEFLOW_SRC)")
 	$(NETRUN) $(SCENARIO) -i $(INVENTORY)
+
+netperf: venv  ## netperf and netserver built from NETPERF_SRC into the lab's cache (once, as root)
+	@if [ "$$(id -u)" != 0 ]; then echo "netperf: not built (needs root: sudo make netperf)"; \
+	elif [ ! -e "$(NETPERF_SRC)" ]; then echo "netperf: not built (no source at $(NETPERF_SRC);" \
+		"set NETPERF_SRC to a clone of https://github.com/HewlettPackard/netperf)"; \
+	else $(NETRUN) lab netperf --netperf-src "$(NETPERF_SRC)"; fi
 
 need-root:
 	@[ "$$(id -u)" = 0 ] || { echo "make: the emulated lab needs root: sudo make demo" >&2; exit 1; }

@@ -98,8 +98,18 @@ def cmd_lab(ns: argparse.Namespace) -> int:
             iperf3=ns.iperf3,
             iperf3_src=ns.iperf3_src,
         )
-        st = lab_core.up(cfg, progress)
+        st = lab_core.up(cfg, progress, netperf_src=ns.netperf_src)
         print(lab_summary(st))
+        return EXIT_OK
+    if ns.action == "netperf":
+        from netrun.lab import netperf as lab_netperf
+
+        if ns.netperf_src is None:
+            raise InputError(
+                f"lab netperf needs --netperf-src PATH: a clone (or bundle) of {lab_netperf.HOME}"
+            )
+        built = lab_netperf.build(lab_netperf.source(ns.netperf_src), progress)
+        print(f"netperf: {built / 'bin' / 'netperf'}, {built / 'bin' / 'netserver'}")
         return EXIT_OK
     if ns.action == "down":
         from netrun.lab.sharing import still_used

@@ -80,9 +80,10 @@ def sub_parser() -> Parser:
     lab = _command(sub, "lab")
     lab.add_argument(
         "action",
-        choices=["up", "down", "status", "inventory"],
+        choices=["up", "down", "status", "inventory", "netperf"],
         help="up; down (only this checkout's share while another checkout uses the lab); "
-        "status (hosts, addresses, rate, Docker, inventories); inventory (print it, or -o)",
+        "status (hosts, addresses, rate, Docker, inventories); inventory (print it, or -o); "
+        "netperf (build netperf from --netperf-src into the cache lab up uses)",
     )
     lab.add_argument("--hosts", type=int, default=3, help="number of hosts (up)")
     lab.add_argument(
@@ -148,6 +149,12 @@ def sub_parser() -> Parser:
         type=Path,
         help="a clone (or bundle) of github.com/esnet/iperf with its tags, for --iperf3 "
         "(default: $NETRUN_IPERF3_SRC)",
+    )
+    lab.add_argument(
+        "--netperf-src",
+        type=Path,
+        help="a clone (or bundle) of github.com/HewlettPackard/netperf: build netperf and "
+        "netserver (cached by commit) for tool: netperf on the lab's hosts",
     )
 
     clean = _command(sub, "cleanup")

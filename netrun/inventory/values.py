@@ -23,6 +23,8 @@ CORE_VARS: dict[str, Any] = {
     "netrun_iperf2": "iperf",  # iperf 2 (tool: iperf2)
     "netrun_turnserver": "turnserver",  # coturn's server (mode: turn's managed relay)
     "netrun_python": "python3",  # runs netrun's TURN tunnel on a client host (mode: turn)
+    "netrun_netperf": "netperf",  # netperf client (tool: netperf)
+    "netrun_netserver": "netserver",  # netperf server (tool: netperf)
     "netrun_turncat": None,  # STUNner's turncat on a client host, used instead (mode: turn)
 }
 
@@ -39,6 +41,8 @@ _COMMAND_KEYS = (
     "netrun_turnserver",
     "netrun_python",
     "netrun_turncat",
+    "netrun_netperf",
+    "netrun_netserver",
 )
 _BOOLISH = {"yes", "no", "true", "false", "on", "off", "1", "0"}  # what Host.become reads
 _IFACE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")

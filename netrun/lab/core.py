@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.errors import NetrunError
-from netrun.lab import docker, freeflow, inventory, network, sharing, sshd, state
+from netrun.lab import docker, freeflow, inventory, netperf, network, sharing, sshd, state
 from netrun.lab import iperf3 as lab_iperf3
 from netrun.lab.plan import MGMT_NET, SWITCHABLE, LabConfig, LabPlan, plan
 from netrun.lab.state import BY_EXPORT, BY_UP, InventoryFile
@@ -141,8 +141,12 @@ def _check_paths(cfg: LabConfig) -> None:
 
 
 # -- up --------------------------------------------------------------------------------
-def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
-    """Build the lab, or repair what is missing when it is already up; returns its status."""
+def up(cfg: LabConfig, progress: Progress = None, netperf_src: Path | None = None) -> LabStatus:
+    """Build the lab, or repair what is missing when it is already up; returns its status.
+
+    `netperf_src` (a netperf clone or bundle) is built first when the cache lacks it; the
+    newest cached netperf build is what the inventory names either way (netrun.lab.netperf).
+    """
     say = progress or (lambda _msg: None)
     require_root()
     require_tools(TOOLS | (DOCKER_TOOLS if cfg.docker else {}))
@@ -180,8 +184,11 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
         state.save(lab, data)
         say(f"{host.name}: {host.namespace} mgmt {host.mgmt_ip} data {host.data_ip} sshd {pid}")
     sshd.write_known_hosts(lab)
+    built = netperf.build(netperf.source(netperf_src), say) if netperf_src else netperf.cached()
+    data["netperf"] = {"build": str(built)} if built else {}
+    say(f"netperf: {built / 'bin'}" if built else "netperf: none built (netrun lab netperf)")
     if cfg.docker:
-        docker.up(lab, data, lambda: state.save(lab, data), say)
+        docker.up(lab, data, lambda: state.save(lab, data), say, built)
     if iperf3_build is not None:
         say(f"iperf3 {cfg.iperf3}: {lab_iperf3.install(iperf3_build, cfg.state_dir)}")
     else:
@@ -189,6 +196,16 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
     write_inventories(lab, data, cfg.inventory, say)
     say(f"inventory: {cfg.inventory}")
     return status(cfg.state_dir)
+
+
+def _render(lab: LabPlan, data: dict[str, Any]) -> str:
+    """The lab's inventory text, with the router image and the netperf build it uses."""
+    build = data.get("netperf", {}).get("build")
+    return inventory.render(
+        lab,
+        data.get("freeflow", {}).get("image"),
+        netperf.host_vars(Path(build) if build else None),
+    )
 
 
 def _reusable(cfg: LabConfig, data: dict[str, Any], say: Callable[[str], None]) -> LabConfig:
@@ -219,7 +236,7 @@ def write_inventories(
     """Write the asked inventory, and rewrite each other one the lab wrote while it still
     holds what the lab wrote (so every checkout sees the same lab); one edited or written
     over since is left alone, and one whose file is gone is forgotten."""
-    text = inventory.render(lab, data.get("freeflow", {}).get("image"))
+    text = _render(lab, data)
     for row in list(state.records(data)):
         path = Path(row["path"])
         if path == asked:
@@ -315,7 +332,7 @@ def _running(state_dir: Path) -> tuple[LabPlan, dict[str, Any]]:
 def inventory_text(state_dir: Path) -> str:
     """The inventory of the lab in `state_dir`, as `up` writes it."""
     lab, data = _running(state_dir)
-    return inventory.render(lab, data.get("freeflow", {}).get("image"))
+    return _render(lab, data)
 
 
 def export_inventory(state_dir: Path, path: Path) -> Path:
@@ -325,7 +342,7 @@ def export_inventory(state_dir: Path, path: Path) -> Path:
     lab, data = _running(state_dir)
     path = path.absolute()
     _check_paths(replace(lab.config, inventory=path))
-    text = inventory.render(lab, data.get("freeflow", {}).get("image"))
+    text = _render(lab, data)
     state.register(data, inventory.write(path, text), BY_EXPORT)
     state.save(lab, data)
     return path

@@ -125,9 +125,15 @@ def run_detached(argv: list[str], log: Any) -> None:
 
 
 def up(
-    lab: LabPlan, data: dict[str, Any], save: Callable[[], None], say: Callable[[str], None]
+    lab: LabPlan,
+    data: dict[str, Any],
+    save: Callable[[], None],
+    say: Callable[[str], None],
+    netperf_build: Path | None = None,
 ) -> None:
-    """Daemons (in parallel), overlay, images; records pids in `data` and saves."""
+    """Daemons (in parallel), overlay, images; records pids in `data` and saves.
+
+    `netperf_build` (netrun.lab.netperf) puts netperf and netserver into the lab's image."""
     install_wrapper(lab)
 
     def start(host: LabHost) -> int:
@@ -142,7 +148,7 @@ def up(
     save()
     overlay.ensure_overlay(lab)
     say(f"overlay: {overlay.DEVICE} on every host, network {lab.overlay_network}")
-    built = images.build(lab.state_dir / "images")
+    built = images.build(lab.state_dir / "images", netperf_build)
     data.pop("freeflow", None)
     if lab.config.freeflow_src is not None:
         src = freeflow.source(lab.config.freeflow_src)

@@ -1,6 +1,7 @@
 """Container images for the lab, built from this machine's own binaries (nothing is pulled).
 
-netrun-lab/iperf3:latest is iperf3 and iperf (2) with sh, cat, grep and their libraries.
+netrun-lab/iperf3:latest is iperf3 and iperf (2) with sh, cat, grep, sleep and their
+libraries, and netperf and netserver when the lab has a netperf build (netrun.lab.netperf).
 netrun-lab/freeflow-standin:latest is a STAND-IN for the FreeFlow router image (not
 FreeFlow): its entrypoint copies the lab's libfsocket.so (a pass-through LD_PRELOAD
 library built from netrun/lab_assets/fsocket.c) into /freeflow and sleeps; with
@@ -123,15 +124,20 @@ def build_fsocket(out: Path) -> Path:
     return out
 
 
-def build(work: Path) -> list[Image]:
-    """Build both lab images under `work` (reused by every host daemon)."""
+def build(work: Path, netperf: Path | None = None) -> list[Image]:
+    """Build both lab images under `work` (reused by every host daemon); with `netperf`
+    (a build folder holding bin/netperf and bin/netserver) the iperf3 image carries them."""
     work.mkdir(parents=True, exist_ok=True)
     fsocket = build_fsocket(work / "libfsocket.so")
 
     iperf_root = work / "iperf3-root"
     # libfsocket.so's libraries go in too, so LD_PRELOAD works inside this image
-    # iperf (2) too: tool: iperf2 runs in the container modes with the same image
-    build_root(iperf_root, ["iperf3", "iperf", "sh", "cat", "grep"], libs_for=(fsocket,))
+    # iperf (2) too: tool: iperf2 runs in the container modes with the same image;
+    # netperf, netserver and sleep (its readiness loop) for tool: netperf
+    extra = {f"/usr/bin/{p}": netperf / "bin" / p for p in ("netperf", "netserver")} if (
+        netperf) else {}  # fmt: skip
+    build_root(iperf_root, ["iperf3", "iperf", "sh", "cat", "grep", "sleep"], extra,
+               libs_for=(fsocket,))  # fmt: skip
     iperf3 = Image(
         IPERF3_IMAGE,
         ('ENTRYPOINT ["iperf3"]', "LABEL netrun.lab=local-build"),

@@ -35,6 +35,11 @@ class Tool:
     rhel: str
 
 
+#: netperf is in Ubuntu's multiverse; Debian 12 has no package (it is non-free elsewhere).
+_NETPERF_DEB = (
+    "netperf (Ubuntu multiverse; Debian 12 has none: build it from "
+    "https://github.com/HewlettPackard/netperf with ./configure --enable-histogram)"
+)
 TOOLS: dict[str, Tool] = {
     t.name: t
     for t in (
@@ -44,6 +49,8 @@ TOOLS: dict[str, Tool] = {
         Tool("turnserver", "netrun_turnserver", "coturn", "coturn"),
         Tool("python3", "netrun_python", "python3", "python3"),
         Tool("ping", None, "iputils-ping", "iputils"),
+        Tool("netperf", "netrun_netperf", _NETPERF_DEB, "netperf (EPEL)"),
+        Tool("netserver", "netrun_netserver", _NETPERF_DEB, "netperf (EPEL)"),
         Tool("ip", None, "iproute2", "iproute"),
         Tool("kubectl", None, "kubectl (Kubernetes apt repo)", "kubectl (Kubernetes yum repo)"),
     )

@@ -25,6 +25,7 @@ _MODULES: dict[str, str] = {
     "iperf3": "netrun.tools.iperf3.tool",
     "iperf2": "netrun.tools.iperf2.tool",
     "ping": "netrun.tools.ping.tool",
+    "netperf": "netrun.tools.netperf.tool",
 }
 
 

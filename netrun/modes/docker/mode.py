@@ -28,6 +28,7 @@ from netrun.modes.baremetal.mode import client_argv, test_deadline
 from netrun.modes.docker import armed as armedexec
 from netrun.modes.docker import early, engine, keep, launch, pathbytes, serverwait
 from netrun.modes.docker import iperf2 as iperf2_container
+from netrun.modes.docker import netperf as netperf_container
 from netrun.modes.docker.base import ContainerMode
 from netrun.modes.docker.mtu import follow_container
 from netrun.tools import docker as dk
@@ -93,6 +94,8 @@ class DockerMode(ContainerMode):
         entrypoint, args = "iperf3", ["-s", "-p", str(SERVER_PORT), "--forceflush"]
         if self.test.tool == "iperf2":  # latency at a fixed packet rate: iperf -s -u -e
             entrypoint, args = iperf2_container.server_args(int(self.value("port")))
+        elif self.test.tool == "netperf":  # netserver, said ready once it listens
+            entrypoint, args = netperf_container.server_args(int(self.value("port")))
         return dk.run_command(
             str(self.value("image", host)),
             args,
@@ -371,6 +374,13 @@ class DockerMode(ContainerMode):
         result, raw = iperf2_container.measure(self, int(self.value("port")))
         self.healthy = True
         return result, raw, {"server_ip": self.server_ip}
+
+    def measure_netperf(self, repeat: int) -> tuple[Any, str, dict[str, Any]]:
+        """tool: netperf between the containers (netrun.modes.docker.netperf)."""
+        self.healthy = False
+        found = netperf_container.measure(self, repeat)
+        self.healthy = True
+        return found
 
     def teardown(self) -> None:
         """Hand the containers to the next test that wants the same ones, or leave them

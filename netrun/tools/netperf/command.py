@@ -1,0 +1,64 @@
+"""netperf's argv, and the sh that runs several netperf processes at once on one host.
+
+Every token goes through ``shlex.join``; each process is bounded on the host by
+``timeout``, so it ends even when the controller is gone.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from netrun.tools.netperf.parse import FIELDS, MARK
+
+#: The tests netrun runs; the request/response ones report latency.
+TESTS = ("TCP_RR", "UDP_RR", "TCP_CRR", "TCP_STREAM")
+RR_TESTS = ("TCP_RR", "UDP_RR", "TCP_CRR")
+DEFAULT_PORT = 12865  # netserver's own default control port
+#: Seconds a netperf process may outlive its test length (control setup, results).
+SLACK = 15
+
+
+def client_command(
+    target: str,
+    *,
+    port: int,
+    test: str,
+    duration: int,
+    request_size: int | None = None,
+    response_size: int | None = None,
+    binary: str = "netperf",
+) -> list[str]:
+    """One netperf process: banner on (-P 1, it says whether histograms are built in),
+    ``-v 2`` for the histogram, the ``-o`` selectors parse.FIELDS reads."""
+    argv = [binary, "-H", target, "-p", str(port), "-t", test, "-l", str(int(duration))]
+    argv += ["-P", "1", "-v", "2", "--"]
+    if test in RR_TESTS:
+        if request_size is not None or response_size is not None:
+            argv += ["-r", f"{request_size or 1},{response_size or 1}"]
+    elif request_size is not None:
+        argv += ["-m", str(request_size)]
+    return [*argv, "-o", ",".join(FIELDS)]
+
+
+def instances_script(
+    argv: list[str], instances: int, deadline: float, out_prefix: str, *, minimal: bool = False
+) -> str:
+    """sh starting ``instances`` copies of ``argv`` at once, each into its own file, then
+    printing each one's part as ``MARK <i> rc <exit code>`` and its output (parse.split).
+
+    ``minimal``: for a container image with only sh and cat besides netperf: no folder made,
+    no ``timeout`` (the container's own time bound ends it) and no file removed (the
+    container goes)."""
+    q = shlex.quote
+    bounded = shlex.join(argv if minimal else ["timeout", "-k", "5", f"{deadline:g}", *argv])
+    lines = [f"prefix={q(out_prefix)}"]
+    if not minimal:
+        lines.append('mkdir -p "$(dirname "$prefix")" || exit 1')
+    for i in range(instances):
+        lines.append(f'{bounded} >"$prefix.{i}" 2>&1 </dev/null & p{i}=$!')
+    for i in range(instances):
+        lines.append(f'wait "$p{i}"; r{i}=$?')
+    for i in range(instances):
+        drop = "" if minimal else f'; rm -f "$prefix.{i}"'
+        lines.append(f'echo "{MARK}{i} rc $r{i}"; cat "$prefix.{i}"{drop}')
+    return "\n".join(lines) + "\n"

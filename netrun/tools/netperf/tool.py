@@ -1,0 +1,181 @@
+"""netperf as a tool a test picks: request/response latency percentiles and rates.
+
+``test: TCP_RR`` (default), ``UDP_RR``, ``TCP_CRR`` (a connection per transaction) or
+``TCP_STREAM``. Each repeat starts a netserver on the server host (netrun.tools.netperf.server),
+runs ``instances`` netperf processes at once on the client towards the server's data
+address, keeps their output raw, and stops the netserver. Percentiles come from the
+processes' ``-v 2`` histograms, pooled (netrun.tools.netperf.stats): a netperf built
+without ``--enable-histogram`` leaves them unavailable, with the reason.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from netrun.core.measurement import Measurement
+from netrun.core.metrics import Metric
+from netrun.core.options import Option, integer
+from netrun.tools.base import Tool
+from netrun.tools.netperf import command, server, stats
+from netrun.tools.netperf.parse import Instance, NetperfError, parse, split
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.hosts.host import Host
+    from netrun.tools.base import Placement
+
+MAX_INSTANCES = 64
+
+# fmt: off
+OPTIONS: tuple[Option, ...] = (
+    Option("test", str, "TCP_RR", "netperf test (netperf -t): TCP_RR, UDP_RR, TCP_CRR "
+           "(a connection per transaction) or TCP_STREAM", choices=command.TESTS),
+    Option("request_size", int, None, "request bytes (-r REQ,RESP; TCP_STREAM: send size, "
+           "-m); null: netperf's default (1 byte; TCP_STREAM: the socket buffer)",
+           check=integer(1, 65507), nullable=True),
+    Option("response_size", int, None, "response bytes (-r REQ,RESP); null: 1 byte",
+           check=integer(1, 65507), nullable=True),
+    Option("duration", int, 10, "seconds per run (netperf -l)", check=integer(1, 86400)),
+    Option("instances", int, 1, "netperf processes at once; their histograms are pooled",
+           check=integer(1, MAX_INSTANCES)),
+    Option("port", int, command.DEFAULT_PORT, "netserver's control port (netserver -p)",
+           check=integer(1, 65535), from_inventory=True),
+)
+
+METRICS: tuple[Metric, ...] = (
+    Metric("transactions_per_s", "1/s", "higher", "request/response transactions per second "
+           "(summed over instances)", tolerance="10%", digits=0),
+    Metric("latency_p50_us", "us", "lower", "median transaction time (pooled histogram)",
+           tolerance="20%", digits=1),
+    Metric("latency_p90_us", "us", "lower", "90th percentile transaction time",
+           tolerance="25%", digits=1),
+    Metric("latency_p99_us", "us", "lower", "99th percentile transaction time",
+           tolerance="50%", digits=1),
+    Metric("latency_p999_us", "us", "lower", "99.9th percentile transaction time "
+           "(>= 1000 transactions)", digits=1),
+    Metric("latency_mean_us", "us", "lower", "mean transaction time", tolerance="20%",
+           digits=1),
+    Metric("latency_stddev_us", "us", "lower", "standard deviation of the transaction times",
+           digits=1),
+    Metric("latency_max_us", "us", "lower", "longest transaction", digits=0),
+    Metric("connections_per_s", "1/s", "higher", "connections per second (TCP_CRR)",
+           tolerance="10%", digits=0),
+    Metric("throughput_bps", "bits/s", "higher", "TCP_STREAM throughput (summed over "
+           "instances)", tolerance="10%", scale=1e6, shown_unit="Mbit/s", digits=1),
+)
+# fmt: on
+
+
+def netperf(host: Host) -> str:
+    """The netperf program on a host (netrun_netperf, default ``netperf``)."""
+    return str(host.vars.get("netrun_netperf") or "netperf")
+
+
+def check(options: Mapping[str, Any]) -> list[str]:
+    """Problems between options."""
+    if options.get("test") == "TCP_STREAM" and options.get("response_size") is not None:
+        return ["response_size must be unset for test: TCP_STREAM (it sends one way)"]
+    return []
+
+
+def _deadline(test: TestSpec) -> float:
+    if test.value("timeout") is not None:
+        return float(test.value("timeout"))
+    return float(test.value("duration")) + command.SLACK
+
+
+def instances(mode: Placement, target: str, port: int, tag: str) -> tuple[list[Instance], str]:
+    """Run the test's netperf processes from the client to ``target:port``: their parsed
+    results and the raw output of all of them."""
+    t, client = mode.test, mode.client
+    argv = client_argv(mode, target, port, netperf(client))
+    deadline = _deadline(t)
+    q = shlex.quote
+    probe = client.run(f"command -v {q(argv[0])} >/dev/null 2>&1 || echo NETRUN_MISSING",
+                       timeout=15, check=False)  # fmt: skip
+    if "NETRUN_MISSING" in probe.stdout:
+        raise NetperfError(
+            "missing", f"{client.name}: netperf not found ({argv[0]!r}): {server.INSTALL}, "
+            "or set netrun_netperf to its path",
+        )  # fmt: skip
+    count = int(t.value("instances"))
+    script = command.instances_script(
+        argv, count, deadline, f"{mode.ctx.workdir(client)}/netperf-{tag}.out"
+    )
+    res = client.run(script, timeout=deadline + 20, check=False)
+    return results_of(res.stdout, res.stdout + res.stderr, count, client.name, deadline)
+
+
+def client_argv(mode: Placement, target: str, port: int, binary: str) -> list[str]:
+    """One netperf process's argv for the test (the container modes run it in a container)."""
+    t = mode.test
+    return command.client_command(
+        target, port=port, test=str(t.value("test")), duration=int(t.value("duration")),
+        request_size=t.value("request_size"), response_size=t.value("response_size"),
+        binary=binary,
+    )  # fmt: skip
+
+
+def results_of(
+    text: str, raw: str, count: int, where: str, deadline: float
+) -> tuple[list[Instance], str]:
+    """The instances script's output (command.instances_script) parsed, one per process;
+    NetperfError naming ``where`` (the client host) when one failed."""
+    parts = split(text)
+    if len(parts) != count:
+        raise NetperfError("bad-output", f"{where}: {len(parts)} of {count} netperf "
+                           "processes reported", raw)  # fmt: skip
+    found = []
+    for rc, part in parts:
+        try:
+            found.append(parse(part, rc))
+        except NetperfError as exc:
+            message = exc.message
+            if exc.kind == "timeout":
+                message = f"netperf did not finish within {deadline:g}s"
+            raise NetperfError(exc.kind, f"{where}: {message}", raw) from None
+    return found, raw
+
+
+def deadline(test: TestSpec) -> float:
+    """Seconds one netperf process may take."""
+    return _deadline(test)
+
+
+def measure(mode: Placement, repeat: int) -> Measurement:
+    """One repeat: a netserver on the server host, the netperf processes on the client."""
+    tag = f"t{mode.test.index}r{repeat}"
+    port = int(mode.value("port"))
+    own: Callable[[int], tuple[list[Instance], str, dict[str, Any]]] | None
+    own = getattr(mode, "measure_netperf", None)
+    if own is not None:  # a container mode: both ends in its containers
+        found, raw, extra = own(repeat)
+    else:
+        srv = server.start(mode, mode.server, mode.server.data_ip, port, tag)
+        # on a failure or an interrupt the undo record stops it, in the test's teardown (a
+        # command sent from here meanwhile would be cancelled, and replace the interrupt)
+        found, raw = instances(mode, mode.server.data_ip, port, tag)
+        server.stop(srv)
+        extra = {"target": f"{mode.server.data_ip}:{port}"}
+    test = str(mode.test.value("test"))
+    metrics, why, details = stats.figures(test, found, mode.client.name)
+    return Measurement(raw, found, {**details, **extra}, metrics, why)
+
+
+def describe(test: TestSpec) -> str:
+    n = int(test.value("instances"))
+    return f"netperf {test.value('test')}{f' x{n}' if n > 1 else ''} for {test.value('duration')}s"
+
+
+TOOL = Tool(
+    name="netperf",
+    options=OPTIONS,
+    metrics=METRICS,
+    measure=measure,
+    describe=describe,
+    modes=("baremetal", "docker", "flannel", "freeflow"),
+    check=check,
+    needs={"server": ("netserver",), "client": ("netperf",)},
+)
