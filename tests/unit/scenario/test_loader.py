@@ -132,12 +132,12 @@ def test_name_defaults_to_file_stem_and_hosts_are_optional(tmp_path: Path) -> No
 
 def test_valid_values_accepted(tmp_path: Path) -> None:
     extra = (
-        ", duration: 3, omit: 0, bitrate: 0, length: 128K, window: 4M, port: 5201,"
+        ", duration: 3, omit: 0, bitrate: 0, length: 63K, window: 4M, port: 5201,"
         " connect_timeout: 0.5, timeout: 60, repeat: 3, streams: 128, protocol: udp"
     )
     path = write(tmp_path, HEAD + extra + "}\n")
     spec = load(path).tests[0]
-    assert (spec.duration, spec.length, spec.window, spec.port) == (3, "128K", "4M", 5201)
+    assert (spec.duration, spec.length, spec.window, spec.port) == (3, "63K", "4M", 5201)
     assert spec.deadline == 60
 
 
@@ -501,9 +501,9 @@ def test_parse_overrides_reports_every_bad_pair() -> None:
     with pytest.raises(ScenarioError) as info:
         parse_overrides(["streams", "=4", "1x=2", "a=[1, 2]", "b={c: 1}", "c=[", "d=2024-01-01"])
     assert info.value.problems == [
-        "-e 'streams': expected key=value, e.g. -e streams=4",
-        "-e '=4': expected key=value, e.g. -e streams=4",
-        "-e '1x=2': expected key=value, e.g. -e streams=4",
+        "-e 'streams': expected key=value or TEST.key=value, e.g. -e streams=4",
+        "-e '=4': expected key=value or TEST.key=value, e.g. -e streams=4",
+        "-e '1x=2': expected key=value or TEST.key=value, e.g. -e streams=4",
         "-e a=[1, 2]: the value must be one plain value, got a list",
         "-e b={c: 1}: the value must be one plain value, got a mapping",
         "-e c=[: the value is not a valid YAML scalar; quote it",
