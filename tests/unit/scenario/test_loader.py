@@ -387,6 +387,11 @@ def test_multiple_documents_are_an_error(tmp_path: Path) -> None:
         ("name: x\ntests:\n  - name: a\n\tmode: m\n", "4:1", "a tab character"),
         ('name: "x\n', "2:1", "a quoted string is never closed"),
         ("name: x\nkey: a: b\n", "2:7", "a second ':' on one line"),
+        (
+            "name: x\ntests:\n  - name: a\n    mode: m\n      server: s\n",
+            "5:13",
+            "this line is indented more than the key 'mode' above it, which already has a value",
+        ),
         ("name: x\n- a\n", "2:1", "a list item '-' where a key was expected"),
         ("a: {b: 1\n", "2:1", "a '{' mapping is not closed"),
         ("a: *nope\n", "1:4", "the alias *nope names no anchor"),
