@@ -74,8 +74,9 @@ def run_parser() -> Parser:
         "--extra",
         action="append",
         default=[],
-        metavar="KEY=VALUE",
-        help="override a test key for every test (repeatable)",
+        metavar="[TEST.]KEY=VALUE",
+        help="override a key for every test that takes it, or for one test (TEST as "
+        "--list-tests names it); a key no test takes is an error (repeatable)",
     )
     p.add_argument(
         "--accept-new-host-keys",
@@ -109,12 +110,14 @@ def run_parser() -> Parser:
     p.add_argument(
         "--check-only",
         action="store_true",
-        help="validate scenario and inventory, print the resolved tests, connect to nothing",
+        help="validate scenario and inventory, print each test's data addresses, options, "
+        "commands and expected time, connect to nothing",
     )
     p.add_argument(
         "--list-tests",
         action="store_true",
-        help="print the tests and the rounds a parallel run plans, connect to nothing",
+        help="print the tests (as --check-only) and the rounds a parallel run plans, connect "
+        "to nothing",
     )
     cron = p.add_argument_group("history, baselines and exports (nightly cron)")
     cron.add_argument(

@@ -56,10 +56,10 @@ def test_bare_metal_iperf3_shows_data_addresses_options_commands_and_time(
             " -b 100M -l 1400",
         ),
     ]
-    assert p.seconds == 3 * (5 + 1 + preview.SETUP_GUESS_S)
+    assert p.seconds == 3 * (5 + 1 + preview.SAMPLE_OVERHEAD_S)
     lines = p.lines()
     assert lines[0] == "    data addresses: server alpha 10.9.0.1, client bravo 10.9.0.2"
-    assert lines[-1] == "    expected: 0:24 (3 x 0:08 a sample)"
+    assert lines[-1] == "    expected: 0:20 (3 x 0:07 a sample)"
 
 
 def test_ping_and_iperf2_commands(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_ping_and_iperf2_commands(tmp_path: Path) -> None:
         ("server", "(none: its kernel answers)"),
         ("client", "ping -n -c 4 -i 1 -s 56 -W 2 10.9.0.1"),
     ]
-    assert ping.seconds == 4 * 1 + preview.SETUP_GUESS_S
+    assert ping.seconds == 4 * 1 + preview.SAMPLE_OVERHEAD_S
     assert iperf2.commands == [
         ("server", "iperf -s -u -e -i 1 -p 5001 -B 10.9.0.1"),
         ("client", "iperf -c 10.9.0.1 -u -l 100 -b 1000pps -t 10 -e --trip-times -p 5001"),
@@ -93,7 +93,7 @@ def test_container_modes_show_docker_run_and_exec(tmp_path: Path) -> None:
         "docker exec netrun-RUNID-t0-client iperf3 -c '<server container IP>' -p 5201 -J -t 3"
         " --connect-timeout 5000"
     )
-    assert p.seconds == 3 + preview.SETUP_GUESS_S + preview.CONTAINER_START_S
+    assert p.seconds == 3 + preview.SAMPLE_OVERHEAD_S + preview.CONTAINER_START_S
 
 
 @pytest.mark.parametrize(("width", "rounds"), [(1, 3), (2, 2)])
@@ -105,7 +105,7 @@ def test_the_total_follows_the_schedule(tmp_path: Path, width: int, rounds: int)
     )
     previews, _ = setup(tmp_path, tests)
     specs = [p.test for p in previews]
-    each = 10 + preview.SETUP_GUESS_S
+    each = 10 + preview.SAMPLE_OVERHEAD_S
     assert preview.run_seconds(specs, width) == preview.RUN_START_S + rounds * each
     line = preview.total_line(specs, width)
     how = "one after another" if width == 1 else f"in {rounds} rounds"
