@@ -289,6 +289,7 @@ class Check:
         layers = [{k: v for k, v in d.items() if k in table} for d in (defaults, own, overrides)]
         for layer in layers:
             merged.update(layer)
+        self.inherited(pre, str(tool), table, layers, sweep)
         self.metric_names(pre, str(tool), merged)
         if len(self.problems) > before:
             return []
@@ -335,6 +336,28 @@ class Check:
                 )
             )
         return specs
+
+    def inherited(
+        self,
+        pre: str,
+        tool: str,
+        table: Mapping[str, Option],
+        layers: Sequence[Mapping[str, Any]],
+        sweep: Mapping[str, Any],
+    ) -> None:
+        """A value from ``defaults`` or ``-e`` that this test's own tool refuses: the layer
+        took it for another tool's (``-e bitrate=1000pps`` is iperf2's, not iperf3's)."""
+        defaults, own, overrides = layers
+        for key, option in table.items():
+            if key in overrides:
+                value, where = overrides[key], f"-e {key}"
+            elif key in defaults and key not in own and key not in sweep:
+                value, where = defaults[key], "defaults"
+            else:
+                continue
+            bad = problem(option, key, value)
+            if bad:
+                self.add(pre, f"{bad} (set by {where}, for tool {tool} here)")
 
     def sweep(
         self,

@@ -135,3 +135,17 @@ def test_udp_length_is_checked_per_sweep_combination(tmp_path: Path) -> None:
 )
 def test_parse_overrides_reads_test_keys(pair: str, key: str, value: Any) -> None:
     assert parse_overrides([pair]) == {key: value}
+
+
+def test_a_layer_value_only_another_tool_takes_is_refused_for_this_one(tmp_path: Path) -> None:
+    """-e bitrate=1000pps is iperf2's; an iperf3 test would fail with iperf3's usage text."""
+    path = scenario(
+        tmp_path,
+        "  - {name: i2, tool: iperf2, mode: baremetal, server: alpha, client: bravo}\n"
+        "  - {name: i3, mode: baremetal, server: alpha, client: bravo}\n",
+    )
+    assert problems(path, "bitrate=1000pps") == [
+        f"{path}: tests[1] 'i3': bitrate must be an iperf3 size such as 100, 128K or 1G, at most"
+        " 1000T, got '1000pps' (set by -e bitrate, for tool iperf3 here)"
+    ]
+    assert own(load(path, "i2.bitrate=1000pps"))["i2"] == {"bitrate": "1000pps"}
