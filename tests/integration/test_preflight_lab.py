@@ -94,7 +94,7 @@ def test_check_only_and_list_tests_show_what_the_run_then_does(
     # The estimate is the run's order of magnitude: neither far under nor far over it.
     expected = _clock(total[1])
     print(f"expected {expected:.0f} s, took {wall:.1f} s")
-    assert expected / 3 <= wall <= expected * 2, (expected, wall)
+    assert expected / 3 <= wall <= expected * 3, (expected, wall)
     assert_nothing_left(lab, tmp_path / "out")
 
 
