@@ -74,8 +74,9 @@ def run_parser() -> Parser:
         "--extra",
         action="append",
         default=[],
-        metavar="KEY=VALUE",
-        help="override a test key for every test (repeatable)",
+        metavar="[TEST.]KEY=VALUE",
+        help="override a key for every test that takes it, or for one test (TEST as "
+        "--list-tests names it); a key no test takes is an error (repeatable)",
     )
     p.add_argument(
         "--accept-new-host-keys",
@@ -109,12 +110,14 @@ def run_parser() -> Parser:
     p.add_argument(
         "--check-only",
         action="store_true",
-        help="validate scenario and inventory, print the resolved tests, connect to nothing",
+        help="validate scenario and inventory, print each test's data addresses, options, "
+        "commands and expected time, connect to nothing",
     )
     p.add_argument(
         "--list-tests",
         action="store_true",
-        help="print the tests and the rounds a parallel run plans, connect to nothing",
+        help="print the tests (as --check-only) and the rounds a parallel run plans, connect "
+        "to nothing",
     )
     cron = p.add_argument_group("history, baselines and exports (nightly cron)")
     cron.add_argument(
@@ -242,15 +245,10 @@ def _setup_log(path: Path, secrets: Sequence[str]) -> None:
 
 def cmd_run(ns: argparse.Namespace) -> int:
     req, secrets = _prepare(ns)
-    if ns.check_only:
-        print(check_report(req))
-        return EXIT_OK
-    if ns.list_tests:
-        from netrun.run.rounds import listing
+    if ns.check_only or ns.list_tests:
+        from netrun.cli import preflight
 
-        allowed = [h.name for h in req.inventory.select(req.limit)] if req.limit else None
-        width = req.parallel or req.scenario.parallel
-        print("\n".join(listing(req.scenario, allowed, width)))
+        print(preflight.check_report(req) if ns.check_only else preflight.list_report(req))
         return EXIT_OK
     from netrun.cleanup.journal import Journal, journal_beside
     from netrun.history.db import History, HistoryLockedError, default_path
@@ -322,20 +320,6 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
         req.progress = console.line
         req.events = console
     return req, secrets
-
-
-def check_report(req: Any) -> str:
-    """--check-only: the tests as resolved against the inventory, one line each."""
-    scenario, inventory = req.scenario, req.inventory
-    allowed = {h.name for h in inventory.select(req.limit)} if req.limit else None
-    sources = " ".join(f"-i {p}" for p in inventory.paths)
-    lines = [f"{scenario.path}: {len(scenario.tests)} tests fit {sources}; nothing was contacted"]
-    for test in scenario.tests:
-        hosts = {role: inventory[name] for role, name in test.roles.items()}
-        skipped = allowed is not None and not {h.name for h in hosts.values()} <= allowed
-        roles = ", ".join(f"{r} {h.name} ({h.address})" for r, h in hosts.items())
-        lines.append(f"  {test.name}: {test.mode}, {roles}" + ("  [outside -l]" if skipped else ""))
-    return "\n".join(lines)
 
 
 def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:

@@ -64,8 +64,8 @@ def sub_parser() -> Parser:
     chk.add_argument("scenario", nargs="?", type=Path, help="only the hosts this scenario needs")
     chk.add_argument("-l", "--limit", help="Ansible host pattern: only these hosts")
     chk.add_argument(
-        "-e", "--extra", action="append", default=[], metavar="KEY=VALUE",
-        help="override a test key, as for a run (roles, images...)",
+        "-e", "--extra", action="append", default=[], metavar="[TEST.]KEY=VALUE",
+        help="override a key, as for a run (roles, images...; TEST.KEY for one test)",
     )  # fmt: skip
     chk.add_argument(
         "--accept-new-host-keys", action="store_true", help="trust host keys seen the first time"

@@ -37,6 +37,12 @@ class VarsHolder(Protocol):
 
 SIZE_RE = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGTkmgt]?)")
 KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: ``-e TEST.KEY=VALUE``: a test's name (a generated or swept one's [...] may hold '=' and
+#: '.'), a dot, then the key; the first '=' outside brackets ends it.
+TEST_KEY_RE = re.compile(
+    r"\s*(?P<test>[^=\[\s][^=\[]*?(?:\[[^\]]*\])*)\.(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=(?P<value>.*)",
+    re.DOTALL,
+)
 
 
 @dataclass(frozen=True)
@@ -249,14 +255,27 @@ def _scalar(value: Any) -> str:
     return show(value).strip("'") if isinstance(value, str) else show(value)
 
 
+def split_test_key(key: str) -> tuple[str, str]:
+    """(test name, key) of an ``-e TEST.KEY`` override's key; ("", key) for every test."""
+    test, dot, own = key.rpartition(".")
+    return (test, own) if dot else ("", key)
+
+
 def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
-    """CLI ``-e key=value`` pairs; each value is read as one YAML scalar (``-e k=`` is null)."""
+    """CLI ``-e key=value`` pairs; each value is read as one YAML scalar (``-e k=`` is null).
+
+    ``-e TEST.KEY=VALUE`` overrides one test: its key is ``TEST.KEY`` (split_test_key)."""
     found: dict[str, Any] = {}
     problems: list[str] = []
     for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep or not KEY_RE.fullmatch(key.strip()):
-            problems.append(f"-e {pair!r}: expected key=value, e.g. -e streams=4")
+        qualified = TEST_KEY_RE.fullmatch(pair)
+        if qualified:
+            key = f"{qualified['test'].strip()}.{qualified['key']}"
+            sep, text = "=", qualified["value"]
+        else:
+            key, sep, text = pair.partition("=")
+        if not sep or not (qualified or KEY_RE.fullmatch(key.strip())):
+            problems.append(f"-e {pair!r}: expected key=value or TEST.key=value, e.g. -e streams=4")
             continue
         try:
             value = yaml.load(text, Loader=yamlfile.SafeLoader) if text.strip() else None

@@ -161,7 +161,8 @@ def load(
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
 
-        problem = plain(str(exc.problem or exc), exc.context)
+        line = exc.problem_mark.line if exc.problem_mark else None
+        problem = plain(str(exc.problem or exc), exc.context, text, line)
         raise error(f"{where}: YAML syntax error: {problem}") from None
     except yaml.YAMLError as exc:
         raise error(f"{path}: YAML error: {' '.join(str(exc).split())}") from None

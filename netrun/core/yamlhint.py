@@ -58,9 +58,55 @@ _TOKENS = {
 }
 
 
-def plain(problem: str, context: str | None = None) -> str:
-    """PyYAML's ``problem`` (and ``context``) as one line a user can act on."""
+#: PyYAML's words where a line indented too far lands (a value that goes on, or a new block).
+_INDENT_PROBLEMS = (
+    "mapping values are not allowed here",
+    "expected <block end>, but found '<block mapping start>'",
+)
+_KEY = re.compile(r"^((?:- +)*)([^\s#:][^:#]*?)\s*:(?:\s+(\S.*))?$")
+
+
+def over_indented(source: str, line: int) -> str | None:
+    """The words for line ``line`` (0-based) of ``source`` when it is indented further than
+    the key above it, which holds a value (so nothing may nest under it); else None.
+
+    PyYAML reads such a line as the value above going on, then finds its ':' ("mapping
+    values are not allowed here"), which it words as a second ':' on one line."""
+    lines = source.splitlines()
+    if not 0 < line < len(lines) or not lines[line].strip():
+        return None
+    here = len(lines[line]) - len(lines[line].lstrip(" "))
+    for above in reversed(lines[:line]):
+        body = above.strip()
+        if not body or body.startswith("#"):
+            continue
+        indent = len(above) - len(above.lstrip(" "))
+        match = _KEY.match(above.lstrip(" "))
+        if match is None:
+            return None
+        column = indent + len(match[1])  # the key's column, after any "- "
+        if here <= column:
+            return None
+        key = match[2].strip()
+        if match[3] is None:  # "key:" opens a block; its own indentation is PyYAML's to judge
+            return None
+        return (
+            f"this line is indented more than the key {key!r} above it, which already has a"
+            f" value; line it up with {key!r} (column {column + 1})"
+        )
+    return None
+
+
+def plain(
+    problem: str, context: str | None = None, source: str | None = None, line: int | None = None
+) -> str:
+    """PyYAML's ``problem`` (and ``context``) as one line a user can act on; with the
+    file's ``source`` and the problem's ``line`` (0-based), an over-indented line is named."""
     text = " ".join(f"{context or ''} {problem}".split())
+    if source is not None and line is not None and any(p in text for p in _INDENT_PROBLEMS):
+        indented = over_indented(source, line)
+        if indented:
+            return indented
     for pattern, words in _KNOWN:
         found = re.search(pattern, text)
         if found:

@@ -24,6 +24,7 @@ from netrun.core.spec import Scenario, TestSpec
 from netrun.errors import ScenarioError, did_you_mean
 from netrun.hosts.host import Host
 from netrun.modes import mode_options, mode_roles, mode_tools
+from netrun.scenario import overrides as _overrides
 from netrun.scenario import pairs as _pairs
 from netrun.scenario.validator import (
     NAME_RE,
@@ -119,7 +120,9 @@ def load_scenario(
         check.add(where, f"defaults must be a mapping, got {show(raw_defaults)}")
     else:
         defaults = check.layer(lambda k, v: f"{where}: defaults", raw_defaults)
-    good_overrides = check.layer(lambda k, v: f"-e {k}={_scalar(v)}", dict(overrides or {}))
+    every, per_test = _overrides.split(overrides or {})
+    own: dict[int, dict[str, Any]] = {}
+    good_overrides = check.layer(lambda k, v: f"-e {k}={_scalar(v)}", every)
     tests = data.get("tests")
     specs: list[TestSpec] = []
     if tests is None:
@@ -128,8 +131,9 @@ def load_scenario(
         check.add(where, f"tests must be a non-empty list of tests, got {show(tests)}")
     else:
         first: dict[str, int] = {}
+        own = _overrides.by_entry(check, tests, per_test)
         for i, raw in enumerate(tests):
-            specs.extend(check.test(i, raw, defaults, good_overrides))
+            specs.extend(check.test(i, raw, defaults, {**good_overrides, **own.get(i, {})}))
             test_name = raw.get("name") if isinstance(raw, dict) else None
             if isinstance(test_name, str) and test_name in first:
                 check.add(
@@ -140,6 +144,9 @@ def load_scenario(
                 first[test_name] = i
     for key in _pairs.unused(good_overrides, specs, check.problems):
         check.add(f"-e {key}={_scalar(good_overrides[key])}", _pairs.NOT_GENERATED)
+    entries = tests if isinstance(tests, list) else []
+    _overrides.untaken(check, entries, good_overrides, own if entries else {})
+    specs = _overrides.apply_to_specs(check, entries, specs, per_test)
     if check.problems:
         raise ScenarioError(check.problems)
     return Scenario(

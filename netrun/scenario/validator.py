@@ -68,6 +68,10 @@ class Check:
         self.all_keys.update(o.name for t in self.tools.values() for o in t.options)
         self.problems: list[str] = []
         self.bad_layer_keys: set[str] = set()  # mode/server/client given but wrong in a layer
+        #: -e key -> the tests (file names) whose tool and mode take it; and each test's
+        #: (name, tool, mode), for "-e KEY=VALUE that no test takes" (netrun.scenario.loader).
+        self.took: dict[str, list[str]] = {}
+        self.placed: list[tuple[str, str, str]] = []
 
     def add(self, prefix: str, text: str) -> None:
         self.problems.append(f"{prefix}: {text}")
@@ -233,6 +237,10 @@ class Check:
                 self.add(pre, combination)
             else:
                 table = self.table(mode, tool)
+                self.placed.append((str(name), str(tool), mode))
+                for key in overrides:
+                    if key in table or key in keys or key in _pairs.KEYS:
+                        self.took.setdefault(key, []).append(str(name))
         roles = self.roles.get(mode, DEFAULT_ROLES) if isinstance(mode, str) else DEFAULT_ROLES
         generated = _pairs.is_generated(raw, defaults, overrides)
         if generated:  # hosts + pairs stand for server and client
@@ -281,6 +289,7 @@ class Check:
         layers = [{k: v for k, v in d.items() if k in table} for d in (defaults, own, overrides)]
         for layer in layers:
             merged.update(layer)
+        self.inherited(pre, str(tool), table, layers, sweep)
         self.metric_names(pre, str(tool), merged)
         if len(self.problems) > before:
             return []
@@ -291,6 +300,15 @@ class Check:
             return []
         if merged.get("bidir") and merged.get("reverse"):  # iperf3 refuses -R with --bidir
             self.add(pre, "bidir and reverse cannot both be true: bidir sends both ways")
+            return []
+        between = self.tools[str(tool)].check
+        for combo in itertools.product(*sweep.values()) if sweep and between else ():
+            swept = dict(zip(sweep, combo, strict=True))
+            shown = ",".join(f"{k}={name_part(v)}" for k, v in swept.items())
+            assert between is not None
+            for text in dict.fromkeys(between({**merged, **swept})):  # between options, per combo
+                self.add(f"{self.where}: tests[{i}] {f'{name}[{shown}]'!r}", text)
+        if len(self.problems) > before:
             return []
         specs = []
         for combo, pair in itertools.product(itertools.product(*sweep.values()), generate):
@@ -318,6 +336,28 @@ class Check:
                 )
             )
         return specs
+
+    def inherited(
+        self,
+        pre: str,
+        tool: str,
+        table: Mapping[str, Option],
+        layers: Sequence[Mapping[str, Any]],
+        sweep: Mapping[str, Any],
+    ) -> None:
+        """A value from ``defaults`` or ``-e`` that this test's own tool refuses: the layer
+        took it for another tool's (``-e bitrate=1000pps`` is iperf2's, not iperf3's)."""
+        defaults, own, overrides = layers
+        for key, option in table.items():
+            if key in overrides:
+                value, where = overrides[key], f"-e {key}"
+            elif key in defaults and key not in own and key not in sweep:
+                value, where = defaults[key], "defaults"
+            else:
+                continue
+            bad = problem(option, key, value)
+            if bad:
+                self.add(pre, f"{bad} (set by {where}, for tool {tool} here)")
 
     def sweep(
         self,

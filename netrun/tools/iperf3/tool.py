@@ -7,10 +7,11 @@ parsed result into the declared metrics.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from netrun.core.metrics import SCHEMA1_METRICS, Metric
-from netrun.core.options import Option, integer, matching, number, seconds, size
+from netrun.core.options import Option, integer, matching, number, seconds, show, size, size_value
 from netrun.tools.base import Tool
 from netrun.tools.iperf3 import options as iperf3_options
 
@@ -121,6 +122,28 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     return m
 
 
+#: iperf3's own bounds on a UDP datagram (-l with -u; src/iperf.h MIN_UDP_BLOCKSIZE and
+#: MAX_UDP_BLOCKSIZE): two 32-bit counters and a 64-bit one, and 65535 less the IP and UDP
+#: headers. Outside them iperf3 exits with its usage text once the run has started.
+MIN_UDP_LENGTH = 16
+MAX_UDP_LENGTH = 65535 - 20 - 8
+
+
+def check(options: Mapping[str, Any]) -> list[str]:
+    """What iperf3 refuses between options: a UDP datagram (``length`` with protocol udp)
+    outside 16..65507 bytes (TCP's -l limit, 1M, is the option's own check)."""
+    length = options.get("length")
+    if options.get("protocol") != "udp" or length is None:
+        return []
+    n = size_value(length)
+    if n is None or MIN_UDP_LENGTH <= n <= MAX_UDP_LENGTH:
+        return []
+    return [
+        f"length must be {MIN_UDP_LENGTH}..{MAX_UDP_LENGTH} bytes with protocol: udp (iperf3's"
+        f" UDP datagram limits; 65507 is 65535 less the IP and UDP headers), got {show(length)}"
+    ]
+
+
 def describe(test: TestSpec) -> str:
     return f"running {test.duration:g}s"
 
@@ -132,5 +155,6 @@ TOOL = Tool(
     measure=measure,
     describe=describe,
     protocol="tcp",
+    check=check,
     refuse=iperf3_options.refuse,
 )

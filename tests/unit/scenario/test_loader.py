@@ -132,12 +132,12 @@ def test_name_defaults_to_file_stem_and_hosts_are_optional(tmp_path: Path) -> No
 
 def test_valid_values_accepted(tmp_path: Path) -> None:
     extra = (
-        ", duration: 3, omit: 0, bitrate: 0, length: 128K, window: 4M, port: 5201,"
+        ", duration: 3, omit: 0, bitrate: 0, length: 63K, window: 4M, port: 5201,"
         " connect_timeout: 0.5, timeout: 60, repeat: 3, streams: 128, protocol: udp"
     )
     path = write(tmp_path, HEAD + extra + "}\n")
     spec = load(path).tests[0]
-    assert (spec.duration, spec.length, spec.window, spec.port) == (3, "128K", "4M", 5201)
+    assert (spec.duration, spec.length, spec.window, spec.port) == (3, "63K", "4M", 5201)
     assert spec.deadline == 60
 
 
@@ -387,6 +387,11 @@ def test_multiple_documents_are_an_error(tmp_path: Path) -> None:
         ("name: x\ntests:\n  - name: a\n\tmode: m\n", "4:1", "a tab character"),
         ('name: "x\n', "2:1", "a quoted string is never closed"),
         ("name: x\nkey: a: b\n", "2:7", "a second ':' on one line"),
+        (
+            "name: x\ntests:\n  - name: a\n    mode: m\n      server: s\n",
+            "5:13",
+            "this line is indented more than the key 'mode' above it, which already has a value",
+        ),
         ("name: x\n- a\n", "2:1", "a list item '-' where a key was expected"),
         ("a: {b: 1\n", "2:1", "a '{' mapping is not closed"),
         ("a: *nope\n", "1:4", "the alias *nope names no anchor"),
@@ -501,9 +506,9 @@ def test_parse_overrides_reports_every_bad_pair() -> None:
     with pytest.raises(ScenarioError) as info:
         parse_overrides(["streams", "=4", "1x=2", "a=[1, 2]", "b={c: 1}", "c=[", "d=2024-01-01"])
     assert info.value.problems == [
-        "-e 'streams': expected key=value, e.g. -e streams=4",
-        "-e '=4': expected key=value, e.g. -e streams=4",
-        "-e '1x=2': expected key=value, e.g. -e streams=4",
+        "-e 'streams': expected key=value or TEST.key=value, e.g. -e streams=4",
+        "-e '=4': expected key=value or TEST.key=value, e.g. -e streams=4",
+        "-e '1x=2': expected key=value or TEST.key=value, e.g. -e streams=4",
         "-e a=[1, 2]: the value must be one plain value, got a list",
         "-e b={c: 1}: the value must be one plain value, got a mapping",
         "-e c=[: the value is not a valid YAML scalar; quote it",

@@ -1,0 +1,257 @@
+"""What a run will do, from the files alone: each test's addresses, options, commands, time.
+
+``--check-only`` and ``--list-tests`` used to show the management addresses (tests use the
+data addresses), no option, no command and no duration, so a lab engineer could not tell
+from the pre-flight what the night would measure or how long it would take. A Preview is
+built the way the run builds it, with no host contacted: the data address of every role
+(``netrun_data_ip``), every option after defaults, scenario, ``-e`` and the inventory, the
+command each host runs (as the tool and mode build it; ``docker exec`` in a container mode)
+and the expected time, summed over the run's rounds when tests run in parallel.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from netrun.core.options import option_for, show
+from netrun.errors import NetrunError
+from netrun.modes import get_mode
+from netrun.modes.baremetal.mode import client_argv
+from netrun.modes.base import Mode, RunContext
+from netrun.modes.docker.mode import SERVER_PORT
+from netrun.run import rounds
+from netrun.tools import docker as dk
+from netrun.tools import option_table
+from netrun.tools.iperf2 import parse as iperf2
+from netrun.tools.iperf2 import run as iperf2_run
+from netrun.tools.iperf3 import command as iperf3
+from netrun.tools.iperf3.run import BASE_PORT, PORT_SPAN
+from netrun.tools.ping import tool as ping
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.inventory.model import Inventory
+
+#: Seconds a run spends before its first test: connecting to and probing every host.
+RUN_START_S = 2.0
+#: Seconds a sample spends besides its traffic (server start, client start and end, the
+#: reads around it). Measured on the emulated lab: 10 bare-metal samples of 2 s took 23.8 s
+#: with the run's start, about 0.2 s a sample; a real lab's SSH round trips cost more.
+SAMPLE_OVERHEAD_S = 0.5
+#: Seconds a container test spends starting (and removing) its two containers, once a test
+#: (a guess: an engine starts a container in 1-2 s, both ends at once, images present).
+CONTAINER_START_S = 5.0
+#: The run id container names carry in a preview (the run's own is made when it starts).
+RUN_ID = "RUNID"
+#: The server address of a container test: the server container's, known once it runs.
+CONTAINER_IP = "<server container IP>"
+
+
+@dataclass(frozen=True)
+class Preview:
+    """One test as it will run."""
+
+    test: TestSpec
+    #: role -> (host name, data address)
+    addresses: dict[str, tuple[str, str]]
+    #: (key, value, set by the scenario, -e or the inventory rather than a default)
+    options: list[tuple[str, Any, bool]]
+    #: (role, command line) in the order they start; a note where the mode builds it later
+    commands: list[tuple[str, str]]
+    #: the whole test: every repeat with its known overheads
+    seconds: float
+
+    def lines(self, indent: str = "    ") -> list[str]:
+        """The test's detail lines, under its one-line summary."""
+        where = ", ".join(f"{r} {h} {ip}" for r, (h, ip) in self.addresses.items())
+        set_ = " ".join(f"{k}={_value(v)}" for k, v, explicit in self.options if explicit)
+        rest = " ".join(f"{k}={_value(v)}" for k, v, explicit in self.options if not explicit)
+        repeat = int(self.test.options.get("repeat", 1))
+        out = [f"{indent}data addresses: {where}"]
+        out.append(f"{indent}options set: {set_ or '(none)'}")
+        out.append(f"{indent}defaults: {rest}")
+        out += [f"{indent}{role}: {cmd}" for role, cmd in self.commands]
+        out.append(f"{indent}expected: {clock(self.seconds)} ({repeat} x {_each(self)})")
+        return out
+
+
+def _value(value: Any) -> str:
+    return show(value).strip("'") if isinstance(value, str) else show(value)
+
+
+def _each(p: Preview) -> str:
+    repeat = int(p.test.options.get("repeat", 1))
+    return f"{clock((p.seconds - _per_test(p.test)) / max(repeat, 1))} a sample" + (
+        f", + {clock(_per_test(p.test))} containers" if _per_test(p.test) else ""
+    )
+
+
+def clock(seconds: float) -> str:
+    """0:07, 12:30, 1:02:03."""
+    seconds = max(0, int(seconds + 0.5))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
+
+
+def _per_test(test: TestSpec) -> float:
+    return CONTAINER_START_S if get_mode(test.mode).containers else 0.0
+
+
+def traffic_seconds(test: TestSpec) -> float:
+    """A sample's measuring time: iperf's omit + duration, or ping's count x interval."""
+    duration, count = test.options.get("duration"), test.options.get("count")
+    if duration is not None:
+        return float(duration) + float(test.options.get("omit") or 0)
+    if count is not None:
+        return float(count) * float(test.options.get("interval") or 1)
+    return 0.0
+
+
+def test_seconds(test: TestSpec) -> float:
+    """A test's expected time: repeat x (traffic + a sample's overhead), plus containers."""
+    each = traffic_seconds(test) + SAMPLE_OVERHEAD_S
+    return int(test.options.get("repeat", 1)) * each + _per_test(test)
+
+
+test_seconds.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+def preview(test: TestSpec, inventory: Inventory) -> Preview:
+    """The test as it will run on the inventory's hosts; nothing is contacted."""
+    hosts = {role: inventory.get(name) for role, name in test.hosts_by_role.items()}
+    mode_cls = get_mode(test.mode)
+    table = option_table(test.tool, mode_cls.options)
+    server = hosts["server"]
+    options = []
+    for opt in table:
+        value = option_for(test, server, opt.name, table)
+        inventory_set = opt.from_inventory and f"netrun_{opt.name}" in server.vars
+        if value is not None:
+            options.append((opt.name, value, opt.name in test.explicit or inventory_set))
+    mode = mode_cls(test, server, hosts["client"], RunContext(RUN_ID), hosts)
+    return Preview(
+        test=test,
+        addresses={role: (h.name, h.data_ip) for role, h in hosts.items()},
+        options=options,
+        commands=commands(mode),
+        seconds=test_seconds(test),
+    )
+
+
+def commands(mode: Mode) -> list[tuple[str, str]]:
+    """(role, command line) of each host's part, as the tool and mode build them."""
+    try:
+        if mode.containers and mode.test.tool in ("iperf3", "iperf2"):
+            return _container(mode)
+        if mode.name == "baremetal":
+            return _baremetal(mode)
+        if mode.name == "turn" and mode.test.tool == "iperf2":
+            return _turn(mode)
+    except (NetrunError, KeyError, ValueError) as exc:  # a value only the run can work out
+        return [("commands", f"built when the test starts ({exc})")]
+    return [("commands", f"built by mode {mode.name} when the test starts")]
+
+
+def _port_note(port: Any, first: int) -> str:
+    return "" if port else f"  (port: the first free of {first}-{first + PORT_SPAN - 1})"
+
+
+def _baremetal(mode: Mode) -> list[tuple[str, str]]:
+    test, server, client = mode.test, mode.server, mode.client
+    if test.tool == "ping":
+        argv = ping.command(
+            server.data_ip, test.value("count"), test.value("interval"), test.value("size")
+        )
+        return [("server", "(none: its kernel answers)"), ("client", shlex.join(argv))]
+    if test.tool == "iperf2":
+        port = int(mode.value("port"))
+        srv = [iperf2_run.binary(server), *iperf2.server_command(port, server.data_ip)[1:]]
+        cli = iperf2.client_command(
+            server.data_ip,
+            length=int(test.value("length")),
+            bitrate=test.value("bitrate"),
+            duration=float(test.duration),
+            port=port,
+        )
+        cli[0] = iperf2_run.binary(client)
+        return [("server", shlex.join(srv)), ("client", shlex.join(cli))]
+    port = mode.value("port")
+    srv = iperf3.server_command(server.data_ip, port or BASE_PORT, binary=mode.ctx.iperf3(server))
+    note = _port_note(port, BASE_PORT)
+    cli = client_argv(mode, server.data_ip, port or BASE_PORT)
+    return [("server", shlex.join(srv) + note), ("client", shlex.join(cli))]
+
+
+def _turn(mode: Mode) -> list[tuple[str, str]]:
+    """iperf2's server as on bare metal; its client sends into the tunnel on its own host."""
+    test, server, client = mode.test, mode.server, mode.client
+    port = int(mode.value("port"))
+    srv = [iperf2_run.binary(server), *iperf2.server_command(port, server.data_ip)[1:]]
+    cli = iperf2.client_command(
+        "127.0.0.1",
+        length=int(test.value("length")),
+        bitrate=test.value("bitrate"),
+        duration=float(test.duration),
+        port=None,
+    )
+    cli[0] = iperf2_run.binary(client)
+    relay = mode.hosts["relay"]
+    via = (
+        f"  (-p: the port of netrun's TURN tunnel on {client.name}, through relay {relay.name}"
+        f" {relay.data_ip}:{mode.value('turn_port')} over {mode.value('turn_transport')})"
+    )
+    return [("server", shlex.join(srv)), ("client", shlex.join(cli) + via)]
+
+
+def _container(mode: Mode) -> list[tuple[str, str]]:
+    """Both containers' ``docker run``, then each repeat's ``docker exec`` of the client."""
+    app_argv = getattr(mode, "app_argv", None)
+    names = getattr(mode, "names", None)
+    if app_argv is None or names is None:
+        return [("commands", f"built by mode {mode.name} when the test starts")]
+    docker = str(mode.value("docker", mode.client))
+    if mode.test.tool == "iperf2":
+        test = mode.test
+        argv = iperf2.client_command(
+            CONTAINER_IP,
+            length=int(test.value("length")),
+            bitrate=test.value("bitrate"),
+            duration=float(test.duration),
+            port=int(mode.value("port")),
+        )
+    else:
+        argv = client_argv(mode, CONTAINER_IP, SERVER_PORT)
+        argv[0] = "iperf3"  # the container's iperf3, as the mode runs it
+    return [
+        ("server", shlex.join(app_argv("server", mode.server))),
+        ("client", shlex.join(app_argv("client", mode.client))),
+        ("client, each repeat", shlex.join(dk.exec_command(names["client"], argv, docker))),
+    ]
+
+
+def run_seconds(tests: Sequence[TestSpec], width: int) -> float:
+    """The run's expected time: its start, then each round's longest test (one test a
+    round when tests run one after another)."""
+    plan = rounds.plan(tests, width)
+    return RUN_START_S + sum(max(test_seconds(t) for t in r) for r in plan if r)
+
+
+def total_line(tests: Sequence[TestSpec], width: int) -> str:
+    """The run's expected time as one line, with what it is made of."""
+    seconds = run_seconds(tests, width)
+    how = "one after another" if width <= 1 else f"in {len(rounds.plan(tests, width))} rounds"
+    count = f"{len(tests)} test" + ("" if len(tests) == 1 else "s")
+    return (
+        f"expected total: {clock(seconds)} for {count} {how} (a test: repeat x (traffic"
+        f" + ~{SAMPLE_OVERHEAD_S:g} s), + ~{CONTAINER_START_S:g} s in containers; + ~"
+        f"{RUN_START_S:g} s to connect)"
+    )
+
+
+def previews(tests: Sequence[TestSpec], inventory: Inventory) -> list[Preview]:
+    """Every test's preview, in order."""
+    return [preview(t, inventory) for t in tests]
