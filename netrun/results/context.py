@@ -106,7 +106,7 @@ def changes(
     """What differs between two runs' host contexts (``before`` is the earlier run or A),
     host by host, over ``hosts`` (default: every host both runs read)."""
     old, new = of_doc(before), of_doc(after)
-    names = hosts if hosts is not None else [h for h in new if h in old]
+    names = hosts if hosts is not None else sorted(h for h in new if h in old)
     out: list[Change] = []
     for host in dict.fromkeys(names):
         if host not in old or host not in new:
@@ -139,6 +139,50 @@ def verdict_note(current: Mapping[str, Any], baseline: Mapping[str, Any], test: 
     """What a verdict on ``test`` adds: "; context changed: alpha: kernel X -> Y", else ""."""
     found = changes(baseline, current, test_hosts(current, test))
     return f"; context changed: {summary(found)}" if found else ""
+
+
+def records(found: Sequence[Change]) -> list[dict[str, str]]:
+    """Changes as results.json keeps them (``baseline.context_changes``)."""
+    return [{"host": c.host, "field": c.label, "before": c.before, "after": c.after} for c in found]
+
+
+def baseline_lines(doc: Mapping[str, Any], shown: int = 10) -> list[str]:
+    """The report lines under a baseline comparison: one per test whose hosts' context
+    changed since the baseline, "tcp: regressed; alpha: kernel 6.1.0-26 -> 6.1.0-27"."""
+    base = doc.get("baseline")
+    stored = base.get("context_changes") if isinstance(base, Mapping) else None
+    if not isinstance(stored, list) or not stored:
+        return []
+    found = [
+        Change(str(r.get("host")), str(r.get("field")), str(r.get("before")), str(r.get("after")))
+        for r in stored
+        if isinstance(r, Mapping)
+    ]
+    lines = []
+    for verdict in base.get("verdicts") or ():
+        if not isinstance(verdict, Mapping) or verdict.get("verdict") == "new":
+            continue
+        hosts = test_hosts(doc, str(verdict.get("test")))
+        mine = [c for h in dict.fromkeys(hosts) for c in found if c.host == h]
+        if mine:
+            lines.append(f"{verdict.get('test')}: {verdict.get('verdict')}; {summary(mine)}")
+    more = len(lines) - shown
+    return lines[:shown] + ([f"and {more} more tests whose hosts changed"] if more > 0 else [])
+
+
+def diff_lines(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """What ``netrun diff A B`` says of the hosts: each context field that changed from A
+    to B, or why nothing can be said (a run from before netrun read the context)."""
+    old, new = of_doc(a), of_doc(b)
+    if not old or not new:
+        which = " and ".join(n for n, found in (("A", old), ("B", new)) if not found)
+        return [f"host context: not recorded in {which} (a run from before netrun read it)"]
+    found = changes(a, b)
+    if not found:
+        both = sorted(h for h in new if h in old)
+        return [f"host context: unchanged on {', '.join(both)}" if both else "host context: "
+                "no host in both runs"]  # fmt: skip
+    return ["host context changed (A -> B):", *(f"  {c}" for c in found)]
 
 
 def rows(doc: Mapping[str, Any]) -> list[list[str]]:
