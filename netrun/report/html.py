@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from netrun.report import metric_table
+from netrun.report import metric_table, overview
 from netrun.report.plots import matrix
 from netrun.report.plots.figures import captions
 from netrun.report.summary import (
@@ -109,6 +109,7 @@ def render_html(
         f"<h1>{html.escape(title(doc))}</h1>",
         f"<p>finished {html.escape(str(doc.get('finished')))}, "
         f"status {html.escape(str(doc.get('status')))}</p>",
+        overview.section(doc, summary),  # counts and the hosts' environment, first
         _html_table(headers, rows, classes),
         *(
             [_html_table(metric_table.HEADERS, more, [""] * len(more))]

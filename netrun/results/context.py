@@ -189,8 +189,10 @@ def rows(doc: Mapping[str, Any]) -> list[list[str]]:
     """The environment table: one row per host (host, kernel, CPU, NIC driver and firmware,
     qdisc, congestion control, tool versions), "-" where a run read no context."""
     out = []
-    for host, context in of_doc(doc).items():
-        shown = flat(context)
+    for host, context in sorted(of_doc(doc).items()):
+        shown = {
+            k: UNAVAILABLE if v.startswith(UNAVAILABLE) else v for k, v in flat(context).items()
+        }
         sysctl = context.get("sysctl") if isinstance(context.get("sysctl"), Mapping) else {}
         tools = context.get("tools") if isinstance(context.get("tools"), Mapping) else {}
         driver = " ".join(

@@ -189,9 +189,25 @@ def _nic(out: dict[str, Any], why: dict[str, str], iface: str | None, take: Any)
         out["offloads"] = _offloads(offloads) if offloads is not None else None
         rings = take("rings", "ethtool-g", f"ethtool -g {iface}")
         out["rings"] = _rings(rings) if rings is not None else None
-    out["qdisc"] = take("qdisc", "qdisc", f"tc qdisc show dev {iface}") or None
-    if out["qdisc"] is not None:
-        out["qdisc"] = " | ".join(ln.strip() for ln in out["qdisc"].splitlines() if ln.strip())
+    qdisc = take("qdisc", "qdisc", f"tc qdisc show dev {iface}")
+    out["qdisc"] = _qdisc(qdisc) if qdisc is not None else None
+
+
+_QDISC = re.compile(r"^qdisc (\S+) [0-9a-f]*: (root|parent \S+)(?: refcnt \d+)? ?")
+
+
+def _qdisc(text: str) -> str:
+    """``tc qdisc show dev IF`` in a form two runs can compare: "tbf root rate 984395Kbit
+    burst 262095b lat 20ms", one qdisc per "|"; the kernel's handle numbers and reference
+    counts (new on every ``tc qdisc add``) are left out, a child keeps its parent."""
+    out = []
+    for line in (ln.strip() for ln in text.splitlines() if ln.strip()):
+        found = _QDISC.match(line)
+        if found:
+            rest = line[found.end() :].strip()
+            line = " ".join(x for x in (found[1], found[2], rest) if x)
+        out.append(line)
+    return " | ".join(out)
 
 
 def _first(text: str | None) -> str | None:
