@@ -150,7 +150,9 @@ def baseline_lines(doc: Mapping[str, Any], shown: int = 10) -> list[str]:
     """The report lines under a baseline comparison: one per test whose hosts' context
     changed since the baseline, "tcp: regressed; alpha: kernel 6.1.0-26 -> 6.1.0-27"."""
     base = doc.get("baseline")
-    stored = base.get("context_changes") if isinstance(base, Mapping) else None
+    if not isinstance(base, Mapping):
+        return []
+    stored = base.get("context_changes")
     if not isinstance(stored, list) or not stored:
         return []
     found = [

@@ -105,7 +105,8 @@ def test_diff_lines() -> None:
 def test_environment_rows() -> None:
     rows = context.rows(load("context-b"))
     assert [r[0] for r in rows] == ["alpha", "bravo"]
-    host, kernel, cpu, driver, firmware, qdisc, cc, tools = rows[0]
+    host, kernel, _cpu, driver, firmware, qdisc, cc, tools = rows[0]
+    assert host == "alpha" and kernel.startswith("6.")
     assert driver == "data0: veth 1.0" and firmware == "unavailable"
     assert qdisc.startswith("tbf root rate") and cc == "reno" and tools == "iperf3 3.12"
     assert len(context.ROW_HEADERS) == len(rows[0])
