@@ -124,7 +124,7 @@ def summary(found: Sequence[Change], shown: int = SHOWN) -> str:
     return "; ".join(str(c) for c in found[:shown]) + more
 
 
-def test_hosts(doc: Mapping[str, Any], test: str) -> list[str]:
+def hosts_of_test(doc: Mapping[str, Any], test: str) -> list[str]:
     """The hosts a test of ``doc`` ran on, by role (server, client, a relay...)."""
     for sample in doc.get("tests") or ():
         if isinstance(sample, Mapping) and sample.get("name") == test:
@@ -137,7 +137,7 @@ def test_hosts(doc: Mapping[str, Any], test: str) -> list[str]:
 
 def verdict_note(current: Mapping[str, Any], baseline: Mapping[str, Any], test: str) -> str:
     """What a verdict on ``test`` adds: "; context changed: alpha: kernel X -> Y", else ""."""
-    found = changes(baseline, current, test_hosts(current, test))
+    found = changes(baseline, current, hosts_of_test(current, test))
     return f"; context changed: {summary(found)}" if found else ""
 
 
@@ -164,7 +164,7 @@ def baseline_lines(doc: Mapping[str, Any], shown: int = 10) -> list[str]:
     for verdict in base.get("verdicts") or ():
         if not isinstance(verdict, Mapping) or verdict.get("verdict") == "new":
             continue
-        hosts = test_hosts(doc, str(verdict.get("test")))
+        hosts = hosts_of_test(doc, str(verdict.get("test")))
         mine = [c for h in dict.fromkeys(hosts) for c in found if c.host == h]
         if mine:
             lines.append(f"{verdict.get('test')}: {verdict.get('verdict')}; {summary(mine)}")
