@@ -14,7 +14,8 @@ host's probe) and keeps it in results.json under ``hosts.<name>.context``:
 A field the host could not tell is None with its reason in ``unavailable``, never a guess.
 ``flat`` turns a context into label -> text (the history keeps those rows), and ``changes``
 compares two runs' contexts host by host: a field only one side read (an older netrun read
-fewer) is not a change, an old run with no context at all compares as nothing changed.
+fewer) is not a change, an old run with no context at all compares as nothing changed; a
+whole group one run could not read (no ethtool then, ethtool now) is one change.
 """
 
 from __future__ import annotations
@@ -113,6 +114,10 @@ def changes(
             continue
         a, b = flat(old[host]), flat(new[host])
         out += [Change(host, k, a[k], b[k]) for k in b if k in a and a[k] != b[k]]
+        for group in GROUPS:  # a group one run could not read at all (ethtool installed)
+            read = [isinstance(c.get(group), Mapping) for c in (old[host], new[host])]
+            if read[0] != read[1] and (group in a or group in b):
+                out.append(Change(host, group, a.get(group, "read"), b.get(group, "read")))
     return out
 
 

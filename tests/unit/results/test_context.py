@@ -110,3 +110,14 @@ def test_environment_rows() -> None:
     assert driver == "data0: veth 1.0" and firmware == "unavailable"
     assert qdisc.startswith("tbf root rate") and cc == "reno" and tools == "iperf3 3.12"
     assert len(context.ROW_HEADERS) == len(rows[0])
+
+
+def test_a_group_read_in_one_run_only_is_a_change() -> None:
+    """Run A's host had no ethtool -g answer (a veth); say so when B's could read rings."""
+    a, b = load("context-a"), copy.deepcopy(load("context-a"))
+    ctx = b["hosts"]["alpha"]["context"]
+    ctx["rings"] = {"rx": "512", "tx": "512"}
+    del ctx["unavailable"]["rings"]
+    (change,) = context.changes(a, b)
+    assert change.host == "alpha" and change.label == "rings" and change.after == "read"
+    assert change.before.startswith("unavailable (ethtool -g data0: netlink error")
