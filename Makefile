@@ -17,7 +17,7 @@ SUDO := $(shell command -v sudo >/dev/null 2>&1 && echo sudo)
 endif
 APT_PACKAGES = iperf3 iperf coturn ethtool iproute2 iptables openssh-server openssh-client \
 	docker.io procps psmisc gcc libc6-dev sudo python3 python3-venv \
-	git make g++ autoconf automake libtool pkg-config iputils-ping
+	git make g++ autoconf automake libtool pkg-config iputils-ping chromium
 INVENTORY ?= inventories/local.yaml
 SCENARIO ?= scenarios/freeflow.yaml
 #: A clone of https://github.com/microsoft/Freeflow (tcp and master branches): `make demo`
@@ -25,10 +25,15 @@ SCENARIO ?= scenarios/freeflow.yaml
 FREEFLOW_SRC ?=
 #: `make test` draws every property-based test's inputs from this seed, so the same tree gives
 #: the same verdict on every run; `make fuzz` draws fresh ones (FUZZ_SEED=N repeats a run).
+#: A clone (or bundle) of https://github.com/esnet/iperf with its tags: `make iperf3-versions`
+#: builds IPERF3_VERSIONS from it into the lab's cache (what `netrun lab up --iperf3 V` and
+#: tests/integration/test_iperf3_versions_lab.py use); absent, that test builds or skips.
+IPERF3_SRC ?= $(abspath $(CURDIR)/../shared/third_party/iperf.bundle)
+IPERF3_VERSIONS ?= 3.5 3.7 3.9 3.12 3.16 3.19.1 3.21
 FUZZ_SEED ?= 20261130
 PYTEST_ARGS ?=
 
-.PHONY: setup packages venv link need-root demo test unit lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
+.PHONY: setup packages venv link need-root demo iperf3-versions test unit lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
 
 setup: packages venv link  ## apt packages, the venv with netrun and its test extras, the link
 
@@ -59,6 +64,15 @@ link: venv  ## netrun on PATH: a link to the venv's entry point (never over a fo
 	if [ -e "$$target" ] && ! [ -L "$$target" ]; then \
 		echo "make: $$target exists and is not a link; left alone (use $(NETRUN))"; \
 	else ln -sfn "$(CURDIR)/$(NETRUN)" "$$target" && echo "netrun: $$target -> $(CURDIR)/$(NETRUN)"; fi
+
+iperf3-versions: venv  ## build each IPERF3_VERSIONS from IPERF3_SRC once (cached; needs root)
+	@if [ ! -e "$(IPERF3_SRC)" ]; then echo "iperf3-versions: no $(IPERF3_SRC); skipped"; \
+	elif [ "$$(id -u)" != 0 ]; then echo "iperf3-versions: the lab's cache needs root; skipped"; \
+	else start=$$(date +%s); nice $(PY) -c 'import sys; from pathlib import Path; \
+		from netrun.lab import iperf3 as i; \
+		[i.build(i.source(Path(sys.argv[1]), v), print) for v in sys.argv[2:]]' \
+		"$(IPERF3_SRC)" $(IPERF3_VERSIONS) && \
+		echo "iperf3-versions: $(IPERF3_VERSIONS) ready in $$(( $$(date +%s) - start )) s"; fi
 
 demo: need-root setup  ## bring the emulated lab (with Docker) up and run the main scenario on it
 	$(NETRUN) lab up --docker $(if $(FREEFLOW_SRC),--freeflow-src "$(FREEFLOW_SRC)")

@@ -95,6 +95,8 @@ def cmd_lab(ns: argparse.Namespace) -> int:
             freeflow_src=ns.freeflow_src,
             host_rates=host_rates(ns.host_rate),
             login_cost=ns.login_cost,
+            iperf3=ns.iperf3,
+            iperf3_src=ns.iperf3_src,
         )
         st = lab_core.up(cfg, progress)
         print(lab_summary(st))
@@ -161,6 +163,8 @@ def lab_summary(st: Any) -> str:
     for f in st.inventories:
         how = "lab up" if f.by == "up" else "lab inventory -o"
         lines.append(f"inventory: {f.path} (written by {how}{INVENTORY_STATES[f.state]})")
+    if cfg.iperf3:
+        lines.append(f"iperf3: {cfg.iperf3}, built from {cfg.iperf3_src} (netrun_iperf3)")
     if cfg.docker:
         src = cfg.freeflow_src
         lines.append(f"freeflow router: built from {src}" if src else "freeflow router: stand-in")

@@ -137,6 +137,18 @@ def sub_parser() -> Parser:
         help="a clone (or bundle) of github.com/microsoft/Freeflow: build and use the real "
         "FreeFlow router instead of the stand-in (with --docker; cached by commit)",
     )
+    lab.add_argument(
+        "--iperf3",
+        metavar="VERSION",
+        help="give every host this iperf3 release (a tag such as 3.5, 3.9, 3.16), built "
+        "from --iperf3-src once and cached; the inventory's netrun_iperf3 names it",
+    )
+    lab.add_argument(
+        "--iperf3-src",
+        type=Path,
+        help="a clone (or bundle) of github.com/esnet/iperf with its tags, for --iperf3 "
+        "(default: $NETRUN_IPERF3_SRC)",
+    )
 
     clean = _command(sub, "cleanup")
     inventory_option(clean)

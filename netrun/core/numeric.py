@@ -55,3 +55,19 @@ def short(value: float | None, places: int | None = None) -> str:
     if value is None:
         return "-"
     return f"{value:.{digits(value) if places is None else places}f}"
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """The q-th percentile (0-100) by linear interpolation between closest ranks (numpy's
+    default, R's type 7), or None for no values.
+
+    One rule for every tool, so a p99 of ping and one of a pooled histogram mean the same;
+    with few values a high percentile sits near the maximum: callers keep the count beside it.
+    """
+    if not values or not 0 <= q <= 100:
+        return None
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)

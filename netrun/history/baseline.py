@@ -28,6 +28,7 @@ from netrun.results import context, flags
 from netrun.results.stats import samples_by_test
 from netrun.scenario.validator import COMMON_OPTIONS
 from netrun.tools import get_tool, tools
+from netrun.tools.iperf3 import versions as iperf3_versions
 
 #: Options that say how a test is judged or run, not what it measures.
 NOT_MEASURING = frozenset(
@@ -74,7 +75,61 @@ def differences(
         b = before.get(key, known.get(key))
         if a != b and ((key in now and key in before) or key in known):
             out.append(f"{key} {_show(a)} (baseline {_show(b)})")
-    return out
+    threads, _ = tool_version_change(current, baseline)
+    return out + ([threads] if threads else [])
+
+
+def _tool_version(samples: Sequence[Mapping[str, Any]]) -> str | None:
+    """The iperf3 release a test ran (tool_version; the client's probed iperf3_version in
+    runs from before it was recorded)."""
+    for sample in samples:
+        if isinstance(found := sample.get("tool_version"), str) and found:
+            return found
+        probed = sample.get("iperf3_version")
+        if isinstance(probed, Mapping) and isinstance(probed.get("client"), str):
+            return str(probed["client"])
+    return None
+
+
+def tool_version_change(
+    current: Sequence[Mapping[str, Any]], baseline: Sequence[Mapping[str, Any]]
+) -> tuple[str | None, str | None]:
+    """(why the two are incomparable, a note to show beside the verdict) for the iperf3
+    releases two tests ran: ``-P`` above 1 across 3.15 and 3.16 (its streams run in threads
+    from 3.16, netrun.tools.iperf3.versions) is incomparable; any other change is a note."""
+    now, before = _tool_version(current), _tool_version(baseline)
+    if now is None or before is None or now == before:
+        return None, None
+    first = current[0] if current else {}
+    options = first.get("options") if isinstance(first.get("options"), Mapping) else {}
+    streams = (options or {}).get("streams") or 1
+    threaded = {iperf3_versions.threaded(now), iperf3_versions.threaded(before)}
+    parallel = isinstance(streams, int) and streams > 1
+    if first.get("tool", "iperf3") == "iperf3" and parallel and threaded == {True, False}:
+        return (
+            f"iperf3 {now} (baseline {before}) with streams {streams}: -P streams run in "
+            "threads from 3.16, a figure of another kind",
+            None,
+        )
+    return None, RELEASE_NOTE.format(now=now, before=before)
+
+
+RELEASE_NOTE = "iperf3 {now} (baseline {before})"
+_RELEASE_NOTE = re.compile(r"iperf3 (\S+) \(baseline (\S+)\)")
+
+
+def release_notes(base: Mapping[str, Any]) -> list[str]:
+    """A line per iperf3 release change the stored verdicts name (tool_version_change),
+    with the tests it concerns: what the table's verdicts were measured with."""
+    tests: dict[tuple[str, str], list[str]] = {}
+    for v in base.get("verdicts") or ():
+        found = _RELEASE_NOTE.search(str(v.get("detail") or "")) if isinstance(v, Mapping) else None
+        if found:
+            tests.setdefault((found[2], found[1]), []).append(str(v.get("test")))
+    return [
+        f"iperf3 changed since the baseline: {before} -> {now} ({', '.join(names)})"
+        for (before, now), names in tests.items()
+    ]
 
 
 @functools.cache
@@ -290,7 +345,8 @@ def describe(doc: Mapping[str, Any]) -> list[str]:
         return [f"baseline{spec}: median of {len(runs)} run(s): {shown}{more}"]
     tag = f", tag {doc['tag']}" if doc.get("tag") else ""
     line = f"baseline{spec}: run {base.get('run_id')} of {base.get('started')}{tag}"
-    return [line, *context.baseline_lines(doc)]  # what changed on the hosts since
+    # what the verdicts were measured with: an iperf3 release change, the hosts' context
+    return [line, *release_notes(base), *context.baseline_lines(doc)]
 
 
 def identity(doc: Mapping[str, Any]) -> dict[str, Any]:

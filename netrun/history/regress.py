@@ -299,7 +299,10 @@ def compare(
             detail = "not compared: " + "; ".join(differs)
             out.append(Verdict(name, "incomparable", None, detail))
             continue
-        out.append(compare_test(name, samples, baseline[name], tol, declared))
+        verdict = compare_test(name, samples, baseline[name], tol, declared)
+        if note := baselines.tool_version_change(samples, baseline[name])[1]:
+            verdict = replace(verdict, detail=f"{verdict.detail}; {note}")
+        out.append(verdict)
     # each verdict names what changed on its hosts since the baseline (kernel, sysctls...)
     return [
         replace(v, detail=v.detail + context.verdict_note(current_doc, baseline_doc, v.test))

@@ -20,7 +20,8 @@ from typing import Any
 
 from netrun.errors import NetrunError
 from netrun.lab import docker, freeflow, inventory, network, sharing, sshd, state
-from netrun.lab.plan import MGMT_NET, LabConfig, LabPlan, plan
+from netrun.lab import iperf3 as lab_iperf3
+from netrun.lab.plan import MGMT_NET, SWITCHABLE, LabConfig, LabPlan, plan
 from netrun.lab.state import BY_EXPORT, BY_UP, InventoryFile
 from netrun.lab.system import end_netns_processes, netns_exists, require_root, require_tools
 
@@ -149,6 +150,11 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
     _check_paths(cfg)
     if cfg.freeflow_src is not None:  # a wrong source is reported before anything is made
         cfg = replace(cfg, freeflow_src=freeflow.source(cfg.freeflow_src).path)
+    iperf3_build = None
+    if cfg.iperf3 is not None:  # built (or found in the cache) before anything is made
+        src = lab_iperf3.source(cfg.iperf3_src or lab_iperf3.default_source(), cfg.iperf3)
+        cfg = replace(cfg, iperf3_src=src.path)
+        iperf3_build = lab_iperf3.build(src, say)
     lab = plan(cfg)
     data = state.load(cfg.state_dir)
     if data is not None:
@@ -176,6 +182,10 @@ def up(cfg: LabConfig, progress: Progress = None) -> LabStatus:
     sshd.write_known_hosts(lab)
     if cfg.docker:
         docker.up(lab, data, lambda: state.save(lab, data), say)
+    if iperf3_build is not None:
+        say(f"iperf3 {cfg.iperf3}: {lab_iperf3.install(iperf3_build, cfg.state_dir)}")
+    else:
+        lab_iperf3.remove(cfg.state_dir)
     write_inventories(lab, data, cfg.inventory, say)
     say(f"inventory: {cfg.inventory}")
     return status(cfg.state_dir)
@@ -191,14 +201,15 @@ def _reusable(cfg: LabConfig, data: dict[str, Any], say: Callable[[str], None]) 
     running = LabConfig.from_json(data["config"])
     users = state.users(data, cfg.state_dir)
     own = cfg.inventory in users
-    diffs = running.differences(cfg, loose=("freeflow_src",) if own or not users else ())
+    diffs = running.differences(cfg, loose=SWITCHABLE if own or not users else ())
     if diffs:
         beside = sharing.beside(cfg)
         only_mine = own and len(users) == 1
         raise NetrunError(sharing.different_lab(running, cfg, diffs, users, beside, own=only_mine))
     if cfg.inventory not in {Path(row["path"]) for row in state.records(data)}:
         say(sharing.reused(cfg.state_dir, users, cfg.inventory))
-    data["config"]["freeflow_src"] = cfg.to_json()["freeflow_src"]
+    for key in SWITCHABLE:
+        data["config"][key] = cfg.to_json()[key]
     return LabConfig.from_json(data["config"])
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from netrun.lab.images import FREEFLOW_IMAGE, IPERF3_IMAGE
+from netrun.lab.iperf3 import installed
 from netrun.lab.network import FRAMING_NOTE
 from netrun.lab.plan import LabPlan, rate_mbps, shaped
 
@@ -46,6 +47,8 @@ def render(lab: LabPlan, router_image: str | None = None) -> str:
         "ansible_ssh_private_key_file": str(lab.key_file),
         "netrun_known_hosts": str(lab.known_hosts),
     }
+    if lab.config.iperf3:  # --iperf3: the lab's own build, not the hosts' Debian iperf3
+        lab_vars["netrun_iperf3"] = str(installed(lab.state_dir))
     if speed is not None:  # unshaped: no line rate to claim (veths report 10000 Mb/s)
         lab_vars["netrun_link_speed_mbps"] = int(speed) if speed == int(speed) else speed
     if lab.config.docker:

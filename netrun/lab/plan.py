@@ -62,6 +62,10 @@ def rate_mbps(rate: str) -> float:
     return float(match.group(1)) * _RATE_MBPS[match.group(2)]
 
 
+#: LabConfig fields a running lab may switch (`up` rewrites what they touch).
+SWITCHABLE = ("freeflow_src", "iperf3", "iperf3_src")
+
+
 @dataclass(frozen=True)
 class LabConfig:
     """What `netrun lab up` builds; saved in state_dir/lab.json so down/status need no flags."""
@@ -82,6 +86,11 @@ class LabConfig:
     #: (host name, tc rate) pairs: that host's link, both ways, at its own rate
     #: (``--host-rate charlie=20mbit``: a constrained TURN relay).
     host_rates: tuple[tuple[str, str], ...] = ()
+    #: An iperf3 release (a tag of https://github.com/esnet/iperf, e.g. "3.9") built from
+    #: ``iperf3_src`` and given to every host as ``netrun_iperf3`` (None: the hosts' own).
+    #: Not part of the lab's identity either: `up` may switch it on a running lab.
+    iperf3: str | None = None
+    iperf3_src: Path | None = None
 
     def rate_for(self, name: str) -> str:
         """The tc rate of host ``name``'s data link."""
@@ -123,6 +132,7 @@ class LabConfig:
         data["inventory"] = str(self.inventory)
         data["freeflow_src"] = str(self.freeflow_src) if self.freeflow_src else None
         data["host_rates"] = dict(self.host_rates)
+        data["iperf3_src"] = str(self.iperf3_src) if self.iperf3_src else None
         return data
 
     @classmethod
@@ -138,10 +148,12 @@ class LabConfig:
             login_cost=float(data.get("login_cost", 0.0)),
             freeflow_src=Path(data["freeflow_src"]) if data.get("freeflow_src") else None,
             host_rates=tuple((str(k), str(v)) for k, v in (data.get("host_rates") or {}).items()),
+            iperf3=str(data["iperf3"]) if data.get("iperf3") else None,
+            iperf3_src=Path(data["iperf3_src"]) if data.get("iperf3_src") else None,
         )
 
     def differences(
-        self, other: LabConfig, *, loose: tuple[str, ...] = ("freeflow_src",)
+        self, other: LabConfig, *, loose: tuple[str, ...] = SWITCHABLE
     ) -> list[tuple[str, Any, Any]]:
         """(field, this value, other's value) for every field of the lab's identity that
         differs. The inventory path is never part of it (one lab may write several), nor

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build the real FreeFlow TCP (Microsoft's Freeflow, branches tcp and master) without RDMA
-# hardware, as ../shared/third_party/README.md records it: libmempool, the mlnx libibverbs
+# hardware, as the lab guide (docs/user-guide/lab.md, "The real FreeFlow") records it: libmempool, the mlnx libibverbs
 # and librdmacm into a private prefix, the router linked against them, libfsocket.
 # usage: build-freeflow.sh SRC_GIT_DIR TCP_COMMIT MASTER_COMMIT OUT_DIR
 # OUT_DIR receives router, libfsocket.so and prefix/lib; it is only renamed into place by

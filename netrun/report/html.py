@@ -1,5 +1,9 @@
 """The HTML report: one standalone page with the table, notes, matrices, plots, samples.
 
+The page is a list of sections (``SECTIONS``), each a function of one ``Page`` (the run,
+its verdicts, summary rows, plots and matrices) that returns its HTML or "" to be left out;
+a new part of the page is one more function in that list.
+
 Split from netrun.report.render, which renders the text formats; both lay out
 netrun.report.summary's rows. netrun.report.page decides which plots the page inlines.
 """
@@ -9,23 +13,24 @@ from __future__ import annotations
 import base64
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netrun.report import metric_table, overview
+from netrun.core import metrics
+from netrun.report import headline, metric_table, overview, relay_latency
 from netrun.report.plots import matrix
 from netrun.report.plots.figures import captions
 from netrun.report.summary import (
     REGRESSED,
     VerdictLike,
-    _fmt,
-    _mbps,
     notes,
     summary_rows,
     table_rows,
     title,
 )
+from netrun.results.overlay_tax import breakdowns
 
 # A wide table scrolls inside its box (a 1400 px window shows every column's start, and
 # the header stays readable); verdict, status and flag cells carry generic classes.
@@ -68,23 +73,138 @@ def _html_table(headers: list[str], rows: list[list[str]], classes: list[str]) -
 
 
 def _samples_table(doc: dict[str, Any]) -> str:
-    headers = ["test", "repeat", "status", "Mbit/s", "retr", "jitter ms", "loss %", "error"]
+    """Every sample with the metrics its tool declares (blank where a test's tool does not
+    produce one: a ping sample has no Mbit/s), in declaration order."""
     samples = doc.get("tests", [])
-    rows = [
-        [
-            str(s["name"]),
-            str(s.get("repeat", "-")),
-            str(s["status"]),
-            _fmt(_mbps(s.get("throughput_bps"))),
-            "-" if s.get("retransmits") is None else str(s["retransmits"]),
-            _fmt(s.get("jitter_ms"), 3),
-            _fmt(s.get("lost_percent"), 2),
-            s.get("error") or "",
-        ]
-        for s in samples
-    ]
+    shown = metrics.used(doc, samples)
+    headers = ["test", "repeat", "status", *(m.label for m in shown), "error"]
+    rows = []
+    for s in samples:
+        values = metrics.of_sample(s)
+        mine = set(headline.produced([s]))
+        cells = [str(s["name"]), str(s.get("repeat", "-")), str(s["status"])]
+        for m in shown:
+            value = values.get(m.name)
+            cells.append("" if m.name not in mine else "-" if value is None else m.show(value))
+        rows.append([*cells, s.get("error") or ""])
     classes = ["" if s["status"] == "ok" else "failed" for s in samples]
     return _html_table(headers, rows, classes)
+
+
+@dataclass
+class Page:
+    """What the sections of one page read: the run, its verdicts, rows, plots and grids."""
+
+    doc: dict[str, Any]
+    verdicts: Sequence[VerdictLike] | None
+    summary: list[dict[str, Any]]
+    plots: list[Path]
+    grids: list[matrix.Grid] = field(default_factory=list)
+
+
+def _head(page: Page) -> str:
+    doc = page.doc
+    return "\n".join([
+        f"<h1>{html.escape(title(doc))}</h1>",
+        f"<p>finished {html.escape(str(doc.get('finished')))}, "
+        f"status {html.escape(str(doc.get('status')))}</p>",
+    ])  # fmt: skip
+
+
+def _row_class(row: dict[str, Any]) -> str:
+    """A row is red only when a repeat failed; a passing but flagged one (not accelerated)
+    is yellow, as a regression is."""
+    if row["errors"]:
+        return "failed"
+    if row["verdict"] in REGRESSED or row["status"] != "ok":
+        return "regressed"
+    return ""
+
+
+def _tables(page: Page) -> str:
+    headers, rows = table_rows(page.doc, page.verdicts, page.summary)
+    parts = [_html_table(headers, rows, [_row_class(r) for r in page.summary])]
+    if more := metric_table.rows(page.doc):
+        parts.append(_html_table(metric_table.HEADERS, more, [""] * len(more)))
+    return "\n".join(parts)
+
+
+def _notes(page: Page) -> str:
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in notes(page.doc, page.summary))
+    return f"<ul>{items}</ul>"
+
+
+def _relay(page: Page) -> str:
+    """What a TURN relay added to one-way latency: transport, difference, packets, interval."""
+    found = relay_latency.added(page.doc)
+    if not found:
+        return ""
+    headers = ["test", "transport", "added ms", "95% interval ms", "relayed n", "direct n",
+               "relayed ms", "direct ms", "direct test"]  # fmt: skip
+    rows = [
+        [
+            a.test, a.transport or "-", f"{a.added_ms:.3f}",
+            "-" if a.low_ms is None or a.high_ms is None else f"{a.low_ms:.3f} to {a.high_ms:.3f}",
+            str(a.relayed_n), str(a.direct_n), f"{a.relayed_ms:.3f}", f"{a.direct_ms:.3f}",
+            a.direct,
+        ]
+        for a in found
+    ]  # fmt: skip
+    return "<h2>relay latency (one-way)</h2>\n" + _html_table(headers, rows, [""] * len(rows))
+
+
+def _overlay_tax(page: Page) -> str:
+    """Each mode's gap to bare metal on the same pair, split by cause with its evidence."""
+    found = breakdowns(page.doc)
+    if not found:
+        return ""
+    parts = ["<h2>overlay tax (gap to bare metal, by cause)</h2>"]
+    for b in found:
+        head = (f"{b.test} ({b.mode}, {b.pair}, {b.protocol}): {b.mode_mbps:.1f} vs "
+                f"{b.bare_mbps:.1f} Mbit/s bare metal ({b.bare_test}), gap {b.gap_mbps:.1f} "
+                f"Mbit/s ({b.gap_pct:.1f}%)")  # fmt: skip
+        rows = [[p.cause, "evidence" if p.mbps is None else f"{p.mbps:.1f}", p.evidence]
+                for p in b.parts]  # fmt: skip
+        cols = ["cause", "Mbit/s of the gap", "evidence"]
+        parts += [f"<h3>{html.escape(head)}</h3>", _html_table(cols, rows, [""] * len(rows))]
+    return "\n".join(parts)
+
+
+def _matrices(page: Page) -> str:
+    parts = []
+    for grid in page.grids:
+        cols, cells = grid.table()
+        marks = ["failed" if matrix.FAILED in row else "" for row in cells]
+        parts += [f"<h2>{html.escape(grid.title)}</h2>", _html_table(cols, cells, marks)]
+        parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in grid.notes) + "</ul>")
+    return "\n".join(parts)
+
+
+def _plots(page: Page) -> str:
+    parts = []
+    said = captions(page.doc, page.grids) if page.plots else {}
+    for plot in page.plots:
+        data = base64.b64encode(Path(plot).read_bytes()).decode("ascii")
+        alt = html.escape(Path(plot).stem, quote=True)
+        note = f"<p>{html.escape(said[Path(plot).stem])}</p>" if Path(plot).stem in said else ""
+        parts.append(f'<h2>{alt}</h2>{note}<img alt="{alt}" src="data:image/png;base64,{data}">')
+    return "\n".join(parts)
+
+
+def _overview(page: Page) -> str:
+    """The counts and the hosts' environment (netrun.report.overview), before any table."""
+    return overview.section(page.doc, page.summary)
+
+
+def _samples(page: Page) -> str:
+    return "<h2>samples</h2>\n" + _samples_table(page.doc)
+
+
+#: The page's sections, top to bottom: each renders its HTML from the Page ("" to skip).
+#: A new section is a function here and an entry in this list.
+SECTIONS: list[Callable[[Page], str]] = [
+    _head, _overview, _tables, _notes, _relay, _overlay_tax, _matrices, _plots, _samples,
+]  # fmt: skip
 
 
 def render_html(
@@ -96,40 +216,13 @@ def render_html(
     """A standalone page (no external files): tables, notes and the PNG plots inlined.
     ``summary``: summary_rows(doc, verdicts), when the caller (netrun.report.page) has them."""
     summary = summary_rows(doc, verdicts) if summary is None else summary
-    headers, rows = table_rows(doc, verdicts, summary)
-    classes = [
-        "failed" if r["status"] != "ok" else "regressed" if r["verdict"] in REGRESSED else ""
-        for r in summary
-    ]
+    page = Page(doc, verdicts, summary, [Path(p) for p in plots or ()], matrix.grids(doc))
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>netrun: {html.escape(str(doc.get('scenario')))}</title>",
         f"<style>{_CSS}</style></head><body>",
-        f"<h1>{html.escape(title(doc))}</h1>",
-        f"<p>finished {html.escape(str(doc.get('finished')))}, "
-        f"status {html.escape(str(doc.get('status')))}</p>",
-        overview.section(doc, summary),  # counts and the hosts' environment, first
-        _html_table(headers, rows, classes),
-        *(
-            [_html_table(metric_table.HEADERS, more, [""] * len(more))]
-            if (more := metric_table.rows(doc))
-            else []
-        ),
-        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes(doc, summary)) + "</ul>",
+        *(text for section in SECTIONS if (text := section(page))),
+        "</body></html>",
     ]
-    grids = matrix.grids(doc)  # generated pairs' grids
-    for grid in grids:
-        cols, cells = grid.table()
-        marks = ["failed" if matrix.FAILED in row else "" for row in cells]
-        parts += [f"<h2>{html.escape(grid.title)}</h2>", _html_table(cols, cells, marks)]
-        parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in grid.notes) + "</ul>")
-    said: dict[str, str] | None = None
-    for plot in plots or ():
-        said = captions(doc, grids) if said is None else said  # how a large run's plots differ
-        data = base64.b64encode(Path(plot).read_bytes()).decode("ascii")
-        alt = html.escape(Path(plot).stem, quote=True)
-        note = f"<p>{html.escape(said[Path(plot).stem])}</p>" if Path(plot).stem in said else ""
-        parts.append(f'<h2>{alt}</h2>{note}<img alt="{alt}" src="data:image/png;base64,{data}">')
-    parts += ["<h2>samples</h2>", _samples_table(doc), "</body></html>"]
     return "\n".join(parts) + "\n"

@@ -13,20 +13,34 @@ import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from netrun.core import mtuplan, numeric
+from netrun.core import metrics, mtuplan, numeric
 from netrun.history import baseline
-from netrun.report import metric_table, relay_latency
+from netrun.report import headline, metric_table, relay_latency
 from netrun.results import flags, stats
 
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
 REGRESSED = frozenset({"regressed", "regression"})
+#: What the latency column's figure is, per latency family (the metric names say the rest).
+_LATENCY_SAYS = {
+    "rtt_avg_ms": "round-trip time (ping)",
+    "latency_avg_ms": "one-way latency (iperf2, needs agreeing clocks)",
+}
+#: Options that change what a throughput figure is: % bare compares only tests alike in them.
+ALIKE = ("streams", "bitrate", "length", "reverse", "bidir", "protocol")
 
 HEADERS = [
     "test", "mode", "sender→receiver", "proto", "MTU", "Mbit/s", "% bare", "ceiling", "% ceil",
-    "retr", "CPU c/s %", "jitter/loss", "flags", "status",
+    "retr", "CPU c/s %", "jitter/loss", "latency ms", "flags", "status",
 ]  # fmt: skip
 STATS_HEADERS = ["mean±sd", "min-max", "95% CI"]
 NUMERIC = {"n", "Mbit/s", "% line", "% bare", "ceiling", "% ceil", "retr", "Δ%"}
+#: Columns about one metric: left out of a table none of whose tests' tools produce it
+#: (a ping-only table has no Mbit/s), blank in the row of a test whose tool does not.
+COLUMN_METRICS = {
+    "Mbit/s": "throughput_bps", "% bare": "throughput_bps", "ceiling": "throughput_bps",
+    "% ceil": "throughput_bps", "retr": "retransmits", "CPU c/s %": "cpu_client_pct",
+    **dict.fromkeys(STATS_HEADERS, "throughput_bps"),
+}  # fmt: skip
 VERDICT_HEADERS = ["Δ%", "verdict"]
 CSV_FIELDS = [
     "name", "mode", "server", "client", "protocol", "samples", "n_ok", "mbps", "mean_mbps",
@@ -89,13 +103,58 @@ def _retransmits(row: dict[str, Any]) -> str:
     return f"{row['retransmits']:.0f}"
 
 
+def _value(sample: dict[str, Any], name: str) -> float | None:
+    return metrics.of_sample(sample).get(name)
+
+
+def _via(sample: dict[str, Any]) -> str | None:
+    """How a relayed test reached its server (TURN-UDP, TURN-TCP), from what it ran with."""
+    if sample.get("mode") != "turn":
+        return None
+    relay = _details(sample).get("relay")
+    options = sample.get("options") if isinstance(sample.get("options"), dict) else {}
+    transport = (relay.get("transport") if isinstance(relay, dict) else None) or (
+        options or {}
+    ).get("turn_transport")
+    return f"TURN-{str(transport).upper()}" if transport else "TURN"
+
+
+def _latency(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The test's latency family (ping's rtt_*, iperf2's latency_*): medians in ms."""
+    found = headline.latency(samples)
+    if found is None:
+        return None
+    return {"metric": f"{found.prefix}_avg_ms", "min": found.low, "avg": found.mid,
+            "max": found.high, "spread": found.spread, "n": found.n}  # fmt: skip
+
+
+def _latency_cell(row: dict[str, Any]) -> str:
+    found = row.get("latency_ms")
+    if not found:
+        return "-" if headline.latency_prefix(row["produces"]) else ""
+    cell = _fmt(found["avg"], 3)
+    if found["min"] is not None and found["max"] is not None:
+        cell += f" ({_fmt(found['min'], 3)}-{_fmt(found['max'], 3)})"
+    return cell
+
+
+def _alike(sample: dict[str, Any]) -> str:
+    """The ALIKE options a test ran with, as one comparable string."""
+    options = sample.get("options") if isinstance(sample.get("options"), dict) else None
+    return ";".join(f"{k}={(options or {}).get(k)}" for k in ALIKE)
+
+
+def _mode(row: dict[str, Any]) -> str:
+    return f"{row['mode']} ({row['via']})" if row.get("via") else row["mode"]
+
+
 def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
     """One row's numbers from a test's samples (medians over the ok repeats, in Mbit/s)."""
     ok = [s for s in samples if s["status"] == "ok"]
     first = samples[0]
-    measured = [s for s in ok if s.get("throughput_bps") is not None]
-    summary = stats.summarize([s["throughput_bps"] / 1e6 for s in measured])
-    values = [s["throughput_bps"] for s in measured]
+    measured = [s for s in ok if _value(s, "throughput_bps") is not None]
+    values = [_value(s, "throughput_bps") or 0.0 for s in measured]
+    summary = stats.summarize([v / 1e6 for v in values])
     outliers = [
         {"repeat": measured[i].get("repeat"), "mbps": values[i] / 1e6}
         for i in stats.outliers(values)
@@ -118,7 +177,11 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "name": first["name"],
         "mode": first["mode"],
+        "via": _via(first),
         "tool": first.get("tool") or "iperf3",
+        "headline": headline.produced(samples)[0] if headline.produced(samples) else None,
+        "produces": headline.produced(samples),
+        "alike": _alike(first),
         "server": first["server"],
         "client": first["client"],
         "pair": f"{first['client']}→{first['server']}",
@@ -137,11 +200,12 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "line_rate_mbps": line,
         "ceiling_mbps": first.get("goodput_ceiling_mbps"),
         "pct_ceiling": flags.pct_of_ceiling(mbps, first.get("goodput_ceiling_mbps")),
-        "retransmits": _median(s["retransmits"] for s in ok),
-        "cpu_client": _median(s["cpu_client_pct"] for s in ok),
-        "cpu_server": _median(s["cpu_server_pct"] for s in ok),
-        "jitter_ms": _median(s["jitter_ms"] for s in ok),
-        "lost_percent": _median(s["lost_percent"] for s in ok),
+        "retransmits": _median(_value(s, "retransmits") for s in ok),
+        "cpu_client": _median(_value(s, "cpu_client_pct") for s in ok),
+        "cpu_server": _median(_value(s, "cpu_server_pct") for s in ok),
+        "jitter_ms": _median(_value(s, "jitter_ms") for s in ok),
+        "lost_percent": _median(_value(s, "lost_percent") for s in ok),
+        "latency_ms": _latency(samples),
         "samples": len(samples),
         "n_ok": len(ok),
         "status": "not accelerated" if status == "ok" and slow else status,
@@ -155,13 +219,19 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def bare_metal_reference(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], float]:
-    """Bare-metal throughput per (host pair, protocol, MTU), to compare the other modes with."""
-    ref: dict[tuple[str, str, str], float] = {}
+def bare_metal_reference(rows: list[dict[str, Any]]) -> dict[tuple[str, ...], float]:
+    """Bare-metal throughput per (host pair, protocol, MTU, the options that shape the
+    figure), to compare the other modes with: a 4-stream or 10000 pps test is not 1-stream
+    or 1000 pps bare metal's."""
+    ref: dict[tuple[str, ...], float] = {}
     for row in rows:
         if row["mode"] == "baremetal" and row["mbps"]:
-            ref.setdefault((row["pair"], row["protocol"], _mtu(row)), row["mbps"])
+            ref.setdefault(_bare_key(row), row["mbps"])
     return ref
+
+
+def _bare_key(row: dict[str, Any]) -> tuple[str, ...]:
+    return (row["pair"], row["protocol"], _mtu(row), row.get("alike") or "")
 
 
 def _mtu(row: dict[str, Any]) -> str:
@@ -187,7 +257,7 @@ def summary_rows(
     per_metric = metric_table.json_rows(doc)
     for row in rows:
         row["metrics"] = per_metric.get(row["name"], {})
-        base = ref.get((row["pair"], row["protocol"], _mtu(row)))
+        base = ref.get(_bare_key(row))
         row["pct_bare"] = 100 * row["mbps"] / base if row["mbps"] and base else None
         verdict = by_test.get(row["name"])
         if verdict is not None:
@@ -214,12 +284,14 @@ def table_rows(
         headers[-1:-1] = VERDICT_HEADERS
     out = []
     for row in rows:
-        if row["protocol"] == "udp":
+        if row["protocol"] == "udp" and (
+            "jitter_ms" in row["produces"] or "lost_percent" in row["produces"]
+        ):
             udp = f"{_fmt(row['jitter_ms'], 3)}/{_fmt(row['lost_percent'], 2)}"
         else:
             udp = "-"
         pair = row["direction"] + "".join(f" {r} {h}" for r, h in row.get("roles", {}).items())
-        cells = [row["name"], row["mode"], pair, row["protocol"], row["mtu"] or "-"]
+        cells = [row["name"], _mode(row), pair, row["protocol"], row["mtu"] or "-"]
         cells.append(_fmt(row["mbps"]))
         if with_stats:
             cells.insert(1, str(row["samples"]))
@@ -231,21 +303,37 @@ def table_rows(
             _retransmits(row),
             f"{_fmt(row['cpu_client'])}/{_fmt(row['cpu_server'])}",
             udp,
+            _latency_cell(row),
             flags.marker(row["flags"]),
         ]
         if verdicts is not None:
             delta = row["delta_pct"]
             cells += ["-" if delta is None else f"{delta:+.1f}", row["verdict"] or "-"]
         cells.append(row["status"])
+        for at, header in enumerate(headers):  # a metric the test's tool does not produce
+            if header in COLUMN_METRICS and COLUMN_METRICS[header] not in row["produces"]:
+                cells[at] = ""
         out.append(cells)
     if not any(r["mtu"] for r in rows):  # no test set an MTU
         drop(headers, out, "MTU")
-    if not shows_bare(rows):
-        idx = headers.index("% bare")
-        headers.pop(idx)
-        for cells in out:
-            cells.pop(idx)
+    if not shows_bare(rows) or not any(r["mode"] != "baremetal" and r["pct_bare"] for r in rows):
+        drop(headers, out, "% bare")
+    for header, name in COLUMN_METRICS.items():  # no test's tool produces it
+        if header in headers and not any(name in r["produces"] for r in rows):
+            drop(headers, out, header)
+    if not any(
+        r["protocol"] == "udp" and c != "-"
+        for r, c in zip(rows, _column(headers, out, "jitter/loss"), strict=True)
+    ):
+        drop(headers, out, "jitter/loss")
+    if not any(r.get("latency_ms") for r in rows):
+        drop(headers, out, "latency ms")
     return headers, out
+
+
+def _column(headers: list[str], rows: list[list[str]], column: str) -> list[str]:
+    idx = headers.index(column)
+    return [cells[idx] for cells in rows]
 
 
 def drop(headers: list[str], rows: list[list[str]], column: str) -> None:
@@ -272,7 +360,12 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
     """The lines under the table: line rates, outlier repeats, failures and run errors."""
     rows = summary_rows(doc) if rows is None else rows
     lines = []
-    speeds = {t.get("line_rate_mbps") for t in doc.get("tests", []) if t.get("line_rate_mbps")}
+    rated = {r["name"] for r in rows if "throughput_bps" in r["produces"]}
+    speeds = {
+        t.get("line_rate_mbps")
+        for t in doc.get("tests", [])
+        if t.get("line_rate_mbps") and t.get("name") in rated
+    }
     if speeds:
         lines.append(
             "line rate: "
@@ -280,11 +373,29 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             + "; ceiling = best goodput (Mbit/s) this test's packets allow on that line"
             " rate (TCP: its MSS, UDP: its datagram size); % ceil = Mbit/s as a share of it"
         )
-    if any(r["protocol"] == "udp" for r in rows):
+    if any(r["protocol"] == "udp" and "jitter_ms" in r["produces"] for r in rows):
         lines.append("jitter/loss = UDP jitter in ms / datagrams lost in %")
+    if any(r.get("latency_ms") for r in rows):
+        lines.append(
+            "latency ms = median of the repeats' mean (min-max): "
+            + ", ".join(
+                sorted(
+                    {
+                        _LATENCY_SAYS.get(r["latency_ms"]["metric"], r["latency_ms"]["metric"])
+                        for r in rows
+                        if r.get("latency_ms")
+                    }
+                )
+            )
+        )
+    if shows_bare(rows) and any(r["mode"] != "baremetal" and r["pct_bare"] for r in rows):
+        lines.append(
+            "% bare = Mbit/s as a share of bare metal's between the same hosts, with the same "
+            f"protocol, MTU and {', '.join(ALIKE[:-1])}"
+        )
     lines += flags.footnotes(f for r in rows for f in r["flags"])
     lines += baseline.describe(doc)
-    if any(r["samples"] > 1 for r in rows):
+    if any(r["samples"] > 1 and r["name"] in rated for r in rows):
         lines.append(
             "n = repeats; Mbit/s = median of the ok ones; mean±sd, min-max and the 95% CI "
             "(Student t, of the mean) in Mbit/s"

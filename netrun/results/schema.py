@@ -64,6 +64,7 @@ SAMPLE: dict[str, Check] = {
     "raw": _text,
     "started": _text,
     "finished": _text,
+    "tool_version": _text,
     **{
         key: _number
         for key in (

@@ -155,6 +155,21 @@ def role_needs(test: TestSpec) -> Mapping[str, tuple[str, ...]]:
     }
 
 
+def refused(test: TestSpec, facts: Mapping[str, HostFacts]) -> str | None:
+    """One line when a host that runs the test's tool itself (its role needs iperf3 there)
+    has a release without an option the test uses (Tool.refuse), else None."""
+    refuse = get_tool(test.tool).refuse
+    if refuse is None:
+        return None
+    by_role = role_needs(test)
+    hosts = [
+        (name, getattr(facts.get(name), "iperf3_version", None))
+        for role, name in sorted(test.hosts_by_role.items(), key=lambda rn: rn[0] != "client")
+        if "iperf3" in by_role.get(role, ())
+    ]  # the client first: the options are its
+    return refuse(test.options, list(dict.fromkeys(hosts)))
+
+
 def plan_needs(tests: Sequence[TestSpec]) -> Needs:
     """What each host of these tests needs, from each test's mode and tool and the host's
     roles."""

@@ -41,7 +41,7 @@ from netrun.results.store import ResultsDir, new_document, utcnow
 from netrun.run import sampler
 from netrun.run.fleet import Fleet
 from netrun.run.mtu import MtuSettings, want
-from netrun.run.needs import Needs
+from netrun.run.needs import Needs, refused
 from netrun.run.progress import Events
 from netrun.run.rounds import plan
 from netrun.run.sample import build_sample
@@ -278,6 +278,8 @@ class Run(Fleet):
         repeat = 1
         try:
             self.progress(f"{label}: setting up")
+            if why := refused(test, self.ctx.facts):  # before anything starts
+                raise ToolError(why)
             self.mtu.enter(test, by_role, mode)
             mode.setup()
             self.mtu.check_containers(test, mode)

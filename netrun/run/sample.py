@@ -92,6 +92,7 @@ def build_sample(
             side: getattr(facts.get(name), "iperf3_version", None)
             for side, name in (("client", test.client), ("server", test.server))
         },
+        "tool_version": tool_version(test, r, facts),
         "line_rate_mbps": speed,
         "goodput_ceiling_mbps": ceiling.mbps if ceiling else None,
         "ceiling_basis": ceiling.basis if ceiling else None,
@@ -110,6 +111,16 @@ def build_sample(
     rec["direction"] = flags.direction(rec)
     rec["flags"] = flags.of_sample(rec)
     return rec
+
+
+def tool_version(test: TestSpec, r: Iperf3Result | None, facts: Mapping[str, Any]) -> str | None:
+    """The iperf3 that measured: its JSON's start.version, else the client's ``iperf3 -v``
+    (the probe's); None for another tool (history.baseline compares it across runs)."""
+    if test.tool != "iperf3":
+        return None
+    if r is not None and r.version:
+        return r.version
+    return getattr(facts.get(test.client), "iperf3_version", None)
 
 
 def nic_dict(found: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ and records the metrics it declares; reports, history and baselines read the dec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -80,6 +80,11 @@ class Tool:
     #: role -> programs it runs on the hosts themselves, where a mode runs the tool there
     #: (bare metal); None: the mode's own needs, written for iperf3, stand.
     needs: Mapping[str, tuple[str, ...]] | None = None
+    #: (test options, [(host, its tool version)] of the hosts that run it) -> one line when
+    #: a host's release lacks an option the test uses (checked before the test), else None.
+    refuse: Callable[[Mapping[str, Any], Sequence[tuple[str, str | None]]], str | None] | None = (
+        None
+    )
 
     def headline(self) -> Metric:
         """The metric a progress line and a verdict's delta are about (the first declared)."""

@@ -27,8 +27,9 @@ from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-#: NETRUN_TEST_SLOT=k (0..5) gives a pytest session its own prefixes and address ranges, so
-#: two sessions (two developers, or CI beside a benchmark) can run on one machine at once.
+#: NETRUN_TEST_SLOT=k (0..5; 6 for bare-metal labs only: a Docker lab has no net index of its
+#: own there) gives a pytest session its own prefixes and address ranges, so two sessions (two
+#: developers, or CI beside a benchmark) can run on one machine at once.
 SLOT = int(os.environ.get("NETRUN_TEST_SLOT", "0") or 0)
 _SUFFIX = str(SLOT) if SLOT else ""
 LAB_PREFIX = f"nrt{_SUFFIX}"
@@ -39,6 +40,9 @@ DOCKER_LAB_NET_INDEX = 2 + 3 * SLOT if SLOT < 5 else 15
 #: The 12-host lab of the load tests (bare metal only; bench/ uses net 3 with prefix nrb).
 BIG_LAB_PREFIX = f"nrtl{_SUFFIX}"
 BIG_LAB_NET_INDEX = 20 + SLOT
+#: The labs of test_iperf3_versions_lab (one at a time, one per iperf3 release).
+VERSIONS_LAB_PREFIX = f"nrtv{_SUFFIX}"
+VERSIONS_LAB_NET_INDEX = 40 + SLOT
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ from tests.integration.helpers import (
 
 pytestmark = pytest.mark.integration
 
-RTT = ("rtt_min_ms", "rtt_avg_ms", "rtt_max_ms", "rtt_mdev_ms", "lost_percent")
+RTT = ("rtt_min_ms", "rtt_avg_ms", "rtt_max_ms", "rtt_mdev_ms", "lost_percent", "rtt_p50_ms")
+UNKNOWABLE = ("rtt_p90_ms", "rtt_p99_ms")  # from 4 replies: not a p90 or a p99
 
 
 @pytest.fixture(autouse=True)
@@ -84,9 +85,13 @@ def test_ping_beside_iperf3_then_a_faster_baseline_regresses(
     for sample in rtt:
         assert sample["status"] == "ok" and sample["tool"] == "ping"
         assert sample["protocol"] == "icmp" and sample["throughput_bps"] is None
-        assert set(sample["metrics"]) == set(RTT)
+        assert set(sample["metrics"]) == {*RTT, *UNKNOWABLE}
         m = sample["metrics"]
         assert 0 < m["rtt_min_ms"] <= m["rtt_avg_ms"] <= m["rtt_max_ms"] < 1000
+        assert m["rtt_min_ms"] <= m["rtt_p50_ms"] <= m["rtt_max_ms"]
+        assert all(m[k] is None for k in UNKNOWABLE)
+        assert "needs at least" in sample["details"]["unavailable"]["rtt_p99_ms"]
+        assert [seq for seq, _ in sample["details"]["rtts_ms"]] == [1, 2, 3, 4]
         assert m["lost_percent"] == 0 and m["rtt_mdev_ms"] >= 0
         assert sample["details"]["transmitted"] == 4 == sample["details"]["received"]
         assert (tmp_path / "out" / sample["raw"]).read_text().startswith("PING ")

@@ -9,10 +9,16 @@ plain one, so a new scenario file is covered without a change here. The run must
 every sample in results.json must be ok, and the lab's hosts must be as before: no new
 process in their namespaces (iperf3, iperf2, coturn, the TURN tunnel, containers' shims),
 no run folder, no container, every link's MTU, state and qdisc as it was.
+
+Each passing run's HTML page (``netrun report --format html``) is then opened in headless
+Chromium (issue 25): every image must load and decode, and a page whose tests all passed
+must not say FAILED, in its text or in any word its plots draw. Without Chromium the page
+test is skipped, with the reason, except in CI (``CI`` set), where it fails.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +27,11 @@ import yaml
 
 from netrun.lab.system import netns_inode, pid_netns_inode
 from netrun.modes import get_mode
+from netrun.report.plots.figures import plot_all
 from tests.conftest import ROOT
 from tests.integration.conftest import LabHandle
 from tests.integration.helpers import lab_settings, leftovers, load_results, run_netrun, wait_for
+from tests.pages import broken_images, chromium, figure_texts, in_browser
 
 pytestmark = pytest.mark.integration
 
@@ -33,6 +41,8 @@ SHORT = ["-e", "duration=1", "-e", "repeat=1"]
 #: Files known to fail today, each with its issue; strict, so the fix shows as XPASS.
 #: Shipped scenarios known to fail, with the issue that tracks each (none today).
 KNOWN: dict[str, str] = {}
+#: Scenario file -> the run folder of its passing run in this session (for its page test).
+RUNS: dict[str, Path] = {}
 
 
 def modes_of(path: Path) -> set[str]:
@@ -100,3 +110,34 @@ def test_a_shipped_scenario_runs_on_the_lab_and_leaves_nothing(
     ]
     assert doc["tests"] and bad == [], f"{bad}{where}"
     assert left == [], f"left behind: {left}"
+    RUNS[scenario.name] = out
+
+
+@pytest.mark.parametrize("scenario", [case(p) for p in SCENARIOS])
+def test_a_shipped_scenarios_page_loads_every_plot_and_fails_no_passing_test(
+    scenario: Path, tmp_path: Path
+) -> None:
+    binary = chromium()
+    if binary is None:
+        reason = "chromium is not installed (apt-get install chromium; make setup installs it)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    out = RUNS.get(scenario.name)
+    if out is None:
+        pytest.skip(f"{scenario.name} did not run and pass in this session (its run test)")
+    page = out / "report.html"
+    run = run_netrun(["report", out, "--format", "html", "-o", page], cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    doc = load_results(out)
+    seen = in_browser(page, binary)
+    assert seen["imgs"], "the page shows no plot"
+    assert broken_images(seen) == []
+    assert "FAILED" not in seen["text"], seen["text"][:3000]
+    for name in {t["name"] for t in doc["tests"]}:
+        assert name in seen["text"]
+    with figure_texts() as texts:  # the same plots, drawn from the same results.json
+        plot_all(doc, tmp_path / "plots")
+    assert sorted(texts) == sorted(i["alt"] + ".png" for i in seen["imgs"])
+    drawn = {plot: [w for w in words if "fail" in w.lower()] for plot, words in texts.items()}
+    assert {p: w for p, w in drawn.items() if w} == {}

@@ -47,7 +47,7 @@ from netrun.tools.iperf2 import parse as iperf2
 from netrun.tools.iperf3 import command as iperf3
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import result as iperf3_result
-from netrun.tools.ping import tool as ping
+from netrun.tools.ping import parse as ping_parse
 from tests.conftest import IPERF2_FIXTURES, IPERF3_FIXTURES, PING_FIXTURES
 
 FUZZ_EXAMPLES = 10_000
@@ -654,7 +654,7 @@ def ping_property(examples: int) -> Callable[..., None]:
     )
     def run(text: str, status: int | None) -> None:
         TRIED["ping parser"] += 1
-        check_text_tool(lambda: ping.parse(text, status, ""))
+        check_text_tool(lambda: ping_parse.parse(text, status, ""))
 
     return run
 

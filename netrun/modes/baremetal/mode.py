@@ -16,6 +16,7 @@ from netrun.modes.baremetal.ahead import Pipeline
 from netrun.modes.base import Mode
 from netrun.modes.probe_start import Prestart
 from netrun.tools.iperf3 import command as iperf3
+from netrun.tools.iperf3 import options as iperf3_options
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3.run import (
@@ -59,6 +60,7 @@ def client_argv(mode: Mode, server_ip: str, port: int | None) -> list[str]:
         window=t.value("window"),
         connect_timeout_ms=int(float(t.value("connect_timeout")) * 1000),
         binary=mode.ctx.iperf3(mode.client),
+        extra_args=iperf3_options.client_args(t.options),
     )
 
 

@@ -205,7 +205,8 @@ def start_turncat(
 def stop_tunnel(tunnel: Tunnel) -> str:
     """Stop the tunnel (SIGTERM frees its allocation) and return its exit line, if any."""
     q = shlex.quote
-    script = f"{undo.kill_recorded(tunnel.pidfile)}; cat {q(tunnel.out)}"
+    # in a subshell: the undo's "exit 0" for a spared pid must not skip the cat
+    script = f"({undo.kill_recorded(tunnel.pidfile)}); cat {q(tunnel.out)}"
     res = tunnel.host.run(script, timeout=30, check=False)
     stats = [ln for ln in res.stdout.splitlines() if ln.startswith("stats ")]
     return stats[-1] if stats else ""

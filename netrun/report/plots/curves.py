@@ -14,11 +14,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from netrun.report.plots import png
+from netrun.report.plots import png, style
 from netrun.report.summary import summary_rows
 
 SWEEPS = "sweeps.png"
-COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000"]
 _NAME = re.compile(r"^(?P<base>.+)\[(?P<swept>[^\[\]]+)\]$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)\s*$")
 _SCALE = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
@@ -79,8 +78,12 @@ def plot_sweeps(doc: dict[str, Any], path: Path) -> Path:
     for k, ((base, key), curves) in enumerate(found.items()):
         ax = axes[k // cols][k % cols]
         xs = [p[0] for c in curves.values() for p in c]
-        top = 0.0
-        for colour, (label, points) in zip(_cycle(COLOURS), curves.items(), strict=False):
+        values = [
+            v for c in curves.values() for p in c for v in (p[1], p[2], p[3]) if v is not None
+        ]
+        bottom, top = style.value_range(values)
+        for cycled, (label, points) in zip(_cycle(style.PALETTE), curves.items(), strict=False):
+            colour = style.mode_colour(label) if label in style.MODE_COLOURS else cycled
             points = sorted(points, key=lambda p: p[0])
             ok = [p for p in points if p[1] is not None]
             ax.plot([p[0] for p in ok], [p[1] for p in ok], "-o", ms=4, color=colour, label=label)
@@ -88,14 +91,12 @@ def plot_sweeps(doc: dict[str, Any], path: Path) -> Path:
                 if low is not None and high is not None:
                     ax.errorbar(x, y, yerr=[[max(0.0, y - low)], [max(0.0, high - y)]],
                                 fmt="none", ecolor=colour, capsize=3, lw=1)  # fmt: skip
-                    top = max(top, high)
-                top = max(top, y or 0.0)
-            for x, *_ in (p for p in points if p[1] is None):
-                ax.plot([x], [0], "x", color="#C00000", ms=8)
+            for x, *_ in (p for p in points if p[1] is None):  # at the axis' bottom
+                ax.plot([x], [bottom], "x", color=style.FAILED_COLOUR, ms=8, clip_on=False)
         if min(xs) > 0 and max(xs) / min(xs) > 20:
             ax.set_xscale("log")
-        ax.set_ylim(0, top * 1.15 or 1)
-        ax.set_title(f"{base}: throughput over {key}", fontsize=10)
+        ax.set_ylim(bottom, top)
+        ax.set_title(f"{base}: throughput over {key}{style.from_note(bottom)}", fontsize=10)
         ax.set_xlabel(key)
         ax.set_ylabel("median Mbit/s (95% CI)")
         ax.grid(alpha=0.3)
@@ -107,7 +108,9 @@ def plot_sweeps(doc: dict[str, Any], path: Path) -> Path:
         axes[0][0].text(
             0.5, 0.5, "no sweep in this run", ha="center", transform=axes[0][0].transAxes
         )
-    fig.suptitle(f"{doc.get('scenario')}, run {doc.get('run_id', '-')}: sweeps (x: failed)",
+    failed = any(p[1] is None for c in found.values() for points in c.values() for p in points)
+    marks = " (x: failed)" if failed else ""  # a passing run is never said to have failed
+    fig.suptitle(f"{doc.get('scenario')}, run {doc.get('run_id', '-')}: sweeps{marks}",
                  fontsize=10)  # fmt: skip
     fig.tight_layout()
     return png.save(fig, path)

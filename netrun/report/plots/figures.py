@@ -7,20 +7,20 @@ netrun never needs matplotlib and a cron job without $DISPLAY draws the same pic
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from netrun.core import metrics
 from netrun.errors import NetrunError
-from netrun.report.plots import curves, matrix, overview, png
+from netrun.report.plots import curves, latency, matrix, overview, png, series, style
+from netrun.report.plots.style import PALETTE as COLOURS
 from netrun.report.summary import group_samples, summary_rows
 from netrun.results.store import safe_name
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+    pass
 
 THROUGHPUT = "throughput.png"
 INTERVALS = "intervals.png"
@@ -30,22 +30,23 @@ MAX_BARS = 48
 #: netrun.report.plots.overview draws every test on one axes, so a 992-test page renders in about 1
 #: s.
 MAX_PANELS = 12
-# Colour-blind-safe (Okabe-Ito); modes keep their colour across every plot of a run.
-COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 
 TrendPoint = tuple[str, float | None, float | None, float | None]
 
 
-def _figure(width_in: float, height_in: float = 5.0) -> Figure:
-    return png.figure(min(max(width_in, 7.0), 28.0), height_in)
+_figure = style.figure
+_empty = style.empty
 
 
 def _mode_colours(modes: Sequence[str]) -> dict[str, str]:
-    return {m: COLOURS[i % len(COLOURS)] for i, m in enumerate(dict.fromkeys(modes))}
+    """The fixed colour of each mode (netrun.report.plots.style), for these modes."""
+    return {m: style.mode_colour(m) for m in dict.fromkeys(modes)}
 
 
-def _empty(ax: Axes, text: str) -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="grey")
+def _rated(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tests whose tool measures throughput (a ping test has none: not drawn, and
+    never drawn as failed)."""
+    return [r for r in rows if "throughput_bps" in r.get("produces", ("throughput_bps",))]
 
 
 def plot_throughput(
@@ -55,10 +56,13 @@ def plot_throughput(
 
     The error bar spans the 95% CI of the mean (clipped at zero) when a test ran several
     times; each repeat is a dot, so an outlier is seen rather than averaged away. Failed
-    tests keep their slot, marked FAILED. Dashed lines are the line rates. ``rows``: the
-    run's summary_rows when the caller has them (a 992-test run's take 0.05-0.1 s).
+    tests keep their slot, marked FAILED; a test whose tool measures no throughput (ping)
+    is not drawn (latency.png has it). Dashed lines are the line rates in reach; the y axis
+    follows the data (netrun.report.plots.style). ``rows``: the run's summary_rows when the
+    caller has them (a 992-test run's take 0.05-0.1 s).
     """
-    rows = summary_rows(doc) if rows is None else rows
+    every = summary_rows(doc) if rows is None else rows
+    rows = _rated(every)
     if len(rows) > MAX_BARS:
         return _ranked(doc, rows, path)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -71,7 +75,8 @@ def plot_throughput(
     x = 0.0
     ticks: list[float] = []
     labels: list[str] = []
-    top = 0.0
+    drawn: list[float] = []
+    failed: list[float] = []
     seen_modes: set[str] = set()
     for (pair, proto), members in groups.items():
         start = x
@@ -80,27 +85,27 @@ def plot_throughput(
             label = row["mode"] if row["mode"] not in seen_modes else None
             seen_modes.add(row["mode"])
             ticks.append(x)
-            labels.append(row["name"])
+            labels.append(f"{row['name']}\n{row['via']}" if row.get("via") else row["name"])
             if row["mbps"] is None:
-                ax.bar(x, 0, 0.8, color=colour, label=label)
-                ax.text(x, 0, "FAILED", rotation=90, ha="center", va="bottom", color="#C00000")
+                failed.append(x)
                 x += 1
                 continue
             ax.bar(x, row["mbps"], 0.8, color=colour, alpha=0.85, label=label)
+            drawn.append(row["mbps"])
             low, high = row["ci_low_mbps"], row["ci_high_mbps"]
             if low is not None and high is not None:
                 low = max(low, 0.0)
                 ax.errorbar(x, (low + high) / 2, yerr=(high - low) / 2, fmt="none",
                             ecolor="black", capsize=4, lw=1.2)  # fmt: skip
-                top = max(top, high)
+                drawn += [low, high]
             values = [
-                s["throughput_bps"] / 1e6
+                v / 1e6
                 for s in samples[row["name"]]
-                if s["status"] == "ok" and s.get("throughput_bps") is not None
+                if s["status"] == "ok" and (v := _bps(s)) is not None
             ]
             if len(values) > 1:
                 ax.plot([x] * len(values), values, "o", ms=3, color="black", alpha=0.5)
-            top = max(top, row["mbps"], *values)
+            drawn += values
             x += 1
         centre = (start + x - 1) / 2
         ax.annotate(f"{pair} {proto}", xy=(centre, 1), xycoords=("data", "axes fraction"),
@@ -109,19 +114,29 @@ def plot_throughput(
         if start > 0:
             ax.axvline(start - 0.8, color="lightgrey", lw=1, ls=":")
         x += 0.6
-    for rate in sorted({r["line_rate_mbps"] for r in rows if r["line_rate_mbps"]}):
-        ax.axhline(rate, ls="--", color="#C00000", lw=1, label=f"line rate {rate:g} Mbit/s")
-        top = max(top, rate)
+    rates = style.ceilings_in_reach(
+        drawn, (r["line_rate_mbps"] for r in rows if r["line_rate_mbps"])
+    )
+    for rate in rates:
+        ax.axhline(rate, ls="--", color=style.CEILING_COLOUR, lw=1,
+                   label=f"line rate {rate:g} Mbit/s")  # fmt: skip
+    bottom, top = style.value_range(drawn, rates)
+    for at in failed:  # at the axis' bottom, whatever it is
+        ax.text(at, bottom, "FAILED", rotation=90, ha="center", va="bottom",
+                color=style.FAILED_COLOUR)  # fmt: skip
     ax.set_xticks(
         ticks,
         labels,
         rotation=20 if len(rows) > 4 else 0,
         ha="right" if len(rows) > 4 else "center",
     )
-    ax.set_ylim(0, top * 1.15 or 1)
+    ax.set_ylim(bottom, top)
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_xlabel("test, grouped by client→server and protocol")
-    ax.set_title(_title(doc, "median throughput; bars: 95% CI of the mean; dots: repeats"))
+    others = len(every) - len(rows)
+    without = f"\n{others} test(s) without a throughput: see latency.png" if others else ""
+    ax.set_title(_title(doc, "median throughput; bars: 95% CI of the mean; dots: repeats"
+                        + style.from_note(bottom) + without), fontsize=10)  # fmt: skip
     if rows:
         _legend(ax)
     else:
@@ -131,11 +146,21 @@ def plot_throughput(
     return png.save(fig, path)
 
 
+def _bps(sample: dict[str, Any]) -> float | None:
+    return metrics.of_sample(sample).get("throughput_bps")
+
+
 def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
-    """Mbit/s per iperf3 interval over time, one small plot per test (small multiples on
-    one y scale, so tests compare at a glance without their lines hiding each other);
-    later repeats faint, the line rate dashed."""
-    groups = group_samples(doc.get("tests", []))
+    """Mbit/s per interval over time, one small plot per test (small multiples on one y
+    scale, so tests compare at a glance without their lines hiding each other); later
+    repeats faint, the line rate dashed. A test without intervals (ping) is left out, a
+    failed one keeps its panel; each panel says whose report it draws."""
+    every = group_samples(doc.get("tests", []))
+    groups = {
+        name: samples
+        for name, samples in every.items()
+        if any(series.points(s) for s in samples) or all(s["status"] != "ok" for s in samples)
+    }
     rates = _line_rates(doc)
     if len(groups) > MAX_PANELS:
         return _overlaid(doc, groups, rates, path)
@@ -146,21 +171,19 @@ def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
     # One y scale set on every panel below, not sharey: matplotlib's shared axes cost
     # O(panels²) per limit change, which kept a 992-test mesh's page busy for minutes.
     axes = fig.subplots(nrows, cols, squeeze=False)
-    colours = itertools.cycle(COLOURS)
-    top = max(rates, default=0.0)
+    drawn: list[float] = []
+    whose: set[str] = set()
     for k, name in enumerate(names):
         ax = axes[k // cols][k % cols]
-        colour = next(colours)
         samples = groups.get(name, [])
-        with_data = [s for s in samples if s["status"] == "ok" and s.get("intervals")]
+        colour = style.mode_colour(str(samples[0].get("mode"))) if samples else COLOURS[0]
+        with_data = [s for s in samples if s["status"] == "ok" and series.points(s)]
         for i, sample in enumerate(with_data):
-            ends = [float(iv[1]) for iv in sample["intervals"]]
-            mbps = [float(iv[2]) / 1e6 for iv in sample["intervals"]]
-            top = max(top, *mbps)
-            ax.plot(ends, mbps, "-o", ms=2.5, color=colour, alpha=1.0 if i == 0 else 0.3,
-                    lw=1.5 if i == 0 else 1.0)  # fmt: skip
-        for rate in rates:
-            ax.axhline(rate, ls="--", color="#C00000", lw=0.8)
+            found = overview.line(sample)  # one interval: a flat line over it
+            whose.add(series.whose(sample))
+            drawn += [y for _, y in found]
+            ax.plot([t for t, _ in found], [y for _, y in found], "-o", ms=2.5, color=colour,
+                    alpha=1.0 if i == 0 else 0.3, lw=1.5 if i == 0 else 1.0)  # fmt: skip
         if not with_data:
             _empty(ax, "failed: no intervals" if samples else "no interval data")
         more = f", {len(with_data)} repeats (later faint)" if len(with_data) > 1 else ""
@@ -173,11 +196,18 @@ def plot_intervals(doc: dict[str, Any], path: Path) -> Path:
             ax.set_xlabel("s since the test started")
     for k in range(len(names), nrows * cols):
         axes[k // cols][k % cols].set_visible(False)
+    shown = style.ceilings_in_reach(drawn, rates)
+    bottom, top = style.value_range(drawn, shown)
     for k in range(len(names)):
-        axes[k // cols][k % cols].set_ylim(0, top * 1.1 or 1)
-    lines = f"; dashed: line rate {', '.join(f'{r:g}' for r in rates)} Mbit/s" if rates else ""
-    fig.suptitle(_title(doc, "throughput per interval, as the iperf3 client reported it" + lines),
-                 fontsize=10)  # fmt: skip
+        for rate in shown:
+            axes[k // cols][k % cols].axhline(rate, ls="--", color=style.CEILING_COLOUR, lw=0.8)
+        axes[k // cols][k % cols].set_ylim(bottom, top)
+    lines = f"; dashed: line rate {', '.join(f'{r:g}' for r in shown)} Mbit/s" if shown else ""
+    left = len(every) - len(groups)
+    without = f"; {left} test(s) whose tool reports no intervals" if left else ""
+    by = ", ".join(sorted(whose)) or "the tool"
+    fig.suptitle(_title(doc, f"throughput per interval, as the {by} reported it{lines}"
+                        f"{style.from_note(bottom)}{without}"), fontsize=10)  # fmt: skip
     fig.tight_layout()
     return png.save(fig, path)
 
@@ -188,13 +218,20 @@ def _ranked(doc: dict[str, Any], rows: list[dict[str, Any]], path: Path) -> Path
     fig = _figure(12.0)
     ax = fig.add_subplot()
     what = overview.ranked(ax, rows, _mode_colours([r["mode"] for r in rows]))
-    top = max((r[k] or 0.0 for r in rows for k in ("mbps", "ci_high_mbps")), default=0.0)
-    for rate in sorted({r["line_rate_mbps"] for r in rows if r["line_rate_mbps"]}):
-        ax.axhline(rate, ls="--", color="#C00000", lw=1, label=f"line rate {rate:g} Mbit/s")
-        top = max(top, rate)
-    ax.set_ylim(0, top * 1.15 or 1)
+    drawn = [r[k] for r in rows for k in ("mbps", "ci_high_mbps", "ci_low_mbps") if r[k]]
+    rates = style.ceilings_in_reach(
+        drawn, (r["line_rate_mbps"] for r in rows if r["line_rate_mbps"])
+    )
+    for rate in rates:
+        ax.axhline(rate, ls="--", color=style.CEILING_COLOUR, lw=1,
+                   label=f"line rate {rate:g} Mbit/s")  # fmt: skip
+    if any(r["mbps"] is None and not r["n_ok"] for r in rows):
+        drawn.append(0.0)  # failed tests are drawn at 0
+    bottom, top = style.value_range(drawn, rates)
+    ax.set_ylim(bottom, top)
     ax.set_ylabel("throughput (Mbit/s)")
-    ax.set_title(_title(doc, f"median throughput: {what} (a bar per test up to {MAX_BARS})"))
+    ax.set_title(_title(doc, f"median throughput: {what} (a bar per test up to {MAX_BARS})"
+                        + style.from_note(bottom)))  # fmt: skip
     _legend(ax)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -207,15 +244,17 @@ def _overlaid(
     """plot_intervals past MAX_PANELS tests: every test's line on one axes."""
     fig = _figure(12.0)
     ax = fig.add_subplot()
-    what, top = overview.overlay(ax, groups, COLOURS)
-    for rate in rates:
-        ax.axhline(rate, ls="--", color="#C00000", lw=0.8)
-    ax.set_ylim(0, max(top, *rates, 0.0) * 1.1 or 1)
+    what, low, high = overview.overlay(ax, groups, COLOURS)
+    shown = style.ceilings_in_reach([high], rates)
+    for rate in shown:
+        ax.axhline(rate, ls="--", color=style.CEILING_COLOUR, lw=0.8)
+    bottom, top = style.value_range([low, high], shown)
+    ax.set_ylim(bottom, top)
     ax.set_xlabel("s since the test started")
     ax.set_ylabel("Mbit/s")
-    lines = f"dashed: line rate {', '.join(f'{r:g}' for r in rates)} Mbit/s; " if rates else ""
-    what += f"\n{lines}a small plot per test up to {MAX_PANELS} tests"
-    ax.set_title(_title(doc, f"throughput per interval (iperf3 client): {what}"), fontsize=10)
+    lines = f"dashed: line rate {', '.join(f'{r:g}' for r in shown)} Mbit/s; " if shown else ""
+    what += f"\n{lines}a small plot per test up to {MAX_PANELS} tests{style.from_note(bottom)}"
+    ax.set_title(_title(doc, f"throughput per interval: {what}"), fontsize=10)
     if ax.get_legend_handles_labels()[0]:
         _legend(ax)
     ax.grid(alpha=0.3)
@@ -295,17 +334,22 @@ def plot_trend(
 def plot_all(
     doc: dict[str, Any], outdir: Path, rows: list[dict[str, Any]] | None = None
 ) -> list[Path]:
-    """throughput.png, intervals.png, (with sweeps) sweeps.png and (with generated pairs)
-    matrix-ID.png in ``outdir``; ``rows`` as plot_throughput takes them."""
+    """throughput.png (tests that measure throughput), latency.png (tests that measure
+    latency), intervals.png (tests with intervals), (with sweeps) sweeps.png and (with
+    generated pairs) matrix-ID.png in ``outdir``; ``rows`` as plot_throughput takes them."""
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NetrunError(f"{outdir}: cannot create the plot folder ({exc.strerror})") from None
 
-    files = [
-        plot_throughput(doc, outdir / THROUGHPUT, rows),
-        plot_intervals(doc, outdir / INTERVALS),
-    ]
+    rows = summary_rows(doc) if rows is None else rows
+    files = []
+    if _rated(rows) or not rows:  # a ping-only run has no throughput to draw
+        files.append(plot_throughput(doc, outdir / THROUGHPUT, rows))
+    if latency.wanted(doc, rows):
+        files.append(latency.plot_latency(doc, outdir / latency.LATENCY, rows))
+    if any(series.points(s) or s.get("status") != "ok" for s in doc.get("tests") or []):
+        files.append(plot_intervals(doc, outdir / INTERVALS))
     if curves.sweeps(doc):
         files.append(curves.plot_sweeps(doc, outdir / curves.SWEEPS))
     return files + matrix.plot_all(doc, outdir)
@@ -338,14 +382,11 @@ def captions(doc: dict[str, Any], grids: list[Any] | None = None) -> dict[str, s
     return out
 
 
-def _legend(ax: Axes) -> None:
-    """Outside the plot on the right, so it never hides a bar or a line."""
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+_legend = style.legend
 
 
 def _when(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
-def _title(doc: dict[str, Any], what: str) -> str:
-    return f"{doc.get('scenario')}, run {doc.get('run_id', '-')}, {doc.get('started')}\n{what}"
+_title = style.title

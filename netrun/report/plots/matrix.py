@@ -228,22 +228,26 @@ def plot(grid: Grid, path: Path) -> Path:
         for c in grid.rows
     ]
     cmap = "viridis" if grid.metric.better == "higher" else "viridis_r"
-    top = max((v for row in data for v in row if v == v), default=1.0)  # v == v: not NaN
-    image = ax.imshow(data, cmap=cmap, aspect="auto", vmin=0, vmax=top or 1.0)
+    known = [v for row in data for v in row if v == v]  # v == v: not NaN
+    low, top = min(known, default=0.0), max(known, default=1.0)
+    if top - low < 1e-9 * max(abs(top), 1.0):  # every pair alike: a scale around the value
+        low, top = low * 0.95 if low > 0 else low - 1.0, top * 1.05 if top > 0 else top + 1.0
+    # The scale spans the measured pairs, not 0..max: a pair 10% below the others stands out.
+    image = ax.imshow(data, cmap=cmap, aspect="auto", vmin=low, vmax=top)
     fig.colorbar(image, ax=ax, label=f"{grid.metric.name} ({grid.metric.shown_unit})")
     for i, c in enumerate(grid.rows):
         for j, s in enumerate(grid.cols):
             if (c, s) in grid.values and grid.values[(c, s)] is None:
                 ax.add_patch(_gap(j, i))
             elif (c, s) in grid.values and annotated:
-                dark = data[i][j] < 0.6 * top
+                dark = data[i][j] < low + 0.6 * (top - low)
                 colour = "w" if dark == (grid.metric.better == "higher") else "k"
                 ax.text(j, i, grid.cell(c, s), ha="center", va="center", fontsize=7, color=colour)
     ax.set_xticks(range(n_cols), grid.cols, rotation=90, fontsize=8)
     ax.set_yticks(range(n_rows), grid.rows, fontsize=8)
     ax.set_xlabel("server")
     ax.set_ylabel("client")
-    ax.set_title(grid.title, fontsize=9)
+    ax.set_title(grid.title.replace(", client rows", ",\nclient rows"), fontsize=9)
     fig.tight_layout()
     return png.save(fig, path)
 

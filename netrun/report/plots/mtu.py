@@ -12,8 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from netrun.report.plots import png
-from netrun.report.plots.figures import COLOURS, _figure, _legend, _title
+from netrun.report.plots import png, style
 from netrun.report.summary import group_samples, summarize
 
 MTU_PLOT = "mtu.png"
@@ -46,20 +45,25 @@ def plot_mtu(doc: dict[str, Any], outdir: Path) -> list[Path]:
     if not sweeps_mtu(doc):
         return []
 
-    fig = _figure(9.0)
+    fig = style.figure(9.0)
     ax = fig.add_subplot()
-    for i, (name, points) in enumerate(series(doc).items()):
+    found = series(doc)
+    modes = [name.rsplit(" (", 1)[-1].rstrip(")") for name in found]
+    by_mode = len(set(modes)) == len(modes)  # a line per mode: the mode's own colour
+    for i, (name, points) in enumerate(found.items()):
         xs = [m for m, _, _ in points]
         ys = [v for _, v, _ in points]
-        ax.plot(xs, ys, marker="o", color=COLOURS[i % len(COLOURS)], label=name)
+        colour = style.mode_colour(modes[i]) if by_mode else style.PALETTE[i % len(style.PALETTE)]
+        ax.plot(xs, ys, marker="o", color=colour, label=name)
         for x, y, cell in points:
             ax.annotate(cell, (x, y), textcoords="offset points", xytext=(0, 6), fontsize=7)
     ax.set_xlabel("host MTU (bytes); labels: underlay/overlay")
     ax.set_ylabel("Mbit/s (median)")
     ax.margins(x=0.08, y=0.15)  # room for the labels
-    ax.set_ylim(bottom=0)
-    ax.set_title(_title(doc, "throughput versus MTU"), fontsize=9)
+    bottom, top = style.value_range([v for points in found.values() for _, v, _ in points])
+    ax.set_ylim(bottom, top)
+    ax.set_title(style.title(doc, "throughput versus MTU" + style.from_note(bottom)), fontsize=9)
     ax.grid(alpha=0.3)
-    _legend(ax)
+    style.legend(ax)
     fig.tight_layout()
     return [png.save(fig, outdir / MTU_PLOT)]

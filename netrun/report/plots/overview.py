@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from netrun.report.plots import series
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
@@ -60,23 +62,24 @@ def ranked(ax: Axes, rows: Sequence[dict[str, Any]], colours: dict[str, str]) ->
 
 def overlay(
     ax: Axes, groups: dict[str, list[dict[str, Any]]], colours: Sequence[str]
-) -> tuple[str, float]:
+) -> tuple[str, float, float]:
     """Every test's intervals (each repeat) as one faint line; the NAMED tests with the
     lowest mean in colour and in the legend. Returns what the title should add and the
-    highest Mbit/s drawn (for the y limit)."""
+    lowest and highest Mbit/s drawn (for the y limits)."""
     from matplotlib.collections import LineCollection
 
     lines: list[list[tuple[float, float]]] = []
     means: list[tuple[float, str, list[tuple[float, float]]]] = []
     without = 0
     for name, samples in groups.items():
-        mine = [_points(s) for s in samples if s["status"] == "ok" and s.get("intervals")]
+        mine = [line(s) for s in samples if s["status"] == "ok" and series.points(s)]
         if not mine:
             without += 1
             continue
         lines += mine
         means.append((sum(y for _, y in mine[0]) / len(mine[0]), name, mine[0]))
     top = max((y for line in lines for _, y in line), default=0.0)
+    bottom = min((y for line in lines for _, y in line), default=0.0)
     ax.add_collection(LineCollection(lines, colors="grey", alpha=0.2, linewidths=0.8))
     lowest = sorted(means, key=lambda m: m[0])[:NAMED]
     for (mean, name, points), colour in zip(lowest, colours, strict=False):
@@ -89,13 +92,15 @@ def overlay(
         what += f", the {len(lowest)} with the lowest mean in colour"
     if without:
         what += f"; {without} without interval data"
-    return what, top
+    return what, bottom, top
 
 
-def _points(sample: dict[str, Any]) -> list[tuple[float, float]]:
+def line(sample: dict[str, Any]) -> list[tuple[float, float]]:
     """(seconds, Mbit/s) at each interval's end; a test of one interval is a flat line
-    over it, so it is seen rather than a lone point."""
-    points = [(float(iv[1]), float(iv[2]) / 1e6) for iv in sample["intervals"]]
+    over it (from 0), so it is seen rather than a lone point."""
+    points = series.points(sample)
     if len(points) == 1:
-        points.insert(0, (float(sample["intervals"][0][0]), points[0][1]))
+        intervals = sample.get("intervals")
+        start = float(intervals[0][0]) if isinstance(intervals, list) and intervals else 0.0
+        points.insert(0, (start, points[0][1]))
     return points

@@ -127,7 +127,8 @@ def stop_server(server: Server, duration: float) -> str:
         f"i=0; while [ $i -lt {int(REPORT_WAIT * 20)} ]; do "
         f"n=$(grep -Ec '\\] +0\\.0+-[0-9.]+ sec' {q(server.output)} 2>/dev/null); "
         f'[ "${{n:-0}}" -ge {want} ] && break; sleep 0.05; i=$((i+1)); done; '
-        f"{undo.kill_recorded(server.pidfile)}; cat {q(server.output)}"
+        # in a subshell: the undo's "exit 0" for a spared pid must not skip the cat
+        f"({undo.kill_recorded(server.pidfile)}); cat {q(server.output)}"
     )
     return server.host.run(script, timeout=REPORT_WAIT + 20, check=False).stdout
 

@@ -38,6 +38,8 @@ def _add(a: float | None, b: float | None) -> float | None:
 
 def merge(result: Iperf3Result, end: Mapping[str, Any], intervals: Sequence[Any]) -> Iperf3Result:
     """``result`` (the client-to-server half) with the server-to-client half added."""
+    if result.receiver_bps is None or result.bytes_received is None:
+        return result  # a version without the forward receiver's figure: nothing to add to
     sent = end.get("sum_sent" + REVERSE)
     received = end.get("sum_received" + REVERSE)
     sent = sent if isinstance(sent, Mapping) else {}

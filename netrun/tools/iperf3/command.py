@@ -19,6 +19,8 @@ What counts as a measurement, decided on purpose:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from netrun.tools.iperf3.result import PROTOCOLS
 
 
@@ -45,8 +47,10 @@ def client_command(
     bind: str | None = None,
     get_server_output: bool = False,
     bidir: bool = False,
+    extra_args: Sequence[str] = (),
 ) -> list[str]:
-    """The iperf3 client argv; always JSON (-J) so ``parse`` can read it."""
+    """The iperf3 client argv; always JSON (-J) so ``parse`` can read it. ``extra_args``
+    (netrun.tools.iperf3.options: checked to leave netrun's own options alone) go last."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
     if duration <= 0 or streams < 1:
@@ -75,7 +79,7 @@ def client_command(
         argv += ["-B", bind]
     if get_server_output:
         argv.append("--get-server-output")
-    return argv
+    return [*argv, *extra_args]
 
 
 def server_command(

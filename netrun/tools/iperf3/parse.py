@@ -17,6 +17,7 @@ from typing import Any
 
 from netrun.core import numeric
 from netrun.tools.iperf3 import bidir as iperf3_bidir
+from netrun.tools.iperf3 import versions
 from netrun.tools.iperf3.result import PROTOCOLS, Interval, Iperf3Error, Iperf3Result
 
 _VERSION = re.compile(r"\biperf\s+(\d+\.\d+(?:\.\d+)*)")
@@ -203,14 +204,16 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
     protocol = str(test.get("protocol") or "").lower()
     if protocol not in PROTOCOLS:
         protocol = "udp" if "jitter_ms" in _mapping(end.get("sum")) else "tcp"
+    version = start.get("version")
+    version = parse_version(version) if isinstance(version, str) and version else None
+    raw_intervals = obj.get("intervals") or []
+    end, raw_intervals, missing = _this_version(
+        end, raw_intervals, protocol, bool(test.get("reverse")), version, warnings
+    )
 
-    if protocol == "tcp":
-        sent = _summary(end, "sum_sent")
-        received = _summary(end, "sum_received")
-    else:
-        sent = _summary(end, "sum_sent", "sum")
-        received = _summary(end, "sum_received", "sum")
-    if sent is None or received is None:
+    sent = _summary(end, "sum_sent", *(("sum",) if protocol == "udp" else ()))
+    received = _summary(end, "sum_received")
+    if sent is None or (received is None and not missing):
         raise ValueError("end has no sum_sent/sum_received/sum")
     # UDP loss and jitter: end.sum counts packets as sent, which is what lost_percent is
     # computed from; sum_received (iperf3 >= 3.10) only adds the receiver's own rate.
@@ -223,23 +226,22 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
         return loss.get(key) if loss.get(key) is not None else loss_fallback.get(key)
 
     cpu = _mapping(end.get("cpu_utilization_percent"))
-    seconds = _float(received.get("seconds")) or _float(sent.get("seconds")) or 0.0
+    seconds = _float(_mapping(received).get("seconds")) or _float(sent.get("seconds")) or 0.0
     duration = _float(test.get("duration")) or seconds
-    version = start.get("version")
-    intervals = _intervals(obj.get("intervals") or [], warnings)
+    intervals = _intervals(raw_intervals, warnings)
     server_output = obj.get("server_output_text")
     if server_output is None and obj.get("server_output_json") is not None:
         server_output = json.dumps(obj["server_output_json"])
     result = Iperf3Result(
         protocol=protocol,
-        version=parse_version(version) if isinstance(version, str) and version else None,
+        version=version,
         duration=duration,
         streams=_int(test.get("num_streams")) or len(end.get("streams") or []) or 1,
         reverse=bool(test.get("reverse")),
         sender_bps=_bps(sent, warnings, "sender"),
-        receiver_bps=_bps(received, warnings, "receiver"),
+        receiver_bps=None if received is None else _bps(received, warnings, "receiver"),
         bytes_sent=_int(sent.get("bytes")) or 0,
-        bytes_received=_int(received.get("bytes")) or 0,
+        bytes_received=None if received is None else _int(received.get("bytes")) or 0,
         retransmits=_int(sent.get("retransmits")) if protocol == "tcp" else None,
         cpu_client_pct=_float(cpu.get("host_total")),
         cpu_server_pct=_float(cpu.get("remote_total")),
@@ -252,10 +254,34 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
         server_output=server_output if isinstance(server_output, str) else None,
         tcp_mss=_int(start.get("tcp_mss") or start.get("tcp_mss_default")),
         blksize=_int(test.get("blksize")),
+        unavailable={"throughput_bps": missing} if missing else {},
     )
     if iperf3_bidir.is_bidir(end):
-        return iperf3_bidir.merge(result, end, obj.get("intervals") or [])
+        return iperf3_bidir.merge(result, end, raw_intervals)
     return result
+
+
+def _this_version(
+    end: Mapping[str, Any],
+    intervals: Sequence[Any],
+    protocol: str,
+    reverse: bool,
+    version: str | None,
+    warnings: list[str],
+) -> tuple[Mapping[str, Any], Sequence[Any], str | None]:
+    """``end`` and the intervals in 3.11+'s shape (netrun.tools.iperf3.versions), and why
+    the receiver's figure is missing when this version does not report it."""
+    missing = None
+    if versions.old_bidir(end):
+        end, missing = versions.bidir_sums(end, protocol == "udp")
+        intervals = versions.bidir_intervals(intervals)
+        warnings.append(
+            f"iperf3 {version or '(unknown version)'} --bidir: both directions summed from "
+            "end.streams (its end sums hold one direction only)"
+        )
+    elif protocol == "udp":
+        end, missing = versions.udp_receiver(end, intervals, reverse, version)
+    return end, intervals, missing
 
 
 def _intervals(raw: Sequence[Any], warnings: list[str]) -> tuple[Interval, ...]:

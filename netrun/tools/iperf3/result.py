@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from netrun.errors import ToolError
 
@@ -53,9 +54,11 @@ class Iperf3Result:
     streams: int
     reverse: bool
     sender_bps: float
-    receiver_bps: float
+    #: None when this iperf3 version does not report it (``unavailable`` says why):
+    #: never the sender's figure in its place
+    receiver_bps: float | None
     bytes_sent: int
-    bytes_received: int
+    bytes_received: int | None
     retransmits: int | None
     cpu_client_pct: float | None
     cpu_server_pct: float | None
@@ -72,6 +75,8 @@ class Iperf3Result:
     blksize: int | None = None
     #: --bidir: (client-to-server, server-to-client) receiver rates; the sums above hold both
     bidir_bps: tuple[float, float] | None = None
+    #: metric -> why this run's iperf3 version does not report it (netrun.tools.iperf3.versions)
+    unavailable: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def sender(self) -> str:

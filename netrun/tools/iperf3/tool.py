@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from netrun.core.metrics import SCHEMA1_METRICS, Metric
 from netrun.core.options import Option, integer, matching, number, seconds, size
 from netrun.tools.base import Tool
+from netrun.tools.iperf3 import options as iperf3_options
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -34,7 +35,7 @@ OPTIONS: tuple[Option, ...] = (
            check=size(0, "1000T"), nullable=True),
     Option("length", (int, str), None, "buffer or datagram length, e.g. 1400 (iperf3 -l)",
            check=size(1, "1M"), nullable=True),
-    Option("port", int, None, "server port (iperf3 -p); iperf3's 5201 when null",
+    Option("port", int, None, "server port (iperf3 -p); null: the first free one from 5201",
            check=integer(1, 65535), nullable=True, from_inventory=True),
     Option("connect_timeout", (int, float), 5, "seconds to wait for the server to answer",
            check=number(0, strict=True, maximum=3600)),
@@ -52,6 +53,26 @@ OPTIONS: tuple[Option, ...] = (
            check=number(0, strict=False), nullable=True),
     Option("retransmits_tolerance", int, None, "allowed rise in TCP retransmits",
            check=integer(0), nullable=True),
+    Option("congestion", str, None, "TCP congestion control, e.g. bbr or cubic (iperf3 -C)",
+           check=matching(r"[a-z0-9_]{1,16}", "a congestion control name such as bbr"),
+           nullable=True),
+    Option("zerocopy", bool, False, "send without copying (iperf3 -Z)"),
+    Option("affinity", (int, str), None, "CPU affinity: n, or client,server CPUs such as 0,1 "
+           "(iperf3 -A)", check=iperf3_options.check_affinity, nullable=True),
+    Option("dscp", (int, str), None, "DSCP of the data packets: 0..63 or a name such as ef "
+           "(iperf3 --dscp)", check=iperf3_options.check_dscp, nullable=True),
+    Option("mss", int, None, "TCP maximum segment size (iperf3 -M)", check=integer(88, 9216),
+           nullable=True),
+    Option("no_delay", bool, False, "TCP_NODELAY: no Nagle (iperf3 -N)"),
+    Option("fq_rate", (int, str), None, "fair-queue pacing rate per stream, e.g. 100M "
+           "(iperf3 --fq-rate)", check=size(1, "1000T"), nullable=True),
+    Option("skip_rx_copy", bool, False, "receive without copying the data (iperf3 "
+           "--skip-rx-copy, 3.19+)"),
+    Option("ipv6", bool, False, "IPv6 only (iperf3 -6): the data addresses "
+           "(netrun_data_ip) are IPv6 ones"),
+    Option("extra_args", list, None, "more iperf3 client arguments, each a list item "
+           "(e.g. [-C, bbr]); not an option netrun sets itself (-P, -R, -t, ...)",
+           check=iperf3_options.check_extra_args, nullable=True),
 )
 # fmt: on
 
@@ -81,7 +102,7 @@ def values(r: Iperf3Result) -> dict[str, float | None]:
 
 def unavailable(r: Iperf3Result) -> dict[str, str]:
     """Why each metric iperf3 did not report is null."""
-    out = {}
+    out = dict(r.unavailable)  # what this iperf3 version does not report (its reason)
     if r.protocol == "udp":
         out["retransmits"] = "not applicable to udp"
     else:
@@ -111,4 +132,5 @@ TOOL = Tool(
     measure=measure,
     describe=describe,
     protocol="tcp",
+    refuse=iperf3_options.refuse,
 )

@@ -18,16 +18,15 @@ Decided on purpose:
 
 from __future__ import annotations
 
-import re
 import shlex
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from netrun.core.measurement import Measurement
 from netrun.core.metrics import Metric
+from netrun.core.numeric import percentile
 from netrun.core.options import Option, expecting, integer
-from netrun.errors import ToolError
 from netrun.tools.base import Tool
+from netrun.tools.ping.parse import PingError, parse
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -61,72 +60,37 @@ METRICS: tuple[Metric, ...] = (
            digits=3),
     Metric("lost_percent", "%", "lower", "echo requests without a reply", tolerance=1.0,
            digits=2),
+    Metric("rtt_p50_ms", "ms", "lower", "median round-trip time of the replies", digits=3),
+    Metric("rtt_p90_ms", "ms", "lower", "90th percentile round-trip time (>= 10 replies)",
+           digits=3),
+    Metric("rtt_p99_ms", "ms", "lower", "99th percentile round-trip time (>= 100 replies)",
+           digits=3),
 )
 # fmt: on
 
-_STATS = re.compile(
-    r"^(\d{1,12}) packets transmitted, (\d{1,12}) received,(?: \+(\d{1,12}) errors?,)?"
-    r"(?: \+\d{1,12} duplicates,)?(?: \+\d{1,12} corrupted,)? ([0-9.]{1,20})% packet loss",
-    re.MULTILINE,
-)
-_RTT = re.compile(
-    r"^rtt min/avg/max/mdev = ([0-9.]{1,20})/([0-9.]{1,20})/([0-9.]{1,20})/([0-9.]{1,20}) ms",
-    re.MULTILINE,
-)
-_ERROR = re.compile(r"^ping: (.{1,300})$", re.MULTILINE)
-_NOT_FOUND = re.compile(r"command not found|: not found\b|No such file or directory")
+#: percentile -> its metric. A p-th percentile is reported only from at least 100/(100-p)
+#: replies (p90 from 10, p99 from 100): from fewer it would be the maximum under another name.
+PERCENTILES = {50: "rtt_p50_ms", 90: "rtt_p90_ms", 99: "rtt_p99_ms"}
 
 
-class PingError(ToolError):
-    """ping failed or printed no statistics; ``message`` without the output's tail."""
-
-    def __init__(self, message: str, output: str = "") -> None:
-        self.message = message
-        super().__init__(message, output)
-
-
-@dataclass(frozen=True)
-class PingResult:
-    """One ping run's summary lines."""
-
-    transmitted: int
-    received: int
-    errors: int
-    lost_percent: float
-    rtt_min_ms: float
-    rtt_avg_ms: float
-    rtt_max_ms: float
-    rtt_mdev_ms: float
+def percentiles(rtts: list[float]) -> tuple[dict[str, float | None], dict[str, str]]:
+    """The RTT percentile metrics of one run's replies, and why any is unavailable."""
+    values: dict[str, float | None] = {}
+    why: dict[str, str] = {}
+    for q, name in PERCENTILES.items():
+        needed = round(100 / (100 - q))
+        if len(rtts) >= needed:
+            values[name] = percentile(rtts, q)
+        else:
+            values[name] = None
+            why[name] = f"{len(rtts)} replies; a p{q} needs at least {needed}"
+    return values, why
 
 
 def command(target: str, count: int, interval: float, size: int, binary: str = "ping") -> list[str]:
     """The argv: numeric output (-n), so no name lookups between probes."""
     return [binary, "-n", "-c", str(count), "-i", f"{interval:g}", "-s", str(size),
             "-W", str(REPLY_WAIT), target]  # fmt: skip
-
-
-def parse(stdout: str, exited: int | None = None, stderr: str = "") -> PingResult:
-    """The statistics of one run; PingError (with the output's tail) when there is none."""
-    text = f"{stdout}\n{stderr}"
-    stats = _STATS.search(stdout)
-    if stats is None:
-        if _NOT_FOUND.search(text) or exited == 127:
-            raise PingError("ping not found; install it (apt-get install iputils-ping)", text)
-        error = _ERROR.search(text)
-        why = error[1].strip() if error else f"no statistics in its output (exit {exited})"
-        raise PingError(f"ping failed: {why}", text)
-    sent, received = int(stats[1]), int(stats[2])
-    errors = int(stats[3] or 0)
-    rtt = _RTT.search(stdout)
-    if received == 0 or rtt is None:
-        unreachable = "; destination unreachable" if errors else ""
-        raise PingError(f"no reply: {sent} sent, 100% packet loss{unreachable}", text)
-    try:
-        mn, avg, mx, mdev = (float(x) for x in rtt.groups())
-        lost = float(stats[4])
-    except ValueError:
-        raise PingError("ping printed statistics that are not numbers", text) from None
-    return PingResult(sent, received, errors, lost, mn, avg, mx, mdev)
 
 
 def _deadline(test: TestSpec) -> float:
@@ -158,9 +122,13 @@ def measure(mode: Placement, repeat: int) -> Measurement:
         "rtt_mdev_ms": r.rtt_mdev_ms,
         "lost_percent": r.lost_percent,
     }
+    spread, why = percentiles(r.rtts_ms)
+    metrics.update(spread)
+    # every reply's RTT is kept, so a report can draw the distribution (not just its summary)
     details = {"target": mode.server.data_ip, "transmitted": r.transmitted,
-               "received": r.received}  # fmt: skip
-    return Measurement(res.stdout, r, details, metrics)
+               "received": r.received, "rtt_count": len(r.replies),
+               "rtts_ms": [[seq, rtt] for seq, rtt in r.replies]}  # fmt: skip
+    return Measurement(res.stdout, r, details, metrics, why)
 
 
 def describe(test: TestSpec) -> str:

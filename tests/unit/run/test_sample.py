@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from netrun.results.schema import check
-from netrun.run.sample import at_test, nic_dict
+from netrun.run.sample import at_test, nic_dict, tool_version
 from tests.conftest import RESULTS_FIXTURES
 
 FIXTURE = RESULTS_FIXTURES / "mtu-lab" / "results.json"
@@ -53,3 +53,12 @@ def test_results_of_either_version_load(tmp_path: Path) -> None:
     new = json.loads(FIXTURE.read_text())
     new["tests"][0]["nic"]["client"]["mtu_at_probe"] = 1500
     check(new, FIXTURE)
+
+
+def test_tool_version_is_the_jsons_else_the_clients_probe() -> None:
+    test = SimpleNamespace(tool="iperf3", client="bravo")
+    facts = {"bravo": SimpleNamespace(iperf3_version="3.12")}
+    assert tool_version(test, SimpleNamespace(version="3.9"), facts) == "3.9"  # type: ignore[arg-type]
+    assert tool_version(test, None, facts) == "3.12"  # type: ignore[arg-type]
+    ping = SimpleNamespace(tool="ping", client="bravo")
+    assert tool_version(ping, None, facts) is None  # type: ignore[arg-type]

@@ -1,0 +1,137 @@
+"""Per-core CPU time around a measurement: /proc/stat and /proc/softirqs, before and after.
+
+A tool's own process CPU (iperf3's ``cpu_utilization_percent``) misses the work an overlay
+puts elsewhere: VXLAN encapsulation and the receive path run in softirq context, often on
+another core. The kernel's per-core counters see all of it, whoever caused it. ``SNIPPET``
+is one shell line to ride on a command netrun sends anyway (no round trip of its own);
+``parse`` reads its output and ``usage`` turns two readings into per-core shares.
+
+Counters are in USER_HZ ticks (``getconf CLK_TCK``, 100 on Linux). Hosts that share a kernel
+(the emulated lab's namespaces) share its cores: their readings are the machine's, not one
+end's (the caller knows by boot id and says so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+#: The shell line: every cpu line, the NET_RX/NET_TX softirq counts per CPU, the tick rate.
+SNIPPET = (
+    "grep '^cpu' /proc/stat; grep -E '^ *(CPU|NET_RX|NET_TX)' /proc/softirqs; "
+    'echo "clk_tck $(getconf CLK_TCK 2>/dev/null)"'
+)
+#: /proc/stat's columns after the name (proc(5)); guest time is already in user.
+FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+#: What ``usage`` reports per core, as shares of that core's elapsed ticks.
+SHARES = ("user", "system", "softirq", "irq", "idle")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One snapshot: ticks per core ("cpu" is the sum), softirq counts per CPU, tick rate."""
+
+    cores: dict[str, dict[str, int]] = field(default_factory=dict)
+    softirqs: dict[str, list[int]] = field(default_factory=dict)
+    hz: int = 100
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What two readings show: per core, the percentage of its time in each of SHARES."""
+
+    cores: dict[str, dict[str, float]]
+    #: CPU-seconds used (not idle, not iowait), summed over cores.
+    busy_seconds: float
+    #: The busiest core's busy percentage, and its name.
+    busiest_pct: float
+    busiest_core: str
+    #: Softirq time summed over cores, in percent of one core (200 = two full cores).
+    softirq_pct: float
+    #: NET_RX / NET_TX softirqs raised over the interval, summed over CPUs.
+    net_softirqs: dict[str, int]
+    elapsed_seconds: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "cores": self.cores, "busy_seconds": self.busy_seconds,
+            "busiest_pct": self.busiest_pct, "busiest_core": self.busiest_core,
+            "softirq_pct": self.softirq_pct, "net_softirqs": self.net_softirqs,
+            "elapsed_seconds": self.elapsed_seconds,
+        }  # fmt: skip
+
+
+def parse(text: str) -> Reading | None:
+    """The snapshot in SNIPPET's output; None when it has no per-core line (not Linux, or
+    /proc not readable): the caller records the figures as unavailable."""
+    cores: dict[str, dict[str, int]] = {}
+    softirqs: dict[str, list[int]] = {}
+    hz = 100
+    for line in text.splitlines():
+        words = line.split()
+        if not words:
+            continue
+        if words[0].startswith("cpu") and len(words) >= 1 + len(FIELDS):
+            numbers = words[1 : 1 + len(FIELDS)]
+            if all(w.isdigit() for w in numbers):
+                cores[words[0]] = dict(zip(FIELDS, map(int, numbers), strict=True))
+        elif words[0] in ("NET_RX:", "NET_TX:") and all(w.isdigit() for w in words[1:]):
+            softirqs[words[0][:-1]] = [int(w) for w in words[1:]]
+        elif words[0] == "clk_tck" and len(words) == 2 and words[1].isdigit() and int(words[1]):
+            hz = int(words[1])
+    if not any(name != "cpu" for name in cores):
+        return None
+    return Reading(cores, softirqs, hz)
+
+
+def _busy(ticks: Mapping[str, int]) -> int:
+    return sum(v for k, v in ticks.items() if k not in ("idle", "iowait"))
+
+
+def usage(before: Reading, after: Reading) -> Usage | None:
+    """The shares over the interval between two readings; None when no core's ticks moved
+    forward (a reading from another boot, or too short an interval to count)."""
+    cores: dict[str, dict[str, float]] = {}
+    busy_ticks = 0
+    softirq_ticks = 0
+    elapsed: list[int] = []
+    for name, new in after.cores.items():
+        old = before.cores.get(name)
+        if name == "cpu" or old is None:
+            continue
+        diff = {k: new[k] - old[k] for k in FIELDS}
+        total = sum(diff.values())
+        if total <= 0 or any(v < 0 for v in diff.values()):
+            continue
+        elapsed.append(total)
+        busy_ticks += _busy(diff)
+        softirq_ticks += diff["softirq"]
+        shares = {k: 100 * diff[k] / total for k in ("user", "system", "softirq", "irq")}
+        shares["user"] += 100 * diff["nice"] / total
+        shares["idle"] = 100 * (diff["idle"] + diff["iowait"]) / total
+        cores[name] = {k: round(v, 2) for k, v in shares.items()}
+    if not cores:
+        return None
+    hz = after.hz or 100
+    busiest = max(cores, key=lambda c: 100 - cores[c]["idle"])
+    net = {
+        kind: sum(after.softirqs[kind]) - sum(before.softirqs.get(kind, after.softirqs[kind]))
+        for kind in after.softirqs
+    }
+    seconds = max(elapsed) / hz
+    return Usage(
+        cores=cores,
+        busy_seconds=busy_ticks / hz,
+        busiest_pct=round(100 - cores[busiest]["idle"], 2),
+        busiest_core=busiest,
+        softirq_pct=round(100 * softirq_ticks / max(elapsed), 2),
+        net_softirqs=net,
+        elapsed_seconds=seconds,
+    )
+
+
+def seconds_per_gbit(used: Usage, payload_bytes: float | None) -> float | None:
+    """CPU-seconds (all cores) per gigabit of payload moved; None without bytes."""
+    if not payload_bytes or payload_bytes <= 0:
+        return None
+    return used.busy_seconds / (payload_bytes * 8 / 1e9)

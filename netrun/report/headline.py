@@ -1,0 +1,92 @@
+"""Which of a test's declared metrics a report leads with, and which it can draw as latency.
+
+Every sample carries ``metrics`` with each metric its tool declares, in the tool's order
+(null where unknown), and results.json keeps the declarations: so a report knows, from the
+saved run alone, what a test's tool produces (a ping test has no throughput, so no Mbit/s
+cell), its headline (the first declared: ping's mean RTT, iperf3's throughput) and its
+latency family (``rtt_*_ms``, ``latency_*_ms``), which the latency plot draws. Runs saved
+before schema 2 have no ``metrics`` and are iperf3's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from netrun.core import metrics
+from netrun.core.metrics import Metric
+from netrun.results import stats
+
+THROUGHPUT = "throughput_bps"
+#: A latency family's members: ``<prefix>_<part>_ms``; the spread is mdev (ping) or stdev.
+PARTS = ("min", "avg", "max")
+SPREADS = ("mdev", "stdev")
+
+
+def produced(samples: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The metric names the test's tool declares (every sample of a schema 2 run carries
+    them all, null or not), in the tool's order; a schema 1 run's are iperf3's."""
+    names: dict[str, None] = {}
+    for sample in samples:
+        found = sample.get("metrics")
+        keys = found if isinstance(found, dict) else [m.name for m in metrics.legacy()]
+        names.update(dict.fromkeys(str(k) for k in keys))
+    return list(names)
+
+
+def headline(doc: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> Metric:
+    """The test's main metric: its tool's first declared one (the verdict's, the trend's)."""
+    names = produced(samples) or [THROUGHPUT]
+    declared = metrics.declared(doc)
+    return declared.get(names[0]) or Metric(names[0], "", "higher", "")
+
+
+@dataclass(frozen=True)
+class Latency:
+    """One test's latency as its samples carry it: each part's median over the ok repeats
+    (ms; None where unknown), the repeats each comes from, and the metric names used."""
+
+    prefix: str
+    low: float | None
+    mid: float | None
+    high: float | None
+    spread: float | None
+    n: int
+    names: tuple[str, ...]
+
+
+def latency_prefix(names: Iterable[str]) -> str | None:
+    """The first family ``P`` with ``P_avg_ms`` among ``names`` (rtt, latency), else None."""
+    for name in names:
+        if name.endswith("_avg_ms"):
+            return name.removesuffix("_avg_ms")
+    return None
+
+
+def latency(samples: Sequence[dict[str, Any]]) -> Latency | None:
+    """The test's latency family's medians, or None when its tool declares none or no ok
+    repeat measured it (a failed test has no latency to draw)."""
+    names = produced(samples)
+    prefix = latency_prefix(names)
+    if prefix is None:
+        return None
+    used: list[str] = []
+
+    def median(part: str) -> tuple[float | None, int]:
+        name = f"{prefix}_{part}_ms"
+        if name not in names:
+            return None, 0
+        summary = stats.summarize(stats.ok_values(samples, name))
+        if summary is None:
+            return None, 0
+        used.append(name)
+        return summary.median, summary.n
+
+    mid, n = median("avg")
+    if mid is None:
+        return None
+    low, _ = median("min")
+    high, _ = median("max")
+    spread = next((v for v, _ in (median(p) for p in SPREADS) if v is not None), None)
+    return Latency(prefix, low, mid, high, spread, n, tuple(used))

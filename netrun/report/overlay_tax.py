@@ -1,0 +1,37 @@
+"""The overlay-tax breakdown as text: one block per mode test compared with bare metal.
+
+Printed below the main table (and shown in the HTML page) whenever a pair was measured in
+bare metal and another mode; the figures come from netrun.results.overlay_tax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from netrun.results.overlay_tax import Breakdown, breakdowns
+
+
+def block(found: Breakdown) -> list[str]:
+    """A breakdown's lines: the gap, then each cause with its share and evidence."""
+    head = (
+        f"{found.test} ({found.mode}, {found.pair}, {found.protocol}): "
+        f"{found.mode_mbps:.1f} vs bare metal's {found.bare_mbps:.1f} Mbit/s "
+        f"({found.bare_test}), gap {found.gap_mbps:.1f} Mbit/s ({found.gap_pct:.1f}%)"
+    )
+    lines = [head]
+    for part in found.parts:
+        share = "evidence" if part.mbps is None else f"{part.mbps:.1f} Mbit/s"
+        lines.append(f"  {part.cause:<12} {share:>14}  {part.evidence}")
+    return lines
+
+
+def lines(doc: Mapping[str, Any]) -> list[str]:
+    """The whole section; empty when no test has a bare-metal twin."""
+    found = breakdowns(doc)
+    if not found:
+        return []
+    out = ["Overlay tax (each mode's gap to bare metal on the same pair and sizes):"]
+    for item in found:
+        out += block(item)
+    return out

@@ -1,0 +1,280 @@
+"""The overlay tax, decomposed: why a mode's throughput is below bare metal's on one pair.
+
+"96.5% of bare metal" ends the comparison where a lab engineer's question starts. For each
+test of a container or overlay mode with a bare-metal test of the same pair, protocol,
+direction and sizes, the gap is split into what the saved samples can show:
+
+- framing: the two goodput ceilings' ratio (an overlay's smaller MTU and its encapsulation
+  headers cost the same share of every frame); a mode whose bytes left the overlay (FreeFlow,
+  accelerated) pays bare metal's framing;
+- CPU: the cost per transferred gigabit against bare metal's and whether a core saturated
+  (``cpu_s_per_gbit_*`` and ``busiest_core_pct_*`` where the samples carry them, else the
+  tool's own process CPU, which misses softirq work on other cores: said so);
+- retransmits against bare metal's;
+- the bytes the overlay added on the wire (the path counters: NIC bytes per test byte);
+- what is left unexplained.
+
+Only framing is computed from a model; CPU and retransmits take the rest of the gap only
+when their evidence says they limited the test, otherwise they are shown as evidence with no
+share. Every line carries the figures it stands on. Computed from saved samples, so an old
+run gets its breakdown too; nothing here is measured.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from netrun.core.numeric import finite
+from netrun.results.stats import samples_by_test
+
+BARE = "baremetal"
+#: Options two tests must share to be compared (the mode's own options may differ).
+SHAPE = ("protocol", "streams", "reverse", "bidir", "bitrate", "length", "window", "mtu")
+#: A core this busy (percent) is saturated: the test may be the CPU's, not the network's.
+SATURATED_PCT = 95.0
+#: A mode's CPU cost per Gbit this many times bare metal's is "more CPU per byte".
+COSTLIER = 1.10
+#: Retransmits this many times bare metal's (and at least MIN_RETRANSMITS) are "more".
+MORE_RETRANSMITS = 2.0
+MIN_RETRANSMITS = 100
+#: A gap below this share of bare metal's figure is noise, not a tax to explain.
+NOISE = 0.005
+
+
+@dataclass(frozen=True)
+class Part:
+    """One line of a breakdown: a cause, the Mbit/s of the gap it takes (None: evidence
+    only, not shown to limit the test), and the figures it stands on."""
+
+    cause: str
+    mbps: float | None
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """A mode's test against the bare-metal test it is compared with."""
+
+    test: str
+    mode: str
+    bare_test: str
+    pair: str
+    protocol: str
+    bare_mbps: float
+    mode_mbps: float
+    parts: tuple[Part, ...] = field(default_factory=tuple)
+
+    @property
+    def gap_mbps(self) -> float:
+        return self.bare_mbps - self.mode_mbps
+
+    @property
+    def gap_pct(self) -> float:
+        return 100 * self.gap_mbps / self.bare_mbps
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON view (reports and exporters read this, not the dataclass)."""
+        return {
+            "test": self.test, "mode": self.mode, "bare_test": self.bare_test,
+            "pair": self.pair, "protocol": self.protocol, "bare_mbps": self.bare_mbps,
+            "mode_mbps": self.mode_mbps, "gap_mbps": self.gap_mbps, "gap_pct": self.gap_pct,
+            "parts": [{"cause": p.cause, "mbps": p.mbps, "evidence": p.evidence}
+                      for p in self.parts],
+        }  # fmt: skip
+
+
+def _ok(samples: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [s for s in samples if s.get("status") == "ok"]
+
+
+def _median(values: Iterable[Any]) -> float | None:
+    known = [v for v in (finite(x) for x in values) if v is not None]
+    return statistics.median(known) if known else None
+
+
+def _metric(samples: Sequence[Mapping[str, Any]], name: str) -> float | None:
+    """A figure's median over samples: a declared metric, else the sample's own field."""
+    values = []
+    for s in samples:
+        metrics = s.get("metrics")
+        value = metrics.get(name) if isinstance(metrics, Mapping) else None
+        values.append(value if value is not None else s.get(name))
+    return _median(values)
+
+
+def _details(sample: Mapping[str, Any]) -> Mapping[str, Any]:
+    details = sample.get("details")
+    return details if isinstance(details, Mapping) else {}
+
+
+def _shape(sample: Mapping[str, Any]) -> tuple[Any, ...]:
+    options = sample.get("options")
+    opts = options if isinstance(options, Mapping) else {}
+    protocol = sample.get("protocol") or opts.get("protocol")
+    return (sample.get("client"), sample.get("server"), sample.get("tool") or "iperf3",
+            protocol, *(repr(opts.get(k)) for k in SHAPE[1:]))  # fmt: skip
+
+
+def _accelerated(samples: Sequence[Mapping[str, Any]]) -> bool:
+    return bool(samples) and all(_details(s).get("accelerated") is True for s in samples)
+
+
+def _framing(
+    bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], bare_mbps: float
+) -> Part:
+    cb = _median(s.get("goodput_ceiling_mbps") for s in bare)
+    cm = _median(s.get("goodput_ceiling_mbps") for s in mode)
+    if _accelerated(mode) and cb:
+        return Part("framing", 0.0, f"the test's bytes left the overlay (path counters): "
+                    f"bare metal's framing, ceiling {cb:.1f} Mbit/s")  # fmt: skip
+    if not cb or not cm:
+        missing = "bare metal's" if not cb else "this mode's"
+        return Part("framing", None, f"unavailable: no goodput ceiling for {missing} test "
+                    "(the NIC's speed or MTU was not read)")  # fmt: skip
+    mtus = sorted({str(_details(s).get("overlay_mtu")) for s in mode} - {"None"})
+    inner = f" (overlay MTU {', '.join(mtus)})" if mtus else ""
+    share = max(0.0, 1 - cm / cb)
+    return Part("framing", bare_mbps * share, f"ceilings {cm:.1f} vs bare metal's {cb:.1f} "
+                f"Mbit/s{inner}: {100 * share:.1f}% of every frame")  # fmt: skip
+
+
+def _cpu_figures(samples: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    names = [f"{kind}_{end}" for kind in ("cpu_s_per_gbit", "busiest_core_pct", "softirq_pct")
+             for end in ("client", "server")]  # fmt: skip
+    return {n: _metric(samples, n) for n in (*names, "cpu_client_pct", "cpu_server_pct")}
+
+
+def _busiest(fig: Mapping[str, float | None]) -> tuple[str, float] | None:
+    ends = [(end, fig[f"busiest_core_pct_{end}"]) for end in ("client", "server")]
+    known = [(end, v) for end, v in ends if v is not None]
+    return max(known, key=lambda e: e[1]) if known else None
+
+
+def _cpu(bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], rest: float) -> Part:
+    fb, fm = _cpu_figures(bare), _cpu_figures(mode)
+    busy_m, busy_b = _busiest(fm), _busiest(fb)
+    if busy_m is None:
+        procs = [f"{end} {fm[f'cpu_{end}_pct']:.0f}%" for end in ("client", "server")
+                 if fm[f"cpu_{end}_pct"] is not None]  # fmt: skip
+        seen = f" (the tool's own process: {', '.join(procs)})" if procs else ""
+        return Part(
+            "cpu",
+            None,
+            "unavailable: no per-core CPU readings in these samples"
+            f"{seen}; softirq work on other cores is not in a process's figure",
+        )
+    costs = []
+    for end in ("client", "server"):
+        m, b = fm[f"cpu_s_per_gbit_{end}"], fb[f"cpu_s_per_gbit_{end}"]
+        if m is not None and b:
+            costs.append(f"{end} {m:.2f} vs {b:.2f} CPU-s/Gbit ({m / b:.2f}x)")
+    softirq = [f"{end} {fm[f'softirq_pct_{end}']:.0f}%" for end in ("client", "server")
+               if fm[f"softirq_pct_{end}"] is not None]  # fmt: skip
+    end, pct = busy_m
+    bare_pct = f" (bare metal's busiest {busy_b[1]:.0f}%)" if busy_b else ""
+    said = [f"busiest core {pct:.0f}% on the {end}{bare_pct}", *costs]
+    evidence = "; ".join([*said, f"softirq {', '.join(softirq)}"] if softirq else said)
+    if pct >= SATURATED_PCT and not (busy_b and busy_b[1] >= SATURATED_PCT):
+        return Part("cpu", max(rest, 0.0), f"a core saturated: {evidence}")
+    return Part("cpu", None, f"no core saturated: {evidence}")
+
+
+def _retransmits(
+    bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], rest: float
+) -> Part:
+    rm, rb = _metric(mode, "retransmits"), _metric(bare, "retransmits")
+    if rm is None:
+        return Part("retransmits", None, "unavailable: not reported for this mode's test")
+    base = f"{rm:.0f} vs bare metal's {rb:.0f}" if rb is not None else f"{rm:.0f}"
+    more = rm >= MIN_RETRANSMITS and (rb is None or rm >= MORE_RETRANSMITS * max(rb, 1))
+    if more and rest > 0:
+        return Part("retransmits", rest, f"{base} retransmitted segments")
+    return Part("retransmits", None, f"{base} retransmitted segments")
+
+
+def _wire(mode: Sequence[Mapping[str, Any]]) -> Part:
+    ratios: list[float] = []
+    for s in mode:
+        path = _details(s).get("path_bytes")
+        bps, seconds = finite(s.get("throughput_bps")), _seconds(s)
+        if not isinstance(path, Mapping) or not bps or not seconds:
+            continue
+        found = s.get("options")
+        options: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        if options.get("bidir"):
+            continue  # both ends send: no one sender's NIC to read
+        sender = "server" if options.get("reverse") else "client"
+        nic = (path.get(sender) or {}).get("host_nic") or {}
+        sent = finite(nic.get("tx_bytes"))
+        if sent:
+            ratios.append(sent / (bps * seconds / 8))
+    if not ratios:
+        return Part("wire bytes", None, "unavailable: no path byte counters for this mode")
+    ratio = statistics.median(ratios)
+    return Part("wire bytes", None, f"the sender's NIC counted {ratio:.3f} bytes per payload "
+                "byte (with segmentation offload a counter sees one header per large segment, "
+                "so it undercounts what the wire carried; the cost is in framing)")  # fmt: skip
+
+
+def _seconds(sample: Mapping[str, Any]) -> float | None:
+    options = sample.get("options")
+    duration = options.get("duration") if isinstance(options, Mapping) else None
+    return finite(duration)
+
+
+def breakdown(
+    bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]]
+) -> Breakdown | None:
+    """One mode test against its bare-metal test; None when either has no passing sample."""
+    ok_b, ok_m = _ok(bare), _ok(mode)
+    tb, tm = _metric(ok_b, "throughput_bps"), _metric(ok_m, "throughput_bps")
+    if not tb or tm is None:
+        return None
+    bare_mbps, mode_mbps = tb / 1e6, tm / 1e6
+    first = ok_m[0]
+    out = Breakdown(str(first.get("name")), str(first.get("mode")), str(ok_b[0].get("name")),
+                    f"{first.get('client')}→{first.get('server')}", str(first.get("protocol")),
+                    bare_mbps, mode_mbps)  # fmt: skip
+    gap = out.gap_mbps
+    if gap <= NOISE * bare_mbps:
+        return Breakdown(
+            **{
+                **out.__dict__,
+                "parts": (
+                    Part(
+                        "none", None, f"within {100 * NOISE:.1f}% of bare metal: no tax to explain"
+                    ),
+                ),
+            }
+        )
+    framing = _framing(ok_b, ok_m, bare_mbps)
+    taken = min(framing.mbps or 0.0, gap)
+    framing = Part(framing.cause, taken if framing.mbps is not None else None, framing.evidence)
+    cpu = _cpu(ok_b, ok_m, gap - taken)
+    taken += cpu.mbps or 0.0
+    retr = _retransmits(ok_b, ok_m, gap - taken)
+    taken += retr.mbps or 0.0
+    left = Part("unexplained", max(gap - taken, 0.0), "the gap the lines above do not account for")
+    parts = (framing, cpu, retr, _wire(ok_m), left)
+    return Breakdown(**{**out.__dict__, "parts": parts})
+
+
+def breakdowns(doc: Mapping[str, Any]) -> list[Breakdown]:
+    """Every non-bare test of a run that has a bare-metal test of the same shape."""
+    tests = samples_by_test(dict(doc))
+    bare: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for samples in tests.values():
+        if samples and samples[0].get("mode") == BARE:
+            bare.setdefault(_shape(samples[0]), samples)
+    out = []
+    for samples in tests.values():
+        if not samples or samples[0].get("mode") in (BARE, None):
+            continue
+        ref = bare.get(_shape(samples[0]))
+        found = breakdown(ref, samples) if ref else None
+        if found is not None:
+            out.append(found)
+    return out

@@ -1,0 +1,80 @@
+"""The iperf3 release in the baseline's comparability rule (baseline.tool_version_change):
+-P above 1 across 3.15 and 3.16 (threaded streams) is incomparable; any other change of
+release is shown beside the verdict."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from netrun.history import baseline
+from netrun.history.regress import compare
+from tests.conftest import HISTORY_FIXTURES
+
+
+def run_of(version: str | None) -> dict[str, Any]:
+    doc = json.loads((HISTORY_FIXTURES / "baremetal-1" / "results.json").read_text())
+    for sample in doc["tests"]:
+        sample["tool_version"] = version
+    return doc
+
+
+def verdicts(now: str | None, before: str | None) -> dict[str, Any]:
+    return {v.test: v for v in compare(run_of(now), run_of(before))}
+
+
+def test_parallel_streams_across_3_16_are_incomparable() -> None:
+    got = verdicts("3.16", "3.15")
+    four = got["tcp-4-streams"]
+    assert four.verdict == "incomparable"
+    assert "iperf3 3.16 (baseline 3.15) with streams 4" in four.detail
+    assert "threads" in four.detail
+    assert got["tcp-forward"].verdict != "incomparable"  # one stream: no threads to differ by
+    assert "iperf3 3.16 (baseline 3.15)" in got["tcp-forward"].detail
+
+
+def test_another_release_change_is_shown_beside_the_verdict() -> None:
+    got = verdicts("3.12", "3.9")
+    for name in ("tcp-forward", "tcp-4-streams", "udp-500m"):
+        assert got[name].verdict != "incomparable"
+        assert got[name].detail.endswith("; iperf3 3.12 (baseline 3.9)")
+
+
+def test_the_same_release_adds_nothing() -> None:
+    got = verdicts("3.12", "3.12")
+    assert not any("baseline 3.12" in v.detail for v in got.values())
+
+
+def test_runs_before_tool_version_fall_back_on_the_probed_client_version() -> None:
+    old = run_of(None)
+    for sample in old["tests"]:
+        del sample["tool_version"]
+    new = copy.deepcopy(old)
+    for sample in new["tests"]:
+        sample["tool_version"] = "3.16"
+    four = [s for s in new["tests"] if s["name"] == "tcp-4-streams"]
+    before = [s for s in old["tests"] if s["name"] == "tcp-4-streams"]
+    assert before[0]["iperf3_version"]["client"] == "3.12"
+    why, note = baseline.tool_version_change(four, before)
+    assert why is not None and "3.16 (baseline 3.12)" in why and note is None
+
+
+def test_unknown_versions_are_no_change() -> None:
+    assert baseline.tool_version_change([{}], [{"tool_version": "3.9"}]) == (None, None)
+
+
+def test_the_table_notes_name_the_release_change_and_its_tests() -> None:
+    doc = run_of("3.16")
+    got = compare(doc, run_of("3.12"))
+    doc["baseline"] = {
+        "run_id": "b1",
+        "started": "2026-12-01T00:00:00Z",
+        "verdicts": [{"test": v.test, "verdict": v.verdict, "detail": v.detail} for v in got],
+    }
+    lines = baseline.describe(doc)
+    assert lines[0] == "baseline: run b1 of 2026-12-01T00:00:00Z"
+    assert lines[1] == (
+        "iperf3 changed since the baseline: 3.12 -> 3.16 "
+        "(tcp-forward, tcp-reverse, tcp-4-streams, udp-500m)"
+    )

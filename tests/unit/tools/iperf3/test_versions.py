@@ -1,0 +1,147 @@
+"""iperf3 3.5 to 3.21, each as captured: the receiver's figure is the receiver's, on every
+version and case, or null with its reason; never the sender's.
+
+Fixtures: tests/fixtures/iperf3/<version>/<case>.json, captured for real by
+tests/fixtures/iperf3/capture_versions.sh between two namespaces at 200 Mbit/s, each with
+<case>.nic.json: the receiving NICs' own byte counters over the run. A payload byte is
+carried inside a frame, so the receiver's bytes are at most the NIC's, and at least the
+NIC's less the headers (TCP: 66 of each 1514-byte frame, acks and the control connection;
+UDP: 42 of each 1442-byte frame) and, for UDP, the datagrams the receiving socket dropped
+(iperf3's own loss count).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from netrun.tools.iperf3 import tool as iperf3_tool
+from netrun.tools.iperf3 import versions
+from netrun.tools.iperf3.parse import parse
+from tests.conftest import IPERF3_FIXTURES
+
+VERSIONS = ("3.5", "3.7", "3.9", "3.12", "3.16", "3.19.1", "3.21")
+CASES = ("tcp", "tcp_reverse", "tcp_4streams", "tcp_bidir", "udp_overload", "udp_reverse")
+#: How far under the NIC's bytes the receiver's may be: headers (TCP 66/1514 = 4.4%), acks
+#: and control traffic; UDP's 42/1442 (2.9%) is taken off before its loss.
+TCP_MARGIN = 0.06
+UDP_PAYLOAD = 1400 / 1442
+UDP_MARGIN = 0.02
+
+
+def captured() -> list[tuple[str, str]]:
+    return [(v, c) for v in VERSIONS for c in CASES if (IPERF3_FIXTURES / v / f"{c}.json").exists()]
+
+
+def load(version: str, case: str) -> tuple[str, dict[str, int]]:
+    folder = IPERF3_FIXTURES / version
+    return (folder / f"{case}.json").read_text(), json.loads(
+        (folder / f"{case}.nic.json").read_text()
+    )
+
+
+def nic_received(case: str, nic: dict[str, int]) -> int:
+    """Bytes the receiving NIC(s) took in: the server's, the client's with -R, both with --bidir."""
+    if "bidir" in case:
+        return nic["client_rx_bytes"] + nic["server_rx_bytes"]
+    return nic["client_rx_bytes"] if "reverse" in case else nic["server_rx_bytes"]
+
+
+def test_every_version_and_case_is_captured() -> None:
+    want = [(v, c) for v in VERSIONS for c in CASES if not (v == "3.5" and c == "tcp_bidir")]
+    assert captured() == want  # 3.5 has no --bidir (3.7+)
+
+
+@pytest.mark.parametrize(("version", "case"), captured())
+def test_the_receiver_figure_is_the_receiving_nics(version: str, case: str) -> None:
+    text, nic = load(version, case)
+    result = parse(text)
+    assert result.version == version
+    wire = nic_received(case, nic)
+    if result.bytes_received is None:  # a version that does not report it: why, not a guess
+        assert result.receiver_bps is None
+        assert "3.11" in result.unavailable["throughput_bps"]
+        return
+    assert result.receiver_bps is not None
+    assert result.bytes_received <= wire
+    if case.startswith("udp"):
+        kept = 1 - (result.lost_percent or 0) / 100
+        assert result.bytes_received >= wire * UDP_PAYLOAD * kept * (1 - UDP_MARGIN)
+    else:
+        assert result.bytes_received >= wire * (1 - TCP_MARGIN)
+
+
+@pytest.mark.parametrize("version", ["3.5", "3.7", "3.9"])
+def test_udp_before_3_11_never_takes_the_senders_bytes_for_the_receivers(version: str) -> None:
+    text, _ = load(version, "udp_overload")
+    data = json.loads(text)
+    result = parse(text)
+    assert "sum_received" not in data["end"]
+    assert result.receiver_bps is None and result.bytes_received is None
+    assert result.sender_bps == pytest.approx(data["end"]["sum"]["bits_per_second"], rel=0.01)
+    assert result.lost_percent == data["end"]["sum"]["lost_percent"]  # the receiver's loss
+    why = iperf3_tool.unavailable(result)["throughput_bps"]
+    assert f"iperf3 {version}" in why and "-R" in why
+    assert iperf3_tool.values(result)["throughput_bps"] is None
+
+
+@pytest.mark.parametrize("version", ["3.5", "3.7", "3.9"])
+def test_udp_reverse_before_3_11_is_the_clients_own_intervals(version: str) -> None:
+    text, _ = load(version, "udp_reverse")
+    data = json.loads(text)
+    result = parse(text)
+    kept = [i["sum"] for i in data["intervals"] if not i["sum"].get("omitted")]
+    assert result.bytes_received == sum(s["bytes"] for s in kept)
+    assert result.bytes_received < data["end"]["sum"]["bytes"]  # the sender's, with the lost
+
+
+@pytest.mark.parametrize("version", ["3.12", "3.16", "3.21"])
+def test_interval_sum_is_what_3_11_calls_sum_received(version: str) -> None:
+    """The rule the older versions' -R figure is computed by, checked where both exist."""
+    data = json.loads(load(version, "udp_reverse")[0])
+    got = versions.udp_receiver({"sum": data["end"]["sum"]}, data["intervals"], True, version)
+    assert got[0]["sum_received"]["bytes"] == data["end"]["sum_received"]["bytes"]
+
+
+@pytest.mark.parametrize("version", ["3.7", "3.9"])
+def test_bidir_before_3_11_sums_both_directions_from_the_streams(version: str) -> None:
+    text, nic = load(version, "tcp_bidir")
+    data = json.loads(text)
+    result = parse(text)
+    one_way = data["end"]["sum_received"]["bits_per_second"]  # the last stream's only
+    assert result.bidir_bps is not None
+    forward, back = result.bidir_bps
+    assert result.receiver_bps == pytest.approx(forward + back)
+    assert result.receiver_bps > 1.8 * one_way
+    # each half against its own receiving NIC: client-to-server lands on the server
+    assert forward <= nic["server_rx_bytes"] * 8 / 2 * 1.01
+    assert any("end.streams" in w for w in result.warnings)
+
+
+def test_bidir_3_12_is_read_as_reported() -> None:
+    data = json.loads(load("3.12", "tcp_bidir")[0])
+    result = parse(json.dumps(data))
+    assert result.bidir_bps == (
+        data["end"]["sum_received"]["bits_per_second"],
+        data["end"]["sum_received_bidir_reverse"]["bits_per_second"],
+    )
+    assert not versions.old_bidir(data["end"])
+
+
+@pytest.mark.parametrize(
+    ("version", "threaded"), [("3.15", False), ("3.16", True), ("3.19.1", True), ("x", None)]
+)
+def test_threaded_streams_from_3_16(version: str, threaded: bool | None) -> None:
+    assert versions.threaded(version) is threaded
+
+
+def test_release_reads_the_version_forms() -> None:
+    assert versions.release("3.19.1") == (3, 19, 1)
+    assert versions.release("iperf 3.5 (cJSON 1.5.2)") == (3, 5)
+    assert versions.release(None) is None
+
+
+def test_fixture_paths_exist() -> None:
+    assert Path(IPERF3_FIXTURES / "3.5" / "version.txt").read_text().startswith("iperf 3.5")
