@@ -23,6 +23,7 @@ from netrun.history.regress import (
     tolerances_from_doc,
 )
 from netrun.report import exporters
+from netrun.results import context
 from netrun.scenario.validator import NAME_RE as TAG_RE
 
 
@@ -136,6 +137,7 @@ def _compare(
         "started": base.get("started"),
         "spec": spec,
         **({"median_of": base["median_of"]} if base.get("median_of") else {}),
+        "context_changes": context.records(context.changes(base, doc)),
         "verdicts": [
             {"test": v.test, "verdict": v.verdict, "delta_pct": v.delta_pct, "detail": v.detail}
             for v in out.verdicts

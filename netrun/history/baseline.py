@@ -24,7 +24,7 @@ from netrun.core.metrics import of_sample
 from netrun.errors import InputError
 from netrun.history.db import History
 from netrun.modes import all_options
-from netrun.results import flags
+from netrun.results import context, flags
 from netrun.results.stats import samples_by_test
 from netrun.scenario.validator import COMMON_OPTIONS
 from netrun.tools import get_tool, tools
@@ -345,7 +345,8 @@ def describe(doc: Mapping[str, Any]) -> list[str]:
         return [f"baseline{spec}: median of {len(runs)} run(s): {shown}{more}"]
     tag = f", tag {doc['tag']}" if doc.get("tag") else ""
     line = f"baseline{spec}: run {base.get('run_id')} of {base.get('started')}{tag}"
-    return [line, *release_notes(base)]
+    # what the verdicts were measured with: an iperf3 release change, the hosts' context
+    return [line, *release_notes(base), *context.baseline_lines(doc)]
 
 
 def identity(doc: Mapping[str, Any]) -> dict[str, Any]:

@@ -358,3 +358,15 @@ class History:
             names = [d[0] for d in cur.description]
             rows = cur.fetchall()
         return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def context(self, run_id: str) -> dict[str, dict[str, str]]:
+        """host -> field -> text of one run's host context (netrun.results.context.flat);
+        empty for runs stored before netrun read it."""
+        found: dict[str, dict[str, str]] = {}
+        with self._errors():
+            for host, label, value in self.db.execute(
+                "SELECT host, field, value FROM host_context WHERE run_id = ? ORDER BY host, rowid",
+                (run_id,),
+            ):
+                found.setdefault(host, {})[label] = value
+        return found

@@ -32,6 +32,7 @@ from netrun.core.metrics import parse_tolerance as parse_metric_tolerance
 from netrun.errors import InputError, NetrunError
 from netrun.history import baseline as baselines
 from netrun.history.db import History, UnknownRunError
+from netrun.results import context
 from netrun.results import store as results
 from netrun.results.stats import Summary, ok_values, samples_by_test, summarize
 from netrun.tools import get_tool
@@ -302,7 +303,11 @@ def compare(
         if note := baselines.tool_version_change(samples, baseline[name])[1]:
             verdict = replace(verdict, detail=f"{verdict.detail}; {note}")
         out.append(verdict)
-    return out
+    # each verdict names what changed on its hosts since the baseline (kernel, sysctls...)
+    return [
+        replace(v, detail=v.detail + context.verdict_note(current_doc, baseline_doc, v.test))
+        for v in out
+    ]
 
 
 def worst(verdicts: Sequence[Verdict]) -> str | None:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core import metrics
+from netrun.results import context
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # The first layout, kept verbatim: migrations start from it and tests build v1 files with it.
 V1_DDL = """
@@ -77,6 +78,33 @@ def _migrate_v3(db: sqlite3.Connection) -> None:
         )
 
 
+CONTEXT_DDL = """
+CREATE TABLE host_context (
+    run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, host TEXT NOT NULL,
+    field TEXT NOT NULL, value TEXT, PRIMARY KEY (run_id, host, field)
+)
+"""
+
+
+def _migrate_v4(db: sqlite3.Connection) -> None:
+    """v4: each host's context (netrun.results.context), one row per field as
+    ``context.flat`` labels it, filled from the stored documents that have one (runs before
+    it have none: they keep no rows, and compare as "nothing known")."""
+    db.execute(CONTEXT_DDL)
+    for run_id, document in db.execute("SELECT run_id, document FROM runs").fetchall():
+        write_context(db, run_id, json.loads(document))
+
+
+def write_context(db: sqlite3.Connection, run_id: str, doc: dict[str, Any]) -> None:
+    """The context rows of one run: (run, host, field label, text)."""
+    rows = [
+        (run_id, host, label, value)
+        for host, found in context.of_doc(doc).items()
+        for label, value in context.flat(found).items()
+    ]
+    db.executemany("INSERT OR REPLACE INTO host_context VALUES (?, ?, ?, ?)", rows)
+
+
 def write_metrics(db: sqlite3.Connection, run_id: str, doc: dict[str, Any]) -> None:
     """The long rows of one run: (run, test, sample index, repeat, status, metric, value)."""
     rows = []
@@ -100,7 +128,11 @@ def create_v1(db: sqlite3.Connection) -> None:
 
 
 # MIGRATIONS[v] turns a v-1 database into a v one.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _migrate_v2, 3: _migrate_v3}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    2: _migrate_v2,
+    3: _migrate_v3,
+    4: _migrate_v4,
+}
 
 SAMPLE_COLUMNS = (
     "mode", "server", "client", "protocol", "repeat", "status", "error", "throughput_bps",
@@ -137,10 +169,11 @@ def write_run(
     doc: dict[str, Any],
     run_dir: Path | str | None,
 ) -> None:
-    """Replace one run's rows: the document, its hosts, samples and metrics."""
+    """Replace one run's rows: the document, its hosts, samples, metrics and host context."""
     db.execute("DELETE FROM samples WHERE run_id = ?", (run_id,))
     db.execute("DELETE FROM metrics WHERE run_id = ?", (run_id,))
     db.execute("DELETE FROM hosts WHERE run_id = ?", (run_id,))
+    db.execute("DELETE FROM host_context WHERE run_id = ?", (run_id,))
     db.execute(
         "INSERT OR REPLACE INTO runs (run_id, scenario, started, finished, status, "
         "netrun_version, run_dir, document, image_ids, stored_at) "
@@ -173,3 +206,4 @@ def write_run(
         ],
     )  # fmt: skip
     write_metrics(db, run_id, doc)
+    write_context(db, run_id, doc)

@@ -13,7 +13,7 @@ from typing import Any
 from netrun.core.metrics import declared
 from netrun.history.baseline import differences, headline_name
 from netrun.report.render import text_table
-from netrun.results import flags
+from netrun.results import context, flags
 from netrun.results.stats import ok_values, samples_by_test, summarize
 
 HEADERS = ["test", "sender→receiver", "metric", "A", "B", "Δ%", "flags A", "flags B", "note"]
@@ -88,4 +88,5 @@ def render(a: dict[str, Any], b: dict[str, Any]) -> str:
     ]
     used = {f for row in found for col in (6, 7) for f in row[col].split(",") if f != "-"}
     lines += flags.footnotes(used)
+    lines += context.diff_lines(a, b)  # kernel, NIC, sysctls, tool versions A -> B
     return "\n".join(lines) + "\n"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core import metrics
-from netrun.report import headline, metric_table, relay_latency
+from netrun.report import headline, metric_table, overview, relay_latency
 from netrun.report.plots import matrix
 from netrun.report.plots.figures import captions
 from netrun.report.summary import (
@@ -191,6 +191,11 @@ def _plots(page: Page) -> str:
     return "\n".join(parts)
 
 
+def _overview(page: Page) -> str:
+    """The counts and the hosts' environment (netrun.report.overview), before any table."""
+    return overview.section(page.doc, page.summary)
+
+
 def _samples(page: Page) -> str:
     return "<h2>samples</h2>\n" + _samples_table(page.doc)
 
@@ -198,7 +203,7 @@ def _samples(page: Page) -> str:
 #: The page's sections, top to bottom: each renders its HTML from the Page ("" to skip).
 #: A new section is a function here and an entry in this list.
 SECTIONS: list[Callable[[Page], str]] = [
-    _head, _tables, _notes, _relay, _overlay_tax, _matrices, _plots, _samples,
+    _head, _overview, _tables, _notes, _relay, _overlay_tax, _matrices, _plots, _samples,
 ]  # fmt: skip
 
 

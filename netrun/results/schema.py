@@ -15,6 +15,8 @@ from typing import Any
 
 from netrun.core import numeric
 from netrun.errors import NetrunError
+from netrun.results.context import FIELDS as CONTEXT_FIELDS
+from netrun.results.context import GROUPS as CONTEXT_GROUPS
 
 Check = Callable[[Any], bool]
 
@@ -111,6 +113,7 @@ def check(doc: dict[str, Any], path: Path) -> dict[str, Any]:
         elif facts:
             p.fields(f"hosts.{name}.", facts, {"kernel": _text, "iperf3_version": _text})
             _nic(p, f"hosts.{name}.nic", facts.get("nic"))
+            _context(p, f"hosts.{name}.context", facts.get("context"))
     declared = doc.get("metrics")
     if declared is not None and not (
         isinstance(declared, dict) and all(isinstance(v, dict) for v in declared.values())
@@ -151,6 +154,27 @@ def _nic(p: _Problems, where: str, nic: Any) -> None:
         p.bad(where, nic)
     elif nic:
         p.fields(where + ".", nic, NIC)
+
+
+def _context(p: _Problems, where: str, context: Any) -> None:
+    """A host's context (netrun.results.context; absent in runs before it): scalars are text
+    or numbers, each group a mapping of text (None where the host could not tell)."""
+    if context is None:
+        return
+    if not isinstance(context, dict):
+        p.bad(where, context)
+        return
+    p.fields(where + ".", context, {k: _scalar for k in CONTEXT_FIELDS})
+    for group in (*CONTEXT_GROUPS, "unavailable"):
+        entries = context.get(group)
+        if entries is not None and not (
+            isinstance(entries, dict) and all(_text(v) for v in entries.values())
+        ):
+            p.bad(f"{where}.{group}", entries)
+
+
+def _scalar(value: Any) -> bool:
+    return _text(value) or _number(value)
 
 
 def _sample(p: _Problems, where: str, sample: Any) -> None:

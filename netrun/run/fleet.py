@@ -26,7 +26,8 @@ from netrun.hosts.shield import cleaning
 from netrun.modes import docker_commands, get_mode
 from netrun.modes import probe_start as prestart
 from netrun.modes.base import RunContext
-from netrun.run.needs import Needs, plan_needs, probe_host
+from netrun.run.needs import Needs, plan_needs, probe_host, program
+from netrun.tools import context as host_context
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -125,10 +126,16 @@ class Fleet:
         )  # which folder the host keeps run folders in (netrun.cleanup.last_sweep)
         # the run folder's owner mark first: a cleanup on this kernel spares a live run
         mark = owner.mark_script(self.ctx.workdir(host))
-        parts = (mark, end and end.probe_script(host), pre and pre.extra())
+        # the host's context, once per run, before a start script (which takes what follows)
+        known = (self.doc["hosts"].get(host.name) or {}).get("context")
+        tools = {t: program(host, t) for t in self.needs.tools.get(host.name, [])}
+        read = None if known else host_context.context_script(tools)
+        parts = (mark, end and end.probe_script(host), read, pre and pre.extra())
         extra = "\n".join(x for x in parts if x)
+        said: list[str] = []
 
         def output(text: str) -> None:
+            said.append(text)
             if end is not None:
                 end.note(host, text)
             if pre is not None:
@@ -141,5 +148,6 @@ class Fleet:
                 host, self.needs, self.ctx.iperf3(host), extra=extra, on_output=output
             )
         self.ctx.facts[host.name] = found
-        self.doc["hosts"][host.name] = dataclasses.asdict(found)
+        context = known or host_context.parse_context("".join(said))
+        self.doc["hosts"][host.name] = dataclasses.asdict(found) | {"context": context}
         self.needs.check(host, found)
