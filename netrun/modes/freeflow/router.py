@@ -86,14 +86,19 @@ def claim_script(path: str, host: str) -> str:
     """sh claiming freeflow_dir for this host (its boot id and network namespace, and
     ``host`` for messages) unless another host did first: then ``ffclaim`` is that
     host's name. The claim is made atomically (noclobber), so of two hosts starting at
-    once exactly one wins. A folder netrun cannot write claims nothing (the router's
-    own checks then say what is wrong)."""
+    once exactly one wins; the loser waits for the winner's two lines before it reads
+    them. A folder netrun cannot write claims nothing (the router's own checks then say
+    what is wrong)."""
     q = shlex.quote
     f = q(path)
     return (
         f"ffclaim=; ffme=$({proc.READ_HOST_ID}); "
         f"if ! (set -C; printf '%s\\n%s\\n' \"$ffme\" {q(host)} > {f}) 2>/dev/null "
-        f"&& [ -f {f} ]; then {{ read -r ffcid; read -r ffcname; }} < {f}; "
+        f"&& [ -f {f} ]; then "
+        # the winner creates the file, then writes it: wait (up to 1 s) for both lines
+        f'ffi=0; while [ "$(wc -l < {f} 2>/dev/null)" -lt 2 ] 2>/dev/null && [ $ffi -lt 20 ]; '
+        "do sleep 0.05; ffi=$((ffi+1)); done; "
+        f"{{ read -r ffcid; read -r ffcname; }} < {f}; "
         f'[ "$ffcid" = "$ffme" ] || ffclaim=${{ffcname:-another host}}; fi'
     )
 
