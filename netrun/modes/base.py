@@ -95,7 +95,8 @@ class Mode:
     options: ClassVar[tuple[Option, ...]] = ()
     #: The hosts a test of this mode names, one scenario key each (``relay: charlie``).
     roles: ClassVar[tuple[str, ...]] = ("server", "client")
-    #: The tools it can measure with; None: any tool that runs in it (the tool's ``modes``).
+    #: The tools it can measure with; None: any registered tool. The one place a mode/tool
+    #: pairing is declared (a mode implements each tool's placement; tools never name modes).
     tools: ClassVar[tuple[str, ...] | None] = None
     #: role -> the tools a host in that role must have (see netrun.run.needs for their names).
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("iperf3",), "client": ("iperf3",)}

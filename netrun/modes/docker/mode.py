@@ -69,6 +69,8 @@ class DockerMode(ContainerMode):
 
     name = "docker"
     options = OPTIONS
+    #: The tools it runs in containers (netrun.modes.docker.iperf2, .netperf for those).
+    tools: ClassVar[tuple[str, ...] | None] = ("iperf3", "iperf2", "netperf")
     containers = True
     sweeps_early = "sequential"
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
