@@ -121,8 +121,8 @@ class Fleet:
         if arm is not None:
             arm.arm()
         end = (
-            self.ctx.finale
-        )  # which folder the host keeps run folders in (netrun.cleanup.last_sweep)
+            self.ctx.early_sweep
+        )  # which folder the host keeps run folders in (netrun.modes.early_sweep)
         # the run folder's owner mark first: a cleanup on this kernel spares a live run
         mark = owner.mark_script(self.ctx.workdir(host))
         parts = (mark, end and end.probe_script(host), pre and pre.extra())

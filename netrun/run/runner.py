@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from netrun import __version__
-from netrun.cleanup import last_sweep as finale
 from netrun.cleanup.journal import Journal, host_key
 from netrun.cleanup.scripts import RUN_ID, cleanup_command, cleanup_script
 from netrun.cleanup.sweep import close_all, sweep_hosts
@@ -34,6 +33,7 @@ from netrun.inventory.model import Inventory
 from netrun.modes import get_mode, mode_kind
 from netrun.modes import probe_start as prestart
 from netrun.modes.base import Mode, RunContext
+from netrun.modes.early_sweep import EarlySweep
 from netrun.results import flags
 from netrun.results.saver import Saver
 from netrun.results.stats import samples_by_test
@@ -55,7 +55,7 @@ SERVER_CLIENT = ("server", "client")
 
 
 def sweeps_early(tests: Sequence[TestSpec], sequential: bool) -> bool:
-    """Whether each host's last test may sweep the host (netrun.cleanup.last_sweep): iperf3
+    """Whether each host's last test may sweep the host (netrun.modes.early_sweep): iperf3
     tests of modes that allow it (in this kind of run), none setting an MTU (their undo
     records would otherwise be swept while the run still tracks them)."""
     allowed = ("always", "sequential") if sequential else ("always",)
@@ -186,10 +186,10 @@ class Run(Fleet):
             tests = order(tests, mode_kind)
         rounds = None if width == 1 else plan(tests, width)
         ordered = tests if rounds is None else [t for r in rounds for t in r]
-        # each host swept by its last test (netrun.cleanup.last_sweep); containers' hosts in
+        # each host swept by its last test (netrun.modes.early_sweep); containers' hosts in
         # sequential runs only
         if sweeps_early(ordered, sequential=width == 1):
-            self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
+            self.ctx.early_sweep = EarlySweep(ordered, self.ctx.workdir)
             if ordered and starts_ahead(ordered):  # each next server while the one before runs
                 mode = get_mode(ordered[0].mode)
                 self.ctx.pipeline = mode.start_ahead(ordered, self.req.inventory, self.ctx, rounds)
@@ -384,7 +384,7 @@ class Run(Fleet):
         probed = [h for h in self.connected if h.name in self.ctx.facts]
         for problem in self.mtu.restore_all():
             self._error(f"MTU restore: {problem}")
-        end = self.ctx.finale
+        end = self.ctx.early_sweep
         if end is not None and not self.ctx.stopping.is_set():  # swept by their last test
             probed = [h for h in probed if not end.done(h)]
         swept = sweep_hosts(probed, script, retry=True, forks=self.req.settings.forks)

@@ -317,7 +317,7 @@ class DockerMode(ContainerMode):
         self.after_apps(infos)
         self.healthy = True
 
-    #: The repeat being measured (netrun.cleanup.last_sweep: is it a host's last measurement?).
+    #: The repeat being measured (netrun.modes.early_sweep: is it a host's last measurement?).
     repeat = 1
 
     def measure(self, repeat: int) -> Measurement:
