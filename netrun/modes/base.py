@@ -6,17 +6,14 @@ new module plus one line in netrun/modes/__init__.py.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from netrun.cleanup import undo as undo_records
-from netrun.cleanup.undo import Record
+from netrun.cleanup.undo import Record, UndoStack
 from netrun.core.options import Option, option_for
-from netrun.errors import NetrunError
-from netrun.hosts.group import in_parallel
 from netrun.hosts.host import folder_key, remote_tmp
 from netrun.modes.early_sweep import EarlySweep
 from netrun.tools import option_table
@@ -184,7 +181,7 @@ class Mode:
         self.hosts: dict[str, Host] = {"server": server, "client": client, **(hosts or {})}
         self.details: dict[str, Any] = {}
         #: Undo records of this test's changes, oldest first; ``undo`` runs them in reverse.
-        self.undo_stack: list[tuple[Host, Record]] = []
+        self.undo_stack = UndoStack(ctx)
 
     def value(self, name: str, host: Host | None = None) -> Any:
         """An option's value; inventory-settable ones are read for ``host`` (default server)."""
@@ -236,58 +233,17 @@ class Mode:
     ) -> str:
         """The sh of ``change`` (record, then the change only if the record was written),
         for a caller that sends it within a larger script of its own."""
-        record = self.new_record(host, undo, what=what, sudo=sudo, per_run=per_run)
-        return record + " && {\n" + command + "\n}"
+        record = self.undo_stack.record(host, undo, what=what, sudo=sudo, hold=not per_run)
+        return UndoStack.guarded(record, command)
 
     def new_record(
         self, host: Host, undo: str, *, what: str, sudo: bool = False, per_run: bool = False
     ) -> str:
         """sh writing a new undo record on ``host`` (noted in the journal first)."""
-        record = Record(
-            host.name,
-            undo_records.new_path(self.ctx.workdir(host)),
-            undo,
-            what,
-            sudo,
-        )
-        self.ctx.recorded(host, record)
-        if not per_run:
-            self.undo_stack.append((host, record))
+        record = self.undo_stack.record(host, undo, what=what, sudo=sudo, hold=not per_run)
         return undo_records.write_script(record)
 
     def undo(self) -> list[str]:
         """Run this test's undo records, newest first on each host, the hosts at once;
         the problems, one line each."""
-
-        by_host: dict[str, list[tuple[Host, Record]]] = {}
-        while self.undo_stack:
-            host, record = self.undo_stack.pop()
-            by_host.setdefault(host.name, []).append((host, record))
-        problems: dict[str, list[str]] = {name: [] for name in by_host}
-
-        def run(records: list[tuple[Host, Record]]) -> None:
-            for host, record in records:
-                problem = self._undo_one(host, record)
-                if problem:
-                    problems[host.name].append(problem)
-
-        tasks = {name: functools.partial(run, records) for name, records in by_host.items()}
-        most = max((len(r) for r in by_host.values()), default=1)
-        late = in_parallel(tasks, deadline=60 * most + 5).failed
-        for name, err in late.items():  # the records stay on the host for the sweep
-            problems[name].append(f"{name}: undo did not finish: {err}")
-        return [p for name in by_host for p in problems[name]]
-
-    def _undo_one(self, host: Host, record: Record) -> str | None:
-        try:
-            script = undo_records.run_script(record)
-            res = host.run(script, timeout=60, sudo=record.sudo, check=False)
-        except NetrunError as exc:  # the record stays on the host for the sweep
-            return f"{host.name}: undo of {record.what} failed: {exc}"
-        if res.ok:
-            self.ctx.undone(host, record)
-            return None
-        return (
-            f"{host.name}: undo of {record.what} failed (exit {res.exited}): "
-            f"{(res.stderr or res.stdout).strip()[-200:]}"
-        )
+        return self.undo_stack.run()
