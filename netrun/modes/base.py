@@ -172,6 +172,8 @@ class Mode:
         client: Host,
         ctx: RunContext,
         hosts: Mapping[str, Host] | None = None,
+        *,
+        table: Sequence[Option] | None = None,
     ) -> None:
         self.test = test
         self.server = server
@@ -182,12 +184,15 @@ class Mode:
         self.details: dict[str, Any] = {}
         #: Undo records of this test's changes, oldest first; ``undo`` runs them in reverse.
         self.undo_stack = UndoStack(ctx)
+        #: Every option the test takes (general, its tool's, this mode's): given by the
+        #: run's bound test (netrun.run.bound), else built at the first read.
+        self._table = tuple(table) if table is not None else None
 
     def value(self, name: str, host: Host | None = None) -> Any:
         """An option's value; inventory-settable ones are read for ``host`` (default server)."""
-        return option_for(
-            self.test, host or self.server, name, option_table(self.test.tool, self.options)
-        )
+        if self._table is None:
+            self._table = option_table(self.test.tool, self.options)
+        return option_for(self.test, host or self.server, name, self._table)
 
     def setup(self) -> None:
         """Start what the mode needs before the first repeat (containers, routers...)."""

@@ -116,6 +116,7 @@ tests:
 
 
 def test_a_ping_test_needs_ping_on_its_client_and_no_iperf3(tmp_path: Path) -> None:
+    from netrun.run.bound import bind_all
     from netrun.run.needs import plan_needs
     from netrun.scenario.loader import load_scenario
 
@@ -125,5 +126,6 @@ def test_a_ping_test_needs_ping_on_its_client_and_no_iperf3(tmp_path: Path) -> N
         " - {name: p, mode: baremetal, tool: ping, server: alpha, client: bravo}\n"
         " - {name: i, mode: baremetal, server: charlie, client: bravo}\n"
     )
-    tools = plan_needs(load_scenario(path, hosts=("alpha", "bravo", "charlie")).tests).tools
+    tests = load_scenario(path, hosts=("alpha", "bravo", "charlie")).tests
+    tools = plan_needs(list(bind_all(tests).values())).tools
     assert tools == {"bravo": ["ping", "iperf3"], "charlie": ["iperf3"]}  # alpha: nothing
