@@ -92,8 +92,8 @@ class RunContext:
     recorded: Callable[[Host, Record], None] = lambda _host, _record: None
     undone: Callable[[Host, Record], None] = lambda _host, _record: None
     #: Each mode family's own run-wide state, one object per type (``family``).
-    _families: dict[type, object] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _families: dict[type, object] = field(default_factory=dict, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def family(self, kind: type[State]) -> State:
         """The run's one ``kind`` (a mode family's state, e.g. the containers docker keeps:
