@@ -21,6 +21,10 @@ from netrun.cleanup.labels import HOST_LABEL, RUN_LABEL
 from netrun.hosts import proc
 from netrun.hosts.host import Host
 
+#: What a host's early sweep (netrun.modes.early_sweep) prints on stderr once it worked.
+SWEPT = "NETRUN_SWEPT"
+#: The stderr line the sweep adds (stripped before iperf3's output is read).
+SWEPT_LINE = SWEPT + "\n"
 #: What new_run_id makes (use fullmatch: ``$`` would let a trailing newline through).
 RUN_ID = re.compile(r"[0-9a-f]{4,32}")
 

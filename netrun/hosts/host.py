@@ -41,7 +41,7 @@ class Host:
     #: Quiet cleanup scripts that ride on this host's next command (see ``defer``).
     _deferred: list[str] = field(default_factory=list, repr=False)
     _deferred_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    #: Commands run so far (netrun.cleanup.last_sweep: did anything run after a host's early sweep?)
+    #: Commands run so far (netrun.modes.early_sweep: did anything run after a host's early sweep?)
     commands: int = field(default=0, repr=False)
 
     # -- connection keys -------------------------------------------------------------

@@ -6,19 +6,19 @@ new module plus one line in netrun/modes/__init__.py.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from netrun.cleanup import undo as undo_records
-from netrun.cleanup.undo import Record
+from netrun.cleanup.undo import Record, UndoStack
 from netrun.core.options import Option, option_for
-from netrun.errors import NetrunError
-from netrun.hosts.group import in_parallel
 from netrun.hosts.host import folder_key, remote_tmp
+from netrun.modes.early_sweep import EarlySweep
 from netrun.tools import option_table
+from netrun.tools.docker import EngineInfo
+from netrun.tools.facts import HostFacts
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -29,14 +29,35 @@ if TYPE_CHECKING:
     from netrun.modes.probe_start import Prestart
 
 
+class Armed(Protocol):
+    """A client started before its measurement, waiting for its server
+    (netrun.tools.iperf3.run.ArmedClient, netrun.modes.docker.armed.ArmedExec): the run
+    abandons the ones no measurement fired."""
+
+    def abandon(self) -> None: ...
+
+
+class StartsAhead(Protocol):
+    """The run's starts ahead, each next test's server while the one before runs
+    (netrun.modes.baremetal.ahead.Pipeline), as the modes and the run drive them."""
+
+    def ahead(self, test: TestSpec, repeat: int, deadline: float) -> None: ...
+    def wait(self, host: str, tag: str, timeout: float = 40) -> None: ...
+    def join_all(self, timeout: float = 40) -> None: ...
+
+
+#: A mode family's own run-wide state (RunContext.family).
+State = TypeVar("State")
+
+
 @dataclass
 class RunContext:
     """What every mode of one run shares: the run id, host facts, and the stop flag."""
 
     run_id: str
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: dict[str, HostFacts] = field(default_factory=dict)
     #: Host name -> Docker engine info, checked once per host and run.
-    engines: dict[str, Any] = field(default_factory=dict)
+    engines: dict[str, EngineInfo] = field(default_factory=dict)
     #: Host name -> docker command, where a mode used Docker: the final sweep also
     #: removes the run's labelled containers there.
     docker_hosts: dict[str, str] = field(default_factory=dict)
@@ -46,32 +67,44 @@ class RunContext:
     prestarted: dict[tuple[str, str], str] = field(default_factory=dict)
     #: The run's tests in the order they run (container modes look ahead: netrun.modes.docker.keep).
     tests: Sequence[TestSpec] = ()
-    #: Containers kept for the next test of the same pair and mode (netrun.modes.docker.keep).
-    kept: dict[str, Any] = field(default_factory=dict)
     #: (host name, image) -> image id, checked once per host and run.
     images: dict[tuple[str, str], str] = field(default_factory=dict)
     #: Names of the tests whose mode was torn down (what is left to run, for keep).
     finished: set[str] = field(default_factory=set)
-    #: Container name -> (its undo record, images checked, engine checked) when its start
-    #: rode on its host's probe (netrun.modes.docker.early).
-    early: dict[str, Any] = field(default_factory=dict)
+    #: Container name -> (its time bound's undo record, images checked, engine checked) when
+    #: its start rode on its host's probe (netrun.modes.docker.early).
+    early: dict[str, tuple[tuple[Host, Record], list[str], bool]] = field(default_factory=dict)
     #: (host name, tag) -> an iperf3 client already started there, waiting for its
     #: server's port (netrun.tools.iperf3.run.ArmedClient, armed during the host's probe), or a
     #: container test's ``docker exec`` waiting for its server's address
     #: (netrun.modes.docker.armed).
-    armed: dict[tuple[str, str], Any] = field(default_factory=dict)
-    #: Each host's last measurement sweeps the host (netrun.cleanup.last_sweep.Finale), when the
+    armed: dict[tuple[str, str], Armed] = field(default_factory=dict)
+    #: Each host's last measurement sweeps the host (netrun.modes.early_sweep), when the
     #: run allows it; None: the run's end sweeps every host.
-    finale: Any = None
+    early_sweep: EarlySweep | None = None
     #: The next test's server and client, started while a test runs (netrun.modes.baremetal.ahead),
     #: in a sequential bare-metal run; None otherwise.
-    pipeline: Any = None
+    pipeline: StartsAhead | None = None
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
     stopping: threading.Event = field(default_factory=threading.Event)
     #: Told of each undo record before its change is made, and once it has run (the
     #: runner keeps them in its journal, so what a killed run changed is known).
     recorded: Callable[[Host, Record], None] = lambda _host, _record: None
     undone: Callable[[Host, Record], None] = lambda _host, _record: None
+    #: Each mode family's own run-wide state, one object per type (``family``).
+    _families: dict[type, object] = field(default_factory=dict, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def family(self, kind: type[State]) -> State:
+        """The run's one ``kind`` (a mode family's state, e.g. the containers docker keeps:
+        netrun.modes.docker.keep.Parked), made on first use; the family defines the type,
+        so this layer never imports a mode."""
+        with self._lock:
+            found = self._families.get(kind)
+            if found is None:
+                found = self._families[kind] = kind()
+        assert isinstance(found, kind)
+        return found
 
     def workdir(self, host: Host) -> str:
         """The run's private folder on a host (``netrun-<run id>-<folder key>``, one per
@@ -95,7 +128,8 @@ class Mode:
     options: ClassVar[tuple[Option, ...]] = ()
     #: The hosts a test of this mode names, one scenario key each (``relay: charlie``).
     roles: ClassVar[tuple[str, ...]] = ("server", "client")
-    #: The tools it can measure with; None: any tool that runs in it (the tool's ``modes``).
+    #: The tools it can measure with; None: any registered tool. The one place a mode/tool
+    #: pairing is declared (a mode implements each tool's placement; tools never name modes).
     tools: ClassVar[tuple[str, ...] | None] = None
     #: role -> the tools a host in that role must have (see netrun.run.needs for their names).
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("iperf3",), "client": ("iperf3",)}
@@ -104,7 +138,7 @@ class Mode:
     containers: ClassVar[bool] = False
     #: Its path crosses an overlay device (Flannel's VXLAN), which ``mtu:`` sets too.
     overlay_device: ClassVar[bool] = False
-    #: A host's last iperf3 measurement may sweep the host itself (netrun.cleanup.last_sweep):
+    #: A host's last iperf3 measurement may sweep the host itself (netrun.modes.early_sweep):
     #: in every run, in sequential runs only (armed container clients), or never.
     sweeps_early: ClassVar[str] = "never"  # "always" | "sequential" | "never"
     #: The next iperf3 test's server starts while this test's client runs
@@ -126,7 +160,7 @@ class Mode:
         inventory: Inventory,
         ctx: RunContext,
         rounds: Sequence[Sequence[TestSpec]] | None,
-    ) -> Any:
+    ) -> StartsAhead | None:
         """The run's starts ahead (each next test's server while the one before runs), for
         a mode whose ``starts_ahead`` is true; None by default."""
         return None
@@ -138,6 +172,8 @@ class Mode:
         client: Host,
         ctx: RunContext,
         hosts: Mapping[str, Host] | None = None,
+        *,
+        table: Sequence[Option] | None = None,
     ) -> None:
         self.test = test
         self.server = server
@@ -147,13 +183,16 @@ class Mode:
         self.hosts: dict[str, Host] = {"server": server, "client": client, **(hosts or {})}
         self.details: dict[str, Any] = {}
         #: Undo records of this test's changes, oldest first; ``undo`` runs them in reverse.
-        self.undo_stack: list[tuple[Host, Record]] = []
+        self.undo_stack = UndoStack(ctx)
+        #: Every option the test takes (general, its tool's, this mode's): given by the
+        #: run's bound test (netrun.run.bound), else built at the first read.
+        self._table = tuple(table) if table is not None else None
 
     def value(self, name: str, host: Host | None = None) -> Any:
         """An option's value; inventory-settable ones are read for ``host`` (default server)."""
-        return option_for(
-            self.test, host or self.server, name, option_table(self.test.tool, self.options)
-        )
+        if self._table is None:
+            self._table = option_table(self.test.tool, self.options)
+        return option_for(self.test, host or self.server, name, self._table)
 
     def setup(self) -> None:
         """Start what the mode needs before the first repeat (containers, routers...)."""
@@ -199,58 +238,17 @@ class Mode:
     ) -> str:
         """The sh of ``change`` (record, then the change only if the record was written),
         for a caller that sends it within a larger script of its own."""
-        record = self.new_record(host, undo, what=what, sudo=sudo, per_run=per_run)
-        return record + " && {\n" + command + "\n}"
+        record = self.undo_stack.record(host, undo, what=what, sudo=sudo, hold=not per_run)
+        return UndoStack.guarded(record, command)
 
     def new_record(
         self, host: Host, undo: str, *, what: str, sudo: bool = False, per_run: bool = False
     ) -> str:
         """sh writing a new undo record on ``host`` (noted in the journal first)."""
-        record = Record(
-            host.name,
-            undo_records.new_path(self.ctx.workdir(host)),
-            undo,
-            what,
-            sudo,
-        )
-        self.ctx.recorded(host, record)
-        if not per_run:
-            self.undo_stack.append((host, record))
+        record = self.undo_stack.record(host, undo, what=what, sudo=sudo, hold=not per_run)
         return undo_records.write_script(record)
 
     def undo(self) -> list[str]:
         """Run this test's undo records, newest first on each host, the hosts at once;
         the problems, one line each."""
-
-        by_host: dict[str, list[tuple[Host, Record]]] = {}
-        while self.undo_stack:
-            host, record = self.undo_stack.pop()
-            by_host.setdefault(host.name, []).append((host, record))
-        problems: dict[str, list[str]] = {name: [] for name in by_host}
-
-        def run(records: list[tuple[Host, Record]]) -> None:
-            for host, record in records:
-                problem = self._undo_one(host, record)
-                if problem:
-                    problems[host.name].append(problem)
-
-        tasks = {name: functools.partial(run, records) for name, records in by_host.items()}
-        most = max((len(r) for r in by_host.values()), default=1)
-        late = in_parallel(tasks, deadline=60 * most + 5).failed
-        for name, err in late.items():  # the records stay on the host for the sweep
-            problems[name].append(f"{name}: undo did not finish: {err}")
-        return [p for name in by_host for p in problems[name]]
-
-    def _undo_one(self, host: Host, record: Record) -> str | None:
-        try:
-            script = undo_records.run_script(record)
-            res = host.run(script, timeout=60, sudo=record.sudo, check=False)
-        except NetrunError as exc:  # the record stays on the host for the sweep
-            return f"{host.name}: undo of {record.what} failed: {exc}"
-        if res.ok:
-            self.ctx.undone(host, record)
-            return None
-        return (
-            f"{host.name}: undo of {record.what} failed (exit {res.exited}): "
-            f"{(res.stderr or res.stdout).strip()[-200:]}"
-        )
+        return self.undo_stack.run()

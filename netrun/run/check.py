@@ -16,17 +16,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from netrun.cleanup.sweep import close_all
-from netrun.core.options import GENERAL_OPTIONS, option_for
+from netrun.core.options import option_for
 from netrun.errors import NetrunError
 from netrun.hosts import clock, clock_reading
 from netrun.hosts.connect import connect_all
 from netrun.hosts.group import on_each
 from netrun.hosts.host import Host
 from netrun.hosts.ssh.settings import SSHSettings
-from netrun.modes import get_mode
+from netrun.run.bound import BoundTest, bind
 from netrun.run.needs import Needs, plan_needs, probe_host, program
 from netrun.tools import docker as dk
-from netrun.tools import get_tool
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -82,17 +81,17 @@ def plan(
     if allowed is not None:
         tests = [t for t in tests if all(h in allowed for h in t.hosts)]
     names = list(dict.fromkeys(n for t in tests for n in t.hosts))
-    return [inventory.get(n) for n in names], plan_needs(tests), images_of(tests, inventory)
+    bound = [bind(t) for t in tests]
+    return [inventory.get(n) for n in names], plan_needs(bound), images_of(bound, inventory)
 
 
-def images_of(tests: Iterable[TestSpec], inventory: Inventory) -> dict[str, list[str]]:
+def images_of(tests: Iterable[BoundTest], inventory: Inventory) -> dict[str, list[str]]:
     """host name -> the container images its tests' modes run there (``image``,
     ``router_image``...), read per host as the modes read them."""
 
     found: dict[str, dict[str, None]] = {}
-    for test in tests:
-        mode = get_mode(test.mode)
-        table = (*GENERAL_OPTIONS, *get_tool(test.tool).options, *mode.options)
+    for bound in tests:
+        test, mode, table = bound.spec, bound.mode, bound.options
         keys = [o.name for o in mode.options if o.name == "image" or o.name.endswith("_image")]
         for name in dict.fromkeys(test.hosts):
             host = inventory.get(name)

@@ -23,9 +23,10 @@ from netrun.hosts.connect import connect_all
 from netrun.hosts.group import on_each
 from netrun.hosts.host import remote_tmp
 from netrun.hosts.shield import cleaning
-from netrun.modes import docker_commands, get_mode
+from netrun.modes import docker_commands
 from netrun.modes import probe_start as prestart
 from netrun.modes.base import RunContext
+from netrun.run.bound import BoundTest
 from netrun.run.needs import Needs, plan_needs, probe_host, program
 from netrun.tools import context as host_context
 
@@ -39,6 +40,7 @@ class Fleet:
 
     req: Any
     ctx: RunContext
+    bound: dict[str, BoundTest]
     doc: dict[str, Any]
     needs: Needs
     host_errors: dict[str, str]
@@ -54,7 +56,7 @@ class Fleet:
         hosts = [self.req.inventory.get(n) for n in names]
         if not hosts:
             return
-        self.needs = plan_needs(tests)
+        self.needs = plan_needs([self.bound[t.name] for t in tests])
         if self.req.journal is not None:
             docker = docker_commands(tests, self.req.inventory)
             self.req.journal.begin(
@@ -65,7 +67,8 @@ class Fleet:
         # The first test's mode starts what it can in the hosts' probes (after journal.begin:
         # a container's start is an undo record): an iperf3 server, containers.
         self._prestarts, self._arms = {}, {}
-        for pre in get_mode(tests[0].mode).probe_starts(tests, self.req.inventory, self.ctx):
+        first = self.bound[tests[0].name].mode
+        for pre in first.probe_starts(tests, self.req.inventory, self.ctx):
             self._prestarts.setdefault(pre.host, pre)
             if pre.mode is not None:  # the client host's: its client is armed too
                 self._arms.setdefault(pre.client, pre)
@@ -122,8 +125,8 @@ class Fleet:
         if arm is not None:
             arm.arm()
         end = (
-            self.ctx.finale
-        )  # which folder the host keeps run folders in (netrun.cleanup.last_sweep)
+            self.ctx.early_sweep
+        )  # which folder the host keeps run folders in (netrun.modes.early_sweep)
         # the run folder's owner mark first: a cleanup on this kernel spares a live run
         mark = owner.mark_script(self.ctx.workdir(host))
         # the host's context, once per run, before a start script (which takes what follows)

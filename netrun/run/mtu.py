@@ -3,7 +3,8 @@
 A test with ``mtu: N`` runs with the data NIC of every role's host at N; in container
 modes the overlay device (Flannel's VXLAN) gets ``overlay_mtu`` (default N - 50) and the
 containers' interfaces and bridge the overlay's MTU. Each change is written down as an
-undo record on the host (and in the run journal) before it is made, so a SIGKILLed run's
+undo record on the host (and in the run journal) before it is made, on the run's own
+UndoStack (netrun.cleanup.undo, the mechanism a mode's changes use), so a SIGKILLed run's
 MTUs are restored by the next run or ``netrun cleanup``; a normal run restores them after
 the last test in a row that wants them (netrun.core.mtuplan), and on Ctrl-C, SIGTERM or a
 failed test in the runner's teardown. Before measuring, don't-fragment pings at the full
@@ -19,10 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from netrun.cleanup import undo as undo_records
-from netrun.cleanup.undo import Record
+from netrun.cleanup.undo import Record, UndoStack
 from netrun.core.mtuplan import VXLAN_OVERHEAD, MtuWant, next_wants, wanted
-from netrun.errors import MtuError, NetrunError
+from netrun.errors import MtuError
 from netrun.modes import mode_kind
 from netrun.tools.ip import (
     first_int,
@@ -34,8 +34,8 @@ from netrun.tools.ip import (
 )
 
 if TYPE_CHECKING:
-    from netrun.cleanup.undo import Record
     from netrun.core.spec import TestSpec
+    from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
     from netrun.modes.base import Mode, RunContext
 
@@ -70,6 +70,8 @@ class MtuSettings:
         self.grouped = grouped
         #: host name -> what this run set there, oldest first
         self.applied: dict[str, list[Applied]] = {}
+        #: The undo records of those changes: the run's, since an MTU outlives its test.
+        self.undo = UndoStack(ctx)
         self._lock = threading.Lock()
 
     # -- before the mode starts ---------------------------------------------------------------
@@ -166,12 +168,10 @@ class MtuSettings:
 
     def _change(
         self, host: Host, command: str, undo: str, *, what: str, sudo: bool
-    ) -> tuple[Record, Any]:
-        """Like Mode.change, but the record belongs to the run: it outlives the test."""
-
-        record = Record(host.name, undo_records.new_path(self.ctx.workdir(host)), undo, what, sudo)
-        self.ctx.recorded(host, record)
-        script = undo_records.write_script(record) + " && {\n" + command + "\n}"
+    ) -> tuple[Record, CommandResult]:
+        """Like Mode.change, but on the run's undo stack: the record outlives the test."""
+        record = self.undo.record(host, undo, what=what, sudo=sudo)
+        script = UndoStack.guarded(record, command)
         return record, host.run(script, timeout=30, sudo=sudo, check=False)
 
     def check_path(
@@ -259,20 +259,7 @@ class MtuSettings:
             self.applied[name] = [a for a in held if a not in going]
             if not self.applied[name]:
                 del self.applied[name]
-        problems = []
-        for a in reversed(going):
-            try:
-                res = a.host.run(
-                    undo_records.run_script(a.record), timeout=60, sudo=a.record.sudo, check=False
-                )
-            except NetrunError as exc:  # the record stays on the host for the sweep
-                problems.append(f"{name}: undo of {a.record.what} failed: {exc}")
-                continue
-            if res.ok:
-                self.ctx.undone(a.host, a.record)
-            else:
-                why = (res.stderr or res.stdout).strip()[-200:]
-                problems.append(f"{name}: undo of {a.record.what} failed: {why}")
+        problems = self.undo.run([a.record for a in going]) if going else []
         if strict and problems:
             raise MtuError("; ".join(problems))
         return problems

@@ -15,12 +15,10 @@ from typing import TYPE_CHECKING
 
 from netrun.errors import ToolError
 from netrun.hosts.host import Host
-from netrun.modes import get_mode
+from netrun.run.bound import BoundTest
 from netrun.tools import facts as facts_tool
-from netrun.tools import get_tool
 
 if TYPE_CHECKING:
-    from netrun.core.spec import TestSpec
     from netrun.tools.facts import HostFacts
 
 
@@ -140,16 +138,15 @@ class Needs:
             raise ToolError(missing_message(host, missing, lambda t: why((host.name, t), "?")))
 
 
-def role_needs(test: TestSpec) -> Mapping[str, tuple[str, ...]]:
+def role_needs(bound: BoundTest) -> Mapping[str, tuple[str, ...]]:
     """role -> tools for one test: its mode's needs, where a tool that declares its own
     programs (ping runs only on the client) replaces the iperf3 a host-run mode names."""
-
-    mode = get_mode(test.mode)
+    test, mode = bound.spec, bound.mode
     needs_for = getattr(mode, "needs_for", None)  # needs that depend on the test's options
     by_role = needs_for(test.options) if needs_for else mode.needs
     if test.options.get("mtu") is not None:  # netrun.run.mtu sets it (ip) and checks it (ping)
         by_role = {r: (*tools, "ip", "ping") for r, tools in by_role.items()}
-    own = get_tool(test.tool).needs
+    own = bound.tool.needs
     if own is None:
         return by_role
     return {
@@ -162,13 +159,13 @@ def role_needs(test: TestSpec) -> Mapping[str, tuple[str, ...]]:
     }
 
 
-def refused(test: TestSpec, facts: Mapping[str, HostFacts]) -> str | None:
+def refused(bound: BoundTest, facts: Mapping[str, HostFacts]) -> str | None:
     """One line when a host that runs the test's tool itself (its role needs iperf3 there)
     has a release without an option the test uses (Tool.refuse), else None."""
-    refuse = get_tool(test.tool).refuse
+    test, refuse = bound.spec, bound.tool.refuse
     if refuse is None:
         return None
-    by_role = role_needs(test)
+    by_role = role_needs(bound)
     hosts = [
         (name, getattr(facts.get(name), "iperf3_version", None))
         for role, name in sorted(test.hosts_by_role.items(), key=lambda rn: rn[0] != "client")
@@ -177,12 +174,13 @@ def refused(test: TestSpec, facts: Mapping[str, HostFacts]) -> str | None:
     return refuse(test.options, list(dict.fromkeys(hosts)))
 
 
-def plan_needs(tests: Sequence[TestSpec]) -> Needs:
+def plan_needs(bound: Sequence[BoundTest]) -> Needs:
     """What each host of these tests needs, from each test's mode and tool and the host's
     roles."""
     needs = Needs()
-    declared = [(t.hosts_by_role, role_needs(t)) for t in tests]
+    declared = [(b.spec.hosts_by_role, role_needs(b)) for b in bound]
     needs.tools = host_needs(declared)
+    tests = [b.spec for b in bound]
     for test, (hosts, by_role) in reversed(list(zip(tests, declared, strict=True))):
         for role, name in hosts.items():
             for tool in by_role.get(role, ()):

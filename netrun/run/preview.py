@@ -23,8 +23,8 @@ from netrun.modes.baremetal.mode import client_argv
 from netrun.modes.base import Mode, RunContext
 from netrun.modes.docker.mode import SERVER_PORT
 from netrun.run import rounds
+from netrun.run.bound import bind
 from netrun.tools import docker as dk
-from netrun.tools import option_table
 from netrun.tools.iperf2 import parse as iperf2
 from netrun.tools.iperf2 import run as iperf2_run
 from netrun.tools.iperf3 import command as iperf3
@@ -123,8 +123,8 @@ test_seconds.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 def preview(test: TestSpec, inventory: Inventory) -> Preview:
     """The test as it will run on the inventory's hosts; nothing is contacted."""
     hosts = {role: inventory.get(name) for role, name in test.hosts_by_role.items()}
-    mode_cls = get_mode(test.mode)
-    table = option_table(test.tool, mode_cls.options)
+    bound = bind(test)
+    table = bound.options
     server = hosts["server"]
     options = []
     for opt in table:
@@ -132,7 +132,7 @@ def preview(test: TestSpec, inventory: Inventory) -> Preview:
         inventory_set = opt.from_inventory and f"netrun_{opt.name}" in server.vars
         if value is not None:
             options.append((opt.name, value, opt.name in test.explicit or inventory_set))
-    mode = mode_cls(test, server, hosts["client"], RunContext(RUN_ID), hosts)
+    mode = bound.start(server, hosts["client"], RunContext(RUN_ID), hosts)
     return Preview(
         test=test,
         addresses={role: (h.name, h.data_ip) for role, h in hosts.items()},

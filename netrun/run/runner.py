@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from netrun import __version__
-from netrun.cleanup import last_sweep as finale
 from netrun.cleanup.journal import Journal, host_key
 from netrun.cleanup.scripts import RUN_ID, cleanup_command, cleanup_script
 from netrun.cleanup.sweep import close_all, sweep_hosts
@@ -31,14 +30,16 @@ from netrun.hosts.host import Host, folder_key, remote_tmp
 from netrun.hosts.shield import cleaning, shielded
 from netrun.hosts.ssh.settings import SSHSettings
 from netrun.inventory.model import Inventory
-from netrun.modes import get_mode, mode_kind
+from netrun.modes import mode_kind
 from netrun.modes import probe_start as prestart
 from netrun.modes.base import Mode, RunContext
+from netrun.modes.early_sweep import EarlySweep
 from netrun.results import flags
 from netrun.results.saver import Saver
 from netrun.results.stats import samples_by_test
 from netrun.results.store import ResultsDir, new_document, utcnow
 from netrun.run import sampler
+from netrun.run.bound import BoundTest, bind_all
 from netrun.run.fleet import Fleet
 from netrun.run.mtu import MtuSettings, want
 from netrun.run.needs import Needs, refused
@@ -46,7 +47,6 @@ from netrun.run.progress import Events
 from netrun.run.rounds import plan
 from netrun.run.sample import build_sample
 from netrun.run.scheduler import run_parallel
-from netrun.tools import get_tool
 
 log = logging.getLogger("netrun.run.runner")
 
@@ -54,21 +54,21 @@ Progress = Callable[[str], None]
 SERVER_CLIENT = ("server", "client")
 
 
-def sweeps_early(tests: Sequence[TestSpec], sequential: bool) -> bool:
-    """Whether each host's last test may sweep the host (netrun.cleanup.last_sweep): iperf3
+def sweeps_early(tests: Sequence[BoundTest], sequential: bool) -> bool:
+    """Whether each host's last test may sweep the host (netrun.modes.early_sweep): iperf3
     tests of modes that allow it (in this kind of run), none setting an MTU (their undo
     records would otherwise be swept while the run still tracks them)."""
     allowed = ("always", "sequential") if sequential else ("always",)
     return all(
-        get_mode(t.mode).sweeps_early in allowed and t.tool == "iperf3" and want(t) is None
-        for t in tests
+        b.mode.sweeps_early in allowed and b.spec.tool == "iperf3" and want(b.spec) is None
+        for b in tests
     )
 
 
-def starts_ahead(tests: Sequence[TestSpec]) -> bool:
+def starts_ahead(tests: Sequence[BoundTest]) -> bool:
     """Whether each next test's server may start while the one before runs."""
     return all(
-        get_mode(t.mode).starts_ahead and t.tool == "iperf3" and want(t) is None for t in tests
+        b.mode.starts_ahead and b.spec.tool == "iperf3" and want(b.spec) is None for b in tests
     )
 
 
@@ -117,9 +117,11 @@ class Run(Fleet):
         self.out = ResultsDir(req.outdir)
         self.doc = new_document(req.scenario.name, req.run_id, __version__)
         self.doc["scenario_file"] = str(req.scenario.path)
+        #: Each test's tool and mode, looked up once (netrun.run.bound).
+        self.bound = bind_all(req.scenario.tests)
         # What each metric is (unit, direction): a saved run renders without netrun's tools.
-        for name in dict.fromkeys(t.tool for t in req.scenario.tests):
-            for metric in get_tool(name).metrics:
+        for bound in self.bound.values():
+            for metric in bound.tool.metrics:
                 self.doc["metrics"].setdefault(metric.name, metric.to_dict())
         self.host_errors: dict[str, str] = {}
         #: Samples stay in scenario order, however parallel tests finish (the table's order).
@@ -186,12 +188,13 @@ class Run(Fleet):
             tests = order(tests, mode_kind)
         rounds = None if width == 1 else plan(tests, width)
         ordered = tests if rounds is None else [t for r in rounds for t in r]
-        # each host swept by its last test (netrun.cleanup.last_sweep); containers' hosts in
+        # each host swept by its last test (netrun.modes.early_sweep); containers' hosts in
         # sequential runs only
-        if sweeps_early(ordered, sequential=width == 1):
-            self.ctx.finale = finale.Finale(ordered, self.ctx.workdir)
-            if ordered and starts_ahead(ordered):  # each next server while the one before runs
-                mode = get_mode(ordered[0].mode)
+        bound = [self.bound[t.name] for t in ordered]
+        if sweeps_early(bound, sequential=width == 1):
+            self.ctx.early_sweep = EarlySweep(ordered, self.ctx.workdir)
+            if bound and starts_ahead(bound):  # each next server while the one before runs
+                mode = bound[0].mode
                 self.ctx.pipeline = mode.start_ahead(ordered, self.req.inventory, self.ctx, rounds)
         self.ctx.tests = tests  # container modes keep containers for the next test
         self._connect(ordered)
@@ -274,11 +277,12 @@ class Run(Fleet):
         server = self.req.inventory.get(test.server)
         client = self.req.inventory.get(test.client)
         by_role = {r: self.req.inventory.get(n) for r, n in test.hosts_by_role.items()}
-        mode: Mode = get_mode(test.mode)(test, server, client, self.ctx, by_role)
+        bound = self.bound[test.name]
+        mode = bound.start(server, client, self.ctx, by_role)
         repeat = 1
         try:
             self.progress(f"{label}: setting up")
-            if why := refused(test, self.ctx.facts):  # before anything starts
+            if why := refused(bound, self.ctx.facts):  # before anything starts
                 raise ToolError(why)
             self.mtu.enter(test, by_role, mode)
             mode.setup()
@@ -288,8 +292,8 @@ class Run(Fleet):
                     raise Cancelled(test.client)
                 suffix = f" repeat {repeat}/{test.repeat}" if test.repeat > 1 else ""
                 self.req.events.start(test, repeat)
-                self.progress(f"{label}{suffix}: {get_tool(test.tool).describe(test)}")
-                self._measure(mode, test, repeat, label + suffix)
+                self.progress(f"{label}{suffix}: {bound.tool.describe(test)}")
+                self._measure(mode, bound, repeat, label + suffix)
         except Cancelled:
             self._record(test, repeat, None, error="interrupted", mode=mode)
         except NetrunError as exc:
@@ -313,9 +317,9 @@ class Run(Fleet):
                     self._error(f"teardown of {test.name}: {problem}")
                     self.progress(f"{label}: teardown problem: {problem}")
 
-    def _measure(self, mode: Mode, test: TestSpec, repeat: int, label: str) -> None:
+    def _measure(self, mode: Mode, bound: BoundTest, repeat: int, label: str) -> None:
         started = utcnow()
-        tool = get_tool(test.tool)
+        test, tool = bound.spec, bound.tool
         hook, self.req.measuring = self.req.measuring, lambda: None
         hook()
         try:
@@ -384,7 +388,7 @@ class Run(Fleet):
         probed = [h for h in self.connected if h.name in self.ctx.facts]
         for problem in self.mtu.restore_all():
             self._error(f"MTU restore: {problem}")
-        end = self.ctx.finale
+        end = self.ctx.early_sweep
         if end is not None and not self.ctx.stopping.is_set():  # swept by their last test
             probed = [h for h in probed if not end.done(h)]
         swept = sweep_hosts(probed, script, retry=True, forks=self.req.settings.forks)

@@ -140,23 +140,18 @@ class Check:
         return False
 
     def combination(self, mode: str, tool: str, named: bool) -> str:
-        """Why ``tool`` cannot measure in ``mode`` (either may declare the other), and the
+        """Why ``tool`` cannot measure in ``mode`` (the mode declares its tools), and the
         fix; "" when it can. Refused here so --check-only and `netrun check` say it."""
         tools = self.mode_tools.get(mode)
-        if tools is not None and tool not in tools:
-            which = f"tool {tool!r}" if named else f"the default tool {tool!r}"
-            return (
-                f"mode {mode!r} measures with tool {', '.join(tools)} only, not {which}: "
-                f"set tool: {tools[0]}, or another mode"
-            )
-        modes = self.tools[tool].modes
-        if modes is not None and mode not in modes:
-            fits = [m for m in modes if m in self.modes] or list(modes)
-            return (
-                f"tool {tool!r} runs in mode {', '.join(fits)} only, not {mode!r}: "
-                f"set mode: {fits[0]}, or another tool"
-            )
-        return ""
+        if tools is None or tool in tools:
+            return ""
+        which = f"tool {tool!r}" if named else f"the default tool {tool!r}"
+        fits = [m for m in sorted(self.modes) if tool in (self.mode_tools.get(m) or (tool,))]
+        elsewhere = f" ({tool} runs in mode {', '.join(fits)})" if fits else ""
+        return (
+            f"mode {mode!r} measures with tool {', '.join(tools)} only, not {which}: "
+            f"set tool: {tools[0]}, or another mode{elsewhere}"
+        )
 
     def role(self, value: str) -> str:
         """The host a role value names (a group or pattern resolves to its one host)."""

@@ -1,4 +1,4 @@
-"""What a tool is: its options, its metrics, the modes it runs in, and one measurement.
+"""What a tool is: its options, its metrics, and one measurement.
 
 A test picks its tool with ``tool:`` (default iperf3). The scenario loader takes the tool's
 options (so a ping test refuses iperf3's ``omit:``), the runner asks the tool to measure
@@ -71,8 +71,6 @@ class Tool:
     measure: Callable[[Placement, int], Measurement]
     #: "running 10s": what the progress line says a repeat does.
     describe: Callable[[TestSpec], str]
-    #: Modes it runs in; None: every mode.
-    modes: tuple[str, ...] | None = None
     #: results.json's ``protocol`` for a test that has no protocol option.
     protocol: str = ""
     #: Problems between options (each "key must ..."), after each option passed its own check.

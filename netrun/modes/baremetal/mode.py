@@ -158,25 +158,26 @@ class BareMetal(Mode):
         server.answer = self.ctx.prestarted.pop((self.server.name, tag), None)
         return server
 
-    #: The repeat being measured (netrun.cleanup.last_sweep: is it a host's last measurement?).
+    #: The repeat being measured (netrun.modes.early_sweep: is it a host's last measurement?).
     repeat = 1
 
     def _last(self, host: Host, probed: bool = True) -> bool:
-        finale = self.ctx.finale
-        return finale is not None and finale.is_last(host, self.test, self.repeat, probed=probed)
+        sweep = self.ctx.early_sweep
+        return sweep is not None and sweep.is_last(host, self.test, self.repeat, probed=probed)
 
     def arm_client(self, tag: str) -> ArmedClient:
         """The client of one measurement, started now: it waits for its server's port.
         On its host's last measurement it can sweep the host after it
-        (netrun.cleanup.last_sweep)."""
+        (netrun.modes.early_sweep)."""
         last = self._last(self.client, probed=False)  # armed during the probe: it may be
+        sweep = self.ctx.early_sweep
         return ArmedClient(
             self.client,
             client_argv(self, self.server.data_ip, None),
             workdir=self.ctx.workdir(self.client),
             tag=tag,
             timeout=test_deadline(self),
-            sweep=self.ctx.finale.folder_gone(self.client) if last else "",
+            sweep=sweep.folder_gone(self.client) if last and sweep is not None else "",
         )
 
     def measure_once(self, tag: str) -> Measurement:
@@ -184,7 +185,8 @@ class BareMetal(Mode):
         # The client starts first: its login overlaps the server's start (or the probe's).
         if self.ctx.pipeline is not None:  # its client may be armed ahead, with its server
             self.ctx.pipeline.wait(self.server.name, tag)
-        armed = self.ctx.armed.pop((self.client.name, tag), None) or self.arm_client(tag)
+        found = self.ctx.armed.pop((self.client.name, tag), None)
+        armed = found if isinstance(found, ArmedClient) else self.arm_client(tag)
         try:
             return self._measure_once(tag, armed)
         finally:
@@ -195,7 +197,7 @@ class BareMetal(Mode):
             assert server.port is not None
             self.details["server_port"] = server.port
             iface = data_iface(self, self.client)
-            finale = self.ctx.finale
+            sweep = self.ctx.early_sweep
             sweep_client = self._last(self.client)
             # Same host both ends: the client's own sweep covers it, after both ended.
             sweep_server = self._last(self.server) and self.server is not self.client
@@ -203,14 +205,14 @@ class BareMetal(Mode):
             def then() -> None:  # while the client runs: the next test's start, and
                 if self.ctx.pipeline is not None:  # the server host's sweep
                     self.ctx.pipeline.ahead(self.test, self.repeat, test_deadline(self))
-                if sweep_server:
+                if sweep_server and sweep is not None:
                     lifetime = test_deadline(self) + REMOTE_MARGIN
-                    finale.server_sweep(self.server, server.pidfile(), server.logfile, lifetime)
+                    sweep.server_sweep(self.server, server.pidfile(), server.logfile, lifetime)
 
             try:
                 fired = armed.fire(server.port, iface, sweep=sweep_client, then=then)
-                if armed.swept:
-                    finale.sent(self.client, lambda: True)
+                if armed.swept and sweep is not None:
+                    sweep.sent(self.client, lambda: True)
                 res = fired or run_client(
                     self.client,
                     client_argv(self, self.server.data_ip, server.port),

@@ -7,7 +7,7 @@ the container start otherwise) and waits on its stdin for what it needs from the
 server container's address, the client container's PID 1 (for the path-bytes readings,
 netrun.modes.docker.pathbytes) and whether to sweep the host after it: on the host's last
 measurement the client's command ends with the host's sweep (netrun.modes.docker.serverwait's
-``host_sweep``), so the run's end has nothing left to do there (netrun.cleanup.last_sweep), as a
+``host_sweep``), so the run's end has nothing left to do there (netrun.modes.early_sweep), as a
 bare-metal client's does (netrun.tools.iperf3.run.ArmedClient). Abandoned, or when netrun
 vanishes, its stdin ends and it exits without running anything.
 """
@@ -18,7 +18,7 @@ import ipaddress
 import time
 from typing import TYPE_CHECKING
 
-from netrun.cleanup.last_sweep import SWEPT_LINE
+from netrun.cleanup.scripts import SWEPT_LINE
 from netrun.errors import NetrunError
 from netrun.hosts.command import CommandResult
 from netrun.modes.baremetal.mode import client_argv, test_deadline
@@ -140,7 +140,7 @@ def run_client(
     last measurement), else ``plain``, a command of its own."""
     armed = mode.ctx.armed.pop((mode.client.name, tag(mode, repeat)), None)
     res = None
-    if armed is not None:
+    if isinstance(armed, ArmedExec):
         sweep = is_last(mode, mode.client, repeat)
         try:
             assert mode.server_ip is not None
@@ -149,8 +149,8 @@ def run_client(
             )
         finally:
             armed.abandon()
-        if armed.swept and mode.ctx.finale is not None:
-            mode.ctx.finale.sent(mode.client, lambda: True)
+        if armed.swept and mode.ctx.early_sweep is not None:
+            mode.ctx.early_sweep.sent(mode.client, lambda: True)
     return res if res is not None else plain()
 
 

@@ -48,7 +48,7 @@ def plan(
         return []  # the containers start after the link MTU is set
     if test.server == test.client:
         return []
-    if keep.key(test) in ctx.kept:  # it measures with kept containers: none to start
+    if keep.key(test) in ctx.family(keep.Parked):  # it measures with kept containers: none to start
         return []
     by_role = {r: inventory.get(n) for r, n in test.hosts_by_role.items()}
     mode = cls(test, by_role["server"], by_role["client"], ctx, by_role)

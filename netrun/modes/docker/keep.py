@@ -87,6 +87,10 @@ class Kept:
     docker: dict[str, str] = field(default_factory=dict)
 
 
+class Parked(dict[str, Kept]):
+    """The run's kept containers by keep key (one per run: RunContext.family)."""
+
+
 def next_test(ctx: RunContext, test: TestSpec) -> TestSpec | None:
     """The next test, in run order, that touches any of ``test``'s hosts and has not run."""
     hosts = set(test.hosts)
@@ -113,10 +117,11 @@ def take(ctx: RunContext, test: TestSpec) -> Kept | None:
     on its hosts that it cannot adopt (a test between them failed before its setup) are
     removed on the hosts' next command: this test's container start."""
     k = key(test)
-    found = ctx.kept.pop(k, None) if k is not None else None
+    kept = ctx.family(Parked)
+    found = kept.pop(k, None) if k is not None else None
     # (a copy: the tests of a parallel run park and take from their own threads)
-    for other in [o for o in list(ctx.kept.values()) if set(test.hosts) & set(o.docker)]:
-        if ctx.kept.pop(other.key, None) is other:
+    for other in [o for o in list(kept.values()) if set(test.hosts) & set(o.docker)]:
+        if kept.pop(other.key, None) is other:
             _defer_removal(other.started, other.records, other.docker)
     if found is None:
         return None
@@ -125,7 +130,7 @@ def take(ctx: RunContext, test: TestSpec) -> Kept | None:
 
 
 def park(ctx: RunContext, kept: Kept) -> None:
-    ctx.kept[kept.key] = kept
+    ctx.family(Parked)[kept.key] = kept
 
 
 def details_of(kept: Kept) -> dict[str, Any]:

@@ -69,6 +69,8 @@ class DockerMode(ContainerMode):
 
     name = "docker"
     options = OPTIONS
+    #: The tools it runs in containers (netrun.modes.docker.iperf2, .netperf for those).
+    tools: ClassVar[tuple[str, ...] | None] = ("iperf3", "iperf2", "netperf")
     containers = True
     sweeps_early = "sequential"
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
@@ -315,7 +317,7 @@ class DockerMode(ContainerMode):
         self.after_apps(infos)
         self.healthy = True
 
-    #: The repeat being measured (netrun.cleanup.last_sweep: is it a host's last measurement?).
+    #: The repeat being measured (netrun.modes.early_sweep: is it a host's last measurement?).
     repeat = 1
 
     def measure(self, repeat: int) -> Measurement:

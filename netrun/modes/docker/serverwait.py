@@ -7,7 +7,7 @@ LISTENING again), then prints that end's byte counters (the path-bytes modes,
 netrun.modes.docker.pathbytes) and, on the host's last measurement, sweeps the host as the
 run's final sweep would (its undo records remove the run's containers, its time bounds
 and its run folder): no round trip after the test, and the run's end has nothing left to
-do there (netrun.cleanup.last_sweep). It stops waiting when the container is gone (a failed test's
+do there (netrun.modes.early_sweep). It stops waiting when the container is gone (a failed test's
 final sweep removed it), so nothing of it outlives the run.
 """
 
@@ -17,8 +17,7 @@ import shlex
 import threading
 from typing import TYPE_CHECKING
 
-from netrun.cleanup.last_sweep import SWEPT
-from netrun.cleanup.scripts import cleanup_script
+from netrun.cleanup.scripts import SWEPT, cleanup_script
 from netrun.errors import NetrunError
 from netrun.hosts.host import remote_tmp
 from netrun.modes.baremetal.mode import test_deadline
@@ -82,7 +81,7 @@ class ServerWait:
         text = script(docker, name, pid, served, bound, reading=reading, sweep=sweep)
         timeout = bound + 60
         self.timeout = timeout  # how long ``swept`` may wait for it
-        # Started at once, so its command is counted now (netrun.cleanup.last_sweep), and collected
+        # Started at once, so its command is counted now (netrun.modes.early_sweep), and collected
         # in a thread; where a command cannot be started so, it runs without the sweep.
         started = host.start(text) if sweep else None
         if started is not None:
@@ -127,9 +126,9 @@ class ServerWait:
 
 def is_last(mode: ContainerMode, host: Host, repeat: int, probed: bool = True) -> bool:
     """Whether this repeat is ``host``'s last measurement of the run and the host may
-    sweep itself after it (netrun.cleanup.last_sweep)."""
-    finale = mode.ctx.finale
-    return finale is not None and finale.is_last(host, mode.test, repeat, probed=probed)
+    sweep itself after it (netrun.modes.early_sweep)."""
+    sweep = mode.ctx.early_sweep
+    return sweep is not None and sweep.is_last(host, mode.test, repeat, probed=probed)
 
 
 def server_wait(
@@ -153,10 +152,10 @@ def server_done(
 ) -> tuple[str | None, int | None]:
     """After a measurement that worked: the server's counters text (None: not read) and
     the tests it has served now (None: unknown); its host's sweep noted
-    (netrun.cleanup.last_sweep)."""
+    (netrun.modes.early_sweep)."""
     if waiting is None:
         return None, (served + 1 if served is not None else None)
     text, count = waiting.result(served or 0)
-    if waiting.sweeps and mode.ctx.finale is not None:
-        mode.ctx.finale.sent(mode.server, waiting.swept)
+    if waiting.sweeps and mode.ctx.early_sweep is not None:
+        mode.ctx.early_sweep.sent(mode.server, waiting.swept)
     return text, count

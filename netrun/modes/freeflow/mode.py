@@ -79,6 +79,8 @@ class FreeFlow(DockerMode):
 
     name = "freeflow"
     options = OPTIONS
+    #: The tools proven through FreeFlow's preloaded socket library.
+    tools = ("iperf3", "netperf")
     overlay_device = True
 
     counts_path = True

@@ -44,9 +44,14 @@ def _mode_colours(modes: Sequence[str]) -> dict[str, str]:
 
 
 def _rated(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The tests whose tool measures throughput (a ping test has none: not drawn, and
-    never drawn as failed)."""
-    return [r for r in rows if "throughput_bps" in r.get("produces", ("throughput_bps",))]
+    """The tests that measure throughput: their tool declares it (a ping test's does not)
+    and a passing repeat has it, or none passed (drawn FAILED). A netperf TCP_RR test
+    passes without one (only TCP_STREAM measures it): not drawn, never drawn as failed."""
+    return [
+        r for r in rows
+        if "throughput_bps" in r.get("produces", ("throughput_bps",))
+        and (r.get("mbps") is not None or not r.get("n_ok"))
+    ]  # fmt: skip
 
 
 def plot_throughput(

@@ -110,7 +110,6 @@ TOOL = Tool(
     metrics=iperf2.METRICS,
     measure=measure,
     describe=describe,
-    modes=("baremetal", "turn", "docker", "flannel"),
     protocol="udp",
     needs={"server": ("iperf",), "client": ("iperf",)},
 )

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from netrun.cleanup.last_sweep import SWEPT, SWEPT_LINE
+from netrun.cleanup.scripts import SWEPT, SWEPT_LINE
 from netrun.errors import CommandTimeout, HostError, NetrunError
 from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
@@ -43,7 +43,7 @@ _RUN = (
 CLIENT_WRAPPER = _RUN + "exit $r; }"
 #: CLIENT_WRAPPER once a line came on stdin: the server's port (``-p PORT`` ends argv),
 #: and ``sweep`` when the client's host is to be swept right after it (the script in $1,
-#: netrun.cleanup.last_sweep; SWEPT on stderr when it worked). No line (netrun abandoned it, or
+#: netrun.modes.early_sweep; SWEPT on stderr when it worked). No line (netrun abandoned it, or
 #: vanished): it exits and runs nothing.
 ARMED_WRAPPER = (
     'read -r port then || exit 0; case "$port" in ""|*[!0-9]*) exit 0 ;; esac; '
@@ -249,7 +249,7 @@ class ArmedClient:
         sweep: str = "",
     ) -> None:
         """``sweep``: the host's final sweep script, run after the client if ``fire``
-        says so (netrun.cleanup.last_sweep)."""
+        says so (netrun.modes.early_sweep)."""
         self.host = host
         self.argv = argv
         self.pidfile = client_pidfile(workdir, tag)

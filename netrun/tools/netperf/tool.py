@@ -175,7 +175,6 @@ TOOL = Tool(
     metrics=METRICS,
     measure=measure,
     describe=describe,
-    modes=("baremetal", "docker", "flannel", "freeflow"),
     check=check,
     needs={"server": ("netserver",), "client": ("netperf",)},
 )

@@ -141,7 +141,6 @@ TOOL = Tool(
     metrics=METRICS,
     measure=measure,
     describe=describe,
-    modes=("baremetal",),
     protocol="icmp",
     needs={"client": ("ping",)},  # the server only answers: its kernel does
 )

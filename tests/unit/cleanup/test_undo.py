@@ -57,6 +57,24 @@ def test_teardown_runs_records_newest_first_and_deletes_them(tmp_path: Path) -> 
     assert list((tmp_path / "netrun-abcd1234-me" / "undo").iterdir()) == []
 
 
+def test_one_stack_runs_a_chosen_part_newest_first_and_keeps_the_rest(tmp_path: Path) -> None:
+    """The run's MTU settings restore one layer of a host and keep the others held."""
+    host = Host("me", {"ansible_connection": "local", "netrun_remote_tmp": str(tmp_path)})
+    host.transport = LocalTransport(host)
+    done: list[str] = []
+    stack = undo.UndoStack(RunContext("abcd1234", undone=lambda h, r: done.append(r.what)))
+    log = tmp_path / "log"
+    records = []
+    for n in (1, 2, 3):
+        record = stack.record(host, f"echo undo{n} >> {log}", what=f"step {n}")
+        sh(stack.guarded(record, ":"))
+        records.append(record)
+    assert stack.run([records[0], records[2]]) == []
+    assert log.read_text().split() == ["undo3", "undo1"] and len(stack) == 1
+    assert stack.run() == [] and done == ["step 3", "step 1", "step 2"]
+    assert list((tmp_path / "netrun-abcd1234-me" / "undo").iterdir()) == []
+
+
 def test_a_sweep_runs_what_a_killed_run_left_newest_first(tmp_path: Path) -> None:
     host = Host("me", {"ansible_connection": "local", "netrun_remote_tmp": str(tmp_path)})
     host.transport = LocalTransport(host)

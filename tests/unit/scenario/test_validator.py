@@ -36,7 +36,8 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_modes_declare_their_tools() -> None:
     tools = mode_tools()
     assert tools["turn"] == ("iperf2",)
-    assert tools["baremetal"] is None and tools["freeflow"] is None
+    assert tools["baremetal"] is None and tools["freeflow"] == ("iperf3", "netperf")
+    assert tools["docker"] == tools["flannel"] == ("iperf3", "iperf2", "netperf")
 
 
 def test_every_bad_combination_is_one_line_with_the_fix(tmp_path: Path) -> None:
@@ -45,11 +46,13 @@ def test_every_bad_combination_is_one_line_with_the_fix(tmp_path: Path) -> None:
     lines = str(err.value).splitlines()
     assert len(lines) == 3, lines
     ff, turn_default, turn_ping = lines
-    assert "tests[0] 'ff-iperf2': tool 'iperf2' runs in mode" in ff
-    assert "not 'freeflow': set mode: baremetal, or another tool" in ff
+    assert "tests[0] 'ff-iperf2': mode 'freeflow' measures with tool iperf3, netperf only" in ff
+    assert "not tool 'iperf2': set tool: iperf3, or another mode (iperf2 runs in mode" in ff
+    assert "baremetal, docker, flannel, turn)" in ff
     assert turn_default.endswith(
         "tests[1] 'turn-default': mode 'turn' measures with tool iperf2 only, not the default"
-        " tool 'iperf3': set tool: iperf2, or another mode"
+        " tool 'iperf3': set tool: iperf2, or another mode (iperf3 runs in mode baremetal,"
+        " docker, flannel, freeflow)"
     )
     assert "tests[2] 'turn-ping': mode 'turn' measures with tool iperf2 only, not tool 'ping'" in (
         turn_ping

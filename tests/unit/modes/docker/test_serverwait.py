@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from netrun.cleanup import last_sweep as serverwait_last_sweep
+from netrun.cleanup import scripts as cleanup_scripts
 from netrun.modes.docker import armed as armedexec
 from netrun.modes.docker import launch, serverwait
 
@@ -42,7 +42,7 @@ def test_the_wait_ends_when_the_server_served_the_test_then_reads_and_sweeps(
     (tmp_path / "served").write_text("1")
     folder = tmp_path / "netrun-1a2b"
     folder.mkdir()
-    sweep = f"rm -rf {folder}; [ ! -e {folder} ] && echo {serverwait_last_sweep.SWEPT}"
+    sweep = f"rm -rf {folder}; [ ! -e {folder} ] && echo {cleanup_scripts.SWEPT}"
     started = time.monotonic()
     proc = subprocess.Popen(
         ["sh", "-c", wait_script(tmp_path, 2, 30, sweep)], stdout=subprocess.PIPE, text=True
@@ -54,7 +54,7 @@ def test_the_wait_ends_when_the_server_served_the_test_then_reads_and_sweeps(
     found = launch.sections(out)
     assert found["count"].strip() == "3"
     assert found["counters"].strip() == "reading"
-    assert found["swept"].strip() == serverwait_last_sweep.SWEPT and not folder.exists()
+    assert found["swept"].strip() == cleanup_scripts.SWEPT and not folder.exists()
     assert time.monotonic() - started < 5
 
 
@@ -80,10 +80,10 @@ def run_armed(tmp_path: Path, line: str | None, sweep: str) -> subprocess.Comple
 
 
 def test_the_armed_client_runs_once_it_gets_its_line_and_sweeps_if_told(tmp_path: Path) -> None:
-    sweep = f"echo {serverwait_last_sweep.SWEPT}"
+    sweep = f"echo {cleanup_scripts.SWEPT}"
     done = run_armed(tmp_path, "10.244.1.2 4242 sweep\n", sweep)
     assert done.stdout.splitlines() == ["ran: iperf3 -c 10.244.1.2 -J", "pid=4242"]
-    assert done.stderr == serverwait_last_sweep.SWEPT + "\n"
+    assert done.stderr == cleanup_scripts.SWEPT + "\n"
     kept = run_armed(tmp_path, "10.244.1.2 0 -\n", sweep)
     assert kept.stdout.splitlines()[0] == "ran: iperf3 -c 10.244.1.2 -J" and kept.stderr == ""
 

@@ -29,7 +29,7 @@ def test_declares_its_metrics() -> None:
         "rtt_p50_ms", "rtt_p90_ms", "rtt_p99_ms",
     ]  # fmt: skip
     assert all(m.better == "lower" for m in tool.metrics)
-    assert tool.headline().name == "rtt_avg_ms" and tool.modes == ("baremetal",)
+    assert tool.headline().name == "rtt_avg_ms"
 
 
 # -- scenario checks ----------------------------------------------------------------------------
@@ -95,7 +95,8 @@ tests:
   - {name: r, mode: baremetal, tool: ping, server: a, client: b, tolerances: {rtt: 5%}}
   - {name: s, mode: baremetal, server: a, client: b, tolerances: {throughput_bps: five}}
 """))  # fmt: skip
-    assert "tool 'ping' runs in mode baremetal only, not 'docker'" in text
+    assert "mode 'docker' measures with tool iperf3, iperf2, netperf only, not tool 'ping'" in text
+    assert "or another mode (ping runs in mode baremetal)" in text
     assert "unknown tool 'pong'; did you mean 'ping'?" in text
     assert "tolerances: ping has no metric 'rtt'" in text
     assert "throughput_bps must be a percentage such as 20% or a number" in text
@@ -115,6 +116,7 @@ tests:
 
 
 def test_a_ping_test_needs_ping_on_its_client_and_no_iperf3(tmp_path: Path) -> None:
+    from netrun.run.bound import bind_all
     from netrun.run.needs import plan_needs
     from netrun.scenario.loader import load_scenario
 
@@ -124,5 +126,6 @@ def test_a_ping_test_needs_ping_on_its_client_and_no_iperf3(tmp_path: Path) -> N
         " - {name: p, mode: baremetal, tool: ping, server: alpha, client: bravo}\n"
         " - {name: i, mode: baremetal, server: charlie, client: bravo}\n"
     )
-    tools = plan_needs(load_scenario(path, hosts=("alpha", "bravo", "charlie")).tests).tools
+    tests = load_scenario(path, hosts=("alpha", "bravo", "charlie")).tests
+    tools = plan_needs(list(bind_all(tests).values())).tools
     assert tools == {"bravo": ["ping", "iperf3"], "charlie": ["iperf3"]}  # alpha: nothing

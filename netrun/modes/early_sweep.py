@@ -1,4 +1,5 @@
-"""The run's final sweep, sent while each host's last test still runs.
+"""Each host's last measurement sweeps the host: the run's final sweep, sent while the
+host's last test still runs (bare metal and container modes; the run sets it up).
 
 A run ends by sweeping every host it used (its run folder, recorded servers, undo
 records): one more round trip on each host after the last test, on the critical path.
@@ -36,15 +37,11 @@ if TYPE_CHECKING:
 
 #: Marks the probe's line that says which machine and folder a host is (``note``).
 FOLDER = "==netrun:folder=="
-#: What the client's command prints on stderr once its host is swept.
-SWEPT = "NETRUN_SWEPT"
-#: The stderr line the sweep adds (stripped before iperf3's output is read).
-SWEPT_LINE = SWEPT + "\n"
 #: How often the server host's early sweep looks whether the server has exited.
 POLL_S = 0.02
 
 
-class Finale:
+class EarlySweep:
     """Which measurement is each host's last, and which hosts' early sweep worked."""
 
     def __init__(self, tests: Sequence[TestSpec], workdir: Callable[[Host], str]) -> None:

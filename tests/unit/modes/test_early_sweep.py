@@ -1,4 +1,4 @@
-"""Which measurement sweeps which host early (netrun.cleanup.last_sweep), and the armed client's
+"""Which measurement sweeps which host early (netrun.modes.early_sweep), and the armed client's
 shell (netrun.tools.iperf3.run.ARMED_WRAPPER) run by a real sh."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from netrun.cleanup.last_sweep import FOLDER, SWEPT, Finale
+from netrun.cleanup.scripts import SWEPT
 from netrun.hosts.host import Host
+from netrun.modes.early_sweep import FOLDER, EarlySweep
 from netrun.tools.iperf3.run import ARMED_WRAPPER
 
 
@@ -17,21 +18,21 @@ def spec(name: str, hosts: tuple[str, ...], repeat: int = 1) -> Any:
     return SimpleNamespace(name=name, hosts=hosts, repeat=repeat)
 
 
-def finale(*tests: Any) -> Finale:
-    return Finale(list(tests), lambda h: f"/tmp/{h.name}/netrun-abcd")
+def early_sweep(*tests: Any) -> EarlySweep:
+    return EarlySweep(list(tests), lambda h: f"/tmp/{h.name}/netrun-abcd")
 
 
 A, B, C = Host("a"), Host("b"), Host("c")
 
 
-def probed(f: Finale, **folders: str) -> None:
+def probed(f: EarlySweep, **folders: str) -> None:
     for name, ident in folders.items():
         f.note(Host(name), f"probe output\n{FOLDER}\n{ident}\n")
 
 
 def test_a_hosts_last_measurement_is_its_last_tests_last_repeat() -> None:
     ab, bc = spec("ab", ("a", "b"), repeat=2), spec("bc", ("b", "c"))
-    f = finale(ab, bc)
+    f = early_sweep(ab, bc)
     probed(f, a="boot 1:1", b="boot 1:2", c="boot 1:3")
     assert not f.is_last(A, ab, 1)
     assert f.is_last(A, ab, 2)
@@ -41,18 +42,18 @@ def test_a_hosts_last_measurement_is_its_last_tests_last_repeat() -> None:
 
 def test_hosts_sharing_a_folder_or_of_unknown_folder_are_not_swept_early() -> None:
     ab = spec("ab", ("a", "b"))
-    f = finale(ab)
+    f = early_sweep(ab)
     probed(f, a="boot 1:1", b="boot 1:1")  # one machine, one /tmp
     assert not f.is_last(A, ab, 1) and not f.is_last(B, ab, 1)
     assert f.is_last(A, ab, 1, probed=False)  # before the probes: it may be
-    g = finale(ab)
+    g = early_sweep(ab)
     g.note(A, "no folder line")
     probed(g, b="boot 1:2")
     assert not g.is_last(A, ab, 1) and g.is_last(B, ab, 1)
 
 
 def test_done_only_when_the_sweep_worked_and_nothing_ran_after() -> None:
-    f = finale(spec("ab", ("a", "b")))
+    f = early_sweep(spec("ab", ("a", "b")))
     host = Host("a")
     f.sent(host, lambda: True)
     assert f.done(host)
