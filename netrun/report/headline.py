@@ -54,14 +54,56 @@ class Latency:
     spread: float | None
     n: int
     names: tuple[str, ...]
+    #: percentile -> ms, where the tool reports percentiles (netperf's latency_p50_us...).
+    percentiles: tuple[tuple[float, float], ...] = ()
+    #: The metric the headline cell shows (``P_avg_ms``, or netperf's ``P_mean_us``).
+    metric: str = ""
+
+
+#: A percentile family's members: ``<prefix>_p<N>_<unit>`` (netperf: latency_p50_us), with
+#: ``<prefix>_mean_<unit>``, ``_stddev_`` and ``_max_``; p999 is the 99.9th.
+PERCENTILE_NAMES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p999": 99.9}
+TO_MS = {"ms": 1.0, "us": 1e-3}
 
 
 def latency_prefix(names: Iterable[str]) -> str | None:
-    """The first family ``P`` with ``P_avg_ms`` among ``names`` (rtt, latency), else None."""
+    """The first family ``P`` with ``P_avg_ms`` among ``names`` (rtt, latency), or with
+    ``P_p50_us``/``P_p50_ms`` (a percentile family), else None."""
     for name in names:
         if name.endswith("_avg_ms"):
             return name.removesuffix("_avg_ms")
+        for unit in TO_MS:
+            if name.endswith(f"_p50_{unit}"):
+                return name.removesuffix(f"_p50_{unit}")
     return None
+
+
+def _percentile_family(samples: Sequence[dict[str, Any]], prefix: str) -> Latency | None:
+    """A tool that reports percentiles (netperf): dot the mean, spread the stddev, the
+    percentiles as they are; every value in ms."""
+    names = produced(samples)
+    unit = next((u for u in TO_MS if f"{prefix}_p50_{u}" in names), "us")
+    scale = TO_MS[unit]
+    used: list[str] = []
+    n = 0
+
+    def median(part: str) -> float | None:
+        nonlocal n
+        summary = stats.summarize(stats.ok_values(samples, f"{prefix}_{part}_{unit}"))
+        if summary is None:
+            return None
+        used.append(f"{prefix}_{part}_{unit}")
+        n = max(n, summary.n)
+        return summary.median * scale
+
+    cuts = tuple((q, v) for part, q in PERCENTILE_NAMES.items() if (v := median(part)) is not None)
+    mean = median("mean")
+    mid = mean if mean is not None else dict(cuts).get(50.0)
+    if mid is None:
+        return None
+    metric = f"{prefix}_mean_{unit}" if mean is not None else f"{prefix}_p50_{unit}"
+    return Latency(prefix, None, mid, median("max"), median("stddev"), n, tuple(used), cuts,
+                   metric)  # fmt: skip
 
 
 def latency(samples: Sequence[dict[str, Any]]) -> Latency | None:
@@ -71,6 +113,8 @@ def latency(samples: Sequence[dict[str, Any]]) -> Latency | None:
     prefix = latency_prefix(names)
     if prefix is None:
         return None
+    if f"{prefix}_avg_ms" not in names:
+        return _percentile_family(samples, prefix)
     used: list[str] = []
 
     def median(part: str) -> tuple[float | None, int]:
@@ -89,4 +133,4 @@ def latency(samples: Sequence[dict[str, Any]]) -> Latency | None:
     low, _ = median("min")
     high, _ = median("max")
     spread = next((v for v, _ in (median(p) for p in SPREADS) if v is not None), None)
-    return Latency(prefix, low, mid, high, spread, n, tuple(used))
+    return Latency(prefix, low, mid, high, spread, n, tuple(used), metric=f"{prefix}_avg_ms")

@@ -24,6 +24,7 @@ REGRESSED = frozenset({"regressed", "regression"})
 _LATENCY_SAYS = {
     "rtt_avg_ms": "round-trip time (ping)",
     "latency_avg_ms": "one-way latency (iperf2, needs agreeing clocks)",
+    "latency_mean_us": "request/response time (netperf; percentiles in the metrics table)",
 }
 #: Options that change what a throughput figure is: % bare compares only tests alike in them.
 ALIKE = ("streams", "bitrate", "length", "reverse", "bidir", "protocol")
@@ -124,8 +125,9 @@ def _latency(samples: list[dict[str, Any]]) -> dict[str, Any] | None:
     found = headline.latency(samples)
     if found is None:
         return None
-    return {"metric": f"{found.prefix}_avg_ms", "min": found.low, "avg": found.mid,
-            "max": found.high, "spread": found.spread, "n": found.n}  # fmt: skip
+    return {"metric": found.metric, "min": found.low, "avg": found.mid,
+            "max": found.high, "spread": found.spread, "n": found.n,
+            "percentiles": [list(cut) for cut in found.percentiles]}  # fmt: skip
 
 
 def _latency_cell(row: dict[str, Any]) -> str:

@@ -23,7 +23,8 @@ LATENCY = "latency.png"
 #: Past this max/min ratio the axis is logarithmic.
 LOG_RATIO = 30.0
 PERCENTILES = (5, 50, 95, 99)
-_WHAT = {"rtt": "round-trip time (ping)", "latency": "one-way latency (iperf2)"}
+_WHAT = {"rtt": "round-trip time (ping)", "latency": "one-way latency (iperf2)",
+         "netperf": "request/response time (netperf)"}  # fmt: skip
 
 
 def _per_packet(samples: list[dict[str, Any]]) -> list[float]:
@@ -78,6 +79,8 @@ def plot_latency(doc: dict[str, Any], path: Path, rows: list[dict[str, Any]]) ->
             packets = _per_packet(samples[row["name"]])
             if len(packets) >= 20:
                 drawn += _percentiles(ax, x, packets, colour, label)
+            elif found.get("percentiles"):
+                drawn += _reported(ax, x, found, colour, label)
             else:
                 drawn += _range(ax, x, found, colour, label)
                 means = _repeat_means(samples[row["name"]], found["metric"])
@@ -105,7 +108,7 @@ def plot_latency(doc: dict[str, Any], path: Path, rows: list[dict[str, Any]]) ->
         bottom, top = style.value_range(drawn)
         ax.set_ylim(bottom, top)
         note = style.from_note(bottom)
-    families = sorted({r["latency_ms"]["metric"].removesuffix("_avg_ms") for r in shown})
+    families = sorted({_family(r["latency_ms"]["metric"]) for r in shown})
     ax.set_ylabel(" / ".join(_WHAT.get(f, f) for f in families) + " (ms)")
     ax.set_xticks(ticks, labels, rotation=20 if len(shown) > 4 else 0,
                   ha="right" if len(shown) > 4 else "center", fontsize=8)  # fmt: skip
@@ -114,6 +117,8 @@ def plot_latency(doc: dict[str, Any], path: Path, rows: list[dict[str, Any]]) ->
     what += f";\nwhisker: median min to median max{note}"
     if any(len(_per_packet(samples[r["name"]])) >= 20 for r in shown):
         what += "; per-packet tests: box p5-p95, tick p99, dot p50"
+    if any(r["latency_ms"].get("percentiles") for r in shown):
+        what += "; netperf: dot mean, box p50-p90, whisker to p99, tick p99.9"
     ax.set_title(style.title(doc, f"latency: {what}"), fontsize=9)
     if shown:
         style.legend(ax)
@@ -137,6 +142,34 @@ def _range(ax: Any, x: float, found: dict[str, Any], colour: str, label: str | N
         ax.bar(x, avg + spread - bottom, 0.5, bottom=bottom, color=colour, alpha=0.35)
         drawn += [bottom, avg + spread]
     ax.plot([x], [avg], "o", ms=7, color=colour, label=label, zorder=3)
+    return drawn
+
+
+def _family(metric: str) -> str:
+    """rtt_avg_ms -> rtt; netperf's latency_mean_us -> netperf (its request/response time)."""
+    if metric.endswith("_avg_ms"):
+        return metric.removesuffix("_avg_ms")
+    return "netperf"
+
+
+def _reported(
+    ax: Any, x: float, found: dict[str, Any], colour: str, label: str | None
+) -> list[float]:
+    """Percentiles a tool reported (netperf): box p50-p90, whisker to p99, tick p99.9, dot
+    the mean; returns the values drawn."""
+    cuts = {float(q): float(v) for q, v in found["percentiles"]}
+    drawn = list(cuts.values())
+    if 50.0 in cuts and 90.0 in cuts:
+        ax.bar(x, cuts[90.0] - cuts[50.0], 0.5, bottom=cuts[50.0], color=colour, alpha=0.35)
+    if 99.0 in cuts:
+        ax.vlines(x, cuts.get(90.0, cuts.get(50.0, cuts[99.0])), cuts[99.0], color=colour, lw=1.2)
+        ax.hlines([cuts[99.0]], x - 0.12, x + 0.12, color=colour, lw=1.2)
+    if 99.9 in cuts:
+        ax.hlines([cuts[99.9]], x - 0.08, x + 0.08, color=colour, lw=0.8, linestyles=":")
+    mid = found["avg"] if found["avg"] is not None else cuts.get(50.0)
+    if mid is not None:
+        ax.plot([x], [mid], "o", ms=7, color=colour, label=label, zorder=3)
+        drawn.append(mid)
     return drawn
 
 
