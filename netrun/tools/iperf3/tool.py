@@ -8,6 +8,7 @@ parsed result into the declared metrics.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from netrun.core.metrics import SCHEMA1_METRICS, Metric
@@ -77,7 +78,20 @@ OPTIONS: tuple[Option, ...] = (
 )
 # fmt: on
 
-METRICS: tuple[Metric, ...] = SCHEMA1_METRICS
+#: Default tolerances of the metrics schema 1 declared without one: relative where the
+#: figure scales with the link (a rate, a count), absolute where a point is a point whatever
+#: the baseline (loss in percentage points, jitter in ms). CPU use has none: it is the whole
+#: host's (anything else it runs counts) and 90% already earns the cpu-bound flag; a
+#: scenario judges it with ``tolerances: {cpu_client_pct: 20}``.
+TOLERANCES: dict[str, str | float] = {
+    "sender_bps": "5%",
+    "retransmits": "100%",
+    "jitter_ms": 1.0,
+    "lost_percent": 1.0,
+}
+METRICS: tuple[Metric, ...] = tuple(
+    replace(m, tolerance=TOLERANCES.get(m.name, m.tolerance)) for m in SCHEMA1_METRICS
+)
 
 #: Schema 1's per-metric tolerance options, still accepted: option -> metric.
 TOLERANCE_OPTIONS = {
