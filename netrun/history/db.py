@@ -322,19 +322,36 @@ class History:
                              "throughput_bps or rtt_avg_ms")  # fmt: skip
         out: list[tuple[str, Summary]] = []
         for row in self.runs(scenario=scenario, test=test, last=last):
-            with self._errors():
-                samples = [
-                    {"status": status, metric: value}
-                    for status, value in self.db.execute(
-                        "SELECT status, value FROM metrics "
-                        "WHERE run_id = ? AND test = ? AND metric = ? ORDER BY sample",
-                        (row.run_id, test, metric),
-                    )
-                ]
-            summary = summarize(ok_values(samples, metric))
+            summary = self.series_of(row.run_id, test, metric)
             if summary is not None:
                 out.append((row.started or "", summary))
         return out
+
+    def series_of(self, run_id: str, test: str, metric: str) -> Summary | None:
+        """The Summary of ``metric`` over one run's ok samples of ``test``; None: none."""
+        with self._errors():
+            samples = [
+                {"status": status, metric: value}
+                for status, value in self.db.execute(
+                    "SELECT status, value FROM metrics "
+                    "WHERE run_id = ? AND test = ? AND metric = ? ORDER BY sample",
+                    (run_id, test, metric),
+                )
+            ]
+        return summarize(ok_values(samples, metric))
+
+    def first_sample(self, run_id: str, test: str) -> dict[str, Any] | None:
+        """The first stored sample of ``test`` in run ``run_id``: what says what it measured
+        (mode, hosts, options), without loading the whole document into Python."""
+        with self._errors():
+            row = self.db.execute(
+                "SELECT t.value FROM runs r, json_each(r.document, '$.tests') t "
+                "WHERE r.run_id = ? AND json_extract(t.value, '$.name') = ? "
+                "ORDER BY t.key LIMIT 1",
+                (run_id, test),
+            ).fetchone()
+        found = json.loads(row[0]) if row else None
+        return found if isinstance(found, dict) else None
 
     def headline(self, scenario: str, test: str) -> metrics.Metric:
         """The metric a trend of ``test`` follows: its tool's headline (throughput for
