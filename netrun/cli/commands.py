@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.errors import InputError
-from netrun.job import EXIT_FAILED, EXIT_OK
+from netrun.job import EXIT_FAILED, EXIT_OK, EXIT_REGRESSED
 
 
 def cmd_check(ns: argparse.Namespace) -> int:
@@ -302,10 +302,11 @@ def cmd_report(ns: argparse.Namespace) -> int:
 
 
 def cmd_diff(ns: argparse.Namespace) -> int:
-    from netrun.report.diff import render
+    from netrun.report.diff import regressed, render
 
-    print(render(_load_run(ns.run_a, ns.db), _load_run(ns.run_b, ns.db)), end="")
-    return EXIT_OK
+    a, b = _load_run(ns.run_a, ns.db), _load_run(ns.run_b, ns.db)
+    print(render(a, b), end="")
+    return EXIT_REGRESSED if regressed(a, b) else EXIT_OK
 
 
 def doc_verdicts(doc: dict[str, Any]) -> list[Any] | None:

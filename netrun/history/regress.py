@@ -217,7 +217,7 @@ def _limits(
         values, earlier = ok_values(cur, name), ok_values(base, name)
         if not values or not earlier:
             continue  # unavailable on either side: nothing to compare, never a 0
-        now, before, which = _judged(metric, values, earlier)
+        now, before, which = judged(metric, values, earlier)
         change = now - before
         if kind == "relative":
             if before == 0:
@@ -239,7 +239,7 @@ def _limits(
     return breaches
 
 
-def _judged(
+def judged(
     metric: Metric, values: Sequence[float], earlier: Sequence[float]
 ) -> tuple[float, float, str | None]:
     """(now, before, "worst" or None): the medians, or for a WORST_REPEAT metric each
