@@ -165,12 +165,13 @@ def test_one_lossy_repeat_is_not_hidden_by_the_median() -> None:
 
 def test_every_directed_metric_has_a_default_tolerance() -> None:
     """Every tool's metric has a default (iperf3's throughput takes ``tolerance``), loss is
-    1 percentage point everywhere; CPU use is left to the scenario."""
+    1 percentage point everywhere; CPU use and the rates that restate the headline
+    (sender_bps, pps: judged through it) are left to the scenario."""
     from netrun.tools import tools
 
     for tool in tools().values():
         for metric in tool.metrics:
-            if metric.name.startswith("cpu_"):
+            if metric.name.startswith("cpu_") or metric.name in ("sender_bps", "pps"):
                 assert metric.tolerance is None
             elif (tool.name, metric.name) != ("iperf3", "throughput_bps"):
                 assert metric.tolerance is not None, (tool.name, metric.name)
@@ -340,3 +341,12 @@ def test_schema_1_options_still_map_to_metrics() -> None:
         "lost_percent": ("absolute", 1.5),
         "jitter_ms": ("absolute", 0.1),
     }
+
+
+def test_a_tcp_drop_within_overlapping_cis_stays_noisy() -> None:
+    """The sender's rate moves with a TCP test's throughput: it has no default of its own, so
+    the headline's confidence-interval rule still decides (noisy, not regressed)."""
+    base = doc(*run("t", 940, 900, 960, sender_bps=940 * M), run_id="base")
+    cur = doc(*run("t", 880, 940, 800, sender_bps=860 * M))
+    [v] = compare(cur, base)
+    assert v.verdict == "noisy" and v.metrics == ()
