@@ -278,8 +278,10 @@ def metric_lines() -> list[str]:
         "in a test or in `defaults` replaces a default; iperf3's `tolerance` (and",
         "`--tolerance`) sets its throughput's. Loss is judged on each side's worst repeat, so",
         "one repeat that lost far more than its siblings is not hidden by their median. A",
-        "relative tolerance cannot judge a baseline of 0 (no retransmits): give an absolute",
-        "one for that (`tolerances: {retransmits: 50}`).",
+        "relative tolerance cannot judge a baseline of 0, so counts (retransmits, reordered",
+        "datagrams) have absolute ones. A metric without a default (CPU use, the whole host's;",
+        "figures that restate another: the sender's rate and pps the headline, iperf2's",
+        "`lost` the loss) is judged only when `tolerances:` names it.",
         "",
         *table(
             rows,

@@ -165,13 +165,13 @@ def test_one_lossy_repeat_is_not_hidden_by_the_median() -> None:
 
 def test_every_directed_metric_has_a_default_tolerance() -> None:
     """Every tool's metric has a default (iperf3's throughput takes ``tolerance``), loss is
-    1 percentage point everywhere; CPU use and the rates that restate the headline
-    (sender_bps, pps: judged through it) are left to the scenario."""
+    1 percentage point everywhere; CPU use and the figures that restate another (sender_bps
+    and pps the headline, lost the loss) are left to the scenario."""
     from netrun.tools import tools
 
     for tool in tools().values():
         for metric in tool.metrics:
-            if metric.name.startswith("cpu_") or metric.name in ("sender_bps", "pps"):
+            if metric.name.startswith("cpu_") or metric.name in ("sender_bps", "pps", "lost"):
                 assert metric.tolerance is None
             elif (tool.name, metric.name) != ("iperf3", "throughput_bps"):
                 assert metric.tolerance is not None, (tool.name, metric.name)
@@ -350,3 +350,14 @@ def test_a_tcp_drop_within_overlapping_cis_stays_noisy() -> None:
     cur = doc(*run("t", 880, 940, 800, sender_bps=860 * M))
     [v] = compare(cur, base)
     assert v.verdict == "noisy" and v.metrics == ()
+
+
+def test_retransmits_are_judged_by_an_absolute_rise() -> None:
+    """0 -> 5000 retransmits regresses (a relative limit cannot judge a baseline of 0);
+    3 -> 40 is a healthy link's noise."""
+    base = doc(*run("t", 940, 941, retransmits=0), run_id="base")
+    [v] = compare(doc(*run("t", 940, 941, retransmits=5000)), base)
+    assert v.verdict == "regressed" and v.metrics == ("retransmits",)
+    assert "retransmits rose by 5000 (0 -> 5000), limit 1000" in v.detail
+    noisy = doc(*run("t", 940, 941, retransmits=3), run_id="base")
+    assert compare(doc(*run("t", 940, 941, retransmits=40)), noisy)[0].verdict == "ok"
