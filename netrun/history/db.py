@@ -340,18 +340,30 @@ class History:
             ]
         return summarize(ok_values(samples, metric))
 
-    def first_sample(self, run_id: str, test: str) -> dict[str, Any] | None:
-        """The first stored sample of ``test`` in run ``run_id``: what says what it measured
-        (mode, hosts, options), without loading the whole document into Python."""
+    def signatures(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """Per test of run ``run_id``, what its first sample says it measured (mode, tool,
+        hosts, options): one pass over the stored document, its samples' series left in it."""
+        out: dict[str, dict[str, Any]] = {}
         with self._errors():
-            row = self.db.execute(
-                "SELECT t.value FROM runs r, json_each(r.document, '$.tests') t "
-                "WHERE r.run_id = ? AND json_extract(t.value, '$.name') = ? "
-                "ORDER BY t.key LIMIT 1",
-                (run_id, test),
-            ).fetchone()
-        found = json.loads(row[0]) if row else None
-        return found if isinstance(found, dict) else None
+            rows = self.db.execute(
+                "SELECT json_extract(t.value, '$.name'), json_extract(t.value, '$.mode'), "
+                "json_extract(t.value, '$.tool'), json_extract(t.value, '$.server'), "
+                "json_extract(t.value, '$.client'), json_extract(t.value, '$.hosts'), "
+                "json_extract(t.value, '$.options') "
+                "FROM runs r, json_each(r.document, '$.tests') t WHERE r.run_id = ? "
+                "AND json_type(t.value) = 'object' ORDER BY t.key",
+                (run_id,),
+            ).fetchall()
+        for name, mode, tool, server, client, hosts, options in rows:
+            if name is None or str(name) in out:
+                continue
+            sample = {"mode": mode, "tool": tool, "server": server, "client": client}
+            for key, text in (("hosts", hosts), ("options", options)):
+                found = json.loads(text) if isinstance(text, str) else None
+                if isinstance(found, dict):
+                    sample[key] = found
+            out[str(name)] = sample
+        return out
 
     def headline(self, scenario: str, test: str) -> metrics.Metric:
         """The metric a trend of ``test`` follows: its tool's headline (throughput for

@@ -47,18 +47,27 @@ class Line:
 
 
 def lines(
-    history: History, scenario: str, test: str, metric: str, last: int | None = None
+    history: History,
+    scenario: str,
+    test: str,
+    metric: str,
+    last: int | None = None,
+    seen: dict[str, dict[str, dict[str, Any]]] | None = None,
 ) -> list[Line]:
     """The stored runs of one test (the newest ``last``), as lines of comparable runs.
 
     A run whose test has no ok sample is a gap, not a point; it does not split a line.
+    ``seen`` keeps each run's signatures between calls (one read of a run for all tests).
     """
+    seen = {} if seen is None else seen
     out: list[Line] = []
     points: list[Point] = []
     since = ""
     previous: dict[str, Any] | None = None
     for row in history.runs(scenario=scenario, test=test, last=last):
-        sample = history.first_sample(row.run_id, test)
+        if row.run_id not in seen:
+            seen[row.run_id] = history.signatures(row.run_id)
+        sample = seen[row.run_id].get(test)
         found = history.series_of(row.run_id, test, metric)
         if sample is None or found is None:
             continue
@@ -79,13 +88,14 @@ def table_rows(history: History, rows: Sequence[RunRow], only_test: str | None) 
     """The trend rows under `netrun history`: one per line of each test in ``rows`` (so an
     incomparable run starts a row of its own); Δ is "-" for a line of one run."""
     out: list[list[str]] = []
+    seen: dict[str, dict[str, dict[str, Any]]] = {}
     for scenario in dict.fromkeys(r.scenario for r in rows):
         tests = dict.fromkeys(t for r in rows if r.scenario == scenario for t in r.tests)
         for test in tests:
             if only_test and test != only_test:
                 continue
             metric = history.headline(scenario, test)
-            for line in lines(history, scenario, test, metric.name, last=len(rows)):
+            for line in lines(history, scenario, test, metric.name, len(rows), seen):
                 medians = [p.summary.median for p in line.points]
                 delta = line.delta_pct
                 out.append(
