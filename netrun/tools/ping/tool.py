@@ -61,11 +61,12 @@ METRICS: tuple[Metric, ...] = (
            tolerance="50%", digits=3),
     Metric("lost_percent", "%", "lower", "echo requests without a reply", tolerance=1.0,
            digits=2),
-    Metric("rtt_p50_ms", "ms", "lower", "median round-trip time of the replies", digits=3),
+    Metric("rtt_p50_ms", "ms", "lower", "median round-trip time of the replies",
+           tolerance="20%", digits=3),
     Metric("rtt_p90_ms", "ms", "lower", "90th percentile round-trip time (>= 10 replies)",
-           digits=3),
+           tolerance="50%", digits=3),
     Metric("rtt_p99_ms", "ms", "lower", "99th percentile round-trip time (>= 100 replies)",
-           digits=3),
+           tolerance="50%", digits=3),
 )
 # fmt: on
 
