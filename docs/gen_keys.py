@@ -23,8 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from netrun import modes  # noqa: E402
+from netrun.core.metrics import Metric, parse_tolerance  # noqa: E402
 from netrun.core.options import GENERAL_OPTIONS, Option  # noqa: E402
 from netrun.core.spec import DEFAULT_TOOL  # noqa: E402
+from netrun.history.baseline import WORST_REPEAT  # noqa: E402
 from netrun.scenario import loader as scenario  # noqa: E402
 from netrun.scenario import pairs, validator  # noqa: E402
 from netrun.tools import tools  # noqa: E402
@@ -233,7 +235,59 @@ def render() -> str:
                 )
             )
     lines += table(rows, ("key", "type", "default", "owner", "inventory", "accepts", "meaning"))
+    lines += metric_lines()
     return "\n".join(lines) + "\n"
+
+
+def tolerance_text(metric: Metric) -> str:
+    """A metric's default tolerance in words: relative, or absolute in its unit."""
+    if metric.tolerance is None:
+        return "not judged unless `tolerances:` names it"
+    kind, value = parse_tolerance(metric.tolerance)
+    if kind == "relative":
+        return f"{value * 100:g}% worse"
+    unit = metric.unit
+    if unit == "%":
+        unit = "percentage point" + ("" if value == 1 else "s")
+    return f"{value:g} {unit} worse"
+
+
+def metric_lines() -> list[str]:
+    """The section listing every tool's metrics with the default tolerance a verdict uses."""
+    rows = [
+        (
+            f"`{m.name}`",
+            f"`{name}`",
+            m.shown_unit or m.unit or "-",
+            f"{m.better} is better",
+            tolerance_text(m),
+            "worst repeat" if m.name in WORST_REPEAT else "median",
+            m.description,
+        )
+        for name, tool in tools().items()
+        for m in tool.metrics
+    ]
+    return [
+        "",
+        "## Metrics and their default tolerances",
+        "",
+        "With a baseline (`--baseline`), every metric of a test is compared with the",
+        "baseline's: a change for the worse beyond its tolerance is `regressed` (exit 3). A",
+        "percentage is relative to the baseline's figure; a number is in the metric's unit",
+        "(loss in percentage points: 0.2% -> 1.5% is 1.3 points). `tolerances: {METRIC: ...}`",
+        "in a test or in `defaults` replaces a default; iperf3's `tolerance` (and",
+        "`--tolerance`) sets its throughput's. Loss is judged on each side's worst repeat, so",
+        "one repeat that lost far more than its siblings is not hidden by their median. A",
+        "relative tolerance cannot judge a baseline of 0, so counts (retransmits, reordered",
+        "datagrams) have absolute ones. A metric without a default (CPU use, the whole host's;",
+        "figures that restate another: the sender's rate and pps the headline, iperf2's",
+        "`lost` the loss) is judged only when `tolerances:` names it.",
+        "",
+        *table(
+            rows,
+            ("metric", "tool", "unit", "direction", "default tolerance", "judged on", "meaning"),
+        ),
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -225,6 +225,9 @@ def run_and_publish(
         out.code = code
         return out
     out.code = exit_code(doc)
+    if opts.fail_on_flags and published.flagged:  # a figure not what its test asked for
+        out.errors += [redact(line, secrets) for line in published.flagged]
+        out.code = out.code if out.code != EXIT_OK else EXIT_FAILED
     if out.code == EXIT_OK and published.regressed:
         out.code = EXIT_REGRESSED
     elif out.code == EXIT_OK and (published.problems or run.out.error):

@@ -23,7 +23,8 @@ from netrun.history.regress import (
     tolerances_from_doc,
 )
 from netrun.report import exporters
-from netrun.results import context
+from netrun.results import context, flags
+from netrun.results.stats import samples_by_test
 from netrun.scenario.validator import NAME_RE as TAG_RE
 
 
@@ -38,6 +39,8 @@ class PublishOptions:
     prometheus: Path | None = None
     junit: Path | None = None
     tag: str | None = None  # --tag: `--baseline last` compares runs of the same tag
+    #: --fail-on-flags: a figure that is not what its test asked for fails the run (and JUnit)
+    fail_on_flags: bool = False
 
 
 @dataclass
@@ -50,6 +53,8 @@ class Published:
     files: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    #: One line per passing test whose figure is not what it asked for (flags.NOT_AS_ASKED).
+    flagged: list[str] = field(default_factory=list)
 
     @property
     def regressed(self) -> bool:
@@ -80,6 +85,7 @@ def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Publishe
     out = Published()
     if opts.tag:
         doc["tag"] = opts.tag
+    out.flagged = flags.flagged_lines(samples_by_test(doc))
     history: History | None = None
     if opts.db is not None:
         try:
@@ -178,7 +184,7 @@ def _exporters(doc: dict[str, Any], opts: PublishOptions, out: Published) -> Non
             out.problems.append(f"{opts.prometheus}: not written ({exc})")
     if opts.junit is not None:
         try:
-            xml = exporters.junit_xml(doc, out.verdicts)
+            xml = exporters.junit_xml(doc, out.verdicts, opts.fail_on_flags)
             out.files.append(exporters.write_atomic(opts.junit, xml))
         except (OSError, NetrunError) as exc:
             out.problems.append(f"{opts.junit}: not written ({exc})")

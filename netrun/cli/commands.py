@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.errors import InputError
-from netrun.job import EXIT_FAILED, EXIT_OK
+from netrun.job import EXIT_FAILED, EXIT_OK, EXIT_REGRESSED
 
 
 def cmd_check(ns: argparse.Namespace) -> int:
@@ -302,10 +302,11 @@ def cmd_report(ns: argparse.Namespace) -> int:
 
 
 def cmd_diff(ns: argparse.Namespace) -> int:
-    from netrun.report.diff import render
+    from netrun.report.diff import regressed, render
 
-    print(render(_load_run(ns.run_a, ns.db), _load_run(ns.run_b, ns.db)), end="")
-    return EXIT_OK
+    a, b = _load_run(ns.run_a, ns.db), _load_run(ns.run_b, ns.db)
+    print(render(a, b), end="")
+    return EXIT_REGRESSED if regressed(a, b) else EXIT_OK
 
 
 def doc_verdicts(doc: dict[str, Any]) -> list[Any] | None:
@@ -379,29 +380,13 @@ def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
     headers = ["run", "scenario", "started", "tag", "status", "ok samples", "verdicts"]
     # run ids such as 680572e5 and test names are text: tabulate would print 6.80572e+10
     out = [tabulate(table, headers=headers, disable_numparse=True)]
-    trends = []
-    for scenario in dict.fromkeys(r.scenario for r in rows):
-        tests = dict.fromkeys(t for r in rows if r.scenario == scenario for t in r.tests)
-        for test in tests:
-            if only_test and test != only_test:
-                continue
-            metric = history.headline(scenario, test)
-            series = history.series(scenario, test, last=len(rows), metric=metric.name)
-            medians = [s.median for _, s in series if s is not None and s.median]
-            if not medians:
-                continue
-            change = (medians[-1] / medians[0] - 1) * 100 if len(medians) > 1 else 0.0
-            if metric.name == "throughput_bps":  # whole Mbit/s, as the trend always showed
-                shown = " → ".join(f"{m / metric.scale:.0f}" for m in medians[-6:])
-            else:
-                shown = " → ".join(metric.show(m) for m in medians[-6:])
-            unit = metric.shown_unit or metric.unit
-            trends.append([scenario, test, f"{metric.name} ({unit})", len(medians), shown,
-                           f"{change:+.1f}%"])  # fmt: skip
+    from netrun.history.trends import table_rows
+
+    trends = table_rows(history, rows, only_test)  # a row per line of comparable runs
     if trends:
         out.append("")
         units = {t[2].rsplit("(", 1)[-1].rstrip(")") for t in trends}
         median = f"median {units.pop()} (last 6)" if len(units) == 1 else "median (last 6)"
-        headers = ["scenario", "test", "metric", "runs", median, "Δ"]
+        headers = ["scenario", "test", "metric", "runs", median, "Δ", "new line"]
         out.append(tabulate(trends, headers=headers, disable_numparse=True))
     return "\n".join(out)

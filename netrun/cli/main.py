@@ -142,6 +142,12 @@ def run_parser() -> Parser:
     )
     cron.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML")
     cron.add_argument(
+        "--fail-on-flags",
+        action="store_true",
+        help="exit 1 (and fail the test in JUnit) when a figure is not what its test asked "
+        "for: above-ceiling, same-host, sender-below-target",
+    )
+    cron.add_argument(
         "--wait-lock",
         action="store_true",
         help="wait for another run to finish instead of exiting 75",
@@ -266,6 +272,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         prometheus=ns.prometheus,
         junit=ns.junit,
         tag=ns.tag,
+        fail_on_flags=ns.fail_on_flags,
     )
     with RunLock.beside(lock_at, wait=ns.wait_lock):
         history = None

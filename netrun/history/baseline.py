@@ -43,6 +43,14 @@ MEDIAN_RE = re.compile(r"median:([0-9]{1,4})")
 MAX_MEDIAN_RUNS = 1000
 NOISE_RUNS = 10  # stored runs whose spread is the run-to-run noise
 NOISE_SIGMAS = 2.0
+#: Metrics judged on their worst repeat, not the median: one repeat of five that lost 27%
+#: is a problem however well its siblings did (a run's median would hide it).
+WORST_REPEAT = frozenset({"lost_percent"})
+
+
+def worst(values: Sequence[float], better: str) -> float:
+    """The worst of ``values`` for a metric where ``better`` ("higher"/"lower") is better."""
+    return min(values) if better == "higher" else max(values)
 
 
 def signature(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -240,7 +248,8 @@ def median_of(
 
 
 def _run_median(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """One sample standing for a run: the median of each metric over its ok samples."""
+    """One sample standing for a run: the median of each metric over its ok samples (the
+    worst repeat of a WORST_REPEAT metric, as a verdict judges it)."""
     ok = [s for s in samples if s.get("status") == "ok"]
     if not ok:
         return None
@@ -249,7 +258,7 @@ def _run_median(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         for metric, value in of_sample(sample).items():
             if value is not None:
                 values.setdefault(metric, []).append(value)
-    medians = {k: statistics.median(v) for k, v in values.items()}
+    medians = {k: max(v) if k in WORST_REPEAT else statistics.median(v) for k, v in values.items()}
     out = {k: v for k, v in ok[0].items() if k not in medians}
     return out | medians | {"metrics": medians, "repeat": 1, "status": "ok"}
 

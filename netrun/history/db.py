@@ -322,18 +322,47 @@ class History:
                              "throughput_bps or rtt_avg_ms")  # fmt: skip
         out: list[tuple[str, Summary]] = []
         for row in self.runs(scenario=scenario, test=test, last=last):
-            with self._errors():
-                samples = [
-                    {"status": status, metric: value}
-                    for status, value in self.db.execute(
-                        "SELECT status, value FROM metrics "
-                        "WHERE run_id = ? AND test = ? AND metric = ? ORDER BY sample",
-                        (row.run_id, test, metric),
-                    )
-                ]
-            summary = summarize(ok_values(samples, metric))
+            summary = self.series_of(row.run_id, test, metric)
             if summary is not None:
                 out.append((row.started or "", summary))
+        return out
+
+    def series_of(self, run_id: str, test: str, metric: str) -> Summary | None:
+        """The Summary of ``metric`` over one run's ok samples of ``test``; None: none."""
+        with self._errors():
+            samples = [
+                {"status": status, metric: value}
+                for status, value in self.db.execute(
+                    "SELECT status, value FROM metrics "
+                    "WHERE run_id = ? AND test = ? AND metric = ? ORDER BY sample",
+                    (run_id, test, metric),
+                )
+            ]
+        return summarize(ok_values(samples, metric))
+
+    def signatures(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """Per test of run ``run_id``, what its first sample says it measured (mode, tool,
+        hosts, options): one pass over the stored document, its samples' series left in it."""
+        out: dict[str, dict[str, Any]] = {}
+        with self._errors():
+            rows = self.db.execute(
+                "SELECT json_extract(t.value, '$.name'), json_extract(t.value, '$.mode'), "
+                "json_extract(t.value, '$.tool'), json_extract(t.value, '$.server'), "
+                "json_extract(t.value, '$.client'), json_extract(t.value, '$.hosts'), "
+                "json_extract(t.value, '$.options') "
+                "FROM runs r, json_each(r.document, '$.tests') t WHERE r.run_id = ? "
+                "AND json_type(t.value) = 'object' ORDER BY t.key",
+                (run_id,),
+            ).fetchall()
+        for name, mode, tool, server, client, hosts, options in rows:
+            if name is None or str(name) in out:
+                continue
+            sample = {"mode": mode, "tool": tool, "server": server, "client": client}
+            for key, text in (("hosts", hosts), ("options", options)):
+                found = json.loads(text) if isinstance(text, str) else None
+                if isinstance(found, dict):
+                    sample[key] = found
+            out[str(name)] = sample
         return out
 
     def headline(self, scenario: str, test: str) -> metrics.Metric:

@@ -5,8 +5,10 @@ samples on both sides, throughput counts as regressed only when the median dropp
 than the tolerance AND the current 95% confidence interval lies wholly below the baseline's
 (improved is the mirror image). A change beyond the tolerance whose intervals overlap is
 "noisy": worth a look, not an alarm. With a single sample on either side only the threshold
-is left. Loss, jitter and retransmits have optional absolute limits: a rise of the median
-beyond the limit is a regression.
+is left. Every other declared metric has a limit (its tool's default tolerance, or the
+scenario's ``tolerances:``): a change of the median for the worse beyond it is a regression;
+loss is judged on each side's worst repeat (a repeat that lost 27% is not hidden by its
+siblings' median).
 
 Verdicts, worst first:
 - ``failed``: the current run has a failed sample of this test (the runner already reports
@@ -21,6 +23,7 @@ Verdicts, worst first:
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -211,14 +214,15 @@ def _limits(
         metric = declared.get(name)
         if name == skip or metric is None:
             continue
-        now, before = summarize(ok_values(cur, name)), summarize(ok_values(base, name))
-        if now is None or before is None:
+        values, earlier = ok_values(cur, name), ok_values(base, name)
+        if not values or not earlier:
             continue  # unavailable on either side: nothing to compare, never a 0
-        change = now.median - before.median
+        now, before, which = judged(metric, values, earlier)
+        change = now - before
         if kind == "relative":
-            if before.median == 0:
+            if before == 0:
                 continue
-            change /= abs(before.median)
+            change /= abs(before)
         if not _worse(metric, change) or abs(change) <= limit:
             continue
         label, unit = words.get(name, (name, metric.shown_unit or metric.unit))
@@ -228,14 +232,30 @@ def _limits(
             size, limit_text = f"{abs(change) * 100:.1f}%", f"{limit * 100:g}%"
         else:
             size, limit_text = " ".join(x for x in (show(abs(change)), unit) if x), f"{limit:g}"
-        breaches.append(
-            (
-                name,
-                f"{label} {verb} by {size} ({show(before.median)} -> {show(now.median)}), "
-                f"limit {limit_text}",
-            )
-        )
+        text = f"{label} {verb} by {size} ({show(before)} -> {show(now)}), limit {limit_text}"
+        if which is not None and len(values) > 1:  # the repeat a median would have hidden
+            text += f", worst repeat: {_repeat_of(cur, name, now)} of {len(values)}"
+        breaches.append((name, text))
     return breaches
+
+
+def judged(
+    metric: Metric, values: Sequence[float], earlier: Sequence[float]
+) -> tuple[float, float, str | None]:
+    """(now, before, "worst" or None): the medians, or for a WORST_REPEAT metric each
+    side's worst repeat."""
+    if metric.name in baselines.WORST_REPEAT:
+        now = baselines.worst(values, metric.better)
+        return now, baselines.worst(earlier, metric.better), "worst"
+    return statistics.median(values), statistics.median(earlier), None
+
+
+def _repeat_of(samples: Sequence[dict[str, Any]], name: str, value: float) -> str:
+    """The repeat number of the ok sample whose ``name`` is ``value`` (else its place)."""
+    for place, sample in enumerate(samples, start=1):
+        if sample.get("status") == "ok" and ok_values([sample], name) == [value]:
+            return str(sample.get("repeat") or place)
+    return "?"
 
 
 def compare_test(

@@ -1,27 +1,31 @@
-"""Two saved runs side by side: ``netrun diff RUN_A RUN_B``.
+"""Two saved runs side by side: ``netrun diff RUN_A RUN_B``, B judged against A.
 
 Tests are matched by name and by what they measured (mode, hosts, measuring options;
 see netrun.history.baseline): a test that ran with other options in B is shown with what differs,
-not with a change, since its figures are not comparable. Nothing here reads a host.
+not with a change, since its figures are not comparable. Every declared metric either run
+has is a row, judged as a baseline comparison judges it (netrun.history.regress: B's
+tolerances, each tool's defaults, the headline's confidence-interval rule, loss on the
+worst repeat), so ``netrun diff`` can fail a script on a regression. Nothing here reads a host.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from netrun.core.metrics import declared
+from netrun.core.metrics import Metric, declared
 from netrun.history.baseline import differences, headline_name
+from netrun.history.regress import Verdict, compare, judged, tolerances_from_doc
 from netrun.report.render import text_table
 from netrun.results import context, flags
-from netrun.results.stats import ok_values, samples_by_test, summarize
+from netrun.results.stats import ok_values, samples_by_test
+from netrun.tools import get_tool
 
-HEADERS = ["test", "sender→receiver", "metric", "A", "B", "Δ%", "flags A", "flags B", "note"]
-
-
-def _median(samples: Sequence[dict[str, Any]], metric: str) -> float | None:
-    summary = summarize(ok_values(samples, metric))
-    return summary.median if summary else None
+HEADERS = [
+    "test", "sender→receiver", "metric", "A", "B", "Δ%", "tolerance", "verdict", "flags A",
+    "flags B", "note",
+]  # fmt: skip
 
 
 def _status(samples: Sequence[dict[str, Any]]) -> str:
@@ -29,48 +33,123 @@ def _status(samples: Sequence[dict[str, Any]]) -> str:
     return "" if not failed else f"{failed}/{len(samples)} failed"
 
 
+def verdicts(a: dict[str, Any], b: dict[str, Any]) -> list[Verdict]:
+    """B's tests judged against A's, with the tolerances B recorded (as a baseline would)."""
+    return compare(b, a, tolerances_from_doc(b))
+
+
+def _limits(b: dict[str, Any], samples: Sequence[dict[str, Any]], test: str) -> dict[str, Any]:
+    try:
+        tool = get_tool(str(samples[0].get("tool") or "iperf3"))
+    except KeyError:
+        tool = None
+    return tolerances_from_doc(b)(test).limits(tool)
+
+
+def _tolerance_text(limit: tuple[str, float] | None, metric: Metric) -> str:
+    if limit is None:
+        return "-"
+    kind, value = limit
+    if kind == "relative":
+        return f"{value * 100:g}%"
+    unit = ("point" if value == 1 else "points") if metric.unit == "%" else metric.unit
+    return f"{value:g} {unit}".rstrip()
+
+
+def _metric_verdict(
+    metric: Metric, va: float, vb: float, limit: tuple[str, float] | None, breached: bool
+) -> str:
+    """A non-headline metric's word: regressed as the test's verdict found, else improved
+    or ok by its tolerance; "-" when nothing judges it."""
+    if breached:
+        return "regressed"
+    if limit is None:
+        return "-"
+    kind, value = limit
+    change = vb - va
+    if kind == "relative":
+        if not va:
+            return "-"
+        change /= abs(va)
+    better = change > 0 if metric.better == "higher" else change < 0
+    return "improved" if better and abs(change) > value else "ok"
+
+
 def rows(a: dict[str, Any], b: dict[str, Any]) -> list[list[str]]:
-    """One row per test of either run, A's order first, then tests only B has."""
+    """One row per test and metric of either run, A's tests first, then tests only B has;
+    a test's first row is its headline and carries its verdict, flags and notes."""
     tests_a, tests_b = samples_by_test(a), samples_by_test(b)
     metrics = {**declared(b), **declared(a)}
+    judged_tests = {v.test: v for v in verdicts(a, b)}
     out = []
     for name in dict.fromkeys([*tests_a, *tests_b]):
         sa, sb = tests_a.get(name), tests_b.get(name)
         either = sa or sb
         assert either is not None
         head = headline_name(a if sa else b, name)
-        metric = metrics.get(head)
-        show = metric.show if metric else (lambda v: f"{v:g}")
-        unit = (metric.shown_unit or metric.unit) if metric else ""
-        va = _median(sa, head) if sa else None
-        vb = _median(sb, head) if sb else None
         notes: list[str] = []
-        delta = "-"
+        comparable = bool(sa and sb)
         if sa and sb:
             if differs := differences(sb, sa):
                 shown = (d.replace("(baseline ", "(A ") for d in differs)
                 notes.append("not comparable: " + "; ".join(shown))
-            elif va is not None and vb is not None and va:
-                delta = f"{100 * (vb - va) / abs(va):+.1f}"
+                comparable = False
         else:
             notes.append("only in A" if sa else "only in B")
         for side, samples in (("A", sa), ("B", sb)):
             if samples and (status := _status(samples)):
                 notes.append(f"{side}: {status}")
-        out.append(
-            [
-                name,
-                flags.direction(either[0]),
-                f"{head} ({unit})" if unit else head,
-                "-" if va is None else show(va),
-                "-" if vb is None else show(vb),
-                delta,
-                ",".join(flags.of_test(sa)) if sa else "-",
-                ",".join(flags.of_test(sb)) if sb else "-",
-                "; ".join(notes),
-            ]
-        )
+        verdict = judged_tests.get(name)
+        limits = _limits(b, either, name)
+        names = [head, *(m for m in metrics if m != head)]
+        first = True
+        for metric_name in names:
+            metric = metrics.get(metric_name) or Metric(metric_name, "", "higher", "")
+            values_a = ok_values(sa, metric_name) if sa else []
+            values_b = ok_values(sb, metric_name) if sb else []
+            if not values_a and not values_b and not first:
+                continue  # a metric neither run measured: absent, not a row of dashes
+            va: float | None
+            vb: float | None
+            if values_a and values_b:  # medians, or the worst repeats for loss
+                vb, va, _ = judged(metric, values_b, values_a)
+            else:
+                va = statistics.median(values_a) if values_a else None
+                vb = statistics.median(values_b) if values_b else None
+            delta, word = "-", "-"
+            limit = limits.get(metric_name)
+            if comparable and va is not None and vb is not None:
+                delta = f"{100 * (vb - va) / abs(va):+.1f}" if va else "-"
+                if first and verdict is not None:
+                    word = verdict.verdict
+                elif verdict is not None and verdict.verdict != "failed":
+                    breached = metric_name in verdict.metrics
+                    word = _metric_verdict(metric, va, vb, limit, breached)
+            elif first and verdict is not None:  # incomparable, new, failed
+                word = verdict.verdict
+            unit = metric.shown_unit or metric.unit
+            out.append(
+                [
+                    name,
+                    flags.direction(either[0]) if first else "",
+                    f"{metric_name} ({unit})" if unit else metric_name,
+                    "-" if va is None else metric.show(va),
+                    "-" if vb is None else metric.show(vb),
+                    delta,
+                    _tolerance_text(limit, metric),
+                    word,
+                    (",".join(flags.of_test(sa)) or "-" if sa else "-") if first else "",
+                    (",".join(flags.of_test(sb)) or "-" if sb else "-") if first else "",
+                    "; ".join(notes) if first else "",
+                ]
+            )
+            first = False
     return out
+
+
+def regressed(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """True when a test of B regressed against A (``netrun diff`` then exits 3)."""
+    return any(v.verdict == "regressed" for v in verdicts(a, b))
 
 
 def render(a: dict[str, Any], b: dict[str, Any]) -> str:
@@ -83,10 +162,11 @@ def render(a: dict[str, Any], b: dict[str, Any]) -> str:
         f"B: run {b.get('run_id')} of {b.get('started')}, scenario {b.get('scenario')}"
         + (f", tag {b['tag']}" if b.get("tag") else ""),
         text_table(HEADERS, found) if found else "no tests in either run",
-        "Δ% = (B - A) / A of the median of the ok samples; tests match by name, mode, hosts "
-        "and measuring options",
+        "Δ% = (B - A) / A of the median of the ok samples (loss: of the worst repeat); tests "
+        "match by name, mode, hosts and measuring options; B is judged against A with B's "
+        "tolerances (each tool's defaults unless the scenario set them)",
     ]
-    used = {f for row in found for col in (6, 7) for f in row[col].split(",") if f != "-"}
+    used = {f for row in found for col in (8, 9) for f in row[col].split(",") if f not in ("", "-")}
     lines += flags.footnotes(used)
     lines += context.diff_lines(a, b)  # kernel, NIC, sysctls, tool versions A -> B
     return "\n".join(lines) + "\n"

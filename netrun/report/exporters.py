@@ -20,7 +20,7 @@ from netrun.core import metrics
 from netrun.errors import NetrunError
 from netrun.report import headline
 from netrun.report.summary import VerdictLike, group_samples, is_regression
-from netrun.results import stats
+from netrun.results import flags, stats
 from netrun.results.store import atomic_write
 
 TEST_LABELS = ("scenario", "test", "mode", "server", "client", "protocol")
@@ -177,8 +177,15 @@ def _describe(doc: dict[str, Any], samples: list[dict[str, Any]]) -> str:
     return "\n".join(lines) or "no ok repeat"
 
 
-def testsuite(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> ET.Element:
-    """One <testsuite> for a run: a <testcase> per test, failed or regressed ones failing."""
+def testsuite(
+    doc: dict[str, Any],
+    verdicts: Sequence[VerdictLike] | None = None,
+    fail_on_flags: bool = False,
+) -> ET.Element:
+    """One <testsuite> for a run: a <testcase> per test, failed or regressed ones failing.
+
+    A test whose figure is not what it asked for (flags.NOT_AS_ASKED) carries a ``flags``
+    property and says so in its output; with ``fail_on_flags`` it fails (type "flagged")."""
     scenario = str(doc.get("scenario"))
     by_test = {v.test: v for v in verdicts or ()}
     suite = ET.Element("testsuite", name=scenario)
@@ -198,24 +205,33 @@ def testsuite(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None
         case.set("time", f"{seconds:.3f}")
         bad = [s for s in group if s.get("status") != "ok"]
         verdict = by_test.get(name)
-        message = None
+        wrong = [] if bad else flags.not_as_asked(flags.of_test(group))
+        if wrong:
+            props = ET.SubElement(case, "properties")
+            ET.SubElement(props, "property", name="flags", value=",".join(wrong))
+        message = kind = None
         if bad:
             message = f"{len(bad)}/{len(group)} repeat(s) failed: {bad[0].get('error') or 'failed'}"
+            kind = "failed"
         elif verdict is not None and is_regression(verdict):
             delta = verdict.delta_pct
             names = getattr(verdict, "metrics", ()) or ("throughput_bps",)
             what = ", ".join("throughput" if n == "throughput_bps" else n for n in names)
             message = f"{what} regressed" + (f" {delta:+.1f}%" if delta is not None else "")
             message += " against the baseline"
+            kind = "regression"
+        elif wrong and fail_on_flags:
+            message = f"flagged {', '.join(wrong)}: the figure is not what the test asked for"
+            kind = "flagged"
         if message is not None:
             failures += 1
             failure = ET.SubElement(case, "failure", message=message)
-            failure.set("type", "failed" if bad else "regression")
-            failure.text = (
-                "\n".join(f"repeat {s.get('repeat')}: {s.get('error') or 'failed'}" for s in bad)
-                or message
-            )
-        ET.SubElement(case, "system-out").text = _describe(doc, group)
+            failure.set("type", kind or "failed")
+            failure.text = "\n".join(
+                f"repeat {s.get('repeat')}: {s.get('error') or 'failed'}" for s in bad
+            ) or "\n".join([message, *(f"{f}: {flags.FLAGS[f]}" for f in wrong)])
+        said = [f"flagged {f}: {flags.FLAGS[f]}" for f in wrong]
+        ET.SubElement(case, "system-out").text = "\n".join([_describe(doc, group), *said])
     for name in doc.get("skipped", []):
         skipped += 1
         case = ET.SubElement(suite, "testcase", name=str(name), classname=f"netrun.{scenario}")
@@ -237,9 +253,11 @@ def testsuite(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None
     return suite
 
 
-def junit_xml(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
+def junit_xml(
+    doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None, fail_on_flags: bool = False
+) -> str:
     """A JUnit XML document (<testsuites> holding the run's one <testsuite>)."""
-    suite = testsuite(doc, verdicts)
+    suite = testsuite(doc, verdicts, fail_on_flags)
     root = ET.Element("testsuites", name="netrun")
     for key in ("tests", "failures", "errors", "skipped", "time"):
         root.set(key, suite.get(key, "0"))

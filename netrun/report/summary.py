@@ -311,7 +311,7 @@ def table_rows(
         if verdicts is not None:
             delta = row["delta_pct"]
             cells += ["-" if delta is None else f"{delta:+.1f}", row["verdict"] or "-"]
-        cells.append(row["status"])
+        cells.append(flags.status_cell(row["status"], row["flags"]))
         for at, header in enumerate(headers):  # a metric the test's tool does not produce
             if header in COLUMN_METRICS and COLUMN_METRICS[header] not in row["produces"]:
                 cells[at] = ""

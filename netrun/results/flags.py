@@ -25,6 +25,13 @@ FLAGS: dict[str, str] = {
     "not-accelerated": "FreeFlow's bytes did not bypass the overlay",
     "unreliable-clock": "the hosts' clocks disagree: one-way latency cannot be trusted",
 }
+#: Flags that say the figure is not what the test asked for: above what the link allows,
+#: loopback, or a sender that never offered the asked rate (sender-below-target, with the
+#: UDP loss work). They show in the status column and JUnit, and ``--fail-on-flags`` makes
+#: them a failing exit. Others (cpu-bound, target-not-reached: a lossy link is a result)
+#: stay footnotes.
+NOT_AS_ASKED = ("above-ceiling", "same-host", "sender-below-target")
+FLAGGED_NOTE = " (status flagged; --fail-on-flags makes it a failure)"
 #: iperf3's interval timing lets a healthy link read a hair above its ceiling.
 CEILING_MARGIN = 0.005
 TARGET_SHARE = 0.95
@@ -121,6 +128,30 @@ def of_test(samples: Iterable[Mapping[str, Any]]) -> list[str]:
     return [name for name in FLAGS if name in found]
 
 
+def not_as_asked(names: Iterable[str]) -> list[str]:
+    """Of a test's flags, the ones that make its figure not what it asked for."""
+    found = set(names)
+    return [name for name in FLAGS if name in found and name in NOT_AS_ASKED]
+
+
+def status_cell(status: str, names: Iterable[str]) -> str:
+    """The status column: an ok test whose figure is not what it asked for is "flagged"
+    (the flags column and its footnote say which; the column stays narrow)."""
+    return "flagged" if status == "ok" and not_as_asked(names) else status
+
+
+def flagged_lines(samples_by_test: Mapping[str, Iterable[Mapping[str, Any]]]) -> list[str]:
+    """One line per passing test with a NOT_AS_ASKED flag, for cron mail and --fail-on-flags."""
+    out = []
+    for name, samples in samples_by_test.items():
+        group = list(samples)
+        if any(s.get("status") != "ok" for s in group):
+            continue  # failed already: its error says more
+        for flag in not_as_asked(of_test(group)):
+            out.append(f"test {name}: flagged {flag}: {FLAGS[flag]}")
+    return out
+
+
 def marker(names: Iterable[str]) -> str:
     """A table cell: each flag's fixed number (its place in FLAGS), so the cell stays
     narrow and the same flag has the same number in every report; "-" for none."""
@@ -132,7 +163,7 @@ def footnotes(flags: Iterable[str]) -> list[str]:
     """One line per flag used, for under a table: its number, name and meaning."""
     used = set(flags)
     return [
-        f"flag {i} {name}: {text}"
+        f"flag {i} {name}: {text}" + (FLAGGED_NOTE if name in NOT_AS_ASKED else "")
         for i, (name, text) in enumerate(FLAGS.items(), start=1)
         if name in used
     ]

@@ -4,6 +4,8 @@ Each plot says what it follows (scenario, test, mode, client→server pair, metr
 the baseline the run was compared with and the tolerance band around it, so a point
 outside the band is a verdict one can see; its y axis holds every point, bar and band.
 Without a baseline comparison the reference is the median of the earlier runs shown.
+Only the runs comparable with the newest (netrun.history.trends) are joined: a shaped
+1 Gbit/s run never makes a step in an unshaped line; the title says how many were left out.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from netrun.history import trends
 from netrun.history.db import History
-from netrun.history.regress import tolerances_from_doc
+from netrun.history.regress import Tolerances, tolerances_from_doc
 from netrun.report.plots.figures import plot_trend
 from netrun.report.summary import summary_rows
 from netrun.results.store import safe_name
+from netrun.tools import get_tool
 
 RUNS = 30
 
@@ -33,26 +37,28 @@ def trend_plots(
     }
     for name, row in rows.items():
         metric = history.headline(doc["scenario"], name)
-        series = history.series(doc["scenario"], name, last=RUNS, metric=metric.name)
-        if len(series) < 2:
-            continue
+        found = trends.lines(history, doc["scenario"], name, metric.name, last=RUNS)
+        if not found or len(found[-1].points) < 2:
+            continue  # the newest line (this run's options) has one run: nothing to join
+        line = found[-1]
         k = metric.scale
         points = [
             (
-                started,
-                s.median / k,
-                None if s.ci_low is None else s.ci_low / k,
-                None if s.ci_high is None else s.ci_high / k,
+                p.started,
+                p.summary.median / k,
+                None if p.summary.ci_low is None else p.summary.ci_low / k,
+                None if p.summary.ci_high is None else p.summary.ci_high / k,
             )
-            for started, s in series
-            if s is not None and s.median is not None
+            for p in line.points
         ]
         baseline, label = _reference(points, deltas.get(name), doc)
-        band = tolerance(name).throughput if metric.name == "throughput_bps" else None
+        band = _band(tolerance(name), doc, name, metric.name)
         unit = metric.shown_unit or metric.unit
+        earlier = sum(len(each.points) for each in found[:-1])
         title = (
             f"{doc['scenario']}: {name} ({row['mode']}, {row['pair']}, {row['protocol']})\n"
-            f"{metric.name} median per run, last {len(points)} runs"
+            f"{metric.name} median per run, last {len(points)} comparable runs"
+            + (f" ({earlier} earlier with other options not drawn)" if earlier else "")
         )
         path = outdir / f"trend-{safe_name(name)}.png"
         files.append(
@@ -67,6 +73,16 @@ def trend_plots(
             )
         )
     return files
+
+
+def _band(tolerance: Tolerances, doc: dict[str, Any], test: str, metric: str) -> float | None:
+    """The relative tolerance of the plotted metric (an absolute one has no band here)."""
+    tool = next((t.get("tool") for t in doc.get("tests", []) if t.get("name") == test), None)
+    try:
+        limit = tolerance.limits(get_tool(str(tool or "iperf3"))).get(metric)
+    except KeyError:
+        return None
+    return limit[1] if limit and limit[0] == "relative" else None
 
 
 def _reference(

@@ -39,23 +39,29 @@ class Iperf2Error(ToolError):
 # fmt: off
 METRICS: tuple[Metric, ...] = (
     Metric("throughput_bps", "bit/s", "higher", "UDP payload rate the server received",
-           scale=1e6, shown_unit="Mbit/s", digits=3),
+           tolerance="5%", scale=1e6, shown_unit="Mbit/s", digits=3),
     Metric("jitter_ms", "ms", "lower", "RFC 3550 inter-arrival jitter seen by the server",
-           digits=3),
+           tolerance=1.0, digits=3),
+    # lost restates lost_percent (lost / total): judged through it, on the worst repeat
     Metric("lost", "packets", "lower", "datagrams the server never received", digits=0),
     Metric("total", "packets", "higher", "datagrams the client sent (by sequence number)",
-           digits=0),
-    Metric("lost_percent", "%", "lower", "lost / total, computed from the counts", digits=2),
+           tolerance="5%", digits=0),
+    Metric("lost_percent", "%", "lower", "lost / total, computed from the counts",
+           tolerance=1.0, digits=2),
     Metric("latency_avg_ms", "ms", "lower", "mean one-way latency (needs synced clocks)",
            tolerance="20%", digits=3),
-    Metric("latency_min_ms", "ms", "lower", "smallest one-way latency", digits=3),
-    Metric("latency_max_ms", "ms", "lower", "largest one-way latency", digits=3),
-    Metric("latency_stdev_ms", "ms", "lower", "standard deviation of one-way latency",
+    Metric("latency_min_ms", "ms", "lower", "smallest one-way latency", tolerance="20%",
            digits=3),
+    Metric("latency_max_ms", "ms", "lower", "largest one-way latency", tolerance="50%",
+           digits=3),
+    Metric("latency_stdev_ms", "ms", "lower", "standard deviation of one-way latency",
+           tolerance="50%", digits=3),
+    # pps restates the headline (received datagrams x length): judged through it, with its
+    # confidence-interval and noise rules, unless a scenario names it in tolerances:
     Metric("pps", "packets/s", "higher", "datagrams per second the server received",
            digits=0),
     Metric("out_of_order", "packets", "lower", "datagrams that arrived after a later one",
-           digits=0),
+           tolerance=100, digits=0),
 )
 # fmt: on
 METRIC_NAMES = tuple(m.name for m in METRICS)

@@ -8,6 +8,7 @@ parsed result into the declared metrics.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from netrun.core.metrics import SCHEMA1_METRICS, Metric
@@ -77,7 +78,23 @@ OPTIONS: tuple[Option, ...] = (
 )
 # fmt: on
 
-METRICS: tuple[Metric, ...] = SCHEMA1_METRICS
+#: Default tolerances of the metrics schema 1 declared without one, absolute: loss in
+#: percentage points, jitter in ms, and retransmits in segments (a relative limit cannot
+#: judge a baseline of 0, the usual one, and calls 3 -> 40 a regression: a healthy link's
+#: noise; 1000 more is not noise). None for the sender's rate: for TCP it restates the
+#: headline (a breach of its own would bypass the headline's confidence-interval and noise
+#: rules), and a UDP sender that fell short earns the sender-below-target flag. None for CPU
+#: use: it is the whole host's (anything else it runs counts) and 90% already earns the
+#: cpu-bound flag. A scenario judges either with
+#: ``tolerances: {sender_bps: 5%, cpu_client_pct: 20}``.
+TOLERANCES: dict[str, str | float] = {
+    "retransmits": 1000,
+    "jitter_ms": 1.0,
+    "lost_percent": 1.0,
+}
+METRICS: tuple[Metric, ...] = tuple(
+    replace(m, tolerance=TOLERANCES.get(m.name, m.tolerance)) for m in SCHEMA1_METRICS
+)
 
 #: Schema 1's per-metric tolerance options, still accepted: option -> metric.
 TOLERANCE_OPTIONS = {

@@ -54,17 +54,19 @@ OPTIONS: tuple[Option, ...] = (
 METRICS: tuple[Metric, ...] = (
     Metric("rtt_avg_ms", "ms", "lower", "mean round-trip time of the replies",
            tolerance="20%", digits=3),
-    Metric("rtt_min_ms", "ms", "lower", "shortest round-trip time", digits=3),
-    Metric("rtt_max_ms", "ms", "lower", "longest round-trip time", digits=3),
-    Metric("rtt_mdev_ms", "ms", "lower", "mean deviation of the round-trip times (ping's mdev)",
+    Metric("rtt_min_ms", "ms", "lower", "shortest round-trip time", tolerance="20%",
            digits=3),
+    Metric("rtt_max_ms", "ms", "lower", "longest round-trip time", tolerance="50%", digits=3),
+    Metric("rtt_mdev_ms", "ms", "lower", "mean deviation of the round-trip times (ping's mdev)",
+           tolerance="50%", digits=3),
     Metric("lost_percent", "%", "lower", "echo requests without a reply", tolerance=1.0,
            digits=2),
-    Metric("rtt_p50_ms", "ms", "lower", "median round-trip time of the replies", digits=3),
+    Metric("rtt_p50_ms", "ms", "lower", "median round-trip time of the replies",
+           tolerance="20%", digits=3),
     Metric("rtt_p90_ms", "ms", "lower", "90th percentile round-trip time (>= 10 replies)",
-           digits=3),
+           tolerance="50%", digits=3),
     Metric("rtt_p99_ms", "ms", "lower", "99th percentile round-trip time (>= 100 replies)",
-           digits=3),
+           tolerance="50%", digits=3),
 )
 # fmt: on
 

@@ -156,3 +156,15 @@ def test_history_shows_one_tests_verdict_with_test(tmp_path: Path) -> None:
         listing = _history_table(history, history.runs(), "tcp-forward")
     line = next(x for x in listing.splitlines() if x.startswith("aaaa0002"))
     assert "regressed -20.0%" in line
+
+
+def test_a_median_baseline_keeps_each_runs_worst_loss() -> None:
+    """median:N stands a run by its medians, but by its worst repeat for loss, as the
+    current run is judged: like is compared with like."""
+    samples = [
+        {"status": "ok", "metrics": {"throughput_bps": bps, "lost_percent": lost}}
+        for bps, lost in ((400e6, 0.2), (410e6, 27.0), (420e6, 0.3))
+    ]
+    one = baseline._run_median(samples)
+    assert one is not None
+    assert one["metrics"] == {"throughput_bps": 410e6, "lost_percent": 27.0}

@@ -136,7 +136,47 @@ def test_loss_rise_beyond_the_limit_regresses() -> None:
     v = one(cur, base, tol)
     assert v.verdict == "regressed" and "UDP loss rose by 2.40 points" in v.detail
     assert one(cur, base, Tolerances(0.05, loss=3.0)).verdict == "ok"
-    assert one(cur, base, Tolerances(0.05)).verdict == "ok"  # no limit, no check
+    assert one(cur, base, Tolerances(0.05)).verdict == "regressed"  # iperf3's 1 point
+
+
+def test_udp_loss_is_judged_by_default() -> None:
+    """Issue 25: a nightly whose UDP loss went from 0.2% to 8.7% exits 3 with no tolerance
+    set (iperf3's lost_percent defaults to 1 percentage point); 0.2 -> 1.1 is within it."""
+    base = doc(*run("u", 500, 500, 500, lost_percent=0.2), run_id="base")
+    [v] = compare(doc(*run("u", 500, 500, 500, lost_percent=8.7)), base)
+    assert v.verdict == "regressed" and v.metrics == ("lost_percent",)
+    assert "UDP loss rose by 8.50 points (0.20 -> 8.70), limit 1, worst repeat: 1 of 3" in v.detail
+    [v] = compare(doc(*run("u", 500, 500, 500, lost_percent=1.1)), base)
+    assert v.verdict == "ok"
+
+
+def test_one_lossy_repeat_is_not_hidden_by_the_median() -> None:
+    """A repeat that lost 27% while its siblings lost 0.2% regresses the test, named."""
+    base = doc(*run("u", 500, 500, 500, lost_percent=0.2), run_id="base")
+    cur = doc(*run("u", 500, 500, 500, lost_percent=0.2))
+    cur["tests"][2]["lost_percent"] = 27.0
+    [v] = compare(cur, base)
+    assert v.verdict == "regressed"
+    assert "rose by 26.80 points (0.20 -> 27.00), limit 1, worst repeat: 3 of 3" in v.detail
+    # the same lossy repeat in the baseline too: not a change, not a regression
+    base["tests"][0]["lost_percent"] = 27.0
+    assert compare(cur, base)[0].verdict == "ok"
+
+
+def test_every_directed_metric_has_a_default_tolerance() -> None:
+    """Every tool's metric has a default (iperf3's throughput takes ``tolerance``), loss is
+    1 percentage point everywhere; CPU use and the figures that restate another (sender_bps
+    and pps the headline, lost the loss) are left to the scenario."""
+    from netrun.tools import tools
+
+    for tool in tools().values():
+        for metric in tool.metrics:
+            if metric.name.startswith("cpu_") or metric.name in ("sender_bps", "pps", "lost"):
+                assert metric.tolerance is None
+            elif (tool.name, metric.name) != ("iperf3", "throughput_bps"):
+                assert metric.tolerance is not None, (tool.name, metric.name)
+            if metric.name == "lost_percent":
+                assert metric.tolerance == 1.0, tool.name
 
 
 def test_jitter_and_retransmits_limits() -> None:
@@ -252,7 +292,7 @@ def ping_run(name: str, *rtts: float | None, lost: float = 0.0, **opts: Any) -> 
 def test_a_far_higher_rtt_regresses_on_rtt_avg_ms() -> None:
     cur, base = doc(*ping_run("p", 0.5)), doc(*ping_run("p", 0.05))
     [v] = compare(cur, base)
-    assert v.verdict == "regressed" and v.metrics == ("rtt_avg_ms",)
+    assert v.verdict == "regressed" and v.metrics == ("rtt_avg_ms", "rtt_min_ms")
     assert v.delta_pct == pytest.approx(900)
     assert v.detail.startswith("rtt_avg_ms 0.500 vs 0.050 ms (+900.0%, tolerance 20%)")
 
@@ -263,7 +303,7 @@ def test_lower_rtt_is_an_improvement_and_within_tolerance_is_ok() -> None:
 
 
 def test_tolerances_per_metric_override_the_tool_defaults() -> None:
-    loose = {"tolerances": {"rtt_avg_ms": "1000%", "lost_percent": 0.5}}
+    loose = {"tolerances": {"rtt_avg_ms": "1000%", "rtt_min_ms": "1000%", "lost_percent": 0.5}}
     cur = doc(*ping_run("p", 0.5, lost=2.0, **loose))
     [v] = compare(cur, doc(*ping_run("p", 0.05)))
     assert v.verdict == "regressed" and v.metrics == ("lost_percent",)
@@ -301,3 +341,23 @@ def test_schema_1_options_still_map_to_metrics() -> None:
         "lost_percent": ("absolute", 1.5),
         "jitter_ms": ("absolute", 0.1),
     }
+
+
+def test_a_tcp_drop_within_overlapping_cis_stays_noisy() -> None:
+    """The sender's rate moves with a TCP test's throughput: it has no default of its own, so
+    the headline's confidence-interval rule still decides (noisy, not regressed)."""
+    base = doc(*run("t", 940, 900, 960, sender_bps=940 * M), run_id="base")
+    cur = doc(*run("t", 880, 940, 800, sender_bps=860 * M))
+    [v] = compare(cur, base)
+    assert v.verdict == "noisy" and v.metrics == ()
+
+
+def test_retransmits_are_judged_by_an_absolute_rise() -> None:
+    """0 -> 5000 retransmits regresses (a relative limit cannot judge a baseline of 0);
+    3 -> 40 is a healthy link's noise."""
+    base = doc(*run("t", 940, 941, retransmits=0), run_id="base")
+    [v] = compare(doc(*run("t", 940, 941, retransmits=5000)), base)
+    assert v.verdict == "regressed" and v.metrics == ("retransmits",)
+    assert "retransmits rose by 5000 (0 -> 5000), limit 1000" in v.detail
+    noisy = doc(*run("t", 940, 941, retransmits=3), run_id="base")
+    assert compare(doc(*run("t", 940, 941, retransmits=40)), noisy)[0].verdict == "ok"

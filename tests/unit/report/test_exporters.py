@@ -27,6 +27,7 @@ from netrun.report.exporters import (
     run_passed,
     write_atomic,
 )
+from netrun.results.flags import FLAGS
 from tests.conftest import RESULTS_FIXTURES
 
 LABELS = ("scenario", "test", "mode", "server", "client", "protocol")
@@ -200,3 +201,38 @@ def test_write_atomic_replaces_whole_and_is_readable(tmp_path: Path) -> None:
     assert path.read_text() == text
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["netrun.prom"]  # no temp file left
+
+
+def test_junit_names_a_flagged_test_and_fails_it_with_fail_on_flags() -> None:
+    """repeats-8's tcp-forward measured above its ceiling: a ``flags`` property and a line
+    in its output; with fail_on_flags a failure of type "flagged"."""
+    doc = load("repeats-8")
+
+    def case(xml: str) -> ET.Element:
+        root = ET.fromstring(xml)
+        found = root.find("testsuite/testcase[@name='tcp-forward']")
+        assert found is not None
+        return found
+
+    plain = case(junit_xml(doc))
+    assert plain.find("properties/property[@name='flags']").get("value") == "above-ceiling"
+    assert plain.find("failure") is None
+    assert "flagged above-ceiling: measured above" in (plain.findtext("system-out") or "")
+    strict = junit_xml(doc, fail_on_flags=True)
+    failure = case(strict).find("failure")
+    assert failure is not None and failure.get("type") == "flagged"
+    assert failure.get("message", "").startswith("flagged above-ceiling: the figure is not")
+    assert ET.fromstring(strict).find("testsuite").get("failures") == "1"
+
+
+def test_publish_lists_flagged_tests_and_writes_the_strict_junit(tmp_path: Path) -> None:
+    """publish() hands the CLI one line per flagged test (netrun.job turns them into exit
+    1 with --fail-on-flags) and writes the JUnit with the option."""
+    from netrun.publish import PublishOptions, publish
+
+    doc = load("repeats-8")
+    junit = tmp_path / "junit.xml"
+    out = publish(doc, tmp_path, PublishOptions(junit=junit, fail_on_flags=True))
+    assert out.flagged == [f"test tcp-forward: flagged above-ceiling: {FLAGS['above-ceiling']}"]
+    assert 'type="flagged"' in junit.read_text()
+    assert publish(load("mixed-failed-3"), tmp_path, PublishOptions()).flagged == []

@@ -161,3 +161,29 @@ def test_bidir_and_reverse_together_are_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(ScenarioError, match="bidir and reverse cannot both be true"):
         load_scenario(path, hosts=["a", "b"])
+
+
+# -- flags that make a figure not what the test asked for (issue 25) ----------------------------
+def test_a_figure_above_its_ceiling_is_flagged_in_the_status_column() -> None:
+    """baremetal-4s's tcp-4-streams measured above its goodput ceiling: status "flagged",
+    its footnote says so; target-not-reached (a lossy UDP test) stays a footnote."""
+    run = doc("baremetal-4s")
+    headers, rows = table_rows(run)
+    status = {r[0]: r[headers.index("status")] for r in rows}
+    assert status["tcp-4-streams"] == "flagged"
+    assert status["udp-500m"] == "ok"  # target-not-reached: the loss is the result
+    assert "(status flagged; --fail-on-flags makes it a failure)" in render_table(run)
+    assert flags.flagged_lines({"t": [sample("baremetal-4s", "tcp-4-streams")]}) == [
+        f"test t: flagged above-ceiling: {flags.FLAGS['above-ceiling']}"
+    ]
+
+
+def test_one_host_is_flagged_and_a_failed_test_keeps_its_status() -> None:
+    same = sample("baremetal-4s", "tcp-forward")
+    same["client"] = same["server"]  # allow_same_host: true, loopback on purpose
+    assert flags.not_as_asked(flags.of_sample(same)) == ["same-host"]
+    assert flags.status_cell("ok", ["same-host"]) == "flagged"
+    assert flags.status_cell("1/3 failed", ["same-host"]) == "1/3 failed"
+    assert flags.status_cell("ok", ["cpu-bound", "target-not-reached"]) == "ok"
+    failed = dict(same, status="failed")
+    assert flags.flagged_lines({"t": [same, failed]}) == []  # its error says more
