@@ -12,6 +12,7 @@ from pathlib import Path
 #: The checkout under test (a subprocess's cwd or PYTHONPATH, docs/, scenarios/).
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
+COUNTERS_FIXTURES = FIXTURES / "counters"
 DOCKER_FIXTURES = FIXTURES / "docker"
 FACTS_FIXTURES = FIXTURES / "facts"
 HISTORY_FIXTURES = FIXTURES / "history"
