@@ -60,11 +60,16 @@ class ServerReadings:
             'read -r pidfile || exit 0; [ -n "$pidfile" ] || exit 0; '
             f'{read}; p=$(cat "$pidfile" 2>/dev/null); {wait}{read}'
         )
+        self.script = script
+        #: None when the host could not start it yet (armed before the server host was
+        #: connected: the run's first test); ``fire`` then starts it
         self.started: Started | None = host.start(script)
         self.fired = False
 
     def fire(self, pidfile: str) -> None:
         """Take the first reading now; the second once the server in ``pidfile`` exits."""
+        if self.started is None:
+            self.started = self.host.start(self.script)
         started = self.started
         if started is None:
             return
