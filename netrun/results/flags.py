@@ -35,8 +35,8 @@ FLAGS: dict[str, str] = {
 #: iperf3's interval timing lets a healthy link read a hair above its ceiling.
 CEILING_MARGIN = 0.005
 TARGET_SHARE = 0.95
-#: sender-below-target: the sender's rate under this share of the offered one
-#: (netrun.tools.iperf3.loss.SENDER_SHARE, which names it as a place of loss, agrees).
+#: sender-below-target: the sender's rate under this share of the offered one (and
+#: netrun.tools.iperf3.loss then names the sender as a place of loss).
 SENDER_SHARE = 0.9
 #: Where a UDP test lost datagrams (details.loss.places) -> its flag.
 LOSS_FLAGS = {

@@ -17,12 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from netrun.results.flags import SENDER_SHARE
+
 SENDER = "sender did not send"
 NETWORK = "network or a queue dropped"
 RECEIVER = "receiver could not keep up"
 PLACES = (SENDER, NETWORK, RECEIVER)
-#: The sender "did not send" below this share of the offered rate (results.flags uses it too).
-SENDER_SHARE = 0.9
+#: The sender "did not send" below SENDER_SHARE of the offered rate: the threshold of
+#: results.flags' sender-below-target, so the flag and the place always agree.
 #: A place is named when it holds at least this share of the lost datagrams.
 PART_SHARE = 0.1
 
