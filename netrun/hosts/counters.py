@@ -8,8 +8,8 @@ way, or the receiver's socket buffer. The kernel counts each: ``/proc/net/snmp``
 namespace as ``/proc/PID/net/dev``). ``script`` is a shell snippet that prints one reading
 in sections; it rides on a command already sent before and after a measurement (the
 iperf3 client's own, netrun.tools.iperf3.run), so reading costs no round trip. ``parse``
-reads it back and ``delta`` gives what changed. Another reading (/proc/stat's CPU times)
-is one more section here.
+reads it back and ``delta`` gives what changed. Another reading is one more "@name"
+section (netrun.hosts.cpustat's /proc/stat snippet, issue 29, could ride in the same one).
 """
 
 from __future__ import annotations
