@@ -13,6 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 CONTEXT_FIXTURES = FIXTURES / "context"
+COUNTERS_FIXTURES = FIXTURES / "counters"
 DOCKER_FIXTURES = FIXTURES / "docker"
 FACTS_FIXTURES = FIXTURES / "facts"
 HISTORY_FIXTURES = FIXTURES / "history"

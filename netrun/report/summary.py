@@ -396,6 +396,7 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             f"protocol, MTU and {', '.join(ALIKE[:-1])}"
         )
     lines += flags.footnotes(f for r in rows for f in r["flags"])
+    lines += flags.loss_notes(doc.get("tests", []))  # where UDP datagrams were lost
     lines += baseline.describe(doc)
     if any(r["samples"] > 1 and r["name"] in rated for r in rows):
         lines.append(

@@ -24,6 +24,13 @@ FLAGS: dict[str, str] = {
     "stand-in": "measured through the lab's FreeFlow stand-in, which does not accelerate",
     "not-accelerated": "FreeFlow's bytes did not bypass the overlay",
     "unreliable-clock": "the hosts' clocks disagree: one-way latency cannot be trusted",
+    # added later: at the end, so the numbers of the ones above stay what they were
+    "sender-below-target": "the sender sent below 90% of the offered rate: the figure is "
+    "not what the test asked for (its socket, CPU or a shaper's back-pressure held it)",
+    "receiver-overrun": "the receiver could not keep up: its host counted the lost datagrams "
+    "as UDP receive-buffer (or input) errors",
+    "dropped-on-path": "the network or a queue dropped datagrams: a qdisc or NIC counted "
+    "drops, or they were sent and neither received nor counted by the receiving host",
 }
 #: Flags that say the figure is not what the test asked for: above what the link allows,
 #: loopback, or a sender that never offered the asked rate (sender-below-target, with the
@@ -35,6 +42,14 @@ FLAGGED_NOTE = " (status flagged; --fail-on-flags makes it a failure)"
 #: iperf3's interval timing lets a healthy link read a hair above its ceiling.
 CEILING_MARGIN = 0.005
 TARGET_SHARE = 0.95
+#: sender-below-target: the sender's rate under this share of the offered one (and
+#: netrun.tools.iperf3.loss then names the sender as a place of loss).
+SENDER_SHARE = 0.9
+#: Where a UDP test lost datagrams (details.loss.places) -> its flag.
+LOSS_FLAGS = {
+    "receiver could not keep up": "receiver-overrun",
+    "network or a queue dropped": "dropped-on-path",
+}
 CPU_BOUND_PCT = 90.0
 UDP_DEFAULT_BPS = 1e6  # iperf3's -b default for UDP
 
@@ -116,10 +131,36 @@ def of_sample(sample: Mapping[str, Any]) -> list[str]:
         offered = offered_bps(sample)
         if bps is not None and offered and bps < TARGET_SHARE * offered:
             found.add("target-not-reached")
+        sent = _number(sample.get("sender_bps"))
+        if sent is not None and offered and sent < SENDER_SHARE * offered:
+            found.add("sender-below-target")
+        found.update(LOSS_FLAGS[p] for p in loss_places(sample) if p in LOSS_FLAGS)
         cpus = [_number(sample.get(k)) for k in ("cpu_client_pct", "cpu_server_pct")]
         if any(c is not None and c >= CPU_BOUND_PCT for c in cpus):
             found.add("cpu-bound")
     return [name for name in FLAGS if name in found]
+
+
+def loss_places(sample: Mapping[str, Any]) -> list[str]:
+    """Where the sample's UDP datagrams were lost (details.loss, netrun.tools.iperf3.loss)."""
+    found = _details(sample).get("loss")
+    places = found.get("places") if isinstance(found, Mapping) else None
+    return [p for p in places if isinstance(p, str)] if isinstance(places, list) else []
+
+
+def loss_notes(samples: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per UDP sample that fell short: where, and the counters that say so."""
+    lines = []
+    for sample in samples:
+        found = _details(sample).get("loss")
+        if not isinstance(found, Mapping) or not found.get("places"):
+            continue
+        repeat = sample.get("repeat")
+        which = f"{sample.get('name')}" + (f" #{repeat}" if repeat not in (None, 1) else "")
+        places = ", ".join(loss_places(sample))
+        why = found.get("why")
+        lines.append(f"loss {which}: {places}" + (f" ({why})" if isinstance(why, str) else ""))
+    return lines
 
 
 def of_test(samples: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -7,7 +7,9 @@ by a command sent as the client starts, which waits for the one-shot server to e
 the server's port (netrun.tools.iperf3.run.ArmedClient); it sweeps its host after the client.
 Seven round trips one after the other became two: the probe, then the client. Each
 host keeps its run folder apart here, as real hosts do (their own /tmp): a folder that
-hosts share is swept at the end, as before.
+hosts share is swept at the end, as before. The server host's drop counters around each
+measurement (issue 25, netrun.tools.iperf3.readings) are one more command started there
+per measurement, armed with the client: it runs beside the test, not before or after it.
 """
 
 from __future__ import annotations
@@ -55,8 +57,9 @@ def test_one_bare_metal_test_costs_two_commands_per_host(lab: LabHandle, tmp_pat
     assert proc.returncode == 0, proc.stderr
     doc = load_results(tmp_path / "out")
     assert [s["status"] for s in doc["tests"]] == ["ok"]
-    # alpha: probe + server; its sweep. bravo: the armed client (+ its sweep); the probe.
-    want = {"alpha run": 1, "alpha start": 1, "bravo run": 1, "bravo start": 1}
+    # alpha: probe + server; its counter readings; its sweep. bravo: the armed client
+    # (+ its readings and sweep); the probe.
+    want = {"alpha run": 1, "alpha start": 2, "bravo run": 1, "bravo start": 1}
     assert commands(tmp_path / "out") == want
     assert_nothing_left(lab, tmp_path / "out")
     assert not list((tmp_path / "remote").glob("*/*")), "a run folder was left"
@@ -75,7 +78,8 @@ def test_later_tests_start_their_own_servers_and_stop_the_last_ones(
     assert proc.returncode == 0, proc.stderr
     doc = load_results(tmp_path / "out")
     assert [s["status"] for s in doc["tests"]] == ["ok"] * 3
-    want = {"alpha run": 3, "alpha start": 1, "bravo run": 1, "bravo start": 3}
+    # alpha starts each test's counter readings (three) and its sweep
+    want = {"alpha run": 3, "alpha start": 4, "bravo run": 1, "bravo start": 3}
     assert commands(tmp_path / "out") == want
     assert_nothing_left(lab, tmp_path / "out")
     assert not list((tmp_path / "remote").glob("*/*")), "a run folder was left"

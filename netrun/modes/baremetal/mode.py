@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from netrun.core.measurement import Measurement
 from netrun.errors import Cancelled, HostError
+from netrun.hosts import counters
 from netrun.hosts.host import Host
 from netrun.modes.baremetal.ahead import Pipeline
 from netrun.modes.base import Mode
@@ -18,6 +19,7 @@ from netrun.modes.probe_start import Prestart
 from netrun.tools.iperf3 import command as iperf3
 from netrun.tools.iperf3 import options as iperf3_options
 from netrun.tools.iperf3 import parse as iperf3_parse
+from netrun.tools.iperf3 import readings as iperf3_readings
 from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3.run import (
     REMOTE_MARGIN,
@@ -43,8 +45,11 @@ STATES = {
 MAX_BACKOFF = 60.0
 
 
-def client_argv(mode: Mode, server_ip: str, port: int | None) -> list[str]:
-    """The iperf3 client command for a test, shared by every mode that runs iperf3."""
+def client_argv(
+    mode: Mode, server_ip: str, port: int | None, *, server_output: bool = False
+) -> list[str]:
+    """The iperf3 client command for a test, shared by every mode that runs iperf3;
+    ``server_output``: ask for the server's output (--get-server-output)."""
     t = mode.test
     return iperf3.client_command(
         server_ip,
@@ -61,7 +66,20 @@ def client_argv(mode: Mode, server_ip: str, port: int | None) -> list[str]:
         connect_timeout_ms=int(float(t.value("connect_timeout")) * 1000),
         binary=mode.ctx.iperf3(mode.client),
         extra_args=iperf3_options.client_args(t.options),
+        get_server_output=server_output,
     )
+
+
+def receiver_series(mode: Mode) -> bool:
+    """Whether the test asks for the server's JSON (a UDP test's receiver series: the
+    server is the receiver unless reversed; --bidir's sums stay the client's)."""
+    t = mode.test
+    return t.protocol == "udp" and not t.reverse and not t.options.get("bidir")
+
+
+def reading(mode: Mode, host: Host, other: Host) -> str:
+    """sh reading ``host``'s drop counters on its data NIC (toward ``other``)."""
+    return counters.script(data_iface(mode, host), toward=other.data_ip)
 
 
 def test_deadline(mode: Mode) -> float:
@@ -152,6 +170,7 @@ class BareMetal(Mode):
             port=self.test.value("port"),
             lifetime=test_deadline(self),
             lazy_stop=True,
+            json=receiver_series(self),
         )
         if self.ctx.pipeline is not None:  # one started ahead: let its start finish
             self.ctx.pipeline.wait(self.server.name, tag)
@@ -171,13 +190,19 @@ class BareMetal(Mode):
         (netrun.modes.early_sweep)."""
         last = self._last(self.client, probed=False)  # armed during the probe: it may be
         sweep = self.ctx.early_sweep
+        bound = test_deadline(self) + REMOTE_MARGIN
+        server_end = iperf3_readings.ServerReadings(
+            self.server, reading(self, self.server, self.client), bound
+        )
         return ArmedClient(
             self.client,
-            client_argv(self, self.server.data_ip, None),
+            client_argv(self, self.server.data_ip, None, server_output=receiver_series(self)),
             workdir=self.ctx.workdir(self.client),
             tag=tag,
             timeout=test_deadline(self),
             sweep=sweep.folder_gone(self.client) if last and sweep is not None else "",
+            read=reading(self, self.client, self.server),
+            server_end=server_end,
         )
 
     def measure_once(self, tag: str) -> Measurement:
@@ -210,19 +235,27 @@ class BareMetal(Mode):
                     sweep.server_sweep(self.server, server.pidfile(), server.logfile, lifetime)
 
             try:
+                if armed.server_end is not None:  # its first reading, just before the client
+                    armed.server_end.fire(server.pidfile())
                 fired = armed.fire(server.port, iface, sweep=sweep_client, then=then)
                 if armed.swept and sweep is not None:
                     sweep.sent(self.client, lambda: True)
                 res = fired or run_client(
                     self.client,
-                    client_argv(self, self.server.data_ip, server.port),
+                    client_argv(
+                        self, self.server.data_ip, server.port, server_output=receiver_series(self)
+                    ),
                     workdir=self.ctx.workdir(self.client),
                     tag=tag,
                     timeout=test_deadline(self),
                     iface=iface,
+                    read=reading(self, self.client, self.server),
                 )
             except ClientTimeout as exc:
                 raise stall_error(self, exc, server) from None
+            res, mine = iperf3_readings.split(res)
+            theirs = armed.server_end.collect() if armed.server_end is not None else []
+            ends = {"client": mine, "server": theirs}
             try:
                 result = iperf3_parse.parse(res.stdout, res.exited, stderr=res.stderr)
             except iperf3_result.Iperf3Error as exc:
@@ -232,7 +265,19 @@ class BareMetal(Mode):
                 raise exc.on(self.client.name) from None
             if result.warnings:
                 self.details["warnings"] = list(result.warnings)
-            return Measurement(res.stdout, result, dict(self.details))
+            details = {**self.details, "counters": end_counters(ends)}
+            return Measurement(res.stdout, result, details)
+
+
+def end_counters(ends: dict[str, list[counters.Reading]]) -> dict[str, dict[str, Any]]:
+    """Each end's counter deltas (the host's network namespace: bare metal runs there)."""
+    out = {}
+    for role, found in ends.items():
+        before = found[0] if found else None
+        after = found[1] if len(found) > 1 else None
+        iface = before.iface if before else None
+        out[role] = counters.record(before, after, iface=iface, netns="host")
+    return out
 
 
 def data_iface(mode: Mode, host: Host) -> str | None:

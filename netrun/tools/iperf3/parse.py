@@ -228,7 +228,9 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
     cpu = _mapping(end.get("cpu_utilization_percent"))
     seconds = _float(_mapping(received).get("seconds")) or _float(sent.get("seconds")) or 0.0
     duration = _float(test.get("duration")) or seconds
-    intervals = _intervals(raw_intervals, warnings)
+    reverse = bool(test.get("reverse"))
+    bidir = iperf3_bidir.is_bidir(end)
+    intervals, intervals_of = _receiver_intervals(obj, raw_intervals, reverse, bidir, warnings)
     server_output = obj.get("server_output_text")
     if server_output is None and obj.get("server_output_json") is not None:
         server_output = json.dumps(obj["server_output_json"])
@@ -237,7 +239,7 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
         version=version,
         duration=duration,
         streams=_int(test.get("num_streams")) or len(end.get("streams") or []) or 1,
-        reverse=bool(test.get("reverse")),
+        reverse=reverse,
         sender_bps=_bps(sent, warnings, "sender"),
         receiver_bps=None if received is None else _bps(received, warnings, "receiver"),
         bytes_sent=_int(sent.get("bytes")) or 0,
@@ -255,6 +257,8 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
         tcp_mss=_int(start.get("tcp_mss") or start.get("tcp_mss_default")),
         blksize=_int(test.get("blksize")),
         unavailable={"throughput_bps": missing} if missing else {},
+        intervals_of=intervals_of,
+        target_bps=_float(test.get("target_bitrate")) or None,
     )
     if iperf3_bidir.is_bidir(end):
         return iperf3_bidir.merge(result, end, raw_intervals)
@@ -282,6 +286,44 @@ def _this_version(
     elif protocol == "udp":
         end, missing = versions.udp_receiver(end, intervals, reverse, version)
     return end, intervals, missing
+
+
+def _receiver_intervals(
+    obj: Mapping[str, Any],
+    own: Sequence[Any],
+    reverse: bool,
+    bidir: bool,
+    warnings: list[str],
+) -> tuple[tuple[Interval, ...], str]:
+    """The receiver's interval series where the output has it, and whose series it is.
+
+    A forward test's client intervals are what it sent: a UDP test asked 500M of a link
+    that delivers 410 draws 500 beside a table that says 410. With --get-server-output
+    (and the server's -J) the server's own intervals are the receiver's. ``own``: the
+    client's intervals (in 3.11+'s shape).
+    """
+    if bidir:  # the client's sums of both directions (netrun.tools.iperf3.bidir)
+        return _intervals(own, warnings), "both"
+    if reverse:
+        return _intervals(own, warnings), "receiver"
+    server = _mapping(obj.get("server_output_json"))
+    theirs = server.get("intervals")
+    if isinstance(theirs, list) and theirs:
+        found = _intervals(theirs, [])
+        if len(found) > 1 and _sliver(found):  # the server's last few ms after the test
+            found = found[:-1]
+        if found:
+            return found, "receiver"
+    return _intervals(own, warnings), "sender"
+
+
+def _sliver(found: Sequence[Interval]) -> bool:
+    """Whether the last interval is a sliver (under a tenth of the others' length): the
+    server reports the milliseconds between the test's end and the client's last
+    datagrams as an interval of its own, whose rate is noise, not a drop."""
+    lengths = sorted(i.end - i.start for i in found[:-1])
+    last = found[-1].end - found[-1].start
+    return bool(lengths) and last < 0.1 * lengths[len(lengths) // 2]
 
 
 def _intervals(raw: Sequence[Any], warnings: list[str]) -> tuple[Interval, ...]:

@@ -77,6 +77,12 @@ class Iperf3Result:
     bidir_bps: tuple[float, float] | None = None
     #: metric -> why this run's iperf3 version does not report it (netrun.tools.iperf3.versions)
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    #: Whose series ``intervals`` is: "receiver" (the server's, from --get-server-output,
+    #: or a reversed test's client), "sender" (the client's of a forward test without
+    #: the server's output) or "both" (--bidir sums both directions).
+    intervals_of: str = "sender"
+    #: The test's -b per stream as iperf3 read it (test_start.target_bitrate), bit/s.
+    target_bps: float | None = None
 
     @property
     def sender(self) -> str:

@@ -20,6 +20,7 @@ from netrun.errors import CommandTimeout, HostError, NetrunError
 from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
 from netrun.hosts.proc import kill_script, read_state, state_script
+from netrun.tools.iperf3 import readings as iperf3_readings
 from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3 import server as iperf3_server
 
@@ -35,11 +36,13 @@ REMOTE_MARGIN = 10.0
 #: Runs argv with its pid in $2 (sh execs it, so that is iperf3's pid, not timeout's),
 #: under ``timeout $3`` where the host has it, and removes the pid file once it ended:
 #: no round trip of its own for that.
-_RUN = (
+_SETUP = (
     'mkdir -p "$1" && chmod 700 "$1" && f=$2 t=$3 && shift 3 && b= && '
     '{ ! command -v timeout >/dev/null 2>&1 || b="timeout -k 5 $t"; } && '
-    '{ $b sh -c \'echo $$ >"$0" && exec "$@"\' "$f" "$@"; r=$?; rm -f "$f"; '
 )
+#: The part that runs argv: netrun.tools.iperf3.readings puts counter readings around it.
+EXEC = '{ $b sh -c \'echo $$ >"$0" && exec "$@"\' "$f" "$@"; r=$?; rm -f "$f"; '
+_RUN = _SETUP + EXEC
 CLIENT_WRAPPER = _RUN + "exit $r; }"
 #: CLIENT_WRAPPER once a line came on stdin: the server's port (``-p PORT`` ends argv),
 #: and ``sweep`` when the client's host is to be swept right after it (the script in $1,
@@ -80,8 +83,11 @@ class Iperf3Server:
         wait_s: float = 5.0,
         lifetime: float | None = None,
         lazy_stop: bool = False,
+        json: bool = False,
     ) -> None:
         """``lifetime``: how long netrun needs the server; it ends REMOTE_MARGIN s later.
+        ``json``: the server writes JSON (-J), which --get-server-output then hands the
+        client whole (the receiver's own intervals, netrun.tools.iperf3.parse).
         ``lazy_stop``: after a measurement that went well, the server (``-1``: it exits
         after its one client) is killed on the host's next command (Host.defer) instead
         of in a round trip of its own; after a failure it is killed at once."""
@@ -94,6 +100,7 @@ class Iperf3Server:
         self.wait_s = wait_s
         self.lifetime = lifetime
         self.lazy_stop = lazy_stop
+        self.json = json
         #: What ``script()`` printed when it already ran (see ``start``).
         self.answer: str | None = None
         self.pid: int | None = None
@@ -110,6 +117,7 @@ class Iperf3Server:
             tag=self.tag,
             wait_s=self.wait_s,
             lifetime=self.lifetime + REMOTE_MARGIN if self.lifetime else None,
+            json=self.json,
         )
 
     def start(self) -> Iperf3Server:
@@ -179,17 +187,33 @@ def run_client(
     tag: str,
     timeout: float,
     iface: str | None = None,
+    read: str = "",
 ) -> CommandResult:
     """Run an iperf3 client on ``host``; return what it printed and its exit status.
 
     The client writes its pid first, so that on a deadline or Ctrl-C we kill exactly it.
     A deadline raises ``ClientTimeout`` with the state it was killed in (and ``iface``'s).
+    ``read``: sh printing a counter reading, run just before and after it (``with_readings``).
     """
     pidfile = client_pidfile(workdir, tag)
-    wrapper = client_wrapper(CLIENT_WRAPPER, workdir, pidfile, timeout, argv)
+    script = with_readings(CLIENT_WRAPPER, read)
+    wrapper = client_wrapper(script, workdir, pidfile, timeout, argv)
     with killed_on_failure(host, pidfile, timeout, iface):
         res = host.run(wrapper, timeout=timeout, check=False)
     return checked(host, argv, res)
+
+
+def with_readings(script: str, read: str) -> str:
+    """A client wrapper that runs ``read`` (netrun.hosts.counters.script) just before
+    argv and just after it, printing both readings after argv's own output behind
+    iperf3_readings.MARK (netrun.tools.iperf3.readings.split takes them off)."""
+    if not read:
+        return script
+    around = (
+        f"{{ c0=$({read}); }} && {EXEC}"
+        f"printf '\\n%s\\n%s\\n' {iperf3_readings.MARK} \"$c0\"; {{ {read}; }} 2>/dev/null; "
+    )
+    return script.replace(EXEC, around, 1)
 
 
 def client_pidfile(workdir: str, tag: str) -> str:
@@ -247,14 +271,19 @@ class ArmedClient:
         tag: str,
         timeout: float,
         sweep: str = "",
+        read: str = "",
+        server_end: iperf3_readings.ServerReadings | None = None,
     ) -> None:
         """``sweep``: the host's final sweep script, run after the client if ``fire``
-        says so (netrun.modes.early_sweep)."""
+        says so (netrun.modes.early_sweep); ``read``: the client end's counter reading
+        (``with_readings``); ``server_end``: the server end's, armed with it."""
         self.host = host
         self.argv = argv
         self.pidfile = client_pidfile(workdir, tag)
         self.timeout = timeout
-        wrapper = client_wrapper(ARMED_WRAPPER, workdir, self.pidfile, timeout, argv)
+        self.server_end = server_end
+        script = with_readings(ARMED_WRAPPER, read)
+        wrapper = client_wrapper(script, workdir, self.pidfile, timeout, argv)
         wrapper[4:4] = [sweep]  # $1 of the script: before the folder, pid file and bound
         self.started: Started | None = host.start(wrapper)
         self.can_sweep = bool(sweep)
@@ -296,6 +325,8 @@ class ArmedClient:
         started, self.started = self.started, None
         if started is not None:
             started.abandon()
+        if self.server_end is not None:  # collected already: nothing left to close
+            self.server_end.abandon()
 
 
 def _kill_quietly(

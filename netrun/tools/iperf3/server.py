@@ -56,7 +56,7 @@ for p in $ports; do
     pidfile="$dir/$tag.$p.pid"
     # iperf3 records its own pid (sh execs it): under timeout, $! is timeout's pid.
     $detach nohup $bound sh -c 'echo $$ >"$0" && exec "$@"' "$pidfile" \
-        "$bin" -s -1 -B "$bind" -p "$p" </dev/null >"$log" 2>&1 &
+        "$bin" -s -1 $json -B "$bind" -p "$p" </dev/null >"$log" 2>&1 &
     pid=$!
     i=0
     state=wait
@@ -96,8 +96,10 @@ def server_script(
     tag: str,
     wait_s: float,
     lifetime: float | None = None,
+    json: bool = False,
 ) -> str:
-    """A POSIX sh script that starts one iperf3 server on the first free port of ``ports``.
+    """A POSIX sh script that starts one iperf3 server on the first free port of ``ports``
+    (with ``json``, writing JSON: -J).
 
     It prints ``NETRUN_READY <pid> <port> <logfile>`` once the server really listens, or
     ``NETRUN_FAIL <reason>``; read it with ``parse_server_ready``. A port found taken gets a
@@ -121,6 +123,7 @@ def server_script(
         f"wait_s={q(f'{wait_s:g}')}",
         # with a lifetime the server runs under timeout: it ends even if netrun vanished
         f"lifetime={math.ceil(lifetime) if lifetime else ''}",
+        f"json={'-J' if json else ''}",
     ]
     return "\n".join(head) + _SERVER_BODY
 

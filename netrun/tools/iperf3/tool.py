@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from netrun.core.metrics import SCHEMA1_METRICS, Metric
 from netrun.core.options import Option, integer, matching, number, seconds, show, size, size_value
+from netrun.results.flags import offered_bps
 from netrun.tools.base import Tool
+from netrun.tools.iperf3 import loss
 from netrun.tools.iperf3 import options as iperf3_options
 
 if TYPE_CHECKING:
@@ -92,9 +94,17 @@ TOLERANCES: dict[str, str | float] = {
     "jitter_ms": 1.0,
     "lost_percent": 1.0,
 }
-METRICS: tuple[Metric, ...] = tuple(
-    replace(m, tolerance=TOLERANCES.get(m.name, m.tolerance)) for m in SCHEMA1_METRICS
+# fmt: off
+METRICS: tuple[Metric, ...] = (
+    *(replace(m, tolerance=TOLERANCES.get(m.name, m.tolerance)) for m in SCHEMA1_METRICS),
+    # what the test asked for, and the receiver's share of it: no default tolerance (the
+    # first is an input; the second restates the loss and the sender's flag)
+    Metric("offered_bps", "bit/s", "higher", "the rate the test asked for: bitrate x streams "
+           "(UDP: iperf3's 1M default)", scale=1e6, shown_unit="Mbit/s", digits=1),
+    Metric("received_pct", "%", "higher", "received / offered: the receiver's rate as a "
+           "share of the offered one", digits=1),
 )
+# fmt: on
 
 #: Schema 1's per-metric tolerance options, still accepted: option -> metric.
 TOLERANCE_OPTIONS = {
@@ -105,9 +115,13 @@ TOLERANCE_OPTIONS = {
 }
 
 
-def values(r: Iperf3Result) -> dict[str, float | None]:
-    """The declared metrics of one parsed run."""
+def values(r: Iperf3Result, offered: float | None = None) -> dict[str, float | None]:
+    """The declared metrics of one parsed run; ``offered``: the rate the test asked for."""
     return {
+        "offered_bps": offered,
+        "received_pct": (
+            100 * r.receiver_bps / offered if offered and r.receiver_bps is not None else None
+        ),
         "throughput_bps": r.receiver_bps,
         "sender_bps": r.sender_bps,
         "retransmits": r.retransmits,
@@ -121,6 +135,8 @@ def values(r: Iperf3Result) -> dict[str, float | None]:
 def unavailable(r: Iperf3Result) -> dict[str, str]:
     """Why each metric iperf3 did not report is null."""
     out = dict(r.unavailable)  # what this iperf3 version does not report (its reason)
+    no_rate = "no bitrate: an unlimited TCP test offers whatever the path takes"
+    out.update(offered_bps=no_rate, received_pct=no_rate)
     if r.protocol == "udp":
         out["retransmits"] = "not applicable to udp"
     else:
@@ -134,8 +150,23 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     if m.result.bidir_bps:  # the sum's two halves, receiver rates in bit/s
         forward, back = m.result.bidir_bps
         m.details["bidir_bps"] = {"client_to_server": forward, "server_to_client": back}
-    m.metrics = values(m.result)
-    m.unavailable = {**unavailable(m.result), **m.unavailable}
+    r: Iperf3Result = m.result
+    test = mode.test
+    offered = offered_bps({"options": test.options, "protocol": r.protocol})
+    m.metrics = values(r, offered)
+    m.unavailable = {**unavailable(r), **m.unavailable}
+    m.details["intervals_of"] = r.intervals_of
+    ends = m.details.get("counters")
+    if r.protocol == "udp" and isinstance(ends, dict) and not r.bidir_bps:
+        receiver = "client" if r.reverse else "server"
+        sender = "server" if r.reverse else "client"
+        m.details["loss"] = loss.attribute(
+            offered_bps=offered,
+            sender_bps=r.sender_bps,
+            lost=r.lost_packets,
+            sender=ends.get(sender),
+            receiver=ends.get(receiver),
+        )
     return m
 
 

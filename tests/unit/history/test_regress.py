@@ -165,13 +165,15 @@ def test_one_lossy_repeat_is_not_hidden_by_the_median() -> None:
 
 def test_every_directed_metric_has_a_default_tolerance() -> None:
     """Every tool's metric has a default (iperf3's throughput takes ``tolerance``), loss is
-    1 percentage point everywhere; CPU use and the figures that restate another (sender_bps
-    and pps the headline, lost the loss) are left to the scenario."""
+    1 percentage point everywhere; CPU use, the figures that restate another (sender_bps
+    and pps the headline, lost the loss, received_pct the loss and the sender's flag) and
+    the offered rate (an input) are left to the scenario."""
     from netrun.tools import tools
 
     for tool in tools().values():
         for metric in tool.metrics:
-            if metric.name.startswith("cpu_") or metric.name in ("sender_bps", "pps", "lost"):
+            restated = ("sender_bps", "pps", "lost", "received_pct", "offered_bps")
+            if metric.name.startswith("cpu_") or metric.name in restated:
                 assert metric.tolerance is None
             elif (tool.name, metric.name) != ("iperf3", "throughput_bps"):
                 assert metric.tolerance is not None, (tool.name, metric.name)

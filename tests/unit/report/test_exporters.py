@@ -235,4 +235,6 @@ def test_publish_lists_flagged_tests_and_writes_the_strict_junit(tmp_path: Path)
     out = publish(doc, tmp_path, PublishOptions(junit=junit, fail_on_flags=True))
     assert out.flagged == [f"test tcp-forward: flagged above-ceiling: {FLAGS['above-ceiling']}"]
     assert 'type="flagged"' in junit.read_text()
-    assert publish(load("mixed-failed-3"), tmp_path, PublishOptions()).flagged == []
+    # its udp-ok's third repeat sent 125 of the 200 Mbit/s asked: not what the test asked for
+    flagged = publish(load("mixed-failed-3"), tmp_path, PublishOptions()).flagged
+    assert flagged == [f"test udp-ok: flagged sender-below-target: {FLAGS['sender-below-target']}"]

@@ -187,3 +187,40 @@ def test_one_host_is_flagged_and_a_failed_test_keeps_its_status() -> None:
     assert flags.status_cell("ok", ["cpu-bound", "target-not-reached"]) == "ok"
     failed = dict(same, status="failed")
     assert flags.flagged_lines({"t": [same, failed]}) == []  # its error says more
+
+
+# -- UDP: the sender's rate and where datagrams were lost (issue 25) ----------------------------
+def udp_sample(sender_bps: float, bitrate: str, **details: Any) -> dict[str, Any]:
+    udp = sample("baremetal-4s", "udp-500m")
+    udp["sender_bps"] = sender_bps
+    udp["options"]["bitrate"] = bitrate
+    udp["details"].update(details)
+    return udp
+
+
+def test_a_sender_well_below_its_target_is_flagged() -> None:
+    """Issue 25's 50M test whose sender reached 7.8 Mbit/s: the figure is not what the
+    test asked for. The captured 400M test on a 200 Mbit/s link sent 192 (48%)."""
+    shaped = parse((IPERF3_FIXTURES / "udp_shaped_server_json.stdout").read_text())
+    held = udp_sample(shaped.sender_bps, "400M")
+    held["throughput_bps"] = shaped.receiver_bps
+    assert "sender-below-target" in flags.of_sample(held)
+    assert "sender-below-target" in flags.of_sample(udp_sample(7.8e6, "50M"))
+    assert "sender-below-target" not in flags.of_sample(udp_sample(46e6, "50M"))  # 92%
+    assert flags.SENDER_SHARE == 0.9
+
+
+def test_the_place_of_loss_is_a_flag_and_a_note() -> None:
+    why = "1563 datagrams lost: 1563 counted by the receiver (receive-buffer 1563), 0 on the way"
+    found = {"places": ["receiver could not keep up"], "why": why}
+    udp = udp_sample(495e6, "500M", loss=found)
+    assert "receiver-overrun" in flags.of_sample(udp)
+    assert flags.loss_notes([udp]) == [f"loss udp-500m: receiver could not keep up ({why})"]
+    dropped = udp_sample(495e6, "500M", loss={"places": ["network or a queue dropped"]})
+    assert "dropped-on-path" in flags.of_sample(dropped)
+    assert flags.loss_notes([sample("baremetal-4s", "tcp-reverse")]) == []
+
+
+def test_new_flags_keep_the_old_ones_numbers() -> None:
+    assert flags.marker(["cpu-bound", "unreliable-clock"]) == "4,7"
+    assert flags.marker(["sender-below-target", "dropped-on-path"]) == "8,10"

@@ -546,3 +546,35 @@ def test_parse_server_ready_without_a_verdict() -> None:
     with pytest.raises(Iperf3Error) as caught:
         iperf3_server.parse_server_ready("sh: 1: syntax error\n")
     assert caught.value.kind == "bad-output"
+
+
+# -- whose interval series (issue 25) -----------------------------------------------------------
+def test_udp_intervals_are_the_receivers_from_the_servers_json() -> None:
+    """400M asked of a 200 Mbit/s link, with --get-server-output and the server's -J: the
+    series is the server's (what arrived), not the client's (what it sent)."""
+    data = raw("udp_shaped_server_json")
+    result = parse(load("udp_shaped_server_json")[0])
+    assert result.intervals_of == "receiver"
+    server = [i["sum"]["bits_per_second"] for i in data["server_output_json"]["intervals"]]
+    # the server's fourth "interval" is the 3 ms after the test's end: left out, not a drop
+    assert len(server) == 4 and data["server_output_json"]["intervals"][3]["sum"]["seconds"] < 0.01
+    assert [i.bits_per_second for i in result.intervals] == server[:3]
+    assert result.intervals[0].lost_percent is not None  # the receiver counts the loss
+    assert result.target_bps == 400e6
+    assert result.sender_bps == data["end"]["sum_sent"]["bits_per_second"]
+    assert result.receiver_bps == data["end"]["sum_received"]["bits_per_second"]
+
+
+def test_whose_series_without_the_servers_json() -> None:
+    assert parse(load("udp_100m")[0]).intervals_of == "sender"
+    assert parse(load("tcp_server_output")[0]).intervals_of == "sender"  # its text, not JSON
+    assert parse(load("udp_reverse")[0]).intervals_of == "receiver"  # -R: the client receives
+    assert parse(load("udp_bidir")[0]).intervals_of == "both"
+    reverse = parse(load("udp_50m_reverse_server_json")[0])
+    assert reverse.intervals_of == "receiver" and reverse.reverse
+
+
+def test_the_server_starts_with_json_only_when_asked() -> None:
+    args = dict(binary="iperf3", bind_ip="10.0.0.1", ports=[5201], workdir="/tmp/w", tag="t")
+    assert "json=-J" in iperf3_server.server_script(**args, wait_s=1, json=True)
+    assert "json=\n" in iperf3_server.server_script(**args, wait_s=1)

@@ -1,0 +1,168 @@
+"""The kernel's drop counters of a host, read in the commands netrun sends anyway.
+
+A UDP test that lost 17% says nothing about where: the sender's socket, a queue on the
+way, or the receiver's socket buffer. The kernel counts each: ``/proc/net/snmp``
+(``Udp: RcvbufErrors InErrors``, ``Tcp: RetransSegs``), the root qdisc's drops
+(``tc -s qdisc``) and the NIC's (``/proc/net/dev``: the same counters as
+``/sys/class/net/DEV/statistics/{rx,tx}_dropped``, and readable for another network
+namespace as ``/proc/PID/net/dev``). ``script`` is a shell snippet that prints one reading
+in sections; it rides on a command already sent before and after a measurement (the
+iperf3 client's own, netrun.tools.iperf3.run), so reading costs no round trip. ``parse``
+reads it back and ``delta`` gives what changed. Another reading is one more "@name"
+section (netrun.hosts.cpustat's /proc/stat snippet, issue 29, could ride in the same one).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Starts one reading; every section after it starts with "@name".
+MARK = "==netrun:counters=="
+#: The /proc/net/snmp counters kept: (table, name) -> the key in a delta.
+SNMP = {
+    ("Udp", "InDatagrams"): "udp_in_datagrams",
+    ("Udp", "OutDatagrams"): "udp_out_datagrams",
+    ("Udp", "RcvbufErrors"): "udp_rcvbuf_errors",
+    ("Udp", "SndbufErrors"): "udp_sndbuf_errors",
+    ("Udp", "InErrors"): "udp_in_errors",
+    ("Tcp", "RetransSegs"): "tcp_retrans_segs",
+}
+#: /proc/net/dev columns kept (after the device name): index -> key.
+DEV = {
+    0: "nic_rx_bytes",
+    1: "nic_rx_packets",
+    3: "nic_rx_dropped",
+    8: "nic_tx_bytes",
+    9: "nic_tx_packets",
+    11: "nic_tx_dropped",
+}
+KEYS = (*SNMP.values(), *DEV.values(), "qdisc_dropped")
+
+
+def script(iface: str | None = None, *, toward: str | None = None, net: str = "/proc/net") -> str:
+    """sh printing one reading: the Udp/Tcp lines of ``net``/snmp, the data NIC's line of
+    ``net``/dev and its root qdisc's statistics. The NIC is ``iface``, else the one the
+    host routes ``toward`` (the other end's data address) through. ``net`` is
+    /proc/PID/net for another network namespace (a container's); tc is left out there
+    (it would read the host's). Never fails: what the host lacks is missing from the
+    reading. Uses the shell variable ``nr_d``."""
+    q = shlex.quote
+    if iface:
+        pick = f"nr_d={q(iface)}"
+    elif toward:
+        pick = (
+            f"nr_d=$(ip -o route get {q(toward)} 2>/dev/null"
+            " | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p')"
+        )
+    else:
+        pick = "nr_d="
+    lines = [
+        f"echo {MARK}",
+        "echo @snmp",
+        f"grep -E '^(Udp|Tcp):' {q(net + '/snmp')} 2>/dev/null",
+        pick,
+        "echo @dev",
+        'echo "iface $nr_d"',
+        f'[ -z "$nr_d" ] || awk -F: -v d="$nr_d" \'{{n=$1; gsub(/ /, "", n)}} n == d\' '
+        f"{q(net + '/dev')} 2>/dev/null",
+    ]
+    if net == "/proc/net":
+        lines += ["echo @qdisc", '[ -z "$nr_d" ] || tc -s qdisc show dev "$nr_d" 2>/dev/null']
+    lines.append("echo @end")
+    return "; ".join(lines) + "; true"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading: counter name (a key of KEYS) -> value; a missing one is absent.
+    ``iface``: the data NIC it read (None: none found)."""
+
+    values: Mapping[str, int] = field(default_factory=dict)
+    iface: str | None = None
+
+
+def parse(text: str) -> Reading | None:
+    """The last whole reading ``script`` printed in ``text``; None when there is none."""
+    start = text.rfind(MARK)
+    if start < 0 or "@end" not in text[start:]:
+        return None
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text[start + len(MARK) :].splitlines():
+        if line.startswith("@") and line[1:].isalpha():
+            if line == "@end":
+                break
+            current = sections.setdefault(line[1:], [])
+        elif current is not None and line.strip():
+            current.append(line)
+    values: dict[str, int] = {}
+    values.update(_snmp(sections.get("snmp", [])))
+    dev = sections.get("dev", [])
+    iface = dev[0].split(maxsplit=1)[1].strip() if dev and " " in dev[0].strip() else None
+    values.update(_dev(dev[1:]))
+    dropped = _qdisc(sections.get("qdisc", []))
+    if dropped is not None:
+        values["qdisc_dropped"] = dropped
+    return Reading(values, iface or None)
+
+
+def _snmp(lines: list[str]) -> dict[str, int]:
+    """/proc/net/snmp's tables: a header line of names, then one of values, per table."""
+    out: dict[str, int] = {}
+    heads: dict[str, list[str]] = {}
+    for line in lines:
+        table, _, rest = line.partition(":")
+        words = rest.split()
+        if table not in heads:
+            heads[table] = words
+            continue
+        for name, value in zip(heads.pop(table), words, strict=False):
+            key = SNMP.get((table, name))
+            if key and value.lstrip("-").isdigit():
+                out[key] = int(value)
+    return out
+
+
+def _dev(lines: list[str]) -> dict[str, int]:
+    for line in lines[:1]:
+        fields = line.partition(":")[2].split()
+        if len(fields) >= 16 and all(f.isdigit() for f in fields[:16]):
+            return {key: int(fields[i]) for i, key in DEV.items()}
+    return {}
+
+
+def _qdisc(lines: list[str]) -> int | None:
+    """The root qdisc's drops (a classful root counts its children's too)."""
+    root = False
+    for line in lines:
+        if line.startswith("qdisc "):
+            root = " root " in f"{line} "
+        elif root and "(dropped" in line:
+            number = line.split("(dropped", 1)[1].split(",", 1)[0].strip()
+            return int(number) if number.isdigit() else None
+    return None
+
+
+def delta(before: Reading | None, after: Reading | None) -> dict[str, int | None]:
+    """What each counter moved between two readings; None where either lacks it (or the
+    counter went back: a reset, or a device that was replaced)."""
+    out: dict[str, int | None] = {}
+    for key in KEYS:
+        old = before.values.get(key) if before else None
+        new = after.values.get(key) if after else None
+        out[key] = new - old if old is not None and new is not None and new >= old else None
+    return out
+
+
+def record(
+    before: Reading | None, after: Reading | None, *, iface: str | None, netns: str
+) -> dict[str, Any]:
+    """One end's entry in a sample: which device and network namespace was read
+    ("host", or "container" for a container's own), and the deltas."""
+    entry: dict[str, Any] = {"iface": iface, "netns": netns, **delta(before, after)}
+    if before is None or after is None:
+        entry["unavailable"] = "no reading " + ("before" if before is None else "after")
+    return entry

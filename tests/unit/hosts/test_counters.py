@@ -1,0 +1,95 @@
+"""netrun.hosts.counters against readings its script printed on the lab's hosts
+(tests/fixtures/counters: before and after a UDP test at 400M through a 200 Mbit/s
+shaper, one with 3% of datagrams dropped by iptables at the receiver, and a TCP test),
+and the script itself run here by a real sh."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from netrun.hosts import counters
+from tests.conftest import COUNTERS_FIXTURES
+
+
+def reading(name: str) -> counters.Reading:
+    found = counters.parse((COUNTERS_FIXTURES / f"{name}.txt").read_text())
+    assert found is not None
+    return found
+
+
+def test_a_reading_has_every_counter_and_names_its_nic() -> None:
+    r = reading("udp_shaped_server_after")
+    assert r.iface == "data0"
+    assert set(r.values) == set(counters.KEYS)
+    assert r.values["udp_rcvbuf_errors"] == 2181
+    assert r.values["udp_in_errors"] == 2181
+    assert r.values["nic_rx_bytes"] == 312701941 and r.values["nic_rx_packets"] == 163384
+    assert r.values["qdisc_dropped"] == 0
+
+
+def test_the_receivers_buffer_errors_match_iperf3s_lost_datagrams() -> None:
+    """The shaped 400M test lost 1563 datagrams (iperf3's end.sum): the receiver's host
+    counted exactly those as receive-buffer errors; nothing was dropped on the way."""
+    server = counters.delta(reading("udp_shaped_server_before"), reading("udp_shaped_server_after"))
+    client = counters.delta(reading("udp_shaped_client_before"), reading("udp_shaped_client_after"))
+    assert server["udp_rcvbuf_errors"] == 1563
+    assert client["qdisc_dropped"] == 0 and client["nic_tx_dropped"] == 0
+    # every datagram the sender sent reached the receiver's NIC (plus the control packets)
+    assert client["udp_out_datagrams"] is not None and server["nic_rx_packets"] is not None
+    assert 0 <= server["nic_rx_packets"] - client["udp_out_datagrams"] < 50
+
+
+def test_iptables_drops_are_counted_nowhere_on_the_hosts() -> None:
+    server = counters.delta(
+        reading("udp_dropped_server_before"), reading("udp_dropped_server_after")
+    )
+    assert server["udp_rcvbuf_errors"] == 0 and server["udp_in_errors"] == 0
+    assert server["nic_rx_dropped"] == 0
+
+
+def test_tcp_retransmits_are_read() -> None:
+    server = counters.delta(reading("tcp_server_before"), reading("tcp_server_after"))
+    assert server["tcp_retrans_segs"] is not None and server["tcp_retrans_segs"] >= 0
+
+
+def test_a_missing_or_reset_counter_is_none() -> None:
+    before = counters.Reading({"udp_rcvbuf_errors": 5, "nic_rx_dropped": 9})
+    after = counters.Reading({"udp_rcvbuf_errors": 7, "nic_rx_dropped": 2})
+    moved = counters.delta(before, after)
+    assert moved["udp_rcvbuf_errors"] == 2
+    assert moved["nic_rx_dropped"] is None  # went back: a replaced device
+    assert moved["qdisc_dropped"] is None
+    entry = counters.record(before, None, iface="data0", netns="host")
+    assert entry["unavailable"] == "no reading after" and entry["udp_rcvbuf_errors"] is None
+
+
+@pytest.mark.parametrize("text", ["", "no reading", counters.MARK + "\n@snmp\n"])
+def test_no_whole_reading_is_none(text: str) -> None:
+    assert counters.parse(text) is None
+
+
+def test_the_script_runs_here_and_reads_loopback() -> None:
+    """The sh as a host runs it: lo is always there; a missing NIC or tc is no failure."""
+    out = subprocess.run(
+        ["sh", "-c", counters.script("lo")], capture_output=True, text=True, check=True
+    ).stdout
+    found = counters.parse(out)
+    assert found is not None and found.iface == "lo"
+    assert "udp_in_datagrams" in found.values and "nic_rx_bytes" in found.values
+    gone = subprocess.run(
+        ["sh", "-c", counters.script("no-such-nic0")], capture_output=True, text=True
+    )
+    assert gone.returncode == 0
+    missing = counters.parse(gone.stdout)
+    assert missing is not None and "nic_rx_bytes" not in missing.values
+
+
+def test_the_nic_is_found_by_route_and_names_are_quoted() -> None:
+    out = subprocess.run(
+        ["sh", "-c", counters.script(toward="127.0.0.1")], capture_output=True, text=True
+    ).stdout
+    found = counters.parse(out)
+    assert found is not None and found.iface == "lo"
+    assert "'eth0; rm -rf x'" in counters.script("eth0; rm -rf x")
