@@ -8,8 +8,9 @@ way, or the receiver's socket buffer. The kernel counts each: ``/proc/net/snmp``
 namespace as ``/proc/PID/net/dev``). ``script`` is a shell snippet that prints one reading
 in sections; it rides on a command already sent before and after a measurement (the
 iperf3 client's own, netrun.tools.iperf3.run), so reading costs no round trip. ``parse``
-reads it back and ``delta`` gives what changed. Another reading is one more "@name"
-section (netrun.hosts.cpustat's /proc/stat snippet, issue 29, could ride in the same one).
+reads it back and ``delta`` gives what changed. The "@cpu" section is
+netrun.hosts.cpustat's per-core CPU time (issue 29): an overlay's softirq work shows there,
+on whichever core it ran.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from netrun.hosts import cpustat
 
 #: Starts one reading; every section after it starts with "@name".
 MARK = "==netrun:counters=="
@@ -71,6 +74,7 @@ def script(iface: str | None = None, *, toward: str | None = None, net: str = "/
     ]
     if net == "/proc/net":
         lines += ["echo @qdisc", '[ -z "$nr_d" ] || tc -s qdisc show dev "$nr_d" 2>/dev/null']
+    lines += ["echo @cpu", cpustat.SNIPPET]  # the kernel's, whichever namespace reads it
     lines.append("echo @end")
     return "; ".join(lines) + "; true"
 
@@ -82,6 +86,8 @@ class Reading:
 
     values: Mapping[str, int] = field(default_factory=dict)
     iface: str | None = None
+    #: Per-core CPU time at the reading (None: the host's /proc/stat was not read).
+    cpu: cpustat.Reading | None = None
 
 
 def parse(text: str) -> Reading | None:
@@ -106,7 +112,8 @@ def parse(text: str) -> Reading | None:
     dropped = _qdisc(sections.get("qdisc", []))
     if dropped is not None:
         values["qdisc_dropped"] = dropped
-    return Reading(values, iface or None)
+    cpu = cpustat.parse("\n".join(sections.get("cpu", [])))
+    return Reading(values, iface or None, cpu)
 
 
 def _snmp(lines: list[str]) -> dict[str, int]:
@@ -165,4 +172,11 @@ def record(
     entry: dict[str, Any] = {"iface": iface, "netns": netns, **delta(before, after)}
     if before is None or after is None:
         entry["unavailable"] = "no reading " + ("before" if before is None else "after")
+    used = (
+        cpustat.usage(before.cpu, after.cpu)
+        if before and after and before.cpu and after.cpu
+        else None
+    )
+    if used is not None and after is not None and after.cpu is not None:
+        entry["cpu"] = {**used.to_dict(), "boot": after.cpu.boot}
     return entry

@@ -16,10 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from netrun.core.metrics import Metric
+
 #: The shell line: every cpu line, the NET_RX/NET_TX softirq counts per CPU, the tick rate.
 SNIPPET = (
     "grep '^cpu' /proc/stat; grep -E '^ *(CPU|NET_RX|NET_TX)' /proc/softirqs; "
-    'echo "clk_tck $(getconf CLK_TCK 2>/dev/null)"'
+    'echo "clk_tck $(getconf CLK_TCK 2>/dev/null)"; '
+    'echo "boot $(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"'
 )
 #: /proc/stat's columns after the name (proc(5)); guest time is already in user.
 FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
@@ -34,6 +37,8 @@ class Reading:
     cores: dict[str, dict[str, int]] = field(default_factory=dict)
     softirqs: dict[str, list[int]] = field(default_factory=dict)
     hz: int = 100
+    #: The kernel's boot id: two ends with the same one share a kernel and its cores.
+    boot: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,7 @@ def parse(text: str) -> Reading | None:
     cores: dict[str, dict[str, int]] = {}
     softirqs: dict[str, list[int]] = {}
     hz = 100
+    boot = ""
     for line in text.splitlines():
         words = line.split()
         if not words:
@@ -79,9 +85,11 @@ def parse(text: str) -> Reading | None:
             softirqs[words[0][:-1]] = [int(w) for w in words[1:]]
         elif words[0] == "clk_tck" and len(words) == 2 and words[1].isdigit() and int(words[1]):
             hz = int(words[1])
+        elif words[0] == "boot" and len(words) == 2:
+            boot = words[1]
     if not any(name != "cpu" for name in cores):
         return None
-    return Reading(cores, softirqs, hz)
+    return Reading(cores, softirqs, hz, boot)
 
 
 def _busy(ticks: Mapping[str, int]) -> int:
@@ -135,3 +143,53 @@ def seconds_per_gbit(used: Usage, payload_bytes: float | None) -> float | None:
     if not payload_bytes or payload_bytes <= 0:
         return None
     return used.busy_seconds / (payload_bytes * 8 / 1e9)
+
+
+ENDS = ("client", "server")
+# fmt: off
+#: The per-end CPU metrics a tool declares when its mode reads the counters around a
+#: sample (no default tolerance: a host's CPU counts whatever else it ran).
+CPU_METRICS: tuple[Metric, ...] = tuple(
+    metric
+    for end in ENDS
+    for metric in (
+        Metric(f"cpu_s_per_gbit_{end}", "s/Gbit", "lower", f"CPU-seconds the {end} host spent "
+               "per transferred gigabit, summed over its cores (every process, softirq too)",
+               digits=3),
+        Metric(f"busiest_core_pct_{end}", "%", "lower", f"the {end} host's busiest core's busy "
+               "share over the test (100: saturated, whatever ran there)", digits=1),
+        Metric(f"softirq_pct_{end}", "%", "lower", f"softirq time on the {end} host, in percent "
+               "of one core (encapsulation and the receive path run there)", digits=1),
+    )
+)
+# fmt: on
+
+
+def metrics_of(
+    ends: Mapping[str, Mapping[str, object]], payload_bytes: float | None
+) -> tuple[dict[str, float | None], dict[str, str], bool]:
+    """The CPU metrics from each end's counter record (netrun.hosts.counters.record's
+    ``cpu``), why any is null, and whether both ends share one kernel (same boot id: their
+    cores are the machine's, not one end's)."""
+    values: dict[str, float | None] = {m.name: None for m in CPU_METRICS}
+    why: dict[str, str] = {}
+    boots = []
+    for end in ENDS:
+        found = (ends.get(end) or {}).get("cpu")
+        names = [m.name for m in CPU_METRICS if m.name.endswith(f"_{end}")]
+        if not isinstance(found, Mapping):
+            why |= {n: f"no per-core CPU reading on the {end} host" for n in names}
+            continue
+        boots.append(found.get("boot"))
+        busy = found.get("busy_seconds")
+        gbit = payload_bytes * 8 / 1e9 if payload_bytes else None
+        values[f"cpu_s_per_gbit_{end}"] = (
+            float(busy) / gbit if isinstance(busy, int | float) and gbit else None
+        )
+        if values[f"cpu_s_per_gbit_{end}"] is None:
+            why[f"cpu_s_per_gbit_{end}"] = "the test moved no bytes"
+        for key, name in (("busiest_pct", "busiest_core_pct"), ("softirq_pct", "softirq_pct")):
+            value = found.get(key)
+            values[f"{name}_{end}"] = float(value) if isinstance(value, int | float) else None
+    shared = len(boots) == 2 and bool(boots[0]) and boots[0] == boots[1]
+    return values, why, shared

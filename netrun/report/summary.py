@@ -375,6 +375,14 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             + "; ceiling = best goodput (Mbit/s) this test's packets allow on that line"
             " rate (TCP: its MSS, UDP: its datagram size); % ceil = Mbit/s as a share of it"
         )
+    shared = sorted({str(t.get("name")) for t in doc.get("tests", [])
+                     if (t.get("details") or {}).get("cpu_shared_kernel")})  # fmt: skip
+    if shared:
+        lines.append(
+            f"cpu: {', '.join(shared)}: client and server share one kernel (the same boot id):"
+            " their per-core figures (busiest core, softirq, CPU-s/Gbit) are the machine's, "
+            "not one end's; the tools' own process CPU still splits by end"
+        )
     if any(r["protocol"] == "udp" and "jitter_ms" in r["produces"] for r in rows):
         lines.append("jitter/loss = UDP jitter in ms / datagrams lost in %")
     if any(r.get("latency_ms") for r in rows):

@@ -20,7 +20,8 @@ FLAGS: dict[str, str] = {
     "same-host": "server and client are one host: loopback, not a network result "
     "(allowed by allow_same_host: true)",
     "target-not-reached": "below 95% of the offered rate (UDP or bitrate-limited test)",
-    "cpu-bound": "a side used 90% CPU or more: the figure may be the CPU's, not the network's",
+    "cpu-bound": "a side's tool used 90% CPU or more, or a core on either end was saturated "
+    "(95% or more, whatever ran there): the figure may be the CPU's, not the network's",
     "stand-in": "measured through the lab's FreeFlow stand-in, which does not accelerate",
     "not-accelerated": "FreeFlow's bytes did not bypass the overlay",
     "unreliable-clock": "the hosts' clocks disagree: one-way latency cannot be trusted",
@@ -51,6 +52,8 @@ LOSS_FLAGS = {
     "network or a queue dropped": "dropped-on-path",
 }
 CPU_BOUND_PCT = 90.0
+#: A core this busy over a test is saturated (netrun.hosts.cpustat's busiest_core_pct_*).
+CORE_SATURATED_PCT = 95.0
 UDP_DEFAULT_BPS = 1e6  # iperf3's -b default for UDP
 
 
@@ -136,7 +139,12 @@ def of_sample(sample: Mapping[str, Any]) -> list[str]:
             found.add("sender-below-target")
         found.update(LOSS_FLAGS[p] for p in loss_places(sample) if p in LOSS_FLAGS)
         cpus = [_number(sample.get(k)) for k in ("cpu_client_pct", "cpu_server_pct")]
-        if any(c is not None and c >= CPU_BOUND_PCT for c in cpus):
+        measured = sample.get("metrics")
+        figures = measured if isinstance(measured, Mapping) else {}
+        cores = [_number(figures.get(f"busiest_core_pct_{end}")) for end in ("client", "server")]
+        if any(c is not None and c >= CPU_BOUND_PCT for c in cpus) or any(
+            c is not None and c >= CORE_SATURATED_PCT for c in cores
+        ):
             found.add("cpu-bound")
     return [name for name in FLAGS if name in found]
 

@@ -79,7 +79,15 @@ def test_directions_flags_and_per_test_ceilings(lab: LabHandle, tmp_path: Path) 
     udp = by_name["udp-200"]
     assert udp["goodput_ceiling_mbps"] == pytest.approx(1000 * 200 / 266, abs=0.01)
     assert "target-not-reached" in udp["flags"]
+    # per-core CPU on both ends, read around each sample (issue 29); the lab's namespaces
+    # share this machine's kernel, and the sample and the report say so
+    for end in ("client", "server"):
+        assert 0 < tcp["metrics"][f"busiest_core_pct_{end}"] <= 100, tcp["metrics"]
+        assert tcp["metrics"][f"cpu_s_per_gbit_{end}"] > 0
+        assert tcp["details"]["counters"][end]["cpu"]["cores"]
+    assert tcp["details"]["cpu_shared_kernel"] is True
     report = (tmp_path / "out" / "report.txt").read_text()
+    assert "client and server share one kernel" in report
     header = next(line for line in report.splitlines() if line.startswith("test"))
     assert "sender→receiver" in header and "% ceil" in header and "flags" in header
     assert "flag 3 target-not-reached: below 95% of the offered rate" in report

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from netrun.core.metrics import SCHEMA1_METRICS, Metric
 from netrun.core.options import Option, integer, matching, number, seconds, show, size, size_value
+from netrun.hosts import cpustat
 from netrun.results.flags import offered_bps
 from netrun.tools.base import Tool
 from netrun.tools.iperf3 import loss
@@ -103,6 +104,7 @@ METRICS: tuple[Metric, ...] = (
            "(UDP: iperf3's 1M default)", scale=1e6, shown_unit="Mbit/s", digits=1),
     Metric("received_pct", "%", "higher", "received / offered: the receiver's rate as a "
            "share of the offered one", digits=1),
+    *cpustat.CPU_METRICS,
 )
 # fmt: on
 
@@ -157,6 +159,12 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     m.unavailable = {**unavailable(r), **m.unavailable}
     m.details["intervals_of"] = r.intervals_of
     ends = m.details.get("counters")
+    cpu, why, shared = cpustat.metrics_of(ends if isinstance(ends, dict) else {},
+                                          r.bytes_received or r.bytes_sent)  # fmt: skip
+    m.metrics.update(cpu)
+    m.unavailable = {**why, **m.unavailable}
+    if shared:  # the lab's namespaces: one kernel, its cores seen from both ends
+        m.details["cpu_shared_kernel"] = True
     if r.protocol == "udp" and isinstance(ends, dict) and not r.bidir_bps:
         receiver = "client" if r.reverse else "server"
         sender = "server" if r.reverse else "client"

@@ -93,3 +93,25 @@ def test_the_nic_is_found_by_route_and_names_are_quoted() -> None:
     found = counters.parse(out)
     assert found is not None and found.iface == "lo"
     assert "'eth0; rm -rf x'" in counters.script("eth0; rm -rf x")
+
+
+def test_a_reading_carries_the_hosts_per_core_cpu_and_a_record_its_use() -> None:
+    """The script run twice here by a real sh: its @cpu section is netrun.hosts.cpustat's,
+    and the record of two readings has each core's shares, the busiest and the boot id."""
+    script = counters.script("lo")
+    texts = [subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=10).stdout
+             for _ in range(2)]  # fmt: skip
+    subprocess.run(["sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"], timeout=30)
+    texts.append(subprocess.run(["sh", "-c", script], capture_output=True, text=True).stdout)
+    before, after = counters.parse(texts[0]), counters.parse(texts[2])
+    assert before is not None and after is not None and before.cpu and after.cpu
+    assert before.cpu.boot and before.cpu.boot == after.cpu.boot
+    entry = counters.record(before, after, iface="lo", netns="host")
+    cpu = entry["cpu"]
+    assert cpu["boot"] == after.cpu.boot and cpu["busy_seconds"] > 0
+    assert set(cpu["cores"]) == {c for c in after.cpu.cores if c != "cpu"}
+    assert 0 < cpu["busiest_pct"] <= 100
+    # the fixtures of the lab were read before the @cpu section existed: no cpu entry
+    old = counters.record(reading("tcp_client_before"), reading("tcp_client_after"),
+                          iface="data0", netns="host")  # fmt: skip
+    assert "cpu" not in old
