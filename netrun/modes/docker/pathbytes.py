@@ -15,8 +15,9 @@ import logging
 import shlex
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from netrun.hosts import cpustat
 from netrun.modes.docker.launch import sections
 
 if TYPE_CHECKING:
@@ -34,6 +35,18 @@ log = logging.getLogger(__name__)
 _MARK = "@@netrun-container@@"
 
 Counters = dict[str, tuple[int, int]]  # device -> (rx_bytes, tx_bytes)
+_CPU_MARK = "@@netrun-cpu@@"
+#: An end's CPU reading is its test's when its interval is at most this many times the
+#: client's (plus a second): a server's reading from its container's start is not.
+CPU_WINDOW = 1.5
+
+
+class Snapshot(NamedTuple):
+    """One reading of a host: its devices, its container's, and its per-core CPU time."""
+
+    host: Counters
+    container: Counters
+    cpu: cpustat.Reading | None = None
 
 
 def command(container_pid: int | None) -> str:
@@ -53,16 +66,17 @@ def parse_net_dev(text: str) -> Counters:
     return out
 
 
-def parse(text: str) -> tuple[Counters, Counters]:
-    """The host's counters and the container's, from the output of `command`."""
+def parse(text: str) -> Snapshot:
+    """The host's counters, the container's and the CPU's, from the output of `command`."""
+    text, _, cpu = text.partition(_CPU_MARK)
     host, _, container = text.partition(_MARK)
-    return parse_net_dev(host), parse_net_dev(container)
+    return Snapshot(parse_net_dev(host), parse_net_dev(container), cpustat.parse(cpu))
 
 
 def delta(
     devices: dict[str, str | None],
-    before: tuple[Counters, Counters],
-    after: tuple[Counters, Counters],
+    before: Snapshot,
+    after: Snapshot,
 ) -> dict[str, Any]:
     """{role: {device, rx_bytes, tx_bytes}} for overlay, host_nic (host) and container.
 
@@ -70,9 +84,10 @@ def delta(
     """
     out: dict[str, Any] = {}
     for role, name in devices.items():
-        side = 1 if role == "container" else 0
-        old = before[side].get(name) if name else None
-        new = after[side].get(name) if name else None
+        old_side = before.container if role == "container" else before.host
+        new_side = after.container if role == "container" else after.host
+        old = old_side.get(name) if name else None
+        new = new_side.get(name) if name else None
         if old is None or new is None:
             out[role] = {"device": name, "rx_bytes": None, "tx_bytes": None,
                          "unavailable": f"no counters for {name or 'the device'}"}  # fmt: skip
@@ -127,14 +142,14 @@ def verdict(path: dict[str, Any], test_bytes: int, sender: str) -> tuple[bool, b
     )
 
 
-def read(host: Host, pid: int | None, tries: int = 3) -> tuple[Counters, Counters]:
+def read(host: Host, pid: int | None, tries: int = 3) -> Snapshot:
     """Host and container counters now; empty when the host cannot tell.
 
     Tried again when a part is missing: once in a long run a reading came back without the
     container's table (seen on the lab under load), and one bad reading would otherwise
     cost the repeat its verdict.
     """
-    found: tuple[Counters, Counters] = ({}, {})
+    found = Snapshot({}, {})
     for attempt in range(tries):
         res = host.run(command(pid), timeout=30, check=False)
         found = parse(res.stdout)
@@ -164,7 +179,8 @@ def shell_reading(pid_var: str = "$pid") -> str:
     return (
         f"cat /proc/net/dev; echo {shlex.quote(_MARK)}; "
         f"for i in 1 2 3 4 5; do t=$(cat {dev} 2>/dev/null); "
-        f'case "$t" in *{CONTAINER_IFACE}:*) break;; esac; sleep 0.05; done; echo "$t"'
+        f'case "$t" in *{CONTAINER_IFACE}:*) break;; esac; sleep 0.05; done; echo "$t"; '
+        f"echo {shlex.quote(_CPU_MARK)}; {cpustat.SNIPPET}"
     )
 
 
@@ -183,7 +199,7 @@ def wrap_line(line: str, reading: str) -> str:
     )
 
 
-def unwrap(res: CommandResult) -> tuple[CommandResult, tuple[Counters, Counters] | None, Any]:
+def unwrap(res: CommandResult) -> tuple[CommandResult, Snapshot | None, Any]:
     """The client's own result, and the counters read before and after it (None: missing)."""
     found = sections(res.stdout)
     if "out" not in found:
@@ -215,7 +231,7 @@ def around(mode: ContainerMode, measure: Callable[[], Measurement]) -> tuple[Mea
     after_server = reading if reading[0] and reading[1] else None
     before = {
         "server": before_server,
-        "client": mode.counters.get("client_before") or ({}, {}),
+        "client": mode.counters.get("client_before") or Snapshot({}, {}),
     }
     after = {
         "server": after_server or read(mode.server, mode.pids.get("server")),
@@ -225,4 +241,31 @@ def around(mode: ContainerMode, measure: Callable[[], Measurement]) -> tuple[Mea
     path = {
         role: delta(devices(mode, host), before[role], after[role]) for role, host in ends.items()
     }
+    m.details["counters"] = cpu_records(before, after)
     return m, path
+
+
+def cpu_records(before: dict[str, Snapshot], after: dict[str, Snapshot]) -> dict[str, Any]:
+    """Each end's counter record with its host's per-core CPU use over the test (the
+    host's network namespace: a container's cores are its host's). An end whose reading
+    before is much older than the client's window (a server reading from its container's
+    start) has none, with the reason."""
+    out: dict[str, Any] = {}
+    used: dict[str, cpustat.Usage | None] = {}
+    for role in before:
+        old, new = before[role].cpu, after[role].cpu
+        used[role] = cpustat.usage(old, new) if old and new else None
+    client = used.get("client")
+    for role, found in used.items():
+        entry: dict[str, Any] = {"iface": None, "netns": "host"}
+        window = client.elapsed_seconds * CPU_WINDOW + 1 if client else None
+        if found is None:
+            entry["unavailable"] = "no per-core CPU reading before and after the test"
+        elif window is not None and found.elapsed_seconds > window:
+            entry["unavailable"] = (f"its reading before was {found.elapsed_seconds:.1f}s "
+                                    "before its reading after: not the test's window")  # fmt: skip
+        else:
+            cpu = after[role].cpu
+            entry["cpu"] = {**found.to_dict(), "boot": cpu.boot if cpu else ""}
+        out[role] = entry
+    return out

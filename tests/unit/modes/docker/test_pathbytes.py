@@ -38,12 +38,37 @@ def test_command_output_parses() -> None:
     out = subprocess.run(
         ["sh", "-c", pathbytes.command(os.getpid())], capture_output=True, text=True, check=True
     ).stdout
-    host, container = pathbytes.parse(out)
+    host, container, cpu = pathbytes.parse(out)
     assert "lo" in host and "lo" in container
+    assert cpu is not None and cpu.boot  # the host's per-core CPU rides on the same reading
+
+
+def test_cpu_records_keep_the_tests_window_only() -> None:
+    """Two real readings of this machine (tests/fixtures/cpustat): the client's window is
+    2 s; a server whose reading before is far older than that gets no CPU figure."""
+    from netrun.hosts import cpustat
+    from tests.conftest import CPUSTAT_FIXTURES
+
+    def snap(name: str) -> pathbytes.Snapshot:
+        return pathbytes.Snapshot({}, {}, cpustat.parse((CPUSTAT_FIXTURES / name).read_text()))
+
+    before = {"client": snap("busy.before"), "server": snap("busy.before")}
+    after = {"client": snap("busy.after"), "server": snap("busy.after")}
+    found = pathbytes.cpu_records(before, after)
+    assert found["server"]["cpu"]["busiest_pct"] == 100 and found["client"]["netns"] == "host"
+    old = before["server"].cpu
+    assert old is not None
+    stale = {**old.cores, "cpu0": {**old.cores["cpu0"], "idle": old.cores["cpu0"]["idle"] - 900}}
+    before["server"] = pathbytes.Snapshot({}, {}, cpustat.Reading(stale, old.softirqs, 100))
+    found = pathbytes.cpu_records(before, after)
+    assert (
+        "cpu" not in found["server"] and "not the test's window" in found["server"]["unavailable"]
+    )
+    assert "cpu" in found["client"]
 
 
 def test_parse_real_net_dev() -> None:
-    host, container = reading("alpha-before")
+    host, container, _ = reading("alpha-before")
     assert host["data0"] == (4602851908, 6097593)
     assert host["flannel.1"] == (1850399959, 1492723)
     assert host["docker0"] == (1492891, 1850807479)  # no space before the colon
@@ -53,7 +78,7 @@ def test_parse_real_net_dev() -> None:
 
 def test_parse_without_container_part() -> None:
     text = (NETDEV_FIXTURES / "alpha-before.txt").read_text().split("@@")[0]
-    host, container = pathbytes.parse(text)
+    host, container, _ = pathbytes.parse(text)
     assert "data0" in host and container == {}
 
 
