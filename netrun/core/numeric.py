@@ -71,3 +71,12 @@ def percentile(values: list[float], q: float) -> float | None:
     low = math.floor(rank)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def jain(values: list[float]) -> float | None:
+    """Jain's fairness index, (sum x)^2 / (n * sum x^2): 1.0 when every share is equal, 1/n
+    when one takes everything; None for no values or all zero."""
+    squares = sum(v * v for v in values)
+    if not values or squares <= 0:
+        return None
+    return sum(values) ** 2 / (len(values) * squares)

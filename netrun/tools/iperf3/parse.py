@@ -17,6 +17,7 @@ from typing import Any
 
 from netrun.core import numeric
 from netrun.tools.iperf3 import bidir as iperf3_bidir
+from netrun.tools.iperf3 import streams as iperf3_streams
 from netrun.tools.iperf3 import versions
 from netrun.tools.iperf3.result import PROTOCOLS, Interval, Iperf3Error, Iperf3Result
 
@@ -259,6 +260,7 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
         unavailable={"throughput_bps": missing} if missing else {},
         intervals_of=intervals_of,
         target_bps=_float(test.get("target_bitrate")) or None,
+        stream_bps=iperf3_streams.receiver_rates(end, protocol),
     )
     if iperf3_bidir.is_bidir(end):
         return iperf3_bidir.merge(result, end, raw_intervals)

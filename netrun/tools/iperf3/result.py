@@ -83,6 +83,8 @@ class Iperf3Result:
     intervals_of: str = "sender"
     #: The test's -b per stream as iperf3 read it (test_start.target_bitrate), bit/s.
     target_bps: float | None = None
+    #: Each stream's receiver rate of a -P N TCP test (netrun.tools.iperf3.streams).
+    stream_bps: tuple[float, ...] = ()
 
     @property
     def sender(self) -> str:

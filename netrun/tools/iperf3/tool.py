@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from netrun.core.metrics import SCHEMA1_METRICS, Metric
+from netrun.core.numeric import jain
 from netrun.core.options import Option, integer, matching, number, seconds, show, size, size_value
 from netrun.hosts import cpustat
 from netrun.results.flags import offered_bps
@@ -104,6 +105,9 @@ METRICS: tuple[Metric, ...] = (
            "(UDP: iperf3's 1M default)", scale=1e6, shown_unit="Mbit/s", digits=1),
     Metric("received_pct", "%", "higher", "received / offered: the receiver's rate as a "
            "share of the offered one", digits=1),
+    Metric("fairness_jain", "", "higher", "Jain's fairness index of the streams' receiver "
+           "rates (-P N, TCP): 1 when each got the same, 1/N when one took all",
+           tolerance=0.05, digits=3),
     *cpustat.CPU_METRICS,
 )
 # fmt: on
@@ -131,6 +135,7 @@ def values(r: Iperf3Result, offered: float | None = None) -> dict[str, float | N
         "cpu_server_pct": r.cpu_server_pct,
         "jitter_ms": r.jitter_ms,
         "lost_percent": r.lost_percent,
+        "fairness_jain": jain(list(r.stream_bps)) if r.stream_bps else None,
     }
 
 
@@ -139,6 +144,12 @@ def unavailable(r: Iperf3Result) -> dict[str, str]:
     out = dict(r.unavailable)  # what this iperf3 version does not report (its reason)
     no_rate = "no bitrate: an unlimited TCP test offers whatever the path takes"
     out.update(offered_bps=no_rate, received_pct=no_rate)
+    if not r.stream_bps:
+        out["fairness_jain"] = (
+            "one stream: nothing to share" if r.streams < 2
+            else "per-stream receiver rates are TCP's only" if r.protocol != "tcp"
+            else "this iperf3 did not report each stream's receiver rate"
+        )  # fmt: skip
     if r.protocol == "udp":
         out["retransmits"] = "not applicable to udp"
     else:
@@ -158,6 +169,8 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     m.metrics = values(r, offered)
     m.unavailable = {**unavailable(r), **m.unavailable}
     m.details["intervals_of"] = r.intervals_of
+    if r.stream_bps:  # each stream's share, kept beside the fairness index
+        m.details["stream_bps"] = list(r.stream_bps)
     ends = m.details.get("counters")
     cpu, why, shared = cpustat.metrics_of(ends if isinstance(ends, dict) else {},
                                           r.bytes_received or r.bytes_sent)  # fmt: skip
