@@ -252,17 +252,27 @@ class BareMetal(Mode):
                     read=reading(self, self.client, self.server),
                 )
             except ClientTimeout as exc:
+                if armed.server_end is not None:
+                    armed.server_end.abandon()
                 raise stall_error(self, exc, server) from None
+            except BaseException:  # the server end's reading is no use now: it ends
+                if armed.server_end is not None:
+                    armed.server_end.abandon()
+                raise
             res, mine = iperf3_readings.split(res)
-            theirs = armed.server_end.collect() if armed.server_end is not None else []
-            ends = {"client": mine, "server": theirs}
             try:
                 result = iperf3_parse.parse(res.stdout, res.exited, stderr=res.stderr)
             except iperf3_result.Iperf3Error as exc:
+                # no test ran: do not wait for a server that never served (its one-shot
+                # iperf3 exits only when the test's undo stops it)
+                if armed.server_end is not None:
+                    armed.server_end.abandon()
                 if exc.kind == "busy":  # the server answered busy: another client holds it
                     exc.busy = {server.port: None}
                     raise
                 raise exc.on(self.client.name) from None
+            theirs = armed.server_end.collect() if armed.server_end is not None else []
+            ends = {"client": mine, "server": theirs}
             if result.warnings:
                 self.details["warnings"] = list(result.warnings)
             details = {**self.details, "counters": end_counters(ends)}
