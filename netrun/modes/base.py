@@ -19,6 +19,7 @@ from netrun.modes.early_sweep import EarlySweep
 from netrun.tools import option_table
 from netrun.tools.docker import EngineInfo
 from netrun.tools.facts import HostFacts
+from netrun.tools.iperf3 import command as iperf3_command
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -113,7 +114,7 @@ class RunContext:
 
     @staticmethod
     def iperf3(host: Host) -> str:
-        return str(host.vars.get("netrun_iperf3") or "iperf3")
+        return iperf3_command.binary(host)
 
 
 class Mode:
@@ -202,6 +203,11 @@ class Mode:
 
     def teardown(self) -> None:
         """Remove what setup and measure started."""
+
+    def preview(self) -> list[tuple[str, str]] | None:
+        """(role, command line) of what each host will run, built from the files alone
+        (``--check-only``, ``--list-tests``); None: the mode builds it when the test starts."""
+        return None
 
     # -- changes and their undo -------------------------------------------------------------
     def change(

@@ -11,7 +11,6 @@ and the expected time, summed over the run's rounds when tests run in parallel.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,17 +18,9 @@ from typing import TYPE_CHECKING, Any
 from netrun.core.options import option_for, show
 from netrun.errors import NetrunError
 from netrun.modes import get_mode
-from netrun.modes.baremetal.mode import client_argv
 from netrun.modes.base import Mode, RunContext
-from netrun.modes.docker.mode import SERVER_PORT
 from netrun.run import rounds
 from netrun.run.bound import bind
-from netrun.tools import docker as dk
-from netrun.tools.iperf2 import parse as iperf2
-from netrun.tools.iperf2 import run as iperf2_run
-from netrun.tools.iperf3 import command as iperf3
-from netrun.tools.iperf3.run import BASE_PORT, PORT_SPAN
-from netrun.tools.ping import tool as ping
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -46,8 +37,6 @@ SAMPLE_OVERHEAD_S = 0.5
 CONTAINER_START_S = 5.0
 #: The run id container names carry in a preview (the run's own is made when it starts).
 RUN_ID = "RUNID"
-#: The server address of a container test: the server container's, known once it runs.
-CONTAINER_IP = "<server container IP>"
 
 
 @dataclass(frozen=True)
@@ -143,94 +132,12 @@ def preview(test: TestSpec, inventory: Inventory) -> Preview:
 
 
 def commands(mode: Mode) -> list[tuple[str, str]]:
-    """(role, command line) of each host's part, as the tool and mode build them."""
+    """(role, command line) of each host's part, as the mode and its tool build them."""
     try:
-        if mode.containers and mode.test.tool in ("iperf3", "iperf2"):
-            return _container(mode)
-        if mode.name == "baremetal":
-            return _baremetal(mode)
-        if mode.name == "turn" and mode.test.tool == "iperf2":
-            return _turn(mode)
+        found = mode.preview()
     except (NetrunError, KeyError, ValueError) as exc:  # a value only the run can work out
         return [("commands", f"built when the test starts ({exc})")]
-    return [("commands", f"built by mode {mode.name} when the test starts")]
-
-
-def _port_note(port: Any, first: int) -> str:
-    return "" if port else f"  (port: the first free of {first}-{first + PORT_SPAN - 1})"
-
-
-def _baremetal(mode: Mode) -> list[tuple[str, str]]:
-    test, server, client = mode.test, mode.server, mode.client
-    if test.tool == "ping":
-        argv = ping.command(
-            server.data_ip, test.value("count"), test.value("interval"), test.value("size")
-        )
-        return [("server", "(none: its kernel answers)"), ("client", shlex.join(argv))]
-    if test.tool == "iperf2":
-        port = int(mode.value("port"))
-        srv = [iperf2_run.binary(server), *iperf2.server_command(port, server.data_ip)[1:]]
-        cli = iperf2.client_command(
-            server.data_ip,
-            length=int(test.value("length")),
-            bitrate=test.value("bitrate"),
-            duration=float(test.duration),
-            port=port,
-        )
-        cli[0] = iperf2_run.binary(client)
-        return [("server", shlex.join(srv)), ("client", shlex.join(cli))]
-    port = mode.value("port")
-    srv = iperf3.server_command(server.data_ip, port or BASE_PORT, binary=mode.ctx.iperf3(server))
-    note = _port_note(port, BASE_PORT)
-    cli = client_argv(mode, server.data_ip, port or BASE_PORT)
-    return [("server", shlex.join(srv) + note), ("client", shlex.join(cli))]
-
-
-def _turn(mode: Mode) -> list[tuple[str, str]]:
-    """iperf2's server as on bare metal; its client sends into the tunnel on its own host."""
-    test, server, client = mode.test, mode.server, mode.client
-    port = int(mode.value("port"))
-    srv = [iperf2_run.binary(server), *iperf2.server_command(port, server.data_ip)[1:]]
-    cli = iperf2.client_command(
-        "127.0.0.1",
-        length=int(test.value("length")),
-        bitrate=test.value("bitrate"),
-        duration=float(test.duration),
-        port=None,
-    )
-    cli[0] = iperf2_run.binary(client)
-    relay = mode.hosts["relay"]
-    via = (
-        f"  (-p: the port of netrun's TURN tunnel on {client.name}, through relay {relay.name}"
-        f" {relay.data_ip}:{mode.value('turn_port')} over {mode.value('turn_transport')})"
-    )
-    return [("server", shlex.join(srv)), ("client", shlex.join(cli) + via)]
-
-
-def _container(mode: Mode) -> list[tuple[str, str]]:
-    """Both containers' ``docker run``, then each repeat's ``docker exec`` of the client."""
-    app_argv = getattr(mode, "app_argv", None)
-    names = getattr(mode, "names", None)
-    if app_argv is None or names is None:
-        return [("commands", f"built by mode {mode.name} when the test starts")]
-    docker = str(mode.value("docker", mode.client))
-    if mode.test.tool == "iperf2":
-        test = mode.test
-        argv = iperf2.client_command(
-            CONTAINER_IP,
-            length=int(test.value("length")),
-            bitrate=test.value("bitrate"),
-            duration=float(test.duration),
-            port=int(mode.value("port")),
-        )
-    else:
-        argv = client_argv(mode, CONTAINER_IP, SERVER_PORT)
-        argv[0] = "iperf3"  # the container's iperf3, as the mode runs it
-    return [
-        ("server", shlex.join(app_argv("server", mode.server))),
-        ("client", shlex.join(app_argv("client", mode.client))),
-        ("client, each repeat", shlex.join(dk.exec_command(names["client"], argv, docker))),
-    ]
+    return found or [("commands", f"built by mode {mode.name} when the test starts")]
 
 
 def run_seconds(tests: Sequence[TestSpec], width: int) -> float:

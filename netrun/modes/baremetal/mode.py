@@ -13,11 +13,11 @@ from netrun.core.measurement import Measurement
 from netrun.errors import Cancelled, HostError
 from netrun.hosts import counters
 from netrun.hosts.host import Host
+from netrun.modes.baremetal import preview as baremetal_preview
 from netrun.modes.baremetal.ahead import Pipeline
 from netrun.modes.base import Mode
 from netrun.modes.probe_start import Prestart
 from netrun.tools.iperf3 import command as iperf3
-from netrun.tools.iperf3 import options as iperf3_options
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import readings as iperf3_readings
 from netrun.tools.iperf3 import result as iperf3_result
@@ -48,25 +48,11 @@ MAX_BACKOFF = 60.0
 def client_argv(
     mode: Mode, server_ip: str, port: int | None, *, server_output: bool = False
 ) -> list[str]:
-    """The iperf3 client command for a test, shared by every mode that runs iperf3;
-    ``server_output``: ask for the server's output (--get-server-output)."""
-    t = mode.test
-    return iperf3.client_command(
-        server_ip,
-        port,
-        duration=t.duration,
-        protocol=t.protocol,
-        streams=t.streams,
-        reverse=t.reverse,
-        bidir=bool(t.options.get("bidir")),
-        omit=t.omit,
-        bitrate=t.bitrate,
-        length=t.length,
-        window=t.value("window"),
-        connect_timeout_ms=int(float(t.value("connect_timeout")) * 1000),
-        binary=mode.ctx.iperf3(mode.client),
-        extra_args=iperf3_options.client_args(t.options),
-        get_server_output=server_output,
+    """The iperf3 client command for a test (netrun.tools.iperf3.command.test_client_argv)
+    with the client host's iperf3."""
+    program = mode.ctx.iperf3(mode.client)
+    return iperf3.test_client_argv(
+        mode.test, server_ip, port, program=program, server_output=server_output
     )
 
 
@@ -94,6 +80,9 @@ class BareMetal(Mode):
     options = ()
     sweeps_early = "always"
     starts_ahead = True
+
+    def preview(self) -> list[tuple[str, str]] | None:
+        return baremetal_preview.commands(self)
 
     def measure(self, repeat: int) -> Measurement:
         """One run; a port another iperf3 holds is retried with backoff, then reported."""

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from netrun.cleanup import labels, undo
 from netrun.hosts.host import Host, folder_key
 from netrun.modes.base import Mode
+from netrun.modes.docker import preview as container_preview
 
 
 class ContainerMode(Mode):
@@ -21,6 +22,9 @@ class ContainerMode(Mode):
     containers = True
     #: Whether each repeat records the bytes along its path (netrun.modes.docker.pathbytes).
     counts_path: ClassVar[bool] = False
+
+    def preview(self) -> list[tuple[str, str]] | None:
+        return container_preview.commands(self)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

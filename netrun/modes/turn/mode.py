@@ -24,6 +24,7 @@ from netrun.errors import HostError, ModeError, ToolError
 from netrun.modes.baremetal.mode import data_iface
 from netrun.modes.base import Mode
 from netrun.modes.turn import commands as turn
+from netrun.modes.turn import preview as turn_preview
 from netrun.modes.turn import relay as coturn
 from netrun.modes.turn import remote
 from netrun.tools.iperf2 import parse as iperf2
@@ -69,6 +70,9 @@ class Turn(Mode):
         "client": ("iperf", "python3"),
         "relay": ("turnserver",),
     }
+
+    def preview(self) -> list[tuple[str, str]] | None:
+        return turn_preview.commands(self)
 
     @classmethod
     def needs_for(cls, options: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:

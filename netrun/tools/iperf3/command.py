@@ -20,8 +20,14 @@ What counts as a measurement, decided on purpose:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from netrun.tools.iperf3 import options as iperf3_options
 from netrun.tools.iperf3.result import PROTOCOLS
+
+if TYPE_CHECKING:
+    from netrun.core.spec import TestSpec
+    from netrun.hosts.host import Host
 
 
 # -- commands -------------------------------------------------------------------------------
@@ -97,3 +103,33 @@ def version_command(binary: str = "iperf3") -> list[str]:
 def stop_command(pid: int) -> list[str]:
     """Stop a server this run started, by the pid it recorded (never by name)."""
     return ["kill", str(int(pid))]
+
+
+def binary(host: Host) -> str:
+    """The host's iperf3 (netrun_iperf3, else iperf3 on its PATH)."""
+    return str(host.vars.get("netrun_iperf3") or "iperf3")
+
+
+def test_client_argv(
+    test: TestSpec, server_ip: str, port: int | None, *, program: str, server_output: bool = False
+) -> list[str]:
+    """The iperf3 client command of a test, shared by every mode that runs iperf3;
+    ``server_output``: ask for the server's output (--get-server-output)."""
+    t = test
+    return client_command(
+        server_ip,
+        port,
+        duration=t.duration,
+        protocol=t.protocol,
+        streams=t.streams,
+        reverse=t.reverse,
+        bidir=bool(t.options.get("bidir")),
+        omit=t.omit,
+        bitrate=t.bitrate,
+        length=t.length,
+        window=t.value("window"),
+        connect_timeout_ms=int(float(t.value("connect_timeout")) * 1000),
+        binary=program,
+        extra_args=iperf3_options.client_args(t.options),
+        get_server_output=server_output,
+    )

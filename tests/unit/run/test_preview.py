@@ -112,3 +112,18 @@ def test_the_total_follows_the_schedule(tmp_path: Path, width: int, rounds: int)
     assert line.startswith(
         f"expected total: {preview.clock(preview.RUN_START_S + rounds * each)} for 3 tests {how}"
     )
+
+
+def test_netperf_shows_netserver_and_each_netperf(tmp_path: Path) -> None:
+    """A tool the preview never named: the mode asks its tool for the commands."""
+    [p], _ = setup(
+        tmp_path,
+        "  - {name: rr, tool: netperf, mode: baremetal, server: alpha, client: bravo, test: TCP_RR,"
+        " instances: 2, duration: 3}\n",
+    )
+    [(srole, server), (crole, client)] = p.commands
+    assert (srole, crole) == ("server", "client")
+    assert server == "netserver -D -L 10.9.0.1 -p 12865"
+    assert client.startswith("netperf -H 10.9.0.1 -p 12865 -t TCP_RR -l 3")
+    assert client.endswith("(x 2 at once)")
+    assert p.seconds == 3 + preview.SAMPLE_OVERHEAD_S
