@@ -10,14 +10,11 @@ lives in a cache keyed by the two source commits, so a second `lab up` does not 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from netrun.errors import NetrunError
-from netrun.lab import images
+from netrun.lab import build_cache, images
 from netrun.lab.system import run
 
 BRANCHES = ("tcp", "master")
@@ -111,47 +108,12 @@ def source(path: Path) -> Source:
 
 def build(src: Source, say: images.Say = None) -> Path:
     """The cached build of `src` (router, libfsocket.so, prefix/lib); built when missing."""
-    done = cache_root() / src.key
-    if (done / "router").is_file() and (done / "libfsocket.so").is_file():
-        return done
-    for tool, package in BUILD_TOOLS.items():
-        if shutil.which(tool) is None:
-            raise NetrunError(f"{tool} not found: FreeFlow's build needs it: apt install {package}")
-    done.parent.mkdir(parents=True, exist_ok=True)
-    for stale in done.parent.glob(f".{src.key}.*"):  # a build killed past its deadline
-        if time.time() - stale.stat().st_mtime > BUILD_TIMEOUT:
-            shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{src.key}.", dir=done.parent))
-    try:
-        repo = src.path
-        if src.path.is_file():  # git archive cannot read a bundle: clone it (bare) first
-            repo = tmp / "src.git"
-            run(["git", "clone", "-q", "--bare", str(src.path), str(repo)], timeout=300)
-        if say:
-            say(f"freeflow: building {src.key} from {src.path} (a few minutes, once)")
-        started = time.monotonic()
-        out = tmp / "out"
-        result = run(
-            ["sh", str(BUILD_SCRIPT), str(repo), src.tcp, src.master, str(out)],
-            check=False,
-            timeout=BUILD_TIMEOUT,
-        )
-        (tmp / "build.log").write_text(result.stdout + result.stderr)
-        if result.returncode != 0:
-            log = done.parent / f"{src.key}.failed.log"
-            shutil.copyfile(tmp / "build.log", log)
-            tail = " | ".join((result.stdout + result.stderr).strip().splitlines()[-3:])
-            raise NetrunError(f"FreeFlow build failed (log: {log}): {tail}")
-        shutil.copyfile(tmp / "build.log", out / "build.log")
-        (out / "build-seconds").write_text(f"{time.monotonic() - started:.1f}\n")
-        if done.exists():
-            shutil.rmtree(done)
-        out.rename(done)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    if say:
-        say(f"freeflow: built in {(done / 'build-seconds').read_text().strip()}s into {done}")
-    return done
+    return build_cache.build(
+        "FreeFlow", cache_root() / src.key, src.path,
+        lambda repo, out: ["sh", str(BUILD_SCRIPT), str(repo), src.tcp, src.master, str(out)],
+        complete=lambda d: (d / "router").is_file() and (d / "libfsocket.so").is_file(),
+        tools=BUILD_TOOLS, timeout=BUILD_TIMEOUT, say=say, how_long="a few minutes",
+    )  # fmt: skip
 
 
 def router_image(src: Source, built: Path, work: Path) -> images.Image:

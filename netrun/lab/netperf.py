@@ -11,14 +11,11 @@ build (the lab's hosts share this machine's filesystem); `lab up --netperf-src` 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from netrun.errors import NetrunError
-from netrun.lab import images
+from netrun.lab import build_cache, images
 from netrun.lab.freeflow import CACHE_ENV, DEFAULT_CACHE
 from netrun.lab.system import run
 
@@ -83,45 +80,13 @@ def source(path: Path) -> Source:
 
 
 def build(src: Source, say: images.Say = None) -> Path:
-    """The cached build of `src` (bin/netperf, bin/netserver); built when missing."""
-    done = cache_root() / src.key
-    if complete(done):
-        return done
-    for tool, package in BUILD_TOOLS.items():
-        if shutil.which(tool) is None:
-            raise NetrunError(f"{tool} not found: netperf's build needs it: apt install {package}")
-    done.parent.mkdir(parents=True, exist_ok=True)
-    for stale in done.parent.glob(f".{src.key}.*"):  # a build killed past its deadline
-        if time.time() - stale.stat().st_mtime > BUILD_TIMEOUT:
-            shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{src.key}.", dir=done.parent))
-    try:
-        repo = src.path
-        if src.path.is_file():  # git archive cannot read a bundle: clone it (bare) first
-            repo = tmp / "src.git"
-            run(["git", "clone", "-q", "--bare", str(src.path), str(repo)], timeout=300)
-        if say:
-            say(f"netperf: building {src.key} from {src.path} (about a minute, once)")
-        started = time.monotonic()
-        # configure --prefix is the final folder: netperf's install records no other path
-        out = tmp / "out"
-        result = run(["sh", str(BUILD_SCRIPT), str(repo), src.commit, str(out)],
-                     check=False, timeout=BUILD_TIMEOUT)  # fmt: skip
-        if result.returncode != 0 or not complete(out):
-            log = done.parent / f"{src.key}.failed.log"
-            log.write_text(result.stdout + result.stderr)
-            tail = " | ".join((result.stdout + result.stderr).strip().splitlines()[-3:])
-            raise NetrunError(f"netperf build failed (log: {log}): {tail}")
-        (out / "build.log").write_text(result.stdout + result.stderr)
-        (out / "build-seconds").write_text(f"{time.monotonic() - started:.1f}\n")
-        if done.exists():
-            shutil.rmtree(done)
-        out.rename(done)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    if say:
-        say(f"netperf: built in {(done / 'build-seconds').read_text().strip()}s into {done}")
-    return done
+    """The cached build of `src` (bin/netperf, bin/netserver); built when missing.
+    configure's --prefix is the final folder: netperf's install records no other path."""
+    return build_cache.build(
+        "netperf", cache_root() / src.key, src.path,
+        lambda repo, out: ["sh", str(BUILD_SCRIPT), str(repo), src.commit, str(out)],
+        complete=complete, tools=BUILD_TOOLS, timeout=BUILD_TIMEOUT, say=say,
+    )  # fmt: skip
 
 
 def host_vars(build: Path | None) -> dict[str, str]:
