@@ -18,6 +18,7 @@ from typing import Any
 from netrun.results.context import UNAVAILABLE
 from netrun.tools.facts import MISSING, split_sections
 
+SYSCTL_ROOT = "/proc/sys/"
 #: The TCP/UDP and queueing sysctls that shape a figure.
 SYSCTLS = (
     "net.ipv4.tcp_congestion_control",
@@ -71,11 +72,7 @@ if [ -n "$ctx_if" ]; then
     else echo '==netrun:ctx-qdisc=='; echo NETRUN_MISSING; fi
 fi
 echo '==netrun:ctx-sysctl=='
-for k in $ctx_sysctls; do
-    f=/proc/sys/$(printf '%s' "$k" | tr . /)
-    if [ -r "$f" ]; then printf '%s = %s\n' "$k" "$(tr '\t' ' ' < "$f")"
-    else printf '%s %s\n' "$k" NETRUN_MISSING; fi
-done
+grep -H '' $ctx_sysctls 2>/dev/null
 """
 
 
@@ -86,7 +83,10 @@ def context_script(tools: Mapping[str, str], iface: str | None = None) -> str:
     q = shlex.quote
     head = [
         f"ctx_if={q(iface)}" if iface else 'ctx_if="${iface:-}"',
-        f"ctx_sysctls={q(' '.join(SYSCTLS))}",
+        # one grep prints every sysctl as path:value, not a process or two per sysctl
+        # (the probe pays for each it starts; sh's read cannot read most of /proc/sys: an
+        # integer sysctl answers a read past its first byte with EOF)
+        f"ctx_sysctls={q(' '.join(SYSCTL_ROOT + k.replace('.', '/') for k in SYSCTLS))}",
     ]
     lines = []
     for tool, exe in tools.items():
@@ -254,8 +254,15 @@ def _rings(text: str) -> dict[str, str]:
 
 
 def _sysctls(text: str | None, why: dict[str, str]) -> dict[str, str | None]:
+    """``path:value`` lines of the script's grep (a sysctl it lacks prints nothing), or the
+    ``key = value`` / ``key NETRUN_MISSING`` lines of netrun before it."""
     out: dict[str, str | None] = {}
+    grep = any(line.startswith(SYSCTL_ROOT) for line in (text or "").splitlines())
     for line in (text or "").splitlines():
+        if line.startswith(SYSCTL_ROOT):
+            path, _, value = line.partition(":")
+            out[path[len(SYSCTL_ROOT) :].replace("/", ".")] = " ".join(value.split())
+            continue
         key, sep, value = line.partition(" = ")
         if sep:
             out[key.strip()] = " ".join(value.split())
@@ -263,6 +270,11 @@ def _sysctls(text: str | None, why: dict[str, str]) -> dict[str, str | None]:
             name = line.split()[0]
             out[name] = None
             why[name] = f"/proc/sys has no {name} here (an older kernel, or not per namespace)"
+    if grep:
+        for name in SYSCTLS:
+            if name not in out:
+                out[name] = None
+                why[name] = f"/proc/sys has no {name} here (an older kernel, or not per namespace)"
     if not out:
         why["sysctl"] = "not read (the script's output was cut short)"
     return out

@@ -105,3 +105,20 @@ def test_the_script_quotes_what_it_is_given() -> None:
     assert ctx["nic"] == "a'b"
     assert ctx["tools"]["iperf3"] is None
     assert "not installed" in ctx["unavailable"]["iperf3"]
+
+
+def test_sysctls_are_read_by_one_grep_and_a_missing_one_says_why() -> None:
+    """The script's grep prints path:value (an integer sysctl cannot be read by sh's own
+    read: it answers past its first byte with EOF); one a namespace lacks prints nothing."""
+    from netrun.tools.context import SYSCTLS, _sysctls
+
+    why: dict[str, str] = {}
+    found = _sysctls(
+        "/proc/sys/net/ipv4/tcp_rmem:4096\t131072\t6291456\n"
+        "/proc/sys/net/ipv4/tcp_congestion_control:bbr\n",
+        why,
+    )
+    assert found["net.ipv4.tcp_rmem"] == "4096 131072 6291456"
+    assert found["net.ipv4.tcp_congestion_control"] == "bbr"
+    assert found["net.core.default_qdisc"] is None and "net.core.default_qdisc" in why
+    assert set(found) == set(SYSCTLS)
