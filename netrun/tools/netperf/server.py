@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from netrun.cleanup import undo
 from netrun.hosts import proc
+from netrun.tools import ports
 from netrun.tools.netperf.parse import NetperfError
 
 if TYPE_CHECKING:
@@ -51,14 +52,6 @@ def netserver(host: Host) -> str:
     return str(host.vars.get("netrun_netserver") or "netserver")
 
 
-def _holder_script(port: int) -> str:
-    """sh printing ``NETRUN_HOLDER <ss line>`` when a TCP socket listens on ``port``."""
-    return (
-        f"h=$(ss -Hltnp 'sport = :{int(port)}' 2>/dev/null | head -n 1); "
-        '[ -z "$h" ] || echo "NETRUN_HOLDER $h"; true'
-    )
-
-
 def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Server:
     """netserver on ``address:port`` until stopped; NetperfError naming the fix otherwise."""
     workdir = mode.ctx.workdir(host)
@@ -66,7 +59,8 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
     binary = netserver(host)
     q = shlex.quote
     found = host.run(
-        f"command -v {q(binary)} >/dev/null 2>&1 || echo NETRUN_MISSING; {_holder_script(port)}",
+        f"command -v {q(binary)} >/dev/null 2>&1 || echo NETRUN_MISSING; "
+        + ports.holder_script(port, "tcp"),
         timeout=15,
         check=False,
     ).stdout
@@ -75,11 +69,10 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
             "missing", f"{host.name}: netserver not found ({binary!r}): {INSTALL}, "
             "or set netrun_netserver to its path",
         )  # fmt: skip
-    if "NETRUN_HOLDER" in found:
-        held = found.split("NETRUN_HOLDER", 1)[1].strip()
-        users = held.split("users:", 1)[1] if "users:" in held else "another program"
+    users = ports.holder(found)
+    if users is not None:
         raise NetperfError(
-            "busy", f"{host.name}: TCP port {port} (netserver's) is in use by {users[:120]}: "
+            "busy", f"{host.name}: TCP port {port} (netserver's) is in use by {users}: "
             "stop it or set port: to a free one",
         )  # fmt: skip
     lifetime = float(mode.test.deadline) + REMOTE_MARGIN
