@@ -81,6 +81,9 @@ class Tool:
     #: what that field means: ``throughput_bps`` is the rate the receiver got. iperf3's
     #: come from its result; a tool names only figures of the same side and kind.
     top_level: tuple[str, ...] = ()
+    #: The name ending of a repeat's raw file (netrun.results.store.ResultsDir.save_raw),
+    #: saying what it holds: ``.json`` for iperf3's -J output, ``.txt`` for a text report.
+    raw_suffix: str = ".txt"
     #: Problems between options (each "key must ..."), after each option passed its own check.
     check: Callable[[Mapping[str, Any]], list[str]] | None = None
     #: role -> programs it runs on the hosts themselves, where a mode runs the tool there
