@@ -13,6 +13,9 @@ from netrun.tools.netperf.parse import FIELDS, MARK
 #: The tests netrun runs; the request/response ones report latency.
 TESTS = ("TCP_RR", "UDP_RR", "TCP_CRR", "TCP_STREAM")
 RR_TESTS = ("TCP_RR", "UDP_RR", "TCP_CRR")
+DEFAULT_TEST = "TCP_RR"
+#: The transport each test runs over (results.json's ``protocol``; netperf's PROTOCOL).
+PROTOCOLS = {"TCP_RR": "tcp", "UDP_RR": "udp", "TCP_CRR": "tcp", "TCP_STREAM": "tcp"}
 DEFAULT_PORT = 12865  # netserver's own default control port
 #: Seconds a netperf process may outlive its test length (control setup, results).
 SLACK = 15
