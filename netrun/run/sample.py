@@ -14,6 +14,7 @@ from netrun.core.mtuplan import frame_mtu
 from netrun.results import flags
 from netrun.results.store import utcnow
 from netrun.tools import get_tool
+from netrun.tools.iperf3 import flows as iperf3_flows
 from netrun.tools.iperf3.result import Iperf3Result
 
 if TYPE_CHECKING:
@@ -45,6 +46,10 @@ def build_sample(
         client_h.link_speed_mbps or nic["client"]["speed_mbps"],
         server_h.link_speed_mbps or nic["server"]["speed_mbps"],
     )
+    if test.flows:  # many into one: the fan-in (fan-out) host's NIC is the bottleneck
+        side = "client" if test.pairs == "fanout" else "server"
+        centre = client_h if side == "client" else server_h
+        speed = line_rate_mbps(centre.link_speed_mbps or nic[side]["speed_mbps"])
     details = dict(mode.details) if mode else {}
     if m:  # what the test ran at: the probe's MTU is the one before mtu: set it
         nic = {side: at_test(nic[side], name, details.get("mtu")) for side, name in sides(test)}
@@ -60,7 +65,8 @@ def build_sample(
     if protocol in ("tcp", "udp"):
         mtu = min(mtus) if mtus else None
         ceiling = ceiling_of(test.options, r, speed, mtu, inner, protocol)
-    metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in tool.metrics}
+    declared = (*tool.metrics, *(iperf3_flows.METRICS if test.flows else ()))
+    metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in declared}
     if m:
         why = {k: v for k, v in m.unavailable.items() if metrics.get(k) is None}
         missing = {k: f"not reported by {tool.name}" for k, v in metrics.items() if v is None}

@@ -1,0 +1,161 @@
+"""Many into one (issue 28): ``pairs: {fanin: HOST}`` runs every other host into HOST at once.
+
+Four hosts of the 12-host lab (200 Mbit/s each): three clients into delta share delta's
+link, so the aggregate is near one link's rate, not three. Checked end to end through the
+CLI: one sample per repeat with each client's figure and raw file, the aggregate against
+delta's line rate, Jain's index; and Ctrl-C or SIGKILL (then ``netrun cleanup``) during a
+fan-in of four clients leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from netrun.lab.system import cmdline
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.helpers import (
+    NETRUN,
+    FaultRun,
+    _env,
+    check_fault,
+    lab_settings,
+    leftovers,
+    load_results,
+    run_netrun,
+    wait_for,
+    write_yaml,
+)
+
+pytestmark = [pytest.mark.integration]
+
+
+def scenario(tmp: Path, hosts: str, centre: str = "delta", **opts: object) -> Path:
+    test = {"name": "fan", "mode": "baremetal", "hosts": hosts, "pairs": {"fanin": centre}}
+    return write_yaml(
+        tmp / "fan.yaml", {"name": "fanin", "defaults": {"duration": 2}, "tests": [test | opts]}
+    )
+
+
+def test_fanin_of_three_clients_shares_the_receivers_link(
+    big_lab: LabHandle, tmp_path: Path
+) -> None:
+    path = scenario(tmp_path, "all[0:3]", repeat=2)
+    before = lab_settings(big_lab)
+    proc = run_netrun(
+        [path, "-i", big_lab.inventory, "-o", "out", "--no-history"], cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = load_results(tmp_path / "out")
+    samples = doc["tests"]
+    assert [s["name"] for s in samples] == ["fan[3->delta]"] * 2
+    assert "aggregate_bps" in doc["metrics"]
+    for s in samples:
+        assert s["status"] == "ok", s["error"]
+        flows = s["details"]["flows"]
+        assert [(f["client"], f["server"]) for f in flows] == [
+            ("alpha", "delta"),
+            ("bravo", "delta"),
+            ("charlie", "delta"),
+        ]
+        total = sum(f["throughput_bps"] for f in flows)
+        assert s["metrics"]["aggregate_bps"] == pytest.approx(total)
+        assert s["metrics"]["throughput_bps"] == pytest.approx(total)
+        # the lab shapes each host's sending side: three 200 Mbit/s senders reach delta at
+        # once, more than its own line rate, which the sample says (above-ceiling)
+        assert all(50e6 < f["throughput_bps"] < 200e6 for f in flows), flows
+        assert total > 1.2 * 200e6 and "above-ceiling" in s["flags"]
+        assert 0.3 < s["metrics"]["fairness_jain"] <= 1.0
+        assert s["line_rate_mbps"] == 200  # delta's NIC: the bottleneck's
+        assert s["goodput_ceiling_mbps"] < 200
+        for f in flows:  # each figure's proof: its own raw iperf3 JSON
+            raw = json.loads((tmp_path / "out" / f["raw"]).read_text())
+            assert raw["end"]["sum_received"]["bits_per_second"] == pytest.approx(
+                f["throughput_bps"]
+            )
+        assert len({f["raw"] for f in flows}) == 3
+    assert "fan[3->delta]" in proc.stdout and "alpha->delta" in proc.stdout
+    assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+def test_a_failing_flow_fails_the_test_naming_it(big_lab: LabHandle, tmp_path: Path) -> None:
+    """charlie's iperf3 is missing: the test fails with one line naming the flow and host;
+    the other flows are torn down."""
+    inventory = yaml.safe_load(Path(big_lab.inventory).read_text())
+    inventory["all"]["hosts"]["charlie"]["netrun_iperf3"] = "/nonexistent/iperf3"
+    inv = write_yaml(tmp_path / "inv.yaml", inventory)
+    path = scenario(tmp_path, "all[0:3]")
+    before = lab_settings(big_lab)
+    proc = run_netrun([path, "-i", inv, "-o", "out", "--no-history"], cwd=tmp_path, timeout=120)
+    assert proc.returncode == 1, proc.stdout
+    doc = load_results(tmp_path / "out")
+    (sample,) = doc["tests"]
+    assert sample["status"] == "failed"
+    assert "charlie" in sample["error"], sample["error"]
+    assert "Traceback" not in proc.stderr
+    assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
+def test_stopped_during_a_fanin_of_four_leaves_nothing(
+    big_lab: LabHandle, tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    """Four clients into echo, stopped while they send: the run (or, after SIGKILL,
+    `netrun cleanup`) removes every server and client."""
+    path = scenario(tmp_path, "all[0:4]", centre="echo", duration=6)
+    before = lab_settings(big_lab)
+    out = tmp_path / "out"
+    args = [*NETRUN, str(path), "-i", str(big_lab.inventory), "-o", "out", "--no-history", "-q"]
+    proc = subprocess.Popen(
+        args, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        running = wait_for(lambda: len(clients(big_lab)) >= 4, timeout=40)
+        assert running, "the four clients never ran at once"
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+        elapsed = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    if sig == signal.SIGKILL:
+        cleanup = subprocess.run(
+            [*NETRUN, "cleanup", "-i", str(big_lab.inventory)],
+            cwd=tmp_path,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert cleanup.returncode == 0, cleanup.stderr
+        assert not lab_iperf3_pids(big_lab), "cleanup left an iperf3 behind"
+        assert not leftovers(big_lab, before, out)
+        return
+    run = FaultRun(
+        proc=subprocess.CompletedProcess(args, proc.returncode, stdout, stderr),
+        elapsed=elapsed,
+        outdir=out,
+    )
+    doc = check_fault(
+        big_lab,
+        run,
+        fault="SIGINT during a fan-in of four clients",
+        before=before,
+        max_seconds=15,
+        statuses={},
+        host=None,
+        exit_code=code,
+    )
+    assert doc["status"] == "interrupted"
+
+
+def clients(lab: LabHandle) -> list[int]:
+    """iperf3 clients running in the lab's namespaces."""
+    return [pid for pid in lab_iperf3_pids(lab) if "-c" in cmdline(pid)]
