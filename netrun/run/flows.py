@@ -26,6 +26,7 @@ from typing import Any, Protocol, TypeVar
 from netrun.core.measurement import Measurement
 from netrun.core.spec import Flow, TestSpec
 from netrun.errors import Cancelled, HostError, Interrupted, NetrunError, ToolError
+from netrun.hosts.cpustat import CPU_METRICS
 from netrun.hosts.shield import cleaning, shielded
 from netrun.modes.base import Mode, RunContext
 from netrun.results.flags import offered_bps
@@ -257,7 +258,7 @@ class FlowTest:
         metrics["fairness_jain"] = iperf3_flows.fairness(runs)
         metrics[iperf3_flows.AGGREGATE.name] = total.receiver_bps
         why = {k: v for k, v in iperf3_tool.unavailable(total).items() if metrics.get(k) is None}
-        for name in ("cpu_client_pct", "cpu_server_pct"):
+        for name in ("cpu_client_pct", "cpu_server_pct", *(m.name for m in CPU_METRICS)):
             why[name] = "each flow's own is in details.flows (the flows share hosts)"
         details: dict[str, Any] = {
             "flows": flows,

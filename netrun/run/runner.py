@@ -274,7 +274,7 @@ class Run(Fleet):
         )
         where = flags.direction(
             {"client": test.client, "server": test.server, "options": test.options,
-             "hosts": test.hosts_by_role}
+             "hosts": test.hosts_by_role, "flows": [[f.client, f.server] for f in test.flows]}
         )  # fmt: skip
         # The console counts samples (netrun.run.progress), not tests: [number/total] is gone.
         label = f"{test.name} ({test.mode}, {where}{extra})"

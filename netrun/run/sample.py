@@ -109,6 +109,8 @@ def build_sample(
         "details": details,
         "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
     }
+    if test.flows:  # several flows at once (netrun.run.flows): who sent to whom
+        rec["flows"] = [[f.client, f.server] for f in test.flows]
     if test.matrix:  # a generated pair: the report draws its matrix (netrun.report.plots.matrix)
         rec["matrix"] = {"id": test.matrix, "pairs": test.pairs}
     for key in details.get("unavailable") or {}:  # a figure the tool cannot know: null

@@ -80,7 +80,9 @@ def test_fanin_of_three_clients_shares_the_receivers_link(
                 f["throughput_bps"]
             )
         assert len({f["raw"] for f in flows}) == 3
-    assert "fan[3->delta]" in proc.stdout and "alpha->delta" in proc.stdout
+    assert "3 clients→delta" in proc.stdout
+    assert "fanin fan[3->delta] (baremetal, tcp, 3 flows into delta, 2 ok repeat(s))" in proc.stdout
+    assert all(f"{c}→delta" in proc.stdout for c in ("alpha", "bravo", "charlie"))
     assert not leftovers(big_lab, before, tmp_path / "out")
 
 
