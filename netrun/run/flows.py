@@ -158,8 +158,8 @@ class FlowTest:
         try:
             self._start()
             run.progress(f"{self.label}: setting up {len(self.modes)} flows")
-            if want(test) is not None:
-                raise ToolError(f"mtu: with pairs: {test.pairs} is not supported yet: drop mtu:")
+            if why := unsupported(test, self.bound):
+                raise ToolError(why)
             for b in self.bound:
                 if why := refused(b, run.ctx.facts):
                     raise ToolError(why)
@@ -244,14 +244,12 @@ class FlowTest:
         test = self.test
         runs: list[Iperf3Result] = [m.result for m in found]
         flows = []
-        for spec, flow, m in zip(flow_specs(test), test.flows, found, strict=True):
+        for spec, mode, m in zip(flow_specs(test), self.modes, found, strict=True):
             raw = self.run.out.save_raw(spec.name, repeat, m.raw)
-            flows.append(
-                iperf3_flows.flow_record(
-                    flow.client, flow.server, m.result, raw, metrics=dict(m.metrics),
-                    counters=m.details.get("counters"),
-                )
-            )  # fmt: skip
+            extra = {"metrics": dict(m.metrics), "counters": m.details.get("counters")}
+            if "containers" in mode.details:  # each flow's own (the sample's are the first's)
+                extra["containers"] = mode.details["containers"]
+            flows.append(iperf3_flows.flow_record(spec.client, spec.server, m.result, raw, **extra))
         total = iperf3_flows.combine(runs)
         offered = offered_bps({"options": test.options, "protocol": total.protocol})
         metrics = iperf3_tool.values(total, offered * len(runs) if offered else None)
@@ -266,6 +264,18 @@ class FlowTest:
             "intervals_of": total.intervals_of,
         }
         return Measurement("", total, details, metrics, why), flows[0]["raw"]
+
+
+def unsupported(test: TestSpec, bound: list[BoundTest]) -> str | None:
+    """What a test of several flows cannot do yet, as its one line (before anything starts)."""
+    if want(test) is not None:
+        return f"mtu: with pairs: {test.pairs} is not supported yet: drop mtu: from the test"
+    if bound and bound[0].mode.containers and test.options.get("network") == "host":
+        return (
+            f"pairs: {test.pairs} with network: host: each flow's server container would"
+            " listen on the same port of the host; use a bridge or overlay network"
+        )
+    return None
 
 
 def centre(test: TestSpec) -> str:

@@ -36,8 +36,10 @@ from tests.integration.helpers import (
 pytestmark = [pytest.mark.integration]
 
 
-def scenario(tmp: Path, hosts: str, centre: str = "delta", **opts: object) -> Path:
-    test = {"name": "fan", "mode": "baremetal", "hosts": hosts, "pairs": {"fanin": centre}}
+def scenario(
+    tmp: Path, hosts: str, centre: str = "delta", kind: str = "fanin", **opts: object
+) -> Path:
+    test = {"name": "fan", "mode": "baremetal", "hosts": hosts, "pairs": {kind: centre}}
     return write_yaml(
         tmp / "fan.yaml", {"name": "fanin", "defaults": {"duration": 2}, "tests": [test | opts]}
     )
@@ -86,11 +88,48 @@ def test_fanin_of_three_clients_shares_the_receivers_link(
     assert not leftovers(big_lab, before, tmp_path / "out")
 
 
+def test_fanout_sends_from_one_host_to_each_other(big_lab: LabHandle, tmp_path: Path) -> None:
+    """delta sends to alpha and bravo at once; its own NIC is the one held to the ceiling;
+    -e hosts= narrows the clients (a sweep of the fan's width is one -e per run)."""
+    path = scenario(tmp_path, "all[0:3]", kind="fanout", duration=1)
+    proc = run_netrun(
+        [
+            path,
+            "-i",
+            big_lab.inventory,
+            "-o",
+            "out",
+            "--no-history",
+            "-e",
+            "hosts=alpha,bravo,delta",
+        ],
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode in (0, 1), proc.stderr  # 1: flagged above the ceiling is fine
+    doc = load_results(tmp_path / "out")
+    (s,) = doc["tests"]
+    assert s["name"] == "fan[delta->2]" and s["status"] == "ok", s["error"]
+    assert [(f["client"], f["server"]) for f in s["details"]["flows"]] == [
+        ("delta", "alpha"),
+        ("delta", "bravo"),
+    ]
+    assert s["direction"] == "delta→2 servers"
+    assert s["line_rate_mbps"] == 200
+    assert s["details"]["fan"] == {"kind": "fanout", "host": "delta", "count": 2}
+
+
 def test_a_failing_flow_fails_the_test_naming_it(big_lab: LabHandle, tmp_path: Path) -> None:
-    """charlie's iperf3 is missing: the test fails with one line naming the flow and host;
-    the other flows are torn down."""
+    """charlie's iperf3 answers the probe but fails as a client: the test fails with one
+    line naming the flow and the host; the other flows are torn down, nothing is left."""
+    broken = tmp_path / "iperf3-broken"
+    broken.write_text(
+        '#!/bin/sh\ncase " $* " in *" -c "*) echo "iperf3: error - boom" >&2; exit 1;; esac\n'
+        'exec iperf3 "$@"\n'
+    )
+    broken.chmod(0o755)
     inventory = yaml.safe_load(Path(big_lab.inventory).read_text())
-    inventory["all"]["hosts"]["charlie"]["netrun_iperf3"] = "/nonexistent/iperf3"
+    inventory["all"]["hosts"]["charlie"]["netrun_iperf3"] = str(broken)
     inv = write_yaml(tmp_path / "inv.yaml", inventory)
     path = scenario(tmp_path, "all[0:3]")
     before = lab_settings(big_lab)
@@ -99,7 +138,8 @@ def test_a_failing_flow_fails_the_test_naming_it(big_lab: LabHandle, tmp_path: P
     doc = load_results(tmp_path / "out")
     (sample,) = doc["tests"]
     assert sample["status"] == "failed"
-    assert "charlie" in sample["error"], sample["error"]
+    assert sample["error"].startswith("flow charlie->delta failed on charlie: "), sample["error"]
+    assert "\n" not in sample["error"]
     assert "Traceback" not in proc.stderr
     assert not leftovers(big_lab, before, tmp_path / "out")
 
@@ -161,3 +201,44 @@ def test_stopped_during_a_fanin_of_four_leaves_nothing(
 def clients(lab: LabHandle) -> list[int]:
     """iperf3 clients running in the lab's namespaces."""
     return [pid for pid in lab_iperf3_pids(lab) if "-c" in cmdline(pid)]
+
+
+def test_container_fanin_each_flow_its_own_containers(
+    docker_lab: LabHandle, tmp_path: Path
+) -> None:
+    """docker and flannel fan-ins of two clients into charlie (the Docker lab's 3 hosts),
+    after a plain docker test of one of their pairs (whose containers a flow may adopt):
+    each flow runs in containers of its own, and none is left."""
+    image = {"image": "netrun-lab/iperf3:latest", "pull": "never"}
+    fan = {"hosts": "all", "pairs": {"fanin": "charlie"}}
+    tests = [
+        {"name": "one", "mode": "docker", "server": "charlie", "client": "alpha"},
+        {"name": "dfan", "mode": "docker", **fan},
+        {"name": "ffan", "mode": "flannel", **fan},
+    ]
+    path = write_yaml(
+        tmp_path / "c.yaml", {"name": "cfan", "defaults": {"duration": 1, **image}, "tests": tests}
+    )
+    before = lab_settings(docker_lab)
+    proc = run_netrun(
+        [path, "-i", docker_lab.inventory, "-o", "out", "--no-history", "-q"],
+        cwd=tmp_path,
+        timeout=240,
+    )
+    doc = load_results(tmp_path / "out")
+    assert proc.returncode == 0, (proc.stderr, [t["error"] for t in doc["tests"]])
+    fans = [s for s in doc["tests"] if s["name"] != "one"]
+    assert [s["name"] for s in fans] == ["dfan[2->charlie]", "ffan[2->charlie]"]
+    for s in fans:
+        flows = s["details"]["flows"]
+        assert [(f["client"], f["server"]) for f in flows] == [
+            ("alpha", "charlie"),
+            ("bravo", "charlie"),
+        ]
+        assert s["metrics"]["aggregate_bps"] == pytest.approx(
+            sum(f["throughput_bps"] for f in flows)
+        )
+        assert all(f["throughput_bps"] > 0 for f in flows)
+        names = [f["containers"]["server"]["name"] for f in flows]  # each flow its own
+        assert len(set(names)) == 2, names
+    assert not leftovers(docker_lab, before, tmp_path / "out")
