@@ -270,15 +270,15 @@ def flow_problem(pair: Pair, tool: str, roles: Sequence[str]) -> str | None:
     """Why a fanin/fanout cannot run with this tool or mode (its other roles), if it cannot."""
     if not pair.flows:
         return None
-    if tool not in FLOW_TOOLS:
-        return (
-            f"pairs: {pair.kind} sums iperf3 flows; tool {tool!r} cannot:"
-            " use tool: iperf3, or a pairs kind that runs one test per pair (star)"
-        )
     if roles:
         return (
             f"pairs: {pair.kind} runs its flows between two roles, server and client;"
             f" this mode also needs {', '.join(roles)}: use pairs: star instead"
+        )
+    if tool not in FLOW_TOOLS:
+        return (
+            f"pairs: {pair.kind} sums iperf3 flows; tool {tool!r} cannot:"
+            " use tool: iperf3, or a pairs kind that runs one test per pair (star)"
         )
     return None
 
