@@ -69,3 +69,32 @@ def test_the_sample_holds_the_fan_hosts_line_rate(tmp_path: Path, kind: str, hos
     assert rec["line_rate_mbps"] == 100.0
     assert rec["flows"] == [[f.client, f.server] for f in test.flows]
     assert "aggregate_bps" in rec["metrics"]
+
+
+def test_the_listing_and_preview_show_every_flow(tmp_path: Path) -> None:
+    from netrun.inventory.loader import load_inventory
+    from netrun.run.preview import preview
+    from netrun.run.rounds import listing
+
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(
+        "all:\n  hosts:\n"
+        + "".join(f"    {h}: {{ansible_host: 127.0.0.{i + 1}}}\n" for i, h in enumerate(HOSTS))
+    )
+    path = tmp_path / "f.yaml"
+    path.write_text(
+        "name: f\ntests:\n  - {name: f, mode: baremetal, hosts: all, pairs: {fanin: delta}}\n"
+    )
+    scenario = load_scenario(path, hosts=HOSTS)
+    lines = listing(scenario, None, 1)
+    assert (
+        "  f[3->delta]: baremetal, 3 flows at once: alpha->delta, bravo->delta, charlie->delta"
+        in lines
+    )
+    found = preview(scenario.tests[0], load_inventory(inv))
+    assert list(found.addresses) == ["server", "client1", "client2", "client3"]
+    assert [role for role, _ in found.commands][:2] == [
+        "server alpha->delta",
+        "client alpha->delta",
+    ]
+    assert len(found.commands) == 6
