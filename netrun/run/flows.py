@@ -4,7 +4,8 @@ A test of ``pairs: {fanin: HOST}`` (netrun.scenario.pairs) holds every flow's ho
 (TestSpec.flows, TestSpec.hosts), so the scheduler never puts another test on any of them.
 Each flow is a test of its own to its mode (``flow_specs``: the test's options, the
 flow's two hosts, its own name and tag, so its containers, run files and undo records
-are its own, and its own port when the test fixes one), set up at once with the others;
+are its own, and its own port when the test fixes one), set up (the first alone, as it
+starts what every flow shares on the fan host, then the others at once);
 each repeat then measures every flow at once, started together behind a barrier, over
 the same duration; and every flow is torn down, with each undo, on every way out.
 
@@ -103,8 +104,9 @@ def bound_flows(test: TestSpec) -> list[BoundTest]:
 
 def _where(flow: Flow, exc: BaseException) -> str:
     """The one line of a flow's failure: which flow, on which host, what happened."""
-    host = exc.host if isinstance(exc, HostError | Cancelled) else flow.client
     text = str(exc)
+    named = [h for h in (flow.server, flow.client) if text.startswith(f"{h}: ")]
+    host = exc.host if isinstance(exc, HostError | Cancelled) else (named or [flow.client])[0]
     if text.startswith(f"{host}: "):
         text = text[len(host) + 2 :]
     return f"flow {flow.label} failed on {host}: {text}"
@@ -127,10 +129,13 @@ class FlowTest:
             by_role = {"server": server, "client": client}
             self.modes.append(b.start(server, client, self.run.ctx, by_role))
 
-    def _each(self, pool: ThreadPoolExecutor, step: Callable[[int], T]) -> list[T]:
-        """``step(i)`` for every flow at once; the first failure (in flow order) raised as
-        the flow's one line, after every flow's step ended."""
-        futures = [pool.submit(step, i) for i in range(len(self.modes))]
+    def _each(
+        self, pool: ThreadPoolExecutor, step: Callable[[int], T], only: range | None = None
+    ) -> list[T]:
+        """``step(i)`` for every flow (or those ``only`` names) at once; the first failure
+        (in flow order) raised as the flow's one line, after every flow's step ended."""
+        which = range(len(self.modes)) if only is None else only
+        futures = [pool.submit(step, i) for i in which]
         try:
             wait(futures)
         except BaseException:  # Ctrl-C: stop what runs, let each flow end, then go on
@@ -139,7 +144,7 @@ class FlowTest:
                 wait(futures)
             raise
         out = []
-        for flow, fut in zip(self.test.flows, futures, strict=True):
+        for flow, fut in zip([self.test.flows[i] for i in which], futures, strict=True):
             exc = fut.exception()
             if isinstance(exc, Cancelled):
                 raise exc
@@ -165,7 +170,10 @@ class FlowTest:
                     raise ToolError(why)
             hosts = {n: run.req.inventory.get(n) for n in test.hosts}
             run.mtu.enter(test, hosts, self.modes[0])  # the hosts' own MTUs back
-            self._each(pool, lambda i: self.modes[i].setup())
+            # the first flow alone: what the flows share on the fan host (a FreeFlow router,
+            # the image and engine checks) is started once, then the others' at once
+            self._each(pool, lambda i: self.modes[i].setup(), only=range(1))
+            self._each(pool, lambda i: self.modes[i].setup(), only=range(1, len(self.modes)))
             for repeat in range(1, test.repeat + 1):
                 if run.ctx.stopping.is_set():
                     raise Cancelled(test.server)

@@ -206,7 +206,7 @@ def clients(lab: LabHandle) -> list[int]:
 def test_container_fanin_each_flow_its_own_containers(
     docker_lab: LabHandle, tmp_path: Path
 ) -> None:
-    """docker and flannel fan-ins of two clients into charlie (the Docker lab's 3 hosts),
+    """docker, flannel and freeflow fan-ins of two clients into charlie (the Docker lab's 3 hosts),
     after a plain docker test of one of their pairs (whose containers a flow may adopt):
     each flow runs in containers of its own, and none is left."""
     image = {"image": "netrun-lab/iperf3:latest", "pull": "never"}
@@ -215,6 +215,7 @@ def test_container_fanin_each_flow_its_own_containers(
         {"name": "one", "mode": "docker", "server": "charlie", "client": "alpha"},
         {"name": "dfan", "mode": "docker", **fan},
         {"name": "ffan", "mode": "flannel", **fan},
+        {"name": "xfan", "mode": "freeflow", **fan},
     ]
     path = write_yaml(
         tmp_path / "c.yaml", {"name": "cfan", "defaults": {"duration": 1, **image}, "tests": tests}
@@ -228,7 +229,7 @@ def test_container_fanin_each_flow_its_own_containers(
     doc = load_results(tmp_path / "out")
     assert proc.returncode == 0, (proc.stderr, [t["error"] for t in doc["tests"]])
     fans = [s for s in doc["tests"] if s["name"] != "one"]
-    assert [s["name"] for s in fans] == ["dfan[2->charlie]", "ffan[2->charlie]"]
+    assert [s["name"] for s in fans] == ["dfan[2->charlie]", "ffan[2->charlie]", "xfan[2->charlie]"]
     for s in fans:
         flows = s["details"]["flows"]
         assert [(f["client"], f["server"]) for f in flows] == [
