@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -21,15 +19,12 @@ import yaml
 from netrun.lab.system import cmdline
 from tests.integration.conftest import LabHandle, lab_iperf3_pids
 from tests.integration.helpers import (
-    NETRUN,
-    FaultRun,
-    _env,
     check_fault,
     lab_settings,
     leftovers,
     load_results,
     run_netrun,
-    wait_for,
+    stopped_run,
     write_yaml,
 )
 
@@ -153,38 +148,19 @@ def test_stopped_during_a_fanin_of_four_leaves_nothing(
     path = scenario(tmp_path, "all[0:4]", centre="echo", duration=6)
     before = lab_settings(big_lab)
     out = tmp_path / "out"
-    args = [*NETRUN, str(path), "-i", str(big_lab.inventory), "-o", "out", "--no-history", "-q"]
-    proc = subprocess.Popen(
-        args, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    args = [path, "-i", big_lab.inventory, "-o", "out", "--no-history", "-q"]
+    run = stopped_run(
+        big_lab,
+        args,
+        cwd=tmp_path,
+        outdir=out,
+        ready=lambda: len(clients(big_lab)) >= 4,
+        sig=sig,
+        what="the four clients never ran at once",
     )
-    try:
-        running = wait_for(lambda: len(clients(big_lab)) >= 4, timeout=40)
-        assert running, "the four clients never ran at once"
-        sent = time.monotonic()
-        proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=60)
-        elapsed = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    if sig == signal.SIGKILL:
-        cleanup = subprocess.run(
-            [*NETRUN, "cleanup", "-i", str(big_lab.inventory)],
-            cwd=tmp_path,
-            env=_env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert cleanup.returncode == 0, cleanup.stderr
-        assert not lab_iperf3_pids(big_lab), "cleanup left an iperf3 behind"
+    if run is None:  # SIGKILL, then netrun cleanup
         assert not leftovers(big_lab, before, out)
         return
-    run = FaultRun(
-        proc=subprocess.CompletedProcess(args, proc.returncode, stdout, stderr),
-        elapsed=elapsed,
-        outdir=out,
-    )
     doc = check_fault(
         big_lab,
         run,
