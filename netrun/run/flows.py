@@ -55,17 +55,11 @@ class Runner(Protocol):
     def progress(self, line: str) -> None: ...
     def _error(self, message: str) -> None: ...
     def _interrupt(self, running: bool = True) -> None: ...
-    def _record(
-        self,
-        test: TestSpec,
-        repeat: int,
-        m: Measurement | None,
-        *,
-        error: str | None = None,
-        mode: Mode | None = None,
-        raw: str | None = None,
-        started: str | None = None,
-    ) -> dict[str, Any]: ...
+
+    @property
+    def _record(self) -> Callable[..., dict[str, Any]]:
+        """Add one sample (test, repeat, measurement; error, mode, raw, started)."""
+        ...
 
 
 class FlowError(ToolError):
