@@ -103,7 +103,8 @@ TEST: dict[str, tuple[str, str, str]] = {
     "pairs": (
         "string or mapping",
         "-",
-        "`mesh`, `mesh-once`, `ring`, `{star: HOST}` or `{between: [A, B]}`",
+        "`mesh`, `mesh-once`, `ring`, `{star: HOST}`, `{between: [A, B]}`; or one test of"
+        " flows at once: `{fanin: HOST}`, `{fanout: HOST}`",
     ),
 }
 

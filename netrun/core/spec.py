@@ -24,6 +24,18 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
+class Flow:
+    """One flow of a test of several (``pairs: {fanin: HOST}``): a client and its server."""
+
+    client: str
+    server: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.client}->{self.server}"
+
+
+@dataclass(frozen=True)
 class TestSpec:
     """One test to run: placement, every option with defaults filled, what the user set."""
 
@@ -51,8 +63,10 @@ class TestSpec:
 
     @property
     def hosts(self) -> tuple[str, ...]:
-        """The distinct hosts this test holds, in role order (what it connects and locks)."""
-        return tuple(dict.fromkeys(self.hosts_by_role.values()))
+        """The distinct hosts this test holds, in role order, then its flows' (what it
+        connects and locks)."""
+        flows = (h for flow in self.flows for h in (flow.client, flow.server))
+        return tuple(dict.fromkeys((*self.hosts_by_role.values(), *flows)))
 
     tool: str = DEFAULT_TOOL  # what measures: iperf3, ping, ... (netrun.tools)
     #: A generated pair's matrix (its entry's name and sweep label), kind and tournament
@@ -60,6 +74,9 @@ class TestSpec:
     matrix: str = ""
     pairs: str = ""
     slot: int = 0
+    #: The flows of a many-into-one test (``pairs: {fanin: HOST}``, netrun.run.flows), each
+    #: measured at once with the others; empty for a test of one flow (its server, client).
+    flows: tuple[Flow, ...] = ()
 
     def value(self, name: str) -> Any:
         """One option's merged value; an unknown name raises KeyError with a hint."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core import metrics
-from netrun.report import headline, metric_table, overview, relay_latency
+from netrun.report import fanin, headline, metric_table, overview, relay_latency
 from netrun.report.notes import notes
 from netrun.report.plots import matrix
 from netrun.report.plots.figures import captions
@@ -170,6 +170,17 @@ def _overlay_tax(page: Page) -> str:
     return "\n".join(parts)
 
 
+def _fanin(page: Page) -> str:
+    """Each fan-in's flows under its aggregate (netrun.report.fanin)."""
+    parts = []
+    for head, flows in fanin.blocks(page.doc):
+        parts += [
+            f"<h2>{html.escape(head)}</h2>",
+            _html_table(fanin.HEADERS, flows, [""] * len(flows)),
+        ]
+    return "\n".join(parts)
+
+
 def _matrices(page: Page) -> str:
     parts = []
     for grid in page.grids:
@@ -203,7 +214,7 @@ def _samples(page: Page) -> str:
 #: The page's sections, top to bottom: each renders its HTML from the Page ("" to skip).
 #: A new section is a function here and an entry in this list.
 SECTIONS: list[Callable[[Page], str]] = [
-    _head, _overview, _tables, _notes, _relay, _overlay_tax, _matrices, _plots, _samples,
+    _head, _overview, _tables, _notes, _relay, _fanin, _overlay_tax, _matrices, _plots, _samples,
 ]  # fmt: skip
 
 

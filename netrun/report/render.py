@@ -16,7 +16,7 @@ from typing import Any
 from tabulate import tabulate
 
 from netrun.history import baseline
-from netrun.report import metric_table, overlay_tax, relay_latency
+from netrun.report import fanin, metric_table, overlay_tax, relay_latency
 from netrun.report.notes import notes
 from netrun.report.plots import matrix
 from netrun.report.summary import (
@@ -38,6 +38,7 @@ from netrun.report.summary import (
     table_rows,
     title,
 )
+from netrun.results.fanin import fanins
 from netrun.results.overlay_tax import breakdowns
 
 __all__ = [  # the table's names stay importable from here, as before the split
@@ -81,6 +82,8 @@ def render_table(
     lines += notes(doc, summary_rows(doc, verdicts))
     for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
         lines += ["", head, text_table(cols, cells), *found]
+    for head, flows in fanin.blocks(doc):  # each fan-in's flows under its aggregate
+        lines += ["", head, text_table(fanin.HEADERS, flows)]
     if tax := overlay_tax.lines(doc):  # why each mode is slower than bare metal
         lines += ["", *tax]
     return "\n".join(lines) + "\n"
@@ -99,6 +102,9 @@ def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None 
     for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
         grid = tabulate(cells, headers=cols, tablefmt="github", disable_numparse=True)
         extra += ["", f"#### {head}", "", grid, "", *(f"- {line}" for line in found)]
+    for head, flows in fanin.blocks(doc):  # each fan-in's flows under its aggregate
+        grid = tabulate(flows, headers=fanin.HEADERS, tablefmt="github", disable_numparse=True)
+        extra += ["", f"#### {head}", "", grid]
     if tax := overlay_tax.lines(doc):
         extra += ["", f"#### {tax[0]}", "", "```", *tax[1:], "```"]
     return "\n".join([f"### {title(doc)}", "", table, "", *extra]).rstrip() + "\n"
@@ -128,6 +134,8 @@ def render_json(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = No
     out = {**head, "tests": summary_rows(doc, verdicts), "errors": doc.get("errors", [])}
     out["matrices"] = [grid.to_dict() for grid in matrix.grids(doc)]  # generated pairs
     out["overlay_tax"] = [found.to_dict() for found in breakdowns(doc)]
+    if fans := fanins(doc):  # tests of several flows: each flow's share
+        out["fanin"] = [f.to_dict() for f in fans]
     if relayed := relay_latency.added(doc):  # what a TURN relay added to one-way latency
         out["relay_latency"] = [a.to_dict() for a in relayed]
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -224,6 +224,13 @@ def direction(sample: Mapping[str, Any]) -> str:
     client, server = str(sample.get("client")), str(sample.get("server"))
     options = sample.get("options")
     options = options if isinstance(options, Mapping) else {}
+    flows = sample.get("flows")
+    if isinstance(flows, list) and len(flows) > 1:  # a fan-in's clients, a fan-out's servers
+        clients = {str(f[0]) for f in flows if isinstance(f, list | tuple) and f}
+        if len(clients) == 1:
+            server = f"{len(flows)} servers"
+        else:
+            client = f"{len(flows)} clients"
     if same_host(sample):
         return f"{client} (loopback)"
     if options.get("bidir"):

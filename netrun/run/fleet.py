@@ -27,6 +27,7 @@ from netrun.modes import docker_commands
 from netrun.modes import probe_start as prestart
 from netrun.modes.base import RunContext
 from netrun.run.bound import BoundTest
+from netrun.run.flows import bound_flows
 from netrun.run.needs import Needs, plan_needs, probe_host, program
 from netrun.tools import context as host_context
 
@@ -56,7 +57,10 @@ class Fleet:
         hosts = [self.req.inventory.get(n) for n in names]
         if not hosts:
             return
-        self.needs = plan_needs([self.bound[t.name] for t in tests])
+        # a flow test's hosts need what each flow's mode needs (netrun.run.flows)
+        self.needs = plan_needs(
+            [b for t in tests for b in (bound_flows(t) if t.flows else [self.bound[t.name]])]
+        )
         if self.req.journal is not None:
             docker = docker_commands(tests, self.req.inventory)
             self.req.journal.begin(
@@ -68,7 +72,8 @@ class Fleet:
         # a container's start is an undo record): an iperf3 server, containers.
         self._prestarts, self._arms = {}, {}
         first = self.bound[tests[0].name].mode
-        for pre in first.probe_starts(tests, self.req.inventory, self.ctx):
+        starts = [] if tests[0].flows else first.probe_starts(tests, self.req.inventory, self.ctx)
+        for pre in starts:  # (a flow test's servers are its flows', started in its setup)
             self._prestarts.setdefault(pre.host, pre)
             if pre.mode is not None:  # the client host's: its client is armed too
                 self._arms.setdefault(pre.client, pre)

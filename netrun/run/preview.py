@@ -21,6 +21,7 @@ from netrun.modes import get_mode
 from netrun.modes.base import Mode, RunContext
 from netrun.run import rounds
 from netrun.run.bound import bind
+from netrun.run.flows import flow_specs
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -111,6 +112,8 @@ test_seconds.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 def preview(test: TestSpec, inventory: Inventory) -> Preview:
     """The test as it will run on the inventory's hosts; nothing is contacted."""
+    if test.flows:  # several flows at once: each flow's commands (netrun.run.flows)
+        return _flows_preview(test, inventory)
     hosts = {role: inventory.get(name) for role, name in test.hosts_by_role.items()}
     bound = bind(test)
     table = bound.options
@@ -129,6 +132,21 @@ def preview(test: TestSpec, inventory: Inventory) -> Preview:
         commands=commands(mode),
         seconds=test_seconds(test),
     )
+
+
+def _flows_preview(test: TestSpec, inventory: Inventory) -> Preview:
+    """A fan-in's (fan-out's) preview: the fan host, then each flow's other end, and each
+    flow's commands named by the flow."""
+    parts = [preview(spec, inventory) for spec in flow_specs(test)]
+    side = "client" if test.pairs == "fanout" else "server"
+    other = "server" if side == "client" else "client"
+    addresses = {side: parts[0].addresses[side]}
+    for i, part in enumerate(parts, 1):
+        addresses[f"{other}{i}"] = part.addresses[other]
+    found = [
+        (f"{role} {p.test.client}->{p.test.server}", c) for p in parts for role, c in p.commands
+    ]
+    return Preview(test, addresses, parts[0].options, found, test_seconds(test))
 
 
 def commands(mode: Mode) -> list[tuple[str, str]]:

@@ -60,7 +60,10 @@ def listing(scenario: Scenario, allowed: Collection[str] | None, width: int) -> 
     for test in scenario.tests:
         extra = "".join(f", {r} {h}" for r, h in test.roles.items() if r not in DEFAULT_ROLES)
         skipped = "  [outside -l]" if test not in tests else ""
-        lines.append(f"  {test.name}: {test.mode}, {test.client} -> {test.server}{extra}{skipped}")
+        where = f"{test.client} -> {test.server}"
+        if test.flows:  # several flows at once (netrun.run.flows)
+            where = f"{len(test.flows)} flows at once: " + ", ".join(f.label for f in test.flows)
+        lines.append(f"  {test.name}: {test.mode}, {where}{extra}{skipped}")
     rounds = plan(tests, width)
     if width <= 1:
         lines.append(f"{len(tests)} tests run one after another (parallel is off)")

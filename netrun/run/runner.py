@@ -41,12 +41,14 @@ from netrun.results.store import ResultsDir, new_document, utcnow
 from netrun.run import sampler
 from netrun.run.bound import BoundTest, bind_all
 from netrun.run.fleet import Fleet
+from netrun.run.flows import FlowTest
 from netrun.run.mtu import MtuSettings, want
 from netrun.run.needs import Needs, refused
 from netrun.run.progress import Events
 from netrun.run.rounds import plan
 from netrun.run.sample import build_sample
 from netrun.run.scheduler import run_parallel
+from netrun.tools.iperf3 import flows as iperf3_flows
 
 log = logging.getLogger("netrun.run.runner")
 
@@ -60,7 +62,10 @@ def sweeps_early(tests: Sequence[BoundTest], sequential: bool) -> bool:
     records would otherwise be swept while the run still tracks them)."""
     allowed = ("always", "sequential") if sequential else ("always",)
     return all(
-        b.mode.sweeps_early in allowed and b.spec.tool == "iperf3" and want(b.spec) is None
+        b.mode.sweeps_early in allowed
+        and b.spec.tool == "iperf3"
+        and want(b.spec) is None
+        and not b.spec.flows  # a flow test's measurements are its flows' (netrun.run.flows)
         for b in tests
     )
 
@@ -68,7 +73,11 @@ def sweeps_early(tests: Sequence[BoundTest], sequential: bool) -> bool:
 def starts_ahead(tests: Sequence[BoundTest]) -> bool:
     """Whether each next test's server may start while the one before runs."""
     return all(
-        b.mode.starts_ahead and b.spec.tool == "iperf3" and want(b.spec) is None for b in tests
+        b.mode.starts_ahead
+        and b.spec.tool == "iperf3"
+        and want(b.spec) is None
+        and not b.spec.flows
+        for b in tests
     )
 
 
@@ -121,7 +130,10 @@ class Run(Fleet):
         self.bound = bind_all(req.scenario.tests)
         # What each metric is (unit, direction): a saved run renders without netrun's tools.
         for bound in self.bound.values():
-            for metric in bound.tool.metrics:
+            for metric in (
+                *bound.tool.metrics,
+                *(iperf3_flows.METRICS if bound.spec.flows else ()),
+            ):
                 self.doc["metrics"].setdefault(metric.name, metric.to_dict())
         self.host_errors: dict[str, str] = {}
         #: Samples stay in scenario order, however parallel tests finish (the table's order).
@@ -262,7 +274,7 @@ class Run(Fleet):
         )
         where = flags.direction(
             {"client": test.client, "server": test.server, "options": test.options,
-             "hosts": test.hosts_by_role}
+             "hosts": test.hosts_by_role, "flows": [[f.client, f.server] for f in test.flows]}
         )  # fmt: skip
         # The console counts samples (netrun.run.progress), not tests: [number/total] is gone.
         label = f"{test.name} ({test.mode}, {where}{extra})"
@@ -273,6 +285,9 @@ class Run(Fleet):
             for repeat in range(1, test.repeat + 1):
                 self._record(test, repeat, None, error=broken[0])
             self.progress(f"{label}: FAILED {broken[0]}")
+            return
+        if test.flows:  # several flows at once (pairs: {fanin: HOST})
+            FlowTest(self, test, label).run_test()
             return
         server = self.req.inventory.get(test.server)
         client = self.req.inventory.get(test.client)

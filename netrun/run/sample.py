@@ -14,6 +14,7 @@ from netrun.core.mtuplan import frame_mtu
 from netrun.results import flags
 from netrun.results.store import utcnow
 from netrun.tools import get_tool
+from netrun.tools.iperf3 import flows as iperf3_flows
 from netrun.tools.iperf3.result import Iperf3Result
 
 if TYPE_CHECKING:
@@ -45,6 +46,10 @@ def build_sample(
         client_h.link_speed_mbps or nic["client"]["speed_mbps"],
         server_h.link_speed_mbps or nic["server"]["speed_mbps"],
     )
+    if test.flows:  # many into one: the fan-in (fan-out) host's NIC is the bottleneck
+        side = "client" if test.pairs == "fanout" else "server"
+        centre = client_h if side == "client" else server_h
+        speed = line_rate_mbps(centre.link_speed_mbps or nic[side]["speed_mbps"])
     details = dict(mode.details) if mode else {}
     if m:  # what the test ran at: the probe's MTU is the one before mtu: set it
         nic = {side: at_test(nic[side], name, details.get("mtu")) for side, name in sides(test)}
@@ -60,7 +65,8 @@ def build_sample(
     if protocol in ("tcp", "udp"):
         mtu = min(mtus) if mtus else None
         ceiling = ceiling_of(test.options, r, speed, mtu, inner, protocol)
-    metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in tool.metrics}
+    declared = (*tool.metrics, *(iperf3_flows.METRICS if test.flows else ()))
+    metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in declared}
     top = top_level(r, metrics, tool.top_level)
     if m:
         why = {k: v for k, v in m.unavailable.items() if metrics.get(k) is None}
@@ -99,6 +105,8 @@ def build_sample(
         "details": details,
         "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
     }
+    if test.flows:  # several flows at once (netrun.run.flows): who sent to whom
+        rec["flows"] = [[f.client, f.server] for f in test.flows]
     if test.matrix:  # a generated pair: the report draws its matrix (netrun.report.plots.matrix)
         rec["matrix"] = {"id": test.matrix, "pairs": test.pairs}
     for key in details.get("unavailable") or {}:  # a figure the tool cannot know: null

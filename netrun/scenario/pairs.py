@@ -1,4 +1,5 @@
-"""Generated pairs: ``hosts: PATTERN`` with ``pairs: mesh | mesh-once | ring | star | between``.
+"""Generated pairs: ``hosts: PATTERN`` with ``pairs: mesh | mesh-once | ring | star | between``,
+or one test of many flows at once: ``{fanin: HOST}``, ``{fanout: HOST}``.
 
 A nightly mesh of 16 nodes is 240 tests; nobody should write them by hand. A test that gives
 ``hosts`` (an Ansible host pattern, as ``-l`` takes) and ``pairs`` expands here into one
@@ -9,6 +10,10 @@ round planner (netrun.run.rounds) can run an N-host mesh-once in N-1 rounds (N e
 ``hosts`` and ``pairs`` layer like any key: defaults < test < ``-e``. ``-e server=HOST`` and
 ``-e client=HOST`` cannot replace a role a generated test does not have; they narrow its
 pairs to those with that host on that side (``-e server=delta``: every pair into delta).
+
+``fanin`` and ``fanout`` do not expand: they make one test, ``NAME[3->delta]``, whose
+flows (every other host of ``hosts`` into HOST, or HOST into each) run at the same time
+(netrun.run.flows), so its hosts are held together.
 """
 
 from __future__ import annotations
@@ -17,9 +22,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from netrun.core.spec import Flow
 from netrun.errors import InputError
 
-KINDS = ("mesh", "mesh-once", "ring", "star", "between")
+KINDS = ("mesh", "mesh-once", "ring", "star", "between", "fanin", "fanout")
+#: The kinds that make one test of several flows at once, not one test per pair.
+FLOW_KINDS = ("fanin", "fanout")
+#: The one tool whose flows are summed (netrun.results.aggregate reads iperf3's rates).
+FLOW_TOOLS = ("iperf3",)
 #: Test keys of a generated test (instead of the server and client roles).
 KEYS = ("hosts", "pairs")
 #: Most tests one generated entry may expand into (a 64-node ordered mesh is 4032).
@@ -35,9 +45,16 @@ class Pair:
     client: str
     server: str
     slot: int
+    #: A fan-in or fan-out's flows, all in this one test (client and server: the first's).
+    flows: tuple[Flow, ...] = ()
+    kind: str = ""
 
     @property
     def label(self) -> str:
+        if self.kind == "fanin":
+            return f"{len(self.flows)}->{self.server}"
+        if self.kind == "fanout":
+            return f"{self.client}->{len(self.flows)}"
         return f"{self.client}->{self.server}"
 
 
@@ -46,7 +63,7 @@ class PairSpec:
     """A checked ``pairs:`` value: its kind and the host patterns it names (star, between)."""
 
     kind: str
-    star: str | None = None
+    star: str | None = None  # also fanin's and fanout's host
     between: tuple[str, str] | None = None
 
 
@@ -57,17 +74,20 @@ def _show(value: Any) -> str:
 
 def parse(raw: Any) -> PairSpec | str:
     """``pairs:`` as written; a string is the one-line problem."""
-    usage = "use mesh, mesh-once, ring, {star: HOST} or {between: [GROUP_A, GROUP_B]}"
+    usage = (
+        "use mesh, mesh-once, ring, {star: HOST}, {between: [GROUP_A, GROUP_B]},"
+        " {fanin: HOST} or {fanout: HOST}"
+    )
     if isinstance(raw, str) and raw in ("mesh", "mesh-once", "ring"):
         return PairSpec(raw)
-    if raw in ("star", "between"):
+    if raw in ("star", "between", *FLOW_KINDS):
         return f"pairs: {raw} needs its hosts: {usage}"
     if isinstance(raw, dict) and len(raw) == 1:
         ((key, value),) = raw.items()
-        if key == "star":
+        if key in ("star", *FLOW_KINDS):
             if isinstance(value, str) and value:
-                return PairSpec("star", star=value)
-            return f"pairs: star must name one host, got {_show(value)}"
+                return PairSpec(str(key), star=value)
+            return f"pairs: {key} must name one host, got {_show(value)}"
         if key == "between":
             ok = isinstance(value, list) and len(value) == 2
             if ok and all(isinstance(v, str) and v for v in value):
@@ -104,25 +124,11 @@ def generate(pattern: str, spec: PairSpec, select: Select) -> list[Pair] | str:
                 )
             sides.append(chosen)
         pairs = between(sides[0], sides[1])
-    elif spec.kind == "star":
-        assert spec.star is not None
-        if spec.star not in hosts:
-            try:
-                found = select(spec.star)
-            except InputError as exc:
-                return f"pairs: star: {exc}"
-            inside = [h for h in found if h in hosts]
-            if len(inside) != 1:
-                why = "is not" if not inside else f"names {len(inside)} hosts"
-                return (
-                    f"pairs: star host {spec.star!r} {why} within hosts {pattern!r}"
-                    f" ({', '.join(hosts[:8])}{', ...' if len(hosts) > 8 else ''});"
-                    " name one host of the pattern"
-                )
-            centre = inside[0]
-        else:
-            centre = spec.star
-        pairs = star(hosts, centre)
+    elif spec.kind in ("star", *FLOW_KINDS):
+        centre = _centre(spec, pattern, hosts, select)
+        if centre.startswith("pairs: "):  # the problem
+            return centre
+        pairs = star(hosts, centre) if spec.kind == "star" else fan(hosts, centre, spec.kind)
     else:
         pairs = {"mesh": mesh, "mesh-once": mesh_once, "ring": ring}[spec.kind](hosts)
     if not pairs:
@@ -135,6 +141,40 @@ def generate(pattern: str, spec: PairSpec, select: Select) -> list[Pair] | str:
             f"pairs: {spec.kind} of {len(hosts)} hosts is {len(pairs)} tests (at most {MAX_PAIRS})"
         )
     return pairs
+
+
+def _centre(spec: PairSpec, pattern: str, hosts: list[str], select: Select) -> str:
+    """The one host of ``hosts`` a star, fanin or fanout names; or the problem, which
+    starts with "pairs: "."""
+    assert spec.star is not None
+    if spec.star in hosts:
+        return spec.star
+    try:
+        found = select(spec.star)
+    except InputError as exc:
+        return f"pairs: {spec.kind}: {exc}"
+    inside = [h for h in found if h in hosts]
+    if len(inside) != 1:
+        why = "is not" if not inside else f"names {len(inside)} hosts"
+        return (
+            f"pairs: {spec.kind} host {spec.star!r} {why} within hosts {pattern!r}"
+            f" ({', '.join(hosts[:8])}{', ...' if len(hosts) > 8 else ''});"
+            " name one host of the pattern"
+        )
+    return inside[0]
+
+
+def fan(hosts: Sequence[str], centre: str, kind: str) -> list[Pair]:
+    """One test of every other host into ``centre`` at once (fanin), or ``centre`` into each
+    (fanout); none when there is no other host."""
+    others = [h for h in hosts if h != centre]
+    if not others:
+        return []
+    if kind == "fanin":
+        flows = tuple(Flow(h, centre) for h in others)
+    else:
+        flows = tuple(Flow(centre, h) for h in others)
+    return [Pair(flows[0].client, flows[0].server, 0, flows=flows, kind=kind)]
 
 
 # -- the tournament ------------------------------------------------------------------------
@@ -226,6 +266,23 @@ def kind_of(raw: dict[str, Any]) -> str:
     return value if isinstance(value, str) else str(next(iter(value)))
 
 
+def flow_problem(pair: Pair, tool: str, roles: Sequence[str]) -> str | None:
+    """Why a fanin/fanout cannot run with this tool or mode (its other roles), if it cannot."""
+    if not pair.flows:
+        return None
+    if roles:
+        return (
+            f"pairs: {pair.kind} runs its flows between two roles, server and client;"
+            f" this mode also needs {', '.join(roles)}: use pairs: star instead"
+        )
+    if tool not in FLOW_TOOLS:
+        return (
+            f"pairs: {pair.kind} sums iperf3 flows; tool {tool!r} cannot:"
+            " use tool: iperf3, or a pairs kind that runs one test per pair (star)"
+        )
+    return None
+
+
 def from_test(raw: dict[str, Any], select: Select) -> list[Pair] | str:
     """The pairs of one test entry with ``hosts`` and ``pairs``; a string is the problem."""
     if "hosts" not in raw or "pairs" not in raw:
@@ -303,8 +360,8 @@ def narrow(found: list[Pair], ends: Mapping[str, str], name: str) -> list[Pair] 
     a string is the problem, naming the hosts that side has."""
     kept = found
     for role, host in ends.items():
-        sides = list(dict.fromkeys(getattr(p, role) for p in kept))
-        kept = [p for p in kept if getattr(p, role) == host]
+        sides = list(dict.fromkeys(getattr(f, role) for p in kept for f in p.flows or (p,)))
+        kept = [q for p in kept if (q := _narrowed(p, role, host)) is not None]
         if not kept:
             return (
                 f"-e {role}={host}: none of the pairs {name!r} generates has {role} {host}"
@@ -315,6 +372,16 @@ def narrow(found: list[Pair], ends: Mapping[str, str], name: str) -> list[Pair] 
     return kept
 
 
+def _narrowed(pair: Pair, role: str, host: str) -> Pair | None:
+    """``pair`` with only its flows that have ``host`` as ``role``; None when none has."""
+    if not pair.flows:
+        return pair if getattr(pair, role) == host else None
+    flows = tuple(f for f in pair.flows if getattr(f, role) == host)
+    if not flows:
+        return None
+    return Pair(flows[0].client, flows[0].server, pair.slot, flows=flows, kind=pair.kind)
+
+
 NOT_GENERATED = (
     "no test of this scenario generates pairs (hosts: + pairs:); -e hosts/pairs re-target"
     " generated tests only: give the tests server and client, or -l to narrow by hosts"
@@ -323,6 +390,6 @@ NOT_GENERATED = (
 
 def unused(overrides: Mapping[str, Any], specs: Sequence[Any], problems: list[str]) -> list[str]:
     """``-e hosts``/``-e pairs`` keys that no test took (no test is generated)."""
-    if problems or any(getattr(t, "matrix", "") for t in specs):
+    if problems or any(getattr(t, "pairs", "") for t in specs):
         return []
     return [k for k in KEYS if k in overrides]

@@ -278,6 +278,10 @@ class Check:
             generate = _pairs.narrow(generate, narrow, str(name))
         if isinstance(generate, str):
             self.add(pre, generate)
+        for pair in generate if not isinstance(generate, str) else ():
+            if flows := _pairs.flow_problem(pair, str(tool), roles):
+                self.add(pre, flows)
+                break
         if len(self.problems) > before or table is None or not {"mode", *roles} <= set(place):
             return []  # (a placement wrong in defaults or -e is reported there, once)
         merged = {k: o.default for k, o in table.items()}
@@ -325,9 +329,10 @@ class Check:
                     base_name=str(name),
                     swept=MappingProxyType(swept),
                     tool=str(tool),
-                    matrix=f"{name}{label}" if pair.client else "",
+                    matrix=f"{name}{label}" if pair.client and not pair.flows else "",
                     pairs=_pairs.kind_of(placed) if pair.client else "",
                     slot=pair.slot,
+                    flows=pair.flows,
                 )
             )
         return specs

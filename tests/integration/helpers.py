@@ -299,6 +299,47 @@ def run_under_fault(
     return FaultRun(proc, time.monotonic() - started, outdir)
 
 
+def stopped_run(
+    lab: LabHandle,
+    args: Sequence[str | Path],
+    *,
+    cwd: Path,
+    outdir: Path,
+    ready: Callable[[], Any],
+    sig: signal.Signals,
+    what: str,
+) -> FaultRun | None:
+    """Run netrun, send ``sig`` once ``ready()`` holds; the FaultRun to check, or (SIGKILL)
+    None once `netrun cleanup` on the lab's inventory left no iperf3 behind."""
+    argv = [*NETRUN, *map(str, args)]
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert wait_for(ready, timeout=40), what
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+        elapsed = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    if sig == signal.SIGKILL:
+        cleanup = subprocess.run(
+            [*NETRUN, "cleanup", "-i", str(lab.inventory)],
+            cwd=cwd,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert cleanup.returncode == 0, cleanup.stderr
+        assert not lab_iperf3_pids(lab), "cleanup left an iperf3 behind"
+        return None
+    done = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+    return FaultRun(proc=done, elapsed=elapsed, outdir=outdir)
+
+
 def check_fault(
     lab: LabHandle,
     run: FaultRun,

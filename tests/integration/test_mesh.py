@@ -24,13 +24,12 @@ from netrun.lab.system import cmdline
 from tests.integration.conftest import LabHandle, lab_iperf3_pids
 from tests.integration.helpers import (
     NETRUN,
-    FaultRun,
     _env,
     check_fault,
     lab_settings,
     load_results,
     run_under_fault,
-    wait_for,
+    stopped_run,
     write_yaml,
 )
 
@@ -121,38 +120,19 @@ def test_stopped_while_the_next_rounds_servers_wait(
     path = write_yaml(tmp_path / "mesh.yaml", scen)
     before = lab_settings(big_lab)
     out = tmp_path / "out"
-    args = [*NETRUN, str(path), "-i", str(big_lab.inventory), "-o", "out", "--no-history", "-q"]
-    proc = subprocess.Popen(
-        args, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        # Round 1 runs two servers; a third and fourth are round 2's, started ahead.
-        ahead = wait_for(lambda: len(servers(big_lab)) >= 3, timeout=30)
-        assert ahead, "no server was started ahead of its round"
-        sent = time.monotonic()
-        proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=60)
-        elapsed = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    if sig == signal.SIGKILL:
-        cleanup = subprocess.run(
-            [*NETRUN, "cleanup", "-i", str(big_lab.inventory)],
-            cwd=tmp_path,
-            env=_env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert cleanup.returncode == 0, cleanup.stderr
-        assert not lab_iperf3_pids(big_lab), "cleanup left an iperf3 behind"
-        return
-    run = FaultRun(
-        proc=subprocess.CompletedProcess(args, proc.returncode, stdout, stderr),
-        elapsed=elapsed,
+    args = [path, "-i", big_lab.inventory, "-o", "out", "--no-history", "-q"]
+    # Round 1 runs two servers; a third and fourth are round 2's, started ahead.
+    run = stopped_run(
+        big_lab,
+        args,
+        cwd=tmp_path,
         outdir=out,
+        ready=lambda: len(servers(big_lab)) >= 3,
+        sig=sig,
+        what="no server was started ahead of its round",
     )
+    if run is None:  # SIGKILL, then netrun cleanup
+        return
     doc = check_fault(
         big_lab,
         run,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from netrun.core import metrics
 from netrun.errors import NetrunError
-from netrun.report.plots import curves, latency, matrix, overview, png, series, style
+from netrun.report.plots import curves, fanin, latency, matrix, overview, png, series, style
 from netrun.report.plots.style import PALETTE as COLOURS
 from netrun.report.summary import group_samples, summary_rows
 from netrun.results.store import safe_name
@@ -341,7 +341,8 @@ def plot_all(
 ) -> list[Path]:
     """throughput.png (tests that measure throughput), latency.png (tests that measure
     latency), intervals.png (tests with intervals), (with sweeps) sweeps.png and (with
-    generated pairs) matrix-ID.png in ``outdir``; ``rows`` as plot_throughput takes them."""
+    generated pairs) matrix-ID.png, (with fan-ins) fanin-TEST.png in ``outdir``; ``rows``
+    as plot_throughput takes them."""
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -357,7 +358,7 @@ def plot_all(
         files.append(plot_intervals(doc, outdir / INTERVALS))
     if curves.sweeps(doc):
         files.append(curves.plot_sweeps(doc, outdir / curves.SWEEPS))
-    return files + matrix.plot_all(doc, outdir)
+    return files + matrix.plot_all(doc, outdir) + fanin.plot_all(doc, outdir)
 
 
 def captions(doc: dict[str, Any], grids: list[Any] | None = None) -> dict[str, str]:

@@ -43,6 +43,16 @@ holder() {
         | sed -n 's/.*users:(("\([^"]*\)",pid=\([0-9]*\).*/\1 \2/p' | head -n 1)
     echo "NETRUN_BUSY $1 $h"
 }
+# Listening, but by our server? Two scripts that found one port free at once both start a
+# server there; the one that lost the bind exits ("Address already in use") and tries the
+# next port. Without ss -p's pids (another user's socket), the port counts as ours.
+ours() {
+    line=$(ss -ltnpH "sport = :$1" 2>/dev/null) || return 0
+    case "$line" in *users:*) ;; *) return 0 ;; esac
+    mine=$(cat "$pidfile" 2>/dev/null)
+    [ -n "$mine" ] && case "$line" in *"pid=$mine,"*) return 0 ;; esac
+    return 1
+}
 detach=
 command -v setsid >/dev/null 2>&1 && detach=setsid
 bound=
@@ -61,7 +71,7 @@ for p in $ports; do
     i=0
     state=wait
     while [ "$i" -lt "$steps" ]; do
-        if listening "$p"; then state=ready; break; fi
+        if listening "$p" && ours "$p"; then state=ready; break; fi
         if ! alive "$pid"; then state=dead; break; fi
         sleep 0.02
         i=$((i + 1))

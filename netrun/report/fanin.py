@@ -1,0 +1,46 @@
+"""A fan-in's block under the main table: the aggregate against the bottleneck host's
+ceiling, then each flow's figure and its share (netrun.results.fanin has the numbers).
+
+The main table's row of a fan-in is its aggregate (the sum of its receivers); this block
+says who made it up, so one starved client shows beside a healthy sum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from netrun.results.fanin import FanIn, fanins
+
+HEADERS = ["flow", "Mbit/s", "% of aggregate"]
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def head(found: FanIn) -> str:
+    """The block's first line: the aggregate, the host's ceiling and the fairness index."""
+    into = "into" if found.kind == "fanin" else "out of"
+    pct = found.pct_of_ceiling
+    against = (
+        f" against {found.host}'s ceiling {_num(found.ceiling_mbps)} Mbit/s ({_num(pct)}%)"
+        if found.ceiling_mbps
+        else ""
+    )
+    return (
+        f"{found.kind} {found.test} ({found.mode}, {found.protocol}, {len(found.shares)} flows"
+        f" {into} {found.host}, {found.repeats} ok repeat(s)): aggregate"
+        f" {_num(found.aggregate_mbps)} Mbit/s{against}, fairness (Jain)"
+        f" {_num(found.fairness, 3)}"
+    )
+
+
+def rows(found: FanIn) -> list[list[str]]:
+    """Each flow's median Mbit/s and its share of the aggregate."""
+    return [[s.label, _num(s.mbps), _num(s.pct_of_aggregate)] for s in found.shares]
+
+
+def blocks(doc: Mapping[str, Any]) -> list[tuple[str, list[list[str]]]]:
+    """(head, rows) of each test of several flows; none for a run without one."""
+    return [(head(f), rows(f)) for f in fanins(doc)]

@@ -1,0 +1,75 @@
+"""fanin-TEST.png: a fan-in's (fan-out's) flows, each client's bar, and their sum against the
+bottleneck host's ceiling.
+
+One figure per test of several flows (netrun.results.fanin has the numbers): a bar per flow
+(its median Mbit/s, labelled with its share of the aggregate), then the aggregate as one
+stacked bar of the same colours, and the host's goodput ceiling (and line rate) as dashed
+lines across. A fair share of a full link is each bar at ceiling / N: that line is dotted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from netrun.report.plots import png, style
+from netrun.results.fanin import FanIn, fanins
+from netrun.results.store import safe_name
+
+
+def filename(test: str) -> str:
+    return f"fanin-{safe_name(test)}.png"
+
+
+def plot(found: FanIn, path: Path) -> Path:
+    """The figure of one fan-in (flows with no passing repeat are left out, named FAILED)."""
+    shares = found.shares
+    fig = style.figure(1.0 * len(shares) + 6, 4.5)
+    ax = fig.add_subplot()
+    colours = [style.PALETTE[i % len(style.PALETTE)] for i in range(len(shares))]
+    values: list[float] = []
+    bottom = 0.0
+    total_x = len(shares) + 0.5
+    for i, (share, colour) in enumerate(zip(shares, colours, strict=True)):
+        if share.mbps is None:
+            ax.text(i, 0, "FAILED", ha="center", va="bottom", color=style.FAILED_COLOUR)
+            continue
+        ax.bar(i, share.mbps, 0.7, color=colour, alpha=0.85)
+        pct = "" if share.pct_of_aggregate is None else f"{share.pct_of_aggregate:.0f}%"
+        ax.annotate(pct, (i, share.mbps), ha="center", va="bottom", fontsize=8,
+                    xytext=(0, 2), textcoords="offset points")  # fmt: skip
+        ax.bar(total_x, share.mbps, 0.7, bottom=bottom, color=colour, alpha=0.85)
+        bottom += share.mbps
+        values.append(share.mbps)
+    if found.aggregate_mbps is not None:
+        values.append(found.aggregate_mbps)
+    ceilings = [c for c in (found.ceiling_mbps,) if c]
+    if found.ceiling_mbps:
+        what = f"{found.host}'s goodput ceiling {found.ceiling_mbps:.0f} Mbit/s"
+        ax.axhline(found.ceiling_mbps, color=style.CEILING_COLOUR, ls="--", lw=1.2, label=what)
+        fair = found.ceiling_mbps / max(len(shares), 1)
+        ax.axhline(fair, color="dimgrey", ls=":", lw=1,
+                   label=f"a fair share of it ({fair:.0f} Mbit/s)")  # fmt: skip
+        ceilings.append(fair)
+    labels = [s.label for s in shares] + ["aggregate"]
+    ax.set_xticks([*range(len(shares)), total_x], labels, rotation=20, fontsize=8)
+    _low, top = style.value_range(values or [1.0], ceilings)
+    ax.set_ylim(0, top)
+    ax.set_ylabel("Mbit/s (median of the ok repeats)")
+    fair_text = "" if found.fairness is None else f", Jain {found.fairness:.3f}"
+    into = "into" if found.kind == "fanin" else "out of"
+    ax.set_title(
+        f"{found.test}: {len(shares)} flows {into} {found.host} ({found.mode}, "
+        f"{found.protocol}{fair_text})",
+        fontsize=10,
+    )
+    if found.ceiling_mbps:
+        style.legend(ax)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return png.save(fig, path)
+
+
+def plot_all(doc: dict[str, Any], outdir: Path) -> list[Path]:
+    """fanin-TEST.png for each test of several flows in the run."""
+    return [plot(f, outdir / filename(f.test)) for f in fanins(doc)]

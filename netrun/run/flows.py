@@ -1,0 +1,286 @@
+"""Running a test of several flows at once: a fan-in's clients into one host, a fan-out's.
+
+A test of ``pairs: {fanin: HOST}`` (netrun.scenario.pairs) holds every flow's hosts
+(TestSpec.flows, TestSpec.hosts), so the scheduler never puts another test on any of them.
+Each flow is a test of its own to its mode (``flow_specs``: the test's options, the
+flow's two hosts, its own name and tag, so its containers, run files and undo records
+are its own, and its own port when the test fixes one), set up (the first alone, as it
+starts what every flow shares on the fan host, then the others at once);
+each repeat then measures every flow at once, started together behind a barrier, over
+the same duration; and every flow is torn down, with each undo, on every way out.
+
+A flow that fails fails the repeat (or, in its setup, the test) with one line naming the
+flow and its host; the others run to their end (one duration: they are not cut short, as
+an interrupt would cut the host's every command) and are torn down with it. Ctrl-C and
+SIGTERM stop every host's running command (the run's ``interrupt``), as in a parallel run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Any, Protocol, TypeVar
+
+from netrun.core.measurement import Measurement
+from netrun.core.spec import Flow, TestSpec
+from netrun.errors import Cancelled, HostError, Interrupted, NetrunError, ToolError
+from netrun.hosts.cpustat import CPU_METRICS
+from netrun.hosts.shield import cleaning, shielded
+from netrun.modes.base import Mode, RunContext
+from netrun.results.flags import offered_bps
+from netrun.results.store import ResultsDir, utcnow
+from netrun.run.bound import BoundTest, bind
+from netrun.run.mtu import MtuSettings, want
+from netrun.run.needs import refused
+from netrun.tools.iperf3 import flows as iperf3_flows
+from netrun.tools.iperf3 import tool as iperf3_tool
+from netrun.tools.iperf3.result import Iperf3Result
+
+T = TypeVar("T")
+#: Seconds the flows of one repeat wait for each other at the start line.
+BARRIER_S = 120.0
+
+
+class Runner(Protocol):
+    """What a flow test needs of the run (netrun.run.runner.Run)."""
+
+    req: Any
+    ctx: RunContext
+    out: ResultsDir
+    mtu: MtuSettings
+
+    def progress(self, line: str) -> None: ...
+    def _error(self, message: str) -> None: ...
+    def _interrupt(self, running: bool = True) -> None: ...
+
+    @property
+    def _record(self) -> Callable[..., dict[str, Any]]:
+        """Add one sample (test, repeat, measurement; error, mode, raw, started)."""
+        ...
+
+
+class FlowError(ToolError):
+    """One flow of a test failed: the line names the flow and the host."""
+
+
+def flow_specs(test: TestSpec) -> list[TestSpec]:
+    """Each flow as a test of its own: named ``TEST:client->server`` (its tag, hence its
+    files and containers, from that name), its two hosts, its own port if ``port:`` is set."""
+    port = test.options.get("port")
+    out = []
+    for i, flow in enumerate(test.flows):
+        options = dict(test.options)
+        if port:
+            options["port"] = int(port) + i
+        out.append(
+            replace(
+                test,
+                name=f"{test.name}:{flow.label}",
+                server=flow.server,
+                client=flow.client,
+                roles=MappingProxyType({"server": flow.server, "client": flow.client}),
+                options=MappingProxyType(options),
+                matrix=f"{test.name}:{i}",  # its own tag (TestSpec.tag)
+                pairs="",
+                flows=(),
+            )
+        )
+    return out
+
+
+def bound_flows(test: TestSpec) -> list[BoundTest]:
+    """Each flow's bound test (its mode's needs, its start)."""
+    return [bind(s) for s in flow_specs(test)]
+
+
+def _where(flow: Flow, exc: BaseException) -> str:
+    """The one line of a flow's failure: which flow, on which host, what happened."""
+    text = str(exc)
+    named = [h for h in (flow.server, flow.client) if text.startswith(f"{h}: ")]
+    host = exc.host if isinstance(exc, HostError | Cancelled) else (named or [flow.client])[0]
+    if text.startswith(f"{host}: "):
+        text = text[len(host) + 2 :]
+    return f"flow {flow.label} failed on {host}: {text}"
+
+
+class FlowTest:
+    """One test of several flows, as the runner's ``_run_test`` runs a test of one."""
+
+    def __init__(self, run: Runner, test: TestSpec, label: str) -> None:
+        self.run = run
+        self.test = test
+        self.label = label
+        self.bound = bound_flows(test)
+        self.modes: list[Mode] = []
+
+    def _start(self) -> None:
+        inventory = self.run.req.inventory
+        for b in self.bound:
+            server, client = inventory.get(b.spec.server), inventory.get(b.spec.client)
+            by_role = {"server": server, "client": client}
+            self.modes.append(b.start(server, client, self.run.ctx, by_role))
+
+    def _each(
+        self, pool: ThreadPoolExecutor, step: Callable[[int], T], only: range | None = None
+    ) -> list[T]:
+        """``step(i)`` for every flow (or those ``only`` names) at once; the first failure
+        (in flow order) raised as the flow's one line, after every flow's step ended."""
+        which = range(len(self.modes)) if only is None else only
+        futures = [pool.submit(step, i) for i in which]
+        try:
+            wait(futures)
+        except BaseException:  # Ctrl-C: stop what runs, let each flow end, then go on
+            with shielded():
+                self.run._interrupt()
+                wait(futures)
+            raise
+        out = []
+        for flow, fut in zip([self.test.flows[i] for i in which], futures, strict=True):
+            exc = fut.exception()
+            if isinstance(exc, Cancelled):
+                raise exc
+            if isinstance(exc, NetrunError):
+                raise FlowError(_where(flow, exc)) from exc
+            if exc is not None:
+                raise exc
+            out.append(fut.result())
+        return out
+
+    def run_test(self) -> None:
+        """Set every flow up, measure each repeat with all at once, tear all down."""
+        run, test = self.run, self.test
+        repeat = 1
+        pool = ThreadPoolExecutor(max_workers=len(test.flows), thread_name_prefix="flow")
+        try:
+            self._start()
+            run.progress(f"{self.label}: setting up {len(self.modes)} flows")
+            if why := unsupported(test, self.bound):
+                raise ToolError(why)
+            for b in self.bound:
+                if why := refused(b, run.ctx.facts):
+                    raise ToolError(why)
+            hosts = {n: run.req.inventory.get(n) for n in test.hosts}
+            run.mtu.enter(test, hosts, self.modes[0])  # the hosts' own MTUs back
+            # the first flow alone: what the flows share on the fan host (a FreeFlow router,
+            # the image and engine checks) is started once, then the others' at once
+            self._each(pool, lambda i: self.modes[i].setup(), only=range(1))
+            self._each(pool, lambda i: self.modes[i].setup(), only=range(1, len(self.modes)))
+            for repeat in range(1, test.repeat + 1):
+                if run.ctx.stopping.is_set():
+                    raise Cancelled(test.server)
+                suffix = f" repeat {repeat}/{test.repeat}" if test.repeat > 1 else ""
+                run.req.events.start(test, repeat)
+                run.progress(f"{self.label}{suffix}: {len(self.modes)} flows at once")
+                self._measure(pool, repeat, self.label + suffix)
+        except Cancelled:
+            run._record(test, repeat, None, error="interrupted", mode=self._mode())
+        except NetrunError as exc:
+            for r in range(repeat, test.repeat + 1):
+                run._record(test, r, None, error=str(exc), mode=self._mode())
+            run.progress(f"{self.label}: FAILED {exc}")
+        except (KeyboardInterrupt, Interrupted):
+            run._record(test, repeat, None, error="interrupted", mode=self._mode())
+            raise
+        except Exception as exc:
+            run._record(test, repeat, None, error=f"internal error: {exc!r}", mode=self._mode())
+            raise
+        finally:
+            with shielded(), cleaning():  # an interrupt must not cut a teardown short
+                pool.shutdown(wait=True)
+                self._teardown()
+
+    def _mode(self) -> Mode | None:
+        return self.modes[0] if self.modes else None
+
+    def _teardown(self) -> None:
+        """Every flow's teardown and undo (newest first), then the MTU's; each problem one
+        line."""
+        problems: list[str] = []
+        for flow, mode in zip(self.test.flows, self.modes, strict=False):
+            try:
+                mode.teardown()
+            except NetrunError as exc:
+                problems.append(f"flow {flow.label}: {exc}")
+            problems += [f"flow {flow.label}: {p}" for p in mode.undo()]
+        problems += self.run.mtu.leave(self.test)
+        for problem in problems:
+            self.run._error(f"teardown of {self.test.name}: {problem}")
+            self.run.progress(f"{self.label}: teardown problem: {problem}")
+
+    def _measure(self, pool: ThreadPoolExecutor, repeat: int, label: str) -> None:
+        """One repeat: every flow at once, then one sample of their sum."""
+        run, test = self.run, self.test
+        started = utcnow()
+        hook, run.req.measuring = run.req.measuring, lambda: None
+        hook()
+        line = threading.Barrier(len(self.modes), timeout=BARRIER_S)
+
+        def one(i: int) -> Measurement:
+            line.wait()
+            return self.bound[i].tool.measure(self.modes[i], repeat)
+
+        try:
+            found = self._each(pool, one)
+        except Cancelled:
+            raise
+        except NetrunError as exc:
+            run._record(test, repeat, None, error=str(exc), mode=self.modes[0], started=started)
+            run.progress(f"{label}: FAILED {exc}")
+            return
+        m, raw = self._aggregate(found, repeat)
+        rec = run._record(test, repeat, m, mode=self.modes[0], raw=raw, started=started)
+        agg = iperf3_flows.AGGREGATE
+        fair = rec["metrics"].get("fairness_jain")
+        flags = f" [{', '.join(rec['flags'])}]" if rec["flags"] else ""
+        run.progress(
+            f"{label}: {agg.name} {agg.show(rec['metrics'].get(agg.name))} {agg.shown_unit}"
+            f", fairness {'unavailable' if fair is None else f'{fair:.3f}'}{flags}"
+        )
+
+    def _aggregate(self, found: list[Measurement], repeat: int) -> tuple[Measurement, str | None]:
+        """The flows' sum as one measurement (each flow's figures and raw file in
+        ``details.flows``); the first flow's raw file is the sample's ``raw``."""
+        test = self.test
+        runs: list[Iperf3Result] = [m.result for m in found]
+        flows = []
+        for spec, mode, m in zip(flow_specs(test), self.modes, found, strict=True):
+            raw = self.run.out.save_raw(spec.name, repeat, m.raw, self.bound[0].tool.raw_suffix)
+            extra = {"metrics": dict(m.metrics), "counters": m.details.get("counters")}
+            if "containers" in mode.details:  # each flow's own (the sample's are the first's)
+                extra["containers"] = mode.details["containers"]
+            flows.append(iperf3_flows.flow_record(spec.client, spec.server, m.result, raw, **extra))
+        total = iperf3_flows.combine(runs)
+        offered = offered_bps({"options": test.options, "protocol": total.protocol})
+        metrics = iperf3_tool.values(total, offered * len(runs) if offered else None)
+        metrics["fairness_jain"] = iperf3_flows.fairness(runs)
+        metrics[iperf3_flows.AGGREGATE.name] = total.receiver_bps
+        why = {k: v for k, v in iperf3_tool.unavailable(total).items() if metrics.get(k) is None}
+        for name in ("cpu_client_pct", "cpu_server_pct", *(m.name for m in CPU_METRICS)):
+            why[name] = "each flow's own is in details.flows (the flows share hosts)"
+        details: dict[str, Any] = {
+            "flows": flows,
+            "fan": {"kind": test.pairs, "host": centre(test), "count": len(flows)},
+            "intervals_of": total.intervals_of,
+        }
+        return Measurement("", total, details, metrics, why), flows[0]["raw"]
+
+
+def unsupported(test: TestSpec, bound: list[BoundTest]) -> str | None:
+    """What a test of several flows cannot do yet, as its one line (before anything starts)."""
+    if want(test) is not None:
+        return f"mtu: with pairs: {test.pairs} is not supported yet: drop mtu: from the test"
+    if bound and bound[0].mode.containers and test.options.get("network") == "host":
+        return (
+            f"pairs: {test.pairs} with network: host: each flow's server container would"
+            " listen on the same port of the host; use a bridge or overlay network"
+        )
+    return None
+
+
+def centre(test: TestSpec) -> str:
+    """The host every flow of a fan-in goes into (a fan-out's comes from): its NIC is the
+    bottleneck the aggregate is held against."""
+    return test.client if test.pairs == "fanout" else test.server

@@ -1,0 +1,108 @@
+"""Several iperf3 runs measured at once (a fan-in or fan-out's flows) as one result.
+
+A test of several flows (``pairs: {fanin: HOST}``, netrun.run.flows) measures each flow
+with its own iperf3 client and server over the same window. Its sample is the sum: the
+receivers' rates add up to the aggregate (what the fan-in host took in), the senders'
+and the counters likewise; each flow's own figure stays in ``details.flows``, and the
+flows' receiver rates stand where a ``-P N`` test's streams would, so Jain's index is the
+flows' fairness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from netrun.core.metrics import Metric
+from netrun.core.numeric import jain
+from netrun.tools.iperf3.result import Interval, Iperf3Result
+
+#: The metric a test of several flows adds to iperf3's own (fairness_jain is iperf3's,
+#: there of its streams, here of its flows).
+AGGREGATE = Metric(
+    "aggregate_bps", "bit/s", "higher", "the flows' receiver rates summed: what a fan-in "
+    "host took in (a fan-out host sent) at once", tolerance="5%", scale=1e6,
+    shown_unit="Mbit/s", digits=1,
+)  # fmt: skip
+METRICS: tuple[Metric, ...] = (AGGREGATE,)
+
+
+def _total(values: Sequence[float | int | None]) -> Any:
+    """The sum, or None when any is unknown (a partial sum is not the aggregate)."""
+    if any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None)
+
+
+def _intervals(runs: Sequence[Iperf3Result]) -> tuple[Interval, ...]:
+    """Each interval's rates summed over the flows, as far as every flow reported."""
+    count = min(len(r.intervals) for r in runs)
+    out = []
+    for i in range(count):
+        each = [r.intervals[i] for r in runs]
+        out.append(
+            Interval(
+                each[0].start,
+                each[0].end,
+                sum(x.bits_per_second for x in each),
+                retransmits=_total([x.retransmits for x in each]),
+            )
+        )
+    return tuple(out)
+
+
+def combine(runs: Sequence[Iperf3Result]) -> Iperf3Result:
+    """The flows' runs as one result: sums of the rates, bytes, retransmits and losses;
+    each flow's receiver rate in ``stream_bps`` (the fairness index's shares)."""
+    first = runs[0]
+    packets = _total([r.packets for r in runs])
+    lost = _total([r.lost_packets for r in runs])
+    jitters = [r.jitter_ms for r in runs if r.jitter_ms is not None]
+    receivers = [r.receiver_bps for r in runs]
+    return replace(
+        first,
+        duration=max(r.duration for r in runs),
+        streams=sum(r.streams for r in runs),
+        sender_bps=sum(r.sender_bps for r in runs),
+        receiver_bps=_total(receivers),
+        bytes_sent=sum(r.bytes_sent for r in runs),
+        bytes_received=_total([r.bytes_received for r in runs]),
+        retransmits=_total([r.retransmits for r in runs]),
+        cpu_client_pct=None,
+        cpu_server_pct=None,
+        jitter_ms=max(jitters) if jitters else None,
+        lost_packets=lost,
+        packets=packets,
+        lost_percent=100 * lost / packets if packets and lost is not None else None,
+        intervals=_intervals(runs),
+        warnings=tuple(w for r in runs for w in r.warnings),
+        server_output=None,
+        bidir_bps=None,
+        stream_bps=tuple(v for v in receivers if v is not None) if None not in receivers else (),
+    )
+
+
+def fairness(runs: Sequence[Iperf3Result]) -> float | None:
+    """Jain's index of the flows' receiver rates (None when any flow's is unknown)."""
+    rates = [r.receiver_bps for r in runs]
+    if any(v is None for v in rates):
+        return None
+    return jain([float(v) for v in rates if v is not None])
+
+
+def flow_record(
+    client: str, server: str, run: Iperf3Result, raw: str | None, **extra: Any
+) -> dict[str, Any]:
+    """One flow's figures as ``details.flows`` keeps them, with its raw output's file."""
+    return {
+        "client": client,
+        "server": server,
+        "throughput_bps": run.receiver_bps,
+        "sender_bps": run.sender_bps,
+        "retransmits": run.retransmits,
+        "jitter_ms": run.jitter_ms,
+        "lost_percent": run.lost_percent,
+        "raw": raw,
+        **extra,
+    }

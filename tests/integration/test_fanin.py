@@ -1,0 +1,221 @@
+"""Many into one (issue 28): ``pairs: {fanin: HOST}`` runs every other host into HOST at once.
+
+Four hosts of the 12-host lab (200 Mbit/s each): three clients into delta share delta's
+link, so the aggregate is near one link's rate, not three. Checked end to end through the
+CLI: one sample per repeat with each client's figure and raw file, the aggregate against
+delta's line rate, Jain's index; and Ctrl-C or SIGKILL (then ``netrun cleanup``) during a
+fan-in of four clients leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+import yaml
+
+from netrun.lab.system import cmdline
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.helpers import (
+    check_fault,
+    lab_settings,
+    leftovers,
+    load_results,
+    run_netrun,
+    stopped_run,
+    write_yaml,
+)
+
+pytestmark = [pytest.mark.integration]
+
+
+def scenario(
+    tmp: Path, hosts: str, centre: str = "delta", kind: str = "fanin", **opts: object
+) -> Path:
+    test = {"name": "fan", "mode": "baremetal", "hosts": hosts, "pairs": {kind: centre}}
+    return write_yaml(
+        tmp / "fan.yaml", {"name": "fanin", "defaults": {"duration": 2}, "tests": [test | opts]}
+    )
+
+
+def test_fanin_of_three_clients_shares_the_receivers_link(
+    big_lab: LabHandle, tmp_path: Path
+) -> None:
+    path = scenario(tmp_path, "all[0:3]", repeat=2)
+    before = lab_settings(big_lab)
+    proc = run_netrun(
+        [path, "-i", big_lab.inventory, "-o", "out", "--no-history"], cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = load_results(tmp_path / "out")
+    samples = doc["tests"]
+    assert [s["name"] for s in samples] == ["fan[3->delta]"] * 2
+    assert "aggregate_bps" in doc["metrics"]
+    for s in samples:
+        assert s["status"] == "ok", s["error"]
+        flows = s["details"]["flows"]
+        assert [(f["client"], f["server"]) for f in flows] == [
+            ("alpha", "delta"),
+            ("bravo", "delta"),
+            ("charlie", "delta"),
+        ]
+        total = sum(f["throughput_bps"] for f in flows)
+        assert s["metrics"]["aggregate_bps"] == pytest.approx(total)
+        assert s["metrics"]["throughput_bps"] == pytest.approx(total)
+        # the lab shapes each host's sending side: three 200 Mbit/s senders reach delta at
+        # once, more than its own line rate, which the sample says (above-ceiling)
+        assert all(50e6 < f["throughput_bps"] < 200e6 for f in flows), flows
+        assert total > 1.2 * 200e6 and "above-ceiling" in s["flags"]
+        assert 0.3 < s["metrics"]["fairness_jain"] <= 1.0
+        assert s["line_rate_mbps"] == 200  # delta's NIC: the bottleneck's
+        assert s["goodput_ceiling_mbps"] < 200
+        for f in flows:  # each figure's proof: its own raw iperf3 JSON
+            raw = json.loads((tmp_path / "out" / f["raw"]).read_text())
+            assert raw["end"]["sum_received"]["bits_per_second"] == pytest.approx(
+                f["throughput_bps"]
+            )
+        assert len({f["raw"] for f in flows}) == 3
+    assert "3 clients→delta" in proc.stdout
+    assert "fanin fan[3->delta] (baremetal, tcp, 3 flows into delta, 2 ok repeat(s))" in proc.stdout
+    assert all(f"{c}→delta" in proc.stdout for c in ("alpha", "bravo", "charlie"))
+    assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+def test_fanout_sends_from_one_host_to_each_other(big_lab: LabHandle, tmp_path: Path) -> None:
+    """delta sends to alpha and bravo at once; its own NIC is the one held to the ceiling;
+    -e hosts= narrows the clients (a sweep of the fan's width is one -e per run)."""
+    path = scenario(tmp_path, "all[0:3]", kind="fanout", duration=1)
+    proc = run_netrun(
+        [
+            path,
+            "-i",
+            big_lab.inventory,
+            "-o",
+            "out",
+            "--no-history",
+            "-e",
+            "hosts=alpha,bravo,delta",
+        ],
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert proc.returncode in (0, 1), proc.stderr  # 1: flagged above the ceiling is fine
+    doc = load_results(tmp_path / "out")
+    (s,) = doc["tests"]
+    assert s["name"] == "fan[delta->2]" and s["status"] == "ok", s["error"]
+    assert [(f["client"], f["server"]) for f in s["details"]["flows"]] == [
+        ("delta", "alpha"),
+        ("delta", "bravo"),
+    ]
+    assert s["direction"] == "delta→2 servers"
+    assert s["line_rate_mbps"] == 200
+    assert s["details"]["fan"] == {"kind": "fanout", "host": "delta", "count": 2}
+
+
+def test_a_failing_flow_fails_the_test_naming_it(big_lab: LabHandle, tmp_path: Path) -> None:
+    """charlie's iperf3 answers the probe but fails as a client: the test fails with one
+    line naming the flow and the host; the other flows are torn down, nothing is left."""
+    broken = tmp_path / "iperf3-broken"
+    broken.write_text(
+        '#!/bin/sh\ncase " $* " in *" -c "*) echo "iperf3: error - boom" >&2; exit 1;; esac\n'
+        'exec iperf3 "$@"\n'
+    )
+    broken.chmod(0o755)
+    inventory = yaml.safe_load(Path(big_lab.inventory).read_text())
+    inventory["all"]["hosts"]["charlie"]["netrun_iperf3"] = str(broken)
+    inv = write_yaml(tmp_path / "inv.yaml", inventory)
+    path = scenario(tmp_path, "all[0:3]")
+    before = lab_settings(big_lab)
+    proc = run_netrun([path, "-i", inv, "-o", "out", "--no-history"], cwd=tmp_path, timeout=120)
+    assert proc.returncode == 1, proc.stdout
+    doc = load_results(tmp_path / "out")
+    (sample,) = doc["tests"]
+    assert sample["status"] == "failed"
+    assert sample["error"].startswith("flow charlie->delta failed on charlie: "), sample["error"]
+    assert "\n" not in sample["error"]
+    assert "Traceback" not in proc.stderr
+    assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
+def test_stopped_during_a_fanin_of_four_leaves_nothing(
+    big_lab: LabHandle, tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    """Four clients into echo, stopped while they send: the run (or, after SIGKILL,
+    `netrun cleanup`) removes every server and client."""
+    path = scenario(tmp_path, "all[0:4]", centre="echo", duration=6)
+    before = lab_settings(big_lab)
+    out = tmp_path / "out"
+    args = [path, "-i", big_lab.inventory, "-o", "out", "--no-history", "-q"]
+    run = stopped_run(
+        big_lab,
+        args,
+        cwd=tmp_path,
+        outdir=out,
+        ready=lambda: len(clients(big_lab)) >= 4,
+        sig=sig,
+        what="the four clients never ran at once",
+    )
+    if run is None:  # SIGKILL, then netrun cleanup
+        assert not leftovers(big_lab, before, out)
+        return
+    doc = check_fault(
+        big_lab,
+        run,
+        fault="SIGINT during a fan-in of four clients",
+        before=before,
+        max_seconds=15,
+        statuses={},
+        host=None,
+        exit_code=code,
+    )
+    assert doc["status"] == "interrupted"
+
+
+def clients(lab: LabHandle) -> list[int]:
+    """iperf3 clients running in the lab's namespaces."""
+    return [pid for pid in lab_iperf3_pids(lab) if "-c" in cmdline(pid)]
+
+
+def test_container_fanin_each_flow_its_own_containers(
+    docker_lab: LabHandle, tmp_path: Path
+) -> None:
+    """docker, flannel and freeflow fan-ins of two clients into charlie (the Docker lab's 3 hosts),
+    after a plain docker test of one of their pairs (whose containers a flow may adopt):
+    each flow runs in containers of its own, and none is left."""
+    image = {"image": "netrun-lab/iperf3:latest", "pull": "never"}
+    fan = {"hosts": "all", "pairs": {"fanin": "charlie"}}
+    tests = [
+        {"name": "one", "mode": "docker", "server": "charlie", "client": "alpha"},
+        {"name": "dfan", "mode": "docker", **fan},
+        {"name": "ffan", "mode": "flannel", **fan},
+        {"name": "xfan", "mode": "freeflow", **fan},
+    ]
+    path = write_yaml(
+        tmp_path / "c.yaml", {"name": "cfan", "defaults": {"duration": 1, **image}, "tests": tests}
+    )
+    before = lab_settings(docker_lab)
+    proc = run_netrun(
+        [path, "-i", docker_lab.inventory, "-o", "out", "--no-history", "-q"],
+        cwd=tmp_path,
+        timeout=240,
+    )
+    doc = load_results(tmp_path / "out")
+    assert proc.returncode == 0, (proc.stderr, [t["error"] for t in doc["tests"]])
+    fans = [s for s in doc["tests"] if s["name"] != "one"]
+    assert [s["name"] for s in fans] == ["dfan[2->charlie]", "ffan[2->charlie]", "xfan[2->charlie]"]
+    for s in fans:
+        flows = s["details"]["flows"]
+        assert [(f["client"], f["server"]) for f in flows] == [
+            ("alpha", "charlie"),
+            ("bravo", "charlie"),
+        ]
+        assert s["metrics"]["aggregate_bps"] == pytest.approx(
+            sum(f["throughput_bps"] for f in flows)
+        )
+        assert all(f["throughput_bps"] > 0 for f in flows)
+        names = [f["containers"]["server"]["name"] for f in flows]  # each flow its own
+        assert len(set(names)) == 2, names
+    assert not leftovers(docker_lab, before, tmp_path / "out")

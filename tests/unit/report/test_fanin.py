@@ -1,0 +1,48 @@
+"""The fan-in's block in every report format and its plot (issue 28), from a saved lab run."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from netrun.report.plots import fanin as fanin_plot
+from netrun.report.plots.figures import plot_all
+from netrun.report.render import render
+from netrun.results.flags import direction
+from tests.conftest import RESULTS_FIXTURES
+
+DOC = json.loads((RESULTS_FIXTURES / "fanin-3" / "results.json").read_text())
+HEAD = "fanin fan[3->delta] (baremetal, tcp, 3 flows into delta, 2 ok repeat(s)): aggregate"
+
+
+def test_the_table_shows_the_aggregate_then_each_client() -> None:
+    text = render(DOC, "table")
+    row = next(line for line in text.splitlines() if line.startswith("fan[3->delta]"))
+    assert "3 clients→delta" in row
+    block = text[text.index(HEAD) :].splitlines()
+    assert "against delta's ceiling" in block[0] and "fairness (Jain) 1.000" in block[0]
+    assert [line.split()[0] for line in block[3:6]] == [
+        "alpha→delta",
+        "bravo→delta",
+        "charlie→delta",
+    ]
+
+
+def test_markdown_json_and_html_carry_it_too() -> None:
+    assert f"#### {HEAD}" in render(DOC, "markdown")
+    (fan,) = json.loads(render(DOC, "json"))["fanin"]
+    assert [f["client"] for f in fan["flows"]] == ["alpha", "bravo", "charlie"]
+    assert html.escape(HEAD) in render(DOC, "html")
+
+
+def test_direction_of_a_fanin_and_a_fanout() -> None:
+    assert direction(DOC["tests"][0]) == "3 clients→delta"
+    out = {"client": "delta", "server": "alpha", "flows": [["delta", "alpha"], ["delta", "bravo"]]}
+    assert direction(out) == "delta→2 servers"
+
+
+def test_the_fanin_plot_is_drawn_with_the_others(tmp_path: Path) -> None:
+    files = plot_all(DOC, tmp_path)
+    assert tmp_path / fanin_plot.filename("fan[3->delta]") in files
+    assert (tmp_path / "fanin-fan_3-_delta.png").read_bytes()[:4] == b"\x89PNG"
