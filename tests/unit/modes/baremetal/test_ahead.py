@@ -48,7 +48,7 @@ def test_nothing_starts_ahead_before_the_last_repeat_after_the_last_test_or_on_a
 def test_a_start_not_yet_begun_is_called_off_when_its_test_starts() -> None:
     """The test before failed early: its successor must not wait out the delay."""
     armed: list[str] = []
-    pre = SimpleNamespace(host="a", tag="t1r1", arm=lambda: armed.append("armed"))
+    pre = SimpleNamespace(host="a", wait_s=0.0, tag="t1r1", arm=lambda: armed.append("armed"))
 
     def plan(*_a: Any, **_k: Any) -> Any:
         return pre
@@ -85,7 +85,7 @@ def test_a_start_ahead_runs_whole_even_when_the_run_is_interrupted() -> None:
         return SimpleNamespace(stdout="NETRUN_READY 1 5201 /tmp/x.log\n")
 
     host = SimpleNamespace(run=run)
-    pre = SimpleNamespace(host="a", tag="t2r1", script="true", arm=lambda: None)
+    pre = SimpleNamespace(host="a", wait_s=0.0, tag="t2r1", script="true", arm=lambda: None)
     pre.take = lambda _text: None
 
     def plan(*_a: Any, **_k: Any) -> Any:
