@@ -115,3 +115,27 @@ def test_a_reading_carries_the_hosts_per_core_cpu_and_a_record_its_use() -> None
     old = counters.record(reading("tcp_client_before"), reading("tcp_client_after"),
                           iface="data0", netns="host")  # fmt: skip
     assert "cpu" not in old
+
+
+def test_one_awk_reading_parses_as_the_older_many_process_one() -> None:
+    """Captured on the lab's server host around a 1 s iperf3 TCP test (alpha, data0):
+    the single-awk reading has every section, per-core CPU at the default 100 ticks/s."""
+    before = counters.parse((COUNTERS_FIXTURES / "awk_server_before.txt").read_text())
+    after = counters.parse((COUNTERS_FIXTURES / "awk_server_after.txt").read_text())
+    assert before is not None and after is not None
+    assert before.iface == after.iface == "data0"
+    assert set(counters.KEYS) <= set(after.values)
+    moved = counters.delta(before, after)
+    assert moved["nic_rx_bytes"] is not None and moved["nic_rx_bytes"] > 100_000_000
+    assert moved["qdisc_dropped"] == 0
+    assert after.cpu is not None and after.cpu.hz == 100 and after.cpu.boot
+    assert set(after.cpu.softirqs) == {"NET_RX", "NET_TX"}
+    record = counters.record(before, after, iface="data0", netns="host")
+    assert 1.0 < record["cpu"]["elapsed_seconds"] < 3.0
+
+
+def test_the_reading_is_one_awk_and_tc() -> None:
+    script = counters.script("data0")
+    assert script.count("awk ") == 1 and "grep" not in script and "getconf" not in script
+    assert "tc -s qdisc" in script
+    assert "tc " not in counters.script("eth0", net="/proc/1234/net")

@@ -116,3 +116,37 @@ def test_a_retry_of_the_running_test_plans_nothing_again() -> None:
     pipe.ahead(a, 1, 10)
     pipe.ahead(a, 1, 10)
     assert planned == ["b"]
+
+
+def test_a_start_on_the_running_tests_host_carries_its_reading_after() -> None:
+    """The next test's server start waits for the running test's process on its host:
+    what it printed is the running test's reading after there (``reading_after``)."""
+    ctx = RunContext(run_id="abcd")
+    scripts: list[str] = []
+
+    def run(script: str, **_kw: Any) -> Any:
+        scripts.append(script)
+        return SimpleNamespace(stdout="NETRUN_READY 1 5202 /tmp/x.log\n==reading==\n")
+
+    def plan(test: Any, *_a: Any, after: str | None = None, **_k: Any) -> Any:
+        pre = SimpleNamespace(host=test.server, tag=f"{test.name}r1", script=str(after))
+        pre.wait_s = 11.0 if after else 0.0
+        pre.arm = lambda: None
+        key = (test.server, f"{test.name}r1")
+        pre.take = lambda text: ctx.prestarted.__setitem__(key, text.partition("\n")[2])
+        return pre
+
+    a, b, c = spec("a"), spec("b"), spec("c")
+    a.duration = b.duration = 0
+    a.server, b.server, c.server = "alpha", "alpha", "charlie"
+    inventory = SimpleNamespace(get=lambda _name: SimpleNamespace(run=run))
+    pipe = Pipeline([a, b, c], inventory=inventory, ctx=ctx, plan=plan)  # type: ignore[arg-type]
+    running = {"alpha": "/run/a.5201.pid", "bravo": "/run/a.client.pid"}
+    assert pipe.ahead(a, 1, 10, running) == {"alpha"}
+    assert pipe.reading_after(a, "alpha") == "NETRUN_READY 1 5202 /tmp/x.log\n==reading==\n"
+    assert scripts == ["/run/a.5201.pid"]
+    assert pipe.reading_after(a, "alpha") is None  # once
+    # c's server runs on a host b has no process on: its start waits for nothing
+    assert pipe.ahead(b, 1, 10, {"alpha": "/run/b.5202.pid"}) == set()
+    assert pipe.reading_after(b, "alpha") is None
+    pipe.join_all()
