@@ -186,3 +186,25 @@ def record(
     if used is not None and after is not None and after.cpu is not None:
         entry["cpu"] = {**used.to_dict(), "boot": after.cpu.boot}
     return entry
+
+
+#: An end's CPU reading is its test's when its interval is at most this many times the
+#: client's (plus a second), as the container modes judge (netrun.modes.docker.pathbytes).
+CPU_WINDOW = 1.5
+
+
+def judge_windows(ends: Mapping[str, dict[str, Any]]) -> None:
+    """Take the CPU figures off an end (``record``'s) whose interval is far longer than
+    the client's: its reading before was not its test's (a start well ahead), and the
+    idle time would water its shares down. The reason is kept (``cpu_unavailable``)."""
+    client = (ends.get("client") or {}).get("cpu") or {}
+    window = client.get("elapsed_seconds")
+    if not isinstance(window, float):
+        return
+    for entry in ends.values():
+        found = (entry.get("cpu") or {}).get("elapsed_seconds")
+        if isinstance(found, float) and found > window * CPU_WINDOW + 1:
+            del entry["cpu"]
+            entry["cpu_unavailable"] = (
+                f"reading before was {found:.1f}s before its reading after: not the test's window"
+            )

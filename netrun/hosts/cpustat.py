@@ -181,10 +181,13 @@ def metrics_of(
     why: dict[str, str] = {}
     boots = []
     for end in ENDS:
-        found = (ends.get(end) or {}).get("cpu")
+        entry = ends.get(end) or {}
+        found = entry.get("cpu")
         names = [m.name for m in CPU_METRICS if m.name.endswith(f"_{end}")]
         if not isinstance(found, Mapping):
-            why |= {n: f"no per-core CPU reading on the {end} host" for n in names}
+            reason = entry.get("cpu_unavailable")
+            said = f"the {end} host's {reason}" if reason else ""
+            why |= {n: said or f"no per-core CPU reading on the {end} host" for n in names}
             continue
         boots.append(found.get("boot"))
         busy = found.get("busy_seconds")

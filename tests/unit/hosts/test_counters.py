@@ -139,3 +139,19 @@ def test_the_reading_is_one_awk_and_tc() -> None:
     assert script.count("awk ") == 1 and "grep" not in script and "getconf" not in script
     assert "tc -s qdisc" in script
     assert "tc " not in counters.script("eth0", net="/proc/1234/net")
+
+
+def test_an_end_whose_cpu_interval_is_not_its_tests_has_no_cpu_figures() -> None:
+    ends = {
+        "client": {"cpu": {"elapsed_seconds": 2.0}},
+        "server": {"cpu": {"elapsed_seconds": 9.5}},
+    }
+    counters.judge_windows(ends)
+    assert "cpu" in ends["client"] and "cpu" not in ends["server"]
+    assert "9.5s" in ends["server"]["cpu_unavailable"]
+    near = {
+        "client": {"cpu": {"elapsed_seconds": 2.0}},
+        "server": {"cpu": {"elapsed_seconds": 2.3}},
+    }
+    counters.judge_windows(near)
+    assert "cpu" in near["server"]
