@@ -189,6 +189,11 @@ def test_docker_mode_end_to_end(docker_lab: LabHandle, tmp_path: Path) -> None:
         expected = docker_lab.docker(host, "image", "inspect", "--format", "{{.Id}}", IPERF3_IMAGE)
         assert image_id == expected.strip()
     assert set(details["engine"]) == {"alpha", "bravo"}
+    # per-core CPU on both ends, read in the commands sent anyway (issue 29): the
+    # client's docker exec, the server's start and its host's sweep
+    assert rec["metrics"]["cpu_s_per_gbit_client"] > 0
+    server_cpu = details["counters"]["server"]
+    assert "cpu" in server_cpu or "window" in server_cpu["unavailable"], server_cpu
 
 
 # -- flannel -----------------------------------------------------------------------------

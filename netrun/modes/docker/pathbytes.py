@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from netrun.hosts import cpustat
 from netrun.modes.docker.launch import sections
+from netrun.modes.docker.serverwait import is_last
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -210,38 +211,56 @@ def unwrap(res: CommandResult) -> tuple[CommandResult, Snapshot | None, Any]:
     return dataclasses.replace(res, stdout=out), before, after
 
 
-def around(mode: ContainerMode, measure: Callable[[], Measurement]) -> tuple[Measurement, dict]:
-    """Run `measure` between two readings of both ends; returns it and the path bytes.
+def around(
+    mode: ContainerMode, measure: Callable[[], Measurement], *, ride_only: bool = False
+) -> tuple[Measurement, dict]:
+    """Run `measure` between two readings of both ends; returns it and the path bytes
+    (none with ``ride_only``).
 
     The client end's readings ride on its own command (``wrap``). The server end's reading
     before is the last one taken there (the container's start, or the previous repeat's
     reading after: nothing else runs in the container or on the pair in between); the
     one after is taken on the server's host as soon as its iperf3 has served the test
     (netrun.modes.docker.serverwait, sent as the client starts, which on the host's last
-    measurement also sweeps it). A reading that is missing is taken on its own.
+    measurement also sweeps it). A reading that is missing is taken on its own. With
+    ``ride_only`` (docker mode, which proves no path: its CPU only), no command is sent
+    for a reading: the wait is the host's last measurement's sweep, and a server end
+    with no reading has no figures, with the reason.
     """
     ends = {"client": mode.client, "server": mode.server}
-    before_server = mode.counters.pop("server", None) or read(mode.server, mode.pids.get("server"))
+    before_server = mode.counters.pop("server", None)
+    if before_server is None and not ride_only:
+        before_server = read(mode.server, mode.pids.get("server"))
     served = mode.counters.pop("served", None)  # a failed repeat leaves it unknown
-    waiting = mode.server_wait(served, shell_reading())
+    last = is_last(mode, mode.server, mode.repeat)
+    waiting = mode.server_wait(served, shell_reading() if last or not ride_only else "")
     mode.counters.update(client_before=None, client_after=None)
     m = measure()
     text, mode.counters["served"] = mode.server_done(served, waiting)
     reading = parse(text or "")
     after_server = reading if reading[0] and reading[1] else None
     before = {
-        "server": before_server,
+        "server": before_server or Snapshot({}, {}),
         "client": mode.counters.get("client_before") or Snapshot({}, {}),
     }
-    after = {
-        "server": after_server or read(mode.server, mode.pids.get("server")),
-        "client": mode.counters.get("client_after") or read(mode.client, mode.pids.get("client")),
-    }
-    mode.counters["server"] = after["server"]
+    if ride_only:
+        after = {
+            "server": after_server or Snapshot({}, {}),
+            "client": mode.counters.get("client_after") or Snapshot({}, {}),
+        }
+    else:
+        after = {
+            "server": after_server or read(mode.server, mode.pids.get("server")),
+            "client": mode.counters.get("client_after")
+            or read(mode.client, mode.pids.get("client")),
+        }
+    mode.counters["server"] = after_server if ride_only else after["server"]
+    m.details["counters"] = cpu_records(before, after)
+    if ride_only:
+        return m, {}
     path = {
         role: delta(devices(mode, host), before[role], after[role]) for role, host in ends.items()
     }
-    m.details["counters"] = cpu_records(before, after)
     return m, path
 
 
