@@ -45,14 +45,25 @@ DEV = {
 KEYS = (*SNMP.values(), *DEV.values(), "qdisc_dropped")
 
 
-def script(iface: str | None = None, *, toward: str | None = None, net: str = "/proc/net") -> str:
+def script(
+    iface: str | None = None,
+    *,
+    toward: str | None = None,
+    net: str = "/proc/net",
+    qdisc: str | None = None,
+) -> str:
     """sh printing one reading: the Udp/Tcp lines of ``net``/snmp, the data NIC's line of
     ``net``/dev and its root qdisc's statistics. The NIC is ``iface``, else the one the
     host routes ``toward`` (the other end's data address) through. ``net`` is
-    /proc/PID/net for another network namespace (a container's); tc is left out there
-    (it would read the host's). Never fails: what the host lacks is missing from the
-    reading. Uses the shell variable ``nr_d``."""
-    q = shlex.quote
+    /proc/PID/net for another network namespace (a container's, PID may be a shell
+    variable such as ``$pid``); tc is left out there (it would read the host's) unless
+    ``qdisc`` names the host's NIC whose root qdisc to read (the one a container's
+    traffic leaves by). Never fails: what the host lacks is missing from the reading.
+    Uses the shell variable ``nr_d``."""
+
+    def q(text: str) -> str:  # a path with a shell variable in it is expanded, safely
+        return f'"{text}"' if "$" in text and '"' not in text else shlex.quote(text)
+
     if iface:
         pick = f"nr_d={q(iface)}"
     elif toward:
@@ -81,6 +92,8 @@ def script(iface: str | None = None, *, toward: str | None = None, net: str = "/
     ]
     if net == "/proc/net":
         lines += ["echo @qdisc", '[ -z "$nr_d" ] || tc -s qdisc show dev "$nr_d" 2>/dev/null']
+    elif qdisc:
+        lines += ["echo @qdisc", f"tc -s qdisc show dev {shlex.quote(qdisc)} 2>/dev/null"]
     lines.append("echo @end")
     return "; ".join(lines) + "; true"
 

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 #: Marks the probe's line that says which machine and folder a host is (``note``).
 FOLDER = "==netrun:folder=="
+#: Follows the reading in the server host's early sweep: the measurement reads up to it.
+READ = "==netrun:read=="
 #: How often the server host's early sweep looks whether the server has exited.
 POLL_S = 0.02
 
@@ -111,7 +113,7 @@ class EarlySweep:
         exit, then sweeps. None: not started."""
         wait = f"p=$(cat {shlex.quote(pidfile)} 2>/dev/null); " + proc.wait_gone(lifetime, POLL_S)
         stop = proc.kill_script(pidfile) + (f"; rm -f {shlex.quote(logfile)}" if logfile else "")
-        reading = f"{{ {read}; }} 2>/dev/null; " if read else ""
+        reading = f"{{ {read}; }} 2>/dev/null; echo {READ}; " if read else ""
         # Host.start runs what waits on the host's next command (earlier servers' stops)
         # first: then nothing of this run but this server is left on the host.
         script = f"{wait}{reading}{{ {stop}; }} >/dev/null 2>&1; {self.folder_gone(host)}"
@@ -163,4 +165,12 @@ class SweepWait:
         return self.result()[0] == 0
 
     def output(self) -> str:
-        return self.result()[1]
+        """Its stdout up to the reading's end (READ): the sweep's own tail, after it, is
+        left to ``result``."""
+        with self._lock:
+            if self._result is not None:
+                return self._result[1]
+            try:
+                return self.started.read_until(READ, self.timeout)
+            except NetrunError:
+                return ""

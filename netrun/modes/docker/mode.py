@@ -120,7 +120,8 @@ class DockerMode(ContainerMode):
         """sh run once the container listens, ``$pid`` its PID 1 (the preload check, the
         server end's first counters: every container mode reads CPU around a test)."""
         if role == "server":
-            return f"echo ==netrun:counters==; {pathbytes.shell_reading()}"
+            nic = pathbytes.host_nic(self, host)
+            return f"echo ==netrun:counters==; {pathbytes.shell_reading(nic=nic)}"
         return ""
 
     def env_vars(self, host: Host) -> dict[str, str]:
@@ -364,7 +365,7 @@ class DockerMode(ContainerMode):
 
     def wrap_client(self, argv: list[str]) -> list[str] | str:
         """The client's command as sent, the counters read around it."""
-        return pathbytes.wrap(argv, self.pids.get("client"))
+        return pathbytes.wrap(argv, self.pids.get("client"), pathbytes.host_nic(self, self.client))
 
     def unwrap_client(self, res: CommandResult) -> CommandResult:
         res, before, after = pathbytes.unwrap(res)

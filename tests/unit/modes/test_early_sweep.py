@@ -112,9 +112,17 @@ def test_the_server_hosts_sweep_reads_its_counters_once_the_server_exited(
             self.proc.stdin.write(text)
             self.proc.stdin.close()
 
+        head = ""
+
+        def read_until(self, marker: str, _timeout: float) -> str:
+            assert self.proc.stdout is not None
+            while marker not in self.head and (line := self.proc.stdout.readline()):
+                self.head += line
+            return self.head
+
         def wait(self, timeout: float) -> tuple[int, str, str]:
             assert self.proc.stdout is not None
-            out = self.proc.stdout.read()
+            out = self.head + self.proc.stdout.read()
             return self.proc.wait(timeout), out, ""
 
         def abandon(self) -> None:
@@ -128,6 +136,7 @@ def test_the_server_hosts_sweep_reads_its_counters_once_the_server_exited(
     pidfile.write_text(f"{server.pid}\n")
     waiting = f.server_sweep(host, str(pidfile), None, 5, read="echo READING-AFTER")
     assert waiting is not None
-    assert "READING-AFTER" in waiting.output()
+    assert waiting.output().endswith("READING-AFTER\n==netrun:read==\n")  # not its tail
     server.wait()
     assert waiting.worked() and f.done(host)
+    assert "READING-AFTER" in waiting.result()[1]
