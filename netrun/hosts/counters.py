@@ -51,6 +51,7 @@ def script(
     toward: str | None = None,
     net: str = "/proc/net",
     qdisc: str | None = None,
+    mark: str = MARK,
 ) -> str:
     """sh printing one reading: the Udp/Tcp lines of ``net``/snmp, the data NIC's line of
     ``net``/dev and its root qdisc's statistics. The NIC is ``iface``, else the one the
@@ -59,7 +60,8 @@ def script(
     variable such as ``$pid``); tc is left out there (it would read the host's) unless
     ``qdisc`` names the host's NIC whose root qdisc to read (the one a container's
     traffic leaves by). Never fails: what the host lacks is missing from the reading.
-    Uses the shell variable ``nr_d``."""
+    ``mark`` starts it (another where MARK's form is a section marker of the output it
+    rides in: netrun.modes.docker.pathbytes). Uses the shell variable ``nr_d``."""
 
     def q(text: str) -> str:  # a path with a shell variable in it is expanded, safely
         return f'"{text}"' if "$" in text and '"' not in text else shlex.quote(text)
@@ -85,7 +87,7 @@ def script(
         f'FILENAME == "{cpustat.FILES[0]}" && FNR == 1 {{ print "@cpu" }} ' + cpustat.AWK
     )
     lines = [
-        f"echo {MARK}",
+        f"echo {shlex.quote(mark)}",
         pick,
         f'awk -v d="$nr_d" -v S={q(snmp)} -v D={q(dev)} {q(program)} '
         f"{q(snmp)} {q(dev)} {' '.join(cpustat.FILES)} 2>/dev/null",
@@ -109,14 +111,14 @@ class Reading:
     cpu: cpustat.Reading | None = None
 
 
-def parse(text: str) -> Reading | None:
+def parse(text: str, mark: str = MARK) -> Reading | None:
     """The last whole reading ``script`` printed in ``text``; None when there is none."""
-    start = text.rfind(MARK)
+    start = text.rfind(mark)
     if start < 0 or "@end" not in text[start:]:
         return None
     sections: dict[str, list[str]] = {}
     current: list[str] | None = None
-    for line in text[start + len(MARK) :].splitlines():
+    for line in text[start + len(mark) :].splitlines():
         if line.startswith("@") and line[1:].isalpha():
             if line == "@end":
                 break

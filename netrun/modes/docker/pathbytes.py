@@ -37,6 +37,8 @@ _MARK = "@@netrun-container@@"
 
 Counters = dict[str, tuple[int, int]]  # device -> (rx_bytes, tx_bytes)
 _CPU_MARK = "@@netrun-cpu@@"
+#: Starts the counters reading (netrun.hosts.counters' own mark is a section marker here).
+_COUNTERS_MARK = "@@netrun-counters@@"
 #: An end's CPU reading is its test's when its interval is at most this many times the
 #: client's (plus a second): a server's reading from its container's start is not.
 CPU_WINDOW = 1.5
@@ -74,7 +76,7 @@ def parse(text: str) -> Snapshot:
     """The host's counters, the container's and the CPU's, from the output of `command`."""
     text, _, cpu = text.partition(_CPU_MARK)
     host, _, container = text.partition(_MARK)
-    found = counters.parse(cpu)  # older readings had the CPU snippet alone
+    found = counters.parse(cpu, _COUNTERS_MARK)  # older readings had the CPU snippet alone
     ticks = found.cpu if found is not None else cpustat.parse(cpu)
     return Snapshot(parse_net_dev(host), parse_net_dev(container), ticks, found)
 
@@ -195,7 +197,9 @@ def shell_reading(pid_var: str = "$pid", nic: str | None = None) -> str:
         f"for i in 1 2 3 4 5; do t=$(cat {dev} 2>/dev/null); "
         f'case "$t" in *{CONTAINER_IFACE}:*) break;; esac; sleep 0.05; done; echo "$t"; '
         f"echo {shlex.quote(_CPU_MARK)}; "
-        + counters.script(CONTAINER_IFACE, net=f"/proc/{pid_var}/net", qdisc=nic)
+        + counters.script(
+            CONTAINER_IFACE, net=f"/proc/{pid_var}/net", qdisc=nic, mark=_COUNTERS_MARK
+        )
     )
 
 

@@ -191,3 +191,19 @@ def test_container_records_carry_the_drop_counters_of_its_namespace() -> None:
     for entry in records.values():
         assert entry["netns"] == "container" and entry["iface"] == "eth0"
         assert entry["udp_rcvbuf_errors"] is not None and entry["udp_rcvbuf_errors"] >= 0
+
+
+def test_the_client_end_readings_survive_the_sections_they_ride_in() -> None:
+    """The client's command carries its readings in sections (``wrap``): the counters'
+    own start must not read as one of them."""
+    import os
+    import subprocess
+
+    from netrun.hosts.command import CommandResult
+
+    line = pathbytes.wrap_line("echo hi", pathbytes.shell_reading(str(os.getpid()), nic="lo"))
+    out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, check=True)
+    res, before, after = pathbytes.unwrap(CommandResult("h", line, 0, out.stdout, "", 0.1))
+    assert res.stdout == "hi"
+    assert before is not None and after is not None
+    assert before.counters is not None and after.counters is not None and after.cpu is not None
