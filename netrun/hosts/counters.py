@@ -61,7 +61,8 @@ def script(
     ``qdisc`` names the host's NIC whose root qdisc to read (the one a container's
     traffic leaves by). Never fails: what the host lacks is missing from the reading.
     ``mark`` starts it (another where MARK's form is a section marker of the output it
-    rides in: netrun.modes.docker.pathbytes). Uses the shell variable ``nr_d``."""
+    rides in: netrun.modes.docker.pathbytes). Uses the shell variables ``nr_d``,
+    ``nr_f`` and ``nr_x``."""
 
     def q(text: str) -> str:  # a path with a shell variable in it is expanded, safely
         return f'"{text}"' if "$" in text and '"' not in text else shlex.quote(text)
@@ -86,11 +87,14 @@ def script(
         'FILENAME == D && d != "" && n == d { print } '
         f'FILENAME == "{cpustat.FILES[0]}" && FNR == 1 {{ print "@cpu" }} ' + cpustat.AWK
     )
+    files = " ".join([q(snmp), q(dev), *cpustat.FILES])
     lines = [
         f"echo {shlex.quote(mark)}",
         pick,
-        f'awk -v d="$nr_d" -v S={q(snmp)} -v D={q(dev)} {q(program)} '
-        f"{q(snmp)} {q(dev)} {' '.join(cpustat.FILES)} 2>/dev/null",
+        # the files that exist only: mawk stops at the first it cannot open (a container
+        # gone meanwhile would lose the host's CPU too)
+        f'nr_f=; for nr_x in {files}; do [ ! -r "$nr_x" ] || nr_f="$nr_f $nr_x"; done',
+        f'awk -v d="$nr_d" -v S={q(snmp)} -v D={q(dev)} {q(program)} $nr_f 2>/dev/null',
     ]
     if net == "/proc/net":
         lines += ["echo @qdisc", '[ -z "$nr_d" ] || tc -s qdisc show dev "$nr_d" 2>/dev/null']

@@ -155,3 +155,15 @@ def test_an_end_whose_cpu_interval_is_not_its_tests_has_no_cpu_figures() -> None
     }
     counters.judge_windows(near)
     assert "cpu" in near["server"]
+
+
+def test_a_namespace_gone_meanwhile_still_gives_the_hosts_cpu() -> None:
+    """mawk stops at a file it cannot open: the reading passes it only those that exist."""
+    out = subprocess.run(
+        ["sh", "-c", counters.script("eth0", net="/proc/999999999/net")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    reading = counters.parse(out)
+    assert reading is not None and reading.cpu is not None and not reading.values
