@@ -52,6 +52,7 @@ def script(
     net: str = "/proc/net",
     qdisc: str | None = None,
     mark: str = MARK,
+    procs: Mapping[str, str] | None = None,
 ) -> str:
     """sh printing one reading: the Udp/Tcp lines of ``net``/snmp, the data NIC's line of
     ``net``/dev and its root qdisc's statistics. The NIC is ``iface``, else the one the
@@ -61,8 +62,10 @@ def script(
     ``qdisc`` names the host's NIC whose root qdisc to read (the one a container's
     traffic leaves by). Never fails: what the host lacks is missing from the reading.
     ``mark`` starts it (another where MARK's form is a section marker of the output it
-    rides in: netrun.modes.docker.pathbytes). Uses the shell variables ``nr_d``,
-    ``nr_f`` and ``nr_x``."""
+    rides in: netrun.modes.docker.pathbytes). ``procs``: name -> a shell word giving a
+    pid (``$pid``) whose process's CPU time (/proc/PID/stat utime and stime) is read too:
+    the processes a mode runs beside the tool (a container's runtime shim). Uses the
+    shell variables ``nr_d``, ``nr_f`` and ``nr_x``."""
 
     def q(text: str) -> str:  # a path with a shell variable in it is expanded, safely
         return f'"{text}"' if "$" in text and '"' not in text else shlex.quote(text)
@@ -85,9 +88,16 @@ def script(
         f'FILENAME == D && FNR == 1 {{ print "@dev"; print "iface " d }} '
         'FILENAME == D { n = $0; sub(/:.*/, "", n); gsub(/ /, "", n) } '
         'FILENAME == D && d != "" && n == d { print } '
-        f'FILENAME == "{cpustat.FILES[0]}" && FNR == 1 {{ print "@cpu" }} ' + cpustat.AWK
+        f'FILENAME == "{cpustat.FILES[0]}" && FNR == 1 {{ print "@cpu" }} '
+        + cpustat.AWK
+        # a process's stat: its pid, then utime and stime (fields 14 and 15 of proc(5))
+        + ' FILENAME ~ /^\\/proc\\/[0-9]+\\/stat$/ { s = $0; sub(/^.*\\) /, "", s); '
+        'split(s, f, " "); p = FILENAME; gsub(/[^0-9]/, "", p); '
+        'print "stat " p " " f[12] " " f[13] }'
     )
-    files = " ".join([q(snmp), q(dev), *cpustat.FILES])
+    named = dict(procs or {})
+    stats = [f'"/proc/{pid}/stat"' for pid in named.values()]
+    files = " ".join([q(snmp), q(dev), *cpustat.FILES, *stats])
     lines = [
         f"echo {shlex.quote(mark)}",
         pick,
@@ -96,6 +106,8 @@ def script(
         f'nr_f=; for nr_x in {files}; do [ ! -r "$nr_x" ] || nr_f="$nr_f $nr_x"; done',
         f'awk -v d="$nr_d" -v S={q(snmp)} -v D={q(dev)} {q(program)} $nr_f 2>/dev/null',
     ]
+    if named:
+        lines += ["echo @procs"] + [f'echo "pid {name} {pid}"' for name, pid in named.items()]
     if net == "/proc/net":
         lines += ["echo @qdisc", '[ -z "$nr_d" ] || tc -s qdisc show dev "$nr_d" 2>/dev/null']
     elif qdisc:
@@ -113,6 +125,8 @@ class Reading:
     iface: str | None = None
     #: Per-core CPU time at the reading (None: the host's /proc/stat was not read).
     cpu: cpustat.Reading | None = None
+    #: name -> (pid, utime + stime ticks) of each process ``script`` was asked about
+    procs: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def parse(text: str, mark: str = MARK) -> Reading | None:
@@ -138,7 +152,24 @@ def parse(text: str, mark: str = MARK) -> Reading | None:
     if dropped is not None:
         values["qdisc_dropped"] = dropped
     cpu = cpustat.parse("\n".join(sections.get("cpu", [])))
-    return Reading(values, iface or None, cpu)
+    return Reading(values, iface or None, cpu, _procs(sections))
+
+
+def _procs(sections: Mapping[str, list[str]]) -> dict[str, tuple[int, int]]:
+    """name -> (pid, ticks) from the "pid NAME PID" and "stat PID UTIME STIME" lines."""
+    ticks: dict[int, int] = {}
+    for line in sections.get("cpu", []):
+        words = line.split()
+        if len(words) == 4 and words[0] == "stat" and all(w.isdigit() for w in words[1:]):
+            ticks[int(words[1])] = int(words[2]) + int(words[3])
+    out = {}
+    for line in sections.get("procs", []):
+        words = line.split()
+        if len(words) == 3 and words[0] == "pid" and words[2].isdigit():
+            pid = int(words[2])
+            if pid in ticks:
+                out[words[1]] = (pid, ticks[pid])
+    return out
 
 
 def _snmp(lines: list[str]) -> dict[str, int]:
@@ -204,6 +235,15 @@ def record(
     )
     if used is not None and after is not None and after.cpu is not None:
         entry["cpu"] = {**used.to_dict(), "boot": after.cpu.boot}
+    if before is not None and after is not None and after.procs:
+        hz = after.cpu.hz if after.cpu else 100
+        entry["procs"] = {
+            name: round((new[1] - old[1]) / hz, 3)
+            for name, new in after.procs.items()
+            if (old := before.procs.get(name)) is not None
+            and old[0] == new[0] >= 0
+            and new[1] >= old[1]
+        }
     return entry
 
 

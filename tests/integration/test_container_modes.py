@@ -240,6 +240,8 @@ def test_flannel_mode_crosses_the_vxlan_overlay(docker_lab: LabHandle, tmp_path:
     client = details["counters"]["client"]
     assert client["netns"] == "container" and client["iface"] == "eth0", client
     assert client["tcp_retrans_segs"] is not None and client["udp_rcvbuf_errors"] == 0, client
+    # the CPU time of the container's PID 1 and its runtime shim, per end (issue 29)
+    assert set(client["procs"]) == {"container", "shim"}, client
 
 
 # -- freeflow ----------------------------------------------------------------------------

@@ -189,16 +189,26 @@ def shell_reading(pid_var: str = "$pid", nic: str | None = None) -> str:
     whose PID 1 is ``pid_var`` (a shell variable, or a number); tried again while the
     container's table comes back without its interface (see ``read``: a run on the
     loaded lab saw one such reading in a few hundred). Then, in one awk, the drop
-    counters of the container's network namespace (where its sockets count UDP errors)
-    and the per-core CPU, and the host ``nic``'s qdisc (netrun.hosts.counters.script)."""
+    counters of the container's network namespace (where its sockets count UDP errors),
+    the per-core CPU and the CPU time of the container's PID 1 and of its runtime shim
+    (containerd-shim: its parent), and the host ``nic``'s qdisc
+    (netrun.hosts.counters.script)."""
     dev = f'"/proc/{pid_var}/net/dev"'
     return (
         f"cat /proc/net/dev; echo {shlex.quote(_MARK)}; "
         f"for i in 1 2 3 4 5; do t=$(cat {dev} 2>/dev/null); "
         f'case "$t" in *{CONTAINER_IFACE}:*) break;; esac; sleep 0.05; done; echo "$t"; '
         f"echo {shlex.quote(_CPU_MARK)}; "
+        # the container runtime's shim: the parent of the container's PID 1 (proc(5)
+        # field 4), read with builtins only
+        f'nr_s=; {{ read -r nr_s <"/proc/{pid_var}/stat"; }} 2>/dev/null; '
+        "nr_s=${nr_s##*[)] }; nr_s=${nr_s#* }; nr_shim=${nr_s%% *}; "
         + counters.script(
-            CONTAINER_IFACE, net=f"/proc/{pid_var}/net", qdisc=nic, mark=_COUNTERS_MARK
+            CONTAINER_IFACE,
+            net=f"/proc/{pid_var}/net",
+            qdisc=nic,
+            mark=_COUNTERS_MARK,
+            procs={"container": pid_var, "shim": "${nr_shim:-0}"},
         )
     )
 

@@ -167,3 +167,26 @@ def test_a_namespace_gone_meanwhile_still_gives_the_hosts_cpu() -> None:
     ).stdout
     reading = counters.parse(out)
     assert reading is not None and reading.cpu is not None and not reading.values
+
+
+def test_the_processes_a_mode_runs_get_their_cpu_seconds() -> None:
+    """This machine's own /proc: a busy child's utime+stime over two readings, and a pid
+    that is gone, which is left out rather than failing the reading."""
+    busy = subprocess.Popen(["sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+    line = counters.script("lo", procs={"busy": str(busy.pid), "gone": "999999999"})
+    before = counters.parse(
+        subprocess.run(["sh", "-c", line], capture_output=True, text=True).stdout
+    )
+    busy_ticks = before.procs["busy"][1] if before and "busy" in before.procs else None
+    assert before is not None and "gone" not in before.procs and before.cpu is not None
+    import time
+
+    time.sleep(0.3)
+    after = counters.parse(
+        subprocess.run(["sh", "-c", line], capture_output=True, text=True).stdout
+    )
+    busy.kill()
+    busy.wait()
+    assert after is not None and busy_ticks is not None
+    record = counters.record(before, after, iface="lo", netns="host")
+    assert 0 < record["procs"]["busy"] <= 1.0
