@@ -178,11 +178,11 @@ def _cpu(bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], r
     bare_pct = f" (bare metal's busiest {busy_b[1]:.0f}%)" if busy_b else ""
     said = [f"busiest core {pct:.0f}% on the {end}{bare_pct}", *costs]
     evidence = "; ".join([*said, f"softirq {', '.join(softirq)}"] if softirq else said)
-    if any(_details(s).get("cpu_shared_kernel") for s in mode):
-        evidence += "; both ends share one kernel: these are the machine's cores"
     processes = _procs(mode)
     if processes:
         evidence += f"; the mode's processes (CPU-s per test): {processes}"
+    if any(_details(s).get("cpu_shared_kernel") for s in mode):
+        evidence += "; both ends share one kernel: these are the machine's cores"
     if pct >= SATURATED_PCT and not (busy_b and busy_b[1] >= SATURATED_PCT):
         return Part("cpu", max(rest, 0.0), f"a core saturated: {evidence}")
     return Part("cpu", None, f"no core saturated: {evidence}")
