@@ -45,14 +45,31 @@ DEV = {
 KEYS = (*SNMP.values(), *DEV.values(), "qdisc_dropped")
 
 
-def script(iface: str | None = None, *, toward: str | None = None, net: str = "/proc/net") -> str:
+def script(
+    iface: str | None = None,
+    *,
+    toward: str | None = None,
+    net: str = "/proc/net",
+    qdisc: str | None = None,
+    mark: str = MARK,
+    procs: Mapping[str, str] | None = None,
+) -> str:
     """sh printing one reading: the Udp/Tcp lines of ``net``/snmp, the data NIC's line of
     ``net``/dev and its root qdisc's statistics. The NIC is ``iface``, else the one the
     host routes ``toward`` (the other end's data address) through. ``net`` is
-    /proc/PID/net for another network namespace (a container's); tc is left out there
-    (it would read the host's). Never fails: what the host lacks is missing from the
-    reading. Uses the shell variable ``nr_d``."""
-    q = shlex.quote
+    /proc/PID/net for another network namespace (a container's, PID may be a shell
+    variable such as ``$pid``); tc is left out there (it would read the host's) unless
+    ``qdisc`` names the host's NIC whose root qdisc to read (the one a container's
+    traffic leaves by). Never fails: what the host lacks is missing from the reading.
+    ``mark`` starts it (another where MARK's form is a section marker of the output it
+    rides in: netrun.modes.docker.pathbytes). ``procs``: name -> a shell word giving a
+    pid (``$pid``) whose process's CPU time (/proc/PID/stat utime and stime) is read too:
+    the processes a mode runs beside the tool (a container's runtime shim). Uses the
+    shell variables ``nr_d``, ``nr_f`` and ``nr_x``."""
+
+    def q(text: str) -> str:  # a path with a shell variable in it is expanded, safely
+        return f'"{text}"' if "$" in text and '"' not in text else shlex.quote(text)
+
     if iface:
         pick = f"nr_d={q(iface)}"
     elif toward:
@@ -62,19 +79,39 @@ def script(iface: str | None = None, *, toward: str | None = None, net: str = "/
         )
     else:
         pick = "nr_d="
+    snmp, dev = net + "/snmp", net + "/dev"
+    # One awk reads every file (a process each cost a loaded host about 3 ms a reading):
+    # each file's lines under its section, the data NIC's line of dev only.
+    program = (
+        f'FILENAME == S && FNR == 1 {{ print "@snmp" }} '
+        "FILENAME == S && /^(Udp|Tcp):/ { print } "
+        f'FILENAME == D && FNR == 1 {{ print "@dev"; print "iface " d }} '
+        'FILENAME == D { n = $0; sub(/:.*/, "", n); gsub(/ /, "", n) } '
+        'FILENAME == D && d != "" && n == d { print } '
+        f'FILENAME == "{cpustat.FILES[0]}" && FNR == 1 {{ print "@cpu" }} '
+        + cpustat.AWK
+        # a process's stat: its pid, then utime and stime (fields 14 and 15 of proc(5))
+        + ' FILENAME ~ /^\\/proc\\/[0-9]+\\/stat$/ { s = $0; sub(/^.*\\) /, "", s); '
+        'split(s, f, " "); p = FILENAME; gsub(/[^0-9]/, "", p); '
+        'print "stat " p " " f[12] " " f[13] }'
+    )
+    named = dict(procs or {})
+    stats = [f'"/proc/{pid}/stat"' for pid in named.values()]
+    files = " ".join([q(snmp), q(dev), *cpustat.FILES, *stats])
     lines = [
-        f"echo {MARK}",
-        "echo @snmp",
-        f"grep -E '^(Udp|Tcp):' {q(net + '/snmp')} 2>/dev/null",
+        f"echo {shlex.quote(mark)}",
         pick,
-        "echo @dev",
-        'echo "iface $nr_d"',
-        f'[ -z "$nr_d" ] || awk -F: -v d="$nr_d" \'{{n=$1; gsub(/ /, "", n)}} n == d\' '
-        f"{q(net + '/dev')} 2>/dev/null",
+        # the files that exist only: mawk stops at the first it cannot open (a container
+        # gone meanwhile would lose the host's CPU too)
+        f'nr_f=; for nr_x in {files}; do [ ! -r "$nr_x" ] || nr_f="$nr_f $nr_x"; done',
+        f'awk -v d="$nr_d" -v S={q(snmp)} -v D={q(dev)} {q(program)} $nr_f 2>/dev/null',
     ]
+    if named:
+        lines += ["echo @procs"] + [f'echo "pid {name} {pid}"' for name, pid in named.items()]
     if net == "/proc/net":
         lines += ["echo @qdisc", '[ -z "$nr_d" ] || tc -s qdisc show dev "$nr_d" 2>/dev/null']
-    lines += ["echo @cpu", cpustat.SNIPPET]  # the kernel's, whichever namespace reads it
+    elif qdisc:
+        lines += ["echo @qdisc", f"tc -s qdisc show dev {shlex.quote(qdisc)} 2>/dev/null"]
     lines.append("echo @end")
     return "; ".join(lines) + "; true"
 
@@ -88,16 +125,18 @@ class Reading:
     iface: str | None = None
     #: Per-core CPU time at the reading (None: the host's /proc/stat was not read).
     cpu: cpustat.Reading | None = None
+    #: name -> (pid, utime + stime ticks) of each process ``script`` was asked about
+    procs: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
-def parse(text: str) -> Reading | None:
+def parse(text: str, mark: str = MARK) -> Reading | None:
     """The last whole reading ``script`` printed in ``text``; None when there is none."""
-    start = text.rfind(MARK)
+    start = text.rfind(mark)
     if start < 0 or "@end" not in text[start:]:
         return None
     sections: dict[str, list[str]] = {}
     current: list[str] | None = None
-    for line in text[start + len(MARK) :].splitlines():
+    for line in text[start + len(mark) :].splitlines():
         if line.startswith("@") and line[1:].isalpha():
             if line == "@end":
                 break
@@ -113,7 +152,24 @@ def parse(text: str) -> Reading | None:
     if dropped is not None:
         values["qdisc_dropped"] = dropped
     cpu = cpustat.parse("\n".join(sections.get("cpu", [])))
-    return Reading(values, iface or None, cpu)
+    return Reading(values, iface or None, cpu, _procs(sections))
+
+
+def _procs(sections: Mapping[str, list[str]]) -> dict[str, tuple[int, int]]:
+    """name -> (pid, ticks) from the "pid NAME PID" and "stat PID UTIME STIME" lines."""
+    ticks: dict[int, int] = {}
+    for line in sections.get("cpu", []):
+        words = line.split()
+        if len(words) == 4 and words[0] == "stat" and all(w.isdigit() for w in words[1:]):
+            ticks[int(words[1])] = int(words[2]) + int(words[3])
+    out = {}
+    for line in sections.get("procs", []):
+        words = line.split()
+        if len(words) == 3 and words[0] == "pid" and words[2].isdigit():
+            pid = int(words[2])
+            if pid in ticks:
+                out[words[1]] = (pid, ticks[pid])
+    return out
 
 
 def _snmp(lines: list[str]) -> dict[str, int]:
@@ -179,4 +235,35 @@ def record(
     )
     if used is not None and after is not None and after.cpu is not None:
         entry["cpu"] = {**used.to_dict(), "boot": after.cpu.boot}
+    if before is not None and after is not None and after.procs:
+        hz = after.cpu.hz if after.cpu else 100
+        entry["procs"] = {
+            name: round((new[1] - old[1]) / hz, 3)
+            for name, new in after.procs.items()
+            if (old := before.procs.get(name)) is not None
+            and old[0] == new[0] >= 0
+            and new[1] >= old[1]
+        }
     return entry
+
+
+#: An end's CPU reading is its test's when its interval is at most this many times the
+#: client's (plus a second), as the container modes judge (netrun.modes.docker.pathbytes).
+CPU_WINDOW = 1.5
+
+
+def judge_windows(ends: Mapping[str, dict[str, Any]]) -> None:
+    """Take the CPU figures off an end (``record``'s) whose interval is far longer than
+    the client's: its reading before was not its test's (a start well ahead), and the
+    idle time would water its shares down. The reason is kept (``cpu_unavailable``)."""
+    client = (ends.get("client") or {}).get("cpu") or {}
+    window = client.get("elapsed_seconds")
+    if not isinstance(window, float):
+        return
+    for entry in ends.values():
+        found = (entry.get("cpu") or {}).get("elapsed_seconds")
+        if isinstance(found, float) and found > window * CPU_WINDOW + 1:
+            del entry["cpu"]
+            entry["cpu_unavailable"] = (
+                f"reading before was {found:.1f}s before its reading after: not the test's window"
+            )

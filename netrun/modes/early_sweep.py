@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 #: Marks the probe's line that says which machine and folder a host is (``note``).
 FOLDER = "==netrun:folder=="
+#: Follows the reading in the server host's early sweep: the measurement reads up to it.
+READ = "==netrun:read=="
 #: How often the server host's early sweep looks whether the server has exited.
 POLL_S = 0.02
 
@@ -103,15 +105,18 @@ class EarlySweep:
             self._sent[host.name] = (host.commands, worked)
 
     def server_sweep(
-        self, host: Host, pidfile: str, logfile: str | None, lifetime: float
-    ) -> Started | None:
+        self, host: Host, pidfile: str, logfile: str | None, lifetime: float, read: str = ""
+    ) -> SweepWait | None:
         """Start the server host's sweep: it waits up to ``lifetime`` s for the server in
-        ``pidfile`` to exit, kills it if it did not, then sweeps. None: not started."""
+        ``pidfile`` to exit, runs ``read`` (sh printing the host's counters: the server
+        end's reading after, netrun.tools.iperf3.readings), kills the server if it did not
+        exit, then sweeps. None: not started."""
         wait = f"p=$(cat {shlex.quote(pidfile)} 2>/dev/null); " + proc.wait_gone(lifetime, POLL_S)
         stop = proc.kill_script(pidfile) + (f"; rm -f {shlex.quote(logfile)}" if logfile else "")
+        reading = f"{{ {read}; }} 2>/dev/null; echo {READ}; " if read else ""
         # Host.start runs what waits on the host's next command (earlier servers' stops)
         # first: then nothing of this run but this server is left on the host.
-        script = f"{wait}{{ {stop}; }} >/dev/null 2>&1; {self.folder_gone(host)}"
+        script = f"{wait}{reading}{{ {stop}; }} >/dev/null 2>&1; {self.folder_gone(host)}"
         started = host.start(script)
         if started is None:
             return None
@@ -120,17 +125,9 @@ class EarlySweep:
         except NetrunError:
             started.abandon()
             return None
-        timeout = lifetime + 60
-
-        def worked() -> bool:
-            try:
-                exited, _out, _err = started.wait(timeout)
-            except NetrunError:
-                return False
-            return exited == 0
-
-        self.sent(host, worked)
-        return started
+        waiting = SweepWait(started, lifetime + 60)
+        self.sent(host, waiting.worked)
+        return waiting
 
     def done(self, host: Host) -> bool:
         """True when the host's early sweep worked and nothing ran there after it."""
@@ -141,3 +138,39 @@ class EarlySweep:
         count, worked = found
         # A later command (a failed test's stop, a diagnosis) means a final sweep anyway.
         return host.commands == count and worked()
+
+
+class SweepWait:
+    """The server host's early sweep under way: waited for once, by whoever asks first
+    (the measurement for its reading, the run's end for whether it worked)."""
+
+    def __init__(self, started: Started, timeout: float) -> None:
+        self.started = started
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._result: tuple[int, str] | None = None
+
+    def result(self) -> tuple[int, str]:
+        """(exit status, stdout); status -1 when it could not be read."""
+        with self._lock:
+            if self._result is None:
+                try:
+                    exited, out, _err = self.started.wait(self.timeout)
+                    self._result = (exited, out)
+                except NetrunError:
+                    self._result = (-1, "")
+            return self._result
+
+    def worked(self) -> bool:
+        return self.result()[0] == 0
+
+    def output(self) -> str:
+        """Its stdout up to the reading's end (READ): the sweep's own tail, after it, is
+        left to ``result``."""
+        with self._lock:
+            if self._result is not None:
+                return self._result[1]
+            try:
+                return self.started.read_until(READ, self.timeout)
+            except NetrunError:
+                return ""

@@ -49,6 +49,9 @@ class Prestart:
     mode: Arms | None = None
     #: The armed client's key in ctx.armed, when not ``tag`` (a container test's).
     arm_tag: str | None = None
+    #: How long the script may wait on the host before it ends (for the test running
+    #: there to end: netrun.modes.baremetal.ahead), beyond its start's own time.
+    wait_s: float = 0.0
 
     def extra(self) -> str:
         """The shell that follows the probe: a marker, then the start script."""

@@ -176,11 +176,33 @@ def _cpu(bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], r
     bare_pct = f" (bare metal's busiest {busy_b[1]:.0f}%)" if busy_b else ""
     said = [f"busiest core {pct:.0f}% on the {end}{bare_pct}", *costs]
     evidence = "; ".join([*said, f"softirq {', '.join(softirq)}"] if softirq else said)
+    processes = _procs(mode)
+    if processes:
+        evidence += f"; the mode's processes (CPU-s per test): {processes}"
     if any(_details(s).get("cpu_shared_kernel") for s in mode):
         evidence += "; both ends share one kernel: these are the machine's cores"
     if pct >= CORE_SATURATED_PCT and not (busy_b and busy_b[1] >= CORE_SATURATED_PCT):
         return Part("cpu", max(rest, 0.0), f"a core saturated: {evidence}")
     return Part("cpu", None, f"no core saturated: {evidence}")
+
+
+def _procs(samples: Sequence[Mapping[str, Any]]) -> str:
+    """Each end's processes the mode runs beside the tool (a container's PID 1 and its
+    runtime shim, read per sample: details.counters.<end>.procs), their median CPU-seconds:
+    split by end even where the ends share a kernel."""
+    said = []
+    for end in ("client", "server"):
+        names: dict[str, list[float]] = {}
+        for s in samples:
+            counters = _details(s).get("counters")
+            entry = counters.get(end) if isinstance(counters, Mapping) else None
+            found = entry.get("procs") if isinstance(entry, Mapping) else None
+            for name, seconds in (found or {}).items():
+                if isinstance(seconds, int | float):
+                    names.setdefault(name, []).append(float(seconds))
+        for name, values in names.items():
+            said.append(f"{end} {name} {statistics.median(values):.2f}")
+    return ", ".join(said)
 
 
 def _retransmits(

@@ -189,6 +189,11 @@ def test_docker_mode_end_to_end(docker_lab: LabHandle, tmp_path: Path) -> None:
         expected = docker_lab.docker(host, "image", "inspect", "--format", "{{.Id}}", IPERF3_IMAGE)
         assert image_id == expected.strip()
     assert set(details["engine"]) == {"alpha", "bravo"}
+    # per-core CPU on both ends, read in the commands sent anyway (issue 29): the
+    # client's docker exec, the server's start and its host's sweep
+    assert (rec["metrics"]["cpu_s_per_gbit_client"] or 0) > 0, details.get("counters")
+    server_cpu = details["counters"]["server"]
+    assert "cpu" in server_cpu or "window" in server_cpu["unavailable"], server_cpu
 
 
 # -- flannel -----------------------------------------------------------------------------
@@ -231,6 +236,12 @@ def test_flannel_mode_crosses_the_vxlan_overlay(docker_lab: LabHandle, tmp_path:
     assert rec["metrics"]["cpu_s_per_gbit_client"] > 0
     server_cpu = details["counters"]["server"]
     assert "cpu" in server_cpu or "window" in server_cpu["unavailable"], server_cpu
+    # the drop counters of the container's own namespace, where its socket counts them
+    client = details["counters"]["client"]
+    assert client["netns"] == "container" and client["iface"] == "eth0", client
+    assert client["tcp_retrans_segs"] is not None and client["udp_rcvbuf_errors"] == 0, client
+    # the CPU time of the container's PID 1 and its runtime shim, per end (issue 29)
+    assert set(client["procs"]) == {"container", "shim"}, client
 
 
 # -- freeflow ----------------------------------------------------------------------------

@@ -7,9 +7,10 @@ by a command sent as the client starts, which waits for the one-shot server to e
 the server's port (netrun.tools.iperf3.run.ArmedClient); it sweeps its host after the client.
 Seven round trips one after the other became two: the probe, then the client. Each
 host keeps its run folder apart here, as real hosts do (their own /tmp): a folder that
-hosts share is swept at the end, as before. The server host's drop counters around each
-measurement (issue 25, netrun.tools.iperf3.readings) are one more command started there
-per measurement, armed with the client: it runs beside the test, not before or after it.
+hosts share is swept at the end, as before. The server host's counters around each
+measurement (issues 25 and 29, netrun.tools.iperf3.readings) cost no command of their
+own: the reading before rides on the server's start, the reading after on the next
+test's start there or on the host's sweep.
 """
 
 from __future__ import annotations
@@ -57,10 +58,13 @@ def test_one_bare_metal_test_costs_two_commands_per_host(lab: LabHandle, tmp_pat
     assert proc.returncode == 0, proc.stderr
     doc = load_results(tmp_path / "out")
     assert [s["status"] for s in doc["tests"]] == ["ok"]
-    # alpha: probe + server; its counter readings; its sweep. bravo: the armed client
-    # (+ its readings and sweep); the probe.
-    want = {"alpha run": 1, "alpha start": 2, "bravo run": 1, "bravo start": 1}
+    # alpha: probe + server (+ its reading before); its sweep (+ its reading after).
+    # bravo: the armed client (+ its readings and sweep); the probe.
+    want = {"alpha run": 1, "alpha start": 1, "bravo run": 1, "bravo start": 1}
     assert commands(tmp_path / "out") == want
+    ends = doc["tests"][0]["details"]["counters"]
+    for role in ("client", "server"):
+        assert "unavailable" not in ends[role] and ends[role]["cpu"]["elapsed_seconds"] > 0.9
     assert_nothing_left(lab, tmp_path / "out")
     assert not list((tmp_path / "remote").glob("*/*")), "a run folder was left"
 
@@ -78,9 +82,14 @@ def test_later_tests_start_their_own_servers_and_stop_the_last_ones(
     assert proc.returncode == 0, proc.stderr
     doc = load_results(tmp_path / "out")
     assert [s["status"] for s in doc["tests"]] == ["ok"] * 3
-    # alpha starts each test's counter readings (three) and its sweep
-    want = {"alpha run": 3, "alpha start": 4, "bravo run": 1, "bravo start": 3}
+    # alpha: the probe, two starts ahead (each reads after the test before), its sweep
+    want = {"alpha run": 3, "alpha start": 1, "bravo run": 1, "bravo start": 3}
     assert commands(tmp_path / "out") == want
+    for test in doc["tests"]:  # every server end read, in its test's window
+        server = test["details"]["counters"]["server"]
+        client = test["details"]["counters"]["client"]
+        assert "unavailable" not in server, test["name"]
+        assert server["cpu"]["elapsed_seconds"] < client["cpu"]["elapsed_seconds"] + 0.5
     assert_nothing_left(lab, tmp_path / "out")
     assert not list((tmp_path / "remote").glob("*/*")), "a run folder was left"
 

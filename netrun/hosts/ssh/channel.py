@@ -97,6 +97,8 @@ class Started:
         self.line = line
         self.cancelled = cancelled
         self.started = time.monotonic()
+        #: stdout read ahead by ``read_until`` (``wait`` returns it first)
+        self._head = b""
 
     def send(self, text: str) -> None:
         """Write ``text`` to the command's stdin and close it; ConnectError if it is gone."""
@@ -108,7 +110,26 @@ class Started:
 
     def wait(self, timeout: float) -> tuple[int, str, str]:
         """(status, stdout, stderr) once it exits; CommandTimeout after ``timeout`` s."""
-        return collect(self.chan, self.transport, self.host, self.line, timeout, self.cancelled)
+        exited, out, err = collect(
+            self.chan, self.transport, self.host, self.line, timeout, self.cancelled
+        )
+        return exited, self._head.decode(errors="replace") + out, err
+
+    def read_until(self, marker: str, timeout: float) -> str:
+        """Its stdout so far, once a line of it holds ``marker`` (or it ended, or
+        ``timeout`` passed): what a caller needs before the command's tail (a sweep
+        after the reading) ends. ``wait`` still returns the whole stdout."""
+        want = marker.encode()
+        deadline = time.monotonic() + timeout
+        with contextlib.suppress(Exception):  # a closed channel: wait says what happened
+            while want not in self._head and time.monotonic() < deadline:
+                if self.chan.recv_ready():
+                    self._head += self.chan.recv(65536)
+                    continue
+                if self.chan.exit_status_ready() or self.chan.closed:
+                    break
+                select.select([self.chan], [], [], POLL_S)
+        return self._head.decode(errors="replace")
 
     def abandon(self) -> None:
         """Never mind: close the channel (the remote ``read`` sees its stdin end)."""

@@ -14,13 +14,19 @@ long enough for both tests; it is started near the end of the running test, so i
 does not share the host's CPU with the measurement's first seconds. Its pid file is in
 the run folder like any other: a test that never runs (a failure, an interrupt) leaves
 it to the final sweep, and its armed client is abandoned.
+
+Where the running test has a process on the next server's host (its server, or its
+client), the start then waits for that process to end and reads the host's counters: the
+running test's reading after on that host and the next test's reading before, in a
+command sent anyway (netrun.tools.iperf3.readings). The running test collects it
+(``reading_after``); its command ends with the running test, before the next one starts.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from netrun.errors import NetrunError
@@ -74,25 +80,41 @@ class Pipeline:
         self._starting: dict[tuple[str, str], tuple[threading.Thread, threading.Event]] = {}
         #: names of the tests whose start was planned (once each)
         self._planned: set[str] = set()
+        #: (running test, host) -> the start there that reads after it (its key in
+        #: ``_starting``) and how long it may take (``reading_after``)
+        self._after: dict[tuple[str, str], tuple[tuple[str, str], float]] = {}
         self._lock = threading.Lock()
 
-    def ahead(self, test: TestSpec, repeat: int, deadline: float) -> None:
+    def ahead(
+        self,
+        test: TestSpec,
+        repeat: int,
+        deadline: float,
+        running: Mapping[str, str] | None = None,
+    ) -> set[str]:
         """The client of ``test`` (repeat ``repeat``, which may run ``deadline`` s) just
-        started: start the next test's server and client in the background."""
+        started: start the next test's server and client in the background. ``running``:
+        host name -> the pid file of ``test``'s process there; a start on such a host
+        waits for it and reads the host's counters (``reading_after``). Returns the hosts
+        whose start does."""
+        covered: set[str] = set()
         if repeat != test.repeat:
-            return
+            return covered
         for nxt in self.next.get(test.name, []):
             if not nxt.value("port"):  # a fixed port is this test's until it ends
-                self._ahead(test, nxt, self.wait_s.get(test.name, deadline))
+                after = running.get(nxt.server) if running else None
+                if self._ahead(test, nxt, self.wait_s.get(test.name, deadline), after):
+                    covered.add(nxt.server)
+        return covered
 
-    def _ahead(self, test: TestSpec, nxt: TestSpec, wait_s: float) -> None:
+    def _ahead(self, test: TestSpec, nxt: TestSpec, wait_s: float, after: str | None) -> bool:
         with self._lock:  # before any plan work: a busy-port retry of this test
             if nxt.name in self._planned:
-                return
+                return False
             self._planned.add(nxt.name)
-        pre = self.plan(nxt, self.inventory, self.ctx, lifetime=wait_s)
+        pre = self.plan(nxt, self.inventory, self.ctx, lifetime=wait_s, after=after)
         if pre is None:
-            return
+            return False
         delay = max(0.0, float(test.duration) - LEAD_S)
         cancel = threading.Event()
         thread = threading.Thread(
@@ -100,7 +122,24 @@ class Pipeline:
         )
         with self._lock:
             self._starting[(pre.host, pre.tag)] = (thread, cancel)
+            if after is not None and pre.wait_s:
+                self._after[(test.name, pre.host)] = ((pre.host, pre.tag), delay + 30 + pre.wait_s)
         thread.start()
+        return after is not None and bool(pre.wait_s)
+
+    def reading_after(self, test: TestSpec, host: str) -> str | None:
+        """What the start that waited for ``test``'s process on ``host`` printed (the
+        host's counters once that process ended; ``ahead`` said it would); None when it
+        did not run."""
+        with self._lock:
+            planned = self._after.pop((test.name, host), None)
+            found = self._starting.get(planned[0]) if planned is not None else None
+        if planned is None:
+            return None
+        key, timeout = planned
+        if found is not None:
+            found[0].join(timeout)
+        return self.ctx.prestarted.get(key)
 
     def _start(self, pre: prestart.Prestart, delay: float, cancel: threading.Event) -> None:
         # Not yet begun when its test starts (the test before it failed early), or the
@@ -113,7 +152,8 @@ class Pipeline:
             # on the host and could start its server after the sweep looked for it;
             # run whole, it ends before the sweep (join_all), which then finds the server.
             with cleaning():
-                res = self.inventory.get(pre.host).run(pre.script, timeout=30, check=False)
+                host = self.inventory.get(pre.host)
+                res = host.run(pre.script, timeout=30 + pre.wait_s, check=False)
         except NetrunError:  # the test starts its own, which reports what is wrong
             return
         pre.take(prestart.MARK + "\n" + res.stdout)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from netrun.core.measurement import Measurement
 from netrun.errors import Cancelled, HostError
 from netrun.hosts import counters
+from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
 from netrun.modes.baremetal import preview as baremetal_preview
 from netrun.modes.baremetal.ahead import Pipeline
@@ -26,6 +27,7 @@ from netrun.tools.iperf3.run import (
     ArmedClient,
     ClientTimeout,
     Iperf3Server,
+    client_pidfile,
     run_client,
 )
 
@@ -110,8 +112,9 @@ class BareMetal(Mode):
         cls, tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext
     ) -> list[Prestart]:
         """The run's first test's iperf3 server, started in its host's probe (one round
-        trip fewer), and its client armed before the client host's probe."""
-        first = cls.server_ahead(tests[0], inventory, ctx)
+        trip fewer, with the server end's reading before), and its client armed before
+        the client host's probe."""
+        first = cls.server_ahead(tests[0], inventory, ctx, now=True)
         return [first] if first is not None else []
 
     @classmethod
@@ -127,11 +130,21 @@ class BareMetal(Mode):
 
     @classmethod
     def server_ahead(
-        cls, test: TestSpec, inventory: Inventory, ctx: RunContext, lifetime: float = 0
+        cls,
+        test: TestSpec,
+        inventory: Inventory,
+        ctx: RunContext,
+        lifetime: float = 0,
+        after: str | None = None,
+        *,
+        now: bool = False,
     ) -> Prestart | None:
         """A test's iperf3 server start, to run before its test (in its host's probe, or
         while the test before runs), if it is an iperf3 test; ``lifetime``: seconds its
-        server must live before its test.
+        server must live before its test. The server end's reading before rides on it
+        (netrun.tools.iperf3.readings) with ``now`` (the probe: its test comes next) or
+        ``after``, the pid file of the running test's process on that host: the reading
+        is taken once it ended.
 
         A single bare-metal test waited for the probe of its server host, then started the
         server there: two round trips one after the other, each paying the host's login
@@ -145,7 +158,13 @@ class BareMetal(Mode):
         tag = f"{test.tag}r1"  # the tag its first measurement looks for
         server = mode.iperf3_server(tag)
         server.lifetime = (server.lifetime or 0) + lifetime
-        return Prestart(test.server, tag, server.script(), ctx, mode)
+        wait_s = 0.0
+        if after is None and not now:  # nothing tells when its test starts: none here
+            server.read = ""
+        elif after is not None:
+            server.after = after
+            server.after_s = wait_s = lifetime + REMOTE_MARGIN
+        return Prestart(test.server, tag, server.script(), ctx, mode, wait_s=wait_s)
 
     def iperf3_server(self, tag: str) -> Iperf3Server:
         """The server of one measurement; one the run already started for it (its script
@@ -161,6 +180,7 @@ class BareMetal(Mode):
             lazy_stop=True,
             json=receiver_series(self),
         )
+        server.read = reading(self, self.server, self.client)  # its own start reads too
         if self.ctx.pipeline is not None:  # one started ahead: let its start finish
             self.ctx.pipeline.wait(self.server.name, tag)
         server.answer = self.ctx.prestarted.pop((self.server.name, tag), None)
@@ -179,10 +199,6 @@ class BareMetal(Mode):
         (netrun.modes.early_sweep)."""
         last = self._last(self.client, probed=False)  # armed during the probe: it may be
         sweep = self.ctx.early_sweep
-        bound = test_deadline(self) + REMOTE_MARGIN
-        server_end = iperf3_readings.ServerReadings(
-            self.server, reading(self, self.server, self.client), bound
-        )
         return ArmedClient(
             self.client,
             client_argv(self, self.server.data_ip, None, server_output=receiver_series(self)),
@@ -191,7 +207,6 @@ class BareMetal(Mode):
             timeout=test_deadline(self),
             sweep=sweep.folder_gone(self.client) if last and sweep is not None else "",
             read=reading(self, self.client, self.server),
-            server_end=server_end,
         )
 
     def measure_once(self, tag: str) -> Measurement:
@@ -210,43 +225,20 @@ class BareMetal(Mode):
         with self.iperf3_server(tag) as server:
             assert server.port is not None
             self.details["server_port"] = server.port
-            iface = data_iface(self, self.client)
-            sweep = self.ctx.early_sweep
-            sweep_client = self._last(self.client)
-            # Same host both ends: the client's own sweep covers it, after both ended.
-            sweep_server = self._last(self.server) and self.server is not self.client
-
-            def then() -> None:  # while the client runs: the next test's start, and
-                if self.ctx.pipeline is not None:  # the server host's sweep
-                    self.ctx.pipeline.ahead(self.test, self.repeat, test_deadline(self))
-                if sweep_server and sweep is not None:
-                    lifetime = test_deadline(self) + REMOTE_MARGIN
-                    sweep.server_sweep(self.server, server.pidfile(), server.logfile, lifetime)
-
+            end = iperf3_readings.ServerEnd(
+                self.server,
+                server.read,
+                test_deadline(self) + REMOTE_MARGIN,
+                server.pidfile(),
+                server.said,
+            )
             try:
-                if armed.server_end is not None:  # its first reading, just before the client
-                    armed.server_end.fire(server.pidfile())
-                fired = armed.fire(server.port, iface, sweep=sweep_client, then=then)
-                if armed.swept and sweep is not None:
-                    sweep.sent(self.client, lambda: True)
-                res = fired or run_client(
-                    self.client,
-                    client_argv(
-                        self, self.server.data_ip, server.port, server_output=receiver_series(self)
-                    ),
-                    workdir=self.ctx.workdir(self.client),
-                    tag=tag,
-                    timeout=test_deadline(self),
-                    iface=iface,
-                    read=reading(self, self.client, self.server),
-                )
+                res = self._run_client(tag, armed, server, end)
             except ClientTimeout as exc:
-                if armed.server_end is not None:
-                    armed.server_end.abandon()
+                end.abandon()
                 raise stall_error(self, exc, server) from None
             except BaseException:  # the server end's reading is no use now: it ends
-                if armed.server_end is not None:
-                    armed.server_end.abandon()
+                end.abandon()
                 raise
             res, mine = iperf3_readings.split(res)
             try:
@@ -254,28 +246,87 @@ class BareMetal(Mode):
             except iperf3_result.Iperf3Error as exc:
                 # no test ran: do not wait for a server that never served (its one-shot
                 # iperf3 exits only when the test's undo stops it)
-                if armed.server_end is not None:
-                    armed.server_end.abandon()
+                end.abandon()
                 if exc.kind == "busy":  # the server answered busy: another client holds it
                     exc.busy = {server.port: None}
                     raise
                 raise exc.on(self.client.name) from None
-            theirs = armed.server_end.collect() if armed.server_end is not None else []
-            ends = {"client": mine, "server": theirs}
+            ends = {"client": iperf3_readings.pair(mine), "server": end.collect()}
             if result.warnings:
                 self.details["warnings"] = list(result.warnings)
             details = {**self.details, "counters": end_counters(ends)}
             return Measurement(res.stdout, result, details)
 
+    def _run_client(
+        self, tag: str, armed: ArmedClient, server: Iperf3Server, end: iperf3_readings.ServerEnd
+    ) -> CommandResult:
+        """Fire the armed client (or run one) and, while it runs, start what rides on it:
+        the next test's start, the server host's sweep, the server end's reading after."""
+        assert server.port is not None
+        iface = data_iface(self, self.client)
+        sweep = self.ctx.early_sweep
+        sweep_client = self._last(self.client)
+        # Same host both ends: the client's own sweep covers it, after both ended.
+        sweep_server = self._last(self.server) and self.server is not self.client
 
-def end_counters(ends: dict[str, list[counters.Reading]]) -> dict[str, dict[str, Any]]:
-    """Each end's counter deltas (the host's network namespace: bare metal runs there)."""
+        def then() -> None:  # while the client runs: the next test's start, and
+            covered: set[str] = set()  # the server host's sweep
+            if self.ctx.pipeline is not None:
+                running = {
+                    self.server.name: server.pidfile(),
+                    self.client.name: client_pidfile(self.ctx.workdir(self.client), tag),
+                }
+                covered = self.ctx.pipeline.ahead(
+                    self.test, self.repeat, test_deadline(self), running
+                )
+            if self.server.name in covered:
+                end.after_from(lambda: self._reading_after())
+            elif sweep_server and sweep is not None:
+                lifetime = test_deadline(self) + REMOTE_MARGIN
+                swept = sweep.server_sweep(
+                    self.server, server.pidfile(), server.logfile, lifetime, end.read
+                )
+                if swept is not None:
+                    end.after_from(swept.output)
+            end.otherwise()
+
+        end.before_client()
+        fired = armed.fire(server.port, iface, sweep=sweep_client, then=then)
+        if armed.swept and sweep is not None:
+            sweep.sent(self.client, lambda: True)
+        if fired is not None:
+            return fired
+        end.otherwise()
+        return run_client(
+            self.client,
+            client_argv(
+                self, self.server.data_ip, server.port, server_output=receiver_series(self)
+            ),
+            workdir=self.ctx.workdir(self.client),
+            tag=tag,
+            timeout=test_deadline(self),
+            iface=iface,
+            read=reading(self, self.client, self.server),
+        )
+
+    def _reading_after(self) -> str:
+        pipeline = self.ctx.pipeline
+        found = pipeline.reading_after(self.test, self.server.name) if pipeline else None
+        return found or ""
+
+
+def end_counters(
+    ends: dict[str, tuple[counters.Reading | None, counters.Reading | None]],
+) -> dict[str, dict[str, Any]]:
+    """Each end's counter deltas (the host's network namespace: bare metal runs there).
+    The server end's reading before may come from its start in the probe, a little
+    ahead of the test (counters.judge_windows)."""
     out = {}
-    for role, found in ends.items():
-        before = found[0] if found else None
-        after = found[1] if len(found) > 1 else None
-        iface = before.iface if before else None
+    for role, (before, after) in ends.items():
+        either = before or after
+        iface = either.iface if either is not None else None
         out[role] = counters.record(before, after, iface=iface, netns="host")
+    counters.judge_windows(out)
     return out
 
 

@@ -46,12 +46,11 @@ _READ = (
 
 def body(mode: ContainerMode, argv: list[str]) -> str:
     """sh running the client's ``docker exec`` (``argv`` with IP_TOKEN for the address),
-    with the path-bytes modes' readings around it (pathbytes.wrap's sections)."""
+    with the counter readings around it (pathbytes.wrap's sections)."""
     exec_argv = dk.exec_command(mode.names["client"], argv, mode.docker(mode.client))
     line = launch.shell_words(exec_argv, {IP_TOKEN: "ip"})
-    if not mode.counts_path:
-        return line
-    reading = f'if [ "$pid" -gt 0 ]; then {pathbytes.shell_reading()}; else cat /proc/net/dev; fi'
+    inside = pathbytes.shell_reading(nic=pathbytes.host_nic(mode, mode.client))
+    reading = f'if [ "$pid" -gt 0 ]; then {inside}; else cat /proc/net/dev; fi'
     return pathbytes.wrap_line(line, reading)
 
 

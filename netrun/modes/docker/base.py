@@ -22,6 +22,8 @@ class ContainerMode(Mode):
     containers = True
     #: Whether each repeat records the bytes along its path (netrun.modes.docker.pathbytes).
     counts_path: ClassVar[bool] = False
+    #: The repeat being measured (netrun.modes.early_sweep: is it a host's last measurement?).
+    repeat = 1
 
     def preview(self) -> list[tuple[str, str]] | None:
         return container_preview.commands(self)

@@ -118,9 +118,10 @@ class DockerMode(ContainerMode):
 
     def ready_extra(self, role: str, host: Host) -> str:
         """sh run once the container listens, ``$pid`` its PID 1 (the preload check, the
-        server end's first byte counters)."""
-        if self.counts_path and role == "server":
-            return f"echo ==netrun:counters==; {pathbytes.shell_reading()}"
+        server end's first counters: every container mode reads CPU around a test)."""
+        if role == "server":
+            nic = pathbytes.host_nic(self, host)
+            return f"echo ==netrun:counters==; {pathbytes.shell_reading(nic=nic)}"
         return ""
 
     def env_vars(self, host: Host) -> dict[str, str]:
@@ -317,18 +318,23 @@ class DockerMode(ContainerMode):
         self.after_apps(infos)
         self.healthy = True
 
-    #: The repeat being measured (netrun.modes.early_sweep: is it a host's last measurement?).
-    repeat = 1
-
     def measure(self, repeat: int) -> Measurement:
+        """One repeat, with both ends' counters where a command rides them
+        (netrun.modes.docker.pathbytes; the path-bytes modes wrap this in ``around``)."""
+        self.repeat = repeat
+        if self.counts_path:
+            return self.measure_client(repeat)
+        m, _path = pathbytes.around(self, lambda: self.measure_client(repeat), ride_only=True)
+        return m
+
+    def measure_client(self, repeat: int) -> Measurement:
+        """The repeat's client in its container (the server end's wait is ``around``'s)."""
         assert self.server_ip is not None
         self.repeat = repeat
         argv = client_argv(self, self.server_ip, SERVER_PORT)
         argv[0] = "iperf3"  # the container's iperf3, not the host's netrun_iperf3
         cmd = dk.exec_command(self.names["client"], argv, self.docker(self.client))
         self.healthy = False  # until this repeat measured: a failed one hands nothing on
-        served = None if self.counts_path else self.counters.pop("served", None)
-        waiting = None if self.counts_path else self.server_wait(served)
 
         def plain() -> CommandResult:
             wrapped = self.wrap_client(cmd)
@@ -342,8 +348,6 @@ class DockerMode(ContainerMode):
         except iperf3_result.Iperf3Error as exc:
             raise exc.on(self.client.name) from None
         details = {"warnings": list(result.warnings)} if result.warnings else {}
-        if not self.counts_path:
-            self.counters["served"] = self.server_done(served, waiting)[1]
         self.healthy = True
         return Measurement(out, result, details)
 
@@ -360,12 +364,10 @@ class DockerMode(ContainerMode):
         return armedexec.arm(self, 1)
 
     def wrap_client(self, argv: list[str]) -> list[str] | str:
-        """The client's command as sent (the path-bytes modes read counters around it)."""
-        return pathbytes.wrap(argv, self.pids.get("client")) if self.counts_path else argv
+        """The client's command as sent, the counters read around it."""
+        return pathbytes.wrap(argv, self.pids.get("client"), pathbytes.host_nic(self, self.client))
 
     def unwrap_client(self, res: CommandResult) -> CommandResult:
-        if not self.counts_path:
-            return res
         res, before, after = pathbytes.unwrap(res)
         self.counters.update(client_before=before, client_after=after)
         return res

@@ -17,8 +17,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from netrun.hosts import cpustat
+from netrun.hosts import counters, cpustat
 from netrun.modes.docker.launch import sections
+from netrun.modes.docker.serverwait import is_last
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -36,17 +37,22 @@ _MARK = "@@netrun-container@@"
 
 Counters = dict[str, tuple[int, int]]  # device -> (rx_bytes, tx_bytes)
 _CPU_MARK = "@@netrun-cpu@@"
+#: Starts the counters reading (netrun.hosts.counters' own mark is a section marker here).
+_COUNTERS_MARK = "@@netrun-counters@@"
 #: An end's CPU reading is its test's when its interval is at most this many times the
 #: client's (plus a second): a server's reading from its container's start is not.
 CPU_WINDOW = 1.5
 
 
 class Snapshot(NamedTuple):
-    """One reading of a host: its devices, its container's, and its per-core CPU time."""
+    """One reading of a host: its devices, its container's, its per-core CPU time, and
+    the kernel's drop counters where the container's sockets live (its network
+    namespace: UDP, its eth0) with the host NIC's qdisc (netrun.hosts.counters)."""
 
     host: Counters
     container: Counters
     cpu: cpustat.Reading | None = None
+    counters: counters.Reading | None = None
 
 
 def command(container_pid: int | None) -> str:
@@ -70,7 +76,9 @@ def parse(text: str) -> Snapshot:
     """The host's counters, the container's and the CPU's, from the output of `command`."""
     text, _, cpu = text.partition(_CPU_MARK)
     host, _, container = text.partition(_MARK)
-    return Snapshot(parse_net_dev(host), parse_net_dev(container), cpustat.parse(cpu))
+    found = counters.parse(cpu, _COUNTERS_MARK)  # older readings had the CPU snippet alone
+    ticks = found.cpu if found is not None else cpustat.parse(cpu)
+    return Snapshot(parse_net_dev(host), parse_net_dev(container), ticks, found)
 
 
 def delta(
@@ -162,32 +170,53 @@ def read(host: Host, pid: int | None, tries: int = 3) -> Snapshot:
 
 def devices(mode: ContainerMode, host: Host) -> dict[str, str | None]:
     """The overlay device (flannel_iface), the host's data NIC, the container's eth0."""
-    nic = getattr(getattr(mode.ctx.facts.get(host.name), "nic", None), "iface", None)
     return {
         "overlay": str(mode.value("flannel_iface", host)),
-        "host_nic": str(host.vars.get("netrun_iface") or nic or "") or None,
+        "host_nic": host_nic(mode, host),
         "container": CONTAINER_IFACE,
     }
 
 
-def shell_reading(pid_var: str = "$pid") -> str:
+def host_nic(mode: ContainerMode, host: Host) -> str | None:
+    """The host's data NIC (netrun_iface, else the probe's): where a container's traffic
+    leaves the host, and its qdisc drops."""
+    nic = getattr(getattr(mode.ctx.facts.get(host.name), "nic", None), "iface", None)
+    return str(host.vars.get("netrun_iface") or nic or "") or None
+
+
+def shell_reading(pid_var: str = "$pid", nic: str | None = None) -> str:
     """sh printing the host's and the container's counters, the container being the one
     whose PID 1 is ``pid_var`` (a shell variable, or a number); tried again while the
     container's table comes back without its interface (see ``read``: a run on the
-    loaded lab saw one such reading in a few hundred)."""
+    loaded lab saw one such reading in a few hundred). Then, in one awk, the drop
+    counters of the container's network namespace (where its sockets count UDP errors),
+    the per-core CPU and the CPU time of the container's PID 1 and of its runtime shim
+    (containerd-shim: its parent), and the host ``nic``'s qdisc
+    (netrun.hosts.counters.script)."""
     dev = f'"/proc/{pid_var}/net/dev"'
     return (
         f"cat /proc/net/dev; echo {shlex.quote(_MARK)}; "
         f"for i in 1 2 3 4 5; do t=$(cat {dev} 2>/dev/null); "
         f'case "$t" in *{CONTAINER_IFACE}:*) break;; esac; sleep 0.05; done; echo "$t"; '
-        f"echo {shlex.quote(_CPU_MARK)}; {cpustat.SNIPPET}"
+        f"echo {shlex.quote(_CPU_MARK)}; "
+        # the container runtime's shim: the parent of the container's PID 1 (proc(5)
+        # field 4), read with builtins only
+        f'nr_s=; {{ read -r nr_s <"/proc/{pid_var}/stat"; }} 2>/dev/null; '
+        "nr_s=${nr_s##*[)] }; nr_s=${nr_s#* }; nr_shim=${nr_s%% *}; "
+        + counters.script(
+            CONTAINER_IFACE,
+            net=f"/proc/{pid_var}/net",
+            qdisc=nic,
+            mark=_COUNTERS_MARK,
+            procs={"container": pid_var, "shim": "${nr_shim:-0}"},
+        )
     )
 
 
-def wrap(argv: list[str], pid: int | None) -> str:
+def wrap(argv: list[str], pid: int | None, nic: str | None = None) -> str:
     """The client's command with the client end's counters read just before and just
     after it, in the same round trip (sections before, out, after; its exit status)."""
-    reading = shell_reading() if pid else command(None)
+    reading = shell_reading(nic=nic) if pid else command(None)
     return f"pid={int(pid or 0)}; " + wrap_line(shlex.join(argv), reading)
 
 
@@ -210,38 +239,57 @@ def unwrap(res: CommandResult) -> tuple[CommandResult, Snapshot | None, Any]:
     return dataclasses.replace(res, stdout=out), before, after
 
 
-def around(mode: ContainerMode, measure: Callable[[], Measurement]) -> tuple[Measurement, dict]:
-    """Run `measure` between two readings of both ends; returns it and the path bytes.
+def around(
+    mode: ContainerMode, measure: Callable[[], Measurement], *, ride_only: bool = False
+) -> tuple[Measurement, dict]:
+    """Run `measure` between two readings of both ends; returns it and the path bytes
+    (none with ``ride_only``).
 
     The client end's readings ride on its own command (``wrap``). The server end's reading
     before is the last one taken there (the container's start, or the previous repeat's
     reading after: nothing else runs in the container or on the pair in between); the
     one after is taken on the server's host as soon as its iperf3 has served the test
     (netrun.modes.docker.serverwait, sent as the client starts, which on the host's last
-    measurement also sweeps it). A reading that is missing is taken on its own.
+    measurement also sweeps it). A reading that is missing is taken on its own. With
+    ``ride_only`` (docker mode, which proves no path: its CPU only), no command is sent
+    for a reading: the wait is the host's last measurement's sweep, and a server end
+    with no reading has no figures, with the reason.
     """
     ends = {"client": mode.client, "server": mode.server}
-    before_server = mode.counters.pop("server", None) or read(mode.server, mode.pids.get("server"))
+    before_server = mode.counters.pop("server", None)
+    if before_server is None and not ride_only:
+        before_server = read(mode.server, mode.pids.get("server"))
     served = mode.counters.pop("served", None)  # a failed repeat leaves it unknown
-    waiting = mode.server_wait(served, shell_reading())
+    last = is_last(mode, mode.server, mode.repeat)
+    script = shell_reading(nic=host_nic(mode, mode.server))
+    waiting = mode.server_wait(served, script if last or not ride_only else "")
     mode.counters.update(client_before=None, client_after=None)
     m = measure()
     text, mode.counters["served"] = mode.server_done(served, waiting)
     reading = parse(text or "")
     after_server = reading if reading[0] and reading[1] else None
     before = {
-        "server": before_server,
+        "server": before_server or Snapshot({}, {}),
         "client": mode.counters.get("client_before") or Snapshot({}, {}),
     }
-    after = {
-        "server": after_server or read(mode.server, mode.pids.get("server")),
-        "client": mode.counters.get("client_after") or read(mode.client, mode.pids.get("client")),
-    }
-    mode.counters["server"] = after["server"]
+    if ride_only:
+        after = {
+            "server": after_server or Snapshot({}, {}),
+            "client": mode.counters.get("client_after") or Snapshot({}, {}),
+        }
+    else:
+        after = {
+            "server": after_server or read(mode.server, mode.pids.get("server")),
+            "client": mode.counters.get("client_after")
+            or read(mode.client, mode.pids.get("client")),
+        }
+    mode.counters["server"] = after_server if ride_only else after["server"]
+    m.details["counters"] = cpu_records(before, after)
+    if ride_only:
+        return m, {}
     path = {
         role: delta(devices(mode, host), before[role], after[role]) for role, host in ends.items()
     }
-    m.details["counters"] = cpu_records(before, after)
     return m, path
 
 
@@ -258,6 +306,10 @@ def cpu_records(before: dict[str, Snapshot], after: dict[str, Snapshot]) -> dict
     client = used.get("client")
     for role, found in used.items():
         entry: dict[str, Any] = {"iface": None, "netns": "host"}
+        old_c, new_c = before[role].counters, after[role].counters
+        if old_c is not None and new_c is not None:  # the container's namespace, its eth0
+            entry = counters.record(old_c, new_c, iface=CONTAINER_IFACE, netns="container")
+            entry.pop("cpu", None)  # the host's, judged below against the client's window
         window = client.elapsed_seconds * CPU_WINDOW + 1 if client else None
         if found is None:
             entry["unavailable"] = "no per-core CPU reading before and after the test"

@@ -19,7 +19,7 @@ from netrun.cleanup.scripts import SWEPT, SWEPT_LINE
 from netrun.errors import CommandTimeout, HostError, NetrunError
 from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
-from netrun.hosts.proc import kill_script, read_state, state_script
+from netrun.hosts.proc import kill_script, read_state, state_script, wait_gone
 from netrun.tools.iperf3 import readings as iperf3_readings
 from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3 import server as iperf3_server
@@ -103,12 +103,35 @@ class Iperf3Server:
         self.json = json
         #: What ``script()`` printed when it already ran (see ``start``).
         self.answer: str | None = None
+        #: sh printing a counter reading of the host (netrun.hosts.counters.script) that
+        #: ``script`` runs once the server listens: the server end's reading before its test
+        #: rides on the start (netrun.tools.iperf3.readings); "" for none.
+        self.read = ""
+        #: A pid file whose process (the test running before this one on the host) the
+        #: reading waits for, up to ``after_s`` s: then that test's reading after is this
+        #: one's before, taken as the host's part of it ends.
+        self.after: str | None = None
+        self.after_s = 0.0
+        #: What the start that gave this server printed (its reading, if it took one).
+        self.said = ""
         self.pid: int | None = None
         self.port: int | None = None
         self.logfile: str | None = None
 
     def script(self) -> str:
-        """The start script (iperf3_server.server_script) for this server."""
+        """The start script (iperf3_server.server_script) for this server, then ``read``
+        (once the process in ``after`` is gone) if the server listens."""
+        start = self.start_script()
+        if not self.read:
+            return start
+        wait = ""
+        if self.after:
+            wait = f"p=$(cat {shlex.quote(self.after)} 2>/dev/null); " + wait_gone(
+                self.after_s, iperf3_readings.POLL_S
+            )
+        return f"(\n{start}\n) && {{ {wait}{self.read}; }}"
+
+    def start_script(self) -> str:
         return iperf3_server.server_script(
             binary=self.binary,
             bind_ip=self.bind_ip,
@@ -128,6 +151,7 @@ class Iperf3Server:
             answer, self.answer = self.answer, None
             try:
                 self.pid, self.port, self.logfile = iperf3_server.parse_server_ready(answer)
+                self.said = answer
                 return self
             except iperf3_result.Iperf3Error:
                 pass
@@ -137,6 +161,7 @@ class Iperf3Server:
             self.pid, self.port, self.logfile = iperf3_server.parse_server_ready(res.stdout)
         except iperf3_result.Iperf3Error as exc:
             raise exc.on(self.host.name) from None
+        self.said = res.stdout
         return self
 
     def pidfile(self) -> str:
@@ -272,16 +297,14 @@ class ArmedClient:
         timeout: float,
         sweep: str = "",
         read: str = "",
-        server_end: iperf3_readings.ServerReadings | None = None,
     ) -> None:
         """``sweep``: the host's final sweep script, run after the client if ``fire``
         says so (netrun.modes.early_sweep); ``read``: the client end's counter reading
-        (``with_readings``); ``server_end``: the server end's, armed with it."""
+        (``with_readings``)."""
         self.host = host
         self.argv = argv
         self.pidfile = client_pidfile(workdir, tag)
         self.timeout = timeout
-        self.server_end = server_end
         script = with_readings(ARMED_WRAPPER, read)
         wrapper = client_wrapper(script, workdir, self.pidfile, timeout, argv)
         wrapper[4:4] = [sweep]  # $1 of the script: before the folder, pid file and bound
@@ -325,8 +348,6 @@ class ArmedClient:
         started, self.started = self.started, None
         if started is not None:
             started.abandon()
-        if self.server_end is not None:  # collected already: nothing left to close
-            self.server_end.abandon()
 
 
 def _kill_quietly(

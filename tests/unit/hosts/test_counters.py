@@ -115,3 +115,78 @@ def test_a_reading_carries_the_hosts_per_core_cpu_and_a_record_its_use() -> None
     old = counters.record(reading("tcp_client_before"), reading("tcp_client_after"),
                           iface="data0", netns="host")  # fmt: skip
     assert "cpu" not in old
+
+
+def test_one_awk_reading_parses_as_the_older_many_process_one() -> None:
+    """Captured on the lab's server host around a 1 s iperf3 TCP test (alpha, data0):
+    the single-awk reading has every section, per-core CPU at the default 100 ticks/s."""
+    before = counters.parse((COUNTERS_FIXTURES / "awk_server_before.txt").read_text())
+    after = counters.parse((COUNTERS_FIXTURES / "awk_server_after.txt").read_text())
+    assert before is not None and after is not None
+    assert before.iface == after.iface == "data0"
+    assert set(counters.KEYS) <= set(after.values)
+    moved = counters.delta(before, after)
+    assert moved["nic_rx_bytes"] is not None and moved["nic_rx_bytes"] > 100_000_000
+    assert moved["qdisc_dropped"] == 0
+    assert after.cpu is not None and after.cpu.hz == 100 and after.cpu.boot
+    assert set(after.cpu.softirqs) == {"NET_RX", "NET_TX"}
+    record = counters.record(before, after, iface="data0", netns="host")
+    assert 1.0 < record["cpu"]["elapsed_seconds"] < 3.0
+
+
+def test_the_reading_is_one_awk_and_tc() -> None:
+    script = counters.script("data0")
+    assert script.count("awk ") == 1 and "grep" not in script and "getconf" not in script
+    assert "tc -s qdisc" in script
+    assert "tc " not in counters.script("eth0", net="/proc/1234/net")
+
+
+def test_an_end_whose_cpu_interval_is_not_its_tests_has_no_cpu_figures() -> None:
+    ends = {
+        "client": {"cpu": {"elapsed_seconds": 2.0}},
+        "server": {"cpu": {"elapsed_seconds": 9.5}},
+    }
+    counters.judge_windows(ends)
+    assert "cpu" in ends["client"] and "cpu" not in ends["server"]
+    assert "9.5s" in ends["server"]["cpu_unavailable"]
+    near = {
+        "client": {"cpu": {"elapsed_seconds": 2.0}},
+        "server": {"cpu": {"elapsed_seconds": 2.3}},
+    }
+    counters.judge_windows(near)
+    assert "cpu" in near["server"]
+
+
+def test_a_namespace_gone_meanwhile_still_gives_the_hosts_cpu() -> None:
+    """mawk stops at a file it cannot open: the reading passes it only those that exist."""
+    out = subprocess.run(
+        ["sh", "-c", counters.script("eth0", net="/proc/999999999/net")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    reading = counters.parse(out)
+    assert reading is not None and reading.cpu is not None and not reading.values
+
+
+def test_the_processes_a_mode_runs_get_their_cpu_seconds() -> None:
+    """This machine's own /proc: a busy child's utime+stime over two readings, and a pid
+    that is gone, which is left out rather than failing the reading."""
+    busy = subprocess.Popen(["sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+    line = counters.script("lo", procs={"busy": str(busy.pid), "gone": "999999999"})
+    before = counters.parse(
+        subprocess.run(["sh", "-c", line], capture_output=True, text=True).stdout
+    )
+    busy_ticks = before.procs["busy"][1] if before and "busy" in before.procs else None
+    assert before is not None and "gone" not in before.procs and before.cpu is not None
+    import time
+
+    time.sleep(0.3)
+    after = counters.parse(
+        subprocess.run(["sh", "-c", line], capture_output=True, text=True).stdout
+    )
+    busy.kill()
+    busy.wait()
+    assert after is not None and busy_ticks is not None
+    record = counters.record(before, after, iface="lo", netns="host")
+    assert 0 < record["procs"]["busy"] <= 1.0

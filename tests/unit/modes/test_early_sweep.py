@@ -93,3 +93,50 @@ def test_armed_client_sweeps_its_host_when_told(tmp_path: Path) -> None:
     assert not work.exists()
     kept = armed(tmp_path, "5201\n", sweep=f"rmdir {work}")
     assert kept.stderr == "" and work.exists()
+
+
+def test_the_server_hosts_sweep_reads_its_counters_once_the_server_exited(
+    tmp_path: Path,
+) -> None:
+    """The sweep waits for the one-shot server anyway: the server end's reading after
+    rides on it, and its output is read once, by the measurement or the run's end."""
+
+    class Started:  # the transport's started command, as a local sh
+        def __init__(self, script: str) -> None:
+            self.proc = subprocess.Popen(
+                ["sh", "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            )
+
+        def send(self, text: str) -> None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(text)
+            self.proc.stdin.close()
+
+        head = ""
+
+        def read_until(self, marker: str, _timeout: float) -> str:
+            assert self.proc.stdout is not None
+            while marker not in self.head and (line := self.proc.stdout.readline()):
+                self.head += line
+            return self.head
+
+        def wait(self, timeout: float) -> tuple[int, str, str]:
+            assert self.proc.stdout is not None
+            out = self.head + self.proc.stdout.read()
+            return self.proc.wait(timeout), out, ""
+
+        def abandon(self) -> None:
+            self.proc.kill()
+
+    host = Host("a")
+    host.transport = SimpleNamespace(start=Started)  # type: ignore[assignment]
+    f = EarlySweep([spec("t", ("a",))], lambda _h: str(tmp_path / "run"))
+    server = subprocess.Popen(["sleep", "0.3"])
+    pidfile = tmp_path / "s.pid"
+    pidfile.write_text(f"{server.pid}\n")
+    waiting = f.server_sweep(host, str(pidfile), None, 5, read="echo READING-AFTER")
+    assert waiting is not None
+    assert waiting.output().endswith("READING-AFTER\n==netrun:read==\n")  # not its tail
+    server.wait()
+    assert waiting.worked() and f.done(host)
+    assert "READING-AFTER" in waiting.result()[1]

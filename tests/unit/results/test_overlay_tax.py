@@ -81,3 +81,19 @@ def test_failed_bare_metal_gives_no_breakdown() -> None:
         if sample["mode"] == "baremetal":
             sample["status"] = "failed"
     assert breakdowns(doc) == []
+
+
+def test_the_cpu_line_names_the_modes_processes_by_end() -> None:
+    """A container's PID 1 and its runtime shim (details.counters.<end>.procs) split by
+    end, even where both ends share one kernel."""
+    doc = run("mtu-lab")
+    for sample in doc["tests"]:
+        sample["metrics"] = {**sample.get("metrics", {}), "busiest_core_pct_server": 50.0}
+        if sample["mode"] == "flannel":
+            sample.setdefault("details", {})["counters"] = {
+                "server": {"procs": {"container": 0.8, "shim": 0.02}},
+                "client": {"procs": {"shim": 0.01}},
+            }
+    found = {b.test: b for b in breakdowns(doc)}["flannel[mtu=1500]"]
+    evidence = parts(found)["cpu"].evidence
+    assert "processes (CPU-s per test): client shim 0.01, server container 0.80, " in evidence

@@ -48,7 +48,7 @@ def test_nothing_starts_ahead_before_the_last_repeat_after_the_last_test_or_on_a
 def test_a_start_not_yet_begun_is_called_off_when_its_test_starts() -> None:
     """The test before failed early: its successor must not wait out the delay."""
     armed: list[str] = []
-    pre = SimpleNamespace(host="a", tag="t1r1", arm=lambda: armed.append("armed"))
+    pre = SimpleNamespace(host="a", wait_s=0.0, tag="t1r1", arm=lambda: armed.append("armed"))
 
     def plan(*_a: Any, **_k: Any) -> Any:
         return pre
@@ -85,7 +85,7 @@ def test_a_start_ahead_runs_whole_even_when_the_run_is_interrupted() -> None:
         return SimpleNamespace(stdout="NETRUN_READY 1 5201 /tmp/x.log\n")
 
     host = SimpleNamespace(run=run)
-    pre = SimpleNamespace(host="a", tag="t2r1", script="true", arm=lambda: None)
+    pre = SimpleNamespace(host="a", wait_s=0.0, tag="t2r1", script="true", arm=lambda: None)
     pre.take = lambda _text: None
 
     def plan(*_a: Any, **_k: Any) -> Any:
@@ -116,3 +116,37 @@ def test_a_retry_of_the_running_test_plans_nothing_again() -> None:
     pipe.ahead(a, 1, 10)
     pipe.ahead(a, 1, 10)
     assert planned == ["b"]
+
+
+def test_a_start_on_the_running_tests_host_carries_its_reading_after() -> None:
+    """The next test's server start waits for the running test's process on its host:
+    what it printed is the running test's reading after there (``reading_after``)."""
+    ctx = RunContext(run_id="abcd")
+    scripts: list[str] = []
+
+    def run(script: str, **_kw: Any) -> Any:
+        scripts.append(script)
+        return SimpleNamespace(stdout="NETRUN_READY 1 5202 /tmp/x.log\n==reading==\n")
+
+    def plan(test: Any, *_a: Any, after: str | None = None, **_k: Any) -> Any:
+        pre = SimpleNamespace(host=test.server, tag=f"{test.name}r1", script=str(after))
+        pre.wait_s = 11.0 if after else 0.0
+        pre.arm = lambda: None
+        key = (test.server, f"{test.name}r1")
+        pre.take = lambda text: ctx.prestarted.__setitem__(key, text.partition("\n")[2])
+        return pre
+
+    a, b, c = spec("a"), spec("b"), spec("c")
+    a.duration = b.duration = 0
+    a.server, b.server, c.server = "alpha", "alpha", "charlie"
+    inventory = SimpleNamespace(get=lambda _name: SimpleNamespace(run=run))
+    pipe = Pipeline([a, b, c], inventory=inventory, ctx=ctx, plan=plan)  # type: ignore[arg-type]
+    running = {"alpha": "/run/a.5201.pid", "bravo": "/run/a.client.pid"}
+    assert pipe.ahead(a, 1, 10, running) == {"alpha"}
+    assert pipe.reading_after(a, "alpha") == "NETRUN_READY 1 5202 /tmp/x.log\n==reading==\n"
+    assert scripts == ["/run/a.5201.pid"]
+    assert pipe.reading_after(a, "alpha") is None  # once
+    # c's server runs on a host b has no process on: its start waits for nothing
+    assert pipe.ahead(b, 1, 10, {"alpha": "/run/b.5202.pid"}) == set()
+    assert pipe.reading_after(b, "alpha") is None
+    pipe.join_all()

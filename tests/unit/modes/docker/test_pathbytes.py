@@ -38,9 +38,11 @@ def test_command_output_parses() -> None:
     out = subprocess.run(
         ["sh", "-c", pathbytes.command(os.getpid())], capture_output=True, text=True, check=True
     ).stdout
-    host, container, cpu = pathbytes.parse(out)
+    host, container, cpu, found = pathbytes.parse(out)
     assert "lo" in host and "lo" in container
     assert cpu is not None and cpu.boot  # the host's per-core CPU rides on the same reading
+    # the drop counters of the container's network namespace (here: this process's)
+    assert found is not None and "udp_rcvbuf_errors" in found.values
 
 
 def test_cpu_records_keep_the_tests_window_only() -> None:
@@ -68,7 +70,7 @@ def test_cpu_records_keep_the_tests_window_only() -> None:
 
 
 def test_parse_real_net_dev() -> None:
-    host, container, _ = reading("alpha-before")
+    host, container, *_ = reading("alpha-before")
     assert host["data0"] == (4602851908, 6097593)
     assert host["flannel.1"] == (1850399959, 1492723)
     assert host["docker0"] == (1492891, 1850807479)  # no space before the colon
@@ -78,7 +80,7 @@ def test_parse_real_net_dev() -> None:
 
 def test_parse_without_container_part() -> None:
     text = (NETDEV_FIXTURES / "alpha-before.txt").read_text().split("@@")[0]
-    host, container, _ = pathbytes.parse(text)
+    host, container, *_ = pathbytes.parse(text)
     assert "data0" in host and container == {}
 
 
@@ -168,3 +170,40 @@ def test_verdict_partial_bypass_is_not_accelerated() -> None:
 
 def test_verdict_of_an_empty_test() -> None:
     assert pathbytes.verdict({}, 0, "client")[0] is False
+
+
+def test_container_records_carry_the_drop_counters_of_its_namespace() -> None:
+    """Two real readings (this process standing for a container's PID 1): each end's
+    record has the UDP counters of the container's network namespace, where its socket
+    lives, so a UDP test's loss can be placed (netrun.tools.iperf3.loss)."""
+    import os
+    import subprocess
+
+    def now() -> pathbytes.Snapshot:
+        line = pathbytes.shell_reading(str(os.getpid()), nic="lo")
+        out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, check=True)
+        return pathbytes.parse(out.stdout)
+
+    first, second = now(), now()
+    records = pathbytes.cpu_records(
+        {"client": first, "server": first}, {"client": second, "server": second}
+    )
+    for entry in records.values():
+        assert entry["netns"] == "container" and entry["iface"] == "eth0"
+        assert entry["udp_rcvbuf_errors"] is not None and entry["udp_rcvbuf_errors"] >= 0
+
+
+def test_the_client_end_readings_survive_the_sections_they_ride_in() -> None:
+    """The client's command carries its readings in sections (``wrap``): the counters'
+    own start must not read as one of them."""
+    import os
+    import subprocess
+
+    from netrun.hosts.command import CommandResult
+
+    line = pathbytes.wrap_line("echo hi", pathbytes.shell_reading(str(os.getpid()), nic="lo"))
+    out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, check=True)
+    res, before, after = pathbytes.unwrap(CommandResult("h", line, 0, out.stdout, "", 0.1))
+    assert res.stdout == "hi"
+    assert before is not None and after is not None
+    assert before.counters is not None and after.counters is not None and after.cpu is not None
