@@ -56,11 +56,15 @@ def client_argv(
     )
 
 
-def receiver_series(mode: Mode) -> bool:
-    """Whether the test asks for the server's JSON (a UDP test's receiver series: the
-    server is the receiver unless reversed; --bidir's sums stay the client's)."""
+def server_json(mode: Mode) -> bool:
+    """Whether the test asks for the server's JSON: a UDP test's receiver series (the
+    server is the receiver unless reversed), and a reversed TCP test's sender internals
+    (the server sends: its TCP_INFO, netrun.tools.iperf3.tcpinfo); --bidir's sums and
+    internals stay the client's."""
     t = mode.test
-    return t.protocol == "udp" and not t.reverse and not t.options.get("bidir")
+    if t.options.get("bidir"):
+        return False
+    return t.reverse if t.protocol == "tcp" else not t.reverse
 
 
 def reading(mode: Mode, host: Host, other: Host) -> str:
@@ -159,7 +163,7 @@ class BareMetal(Mode):
             port=self.test.value("port"),
             lifetime=test_deadline(self),
             lazy_stop=True,
-            json=receiver_series(self),
+            json=server_json(self),
         )
         if self.ctx.pipeline is not None:  # one started ahead: let its start finish
             self.ctx.pipeline.wait(self.server.name, tag)
@@ -185,7 +189,7 @@ class BareMetal(Mode):
         )
         return ArmedClient(
             self.client,
-            client_argv(self, self.server.data_ip, None, server_output=receiver_series(self)),
+            client_argv(self, self.server.data_ip, None, server_output=server_json(self)),
             workdir=self.ctx.workdir(self.client),
             tag=tag,
             timeout=test_deadline(self),
@@ -232,7 +236,7 @@ class BareMetal(Mode):
                 res = fired or run_client(
                     self.client,
                     client_argv(
-                        self, self.server.data_ip, server.port, server_output=receiver_series(self)
+                        self, self.server.data_ip, server.port, server_output=server_json(self)
                     ),
                     workdir=self.ctx.workdir(self.client),
                     tag=tag,
