@@ -37,6 +37,9 @@ from netrun.tools.iperf3 import versions
 #: The first release whose JSON has ``max_snd_wnd`` (RELNOTES 3.10, #1148).
 SND_WND = (3, 10)
 
+#: Default tolerances: the RTTs like ping's (mean 20%, maximum 50%); the path MTU 0 (any
+#: drop is a changed path); none for the windows, which follow the bandwidth-delay product
+#: (throughput x RTT, each judged): a smaller window at the same rate is a shorter RTT.
 #: Whose figures every one of these is (the metric's description ends with it).
 SIDE = "the sender's TCP_INFO: the client's; under -R the server's (its --get-server-output JSON)"
 # fmt: off
@@ -54,6 +57,11 @@ TCP_METRICS: tuple[Metric, ...] = (
            f"interval; {SIDE}", tolerance=0, digits=0),
 )
 # fmt: on
+#: Why a reversed test without the server's JSON has none of them.
+REVERSE = (
+    "reverse (-R): the sender is the server, whose TCP_INFO iperf3 reports only in the "
+    "server's own JSON (server -J and --get-server-output)"
+)
 #: Each metric's field in iperf3's JSON (``pmtu``: per interval; the others: the end's).
 FIELDS = {
     "rtt_mean_ms": "mean_rtt",
@@ -107,9 +115,7 @@ def read(
     if reverse and not bidir:
         side, source = "server", _mapping(obj.get("server_output_json"))
         if not source:
-            why = ("reverse (-R): the sender is the server, whose TCP_INFO iperf3 reports "
-                   "only in the server's own JSON (server -J and --get-server-output)")  # fmt: skip
-            return {}, dict.fromkeys(NAMES, why), None
+            return {}, dict.fromkeys(NAMES, REVERSE), None
     blocks = _streams(_mapping(source.get("end")), bidir)
     rtts = [v for b in blocks if (v := finite(b.get("mean_rtt"))) is not None and v > 0]
     values: dict[str, float | None] = {
