@@ -168,8 +168,9 @@ def test_every_directed_metric_has_a_default_tolerance() -> None:
     1 percentage point everywhere; CPU use, the figures that restate another (sender_bps
     and pps the headline, lost the loss, received_pct the loss and the sender's flag,
     iperf3's TCP windows the bandwidth-delay product: a smaller one at the same rate is a
-    shorter RTT, judged itself) and the offered rate (an input) are left to the scenario; so is every host-CPU figure (the
-    tool's process, the busiest core, softirq: a host's CPU counts whatever else it ran)."""
+    shorter RTT, judged itself) and the offered rate (an input) are left to the scenario;
+    so is every host-CPU figure (the tool's process, the busiest core, softirq: a host's CPU
+    counts whatever else it ran)."""
     from netrun.tools import tools
 
     for tool in tools().values():
