@@ -282,7 +282,8 @@ def metric_lines() -> list[str]:
         "relative tolerance cannot judge a baseline of 0, so counts (retransmits, reordered",
         "datagrams) have absolute ones. A metric without a default (CPU use, the whole host's;",
         "figures that restate another: the sender's rate and pps the headline, iperf2's",
-        "`lost` the loss) is judged only when `tolerances:` names it.",
+        "`lost` the loss, iperf3's TCP windows the path's bandwidth-delay product) is judged",
+        "only when `tolerances:` names it.",
         "",
         *table(
             rows,

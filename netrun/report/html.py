@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core import metrics
-from netrun.report import fanin, headline, metric_table, overview, relay_latency
+from netrun.report import fanin, headline, metric_table, overview, relay_latency, tcp_table
 from netrun.report.notes import notes
 from netrun.report.plots import matrix
 from netrun.report.plots.figures import captions
@@ -126,6 +126,8 @@ def _tables(page: Page) -> str:
     parts = [_html_table(headers, rows, [_row_class(r) for r in page.summary])]
     if more := metric_table.rows(page.doc):
         parts.append(_html_table(metric_table.HEADERS, more, [""] * len(more)))
+    if tcp := tcp_table.rows(page.doc):
+        parts.append(_html_table(tcp_table.headers(page.doc), tcp, [""] * len(tcp)))
     return "\n".join(parts)
 
 

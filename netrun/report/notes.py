@@ -101,7 +101,8 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
         reasons.setdefault(why, []).append(field)
     for why, fields in reasons.items():
         names = ", ".join(r["name"] for r in rows if why in r["unavailable"].values())
-        lines.append(f"{' and '.join(fields)} unavailable for {names}: {why}")
+        listed = ", ".join(fields[:-1]) + " and " + fields[-1] if len(fields) > 1 else fields[0]
+        lines.append(f"{listed} unavailable for {names}: {why}")
     for row in rows:
         seen: set[str] = set()
         for err in row["errors"]:

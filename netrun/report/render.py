@@ -16,7 +16,7 @@ from typing import Any
 from tabulate import tabulate
 
 from netrun.history import baseline
-from netrun.report import fanin, metric_table, overlay_tax, relay_latency
+from netrun.report import fanin, metric_table, overlay_tax, relay_latency, tcp_table
 from netrun.report.notes import notes
 from netrun.report.plots import matrix
 from netrun.report.summary import (
@@ -79,6 +79,8 @@ def render_table(
     lines = [title(doc), table]
     if extra := metric_table.rows(doc):
         lines += ["", text_table(metric_table.HEADERS, extra)]
+    if tcp := tcp_table.rows(doc):  # the senders' TCP internals (RTT, windows, path MTU)
+        lines += ["", text_table(tcp_table.headers(doc), tcp)]
     lines += notes(doc, summary_rows(doc, verdicts))
     for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
         lines += ["", head, text_table(cols, cells), *found]
@@ -98,6 +100,10 @@ def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None 
             more, headers=metric_table.HEADERS, tablefmt="github", disable_numparse=True
         )
         table += "\n\n" + more_table
+    if tcp := tcp_table.rows(doc):
+        table += "\n\n" + tabulate(
+            tcp, headers=tcp_table.headers(doc), tablefmt="github", disable_numparse=True
+        )
     extra = [f"- {line}" for line in notes(doc, summary_rows(doc, verdicts))]
     for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
         grid = tabulate(cells, headers=cols, tablefmt="github", disable_numparse=True)

@@ -32,6 +32,8 @@ FLAGS: dict[str, str] = {
     "as UDP receive-buffer (or input) errors",
     "dropped-on-path": "the network or a queue dropped datagrams: a qdisc or NIC counted "
     "drops, or they were sent and neither received nor counted by the receiving host",
+    "pmtu-mismatch": "the sender's kernel used another path MTU (iperf3's pmtu) than the MTU "
+    "netrun set and checked, or the sending NIC's: a smaller hop (ICMP-learned) or a route's MTU",
 }
 #: Flags that say the figure is not what the test asked for: above what the link allows,
 #: loopback, or a sender that never offered the asked rate (sender-below-target, with the
@@ -146,7 +148,30 @@ def of_sample(sample: Mapping[str, Any]) -> list[str]:
             c is not None and c >= CORE_SATURATED_PCT for c in cores
         ):
             found.add("cpu-bound")
+        pmtu, want = _number(figures.get("pmtu_bytes")), expected_mtu(sample)
+        if pmtu is not None and want is not None and pmtu != want:
+            found.add("pmtu-mismatch")
     return [name for name in FLAGS if name in found]
+
+
+def expected_mtu(sample: Mapping[str, Any]) -> float | None:
+    """The MTU the sending socket should see: the one netrun set and checked for the test
+    (details.mtu: the sender's container's, else the hosts'), else a bare-metal sender's
+    NIC's; None where netrun knows neither (a container's interface it did not set)."""
+    options = sample.get("options")
+    reverse = isinstance(options, Mapping) and bool(options.get("reverse"))
+    sender = "server" if reverse else "client"
+    plan = _details(sample).get("mtu")
+    if isinstance(plan, Mapping):
+        containers = plan.get("container")
+        if isinstance(containers, Mapping) and sender in containers:
+            return _number(containers[sender])
+        return _number(plan.get("underlay"))
+    nic = sample.get("nic")
+    side = nic.get(sender) if isinstance(nic, Mapping) else None
+    if sample.get("mode") == "baremetal" and isinstance(side, Mapping):
+        return _number(side.get("mtu"))
+    return None
 
 
 def loss_places(sample: Mapping[str, Any]) -> list[str]:

@@ -125,6 +125,13 @@ def test_tcp_and_udp_end_to_end(lab: LabHandle, tmp_path: Path) -> None:
     assert tcp["protocol"] == "tcp" and 0.5e9 <= tcp["throughput_bps"] <= 1.1e9, tcp
     assert type(tcp["retransmits"]) is int
     assert tcp["jitter_ms"] is None and tcp["lost_percent"] is None
+    # the sender's TCP internals (issue 26): there for TCP, "do not apply" for UDP
+    got = tcp["metrics"]
+    assert 0 < got["rtt_mean_ms"] <= got["rtt_max_ms"] < 1000, got
+    assert got["snd_cwnd_max_bytes"] > 0 and got["snd_wnd_max_bytes"] > 0, got
+    assert got["pmtu_bytes"] == 1500 and tcp["details"]["tcp_info_of"] == "client"
+    assert udp["metrics"]["rtt_mean_ms"] is None
+    assert udp["details"]["unavailable"]["pmtu_bytes"] == "UDP: TCP internals do not apply"
     assert udp["protocol"] == "udp" and 50e6 <= udp["throughput_bps"] <= 110e6, udp
     assert isinstance(udp["jitter_ms"], int | float) and isinstance(
         udp["lost_percent"], int | float
@@ -132,6 +139,7 @@ def test_tcp_and_udp_end_to_end(lab: LabHandle, tmp_path: Path) -> None:
 
     report = (out / "report.txt").read_text()
     assert "bm-tcp" in report and "bm-udp" in report
+    assert "TCP_INFO of" in report and "client bravo" in report  # the TCP internals table
     again = run_netrun(["report", out], cwd=tmp_path, timeout=30)
     assert again.returncode == 0, again.stderr
     assert again.stdout == report

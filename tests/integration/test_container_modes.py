@@ -269,7 +269,10 @@ def test_freeflow_mode_routers_and_preload(docker_lab: LabHandle, tmp_path: Path
     # iperf3 reads these on the overlay socket: never reported as if real
     assert rec["retransmits"] is None
     assert "overlay socket" in details["unavailable"]["retransmits"]
-    assert "cwnd" in details["unavailable"]
+    # so are its other TCP internals (issue 26): null in metrics too, never the overlay's
+    for name in ("retransmits", "rtt_mean_ms", "snd_cwnd_max_bytes", "pmtu_bytes"):
+        assert rec["metrics"][name] is None, (name, rec["metrics"])
+        assert "overlay socket" in details["unavailable"][name]
     routers = details["routers"]
     assert set(routers) == {"alpha", "bravo"}
     for host in ("alpha", "bravo"):

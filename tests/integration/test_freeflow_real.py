@@ -134,6 +134,9 @@ def test_real_freeflow_is_accelerated_and_beats_flannel(
             assert path["container"][direction] < 100_000, path
         assert ff["retransmits"] is None
         assert "overlay socket" in details["unavailable"]["retransmits"]
+        # the idle overlay socket's RTT, cwnd and 1450 path MTU are not the flow's (issue 26)
+        assert ff["metrics"]["pmtu_bytes"] is None and ff["metrics"]["rtt_mean_ms"] is None
+        assert "overlay socket" in details["unavailable"]["pmtu_bytes"]
         # the host socket carries the data: its MTU (not the overlay socket's MSS) sets the
         # ceiling, the same as bare metal's
         bare = next(t for t in doc["tests"] if t["mode"] == "baremetal")

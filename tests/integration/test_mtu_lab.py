@@ -100,6 +100,15 @@ def test_a_sweep_sets_each_mtu_once_checks_the_path_and_restores(
     assert mtu["path_checked"] == ["alpha -> bravo 9000", "bravo -> alpha 9000"]
     small = samples_of(doc, "bm[mtu=1500]")[0]
     assert big["goodput_ceiling_mbps"] > small["goodput_ceiling_mbps"]  # per MTU
+    # the sending kernel's own path MTU agrees with the checked one (issue 26): the
+    # client's under a forward test, the server's (its JSON) under -R
+    for name, side, want in (("bm[mtu=9000]", "client", 9000), ("bm[mtu=1500]", "client", 1500),
+                             ("again[mtu=9000,reverse=true]", "server", 9000)):  # fmt: skip
+        found = samples_of(doc, name)[0]
+        assert found["metrics"]["pmtu_bytes"] == want, (name, found["metrics"])
+        assert found["details"]["tcp_info_of"] == side, name
+        assert found["metrics"]["rtt_mean_ms"] > 0 and found["metrics"]["snd_cwnd_max_bytes"] > 0
+        assert "pmtu-mismatch" not in found["flags"], name
     assert "mtu" not in samples_of(doc, "plain")[0]["details"]
     assert "MTU" in run.stdout and " 9000 " in run.stdout, run.stdout
     # set once per value and host: 1500 and 9000 on alpha and bravo (the debug log shows

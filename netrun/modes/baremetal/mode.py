@@ -58,11 +58,15 @@ def client_argv(
     )
 
 
-def receiver_series(mode: Mode) -> bool:
-    """Whether the test asks for the server's JSON (a UDP test's receiver series: the
-    server is the receiver unless reversed; --bidir's sums stay the client's)."""
+def server_json(mode: Mode) -> bool:
+    """Whether the test asks for the server's JSON: a UDP test's receiver series (the
+    server is the receiver unless reversed), and a reversed TCP test's sender internals
+    (the server sends: its TCP_INFO, netrun.tools.iperf3.tcpinfo); --bidir's sums and
+    internals stay the client's."""
     t = mode.test
-    return t.protocol == "udp" and not t.reverse and not t.options.get("bidir")
+    if t.options.get("bidir"):
+        return False
+    return t.reverse if t.protocol == "tcp" else not t.reverse
 
 
 def reading(mode: Mode, host: Host, other: Host) -> str:
@@ -178,7 +182,7 @@ class BareMetal(Mode):
             port=self.test.value("port"),
             lifetime=test_deadline(self),
             lazy_stop=True,
-            json=receiver_series(self),
+            json=server_json(self),
         )
         server.read = reading(self, self.server, self.client)  # its own start reads too
         if self.ctx.pipeline is not None:  # one started ahead: let its start finish
@@ -201,7 +205,7 @@ class BareMetal(Mode):
         sweep = self.ctx.early_sweep
         return ArmedClient(
             self.client,
-            client_argv(self, self.server.data_ip, None, server_output=receiver_series(self)),
+            client_argv(self, self.server.data_ip, None, server_output=server_json(self)),
             workdir=self.ctx.workdir(self.client),
             tag=tag,
             timeout=test_deadline(self),
@@ -299,9 +303,7 @@ class BareMetal(Mode):
         end.otherwise()
         return run_client(
             self.client,
-            client_argv(
-                self, self.server.data_ip, server.port, server_output=receiver_series(self)
-            ),
+            client_argv(self, self.server.data_ip, server.port, server_output=server_json(self)),
             workdir=self.ctx.workdir(self.client),
             tag=tag,
             timeout=test_deadline(self),

@@ -18,7 +18,7 @@ from typing import Any
 from netrun.core import numeric
 from netrun.tools.iperf3 import bidir as iperf3_bidir
 from netrun.tools.iperf3 import streams as iperf3_streams
-from netrun.tools.iperf3 import versions
+from netrun.tools.iperf3 import tcpinfo, versions
 from netrun.tools.iperf3.result import PROTOCOLS, Interval, Iperf3Error, Iperf3Result
 
 _VERSION = re.compile(r"\biperf\s+(\d+\.\d+(?:\.\d+)*)")
@@ -232,6 +232,7 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
     reverse = bool(test.get("reverse"))
     bidir = iperf3_bidir.is_bidir(end)
     intervals, intervals_of = _receiver_intervals(obj, raw_intervals, reverse, bidir, warnings)
+    tcp, tcp_why, tcp_of = tcpinfo.read(obj, protocol, reverse, bidir, version)
     server_output = obj.get("server_output_text")
     if server_output is None and obj.get("server_output_json") is not None:
         server_output = json.dumps(obj["server_output_json"])
@@ -257,10 +258,12 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
         server_output=server_output if isinstance(server_output, str) else None,
         tcp_mss=_int(start.get("tcp_mss") or start.get("tcp_mss_default")),
         blksize=_int(test.get("blksize")),
-        unavailable={"throughput_bps": missing} if missing else {},
+        unavailable={**tcp_why, **({"throughput_bps": missing} if missing else {})},
         intervals_of=intervals_of,
         target_bps=_float(test.get("target_bitrate")) or None,
         stream_bps=iperf3_streams.receiver_rates(end, protocol),
+        tcp_info=tcp,
+        tcp_info_of=tcp_of,
     )
     if iperf3_bidir.is_bidir(end):
         return iperf3_bidir.merge(result, end, raw_intervals)

@@ -85,6 +85,10 @@ class Iperf3Result:
     target_bps: float | None = None
     #: Each stream's receiver rate of a -P N TCP test (netrun.tools.iperf3.streams).
     stream_bps: tuple[float, ...] = ()
+    #: The sender's TCP internals, metric -> value (netrun.tools.iperf3.tcpinfo; the
+    #: missing ones' reasons are in ``unavailable``), and whose: "client" or "server".
+    tcp_info: Mapping[str, float] = field(default_factory=dict)
+    tcp_info_of: str | None = None
 
     @property
     def sender(self) -> str:

@@ -17,7 +17,7 @@ from netrun.core.options import Option, integer, matching, number, seconds, show
 from netrun.hosts import cpustat
 from netrun.results.flags import offered_bps
 from netrun.tools.base import Tool
-from netrun.tools.iperf3 import loss
+from netrun.tools.iperf3 import loss, tcpinfo
 from netrun.tools.iperf3 import options as iperf3_options
 
 if TYPE_CHECKING:
@@ -109,6 +109,7 @@ METRICS: tuple[Metric, ...] = (
            "rates (-P N, TCP): 1 when each got the same, 1/N when one took all",
            tolerance=0.05, digits=3),
     *cpustat.CPU_METRICS,
+    *tcpinfo.TCP_METRICS,
 )
 # fmt: on
 
@@ -136,6 +137,7 @@ def values(r: Iperf3Result, offered: float | None = None) -> dict[str, float | N
         "jitter_ms": r.jitter_ms,
         "lost_percent": r.lost_percent,
         "fairness_jain": jain(list(r.stream_bps)) if r.stream_bps else None,
+        **{name: r.tcp_info.get(name) for name in tcpinfo.NAMES},
     }
 
 
@@ -169,6 +171,8 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     m.metrics = values(r, offered)
     m.unavailable = {**unavailable(r), **m.unavailable}
     m.details["intervals_of"] = r.intervals_of
+    if r.tcp_info_of:  # whose kernel the TCP internals are (tcpinfo: the sender's)
+        m.details["tcp_info_of"] = r.tcp_info_of
     if r.stream_bps:  # each stream's share, kept beside the fairness index
         m.details["stream_bps"] = list(r.stream_bps)
     ends = m.details.get("counters")
@@ -178,6 +182,13 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     m.unavailable = {**why, **m.unavailable}
     if shared:  # the lab's namespaces: one kernel, its cores seen from both ends
         m.details["cpu_shared_kernel"] = True
+    # what the mode knows iperf3 could not (FreeFlow: the overlay socket's TCP_INFO) is
+    # null, with the mode's reason, whatever the JSON said
+    for name in m.details.get("unavailable") or {}:
+        if name in m.metrics:
+            m.metrics[name] = None
+    if all(m.metrics.get(name) is None for name in tcpinfo.NAMES):
+        m.details.pop("tcp_info_of", None)
     if r.protocol == "udp" and isinstance(ends, dict) and not r.bidir_bps:
         receiver = "client" if r.reverse else "server"
         sender = "server" if r.reverse else "client"

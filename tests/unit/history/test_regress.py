@@ -166,14 +166,17 @@ def test_one_lossy_repeat_is_not_hidden_by_the_median() -> None:
 def test_every_directed_metric_has_a_default_tolerance() -> None:
     """Every tool's metric has a default (iperf3's throughput takes ``tolerance``), loss is
     1 percentage point everywhere; CPU use, the figures that restate another (sender_bps
-    and pps the headline, lost the loss, received_pct the loss and the sender's flag) and
-    the offered rate (an input) are left to the scenario; so is every host-CPU figure (the
-    tool's process, the busiest core, softirq: a host's CPU counts whatever else it ran)."""
+    and pps the headline, lost the loss, received_pct the loss and the sender's flag,
+    iperf3's TCP windows the bandwidth-delay product: a smaller one at the same rate is a
+    shorter RTT, judged itself) and the offered rate (an input) are left to the scenario;
+    so is every host-CPU figure (the tool's process, the busiest core, softirq: a host's CPU
+    counts whatever else it ran)."""
     from netrun.tools import tools
 
     for tool in tools().values():
         for metric in tool.metrics:
-            restated = ("sender_bps", "pps", "lost", "received_pct", "offered_bps")
+            restated = ("sender_bps", "pps", "lost", "received_pct", "offered_bps",
+                        "snd_cwnd_max_bytes", "snd_wnd_max_bytes")  # fmt: skip
             host_cpu = metric.name.startswith(("cpu_", "busiest_core_", "softirq_"))
             if host_cpu or metric.name in restated:
                 assert metric.tolerance is None

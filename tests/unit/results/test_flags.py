@@ -224,3 +224,18 @@ def test_the_place_of_loss_is_a_flag_and_a_note() -> None:
 def test_new_flags_keep_the_old_ones_numbers() -> None:
     assert flags.marker(["cpu-bound", "unreliable-clock"]) == "4,7"
     assert flags.marker(["sender-below-target", "dropped-on-path"]) == "8,10"
+
+
+def test_pmtu_mismatch_when_the_senders_path_mtu_is_not_the_checked_one() -> None:
+    doc = json.loads((RESULTS_FIXTURES / "tcpinfo-lab" / "results.json").read_text())
+    tests = {t["name"]: t for t in doc["tests"]}
+    # as captured: every sender used the MTU netrun set and checked (flannel's containers
+    # 50 below the hosts'), or its NIC's
+    expected = {n: flags.expected_mtu(t) for n, t in tests.items() if t["mode"] != "freeflow"}
+    assert expected["bare-9000"] == 9000 and expected["flannel-9000"] == 8950
+    assert expected["bare-rev"] == 1500 and expected["flannel"] is None  # not set: unknown
+    assert not any("pmtu-mismatch" in flags.of_sample(t) for t in tests.values())
+    shrunk = copy.deepcopy(tests["bare-9000"])
+    shrunk["metrics"]["pmtu_bytes"] = 1500  # an ICMP-learned smaller hop
+    assert "pmtu-mismatch" in flags.of_sample(shrunk)
+    assert "pmtu-mismatch" not in flags.NOT_AS_ASKED  # a footnote: the figure stands

@@ -3,8 +3,13 @@ the sender's and the receiver's rates (issue 25), from captured iperf3 output.""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import ClassVar
+
 import pytest
 
+from netrun.core.measurement import Measurement
+from netrun.modes.freeflow.mode import UNAVAILABLE
 from netrun.tools.iperf3 import tool
 from netrun.tools.iperf3.parse import parse
 from tests.conftest import IPERF3_FIXTURES
@@ -25,3 +30,24 @@ def test_an_unlimited_tcp_test_offers_nothing_and_says_why() -> None:
     found = tool.values(r, None)
     assert found["offered_bps"] is None and found["received_pct"] is None
     assert "no bitrate" in tool.unavailable(r)["offered_bps"]
+
+
+def test_what_the_mode_says_iperf3_cannot_know_is_null_in_metrics_too() -> None:
+    """FreeFlow's overlay socket: iperf3's TCP_INFO figures are there in its JSON, but not
+    the flow's; the metric is null with the mode's reason (its retransmits showed 0)."""
+    text = (IPERF3_FIXTURES / "3.12" / "tcp.json").read_text()
+    r = parse(text)
+    assert r.tcp_info["pmtu_bytes"] == 1500 and r.retransmits == 0
+
+    class Placed:
+        test = SimpleNamespace(options={"protocol": "tcp"})
+        details: ClassVar[dict[str, object]] = {}
+
+        def measure(self, repeat: int) -> Measurement:
+            return Measurement(raw=text, result=r, details={"unavailable": dict(UNAVAILABLE)})
+
+    m = tool.measure(Placed(), 1)  # type: ignore[arg-type]
+    for name in ("retransmits", "rtt_mean_ms", "snd_cwnd_max_bytes", "pmtu_bytes"):
+        assert m.metrics[name] is None, name
+    assert "tcp_info_of" not in m.details
+    assert m.metrics["throughput_bps"] == r.receiver_bps

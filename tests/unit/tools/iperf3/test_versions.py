@@ -23,7 +23,10 @@ from netrun.tools.iperf3.parse import parse
 from tests.conftest import IPERF3_FIXTURES
 
 VERSIONS = ("3.5", "3.7", "3.9", "3.12", "3.16", "3.19.1", "3.21")
-CASES = ("tcp", "tcp_reverse", "tcp_4streams", "tcp_bidir", "udp_overload", "udp_reverse")
+CASES = (
+    "tcp", "tcp_reverse", "tcp_reverse_server_json", "tcp_4streams", "tcp_bidir",
+    "udp_overload", "udp_reverse",
+)  # fmt: skip
 #: How far under the NIC's bytes the receiver's may be: headers (TCP 66/1514 = 4.4%), acks
 #: and control traffic; UDP's 42/1442 (2.9%) is taken off before its loss.
 TCP_MARGIN = 0.06
