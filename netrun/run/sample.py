@@ -15,6 +15,7 @@ from netrun.results import flags
 from netrun.results.store import utcnow
 from netrun.tools import get_tool
 from netrun.tools.iperf3.result import Iperf3Result
+from netrun.tools.load.tool import with_load
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -53,7 +54,7 @@ def build_sample(
         mtus = [frame_mtu(details.get("mtu"))]
     details.update(m.details if m else {})  # this repeat's own (path bytes, verdict)
     inner = details.get("overlay_mtu")
-    tool = get_tool(test.tool)
+    tool = with_load(get_tool(test.tool), test.options)  # load: its idle/loaded metrics
     protocol = str(test.options.get("protocol") or tool.protocol)
     r = m.result if m and isinstance(m.result, Iperf3Result) else None
     ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes
