@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core import metrics
-from netrun.report import headline, metric_table, overview, relay_latency
+from netrun.report import headline, load_table, metric_table, overview, relay_latency
 from netrun.report.plots import matrix
 from netrun.report.plots.figures import captions
 from netrun.report.summary import (
@@ -153,6 +153,16 @@ def _relay(page: Page) -> str:
     return "<h2>relay latency (one-way)</h2>\n" + _html_table(headers, rows, [""] * len(rows))
 
 
+def _load(page: Page) -> str:
+    """Latency idle vs under load, and what the load added (netrun.report.load_table)."""
+    found = load_table.rows(page.doc)
+    if not found:
+        return ""
+    return f"<h2>{html.escape(load_table.TITLE)}</h2>\n" + _html_table(
+        load_table.HEADERS, found, [""] * len(found)
+    )
+
+
 def _overlay_tax(page: Page) -> str:
     """Each mode's gap to bare metal on the same pair, split by cause with its evidence."""
     found = breakdowns(page.doc)
@@ -203,7 +213,7 @@ def _samples(page: Page) -> str:
 #: The page's sections, top to bottom: each renders its HTML from the Page ("" to skip).
 #: A new section is a function here and an entry in this list.
 SECTIONS: list[Callable[[Page], str]] = [
-    _head, _overview, _tables, _notes, _relay, _overlay_tax, _matrices, _plots, _samples,
+    _head, _overview, _tables, _notes, _load, _relay, _overlay_tax, _matrices, _plots, _samples,
 ]  # fmt: skip
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from tabulate import tabulate
 
 from netrun.history import baseline
-from netrun.report import metric_table, overlay_tax, relay_latency
+from netrun.report import load_table, metric_table, overlay_tax, relay_latency
 from netrun.report.plots import matrix
 from netrun.report.summary import (
     CSV_FIELDS,
@@ -78,6 +78,8 @@ def render_table(
     lines = [title(doc), table]
     if extra := metric_table.rows(doc):
         lines += ["", text_table(metric_table.HEADERS, extra)]
+    if loaded := load_table.rows(doc):  # latency idle vs under load
+        lines += ["", load_table.TITLE, text_table(load_table.HEADERS, loaded)]
     lines += notes(doc, summary_rows(doc, verdicts))
     for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
         lines += ["", head, text_table(cols, cells), *found]
@@ -95,6 +97,11 @@ def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None 
             more, headers=metric_table.HEADERS, tablefmt="github", disable_numparse=True
         )
         table += "\n\n" + more_table
+    if loaded := load_table.rows(doc):  # latency idle vs under load
+        grid = tabulate(
+            loaded, headers=load_table.HEADERS, tablefmt="github", disable_numparse=True
+        )
+        table += f"\n\n#### {load_table.TITLE}\n\n{grid}"
     extra = [f"- {line}" for line in notes(doc, summary_rows(doc, verdicts))]
     for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
         grid = tabulate(cells, headers=cols, tablefmt="github", disable_numparse=True)
@@ -130,6 +137,8 @@ def render_json(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = No
     out["overlay_tax"] = [found.to_dict() for found in breakdowns(doc)]
     if relayed := relay_latency.added(doc):  # what a TURN relay added to one-way latency
         out["relay_latency"] = [a.to_dict() for a in relayed]
+    if found := load_table.loaded(doc):  # latency idle vs under load
+        out["latency_under_load"] = [r.to_dict() for r in found]
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
