@@ -152,7 +152,7 @@ def measure(tool: Tool, mode: Placement, repeat: int) -> Measurement:
             "bidir_bps": list(result.bidir_bps) if result.bidir_bps else None,
         },
     }
-    for key in ("rtts_ms", "percentiles"):  # the phases keep theirs: no unsuffixed copy
+    for key in ("rtts_ms", "histogram_us", "per_instance"):  # each phase keeps its own
         details.pop(key, None)
     return Measurement(raw, (idle.result, loaded.result, result), details, metrics, why)
 
