@@ -59,9 +59,7 @@ def test_ping_under_a_bidirectional_load(
     assert sample["status"] == "ok", sample["error"]
     m = sample["metrics"]
     assert m["rtt_p50_ms_loaded"] > m["rtt_p50_ms_idle"] + 0.5, m  # the queue filled
-    assert m["latency_added_p50_ms"] == pytest.approx(
-        m["rtt_p50_ms_loaded"] - m["rtt_p50_ms_idle"]
-    )
+    assert m["latency_added_p50_ms"] == pytest.approx(m["rtt_p50_ms_loaded"] - m["rtt_p50_ms_idle"])
     assert m["latency_added_p99_ms"] is None  # 8 replies: no p99
     assert "100" in sample["details"]["unavailable"]["rtt_p99_ms_idle"]
     assert m["load_throughput_bps"] > 300e6  # both ways over 1 Gbit/s links
@@ -83,8 +81,10 @@ def test_a_load_that_cannot_start_fails_its_test_in_one_line(
     lab: LabHandle, tmp_path: Path, nothing_left: None
 ) -> None:
     fake = tmp_path / "iperf3"  # answers the probe's --version, fails as a server
-    fake.write_text('#!/bin/sh\ncase "$1" in -v|--version) exec iperf3 "$@";; esac\n'
-                    'echo "iperf3: error - unable to start listener: boom" >&2; exit 1\n')
+    fake.write_text(
+        '#!/bin/sh\ncase "$1" in -v|--version) exec iperf3 "$@";; esac\n'
+        'echo "iperf3: error - unable to start listener: boom" >&2; exit 1\n'
+    )
     fake.chmod(0o755)
     inv = write_inventory(tmp_path, lab, host_vars={"alpha": {"netrun_iperf3": str(fake)}})
     scen = write_scenario(tmp_path, [entry("rrul", tool="ping", count=3, interval=0.2,

@@ -78,8 +78,11 @@ def window(test: TestSpec) -> float:
     return float(o.get("duration") or 10)
 
 
-def added(tool: str, idle: Mapping[str, Any], loaded: Mapping[str, Any]) -> tuple[dict, dict]:
-    """latency_added_p50_ms / _p99_ms (loaded minus idle, in ms), and why either is null."""
+def added(
+    tool: str, idle: Measurement, loaded: Measurement
+) -> tuple[dict[str, float | None], dict[str, str]]:
+    """latency_added_p50_ms / _p99_ms (loaded minus idle, in ms), and why either is null
+    (the phase's own reason, e.g. too few replies for a p99)."""
     p50, p99, per_unit = load_spec.LATENCY.get(tool, (None, None, 1.0))
     values: dict[str, float | None] = {}
     why: dict[str, str] = {}
@@ -88,10 +91,11 @@ def added(tool: str, idle: Mapping[str, Any], loaded: Mapping[str, Any]) -> tupl
             values[name] = None
             why[name] = f"{tool} reports no such percentile (see its _idle and _loaded forms)"
             continue
-        a, b = idle.get(source), loaded.get(source)
+        a, b = idle.metrics.get(source), loaded.metrics.get(source)
         values[name] = None if a is None or b is None else (float(b) - float(a)) * per_unit
         if values[name] is None:
-            why[name] = f"{source} unavailable idle or loaded"
+            phase, m = ("idle", idle) if a is None else ("loaded", loaded)
+            why[name] = f"{source} {phase}: {m.unavailable.get(source, 'not reported')}"
     return values, why
 
 
@@ -131,7 +135,7 @@ def measure(tool: Tool, mode: Placement, repeat: int) -> Measurement:
             metrics[f"{x.name}_{phase}"] = m.metrics.get(x.name)
             if x.name in m.unavailable:
                 why[f"{x.name}_{phase}"] = m.unavailable[x.name]
-    values, reasons = added(tool.name, idle.metrics, loaded.metrics)
+    values, reasons = added(tool.name, idle, loaded)
     metrics.update(values)
     why.update(reasons)
     metrics["load_throughput_bps"] = result.receiver_bps
