@@ -11,21 +11,26 @@ that queue, so ping's loaded median sits milliseconds above its idle one.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from netrun.lab import netperf as lab_netperf
-from tests.integration.conftest import LabHandle
+from tests.integration.conftest import LabHandle, lab_iperf3_pids
 from tests.integration.helpers import (
     assert_nothing_left,
     entry,
     lab_containers,
     load_results,
+    netrun_process,
     only_test,
+    run_dirs,
     run_netrun,
+    wait_for,
     write_inventory,
     write_scenario,
 )
@@ -94,6 +99,22 @@ def test_a_load_that_cannot_start_fails_its_test_in_one_line(
     error = only_test(load_results(tmp_path / "out"), "rrul")["error"]
     assert error.startswith("load flow bravo -> alpha: ") and "boom" in error, error
     assert "\n" not in error
+
+
+def test_ctrl_c_under_load_stops_the_load(lab: LabHandle, tmp_path: Path) -> None:
+    """Ctrl-C while the loaded phase runs: the load's iperf3 ends are stopped on the hosts
+    and the run folder is swept."""
+    scen = write_scenario(tmp_path, [entry("long", tool="ping", count=60, interval=0.2,
+                                           load=True)])  # fmt: skip
+    args = [scen, "-i", write_inventory(tmp_path, lab), "-q", "--no-history", "-o", "out"]
+    with netrun_process(args, cwd=tmp_path) as proc:
+        assert wait_for(lambda: len(lab_iperf3_pids(lab)) >= 2, 60), "the load never started"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _out, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert_nothing_left(lab, tmp_path / "out")
+    assert run_dirs(load_results(tmp_path / "out")["run_id"]) == []
 
 
 @pytest.mark.skipif(lab_netperf.cached() is None, reason="no netperf build in the lab's cache")
