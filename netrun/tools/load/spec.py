@@ -3,7 +3,7 @@
 ``load: true`` (or ``{}``) is 4 TCP streams up, client to server, like one direction of
 flent's RRUL; a mapping sets ``streams``, ``direction`` (up: the test's client sends, as the
 test's own probes go; down: iperf3 -R; both: --bidir), ``protocol`` (tcp, udp) and
-``bitrate`` (iperf3 -b; a UDP load without one sends iperf3's 1 Mbit/s default, which loads
+``bitrate`` (iperf3 -b, per stream; a UDP load without one sends iperf3's 1 Mbit/s default, which loads
 nothing, so it is required there). Each bad key is its own line (``problems``), naming the
 key and the fix; the option's own check only sees the shape.
 
@@ -59,7 +59,7 @@ OPTION = Option(
     (bool, dict),
     None,
     "a bulk iperf3 flow on the same pair while the latency is measured a second time: "
-    "true, or {streams: 4, direction: up|down|both, protocol: tcp|udp, bitrate}",
+    "true, or {streams: 4, direction: up|down|both, protocol: tcp|udp, bitrate (per stream)}",
     nullable=True,
     check=expecting("true, false or a mapping {streams, direction, protocol, bitrate}", _shape),
 )
