@@ -3,9 +3,9 @@
 ``load: true`` (or ``{}``) is 4 TCP streams up, client to server, like one direction of
 flent's RRUL; a mapping sets ``streams``, ``direction`` (up: the test's client sends, as the
 test's own probes go; down: iperf3 -R; both: --bidir), ``protocol`` (tcp, udp) and
-``bitrate`` (iperf3 -b, per stream; a UDP load without one sends iperf3's 1 Mbit/s default, which loads
-nothing, so it is required there). Each bad key is its own line (``problems``), naming the
-key and the fix; the option's own check only sees the shape.
+``bitrate`` (iperf3 -b, per stream; a UDP load without one sends iperf3's 1 Mbit/s
+default, which loads nothing, so it is required there). Each bad key is its own line
+(``problems``), naming the key and the fix; the option's own check only sees the shape.
 
 ``LATENCY`` says which of a tool's metrics are its median and p99, and in which unit, so
 the added latency is in ms whatever the tool's unit. Kept here, by tool name, so this
