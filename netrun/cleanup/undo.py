@@ -183,20 +183,30 @@ def sweep_script(folder_var: str = '"$d"') -> str:
     )
 
 
-def kill_recorded(pidfile: str, grace: float = 2) -> str:
+def kill_recorded(pidfile: str, grace: float = 2, *, group: bool = False) -> str:
     """An undo that stops the process whose pid, kernel start time and boot id were saved
     in ``pidfile`` (``pid start boot``; files of older versions lack the boot): a pid
     reused by another process, one of another boot, or one in another network namespace
-    (another host on this kernel: netrun.hosts.proc.here) is left alone."""
+    (another host on this kernel: netrun.hosts.proc.here) is left alone.
+
+    With ``group``, the whole process group that pid leads is stopped too (a server whose
+    forked children serve on when it is killed, started under ``timeout``, which leads its
+    own group): signalled with it, and killed after the grace if anything of it is left.
+    The group is named as ``kill -s SIG -- -PGID``, the form dash's kill also takes (it
+    refuses ``kill -TERM -- -PGID``, and a record runs under ``sh``)."""
     f = shlex.quote(pidfile)
+    signal = 'kill -s TERM -- "-$p" 2>/dev/null; ' if group else ""
+    signal += 'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
+    last = 'kill -s KILL -- "-$p" 2>/dev/null; ' if group else ""
     return (
         f"set -- $(cat {f} 2>/dev/null); p=$1; st=$2; nrb=$3; "
         '[ -n "$p" ] && [ -n "$st" ] || exit 0; '
         f'[ -z "$nrb" ] || [ "$nrb" = "$({proc.READ_BOOT_ID})" ] || exit 0; '
         f"{proc.here()} || exit 0; "
         f'[ "$({proc.start_time()})" = "$st" ] || exit 0; '
-        'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
+        + signal
         + proc.wait_gone(grace, then_kill="-KILL")
+        + last
         + "true"
     )
 

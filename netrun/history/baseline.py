@@ -100,15 +100,34 @@ def _tool_version(samples: Sequence[Mapping[str, Any]]) -> str | None:
     return None
 
 
+def release_change(
+    current: Sequence[Mapping[str, Any]], baseline: Sequence[Mapping[str, Any]]
+) -> tuple[str, str] | None:
+    """(the baseline's, the current) iperf3 release, when two tests ran different ones."""
+    now, before = _tool_version(current), _tool_version(baseline)
+    if now is None or before is None or now == before:
+        return None
+    return before, now
+
+
+def told(change: tuple[str, str] | None) -> set[context.Told]:
+    """The host-context change a release note names already (each host's "iperf3 version"
+    from the same release to the same one): a verdict or a report says it once."""
+    if change is None:
+        return set()
+    return {(context.version_label("iperf3"), *change)}
+
+
 def tool_version_change(
     current: Sequence[Mapping[str, Any]], baseline: Sequence[Mapping[str, Any]]
 ) -> tuple[str | None, str | None]:
     """(why the two are incomparable, a note to show beside the verdict) for the iperf3
     releases two tests ran: ``-P`` above 1 across 3.15 and 3.16 (its streams run in threads
     from 3.16, netrun.tools.iperf3.versions) is incomparable; any other change is a note."""
-    now, before = _tool_version(current), _tool_version(baseline)
-    if now is None or before is None or now == before:
+    change = release_change(current, baseline)
+    if change is None:
         return None, None
+    before, now = change
     first = current[0] if current else {}
     options = first.get("options") if isinstance(first.get("options"), Mapping) else {}
     streams = (options or {}).get("streams") or 1
@@ -127,14 +146,22 @@ RELEASE_NOTE = "iperf3 {now} (baseline {before})"
 _RELEASE_NOTE = re.compile(r"iperf3 (\S+) \(baseline (\S+)\)")
 
 
+def _released(base: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """test -> (the baseline's, the current) iperf3 release its stored verdict names."""
+    out: dict[str, tuple[str, str]] = {}
+    for v in base.get("verdicts") or ():
+        found = _RELEASE_NOTE.search(str(v.get("detail") or "")) if isinstance(v, Mapping) else None
+        if found:
+            out[str(v.get("test"))] = (found[2], found[1])
+    return out
+
+
 def release_notes(base: Mapping[str, Any]) -> list[str]:
     """A line per iperf3 release change the stored verdicts name (tool_version_change),
     with the tests it concerns: what the table's verdicts were measured with."""
     tests: dict[tuple[str, str], list[str]] = {}
-    for v in base.get("verdicts") or ():
-        found = _RELEASE_NOTE.search(str(v.get("detail") or "")) if isinstance(v, Mapping) else None
-        if found:
-            tests.setdefault((found[2], found[1]), []).append(str(v.get("test")))
+    for test, change in _released(base).items():
+        tests.setdefault(change, []).append(test)
     return [
         f"iperf3 changed since the baseline: {before} -> {now} ({', '.join(names)})"
         for (before, now), names in tests.items()
@@ -356,7 +383,9 @@ def describe(doc: Mapping[str, Any]) -> list[str]:
     tag = f", tag {doc['tag']}" if doc.get("tag") else ""
     line = f"baseline{spec}: run {base.get('run_id')} of {base.get('started')}{tag}"
     # what the verdicts were measured with: an iperf3 release change, the hosts' context
-    return [line, *release_notes(base), *context.baseline_lines(doc)]
+    # (less the release change, named once)
+    said = {test: told(change) for test, change in _released(base).items()}
+    return [line, *release_notes(base), *context.baseline_lines(doc, told=said)]
 
 
 def identity(doc: Mapping[str, Any]) -> dict[str, Any]:

@@ -312,11 +312,13 @@ def compare(
     baseline = samples_by_test(baseline_doc)
     declared = metrics.declared(current_doc)
     out: list[Verdict] = []
+    said: dict[str, set[context.Told]] = {}  # test -> what its verdict names of its hosts
     for name, samples in samples_by_test(current_doc).items():
         tol = tolerances if isinstance(tolerances, Tolerances) else tolerances(name)
         if name not in baseline:
             out.append(Verdict(name, "new", None, "not in the baseline run"))
             continue
+        said[name] = baselines.told(baselines.release_change(samples, baseline[name]))
         if differs := baselines.differences(samples, baseline[name]):
             detail = "not compared: " + "; ".join(differs)
             out.append(Verdict(name, "incomparable", None, detail))
@@ -325,9 +327,14 @@ def compare(
         if note := baselines.tool_version_change(samples, baseline[name])[1]:
             verdict = replace(verdict, detail=f"{verdict.detail}; {note}")
         out.append(verdict)
-    # each verdict names what changed on its hosts since the baseline (kernel, sysctls...)
+    # each verdict names what changed on its hosts since the baseline (kernel, sysctls...),
+    # but not an iperf3 release change its own note (or incomparability) names already
     return [
-        replace(v, detail=v.detail + context.verdict_note(current_doc, baseline_doc, v.test))
+        replace(
+            v,
+            detail=v.detail
+            + context.verdict_note(current_doc, baseline_doc, v.test, said.get(v.test, ())),
+        )
         for v in out
     ]
 

@@ -20,12 +20,12 @@ from typing import Any
 
 from netrun.core import metrics
 from netrun.report import headline, load_table, metric_table, overview, relay_latency
+from netrun.report.notes import notes
 from netrun.report.plots import matrix
 from netrun.report.plots.figures import captions
 from netrun.report.summary import (
     REGRESSED,
     VerdictLike,
-    notes,
     summary_rows,
     table_rows,
     title,

@@ -17,6 +17,7 @@ from tabulate import tabulate
 
 from netrun.history import baseline
 from netrun.report import load_table, metric_table, overlay_tax, relay_latency
+from netrun.report.notes import notes
 from netrun.report.plots import matrix
 from netrun.report.summary import (
     CSV_FIELDS,
@@ -31,7 +32,6 @@ from netrun.report.summary import (
     drop,
     group_samples,
     is_regression,
-    notes,
     shows_bare,
     summarize,
     summary_rows,

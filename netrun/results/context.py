@@ -20,7 +20,7 @@ whole group one run could not read (no ethtool then, ethtool now) is one change.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,9 @@ GROUPS: dict[str, str] = {"sysctl": "", "offloads": "offload ", "rings": "ring "
 UNAVAILABLE = "unavailable"
 #: How many changes a verdict names before "and N more".
 SHOWN = 4
+#: A change another note already names, as (label, before, after): a verdict's iperf3
+#: release note names ("iperf3 version", "3.12", "3.16") of its hosts' contexts.
+Told = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -71,8 +74,13 @@ def of_doc(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _label(group: str, key: str) -> str:
     if group == "tools":
-        return f"{key} version"
+        return version_label(key)
     return GROUPS[group] + key
+
+
+def version_label(tool: str) -> str:
+    """The label of a tool's version in a context ("iperf3 version")."""
+    return f"{tool} version"
 
 
 def flat(context: Mapping[str, Any]) -> dict[str, str]:
@@ -140,9 +148,18 @@ def hosts_of_test(doc: Mapping[str, Any], test: str) -> list[str]:
     return []
 
 
-def verdict_note(current: Mapping[str, Any], baseline: Mapping[str, Any], test: str) -> str:
-    """What a verdict on ``test`` adds: "; context changed: alpha: kernel X -> Y", else ""."""
-    found = changes(baseline, current, hosts_of_test(current, test))
+def untold(found: Sequence[Change], told: Collection[Told]) -> list[Change]:
+    """``found`` less the changes another note names already (the same field, from the
+    same value to the same value): said once, where it is said best."""
+    return [c for c in found if (c.label, c.before, c.after) not in told]
+
+
+def verdict_note(
+    current: Mapping[str, Any], baseline: Mapping[str, Any], test: str, told: Collection[Told] = ()
+) -> str:
+    """What a verdict on ``test`` adds: "; context changed: alpha: kernel X -> Y", else "";
+    the changes in ``told`` (the verdict names them already) left out."""
+    found = untold(changes(baseline, current, hosts_of_test(current, test)), told)
     return f"; context changed: {summary(found)}" if found else ""
 
 
@@ -151,9 +168,12 @@ def records(found: Sequence[Change]) -> list[dict[str, str]]:
     return [{"host": c.host, "field": c.label, "before": c.before, "after": c.after} for c in found]
 
 
-def baseline_lines(doc: Mapping[str, Any], shown: int = 10) -> list[str]:
+def baseline_lines(
+    doc: Mapping[str, Any], shown: int = 10, told: Mapping[str, Collection[Told]] | None = None
+) -> list[str]:
     """The report lines under a baseline comparison: one per test whose hosts' context
-    changed since the baseline, "tcp: regressed; alpha: kernel 6.1.0-26 -> 6.1.0-27"."""
+    changed since the baseline, "tcp: regressed; alpha: kernel 6.1.0-26 -> 6.1.0-27";
+    ``told``: test -> the changes another line names already for it (left out here)."""
     base = doc.get("baseline")
     if not isinstance(base, Mapping):
         return []
@@ -171,6 +191,7 @@ def baseline_lines(doc: Mapping[str, Any], shown: int = 10) -> list[str]:
             continue
         hosts = hosts_of_test(doc, str(verdict.get("test")))
         mine = [c for h in dict.fromkeys(hosts) for c in found if c.host == h]
+        mine = untold(mine, (told or {}).get(str(verdict.get("test")), ()))
         if mine:
             lines.append(f"{verdict.get('test')}: {verdict.get('verdict')}; {summary(mine)}")
     more = len(lines) - shown

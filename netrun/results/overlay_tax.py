@@ -34,8 +34,6 @@ from netrun.results.stats import samples_by_test
 BARE = "baremetal"
 #: Options two tests must share to be compared (the mode's own options may differ).
 SHAPE = ("protocol", "streams", "reverse", "bidir", "bitrate", "length", "window", "mtu")
-#: A core this busy (percent) is saturated: the test may be the CPU's, not the network's.
-SATURATED_PCT = CORE_SATURATED_PCT
 #: A mode's CPU cost per Gbit this many times bare metal's is "more CPU per byte".
 COSTLIER = 1.10
 #: Retransmits this many times bare metal's (and at least MIN_RETRANSMITS) are "more".
@@ -180,7 +178,7 @@ def _cpu(bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], r
     evidence = "; ".join([*said, f"softirq {', '.join(softirq)}"] if softirq else said)
     if any(_details(s).get("cpu_shared_kernel") for s in mode):
         evidence += "; both ends share one kernel: these are the machine's cores"
-    if pct >= SATURATED_PCT and not (busy_b and busy_b[1] >= SATURATED_PCT):
+    if pct >= CORE_SATURATED_PCT and not (busy_b and busy_b[1] >= CORE_SATURATED_PCT):
         return Part("cpu", max(rest, 0.0), f"a core saturated: {evidence}")
     return Part("cpu", None, f"no core saturated: {evidence}")
 

@@ -1,4 +1,4 @@
-"""Saving a run: every raw iperf3 output as it arrives, and results.json after each test.
+"""Saving a run: every raw tool output as it arrives, and results.json after each test.
 
 Results are saved raw and rendered separately (see netrun.report.render); results.json is the
 contract scripts and cron read, so it is always rewritten whole through a temp file and a
@@ -123,9 +123,14 @@ class ResultsDir:
             return False
         return True
 
-    def save_raw(self, test: str, repeat: int, text: str) -> str | None:
-        """Save one raw iperf3 output; its path relative to the run folder (None: not saved)."""
-        rel = f"raw/{safe_name(test)}.r{repeat}.json"
+    def save_raw(self, test: str, repeat: int, text: str, suffix: str) -> str | None:
+        """Save one repeat's raw tool output as ``raw/<test>.r<repeat><suffix>`` (the
+        suffix says what it holds: .json, .txt); its path relative to the run folder, as
+        the sample's ``raw`` records it (None: not saved).
+
+        Readers follow the sample's ``raw``, never a name made up again: runs saved before
+        the suffix said what a file holds named every raw file .json, and stay readable."""
+        rel = f"raw/{safe_name(test)}.r{repeat}{suffix}"
         return rel if self._write(self.path / rel, text) else None
 
     def save(self, doc: dict[str, Any]) -> Path:

@@ -328,7 +328,11 @@ class Run(Fleet):
         except Cancelled:
             raise  # the test records it as interrupted
         except ToolError as exc:
-            raw = self.out.save_raw(test.name, repeat, exc.output) if exc.output else None
+            raw = (
+                self.out.save_raw(test.name, repeat, exc.output, tool.raw_suffix)
+                if exc.output
+                else None
+            )
             self._record(test, repeat, None, error=str(exc), mode=mode, raw=raw, started=started)
             self.progress(f"{label}: FAILED {exc}")
             return
@@ -336,7 +340,7 @@ class Run(Fleet):
             self._record(test, repeat, None, error=str(exc), mode=mode, started=started)
             self.progress(f"{label}: FAILED {exc}")
             return
-        raw = self.out.save_raw(test.name, repeat, m.raw)
+        raw = self.out.save_raw(test.name, repeat, m.raw, tool.raw_suffix)
         rec = self._record(test, repeat, m, mode=mode, raw=raw, started=started)
         flag = ""
         if rec["details"].get("accelerated") is False:

@@ -55,13 +55,14 @@ def build_sample(
     details.update(m.details if m else {})  # this repeat's own (path bytes, verdict)
     inner = details.get("overlay_mtu")
     tool = with_load(get_tool(test.tool), test.options)  # load: its idle/loaded metrics
-    protocol = str(test.options.get("protocol") or tool.protocol)
+    protocol = tool.protocol_for(test.options)
     r = m.result if m and isinstance(m.result, Iperf3Result) else None
     ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes
     if protocol in ("tcp", "udp"):
         mtu = min(mtus) if mtus else None
         ceiling = ceiling_of(test.options, r, speed, mtu, inner, protocol)
     metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in tool.metrics}
+    top = top_level(r, metrics, tool.top_level)
     if m:
         why = {k: v for k, v in m.unavailable.items() if metrics.get(k) is None}
         missing = {k: f"not reported by {tool.name}" for k, v in metrics.items() if v is None}
@@ -79,12 +80,7 @@ def build_sample(
         "status": "ok" if m else "failed",
         "error": None if m else (error or "failed"),
         "metrics": metrics,
-        "throughput_bps": r.receiver_bps if r else None,
-        "sender_bps": r.sender_bps if r else None,
-        "retransmits": r.retransmits if r else None,
-        "cpu_client_pct": r.cpu_client_pct if r else None,
-        "cpu_server_pct": r.cpu_server_pct if r else None,
-        "jitter_ms": r.jitter_ms if r else None,
+        **top,
         "lost_percent": metrics.get("lost_percent"),
         "lost_packets": r.lost_packets if r else None,
         "packets": r.packets if r else None,
@@ -112,6 +108,27 @@ def build_sample(
     rec["direction"] = flags.direction(rec)
     rec["flags"] = flags.of_sample(rec)
     return rec
+
+
+#: The schema 1 figures a sample carries at its top level (besides ``lost_percent``, every
+#: tool's own metric of that name), in results.json's order.
+TOP_LEVEL = ("throughput_bps", "sender_bps", "retransmits", "cpu_client_pct",
+             "cpu_server_pct", "jitter_ms")  # fmt: skip
+
+
+def top_level(
+    r: Iperf3Result | None, metrics: Mapping[str, float | None], names: tuple[str, ...]
+) -> dict[str, float | None]:
+    """The sample's top-level figures: an iperf3 result's own, else the tool's metrics of
+    those names it declares to mean the same (Tool.top_level), else None: a figure of
+    another side or kind never fills one (netperf's throughput is not a sender_bps)."""
+    if r is not None:
+        return {
+            "throughput_bps": r.receiver_bps, "sender_bps": r.sender_bps,
+            "retransmits": r.retransmits, "cpu_client_pct": r.cpu_client_pct,
+            "cpu_server_pct": r.cpu_server_pct, "jitter_ms": r.jitter_ms,
+        }  # fmt: skip
+    return {name: metrics.get(name) if name in names else None for name in TOP_LEVEL}
 
 
 def tool_version(test: TestSpec, r: Iperf3Result | None, facts: Mapping[str, Any]) -> str | None:

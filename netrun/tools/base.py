@@ -73,6 +73,17 @@ class Tool:
     describe: Callable[[TestSpec], str]
     #: results.json's ``protocol`` for a test that has no protocol option.
     protocol: str = ""
+    #: A test's ``protocol`` from its options, where it is set by another option (netperf:
+    #: its ``test:``); None: the ``protocol`` above.
+    protocol_of: Callable[[Mapping[str, Any]], str] | None = None
+    #: Metrics of this tool that a sample also carries as its top-level field of the same
+    #: name (a schema 1 field: netrun.core.metrics.SCHEMA1_METRICS), because they measure
+    #: what that field means: ``throughput_bps`` is the rate the receiver got. iperf3's
+    #: come from its result; a tool names only figures of the same side and kind.
+    top_level: tuple[str, ...] = ()
+    #: The name ending of a repeat's raw file (netrun.results.store.ResultsDir.save_raw),
+    #: saying what it holds: ``.json`` for iperf3's -J output, ``.txt`` for a text report.
+    raw_suffix: str = ".txt"
     #: Problems between options (each "key must ..."), after each option passed its own check.
     check: Callable[[Mapping[str, Any]], list[str]] | None = None
     #: role -> programs it runs on the hosts themselves, where a mode runs the tool there
@@ -83,6 +94,15 @@ class Tool:
     refuse: Callable[[Mapping[str, Any], Sequence[tuple[str, str | None]]], str | None] | None = (
         None
     )
+
+    def protocol_for(self, options: Mapping[str, Any]) -> str:
+        """results.json's ``protocol`` of a test run with ``options``: its protocol option,
+        else what the tool's ``protocol_of`` derives from them, else the tool's ``protocol``."""
+        if options.get("protocol"):
+            return str(options["protocol"])
+        if self.protocol_of is not None:
+            return self.protocol_of(options)
+        return self.protocol
 
     def headline(self) -> Metric:
         """The metric a progress line and a verdict's delta are about (the first declared)."""

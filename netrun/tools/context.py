@@ -72,7 +72,7 @@ if [ -n "$ctx_if" ]; then
     else echo '==netrun:ctx-qdisc=='; echo NETRUN_MISSING; fi
 fi
 echo '==netrun:ctx-sysctl=='
-grep -H '' $ctx_sysctls 2>/dev/null
+grep -H '' $ctx_sysctl_paths 2>/dev/null
 """
 
 
@@ -86,7 +86,7 @@ def context_script(tools: Mapping[str, str], iface: str | None = None) -> str:
         # one grep prints every sysctl as path:value, not a process or two per sysctl
         # (the probe pays for each it starts; sh's read cannot read most of /proc/sys: an
         # integer sysctl answers a read past its first byte with EOF)
-        f"ctx_sysctls={q(' '.join(SYSCTL_ROOT + k.replace('.', '/') for k in SYSCTLS))}",
+        f"ctx_sysctl_paths={q(' '.join(SYSCTL_ROOT + k.replace('.', '/') for k in SYSCTLS))}",
     ]
     lines = []
     for tool, exe in tools.items():

@@ -94,13 +94,21 @@ def test_tcp_rr_percentiles_and_two_instances_pooled(inventory: Path, tmp_path: 
         entry("rr", tool="netperf", duration=2),
         entry("rr2", tool="netperf", duration=2, instances=2, request_size=64,
               response_size=64),
+        entry("stream", tool="netperf", test="TCP_STREAM", duration=2),
     ])  # fmt: skip
     res = netrun(tmp_path, scen, "-i", inventory)
     assert res.returncode == 0, res.stderr
     doc = load_results(tmp_path / "out")
     rr, rr2 = only_test(doc, "rr"), only_test(doc, "rr2")
+    stream = only_test(doc, "stream")  # netserver's received rate: the receiver's figure
+    assert stream["status"] == "ok", stream["error"]
+    assert stream["protocol"] == "tcp" and stream["raw"].endswith(".txt")
+    assert stream["throughput_bps"] == stream["metrics"]["throughput_bps"] > 0
+    assert stream["sender_bps"] is None
     for sample in (rr, rr2):
         assert sample["status"] == "ok", sample["error"]
+        assert sample["protocol"] == "tcp" and sample["raw"].endswith(".txt")
+        assert sample["throughput_bps"] is None
         m = sample["metrics"]
         assert m["transactions_per_s"] > 100
         values = [m[name] for name in PERCENTILES]

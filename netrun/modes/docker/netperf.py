@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from netrun.modes.docker import pathbytes
 from netrun.tools import docker as dk
 from netrun.tools.netperf import command
 from netrun.tools.netperf import tool as netperf_tool
@@ -42,19 +43,30 @@ def server_args(port: int) -> tuple[str, list[str]]:
     return "sh", ["-c", SERVER, str(int(port))]
 
 
-def measure(mode: ContainerMode, repeat: int) -> tuple[list[Instance], str, dict[str, Any]]:
-    """One repeat from the client container to the server container's netserver."""
+def measure(
+    mode: ContainerMode, repeat: int, ports: list[int] | None = None
+) -> tuple[list[Instance], str, dict[str, Any]]:
+    """One repeat from the client container to the server container's netserver;
+    ``ports``: each process's data port (command.instances_script), else netserver's choice."""
     assert mode.server_ip is not None
     port = int(mode.value("port"))
     argv = netperf_tool.client_argv(mode, mode.server_ip, port, "netperf")
     count = int(mode.test.value("instances"))
     deadline = netperf_tool.deadline(mode.test)
     script = command.instances_script(
-        argv, count, deadline, f"{OUT_PREFIX}-r{repeat}", minimal=True
+        argv, count, deadline, f"{OUT_PREFIX}-r{repeat}", minimal=True, ports=ports
     )
     cmd = dk.exec_command(mode.names["client"], ["sh", "-c", script], mode.docker(mode.client))
-    res = mode.client.run(cmd, timeout=deadline + 20, check=False)
+    # the path-bytes modes read the client end's counters around it, in its round trip
+    sent = pathbytes.wrap(cmd, mode.pids.get("client")) if mode.counts_path else cmd
+    res = mode.client.run(sent, timeout=deadline + 20, check=False)
+    if mode.counts_path:
+        res, before, after = pathbytes.unwrap(res)
+        mode.counters.update(client_before=before, client_after=after)
     found, raw = netperf_tool.results_of(
         res.stdout, res.stdout + res.stderr, count, mode.client.name, deadline
     )
-    return found, raw, {"target": f"{mode.server_ip}:{port}", "server_ip": mode.server_ip}
+    extra: dict[str, Any] = {"target": f"{mode.server_ip}:{port}", "server_ip": mode.server_ip}
+    if ports:
+        extra["data_ports"] = list(ports)
+    return found, raw, extra

@@ -31,9 +31,11 @@ from netrun.modes.docker import pathbytes
 from netrun.modes.docker.flannel import OPTIONS as FLANNEL_OPTIONS
 from netrun.modes.docker.flannel import PATH_RE
 from netrun.modes.docker.mode import DockerMode
+from netrun.modes.freeflow import netperf as ff_netperf
 from netrun.modes.freeflow import router
 from netrun.tools import docker as dk
 from netrun.tools.iperf3.result import Iperf3Result
+from netrun.tools.netperf.parse import Instance
 
 LIBRARY = "libfsocket.so"
 #: What iperf3 reports under FreeFlow but cannot know: it reads TCP_INFO with getsockopt on
@@ -211,6 +213,24 @@ class FreeFlow(DockerMode):
                 "loaded in the container, so this would measure plain Docker; check "
                 "freeflow_dir and the router"
             )
+
+    def setup(self) -> None:
+        """Refuses, before any container starts, a netperf test FreeFlow cannot carry
+        (netrun.modes.freeflow.netperf)."""
+        if self.test.tool == "netperf":
+            why = ff_netperf.refusal(str(self.test.value("test")))
+            if why:
+                raise ModeError(why)
+        super().setup()
+
+    def measure_netperf(self, repeat: int) -> tuple[list[Instance], str, dict[str, Any]]:
+        """tool: netperf with its data ports named and the path check around it
+        (netrun.modes.freeflow.netperf)."""
+        self.repeat = repeat
+        self.healthy = False
+        found = ff_netperf.measure(self, repeat)
+        self.healthy = True
+        return found
 
     def measure(self, repeat: int) -> Measurement:
         """The measurement, with the counters that prove (or refute) acceleration."""

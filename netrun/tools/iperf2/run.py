@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from netrun.cleanup import undo
 from netrun.errors import HostError
 from netrun.hosts import proc
+from netrun.tools import ports
 from netrun.tools.iperf2 import parse as iperf2
 
 if TYPE_CHECKING:
@@ -47,25 +48,16 @@ def binary(host: Host) -> str:
     return str(host.vars.get("netrun_iperf2") or "iperf")
 
 
-def port_holder_script(port: int) -> str:
-    """sh printing ``NETRUN_HOLDER <what>`` for a UDP socket bound to ``port``, if any."""
-    return (
-        f"h=$(ss -Hlnup 'sport = :{int(port)}' 2>/dev/null | head -n 1); "
-        '[ -z "$h" ] || echo "NETRUN_HOLDER $h"; true'
-    )
-
-
 def start_server(mode: Placement, host: Host, address: str, port: int, tag: str) -> Server:
     """The iperf2 UDP server on ``address:port``; HostError naming the port and the fix."""
     workdir = mode.ctx.workdir(host)
     out, pidfile = f"{workdir}/iperf2-{tag}.out", f"{workdir}/iperf2-{tag}.pid"
-    held = host.run(port_holder_script(port), timeout=15, check=False).stdout
-    if "NETRUN_HOLDER" in held:
-        holder = held.split("NETRUN_HOLDER", 1)[1].strip()
-        users = holder.split("users:", 1)[1] if "users:" in holder else "another program"
+    held = host.run(ports.holder_script(port, "udp"), timeout=15, check=False).stdout
+    users = ports.holder(held)
+    if users is not None:
         raise HostError(
             host.name,
-            f"UDP port {port} on {host.name} is in use by {users[:120]}: stop it or set "
+            f"UDP port {port} on {host.name} is in use by {users}: stop it or set "
             "port: to a free one (iperf2 would share it and lose the traffic)",
         )
     argv = [binary(host), *iperf2.server_command(port, address)[1:]]

@@ -224,6 +224,7 @@ TOOL = Tool(
     measure=measure,
     describe=describe,
     protocol="tcp",
+    raw_suffix=".json",  # iperf3 -J
     check=check,
     refuse=iperf3_options.refuse,
 )

@@ -186,6 +186,7 @@ def with_load(tool: Tool, options: Mapping[str, Any]) -> Tool:
         measure=lambda mode, repeat: measure(tool, mode, repeat),
         describe=describe,
         needs=needs,
+        raw_suffix=".json",  # one JSON document: idle, loaded, the load's iperf3 JSON
     )
 
 

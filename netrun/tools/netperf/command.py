@@ -13,6 +13,9 @@ from netrun.tools.netperf.parse import FIELDS, MARK
 #: The tests netrun runs; the request/response ones report latency.
 TESTS = ("TCP_RR", "UDP_RR", "TCP_CRR", "TCP_STREAM")
 RR_TESTS = ("TCP_RR", "UDP_RR", "TCP_CRR")
+DEFAULT_TEST = "TCP_RR"
+#: The transport each test runs over (results.json's ``protocol``; netperf's PROTOCOL).
+PROTOCOLS = {"TCP_RR": "tcp", "UDP_RR": "udp", "TCP_CRR": "tcp", "TCP_STREAM": "tcp"}
 DEFAULT_PORT = 12865  # netserver's own default control port
 #: Seconds a netperf process may outlive its test length (control setup, results).
 SLACK = 15
@@ -40,21 +43,37 @@ def client_command(
     return [*argv, "-o", ",".join(FIELDS)]
 
 
+def data_ports(control_port: int, instances: int) -> list[int]:
+    """One netserver data port per process, beside the control port (above it, or below
+    it when the ports above run out)."""
+    base = control_port + 1 if control_port + instances <= 65535 else control_port - instances
+    return [base + i for i in range(instances)]
+
+
 def instances_script(
-    argv: list[str], instances: int, deadline: float, out_prefix: str, *, minimal: bool = False
+    argv: list[str],
+    instances: int,
+    deadline: float,
+    out_prefix: str,
+    *,
+    minimal: bool = False,
+    ports: list[int] | None = None,
 ) -> str:
     """sh starting ``instances`` copies of ``argv`` at once, each into its own file, then
     printing each one's part as ``MARK <i> rc <exit code>`` and its output (parse.split).
 
     ``minimal``: for a container image with only sh and cat besides netperf: no folder made,
     no ``timeout`` (the container's own time bound ends it) and no file removed (the
-    container goes)."""
+    container goes). ``ports``: each process's netserver data port (``-P ,PORT``, which
+    makes netserver bind its data socket before listening; data_ports), else netserver's
+    own choice."""
     q = shlex.quote
-    bounded = shlex.join(argv if minimal else ["timeout", "-k", "5", f"{deadline:g}", *argv])
     lines = [f"prefix={q(out_prefix)}"]
     if not minimal:
         lines.append('mkdir -p "$(dirname "$prefix")" || exit 1')
     for i in range(instances):
+        one = [*argv, "-P", f",{ports[i]}"] if ports else argv
+        bounded = shlex.join(one if minimal else ["timeout", "-k", "5", f"{deadline:g}", *one])
         lines.append(f'{bounded} >"$prefix.{i}" 2>&1 </dev/null & p{i}=$!')
     for i in range(instances):
         lines.append(f'wait "$p{i}"; r{i}=$?')

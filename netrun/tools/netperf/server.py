@@ -1,11 +1,11 @@
 """netserver for one repeat: its port checked free, started with an undo record, stopped.
 
 netserver forks a child per test, and the child serves on when its parent is killed: so it
-runs under ``timeout`` (which leads its own process group) and is stopped by group, after
-the same identity checks as netrun.cleanup.undo.kill_recorded (pid, start time, boot,
-network namespace). The record is written before the start, so a SIGKILLed run's netserver
-is stopped by the next run's sweep or ``netrun cleanup``; the ``timeout`` ends it anyway
-once the test's deadline is past.
+runs under ``timeout`` (which leads its own process group) and is stopped by group
+(netrun.cleanup.undo.kill_recorded with ``group``, after its identity checks: pid, start
+time, boot, network namespace). The record is written before the start, so a SIGKILLed
+run's netserver is stopped by the next run's sweep or ``netrun cleanup``; the ``timeout``
+ends it anyway once the test's deadline is past.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from netrun.cleanup import undo
 from netrun.hosts import proc
+from netrun.tools import ports
 from netrun.tools.netperf.parse import NetperfError
 
 if TYPE_CHECKING:
@@ -51,30 +52,6 @@ def netserver(host: Host) -> str:
     return str(host.vars.get("netrun_netserver") or "netserver")
 
 
-def stop_script(pidfile: str, grace: float = 2) -> str:
-    """sh stopping the process group led by the pid in ``pidfile`` (netserver, its test
-    children and the ``timeout`` above them), if that pid is still what was started."""
-    f = shlex.quote(pidfile)
-    return (
-        f"set -- $(cat {f} 2>/dev/null); p=$1; st=$2; nrb=$3; "
-        '[ -n "$p" ] && [ -n "$st" ] || exit 0; '
-        f'[ -z "$nrb" ] || [ "$nrb" = "$({proc.READ_BOOT_ID})" ] || exit 0; '
-        f"{proc.here()} || exit 0; "
-        f'[ "$({proc.start_time()})" = "$st" ] || exit 0; '
-        'kill -TERM -- "-$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; '
-        + proc.wait_gone(grace, then_kill="-KILL")
-        + 'kill -KILL -- "-$p" 2>/dev/null; true'
-    )
-
-
-def _holder_script(port: int) -> str:
-    """sh printing ``NETRUN_HOLDER <ss line>`` when a TCP socket listens on ``port``."""
-    return (
-        f"h=$(ss -Hltnp 'sport = :{int(port)}' 2>/dev/null | head -n 1); "
-        '[ -z "$h" ] || echo "NETRUN_HOLDER $h"; true'
-    )
-
-
 def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Server:
     """netserver on ``address:port`` until stopped; NetperfError naming the fix otherwise."""
     workdir = mode.ctx.workdir(host)
@@ -82,7 +59,8 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
     binary = netserver(host)
     q = shlex.quote
     found = host.run(
-        f"command -v {q(binary)} >/dev/null 2>&1 || echo NETRUN_MISSING; {_holder_script(port)}",
+        f"command -v {q(binary)} >/dev/null 2>&1 || echo NETRUN_MISSING; "
+        + ports.holder_script(port, "tcp"),
         timeout=15,
         check=False,
     ).stdout
@@ -91,11 +69,10 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
             "missing", f"{host.name}: netserver not found ({binary!r}): {INSTALL}, "
             "or set netrun_netserver to its path",
         )  # fmt: skip
-    if "NETRUN_HOLDER" in found:
-        held = found.split("NETRUN_HOLDER", 1)[1].strip()
-        users = held.split("users:", 1)[1] if "users:" in held else "another program"
+    users = ports.holder(found)
+    if users is not None:
         raise NetperfError(
-            "busy", f"{host.name}: TCP port {port} (netserver's) is in use by {users[:120]}: "
+            "busy", f"{host.name}: TCP port {port} (netserver's) is in use by {users}: "
             "stop it or set port: to a free one",
         )  # fmt: skip
     lifetime = float(mode.test.deadline) + REMOTE_MARGIN
@@ -104,7 +81,8 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
         f"mkdir -p {q(workdir)} && chmod 700 {q(workdir)} || exit 1\n"
         f"{shlex.join(argv)} > {q(log)} 2>&1 < /dev/null & {undo.save_pid(pidfile)}"
     )
-    mode.change(host, command, stop_script(pidfile), what=f"stop netserver :{port}")
+    stop_it = undo.kill_recorded(pidfile, group=True)
+    mode.change(host, command, stop_it, what=f"stop netserver :{port}")
     listening = (
         f"[ -n \"$(ss -Hltn 'sport = :{int(port)}' 2>/dev/null)\" ] && echo NETRUN_READY && exit 0"
     )
@@ -114,7 +92,7 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
     res = host.run(wait, timeout=START_WAIT + 15, check=False)
     if "NETRUN_READY" not in res.stdout:
         text = res.stdout.split("NETRUN_NOT_READY", 1)[-1].strip()
-        host.run(stop_script(pidfile), timeout=15, check=False)
+        host.run(stop_it, timeout=15, check=False)
         if BUSY in text:
             raise NetperfError(
                 "busy", f"{host.name}: netserver could not listen on {address}:{port} "
@@ -129,4 +107,4 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
 
 def stop(server: Server) -> None:
     """Stop the netserver and its children now (its undo record stays, harmless, for teardown)."""
-    server.host.run(stop_script(server.pidfile), timeout=20, check=False)
+    server.host.run(undo.kill_recorded(server.pidfile, group=True), timeout=20, check=False)

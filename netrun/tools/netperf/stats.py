@@ -112,5 +112,20 @@ def figures(
     return metrics, why, details
 
 
+def payload_bytes(
+    test: str, found: list[Instance], request_size: int | None, response_size: int | None
+) -> dict[str, int]:
+    """The bytes the processes' payload moved each way, {"client": sent by the client,
+    "server": sent by the server}: what a path check compares the devices' counters with.
+    A request/response test sends a request and a response per transaction (1 byte each
+    unless sized); TCP_STREAM sends its rate for its elapsed time, client to server."""
+    if test in RR_TESTS:
+        count = sum(_count(i) for i in found)
+        return {"client": round(count * (request_size or 1)),
+                "server": round(count * (response_size or 1))}  # fmt: skip
+    sent = sum((i.throughput_bps or 0.0) * (i.number("elapsed_s") or 0.0) / 8 for i in found)
+    return {"client": round(sent), "server": 0}
+
+
 def is_rr(test: str) -> bool:
     return test in RR_TESTS

@@ -31,7 +31,7 @@ MAX_INSTANCES = 64
 
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
-    Option("test", str, "TCP_RR", "netperf test (netperf -t): TCP_RR, UDP_RR, TCP_CRR "
+    Option("test", str, command.DEFAULT_TEST, "netperf test (netperf -t): TCP_RR, UDP_RR, TCP_CRR "
            "(a connection per transaction) or TCP_STREAM", choices=command.TESTS),
     Option("request_size", int, None, "request bytes (-r REQ,RESP; TCP_STREAM: send size, "
            "-m); null: netperf's default (1 byte; TCP_STREAM: the socket buffer)",
@@ -167,6 +167,11 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     return Measurement(raw, found, {**details, **extra}, metrics, why)
 
 
+def protocol(options: Mapping[str, Any]) -> str:
+    """The transport of the test's ``test:`` (tcp, or udp for UDP_RR)."""
+    return command.PROTOCOLS[str(options.get("test") or command.DEFAULT_TEST)]
+
+
 def describe(test: TestSpec) -> str:
     n = int(test.value("instances"))
     return f"netperf {test.value('test')}{f' x{n}' if n > 1 else ''} for {test.value('duration')}s"
@@ -179,5 +184,9 @@ TOOL = Tool(
     measure=measure,
     describe=describe,
     check=check,
+    protocol_of=protocol,
+    # TCP_STREAM's THROUGHPUT is what netserver received (netperf computes it from the
+    # remote's received bytes), like iperf3's receiver sum
+    top_level=("throughput_bps",),
     needs={"server": ("netserver",), "client": ("netperf",)},
 )

@@ -11,6 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from netrun.cleanup import undo
 from netrun.cleanup.scripts import cleanup_script
 from netrun.core.spec import TestSpec
@@ -117,6 +119,53 @@ def test_kill_recorded_spares_a_reused_pid(tmp_path: Path) -> None:
         if proc.poll() is None:
             os.kill(proc.pid, 9)
             proc.wait()
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie (kill -0 still succeeds on one)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize("shell", ["sh", "bash"])
+def test_kill_recorded_by_group_ends_the_leader_and_its_children(
+    tmp_path: Path, shell: str
+) -> None:
+    """Like netserver's per-test children, the child outlives a kill of its parent alone
+    (``setsid`` here, unlike ``timeout``, does not pass the signal on to the group)."""
+    pidfile, kids = tmp_path / "ns.pid", tmp_path / "kids"
+    start = (
+        f"setsid sh -c 'sleep 60 & echo $! > {kids}; wait' >/dev/null 2>&1 </dev/null & "
+        + undo.save_pid(str(pidfile))
+    )
+    sh(start)
+    for _ in range(100):
+        if kids.exists() and kids.read_text().strip():
+            break
+        time.sleep(0.05)
+    leader, child = int(pidfile.read_text().split()[0]), int(kids.read_text())
+    assert _alive(leader) and _alive(child)
+    subprocess.run([shell, "-c", undo.kill_recorded(str(pidfile), group=True)], check=True)
+    for _ in range(100):
+        if not _alive(child) and not _alive(leader):
+            break
+        time.sleep(0.05)
+    assert not _alive(child) and not _alive(leader)
+
+
+def test_kill_recorded_by_group_spares_a_reused_pid(tmp_path: Path) -> None:
+    other = subprocess.Popen(["sleep", "30"], start_new_session=True)  # leads its own group
+    try:
+        pidfile = tmp_path / "ns.pid"
+        pidfile.write_text(f"{other.pid} 1 \n")  # a start time that is not this process's
+        sh(undo.kill_recorded(str(pidfile), group=True))
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
 
 
 def test_a_container_is_recorded_then_started_with_its_time_bound_then_undone(

@@ -72,6 +72,19 @@ def test_the_verdict_note_names_the_test_hosts_changes() -> None:
     assert context.summary(many).endswith("alpha: k3 0 -> 1 (and 2 more)")
 
 
+def test_a_change_another_note_names_is_left_out_and_no_other() -> None:
+    a, b = load("context-a"), load("context-b")
+    rmem = "4096 131072 33554432", "4096 65536 4194304"
+    told = {("net.ipv4.tcp_rmem", *rmem)}
+    assert context.verdict_note(b, a, "tcp", told) == (
+        "; context changed: alpha: net.ipv4.tcp_congestion_control bbr -> reno"
+    )
+    other = {("net.ipv4.tcp_rmem", rmem[0], "4096 1 1")}  # not the same change
+    assert context.verdict_note(b, a, "tcp", other) == context.verdict_note(b, a, "tcp")
+    assert context.version_label("iperf3") == "iperf3 version"
+    assert "iperf3 version" in context.flat(context.of_doc(a)["alpha"])
+
+
 def test_baseline_lines_from_a_real_comparison() -> None:
     """context-b ran with --baseline last against context-a."""
     b = load("context-b")

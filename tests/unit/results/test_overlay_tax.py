@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from netrun.results.flags import CORE_SATURATED_PCT
 from netrun.results.overlay_tax import breakdowns
 from tests.conftest import RESULTS_FIXTURES
 
@@ -50,6 +51,19 @@ def test_a_saturated_core_takes_the_gap_beyond_framing() -> None:
     assert "(bare metal's busiest 70%)" in got["cpu"].evidence
     assert got["cpu"].mbps == pytest.approx(found.gap_mbps - got["framing"].mbps)
     assert got["unexplained"].mbps == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize(
+    ("busiest", "saturated"), [(CORE_SATURATED_PCT, True), (CORE_SATURATED_PCT - 0.5, False)]
+)
+def test_a_core_is_saturated_by_the_sanity_flags_threshold(busiest: float, saturated: bool) -> None:
+    """One threshold for the breakdown and the core-saturated flag (netrun.results.flags)."""
+    doc = run("mtu-lab")
+    for sample in doc["tests"]:
+        busy = busiest if sample["mode"] == "flannel" else 70.0
+        sample["metrics"] = {**sample.get("metrics", {}), "busiest_core_pct_server": busy}
+    got = parts({b.test: b for b in breakdowns(doc)}["flannel[mtu=1500]"])
+    assert got["cpu"].evidence.startswith("a core saturated" if saturated else "no core saturated")
 
 
 def test_only_tests_of_the_same_shape_are_compared() -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from netrun.errors import NetrunError
-from netrun.results.store import ResultsDir, write_file
+from netrun.results.store import ResultsDir, load, write_file
+from tests.conftest import RESULTS_FIXTURES
 
 
 def temp_files(folder: Path) -> list[Path]:
@@ -33,11 +34,23 @@ def test_save_raw_says_when_nothing_was_saved(tmp_path: Path) -> None:
     out = ResultsDir(tmp_path / "run")
     (out.path / "raw").rmdir()
     (out.path / "raw").write_text("")  # raw/ is a file: no temp file can be made in it
-    assert out.save_raw("t", 1, "{}") is None
+    assert out.save_raw("t", 1, "{}", ".json") is None
     assert out.error is not None and "raw/t.r1.json" in out.error
     (out.path / "raw").unlink()
     (out.path / "raw").mkdir()
-    assert out.save_raw("t", 1, "{}") == "raw/t.r1.json"
+    assert out.save_raw("t", 1, "{}", ".json") == "raw/t.r1.json"
+
+
+def test_a_raw_file_is_named_for_what_it_holds(tmp_path: Path) -> None:
+    out = ResultsDir(tmp_path / "run")
+    rel = out.save_raw("ping a/b", 2, "PING 10.0.0.1 56(84) bytes of data.\n", ".txt")
+    assert rel is not None and rel.startswith("raw/") and rel.endswith(".r2.txt")
+    assert (out.path / rel).read_text().startswith("PING ")
+
+
+def test_a_run_saved_when_every_raw_file_was_named_json_still_loads() -> None:
+    doc = load(RESULTS_FIXTURES / "ping-lab")  # ping's text, named .json then
+    assert {s["raw"].rsplit(".", 1)[1] for s in doc["tests"]} == {"json"}
 
 
 def test_an_interrupted_write_leaves_the_old_file_and_no_temp(
@@ -72,7 +85,7 @@ def test_every_file_follows_the_umask(tmp_path: Path, mask: int, mode: int) -> N
         out.save({"schema": 2})
         out.save_report("table\n")
         out.save_report("<html></html>\n", "report.html")
-        raw = out.save_raw("t", 1, "{}")
+        raw = out.save_raw("t", 1, "{}", ".json")
         write_file(tmp_path / "other.txt", "x")
     finally:
         os.umask(old)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import types
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from netrun.core.options import Option, parse_overrides
 from netrun.core.spec import Scenario, TestSpec
 from netrun.errors import ScenarioError
 from netrun.hosts.host import Host
+from netrun.modes import EXTRA_ENV
 from netrun.scenario.loader import MAX_BYTES, load_scenario, option_for
 from netrun.scenario.validator import COMMON_OPTIONS
 from tests.conftest import SCENARIOS_FIXTURES
@@ -147,12 +147,30 @@ def test_deadline_is_derived_without_timeout(tmp_path: Path) -> None:
 
 
 def test_modes_default_to_netrun_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("netrun.modes")
-    fake.mode_options = lambda: {"baremetal": ()}  # type: ignore[attr-defined]
-    fake.mode_roles = lambda: {"baremetal": ("server", "client")}  # type: ignore[attr-defined]
-    fake.mode_tools = lambda: {"baremetal": None}  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "netrun.modes", fake)
-    assert load_scenario(write(tmp_path, HEAD + "}\n"), hosts=HOSTS).tests[0].mode == "baremetal"
+    """Without ``modes``, the loader asks the registry (netrun.modes) for every mode's keys,
+    roles and tools: a mode it gains through NETRUN_EXTRA_MODES is known, roles and all."""
+    (tmp_path / "threeway_mode.py").write_text(
+        "from netrun.modes.baremetal.mode import BareMetal\n\n\n"
+        "class Threeway(BareMetal):\n"
+        '    name = "threeway"\n'
+        '    roles = ("server", "client", "relay")\n\n\n'
+        "MODE = Threeway\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv(EXTRA_ENV, "threeway=threeway_mode")
+    try:
+        assert load_scenario(write(tmp_path, HEAD + "}\n"), hosts=HOSTS).tests[0].mode == (
+            "baremetal"
+        )
+        three = HEAD.replace("baremetal", "threeway") + ", relay: charlie}\n"
+        spec = load_scenario(write(tmp_path, three), hosts=HOSTS).tests[0]
+        assert (spec.mode, dict(spec.hosts_by_role)["relay"]) == ("threeway", "charlie")
+        with pytest.raises(ScenarioError, match="relay"):  # the registry's roles, not the default
+            load_scenario(
+                write(tmp_path, HEAD.replace("baremetal", "threeway") + "}\n"), hosts=HOSTS
+            )
+    finally:
+        sys.modules.pop("threeway_mode", None)
 
 
 # -- every problem at once ------------------------------------------------------------------

@@ -5,12 +5,13 @@ own first NIC in the root namespace (virtio_net, with ring sizes)."""
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 
 import pytest
 
-from netrun.tools.context import SYSCTLS, _qdisc, context_script, parse_context
+from netrun.tools.context import SYSCTL_ROOT, SYSCTLS, _qdisc, context_script, parse_context
 from netrun.tools.facts import parse_probe
 from tests.conftest import CONTEXT_FIXTURES
 
@@ -122,3 +123,13 @@ def test_sysctls_are_read_by_one_grep_and_a_missing_one_says_why() -> None:
     assert found["net.ipv4.tcp_congestion_control"] == "bbr"
     assert found["net.core.default_qdisc"] is None and "net.core.default_qdisc" in why
     assert set(found) == set(SYSCTLS)
+
+
+def test_the_script_hands_its_grep_the_sysctls_as_paths() -> None:
+    """The shell variable holds /proc/sys paths, not sysctl names, and is named so."""
+    script = context_script({})
+    assert "ctx_sysctls" not in script
+    (line,) = [x for x in script.splitlines() if x.startswith("ctx_sysctl_paths=")]
+    paths = shlex.split(line.split("=", 1)[1])[0].split()
+    assert paths == [SYSCTL_ROOT + k.replace(".", "/") for k in SYSCTLS]
+    assert "grep -H '' $ctx_sysctl_paths" in script

@@ -146,6 +146,7 @@ def test_the_loaded_tool_declares_added_latency_first_then_each_phase(tmp_path: 
     for metric in ping.metrics:
         assert f"{metric.name}_idle" in names and f"{metric.name}_loaded" in names
     assert tool.needs == {"client": ("ping", "iperf3"), "server": ("iperf3",)}
+    assert tool.raw_suffix == ".json" and ping.raw_suffix == ".txt"
     assert tool.describe(test) == ("pinging 10 x 0.2s idle, then under 4 tcp stream(s) both")
 
 

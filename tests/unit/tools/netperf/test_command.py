@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from netrun.tools.netperf.command import client_command, instances_script
+from netrun.tools.netperf.command import client_command, data_ports, instances_script
 from netrun.tools.netperf.parse import FIELDS, split
 
 
@@ -35,3 +35,16 @@ def test_instances_script_runs_each_and_reports_each(tmp_path: object) -> None:
 def test_every_token_is_quoted() -> None:
     script = instances_script(["netperf", "-H", "a b;rm -rf /"], 1, 5, "/tmp/x y/np")
     assert "'a b;rm -rf /'" in script and "'/tmp/x y/np'" in script
+
+
+def test_data_ports_sit_beside_the_control_port() -> None:
+    assert data_ports(12865, 3) == [12866, 12867, 12868]
+    assert data_ports(65534, 2) == [65532, 65533]  # no room above: below it
+
+
+def test_each_process_names_its_own_data_port() -> None:
+    script = instances_script(["netperf", "-H", "h", "--", "-o", "X"], 2, 5, "/tmp/np",
+                              ports=[12866, 12867])  # fmt: skip
+    lines = [line for line in script.splitlines() if "netperf -H" in line]
+    assert "-o X -P ,12866 " in lines[0] and "-o X -P ,12867 " in lines[1]
+    assert "-P" not in instances_script(["netperf"], 1, 5, "/tmp/np")

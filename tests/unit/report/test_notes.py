@@ -1,0 +1,52 @@
+"""netrun.report.notes on real results.json files captured on the emulated lab
+(tests/fixtures/results; their stories are in tests/unit/report/test_render.py)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from netrun.report.notes import notes
+from netrun.report.summary import summary_rows
+from tests.conftest import RESULTS_FIXTURES
+
+
+def load(name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((RESULTS_FIXTURES / name / "results.json").read_text())
+    return doc
+
+
+def test_the_legend_comes_before_what_happened() -> None:
+    said = notes(load("repeats-8"))
+    legend = next(i for i, line in enumerate(said) if line.startswith("line rate: 1000 Mbit/s"))
+    spread = next(i for i, line in enumerate(said) if line.startswith("n = repeats"))
+    outlier = next(i for i, line in enumerate(said) if "repeat 6 is an outlier" in line)
+    assert legend < spread < outlier
+
+
+def test_rows_given_are_the_rows_used() -> None:
+    doc = load("repeats-8")
+    assert notes(doc, summary_rows(doc)) == notes(doc)
+
+
+def test_a_failure_is_told_once_and_not_again_as_a_run_error() -> None:
+    doc = copy.deepcopy(load("mixed-failed-3"))
+    error = next(t["error"] for t in doc["tests"] if t["status"] != "ok")
+    doc["errors"] = [*doc.get("errors", []), error, "the controller lost a host"]
+    doc["not_run"] = ["later-test"]
+    said = notes(doc)
+    assert [line for line in said if error in line] == [
+        f"tcp-down: FAILED (repeat 1, 2, 3): {error}"
+    ]
+    assert said[-2:] == [
+        "error: the controller lost a host",
+        "not run (the run was interrupted): later-test",
+    ]
+
+
+def test_the_latency_legend_names_the_tools_figure() -> None:
+    said = notes(load("ping-lab"))
+    assert any(
+        line.startswith("latency ms = ") and "round-trip time (ping)" in line for line in said
+    )
