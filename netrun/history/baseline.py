@@ -27,8 +27,9 @@ from netrun.modes import all_options
 from netrun.results import context, flags
 from netrun.results.stats import samples_by_test
 from netrun.scenario.validator import COMMON_OPTIONS
-from netrun.tools import get_tool, tools
+from netrun.tools import tools
 from netrun.tools.iperf3 import versions as iperf3_versions
+from netrun.tools.load.tool import sample_tool
 
 #: Options that say how a test is judged or run, not what it measures.
 NOT_MEASURING = frozenset(
@@ -361,9 +362,9 @@ def beyond_noise(
 def headline_name(doc: Mapping[str, Any], test: str) -> str:
     """The metric a test's verdict is about (its tool's headline)."""
 
-    tool = next((t.get("tool") for t in doc.get("tests", []) if t.get("name") == test), None)
+    found: Mapping[str, Any] = next((t for t in doc.get("tests", []) if t.get("name") == test), {})
     try:
-        return get_tool(str(tool or "iperf3")).headline().name
+        return sample_tool(found).headline().name  # a load: test's: the added latency
     except KeyError:
         return "throughput_bps"
 

@@ -31,6 +31,7 @@ from netrun.history.tables import (
 from netrun.results import store as results
 from netrun.results.stats import Summary, ok_values, summarize
 from netrun.tools import get_tool
+from netrun.tools.load.tool import sample_tool
 
 METRIC_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 BUSY_TIMEOUT = 2.0  # seconds to wait for another writer before saying "locked"
@@ -371,11 +372,13 @@ class History:
 
         with self._errors():
             row = self.db.execute(
-                "SELECT s.tool FROM samples s JOIN runs r ON r.run_id = s.run_id "
+                "SELECT s.tool, s.run_id FROM samples s JOIN runs r ON r.run_id = s.run_id "
                 "WHERE r.scenario = ? AND s.test = ? ORDER BY r.started DESC LIMIT 1",
                 (scenario, test),
             ).fetchone()
         try:
+            if row and (found := self.signatures(str(row[1])).get(test)):  # its load: form
+                return sample_tool({**found, "tool": row[0] or DEFAULT}).headline()
             return get_tool(str(row[0] if row and row[0] else DEFAULT)).headline()
         except KeyError:  # a tool this netrun does not know
             return get_tool(DEFAULT).headline()

@@ -40,6 +40,7 @@ from netrun.results import store as results
 from netrun.results.stats import Summary, ok_values, samples_by_test, summarize
 from netrun.tools import get_tool
 from netrun.tools.base import Tool
+from netrun.tools.load.tool import sample_tool
 
 VERDICTS = ("failed", "regressed", "noisy", "improved", "ok", "incomparable", "new")  # worst 1st
 DEFAULT_TOLERANCE = "5%"
@@ -145,9 +146,10 @@ FORMATS = {"lost_percent": "{:.2f}", "jitter_ms": "{:.3f}", "retransmits": "{:g}
 
 
 def _tool(samples: Sequence[dict[str, Any]]) -> Tool | None:
-    name = samples[0].get("tool") if samples else None
+    if not samples:
+        return get_tool("iperf3")
     try:
-        return get_tool(str(name or "iperf3"))
+        return sample_tool(samples[0])  # a load: test's idle/loaded metrics
     except KeyError:
         return None  # a run of a tool this netrun does not know: only declared metrics
 

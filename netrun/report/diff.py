@@ -20,7 +20,7 @@ from netrun.history.regress import Verdict, compare, judged, tolerances_from_doc
 from netrun.report.render import text_table
 from netrun.results import context, flags
 from netrun.results.stats import ok_values, samples_by_test
-from netrun.tools import get_tool
+from netrun.tools.load.tool import sample_tool
 
 HEADERS = [
     "test", "sender→receiver", "metric", "A", "B", "Δ%", "tolerance", "verdict", "flags A",
@@ -40,7 +40,7 @@ def verdicts(a: dict[str, Any], b: dict[str, Any]) -> list[Verdict]:
 
 def _limits(b: dict[str, Any], samples: Sequence[dict[str, Any]], test: str) -> dict[str, Any]:
     try:
-        tool = get_tool(str(samples[0].get("tool") or "iperf3"))
+        tool = sample_tool(samples[0])  # a load: test's idle/loaded metrics
     except KeyError:
         tool = None
     return tolerances_from_doc(b)(test).limits(tool)

@@ -22,6 +22,8 @@ THROUGHPUT = "throughput_bps"
 #: A latency family's members: ``<prefix>_<part>_ms``; the spread is mdev (ping) or stdev.
 PARTS = ("min", "avg", "max")
 SPREADS = ("mdev", "stdev")
+#: A ``load:`` test's added latency: a difference of two latencies, not a latency family.
+ADDED = "latency_added_"
 
 
 def produced(samples: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -70,6 +72,8 @@ def latency_prefix(names: Iterable[str]) -> str | None:
     """The first family ``P`` with ``P_avg_ms`` among ``names`` (rtt, latency), or with
     ``P_p50_us``/``P_p50_ms`` (a percentile family), else None."""
     for name in names:
+        if name.startswith(ADDED):  # a load test's differences (netrun.report.load_table)
+            continue
         if name.endswith("_avg_ms"):
             return name.removesuffix("_avg_ms")
         for unit in TO_MS:

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core import metrics
-from netrun.report import fanin, headline, metric_table, overview, relay_latency, tcp_table
+from netrun.report import (
+    fanin,
+    headline,
+    load_table,
+    metric_table,
+    overview,
+    relay_latency,
+    tcp_table,
+)
 from netrun.report.notes import notes
 from netrun.report.plots import matrix
 from netrun.report.plots.figures import captions
@@ -155,6 +163,16 @@ def _relay(page: Page) -> str:
     return "<h2>relay latency (one-way)</h2>\n" + _html_table(headers, rows, [""] * len(rows))
 
 
+def _load(page: Page) -> str:
+    """Latency idle vs under load, and what the load added (netrun.report.load_table)."""
+    found = load_table.rows(page.doc)
+    if not found:
+        return ""
+    return f"<h2>{html.escape(load_table.TITLE)}</h2>\n" + _html_table(
+        load_table.HEADERS, found, [""] * len(found)
+    )
+
+
 def _overlay_tax(page: Page) -> str:
     """Each mode's gap to bare metal on the same pair, split by cause with its evidence."""
     found = breakdowns(page.doc)
@@ -216,7 +234,8 @@ def _samples(page: Page) -> str:
 #: The page's sections, top to bottom: each renders its HTML from the Page ("" to skip).
 #: A new section is a function here and an entry in this list.
 SECTIONS: list[Callable[[Page], str]] = [
-    _head, _overview, _tables, _notes, _relay, _fanin, _overlay_tax, _matrices, _plots, _samples,
+    _head, _overview, _tables, _notes, _load, _relay, _fanin, _overlay_tax, _matrices, _plots,
+    _samples,
 ]  # fmt: skip
 
 

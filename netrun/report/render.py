@@ -16,7 +16,7 @@ from typing import Any
 from tabulate import tabulate
 
 from netrun.history import baseline
-from netrun.report import fanin, metric_table, overlay_tax, relay_latency, tcp_table
+from netrun.report import fanin, load_table, metric_table, overlay_tax, relay_latency, tcp_table
 from netrun.report.notes import notes
 from netrun.report.plots import matrix
 from netrun.report.summary import (
@@ -81,6 +81,8 @@ def render_table(
         lines += ["", text_table(metric_table.HEADERS, extra)]
     if tcp := tcp_table.rows(doc):  # the senders' TCP internals (RTT, windows, path MTU)
         lines += ["", text_table(tcp_table.headers(doc), tcp)]
+    if loaded := load_table.rows(doc):  # latency idle vs under load
+        lines += ["", load_table.TITLE, text_table(load_table.HEADERS, loaded)]
     lines += notes(doc, summary_rows(doc, verdicts))
     for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
         lines += ["", head, text_table(cols, cells), *found]
@@ -104,6 +106,11 @@ def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None 
         table += "\n\n" + tabulate(
             tcp, headers=tcp_table.headers(doc), tablefmt="github", disable_numparse=True
         )
+    if loaded := load_table.rows(doc):  # latency idle vs under load
+        grid = tabulate(
+            loaded, headers=load_table.HEADERS, tablefmt="github", disable_numparse=True
+        )
+        table += f"\n\n#### {load_table.TITLE}\n\n{grid}"
     extra = [f"- {line}" for line in notes(doc, summary_rows(doc, verdicts))]
     for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
         grid = tabulate(cells, headers=cols, tablefmt="github", disable_numparse=True)
@@ -144,6 +151,8 @@ def render_json(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = No
         out["fanin"] = [f.to_dict() for f in fans]
     if relayed := relay_latency.added(doc):  # what a TURN relay added to one-way latency
         out["relay_latency"] = [a.to_dict() for a in relayed]
+    if found := load_table.loaded(doc):  # latency idle vs under load
+        out["latency_under_load"] = [r.to_dict() for r in found]
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 

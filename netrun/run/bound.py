@@ -19,6 +19,7 @@ from netrun.modes import get_mode
 from netrun.modes.base import Mode, RunContext
 from netrun.tools import get_tool
 from netrun.tools.base import Tool
+from netrun.tools.load.tool import with_load
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class BoundTest:
 def bind(spec: TestSpec) -> BoundTest:
     """Look a test's tool and mode up by name; KeyError when either is not registered
     (a validated scenario names only registered ones)."""
-    tool = get_tool(spec.tool)
+    tool = with_load(get_tool(spec.tool), spec.options)  # load: its idle/loaded form
     mode = get_mode(spec.mode)
     return BoundTest(spec, tool, mode, (*GENERAL_OPTIONS, *tool.options, *mode.options))
 

@@ -22,6 +22,8 @@ from netrun.modes.base import Mode, RunContext
 from netrun.run import rounds
 from netrun.run.bound import bind
 from netrun.run.flows import flow_specs
+from netrun.tools.load import spec as load_spec
+from netrun.tools.load.tool import flow_seconds
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -102,8 +104,11 @@ def traffic_seconds(test: TestSpec) -> float:
 
 
 def test_seconds(test: TestSpec) -> float:
-    """A test's expected time: repeat x (traffic + a sample's overhead), plus containers."""
+    """A test's expected time: repeat x (traffic + a sample's overhead), plus containers;
+    a ``load:`` test's sample is the idle traffic, then the load's run (ramp, loaded, a s)."""
     each = traffic_seconds(test) + SAMPLE_OVERHEAD_S
+    if load_spec.of(test.options) is not None:
+        each += flow_seconds(test)
     return int(test.options.get("repeat", 1)) * each + _per_test(test)
 
 

@@ -16,6 +16,7 @@ from netrun.results.store import utcnow
 from netrun.tools import get_tool
 from netrun.tools.iperf3 import flows as iperf3_flows
 from netrun.tools.iperf3.result import Iperf3Result
+from netrun.tools.load.tool import with_load
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -58,7 +59,7 @@ def build_sample(
         mtus = [frame_mtu(details.get("mtu"))]
     details.update(m.details if m else {})  # this repeat's own (path bytes, verdict)
     inner = details.get("overlay_mtu")
-    tool = get_tool(test.tool)
+    tool = with_load(get_tool(test.tool), test.options)  # load: its idle/loaded metrics
     protocol = tool.protocol_for(test.options)
     r = m.result if m and isinstance(m.result, Iperf3Result) else None
     ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes

@@ -22,6 +22,8 @@ from netrun.scenario import pairs as _pairs
 from netrun.tools import tools as registered
 from netrun.tools.base import Tool
 from netrun.tools.iperf3.tool import OPTIONS as IPERF3_OPTIONS
+from netrun.tools.load import spec as load_spec
+from netrun.tools.load.tool import with_load
 
 MAX_COMBINATIONS = 1000  # tests one sweep may expand into
 #: Test and scenario names become file names: 1-64 of A-Z a-z 0-9 . _ -, no leading . _ -
@@ -99,9 +101,12 @@ class Check:
         owners = ", ".join(map(repr, modes))
         return f"unknown key {key!r} for mode {mode!r} (an option of mode {owners})"
 
-    def metric_names(self, pre: str, tool: str, options: Mapping[str, Any]) -> None:
-        """``tolerances:`` may name only the metrics the test's tool declares."""
-        names = [m.name for m in self.tools[tool].metrics]
+    def metric_names(self, pre: str, tool: str, options: Mapping[str, Any], mode: str) -> None:
+        """``tolerances:`` may name only the metrics the test's tool declares (a ``load:``
+        test's: netrun.tools.load), and ``load:``'s own keys are checked."""
+        for text in load_spec.problems(tool, mode, options):
+            self.add(pre, text)
+        names = [m.name for m in with_load(self.tools[tool], options).metrics]
         for key in options.get("tolerances") or {}:
             if key not in names:
                 self.add(
@@ -289,7 +294,7 @@ class Check:
         for layer in layers:
             merged.update(layer)
         self.inherited(pre, str(tool), table, layers, sweep)
-        self.metric_names(pre, str(tool), merged)
+        self.metric_names(pre, str(tool), merged, str(mode))
         if len(self.problems) > before:
             return []
         explicit = frozenset(k for layer in layers for k in layer) | frozenset(sweep)

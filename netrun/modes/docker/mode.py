@@ -30,10 +30,12 @@ from netrun.modes.docker import early, engine, keep, launch, pathbytes, serverwa
 from netrun.modes.docker import iperf2 as iperf2_container
 from netrun.modes.docker import netperf as netperf_container
 from netrun.modes.docker.base import ContainerMode
+from netrun.modes.docker.load import ContainerFlow
 from netrun.modes.docker.mtu import follow_container
 from netrun.tools import docker as dk
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import result as iperf3_result
+from netrun.tools.load.spec import Load
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -385,6 +387,10 @@ class DockerMode(ContainerMode):
         found = netperf_container.measure(self, repeat)
         self.healthy = True
         return found
+
+    def load_flow(self, load: Load, seconds: float, tag: str) -> ContainerFlow:
+        """A ``load:`` test's bulk flow, in these containers (netrun.modes.docker.load)."""
+        return ContainerFlow(self, load, seconds, tag)
 
     def teardown(self) -> None:
         """Hand the containers to the next test that wants the same ones, or leave them

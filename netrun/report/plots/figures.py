@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from netrun.core import metrics
 from netrun.errors import NetrunError
-from netrun.report.plots import curves, fanin, latency, matrix, overview, png, series, style
+from netrun.report.plots import curves, fanin, latency, load, matrix, overview, png, series, style
 from netrun.report.plots.style import PALETTE as COLOURS
 from netrun.report.summary import group_samples, summary_rows
 from netrun.results.store import safe_name
@@ -340,9 +340,9 @@ def plot_all(
     doc: dict[str, Any], outdir: Path, rows: list[dict[str, Any]] | None = None
 ) -> list[Path]:
     """throughput.png (tests that measure throughput), latency.png (tests that measure
-    latency), intervals.png (tests with intervals), (with sweeps) sweeps.png and (with
-    generated pairs) matrix-ID.png, (with fan-ins) fanin-TEST.png in ``outdir``; ``rows``
-    as plot_throughput takes them."""
+    latency), load.png (tests with load:), intervals.png (tests with intervals), (with
+    sweeps) sweeps.png and (with generated pairs) matrix-ID.png, (with fan-ins)
+    fanin-TEST.png in ``outdir``; ``rows`` as plot_throughput takes them."""
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -354,6 +354,8 @@ def plot_all(
         files.append(plot_throughput(doc, outdir / THROUGHPUT, rows))
     if latency.wanted(doc, rows):
         files.append(latency.plot_latency(doc, outdir / latency.LATENCY, rows))
+    if load.wanted(doc):  # latency idle vs under load (load:)
+        files.append(load.plot_load(doc, outdir / load.LOAD))
     if any(series.points(s) or s.get("status") != "ok" for s in doc.get("tests") or []):
         files.append(plot_intervals(doc, outdir / INTERVALS))
     if curves.sweeps(doc):

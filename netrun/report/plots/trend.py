@@ -11,6 +11,7 @@ Only the runs comparable with the newest (netrun.history.trends) are joined: a s
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from netrun.history.regress import Tolerances, tolerances_from_doc
 from netrun.report.plots.figures import plot_trend
 from netrun.report.summary import summary_rows
 from netrun.results.store import safe_name
-from netrun.tools import get_tool
+from netrun.tools.load.tool import sample_tool
 
 RUNS = 30
 
@@ -77,9 +78,9 @@ def trend_plots(
 
 def _band(tolerance: Tolerances, doc: dict[str, Any], test: str, metric: str) -> float | None:
     """The relative tolerance of the plotted metric (an absolute one has no band here)."""
-    tool = next((t.get("tool") for t in doc.get("tests", []) if t.get("name") == test), None)
+    found: Mapping[str, Any] = next((t for t in doc.get("tests", []) if t.get("name") == test), {})
     try:
-        limit = tolerance.limits(get_tool(str(tool or "iperf3"))).get(metric)
+        limit = tolerance.limits(sample_tool(found)).get(metric)
     except KeyError:
         return None
     return limit[1] if limit and limit[0] == "relative" else None

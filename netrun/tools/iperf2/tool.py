@@ -17,6 +17,7 @@ from netrun.hosts import clock_reading
 from netrun.tools.base import Tool
 from netrun.tools.iperf2 import parse as iperf2
 from netrun.tools.iperf2 import run as iperf2_run
+from netrun.tools.load import spec as load_spec
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -43,6 +44,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("length", int, 100, "UDP datagram bytes (iperf -l)", check=integer(16, 65507)),
     Option("port", int, DEFAULT_PORT, "the iperf2 server's UDP port (iperf -p)",
            check=integer(1, 65535), from_inventory=True),
+    load_spec.OPTION,  # latency under load (netrun.tools.load)
 )
 # fmt: on
 

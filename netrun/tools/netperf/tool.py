@@ -18,6 +18,7 @@ from netrun.core.measurement import Measurement
 from netrun.core.metrics import Metric
 from netrun.core.options import Option, integer
 from netrun.tools.base import Tool
+from netrun.tools.load import spec as load_spec
 from netrun.tools.netperf import command, server, stats
 from netrun.tools.netperf.parse import Instance, NetperfError, parse, split
 
@@ -42,6 +43,7 @@ OPTIONS: tuple[Option, ...] = (
            check=integer(1, MAX_INSTANCES)),
     Option("port", int, command.DEFAULT_PORT, "netserver's control port (netserver -p)",
            check=integer(1, 65535), from_inventory=True),
+    load_spec.OPTION,  # latency under load (netrun.tools.load)
 )
 
 METRICS: tuple[Metric, ...] = (

@@ -26,6 +26,7 @@ from netrun.core.metrics import Metric
 from netrun.core.numeric import percentile
 from netrun.core.options import Option, expecting, integer
 from netrun.tools.base import Tool
+from netrun.tools.load import spec as load_spec
 from netrun.tools.ping.parse import PingError, parse
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ OPTIONS: tuple[Option, ...] = (
                "non-root login: 200 ms in iputils before 2021, busybox and others)",
                lambda v: MIN_INTERVAL <= max(-1.0, min(v, 1e9)) <= 60)),
     Option("size", int, 56, "ICMP payload bytes (ping -s)", check=integer(0, MAX_SIZE)),
+    load_spec.OPTION,  # latency under load (netrun.tools.load)
 )
 
 METRICS: tuple[Metric, ...] = (

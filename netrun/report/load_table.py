@@ -1,0 +1,124 @@
+"""Latency under load side by side: each ``load:`` test's idle and loaded latency, what the
+load added at the median and the p99, and the throughput the load reached meanwhile.
+
+A loaded test's metrics are its tool's with ``_idle`` and ``_loaded`` forms
+(netrun.tools.load.tool); which of them are the median and p99, in which unit, is
+netrun.tools.load.spec.LATENCY's. A tool without percentiles (iperf2) shows its mean
+instead, marked so. Every figure is the median over the test's ok repeats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from netrun.report.summary import group_samples
+from netrun.results import stats
+from netrun.tools.load.spec import LATENCY
+
+ADDED = ("latency_added_p50_ms", "latency_added_p99_ms")
+HEADERS = ["test", "mode", "tool", "load", "idle p50 ms", "loaded p50 ms", "added p50 ms",
+           "idle p99 ms", "loaded p99 ms", "added p99 ms", "load Mbit/s", "n"]  # fmt: skip
+#: A tool without percentiles: its mean stands in, said so in the cell.
+MEANS = {"iperf2": ("latency_avg_ms", 1.0)}
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """One load test's medians over its ok repeats (ms, bits/s; None where unknown)."""
+
+    test: str
+    mode: str
+    tool: str
+    load: str
+    idle_p50_ms: float | None
+    loaded_p50_ms: float | None
+    added_p50_ms: float | None
+    idle_p99_ms: float | None
+    loaded_p99_ms: float | None
+    added_p99_ms: float | None
+    load_bps: float | None
+    n: int
+    #: "p50" the tool's medians, "mean" a tool without percentiles (iperf2).
+    basis: str = "p50"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _median(samples: list[dict[str, Any]], name: str | None, scale: float = 1.0) -> float | None:
+    if name is None:
+        return None
+    found = stats.summarize(stats.ok_values(samples, name))
+    return None if found is None else found.median * scale
+
+
+def _phase(
+    samples: list[dict[str, Any]], metric: str | None, which: str, scale: float
+) -> float | None:
+    """The median of ``<metric>_idle`` or ``_loaded`` in ms."""
+    return _median(samples, f"{metric}_{which}" if metric else None, scale)
+
+
+def _load_text(sample: dict[str, Any]) -> str:
+    load = ((sample.get("details") or {}).get("load")) or {}
+    if not load:
+        return "-"
+    rate = f" @{load['bitrate']}" if load.get("bitrate") is not None else ""
+    return f"{load.get('streams')}x {load.get('protocol')} {load.get('direction')}{rate}"
+
+
+def loaded(doc: dict[str, Any]) -> list[Loaded]:
+    """Every test of the run that ran with ``load:``, in the run's order."""
+    out = []
+    for name, samples in group_samples(doc.get("tests", [])).items():
+        if not any(ADDED[0] in (s.get("metrics") or {}) for s in samples):
+            continue
+        first = samples[0]
+        tool = str(first.get("tool") or "")
+        p50, p99, scale = LATENCY.get(tool, (None, None, 1.0))
+        basis = "p50"
+        if p50 is None and tool in MEANS:
+            (p50, scale), basis = MEANS[tool], "mean"
+        ok = [s for s in samples if s.get("status") == "ok"]
+        with_load = next((s for s in ok), first)
+
+        idle50, loaded50 = (_phase(samples, p50, w, scale) for w in ("idle", "loaded"))
+        added50 = _median(samples, ADDED[0])
+        if added50 is None and idle50 is not None and loaded50 is not None:
+            added50 = loaded50 - idle50  # a mean's difference (iperf2)
+        out.append(
+            Loaded(
+                test=name, mode=str(first.get("mode")), tool=tool, load=_load_text(with_load),
+                idle_p50_ms=idle50, loaded_p50_ms=loaded50, added_p50_ms=added50,
+                idle_p99_ms=_phase(samples, p99, "idle", scale),
+                loaded_p99_ms=_phase(samples, p99, "loaded", scale),
+                added_p99_ms=_median(samples, ADDED[1]),
+                load_bps=_median(samples, "load_throughput_bps"), n=len(ok), basis=basis,
+            )
+        )  # fmt: skip
+    return out
+
+
+def _cell(value: float | None, digits: int = 3, mean: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}" + (" (mean)" if mean else "")
+
+
+def rows(doc: dict[str, Any]) -> list[list[str]]:
+    """The table's rows (HEADERS), one per load test; [] when the run has none."""
+    out = []
+    for r in loaded(doc):
+        mean = r.basis == "mean"
+        mbps = None if r.load_bps is None else r.load_bps / 1e6
+        out.append([
+            r.test, r.mode, r.tool, r.load, _cell(r.idle_p50_ms, mean=mean),
+            _cell(r.loaded_p50_ms, mean=mean), _cell(r.added_p50_ms, mean=mean),
+            _cell(r.idle_p99_ms), _cell(r.loaded_p99_ms), _cell(r.added_p99_ms),
+            _cell(mbps, 1), str(r.n),
+        ])  # fmt: skip
+    return out
+
+
+TITLE = "latency under load (median of the ok repeats; added = loaded - idle)"

@@ -1,0 +1,161 @@
+"""The load's bulk iperf3 flow, placed on the hosts themselves (bare metal), and what every
+placement of it is to the load measurement (``Flow``).
+
+A container mode places the same flow in the test's own containers
+(netrun.modes.docker.load); the load measurement finds that placement by the mode's
+``load_flow`` method, as netperf finds a container mode's ``measure_netperf``, and uses
+``HostFlow`` otherwise. Either way the server end starts first and answers when it
+listens; the client runs in a thread while the latency tool measures, and its iperf3 JSON
+is the load's figure and proof.
+
+On the hosts the server is netrun's usual one-off ``iperf3 -s -1`` (Iperf3Server: a free
+port from the run's range, a lifetime bound, its pid file in the run's folder) and the
+client is ``run_client``'s, its pid file there too: ``stop`` kills both by pid on a
+failure, and the run's folder sweep kills whatever a killed run left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from netrun.errors import NetrunError, ToolError
+from netrun.hosts.proc import kill_script
+from netrun.tools.iperf3 import command as iperf3_command
+from netrun.tools.iperf3 import parse as iperf3_parse
+from netrun.tools.iperf3.result import Iperf3Error, Iperf3Result
+from netrun.tools.iperf3.run import Iperf3Server, client_pidfile, run_client
+from netrun.tools.load.spec import Load
+
+if TYPE_CHECKING:
+    from netrun.hosts.command import CommandResult
+    from netrun.tools.base import Placement
+
+#: Seconds a flow may outlast its own -t before netrun gives up on it.
+SLACK = 15.0
+
+
+class Flow(Protocol):
+    """One repeat's load flow as the load measurement drives it."""
+
+    def start(self) -> None:
+        """Start the server end, then the client in the background; raise a ToolError
+        naming the flow and host when the server does not start."""
+
+    def finish(self) -> tuple[Iperf3Result, str]:
+        """Wait for the client; its parsed result and raw JSON, or a ToolError naming the
+        flow and host."""
+
+    def stop(self) -> None:
+        """Stop both ends now (after a failure or an interrupt); quiet if already gone."""
+
+
+def argv(load: Load, target: str, port: int, seconds: int, binary: str) -> list[str]:
+    """The load's iperf3 client argv: up sends from the client, down is -R, both --bidir."""
+    return iperf3_command.client_command(
+        target,
+        port,
+        duration=seconds,
+        protocol=load.protocol,
+        streams=load.streams,
+        reverse=load.direction == "down",
+        bidir=load.direction == "both",
+        bitrate=load.bitrate,
+        binary=binary,
+    )
+
+
+def parsed(res: CommandResult, where: str) -> tuple[Iperf3Result, str]:
+    """The client's JSON read, or one line naming the load flow and its host."""
+    try:
+        return iperf3_parse.parse(res.stdout, res.exited, stderr=res.stderr), res.stdout
+    except Iperf3Error as exc:
+        raise ToolError(f"load flow on {where}: {exc.message}", res.stdout + res.stderr) from None
+
+
+class Background:
+    """One call in a thread, its result or its error handed back by ``join``."""
+
+    def __init__(self, call: Callable[[], CommandResult]) -> None:
+        self._call = call
+        self._result: CommandResult | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="netrun-load", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._result = self._call()
+        except BaseException as exc:  # handed to the joining thread
+            self._error = exc
+
+    def join(self, timeout: float) -> CommandResult:
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise ToolError(f"load flow did not end within {timeout:g}s")
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+
+class HostFlow:
+    """The load on the hosts themselves: server on the server host's data address."""
+
+    def __init__(self, mode: Placement, load: Load, seconds: float, tag: str) -> None:
+        self.mode = mode
+        self.load = load
+        self.seconds = math.ceil(seconds)
+        self.tag = tag
+        server = mode.server
+        self.server = Iperf3Server(
+            server,
+            bind_ip=server.data_ip,
+            workdir=mode.ctx.workdir(server),
+            tag=tag,
+            binary=iperf3_command.binary(server),
+            lifetime=self.seconds + SLACK,
+        )
+        self.client: Background | None = None
+        self.where = f"{mode.client.name} -> {server.name}"
+
+    def start(self) -> None:
+        try:
+            self.server.start()
+        except Iperf3Error as exc:
+            raise ToolError(f"load flow {self.where}: {exc.message}", exc.output) from None
+        assert self.server.port is not None
+        client = self.mode.client
+        command = argv(
+            self.load,
+            self.mode.server.data_ip,
+            self.server.port,
+            self.seconds,
+            iperf3_command.binary(client),
+        )
+        workdir = self.mode.ctx.workdir(client)
+        timeout = self.seconds + SLACK
+        self.client = Background(
+            lambda: run_client(client, command, workdir=workdir, tag=self.tag, timeout=timeout)
+        )
+
+    def finish(self) -> tuple[Iperf3Result, str]:
+        assert self.client is not None
+        try:
+            res = self.client.join(self.seconds + 2 * SLACK)
+        except NetrunError as exc:
+            raise ToolError(f"load flow {self.where}: {exc}") from None
+        found = parsed(res, self.where)
+        self.server.stop(lazy=True)  # -1: it ended with its client; its files go
+        return found
+
+    def stop(self) -> None:
+        client = self.mode.client
+        with contextlib.suppress(NetrunError):
+            pidfile = client_pidfile(self.mode.ctx.workdir(client), self.tag)
+            client.run(kill_script(pidfile), timeout=10, check=False)
+        with contextlib.suppress(NetrunError):
+            self.server.stop()
