@@ -80,6 +80,7 @@ class BareMetal(Mode):
     options = ()
     sweeps_early = "always"
     starts_ahead = True
+    has_start_line = True
 
     def preview(self) -> list[tuple[str, str]] | None:
         return baremetal_preview.commands(self)
@@ -224,6 +225,7 @@ class BareMetal(Mode):
                     sweep.server_sweep(self.server, server.pidfile(), server.logfile, lifetime)
 
             try:
+                self.start_line()  # server listening, client armed: the flows' start
                 if armed.server_end is not None:  # its first reading, just before the client
                     armed.server_end.fire(server.pidfile())
                 fired = armed.fire(server.port, iface, sweep=sweep_client, then=then)
