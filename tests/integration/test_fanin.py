@@ -114,6 +114,7 @@ def test_fanout_sends_from_one_host_to_each_other(big_lab: LabHandle, tmp_path: 
     fan = dict(s["details"]["fan"])
     # both servers listened and both clients were armed before the line: they start together
     assert 0 <= fan.pop("start_spread_s") < 1.0
+    assert fan.pop("omit_s") == 1  # each flow's first second left out (FAN_OMIT_S)
     assert fan == {"kind": "fanout", "host": "delta", "count": 2}
 
 

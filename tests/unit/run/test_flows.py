@@ -15,6 +15,7 @@ from netrun.modes.baremetal.mode import BareMetal
 from netrun.modes.base import Mode
 from netrun.run.bound import bind
 from netrun.run.flows import (
+    FAN_OMIT_S,
     FlowError,
     FlowTest,
     StartLineBroken,
@@ -156,3 +157,12 @@ def test_a_flow_that_failed_before_the_line_is_the_repeats_error(tmp_path: Path)
     )
     with pytest.raises(StartLineBroken, match="another flow failed before the start line"):
         _once(line, [])()
+
+
+def test_each_flow_leaves_its_start_out_unless_the_test_says(tmp_path: Path) -> None:
+    """The flows' first second (their ramps, some ms apart) is left out of the aggregate
+    by default; ``omit:`` set on the test (0 too) is each flow's."""
+    assert {s.omit for s in flow_specs(fan(tmp_path))} == {FAN_OMIT_S}
+    assert {s.omit for s in flow_specs(fan(tmp_path, ", omit: 0"))} == {0}
+    assert {s.omit for s in flow_specs(fan(tmp_path, ", omit: 2"))} == {2}
+    assert max(s.deadline for s in flow_specs(fan(tmp_path))) > fan(tmp_path).deadline
