@@ -152,6 +152,10 @@ class Mode:
     #: The next iperf3 test's server starts while this test's client runs
     #: (netrun.modes.baremetal.ahead).
     starts_ahead: ClassVar[bool] = False
+    #: Its ``measure`` calls ``start_line`` once its server listens and its client is
+    #: armed, just before the client starts: a test of several flows (netrun.run.flows)
+    #: then lines the flows' clients up there, not before their servers' starts.
+    has_start_line: ClassVar[bool] = False
 
     @classmethod
     def probe_starts(
@@ -195,6 +199,8 @@ class Mode:
         #: Every option the test takes (general, its tool's, this mode's): given by the
         #: run's bound test (netrun.run.bound), else built at the first read.
         self._table = tuple(table) if table is not None else None
+        #: Called once per measurement, just before the client starts (has_start_line).
+        self.start_line: Callable[[], None] = _nothing
 
     def value(self, name: str, host: Host | None = None) -> Any:
         """An option's value; inventory-settable ones are read for ``host`` (default server)."""
@@ -265,3 +271,7 @@ class Mode:
         """Run this test's undo records, newest first on each host, the hosts at once;
         the problems, one line each."""
         return self.undo_stack.run()
+
+
+def _nothing() -> None:
+    """A lone test's start line: nothing to wait for."""

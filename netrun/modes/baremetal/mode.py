@@ -86,6 +86,7 @@ class BareMetal(Mode):
     options = ()
     sweeps_early = "always"
     starts_ahead = True
+    has_start_line = True
 
     def preview(self) -> list[tuple[str, str]] | None:
         return baremetal_preview.commands(self)
@@ -294,6 +295,7 @@ class BareMetal(Mode):
                     end.after_from(swept.output)
             end.otherwise()
 
+        self.start_line()  # server listening, client armed: the flows' start
         end.before_client()
         fired = armed.fire(server.port, iface, sweep=sweep_client, then=then)
         if armed.swept and sweep is not None:

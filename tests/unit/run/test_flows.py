@@ -3,13 +3,29 @@ run turns off for it, and the sample's line rate (the fan-in host's)."""
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from netrun.errors import ToolError
+from netrun.modes.baremetal.mode import BareMetal
+from netrun.modes.base import Mode
 from netrun.run.bound import bind
-from netrun.run.flows import bound_flows, centre, flow_specs, unsupported
+from netrun.run.flows import (
+    FAN_OMIT_S,
+    FlowError,
+    FlowTest,
+    StartLineBroken,
+    _once,
+    bound_flows,
+    centre,
+    flow_specs,
+    spread,
+    unsupported,
+)
 from netrun.run.runner import starts_ahead, sweeps_early
 from netrun.run.sample import build_sample
 from netrun.scenario.loader import load_scenario
@@ -98,3 +114,55 @@ def test_the_listing_and_preview_show_every_flow(tmp_path: Path) -> None:
         "client alpha->delta",
     ]
     assert len(found.commands) == 6
+
+
+def test_bare_metal_flows_line_up_after_their_servers_start() -> None:
+    """A bare-metal flow's server listens and its client is armed before the start line
+    (issue 28's fan-in above its ceiling); a mode without it waits before measuring."""
+    assert BareMetal.has_start_line and not Mode.has_start_line
+
+
+def test_the_start_line_is_waited_once_per_measurement() -> None:
+    line = threading.Barrier(2, timeout=5)
+    passed: list[float] = []
+    gates = [_once(line, passed), _once(line, passed)]
+    threads = [threading.Thread(target=g) for g in gates]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    gates[0]()  # a busy port's retry: it must not wait for flows that already started
+    assert len(passed) == 2
+    assert spread(passed, 2) is not None and spread(passed, 2) < 5
+    assert spread(passed, 3) is None  # a flow's time unknown: no spread
+
+
+def test_a_flow_that_failed_before_the_line_is_the_repeats_error(tmp_path: Path) -> None:
+    """The others' broken start line is not the error: the flow that broke it is."""
+    flows = FlowTest(SimpleNamespace(), fan(tmp_path), "f")
+    flows.modes = [None] * len(flows.test.flows)  # type: ignore[list-item]
+    line = threading.Barrier(1)
+    line.abort()
+
+    def step(i: int) -> None:
+        if i == 1:
+            raise ToolError(f"{flows.test.flows[1].client}: iperf3 server did not start")
+        _once(line, [])()
+
+    with ThreadPoolExecutor(max_workers=3) as pool, pytest.raises(FlowError) as err:
+        flows._each(pool, step)
+    assert str(err.value) == (
+        f"flow {flows.test.flows[1].label} failed on {flows.test.flows[1].client}:"
+        " iperf3 server did not start"
+    )
+    with pytest.raises(StartLineBroken, match="another flow failed before the start line"):
+        _once(line, [])()
+
+
+def test_each_flow_leaves_its_start_out_unless_the_test_says(tmp_path: Path) -> None:
+    """The flows' first second (their ramps, some ms apart) is left out of the aggregate
+    by default; ``omit:`` set on the test (0 too) is each flow's."""
+    assert {s.omit for s in flow_specs(fan(tmp_path))} == {FAN_OMIT_S}
+    assert {s.omit for s in flow_specs(fan(tmp_path, ", omit: 0"))} == {0}
+    assert {s.omit for s in flow_specs(fan(tmp_path, ", omit: 2"))} == {2}
+    assert max(s.deadline for s in flow_specs(fan(tmp_path))) > fan(tmp_path).deadline
