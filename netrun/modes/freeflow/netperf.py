@@ -22,17 +22,16 @@ with the real router:
 
 Each repeat reads the byte counters of the overlay device, the container's interface and
 the host NIC on both ends around it (netrun.modes.docker.pathbytes), and judges each
-direction on the payload netperf moved that way (stats.payload_bytes).
+direction on the payload netperf moved that way (stats.payload_bytes), as in flannel mode
+(netrun.modes.docker.netperf.measure_path); here it also says whether it left the overlay.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from netrun.core.measurement import Measurement
 from netrun.modes.docker import netperf as netperf_container
-from netrun.modes.docker import pathbytes
-from netrun.tools.netperf import command, stats
+from netrun.tools.netperf import command
 from netrun.tools.netperf.parse import Instance
 
 if TYPE_CHECKING:
@@ -63,51 +62,8 @@ def measure(mode: ContainerMode, repeat: int) -> tuple[list[Instance], str, dict
     path bytes around it and the verdict on where the payload went."""
     count = int(mode.test.value("instances"))
     ports = command.data_ports(int(mode.value("port")), count)
-    done: list[tuple[list[Instance], str, dict[str, Any]]] = []
-
-    def run() -> Measurement:
-        done.append(netperf_container.measure(mode, repeat, ports))
-        return Measurement("", None, {})
-
-    # netserver never says it served a test (serverwait counts iperf3's LISTENING lines):
-    # without a count, the server end's reading after is taken as soon as the client ends
-    # instead of after a wait for words that do not come (10 s a repeat)
-    mode.counters.pop("served", None)
-    m, path = pathbytes.around(mode, run)
-    found, raw, extra = done[0]
-    test = str(mode.test.value("test"))
-    moved = stats.payload_bytes(
-        test, found, mode.test.value("request_size"), mode.test.value("response_size")
-    )
-    accelerated, crossed, why = verdict(path, moved)
-    if test == "TCP_CRR" and not accelerated:
-        why = f"{why}; {CRR_NOTE}"
-    extra.update(
-        m.details,
-        path_bytes=path,
-        payload_bytes=moved,
-        accelerated=accelerated,
-        crossed_overlay=crossed,
-        path_check=why,
-    )
+    found, raw, extra, accelerated = netperf_container.measure_path(mode, repeat, ports)
+    if str(mode.test.value("test")) == "TCP_CRR" and not accelerated:
+        extra["path_check"] = f"{extra['path_check']}; {CRR_NOTE}"
+    extra["accelerated"] = accelerated
     return found, raw, extra
-
-
-def verdict(path: dict[str, Any], moved: dict[str, int]) -> tuple[bool, bool, str]:
-    """(accelerated, crossed_overlay, why) over each direction that moved payload: it is
-    accelerated (crossed) only when every such direction is."""
-    judged = [
-        (sender, pathbytes.verdict(path, sent, sender))
-        for sender, sent in moved.items()
-        if sent > 0
-    ]
-    if not judged:
-        return False, False, "the test moved no bytes"
-    accelerated = all(v[0] for _, v in judged)
-    crossed = all(v[1] for _, v in judged)
-    why = "; ".join(f"{sender} to {_peer(sender)}: {v[2]}" for sender, v in judged)
-    return accelerated, crossed, why
-
-
-def _peer(end: str) -> str:
-    return "server" if end == "client" else "client"
