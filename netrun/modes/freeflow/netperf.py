@@ -5,7 +5,8 @@ with the real router:
 
 - ``socket()`` hands only ``AF_INET``/``AF_INET6`` ``SOCK_STREAM`` sockets to the router;
   a UDP socket stays a plain overlay socket. UDP_RR would measure the overlay under a
-  FreeFlow label, so it is refused before the test (``refusal``).
+  FreeFlow label, so it is refused before the test (``refusal``; iperf3's UDP likewise,
+  netrun.modes.freeflow.sockets).
 - ``listen()`` listens on the host socket the router made without binding it: only a
   ``bind()`` asks the router to bind it to the host's address. netserver binds its data
   socket only when given a port ("bind only if we must", netperf's create_data_socket), so
@@ -31,6 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from netrun.modes.docker import netperf as netperf_container
+from netrun.modes.freeflow.sockets import STREAM_ONLY
 from netrun.tools.netperf import command
 from netrun.tools.netperf.parse import Instance
 
@@ -38,11 +40,7 @@ if TYPE_CHECKING:
     from netrun.modes.docker.base import ContainerMode
 
 #: netperf test -> why FreeFlow cannot carry it (libfsocket/preload.c).
-REFUSED = {
-    "UDP_RR": "FreeFlow's library hands only TCP sockets to its router (libfsocket socket(): "
-    "SOCK_STREAM only), so UDP_RR would measure the plain overlay; measure it in mode "
-    "flannel or docker",
-}
+REFUSED = {"UDP_RR": STREAM_ONLY.format(what="UDP_RR")}
 #: Why a TCP_CRR repeat is not accelerated (its handshakes cross the overlay).
 CRR_NOTE = (
     "TCP_CRR opens a connection per transaction, and FreeFlow sets each one up over the "
