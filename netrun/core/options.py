@@ -93,7 +93,7 @@ def number(
 
 def seconds(low: int, high: int) -> Callable[[Any], str | None]:
     """Whole seconds in ``low..high``: iperf3 reads -t and -O as whole seconds (1.5 would
-    silently become 1), and refuses -t above 86400 and -O above 60."""
+    silently become 1), and refuses -t above 86400 and -O above 600 (60 before 3.18)."""
     return expecting(
         f"a whole number of seconds from {low} to {high}",
         lambda v: low <= v <= high and float(v).is_integer(),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from netrun.history import baseline
-from netrun.report import relay_latency
+from netrun.report import ratelimit, relay_latency
 from netrun.report.summary import ALIKE, shows_bare, summary_rows
 from netrun.results import flags
 
@@ -48,6 +48,7 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             + "; ceiling = best goodput (Mbit/s) this test's packets allow on that line"
             " rate (TCP: its MSS, UDP: its datagram size); % ceil = Mbit/s as a share of it"
         )
+        lines += ratelimit.note(r for r in rows if r["name"] in rated)
     shared = sorted({str(t.get("name")) for t in doc.get("tests", [])
                      if (t.get("details") or {}).get("cpu_shared_kernel")})  # fmt: skip
     if shared:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from netrun.core import metrics, mtuplan, numeric
-from netrun.report import headline, metric_table
+from netrun.report import headline, metric_table, ratelimit
 from netrun.results import flags, stats
 
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
@@ -42,7 +42,7 @@ CSV_FIELDS = [
     "stdev_mbps", "min_mbps", "max_mbps", "ci_low_mbps", "ci_high_mbps", "pct_line",
     "pct_bare", "line_rate_mbps", "ceiling_mbps", "mtu", "retransmits", "cpu_client", "cpu_server",
     "jitter_ms", "lost_percent", "status", "error", "delta_pct", "verdict", "direction",
-    "pct_ceiling", "flags",
+    "pct_ceiling", "flags", "offered_mbps",
 ]  # fmt: skip
 
 
@@ -191,6 +191,7 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "line_rate_mbps": line,
         "ceiling_mbps": first.get("goodput_ceiling_mbps"),
         "pct_ceiling": flags.pct_of_ceiling(mbps, first.get("goodput_ceiling_mbps")),
+        "offered_mbps": ratelimit.offered_mbps(first),  # asked below the ceiling: % ceil marked
         "retransmits": _median(_value(s, "retransmits") for s in ok),
         "cpu_client": _median(_value(s, "cpu_client_pct") for s in ok),
         "cpu_server": _median(_value(s, "cpu_server_pct") for s in ok),
@@ -290,7 +291,7 @@ def table_rows(
         cells += [
             _fmt(row["pct_bare"]),
             _fmt(row["ceiling_mbps"]),
-            _fmt(row["pct_ceiling"]),
+            ratelimit.cell(_fmt(row["pct_ceiling"]), row),
             _retransmits(row),
             f"{_fmt(row['cpu_client'])}/{_fmt(row['cpu_server'])}",
             udp,

@@ -287,6 +287,19 @@ def test_freeflow_mode_routers_and_preload(docker_lab: LabHandle, tmp_path: Path
     assert details["vnet_prefix"]["alpha"].startswith("10.244.")
 
 
+def test_freeflow_refuses_iperf3_udp_before_its_containers(
+    docker_lab: LabHandle, tmp_path: Path
+) -> None:
+    """FreeFlow's library hands only SOCK_STREAM sockets to its router: iperf3 UDP would
+    measure the plain overlay, so it fails in one line and starts no container."""
+    tests = [entry("ffudp", mode="freeflow", protocol="udp", bitrate="100M", duration=1)]
+    res = netrun(tmp_path, write_scenario(tmp_path, tests), docker_lab.inventory)
+    error = failed_error(tmp_path, res, "ffudp")
+    assert "iperf3 protocol udp cannot run in mode freeflow" in error, error
+    assert "SOCK_STREAM" in error and "mode flannel or docker" in error
+    assert labelled(docker_lab) == {}
+
+
 def test_freeflow_keep_router_is_kept_and_reused(docker_lab: LabHandle, tmp_path: Path) -> None:
     scenario = container_scenario(tmp_path, "ffkeep", "freeflow", keep_router=True)
     try:

@@ -199,4 +199,10 @@ def test_tcp_rr_in_containers(
     m = sample["metrics"]
     assert m["transactions_per_s"] > 100 and m["latency_p99_us"] >= m["latency_p50_us"] > 0
     assert sample["details"]["samples"] > 0 and sample["details"]["instances"] == 2
+    if mode == "flannel":  # the counters around each repeat: its payload crossed the overlay
+        details = sample["details"]
+        assert details["crossed_overlay"] is True, details["path_check"]
+        assert "accelerated" not in details and details["payload_bytes"]["client"] > 0
+        assert "client to server" in details["path_check"]
+        assert details["path_bytes"]["server"]["overlay"]["rx_bytes"] > 0
     assert nothing_of_netperf(docker_lab) == []

@@ -5,7 +5,9 @@ lease (flanneld writes it to /run/flannel/subnet.env), checks that each containe
 address inside its host's lease, records the overlay MTU (which sets the goodput ceiling:
 909 Mbit/s for a 1450-byte VXLAN MTU on 1 GbE) and, per run, the bytes on the VXLAN
 device, the host NIC and the container's interface (``details.path_bytes``), so the result
-shows that its bytes crossed the overlay (``details.crossed_overlay``).
+shows that its bytes crossed the overlay (``details.crossed_overlay``): for iperf3 on
+the bytes it received, for netperf on the payload it moved each way
+(netrun.modes.docker.netperf.measure_path).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from netrun.core.measurement import Measurement
 from netrun.core.options import Option, matching
 from netrun.errors import ModeError
 from netrun.hosts.host import Host
+from netrun.modes.docker import netperf as netperf_container
 from netrun.modes.docker import pathbytes
 from netrun.modes.docker.mode import OPTIONS as DOCKER_OPTIONS
 from netrun.modes.docker.mode import DockerMode
 from netrun.tools import docker as dk
+from netrun.tools.netperf.parse import Instance
 
 PATH_RE = r"/[A-Za-z0-9_./-]{1,255}"
 IFACE_RE = r"[A-Za-z0-9_.:-]{1,15}"
@@ -125,6 +129,15 @@ class Flannel(DockerMode):
         _, crossed, why = pathbytes.verdict(path, m.result.bytes_received, m.result.sender)
         m.details.update(path_bytes=path, crossed_overlay=crossed, path_check=why)
         return m
+
+    def measure_netperf(self, repeat: int) -> tuple[list[Instance], str, dict[str, Any]]:
+        """tool: netperf with the counters around each repeat, as for iperf3: proof that
+        its payload crossed the overlay."""
+        self.repeat = repeat
+        self.healthy = False
+        found, raw, extra, _ = netperf_container.measure_path(self, repeat)
+        self.healthy = True
+        return found, raw, extra
 
 
 MODE = Flannel

@@ -131,23 +131,31 @@ def verdict(path: dict[str, Any], test_bytes: int, sender: str) -> tuple[bool, b
     crossed = min(share["overlay"]) >= CARRIED
     nic = min(share["host_nic"]) >= CARRIED
     bypassed = max(share["overlay"] + share["container"]) < BYPASSED
-    mb = test_bytes / 1e6
-    top = max(share["overlay"]) * mb
+    test = size(test_bytes)
+    top = size(max(share["overlay"]) * test_bytes)
     if nic and bypassed:
-        rest = round(max(share["overlay"]) * test_bytes)
-        why = f"the host NICs carried the test's {mb:.1f} MB, the overlay {rest} bytes"
-        return True, crossed, why
+        return True, crossed, f"the host NICs carried the test's {test}, the overlay {top}"
     if crossed:
-        return False, True, f"the test's {mb:.1f} MB crossed the overlay device ({top:.1f} MB)"
+        return False, True, f"the test's {test} crossed the overlay device ({top})"
     return (
         False,
         crossed,
         (
-            f"the host NICs carried {min(share['host_nic']) * mb:.1f} of the test's {mb:.1f} MB, "
-            f"the overlay and container interfaces up to "
-            f"{max(share['overlay'] + share['container']) * mb:.1f} MB"
+            f"the host NICs carried {size(min(share['host_nic']) * test_bytes)} of the "
+            f"test's {test}, the overlay and container interfaces up to "
+            f"{size(max(share['overlay'] + share['container']) * test_bytes)}"
         ),
     )
+
+
+def size(count: float) -> str:
+    """A byte count in the unit its magnitude reads in (decimal: a netperf TCP_RR moves a
+    few KB, an iperf3 run GB): "494 bytes", "18.4 KB", "231.2 MB", "11.3 GB"."""
+    count = round(count)
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if count >= scale or round(count / scale * 1000, 1) >= 1000:  # 999,960: 1.0 MB
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} byte{'' if count == 1 else 's'}"
 
 
 def read(host: Host, pid: int | None, tries: int = 3) -> Snapshot:

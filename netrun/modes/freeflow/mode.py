@@ -33,7 +33,7 @@ from netrun.modes.docker.flannel import OPTIONS as FLANNEL_OPTIONS
 from netrun.modes.docker.flannel import PATH_RE
 from netrun.modes.docker.mode import DockerMode
 from netrun.modes.freeflow import netperf as ff_netperf
-from netrun.modes.freeflow import router
+from netrun.modes.freeflow import router, sockets
 from netrun.tools import docker as dk
 from netrun.tools.iperf3 import tcpinfo
 from netrun.tools.iperf3.result import Iperf3Result
@@ -220,12 +220,15 @@ class FreeFlow(DockerMode):
             )
 
     def setup(self) -> None:
-        """Refuses, before any container starts, a netperf test FreeFlow cannot carry
-        (netrun.modes.freeflow.netperf)."""
+        """Refuses, before any container starts, a test FreeFlow cannot carry: netperf's
+        UDP_RR, iperf3's UDP (netrun.modes.freeflow.sockets)."""
+        why = None
         if self.test.tool == "netperf":
             why = ff_netperf.refusal(str(self.test.value("test")))
-            if why:
-                raise ModeError(why)
+        elif self.test.tool == "iperf3":
+            why = sockets.iperf3_refusal(self.test.name, str(self.test.value("protocol")))
+        if why:
+            raise ModeError(why)
         super().setup()
 
     def measure_netperf(self, repeat: int) -> tuple[list[Instance], str, dict[str, Any]]:

@@ -5,7 +5,8 @@ with the real router:
 
 - ``socket()`` hands only ``AF_INET``/``AF_INET6`` ``SOCK_STREAM`` sockets to the router;
   a UDP socket stays a plain overlay socket. UDP_RR would measure the overlay under a
-  FreeFlow label, so it is refused before the test (``refusal``).
+  FreeFlow label, so it is refused before the test (``refusal``; iperf3's UDP likewise,
+  netrun.modes.freeflow.sockets).
 - ``listen()`` listens on the host socket the router made without binding it: only a
   ``bind()`` asks the router to bind it to the host's address. netserver binds its data
   socket only when given a port ("bind only if we must", netperf's create_data_socket), so
@@ -22,28 +23,24 @@ with the real router:
 
 Each repeat reads the byte counters of the overlay device, the container's interface and
 the host NIC on both ends around it (netrun.modes.docker.pathbytes), and judges each
-direction on the payload netperf moved that way (stats.payload_bytes).
+direction on the payload netperf moved that way (stats.payload_bytes), as in flannel mode
+(netrun.modes.docker.netperf.measure_path); here it also says whether it left the overlay.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from netrun.core.measurement import Measurement
 from netrun.modes.docker import netperf as netperf_container
-from netrun.modes.docker import pathbytes
-from netrun.tools.netperf import command, stats
+from netrun.modes.freeflow.sockets import STREAM_ONLY
+from netrun.tools.netperf import command
 from netrun.tools.netperf.parse import Instance
 
 if TYPE_CHECKING:
     from netrun.modes.docker.base import ContainerMode
 
 #: netperf test -> why FreeFlow cannot carry it (libfsocket/preload.c).
-REFUSED = {
-    "UDP_RR": "FreeFlow's library hands only TCP sockets to its router (libfsocket socket(): "
-    "SOCK_STREAM only), so UDP_RR would measure the plain overlay; measure it in mode "
-    "flannel or docker",
-}
+REFUSED = {"UDP_RR": STREAM_ONLY.format(what="UDP_RR")}
 #: Why a TCP_CRR repeat is not accelerated (its handshakes cross the overlay).
 CRR_NOTE = (
     "TCP_CRR opens a connection per transaction, and FreeFlow sets each one up over the "
@@ -63,51 +60,8 @@ def measure(mode: ContainerMode, repeat: int) -> tuple[list[Instance], str, dict
     path bytes around it and the verdict on where the payload went."""
     count = int(mode.test.value("instances"))
     ports = command.data_ports(int(mode.value("port")), count)
-    done: list[tuple[list[Instance], str, dict[str, Any]]] = []
-
-    def run() -> Measurement:
-        done.append(netperf_container.measure(mode, repeat, ports))
-        return Measurement("", None, {})
-
-    # netserver never says it served a test (serverwait counts iperf3's LISTENING lines):
-    # without a count, the server end's reading after is taken as soon as the client ends
-    # instead of after a wait for words that do not come (10 s a repeat)
-    mode.counters.pop("served", None)
-    m, path = pathbytes.around(mode, run)
-    found, raw, extra = done[0]
-    test = str(mode.test.value("test"))
-    moved = stats.payload_bytes(
-        test, found, mode.test.value("request_size"), mode.test.value("response_size")
-    )
-    accelerated, crossed, why = verdict(path, moved)
-    if test == "TCP_CRR" and not accelerated:
-        why = f"{why}; {CRR_NOTE}"
-    extra.update(
-        m.details,
-        path_bytes=path,
-        payload_bytes=moved,
-        accelerated=accelerated,
-        crossed_overlay=crossed,
-        path_check=why,
-    )
+    found, raw, extra, accelerated = netperf_container.measure_path(mode, repeat, ports)
+    if str(mode.test.value("test")) == "TCP_CRR" and not accelerated:
+        extra["path_check"] = f"{extra['path_check']}; {CRR_NOTE}"
+    extra["accelerated"] = accelerated
     return found, raw, extra
-
-
-def verdict(path: dict[str, Any], moved: dict[str, int]) -> tuple[bool, bool, str]:
-    """(accelerated, crossed_overlay, why) over each direction that moved payload: it is
-    accelerated (crossed) only when every such direction is."""
-    judged = [
-        (sender, pathbytes.verdict(path, sent, sender))
-        for sender, sent in moved.items()
-        if sent > 0
-    ]
-    if not judged:
-        return False, False, "the test moved no bytes"
-    accelerated = all(v[0] for _, v in judged)
-    crossed = all(v[1] for _, v in judged)
-    why = "; ".join(f"{sender} to {_peer(sender)}: {v[2]}" for sender, v in judged)
-    return accelerated, crossed, why
-
-
-def _peer(end: str) -> str:
-    return "server" if end == "client" else "client"

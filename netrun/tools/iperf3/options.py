@@ -65,6 +65,10 @@ KEYS: dict[str, str] = {
     "ipv6": "-6",
 }
 
+#: iperf3's own limit on -O (MAX_OMIT_TIME in src/iperf.h, 3.18+); older releases take 60.
+MAX_OMIT = 600
+OMIT_OVER_60 = "-O over 60 s"
+
 #: Client options and the first iperf3 release that has each (iperf3's RELNOTES.md); the
 #: ones not listed are in every release netrun reads (3.5+).
 FIRST_RELEASE: dict[str, tuple[int, ...]] = {
@@ -85,6 +89,8 @@ FIRST_RELEASE: dict[str, tuple[int, ...]] = {
     "--gsro": (3, 21),
     #: before 3.13 the server's sending socket kept TOS 0 in a reverse test (esnet/iperf#638)
     "--dscp with -R": (3, 13),
+    #: before 3.18 iperf3 refused -O above 60 ("bogus value for --omit"; #1770/PR#1774)
+    OMIT_OVER_60: (3, 18),
 }
 #: DSCP names iperf3 knows, as numbers (RFC 2474, 2597, 3246, 5865, 8622).
 DSCP_NAMES = {
@@ -168,6 +174,9 @@ def options_used(options: Mapping[str, Any]) -> list[str]:
     used += [flag for key, flag in KEYS.items() if _set(options.get(key))]
     if _set(options.get("dscp")) and options.get("reverse"):
         used.append("--dscp with -R")
+    omit = options.get("omit")
+    if isinstance(omit, int | float) and not isinstance(omit, bool) and omit > 60:
+        used.append(OMIT_OVER_60)
     extra = options.get("extra_args") or []
     return used + [n for arg in extra if isinstance(arg, str) and (n := _name(arg))]
 

@@ -36,7 +36,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("bidir", bool, False, "both send at once (iperf3 --bidir, 3.7+): Mbit/s is the "
            "sum of both directions, against twice one direction's ceiling"),
     Option("omit", (int, float), 0, "warm-up seconds left out of the result (iperf3 -O)",
-           check=seconds(0, 60)),
+           check=seconds(0, iperf3_options.MAX_OMIT)),
     Option("bitrate", (int, str), None, "target rate, e.g. 800K or 1G (iperf3 -b)",
            check=size(0, "1000T"), nullable=True),
     Option("length", (int, str), None, "buffer or datagram length, e.g. 1400 (iperf3 -l)",

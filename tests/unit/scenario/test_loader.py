@@ -221,8 +221,8 @@ BITRATE = "bitrate must be an iperf3 size such as 100, 128K or 1G, at most 1000T
         (", duration: 86401", f"{SECONDS}, got 86401"),
         (", duration: yes", f"{SECONDS}, got true (YAML reads yes/no/on/off"),
         (", duration: null", f"{SECONDS}, got null"),
-        (", omit: -1", "omit must be a whole number of seconds from 0 to 60, got -1"),
-        (", omit: 61", "omit must be a whole number of seconds from 0 to 60, got 61"),
+        (", omit: -1", "omit must be a whole number of seconds from 0 to 600, got -1"),
+        (", omit: 601", "omit must be a whole number of seconds from 0 to 600, got 601"),
         (", connect_timeout: 1.0e+400", "connect_timeout must be a number > 0 and <= 3600"),
         (", timeout: " + "9" * 400, "timeout must be a number > 0 and <= 604800, got 999"),
         (", bitrate: " + "9" * 400, f"{BITRATE}, got 999"),
@@ -551,7 +551,7 @@ def test_override_problems_are_named_as_dash_e(tmp_path: Path) -> None:
 def test_problems_from_file_and_overrides_come_together(tmp_path: Path) -> None:
     found = one_test(tmp_path, ", streams: 0", overrides={"omit": -1})
     assert found == [
-        "-e omit=-1: omit must be a whole number of seconds from 0 to 60, got -1",
+        "-e omit=-1: omit must be a whole number of seconds from 0 to 600, got -1",
         f"{tmp_path / 'x.yaml'}: tests[0] 'bm': streams must be an integer from 1 to 128, got 0",
     ]
 
@@ -707,3 +707,8 @@ def test_forks_is_a_number_of_hosts(tmp_path: Path) -> None:
     for bad in ("0", "true", "'8'", "1000"):
         found = problems(write(tmp_path, f"forks: {bad}\n" + HEAD + "}\n"))
         assert len(found) == 1 and "forks must be a number of hosts, 1..256" in found[0], found
+
+
+def test_omit_takes_iperf3_s_own_limit_of_600(tmp_path: Path) -> None:
+    spec = load(write(tmp_path, HEAD + ", duration: 10, omit: 600}\n")).tests[0]
+    assert spec.omit == 600

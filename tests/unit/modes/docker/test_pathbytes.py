@@ -165,7 +165,7 @@ def test_verdict_partial_bypass_is_not_accelerated() -> None:
     )
     accelerated, crossed, why = pathbytes.verdict(path, 100 * MB, "client")
     assert (accelerated, crossed) == (False, False)
-    assert "40.0 MB" in why
+    assert "40.0 MB" in why and "100.0 MB" in why
 
 
 def test_verdict_of_an_empty_test() -> None:
@@ -207,3 +207,32 @@ def test_the_client_end_readings_survive_the_sections_they_ride_in() -> None:
     assert res.stdout == "hi"
     assert before is not None and after is not None
     assert before.counters is not None and after.counters is not None and after.cpu is not None
+
+
+@pytest.mark.parametrize(
+    ("count", "shown"),
+    [
+        (0, "0 bytes"),
+        (1, "1 byte"),
+        (494, "494 bytes"),
+        (999.6, "1.0 KB"),
+        (999_960, "1.0 MB"),
+        (18407, "18.4 KB"),
+        (978216, "978.2 KB"),
+        (231.2 * MB, "231.2 MB"),
+        (11271.1 * MB, "11.3 GB"),
+    ],
+)
+def test_size_reads_in_the_unit_of_its_magnitude(count: float, shown: str) -> None:
+    assert pathbytes.size(count) == shown
+
+
+def test_verdict_of_a_few_kb_says_kb_not_0_0_mb() -> None:
+    # flannel TCP_RR x2 for 2 s on the lab: 18407 bytes of payload, flannel.1 ~0.98 MB
+    path = ends(
+        {"host_nic": 2157906, "overlay": 978216, "container": 1236306},
+        {"host_nic": 2158290, "overlay": 978216, "container": 1237148},
+    )
+    _, crossed, why = pathbytes.verdict(path, 18407, "client")
+    assert crossed is True
+    assert why == "the test's 18.4 KB crossed the overlay device (978.2 KB)"

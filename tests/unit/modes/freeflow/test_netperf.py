@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from netrun.modes.docker import netperf as netperf_container
 from netrun.modes.freeflow import netperf as ff_netperf
 from netrun.tools.netperf import stats
 from netrun.tools.netperf.parse import NetperfError, parse
@@ -45,7 +46,9 @@ def test_tcp_rr_payload_is_the_histograms_transactions_each_way() -> None:
 
 def test_tcp_rr_through_the_real_router_left_the_overlay() -> None:
     found = paths("tcp_rr")
-    accelerated, crossed, why = ff_netperf.verdict(found["path_bytes"], found["payload_bytes"])
+    accelerated, crossed, why = netperf_container.verdict(
+        found["path_bytes"], found["payload_bytes"]
+    )
     assert (accelerated, crossed) == (True, False)
     assert "client to server" in why and "server to client" in why
 
@@ -54,19 +57,21 @@ def test_tcp_stream_is_judged_on_the_clients_sending_only() -> None:
     found = paths("tcp_stream")
     moved = payload("tcp_stream", "TCP_STREAM")
     assert moved["server"] == 0 and moved["client"] > 300e6  # 940 Mbit/s for 3 s
-    accelerated, _, why = ff_netperf.verdict(found["path_bytes"], moved)
+    accelerated, _, why = netperf_container.verdict(found["path_bytes"], moved)
     assert accelerated is True and "server to client" not in why
 
 
 def test_tcp_crr_handshakes_cross_the_overlay() -> None:
     found = paths("tcp_crr")
-    accelerated, crossed, why = ff_netperf.verdict(found["path_bytes"], found["payload_bytes"])
+    accelerated, crossed, why = netperf_container.verdict(
+        found["path_bytes"], found["payload_bytes"]
+    )
     assert (accelerated, crossed) == (False, True)
     assert "crossed the overlay" in why
 
 
 def test_no_payload_is_not_accelerated() -> None:
-    assert ff_netperf.verdict(paths("tcp_rr")["path_bytes"], {"client": 0, "server": 0}) == (
+    assert netperf_container.verdict(paths("tcp_rr")["path_bytes"], {"client": 0, "server": 0}) == (
         False, False, "the test moved no bytes",
     )  # fmt: skip
 

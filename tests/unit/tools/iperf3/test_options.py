@@ -98,6 +98,18 @@ def test_dscp_on_a_reverse_test_needs_3_13() -> None:
     assert options.refuse({"dscp": 46}, [("bravo", "3.5")]) is None
 
 
+def test_omit_over_60_needs_3_18_whose_limit_is_600() -> None:
+    # iperf3 3.18 raised -O's limit from 60 to MAX_OMIT_TIME, 600 (src/iperf.h)
+    why = options.refuse({"omit": 120}, [("bravo", "3.12")])
+    assert why == (
+        "bravo: iperf3 3.12 has no -O over 60 s (iperf3 3.18+): install iperf3 3.18 or "
+        "newer there, or leave -O over 60 s out of the test"
+    )
+    assert options.refuse({"omit": 120}, [("bravo", "3.18")]) is None
+    assert options.refuse({"omit": 60}, [("bravo", "3.5")]) is None
+    assert options.MAX_OMIT == 600
+
+
 def test_a_key_s_release_is_checked_too() -> None:
     assert options.refuse({"skip_rx_copy": True}, [("bravo", "3.16")]) is not None
     assert options.refuse({"skip_rx_copy": False}, [("bravo", "3.16")]) is None
