@@ -66,9 +66,13 @@ def tbf_args(rate: str) -> list[str]:
 def host_tbf_args(rate: str) -> list[str]:
     """tbf for a constrained link (``--host-rate``): a burst of 10 ms at the rate, not the
     1 GbE emulation's 256 KB, which at 8 Mbit/s would be a 250 ms queue: over such a link
-    UDP is dropped and a TCP leg queues, as over a congested path."""
-    burst = max(4, int(rate_mbps(rate) * 1000 / 8 / 100))
-    return ["tbf", "rate", rate, "burst", f"{burst}kb", "latency", TBF_LATENCY]
+    UDP is dropped and a TCP leg queues, as over a congested path. The rate is scaled by
+    FRAME_SHARE as tbf_args' is, so a full-frame flow meets the goodput ceiling netrun
+    computes for the link (unscaled, a lone flow read 1.6% above it)."""
+    mbps = rate_mbps(rate)
+    burst = max(4, int(mbps * 1000 / 8 / 100))
+    shaped = f"{round(mbps * FRAME_SHARE * 1000)}kbit"  # full frames meet the link's ceiling
+    return ["tbf", "rate", shaped, "burst", f"{burst}kb", "latency", TBF_LATENCY]
 
 
 def has_tbf(netns: str, dev: str) -> bool:

@@ -143,7 +143,8 @@ def test_lab_names_a_relay_and_a_host_rate(tmp_path: Path) -> None:
 def test_a_constrained_host_link_has_a_short_queue() -> None:
     from netrun.lab.network import host_tbf_args, tbf_args
 
-    assert host_tbf_args("8mbit") == ["tbf", "rate", "8mbit", "burst", "10kb", "latency", "20ms"]
+    # 8 Mbit/s x 1514/1538: full frames meet the ceiling netrun computes for the link
+    assert host_tbf_args("8mbit") == ["tbf", "rate", "7875kbit", "burst", "10kb", "latency", "20ms"]
     assert host_tbf_args("100kbit")[4] == "4kb"
     assert tbf_args("8mbit")[4] == "256kb"  # the 1 GbE emulation's, a 250 ms queue at 8 Mbit/s
 
