@@ -141,6 +141,20 @@ def verdicts_of(doc: dict[str, Any]) -> dict[str, str]:
     return {v["test"]: v["verdict"] for v in doc["baseline"]["verdicts"]}
 
 
+def moved_of(doc: dict[str, Any]) -> dict[str, str]:
+    """Each test's verdict, where "noisy" because a core saturated on either side reads as
+    the way the figure moved: the lab's hosts share one machine's two cores, so under a
+    loaded CI machine a TCP test at line rate is sometimes cpu-bound, and the verdict then
+    rightly says the change may be the CPU's (netrun.history.baseline)."""
+    out = {}
+    for v in doc["baseline"]["verdicts"]:
+        verdict = v["verdict"]
+        if verdict == "noisy" and "cpu-bound in" in (v.get("detail") or ""):
+            verdict = "regressed" if v["delta_pct"] < 0 else "improved"
+        out[v["test"]] = verdict
+    return out
+
+
 def cron_tests() -> list[dict[str, Any]]:
     """A TCP test repeated twice and a UDP test once, between different pairs."""
     return [
@@ -320,7 +334,7 @@ def test_file_baseline_regressed_and_improved(lab: LabHandle, saved: Path, tmp_p
     expect(res, EXIT_REGRESSED)
     reg = load_results(tmp_path / "reg")
     assert reg["status"] == "finished"
-    assert verdicts_of(reg) == {"tcp": "regressed", "udp": "regressed"}
+    assert moved_of(reg) == {"tcp": "regressed", "udp": "regressed"}
     assert all(v["delta_pct"] < -80 for v in reg["baseline"]["verdicts"])
     assert "regressed" in (tmp_path / "reg" / "report.txt").read_text()
 
@@ -329,13 +343,13 @@ def test_file_baseline_regressed_and_improved(lab: LabHandle, saved: Path, tmp_p
     res = netrun(tmp_path, scen, "-i", lab.inventory, out="out")
     expect(res, EXIT_OK)
     imp = load_results(tmp_path / "out")
-    assert verdicts_of(imp) == {"tcp": "improved", "udp": "improved"}
+    assert moved_of(imp) == {"tcp": "improved", "udp": "improved"}
     assert imp["baseline"]["run_id"] == f"{doc['run_id']}-x0.1"
 
     # --baseline wins over the scenario's key.
     res = netrun(tmp_path, scen, "-i", lab.inventory, "--baseline", higher, out="cli")
     expect(res, EXIT_REGRESSED)
-    assert verdicts_of(load_results(tmp_path / "cli"))["tcp"] == "regressed"
+    assert moved_of(load_results(tmp_path / "cli"))["tcp"] == "regressed"
 
 
 @pytest.mark.parametrize(

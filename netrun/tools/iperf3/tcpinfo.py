@@ -37,17 +37,20 @@ from netrun.tools.iperf3 import versions
 #: The first release whose JSON has ``max_snd_wnd`` (RELNOTES 3.10, #1148).
 SND_WND = (3, 10)
 
-#: Default tolerances: the RTTs like ping's (mean 20%, maximum 50%); the path MTU 0 (any
-#: drop is a changed path); none for the windows, which follow the bandwidth-delay product
-#: (throughput x RTT, each judged): a smaller window at the same rate is a shorter RTT.
+#: Default tolerances: the path MTU 0 (any drop is a changed path); none for the RTTs and
+#: the windows. A bulk flow's RTT is the queue it fills at the bottleneck by design (on the
+#: lab it moved 1.1 -> 2.5 ms between two runs at the same 942 Mbit/s), so a nightly baseline
+#: judging it would call noise a regression; ping and netperf measure latency, and a
+#: ``tolerance:`` for these metrics judges them where a lab wants it. The windows follow the
+#: bandwidth-delay product (throughput x RTT).
 #: Whose figures every one of these is (the metric's description ends with it).
 SIDE = "the sender's TCP_INFO: the client's; under -R the server's (its --get-server-output JSON)"
 # fmt: off
 TCP_METRICS: tuple[Metric, ...] = (
     Metric("rtt_mean_ms", "ms", "lower", f"mean smoothed RTT over the test, the streams' mean; "
-           f"{SIDE}", tolerance="20%", digits=3),
+           f"{SIDE}", digits=3),
     Metric("rtt_max_ms", "ms", "lower", f"largest smoothed RTT of any stream; {SIDE}",
-           tolerance="50%", digits=3),
+           digits=3),
     Metric("snd_cwnd_max_bytes", "bytes", "higher", f"largest congestion window of any "
            f"stream; {SIDE}", scale=1024, shown_unit="KByte", digits=0),
     Metric("snd_wnd_max_bytes", "bytes", "higher", f"largest send window (the receiver's "
