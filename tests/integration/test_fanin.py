@@ -223,3 +223,51 @@ def test_container_fanin_each_flow_its_own_containers(
         names = [f["containers"]["server"]["name"] for f in flows]  # each flow its own
         assert len(set(names)) == 2, names
     assert not leftovers(docker_lab, before, tmp_path / "out")
+
+
+def test_turn_fanin_of_two_clients_through_one_relay(big_lab: LabHandle, tmp_path: Path) -> None:
+    """alpha and bravo send iperf2 into charlie at once, each through its own tunnel and
+    allocation on the one coturn netrun starts on delta: each flow's server saw its own
+    relayed address, the relay's NIC carried them, and the sample is their sum."""
+    test = {"name": "tfan", "mode": "turn", "tool": "iperf2", "relay": "delta",
+            "hosts": "alpha,bravo,charlie", "pairs": {"fanin": "charlie"},
+            "bitrate": "500pps", "duration": 2, "repeat": 2}  # fmt: skip
+    path = write_yaml(tmp_path / "tfan.yaml", {"name": "tfan", "tests": [test]})
+    before = lab_settings(big_lab)
+    proc = run_netrun(
+        [path, "-i", big_lab.inventory, "-o", "out", "--no-history"], cwd=tmp_path, timeout=180
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = load_results(tmp_path / "out")
+    relay = big_lab.host("delta").data_ip
+    assert {"aggregate_bps", "fairness_jain"} <= set(doc["metrics"])
+    samples = doc["tests"]
+    assert [s["name"] for s in samples] == ["tfan[2->charlie]"] * 2
+    for s in samples:
+        assert s["status"] == "ok", s["error"]
+        assert s["tool"] == "iperf2" and s["mode"] == "turn"
+        flows = s["details"]["flows"]
+        assert [(f["client"], f["server"]) for f in flows] == [
+            ("alpha", "charlie"),
+            ("bravo", "charlie"),
+        ]
+        relayed = {f["relayed_address"] for f in flows}
+        assert len(relayed) == 2, flows  # an allocation of its own each
+        for f in flows:
+            assert f["peer_seen"] == relay, f
+            assert f["relayed_address"].startswith(relay + ":")
+            assert f["peers"] == [f["relayed_address"].replace(":", " port ")], f
+            counters = f["relay_counters"]
+            assert counters["crossed"] is True and counters["flows_at_once"] == 2, counters
+            assert counters["tx_packets"] >= f["total"] * 0.9
+            assert 0.9 * 500 * 2 <= f["total"] <= 1.1 * 500 * 2  # 500 pps for 2 s
+            raw = (tmp_path / "out" / f["raw"]).read_text()  # its own server's report
+            assert f["relayed_address"].split(":")[0] in raw and "--- tunnel ---" in raw
+        m = s["metrics"]
+        assert m["aggregate_bps"] == pytest.approx(sum(f["throughput_bps"] for f in flows))
+        assert m["throughput_bps"] == pytest.approx(m["aggregate_bps"])
+        assert m["total"] == sum(f["total"] for f in flows)
+        assert 0.95 < m["fairness_jain"] <= 1.0  # two flows at the same packet rate
+        assert s["details"]["fan"]["kind"] == "fanin" and s["details"]["fan"]["count"] == 2
+    assert len({f["raw"] for s in samples for f in s["details"]["flows"]}) == 4
+    assert not leftovers(big_lab, before, tmp_path / "out")
