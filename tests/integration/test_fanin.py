@@ -225,12 +225,16 @@ def test_container_fanin_each_flow_its_own_containers(
     assert not leftovers(docker_lab, before, tmp_path / "out")
 
 
-def test_turn_fanin_of_two_clients_through_one_relay(big_lab: LabHandle, tmp_path: Path) -> None:
-    """alpha and bravo send iperf2 into charlie at once, each through its own tunnel and
-    allocation on the one coturn netrun starts on delta: each flow's server saw its own
-    relayed address, the relay's NIC carried them, and the sample is their sum."""
+@pytest.mark.parametrize("kind", ["fanin", "fanout"])
+def test_turn_fan_of_two_flows_through_one_relay(
+    big_lab: LabHandle, tmp_path: Path, kind: str
+) -> None:
+    """alpha and bravo send iperf2 into charlie at once (fanin; fanout: charlie into each),
+    each flow through its own tunnel and allocation on the one coturn netrun starts on delta,
+    to its own server port: each flow's server saw its own relayed address, the relay's NIC
+    carried them, and the sample is their sum."""
     test = {"name": "tfan", "mode": "turn", "tool": "iperf2", "relay": "delta",
-            "hosts": "alpha,bravo,charlie", "pairs": {"fanin": "charlie"},
+            "hosts": "alpha,bravo,charlie", "pairs": {kind: "charlie"},
             "bitrate": "500pps", "duration": 2, "repeat": 2}  # fmt: skip
     path = write_yaml(tmp_path / "tfan.yaml", {"name": "tfan", "tests": [test]})
     before = lab_settings(big_lab)
@@ -242,15 +246,15 @@ def test_turn_fanin_of_two_clients_through_one_relay(big_lab: LabHandle, tmp_pat
     relay = big_lab.host("delta").data_ip
     assert {"aggregate_bps", "fairness_jain"} <= set(doc["metrics"])
     samples = doc["tests"]
-    assert [s["name"] for s in samples] == ["tfan[2->charlie]"] * 2
+    name = "tfan[2->charlie]" if kind == "fanin" else "tfan[charlie->2]"
+    ends = [("alpha", "charlie"), ("bravo", "charlie")]
+    ends = ends if kind == "fanin" else [(b, a) for a, b in ends]
+    assert [s["name"] for s in samples] == [name] * 2
     for s in samples:
         assert s["status"] == "ok", s["error"]
         assert s["tool"] == "iperf2" and s["mode"] == "turn"
         flows = s["details"]["flows"]
-        assert [(f["client"], f["server"]) for f in flows] == [
-            ("alpha", "charlie"),
-            ("bravo", "charlie"),
-        ]
+        assert [(f["client"], f["server"]) for f in flows] == ends
         relayed = {f["relayed_address"] for f in flows}
         assert len(relayed) == 2, flows  # an allocation of its own each
         for f in flows:
@@ -268,6 +272,33 @@ def test_turn_fanin_of_two_clients_through_one_relay(big_lab: LabHandle, tmp_pat
         assert m["throughput_bps"] == pytest.approx(m["aggregate_bps"])
         assert m["total"] == sum(f["total"] for f in flows)
         assert 0.95 < m["fairness_jain"] <= 1.0  # two flows at the same packet rate
-        assert s["details"]["fan"]["kind"] == "fanin" and s["details"]["fan"]["count"] == 2
+        assert s["details"]["fan"]["kind"] == kind and s["details"]["fan"]["count"] == 2
+        assert "cpu_client_pct" not in s["details"].get("unavailable", {})  # not iperf2's
     assert len({f["raw"] for s in samples for f in s["details"]["flows"]}) == 4
+    assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+def test_baremetal_iperf2_fanin_each_flow_its_own_server_port(
+    big_lab: LabHandle, tmp_path: Path
+) -> None:
+    """The same sum without a relay: alpha and bravo's iperf2 into charlie at once, each to
+    its own server port on charlie, each flow's server seeing its own client."""
+    test = {"name": "b2", "mode": "baremetal", "tool": "iperf2", "hosts": "alpha,bravo,charlie",
+            "pairs": {"fanin": "charlie"}, "bitrate": "1000pps", "duration": 2}  # fmt: skip
+    path = write_yaml(tmp_path / "b2.yaml", {"name": "b2", "tests": [test]})
+    before = lab_settings(big_lab)
+    proc = run_netrun(
+        [path, "-i", big_lab.inventory, "-o", "out", "--no-history"], cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    (s,) = load_results(tmp_path / "out")["tests"]
+    assert s["status"] == "ok", s["error"]
+    flows = s["details"]["flows"]
+    for f, client in zip(flows, ("alpha", "bravo"), strict=True):
+        assert f["peer_seen"] == big_lab.host(client).data_ip, f
+        raw = (tmp_path / "out" / f["raw"]).read_text()
+        assert f"UDP port {5001 + ('alpha', 'bravo').index(client)}" in raw
+    assert s["metrics"]["aggregate_bps"] == pytest.approx(sum(f["throughput_bps"] for f in flows))
+    assert 0.95 < s["metrics"]["fairness_jain"] <= 1.0
+    assert "2 clients→charlie" in proc.stdout
     assert not leftovers(big_lab, before, tmp_path / "out")

@@ -105,4 +105,3 @@ def test_a_relay_that_is_also_a_flows_host_is_refused(tmp_path: Path) -> None:
         load(tmp_path, body)
     (line,) = str(err.value).splitlines()
     assert "relay host 'echo' is also a flow's host; leave it out of hosts:" in line
-

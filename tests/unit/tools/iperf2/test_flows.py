@@ -69,4 +69,3 @@ def test_unequal_flows_are_less_than_fair() -> None:
     assert total.metrics["fairness_jain"] == pytest.approx(fair)
     assert total.metrics["fairness_jain"] < 0.6
     assert total.metrics["lost"] == sum(m.result.metrics["lost"] for m in found)
-
