@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from netrun.lab.system import cmdline
+from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 from tests.integration.conftest import LabHandle, lab_iperf3_pids
 from tests.integration.helpers import (
     check_fault,
@@ -25,6 +25,7 @@ from tests.integration.helpers import (
     load_results,
     run_netrun,
     stopped_run,
+    wait_for,
     write_yaml,
 )
 
@@ -302,3 +303,47 @@ def test_baremetal_iperf2_fanin_each_flow_its_own_server_port(
     assert 0.95 < s["metrics"]["fairness_jain"] <= 1.0
     assert "2 clients→charlie" in proc.stdout
     assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+def turn_processes(lab: LabHandle) -> dict[str, int]:
+    """How many turnservers, iperf2s and TURN tunnels run in the lab's namespaces."""
+    inodes = {netns_inode(ns) for ns in lab.namespaces} - {None}
+    found = {"turnserver": 0, "iperf": 0, "netrun-turn-tunnel.py": 0}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or pid_netns_inode(int(proc.name)) not in inodes:
+            continue
+        words = {Path(a).name for a in (cmdline(int(proc.name)) or [])[:3]}
+        for name in words & set(found):
+            found[name] += 1
+    return found
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
+def test_stopped_during_a_turn_fanin_leaves_no_relay_tunnel_or_iperf2(
+    big_lab: LabHandle, tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    """Two flows through one relay, stopped while both tunnels carry traffic: the run (after
+    SIGKILL, `netrun cleanup`) stops the one coturn, both tunnels and every iperf2."""
+    test = {"name": "tfan", "mode": "turn", "tool": "iperf2", "relay": "delta",
+            "hosts": "alpha,bravo,charlie", "pairs": {"fanin": "charlie"},
+            "bitrate": "500pps", "duration": 8}  # fmt: skip
+    path = write_yaml(tmp_path / "tfan.yaml", {"name": "tfan", "tests": [test]})
+    before = lab_settings(big_lab)
+    out = tmp_path / "out"
+    seen: list[dict[str, int]] = []
+
+    def both_relayed() -> bool:
+        now = turn_processes(big_lab)
+        seen.append(now)
+        return now["netrun-turn-tunnel.py"] >= 2 and now["turnserver"] >= 1
+
+    args = [path, "-i", big_lab.inventory, "-o", "out", "--no-history", "-q"]
+    run = stopped_run(big_lab, args, cwd=tmp_path, outdir=out, ready=both_relayed, sig=sig,
+                      what="the two tunnels never ran at once")  # fmt: skip
+    assert max(n["turnserver"] for n in seen) == 1  # one relay for both flows
+    if run is not None:
+        doc = check_fault(big_lab, run, fault="SIGINT during a turn fan-in", before=before,
+                          max_seconds=20, statuses={}, host=None, exit_code=code)  # fmt: skip
+        assert doc["status"] == "interrupted"
+    assert wait_for(lambda: not any(turn_processes(big_lab).values()), 10), turn_processes(big_lab)
+    assert not leftovers(big_lab, before, out)
