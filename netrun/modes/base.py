@@ -193,6 +193,9 @@ class Mode:
         self.ctx = ctx
         #: role -> Host for every role of the mode.
         self.hosts: dict[str, Host] = {"server": server, "client": client, **(hosts or {})}
+        #: A fan flow's mode (TestSpec.fan): every host of its test by name, set by the
+        #: test of several flows (netrun.run.flows), so what the flows share can serve all.
+        self.fan_hosts: dict[str, Host] = {}
         self.details: dict[str, Any] = {}
         #: Undo records of this test's changes, oldest first; ``undo`` runs them in reverse.
         self.undo_stack = UndoStack(ctx)

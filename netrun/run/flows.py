@@ -31,14 +31,11 @@ from netrun.errors import Cancelled, HostError, Interrupted, NetrunError, ToolEr
 from netrun.hosts.cpustat import CPU_METRICS
 from netrun.hosts.shield import cleaning, shielded
 from netrun.modes.base import Mode, RunContext
-from netrun.results.flags import offered_bps
 from netrun.results.store import ResultsDir, utcnow
 from netrun.run.bound import BoundTest, bind
 from netrun.run.mtu import MtuSettings, want
 from netrun.run.needs import refused
-from netrun.tools.iperf3 import flows as iperf3_flows
-from netrun.tools.iperf3 import tool as iperf3_tool
-from netrun.tools.iperf3.result import Iperf3Result
+from netrun.tools.fan import AGGREGATE
 
 T = TypeVar("T")
 #: Seconds the flows of one repeat wait for each other at the start line.
@@ -90,11 +87,15 @@ def flow_specs(test: TestSpec) -> list[TestSpec]:
                 name=f"{test.name}:{flow.label}",
                 server=flow.server,
                 client=flow.client,
-                roles=MappingProxyType({"server": flow.server, "client": flow.client}),
+                # a mode's other roles (turn's relay) serve every flow
+                roles=MappingProxyType(
+                    {**test.hosts_by_role, "server": flow.server, "client": flow.client}
+                ),
                 options=MappingProxyType(options),
                 matrix=f"{test.name}:{i}",  # its own tag (TestSpec.tag)
                 pairs="",
                 flows=(),
+                fan=test.flows,
             )
         )
     return out
@@ -131,8 +132,10 @@ class FlowTest:
         inventory = self.run.req.inventory
         for b in self.bound:
             server, client = inventory.get(b.spec.server), inventory.get(b.spec.client)
-            by_role = {"server": server, "client": client}
-            self.modes.append(b.start(server, client, self.run.ctx, by_role))
+            by_role = {role: inventory.get(h) for role, h in b.spec.hosts_by_role.items()}
+            mode = b.start(server, client, self.run.ctx, by_role)
+            mode.fan_hosts = {n: inventory.get(n) for n in self.test.hosts}
+            self.modes.append(mode)
 
     def _each(
         self, pool: ThreadPoolExecutor, step: Callable[[int], T], only: range | None = None
@@ -257,7 +260,7 @@ class FlowTest:
             return
         m, raw = self._aggregate(found, repeat)
         rec = run._record(test, repeat, m, mode=self.modes[0], raw=raw, started=started)
-        agg = iperf3_flows.AGGREGATE
+        agg = AGGREGATE
         fair = rec["metrics"].get("fairness_jain")
         flags = f" [{', '.join(rec['flags'])}]" if rec["flags"] else ""
         run.progress(
@@ -266,25 +269,27 @@ class FlowTest:
         )
 
     def _aggregate(self, found: list[Measurement], repeat: int) -> tuple[Measurement, str | None]:
-        """The flows' sum as one measurement (each flow's figures and raw file in
-        ``details.flows``); the first flow's raw file is the sample's ``raw``."""
+        """The flows' sum as one measurement, as the test's tool adds them up (its ``fan``),
+        each flow's figures and raw file in ``details.flows``; the first flow's raw file is
+        the sample's ``raw``."""
         test = self.test
-        runs: list[Iperf3Result] = [m.result for m in found]
+        fan = self.bound[0].tool.fan
+        if fan is None:  # validation refuses it (netrun.scenario.pairs.flow_problem)
+            raise ToolError(f"tool {test.tool} cannot sum the flows of pairs: {test.pairs}")
         flows = []
         for spec, mode, m in zip(flow_specs(test), self.modes, found, strict=True):
             raw = self.run.out.save_raw(spec.name, repeat, m.raw, self.bound[0].tool.raw_suffix)
-            extra = {"metrics": dict(m.metrics), "counters": m.details.get("counters")}
+            rec = fan.record(spec.client, spec.server, m, raw)
+            rec.update(metrics=dict(m.metrics), counters=m.details.get("counters"))
             if "containers" in mode.details:  # each flow's own (the sample's are the first's)
-                extra["containers"] = mode.details["containers"]
-            flows.append(iperf3_flows.flow_record(spec.client, spec.server, m.result, raw, **extra))
-        total = iperf3_flows.combine(runs)
-        offered = offered_bps({"options": test.options, "protocol": total.protocol})
-        metrics = iperf3_tool.values(total, offered * len(runs) if offered else None)
-        metrics["fairness_jain"] = iperf3_flows.fairness(runs)
-        metrics[iperf3_flows.AGGREGATE.name] = total.receiver_bps
-        why = {k: v for k, v in iperf3_tool.unavailable(total).items() if metrics.get(k) is None}
+                rec["containers"] = mode.details["containers"]
+            flows.append(rec)
+        total = fan.combine(found, test.options)
+        why = dict(total.unavailable)
+        declared = {x.name for x in self.bound[0].tool.metrics}  # iperf2 has no CPU figures
         for name in ("cpu_client_pct", "cpu_server_pct", *(m.name for m in CPU_METRICS)):
-            why[name] = "each flow's own is in details.flows (the flows share hosts)"
+            if name in declared:
+                why[name] = "each flow's own is in details.flows (the flows share hosts)"
         details: dict[str, Any] = {
             "flows": flows,
             "fan": {
@@ -292,11 +297,11 @@ class FlowTest:
                 "host": centre(test),
                 "count": len(flows),
                 "start_spread_s": spread(self.passed, len(flows)),
-                "omit_s": flow_specs(test)[0].omit,  # each flow's left-out start
+                "omit_s": flow_specs(test)[0].options.get("omit"),  # each flow's left-out start
             },
-            "intervals_of": total.intervals_of,
+            **total.details,
         }
-        return Measurement("", total, details, metrics, why), flows[0]["raw"]
+        return Measurement("", total.result, details, total.metrics, why), flows[0]["raw"]
 
 
 class StartLineBroken(ToolError):

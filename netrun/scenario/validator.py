@@ -162,6 +162,13 @@ class Check:
         """The host a role value names (a group or pattern resolves to its one host)."""
         return value if self.resolve is None else self.resolve(value)
 
+    def host_of(self, value: str) -> str:
+        """``role(value)``, or the value itself when it names no one host (reported later)."""
+        try:
+            return self.role(value)
+        except InputError:
+            return value
+
     def option(self, prefix: str, key: str, value: Any, tables: list[dict[str, Option]]) -> bool:
         """Check a value against every definition of ``key`` (one line per distinct problem)."""
         found = {p for t in tables if key in t and (p := problem(t[key], key, value))}
@@ -283,8 +290,13 @@ class Check:
             generate = _pairs.narrow(generate, narrow, str(name))
         if isinstance(generate, str):
             self.add(pre, generate)
+        fan = tool in self.tools and self.tools[str(tool)].fan is not None
+        extra = {r: str(place[r]) for r in roles if isinstance(place.get(r), str)}
         for pair in generate if not isinstance(generate, str) else ():
-            if flows := _pairs.flow_problem(pair, str(tool), roles):
+            shared = {r: self.host_of(h) for r, h in extra.items()} if pair.flows else {}
+            if flows := _pairs.flow_problem(
+                pair, str(tool), fan, shared or dict.fromkeys(roles, ""), _pairs.SHARED_ROLES
+            ):
                 self.add(pre, flows)
                 break
         if len(self.problems) > before or table is None or not {"mode", *roles} <= set(place):
