@@ -311,8 +311,8 @@ class FlowTest:
         except NetrunError as exc:
             run._record(test, repeat, None, error=str(exc), mode=self.modes[0], started=started)
             run.progress(f"{label}: FAILED {exc}")
-            for line in self.stopped:
-                run.progress(f"{label}: {line}")
+            for stopped in self.stopped:
+                run.progress(f"{label}: {stopped}")
             return
         m, raw = self._aggregate(found, repeat)
         rec = run._record(test, repeat, m, mode=self.modes[0], raw=raw, started=started)
