@@ -220,6 +220,15 @@ class Mode:
     def teardown(self) -> None:
         """Remove what setup and measure started."""
 
+    def stop_flow(self) -> bool:
+        """Stop the measurement another thread runs now, by its own tool processes alone
+        (another flow of its test failed: netrun.run.flows), so its ``measure`` ends soon,
+        by an error its caller sets aside. Called again while that measure runs (its
+        client may not have started at the first call), so a repeat must be harmless.
+        False: the mode cannot, and the measurement runs out its duration (the default;
+        an interrupt would cut every command of the hosts the flows share)."""
+        return False
+
     def preview(self) -> list[tuple[str, str]] | None:
         """(role, command line) of what each host will run, built from the files alone
         (``--check-only``, ``--list-tests``); None: the mode builds it when the test starts."""

@@ -10,9 +10,15 @@ each repeat then measures every flow at once, started together behind a barrier,
 the same duration; and every flow is torn down, with each undo, on every way out.
 
 A flow that fails fails the repeat (or, in its setup, the test) with one line naming the
-flow and its host; the others run to their end (one duration: they are not cut short, as
-an interrupt would cut the host's every command) and are torn down with it. Ctrl-C and
-SIGTERM stop every host's running command (the run's ``interrupt``), as in a parallel run.
+flow and its host. During a measurement the other flows are then stopped at once, each by
+its mode's ``stop_flow`` (Mode.stop_flow), which ends that flow's own tool process alone:
+bare metal kills its iperf3 client by pid file, the container modes what ``docker exec``
+runs in its client container. An interrupt would not do: it cuts every command of the
+hosts the flows share. Their errors give way to the failed flow's (a progress line says
+``flow X stopped: flow Y failed``); every flow is torn down, with each undo, and the later
+repeats run. A mode that cannot stop a flow (Mode's default) lets it run out its duration.
+Ctrl-C and SIGTERM stop every host's running command (the run's ``interrupt``), as in a
+parallel run.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
@@ -45,6 +51,9 @@ BARRIER_S = 120.0
 #: (slow start, a shaper's burst), so a sum over their first second overstated the
 #: aggregate by 2% on the emulated lab; over the steady state it is the link's.
 FAN_OMIT_S = 1
+#: Seconds between the stops of a failed repeat's other flows (Mode.stop_flow): a client
+#: not started yet at one stop is caught by the next.
+STOP_EVERY_S = 1.0
 
 
 class Runner(Protocol):
@@ -127,6 +136,8 @@ class FlowTest:
         self.modes: list[Mode] = []
         #: When each flow of the repeat being measured passed its start line (monotonic).
         self.passed: list[float] = []
+        #: The last ``_each``'s flows stopped for another's failure, one line each.
+        self.stopped: list[str] = []
 
     def _start(self) -> None:
         inventory = self.run.req.inventory
@@ -138,13 +149,23 @@ class FlowTest:
             self.modes.append(mode)
 
     def _each(
-        self, pool: ThreadPoolExecutor, step: Callable[[int], T], only: range | None = None
+        self,
+        pool: ThreadPoolExecutor,
+        step: Callable[[int], T],
+        only: range | None = None,
+        *,
+        stop: bool = False,
     ) -> list[T]:
         """``step(i)`` for every flow (or those ``only`` names) at once; the first failure
-        (in flow order) raised as the flow's one line, after every flow's step ended."""
+        (in flow order) raised as the flow's one line, after every flow's step ended.
+        With ``stop`` (a measurement), a failure stops the other flows (``_stop_others``),
+        whose own errors then give way to it (each one's line in ``stopped``)."""
         which = range(len(self.modes)) if only is None else only
         futures = [pool.submit(step, i) for i in which]
+        halted: dict[int, int] = {}
         try:
+            if stop:
+                halted = self._stop_others(futures, which)
             wait(futures)
         except BaseException:  # Ctrl-C: stop what runs, let each flow end, then go on
             with shielded():
@@ -152,9 +173,17 @@ class FlowTest:
                 wait(futures)
             raise
         out = []
-        # a flow that failed before the start line broke it for the others: its own error
-        broken = [isinstance(f.exception(), StartLineBroken) for f in futures]
-        order = sorted(range(len(futures)), key=lambda k: broken[k])
+        flows = self.test.flows
+        self.stopped = [
+            f"flow {flows[which[k]].label} stopped: flow {flows[which[f]].label} failed"
+            for k, f in sorted(halted.items())
+        ]
+        # a flow that failed before the start line broke it for the others, and one that
+        # failed stopped them: its own error is the one raised
+        later = [
+            k in halted or isinstance(f.exception(), StartLineBroken) for k, f in enumerate(futures)
+        ]
+        order = sorted(range(len(futures)), key=lambda k: later[k])
         for k in order:
             flow, fut = self.test.flows[which[k]], futures[k]
             exc = fut.exception()
@@ -166,6 +195,34 @@ class FlowTest:
                 raise exc
             out.append(fut.result())
         return out
+
+    def _stop_others(self, futures: list[Future[Any]], which: range) -> dict[int, int]:
+        """Wait for the flows' steps; once one failed, stop each other one still running
+        (its mode's ``stop_flow``: its own tool processes, never the hosts' other commands),
+        again every STOP_EVERY_S until it ended, so none runs out its duration. Each
+        stopped flow's index (in ``futures``) -> the failed one's."""
+        failed: int | None = None
+        halted: dict[int, int] = {}
+        cannot: set[int] = set()
+        while pending := [f for f in futures if not f.done()]:
+            if failed is None:
+                failed = next((k for k, f in enumerate(futures) if _failed(f)), None)
+            if failed is None:
+                wait(pending, return_when=FIRST_EXCEPTION)
+                continue
+            for k, fut in enumerate(futures):
+                if fut.done() or k == failed or k in cannot:
+                    continue
+                try:
+                    stoppable = self.modes[which[k]].stop_flow()
+                except NetrunError:
+                    stoppable = False
+                if stoppable:
+                    halted[k] = failed
+                else:
+                    cannot.add(k)
+            wait(pending, timeout=STOP_EVERY_S if len(cannot) < len(pending) else None)
+        return halted
 
     def run_test(self) -> None:
         """Set every flow up, measure each repeat with all at once, tear all down."""
@@ -251,12 +308,14 @@ class FlowTest:
                 raise
 
         try:
-            found = self._each(pool, one)
+            found = self._each(pool, one, stop=True)
         except Cancelled:
             raise
         except NetrunError as exc:
             run._record(test, repeat, None, error=str(exc), mode=self.modes[0], started=started)
             run.progress(f"{label}: FAILED {exc}")
+            for stopped in self.stopped:
+                run.progress(f"{label}: {stopped}")
             return
         m, raw = self._aggregate(found, repeat)
         rec = run._record(test, repeat, m, mode=self.modes[0], raw=raw, started=started)
@@ -302,6 +361,15 @@ class FlowTest:
             **total.details,
         }
         return Measurement("", total.result, details, total.metrics, why), flows[0]["raw"]
+
+
+def _failed(fut: Future[Any]) -> bool:
+    """Whether a flow's step ended in a failure of its own (not a start line another broke,
+    nor the run's interrupt)."""
+    if not fut.done():
+        return False
+    exc = fut.exception()
+    return exc is not None and not isinstance(exc, StartLineBroken | Cancelled)
 
 
 class StartLineBroken(ToolError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,9 @@ from tests.integration.helpers import (
     lab_settings,
     leftovers,
     load_results,
+    netrun_process,
     run_netrun,
+    run_under_fault,
     stopped_run,
     wait_for,
     write_yaml,
@@ -142,6 +145,52 @@ def test_a_failing_flow_fails_the_test_naming_it(big_lab: LabHandle, tmp_path: P
     assert "\n" not in sample["error"]
     assert "Traceback" not in proc.stderr
     assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+#: charlie's iperf3 as a client: the real one sends for 3 s, then it fails (a flow that
+#: breaks mid-measurement); the server and the probe get the real iperf3.
+MIDWAY = (
+    "#!/bin/sh\n"
+    'case " $* " in *" -c "*) iperf3 "$@" >/dev/null 2>&1 & p=$!; sleep 3; kill "$p"; '
+    'wait "$p"; echo "iperf3: error - control socket has closed unexpectedly" >&2; exit 1;; '
+    "esac\n"
+    'exec iperf3 "$@"\n'
+)
+
+
+def test_a_flow_failing_midway_stops_the_others(big_lab: LabHandle, tmp_path: Path) -> None:
+    """charlie's client fails 3 s into a 20 s fan-in of three: the others' clients are
+    stopped at once (by pid on their own hosts), so each repeat ends well before its
+    duration; the error is charlie's one line, the later repeat still runs, and nothing
+    is left behind."""
+    broken = tmp_path / "iperf3-midway"
+    broken.write_text(MIDWAY)
+    broken.chmod(0o755)
+    inventory = yaml.safe_load(Path(big_lab.inventory).read_text())
+    inventory["all"]["hosts"]["charlie"]["netrun_iperf3"] = str(broken)
+    inv = write_yaml(tmp_path / "inv.yaml", inventory)
+    path = scenario(tmp_path, "all[0:3]", duration=20, repeat=2)
+    before = lab_settings(big_lab)
+    args = [path, "-i", inv, "-o", "out", "--no-history"]
+    run = run_under_fault(args, cwd=tmp_path, outdir=tmp_path / "out", timeout=150)
+    doc = check_fault(
+        big_lab,
+        run,
+        fault="a fan-in flow failing midway",
+        before=before,
+        max_seconds=30,  # two repeats that ran out their 20 s would take over 42 s
+        statuses={"fan[3->delta]": "failed"},
+        host="charlie",
+        error_has="flow charlie->delta failed on charlie: ",
+    )
+    samples = doc["tests"]
+    assert [s["repeat"] for s in samples] == [1, 2]
+    for s in samples:
+        assert s["error"].startswith("flow charlie->delta failed on charlie: "), s["error"]
+        assert "control socket has closed unexpectedly" in s["error"], s["error"]
+    for client in ("alpha", "bravo"):
+        line = f"flow {client}->delta stopped: flow charlie->delta failed"
+        assert run.proc.stderr.count(line) == 2, run.proc.stderr
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
@@ -347,3 +396,47 @@ def test_stopped_during_a_turn_fanin_leaves_no_relay_tunnel_or_iperf2(
         assert doc["status"] == "interrupted"
     assert wait_for(lambda: not any(turn_processes(big_lab).values()), 10), turn_processes(big_lab)
     assert not leftovers(big_lab, before, out)
+
+
+def test_a_container_flow_failing_midway_stops_the_others(
+    docker_lab: LabHandle, tmp_path: Path
+) -> None:
+    """A docker fan-in of two into charlie for 20 s: bravo's server container is killed
+    once both clients send, so bravo's flow fails; alpha's client (its ``docker exec``)
+    is stopped in its own container at once, the run ends well before the duration, and
+    no container or iperf3 is left."""
+    test = {"name": "dfan", "mode": "docker", "hosts": "all", "pairs": {"fanin": "charlie"}}
+    defaults = {"duration": 20, "image": "netrun-lab/iperf3:latest", "pull": "never"}
+    path = write_yaml(tmp_path / "d.yaml", {"name": "d", "defaults": defaults, "tests": [test]})
+    before = lab_settings(docker_lab)
+    args = [path, "-i", docker_lab.inventory, "-o", "out", "--no-history"]
+
+    def container(host: str, flow: str, role: str) -> str | None:
+        out = docker_lab.docker(
+            host, "ps", "--format", "{{.Names}}",
+            "--filter", f"label=netrun.test=dfan[2->charlie]:{flow}",
+            "--filter", f"label=netrun.role={role}",
+        )  # fmt: skip
+        return out.split()[0] if out.split() else None
+
+    def sending(host: str, flow: str) -> bool:  # its client exec'd beside PID 1
+        name = container(host, flow, "client")
+        return bool(name) and len(docker_lab.docker(host, "top", name, "-o", "pid").split()) > 2
+
+    with netrun_process(args, cwd=tmp_path) as proc:
+        both = lambda: sending("alpha", "alpha->charlie") and sending("bravo", "bravo->charlie")  # noqa: E731
+        assert wait_for(both, timeout=90, interval=0.2), "the two clients never sent at once"
+        time.sleep(2)
+        server = container("charlie", "bravo->charlie", "server")
+        assert server is not None
+        docker_lab.docker("charlie", "kill", server)
+        killed = time.monotonic()
+        _out, stderr = proc.communicate(timeout=120)
+        after = time.monotonic() - killed
+    assert proc.returncode == 1, stderr
+    assert after < 12, f"{after:.1f}s after the kill: alpha's flow ran on\n{stderr}"
+    (sample,) = load_results(tmp_path / "out")["tests"]
+    assert sample["error"].startswith("flow bravo->charlie failed on "), sample["error"]
+    assert "flow alpha->charlie stopped: flow bravo->charlie failed" in stderr, stderr
+    assert "Traceback" not in stderr
+    assert not leftovers(docker_lab, before, tmp_path / "out")
