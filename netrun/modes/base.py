@@ -156,6 +156,9 @@ class Mode:
     #: armed, just before the client starts: a test of several flows (netrun.run.flows)
     #: then lines the flows' clients up there, not before their servers' starts.
     has_start_line: ClassVar[bool] = False
+    #: The repeat being measured, set by what measures (Baremetal.measure, netrun.run.flows):
+    #: a host's last measurement (netrun.modes.early_sweep), a flow's client to stop.
+    repeat: int = 1
 
     @classmethod
     def probe_starts(

@@ -296,6 +296,7 @@ class FlowTest:
 
         def one(i: int) -> Measurement:
             mode = self.modes[i]
+            mode.repeat = repeat  # its stop_flow's measurement
             try:
                 if type(mode).has_start_line:  # its server up and client armed first
                     mode.start_line = _once(line, self.passed)

@@ -367,6 +367,45 @@ def turn_processes(lab: LabHandle) -> dict[str, int]:
     return found
 
 
+IPERF2_MIDWAY = (
+    "#!/bin/sh\n"
+    'case " $* " in *" -c "*) iperf "$@" & p=$!; sleep 3; kill "$p"; wait "$p"; '
+    'echo "read failed: Connection refused" >&2; exit 1;; esac\n'
+    'exec iperf "$@"\n'
+)
+
+
+@pytest.mark.parametrize("mode", ["baremetal", "turn"])
+def test_an_iperf2_flow_failing_midway_stops_the_other(
+    big_lab: LabHandle, tmp_path: Path, mode: str
+) -> None:
+    """bravo's iperf2 client fails 3 s into a 20 s fan-in into charlie (on bare metal, and
+    through the relay): alpha's client is stopped by its pid file (its stop_flow), so the
+    run ends well before the duration, with bravo's flow's one line, and nothing is left."""
+    broken = tmp_path / "iperf2-midway"
+    broken.write_text(IPERF2_MIDWAY)
+    broken.chmod(0o755)
+    inventory = yaml.safe_load(Path(big_lab.inventory).read_text())
+    inventory["all"]["hosts"]["bravo"]["netrun_iperf2"] = str(broken)
+    inv = write_yaml(tmp_path / "inv.yaml", inventory)
+    test = {"name": "m2", "mode": mode, "tool": "iperf2", "hosts": "alpha,bravo,charlie",
+            "pairs": {"fanin": "charlie"}, "bitrate": "500pps", "duration": 20}  # fmt: skip
+    if mode == "turn":
+        test["relay"] = "delta"
+    path = write_yaml(tmp_path / "m2.yaml", {"name": "m2", "tests": [test]})
+    before = lab_settings(big_lab)
+    started = time.monotonic()
+    proc = run_netrun([path, "-i", inv, "-o", "out", "--no-history"], cwd=tmp_path, timeout=120)
+    took = time.monotonic() - started
+    assert proc.returncode != 0, proc.stdout
+    assert "Traceback" not in proc.stderr
+    (s,) = load_results(tmp_path / "out")["tests"]
+    assert s["error"].startswith("flow bravo->charlie failed on "), s["error"]
+    assert "flow alpha->charlie stopped: flow bravo->charlie failed" in proc.stderr, proc.stderr
+    assert took < 19, f"the run took {took:.1f} s: alpha's 20 s flow was not stopped: {proc.stderr}"
+    assert not leftovers(big_lab, before, tmp_path / "out")
+
+
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
 def test_stopped_during_a_turn_fanin_leaves_no_relay_tunnel_or_iperf2(
     big_lab: LabHandle, tmp_path: Path, sig: signal.Signals, code: int

@@ -20,6 +20,7 @@ from netrun.modes.baremetal import preview as baremetal_preview
 from netrun.modes.baremetal.ahead import Pipeline
 from netrun.modes.base import Mode
 from netrun.modes.probe_start import Prestart
+from netrun.tools.iperf2 import run as iperf2_run
 from netrun.tools.iperf3 import command as iperf3
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import readings as iperf3_readings
@@ -117,7 +118,11 @@ class BareMetal(Mode):
         """Kill this measurement's iperf3 client by its pid file on the client host (its
         identity checked: netrun.hosts.proc.kill_script): the client ends with iperf3's
         own error, its one-shot server with it, and the server is killed by pid on the
-        measure's way out as after any failure. Another tool's client: not stopped."""
+        measure's way out as after any failure. iperf2's client likewise, by its own pid
+        file. Another tool's client: not stopped."""
+        if self.test.tool == "iperf2":
+            iperf2_run.stop_client(self, self.client, f"{self.test.tag}r{self.repeat}")
+            return True
         if self.test.tool != "iperf3":
             return False
         pidfile = client_pidfile(self.ctx.workdir(self.client), f"{self.test.tag}r{self.repeat}")
@@ -204,9 +209,6 @@ class BareMetal(Mode):
             self.ctx.pipeline.wait(self.server.name, tag)
         server.answer = self.ctx.prestarted.pop((self.server.name, tag), None)
         return server
-
-    #: The repeat being measured (netrun.modes.early_sweep: is it a host's last measurement?).
-    repeat = 1
 
     def _last(self, host: Host, probed: bool = True) -> bool:
         sweep = self.ctx.early_sweep

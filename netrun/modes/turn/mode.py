@@ -29,6 +29,7 @@ from netrun.modes.turn import preview as turn_preview
 from netrun.modes.turn import relay as coturn
 from netrun.modes.turn import remote
 from netrun.tools.iperf2 import parse as iperf2
+from netrun.tools.iperf2 import run as iperf2_run
 
 URI = re.compile(r"turn://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})(?:\?transport=(udp|tcp))?")
 USER_ENV, PASSWORD_ENV = "NETRUN_TURN_USER", "NETRUN_TURN_PASSWORD"
@@ -175,6 +176,12 @@ class Turn(Mode):
 
     def measure(self, repeat: int) -> Measurement:
         raise ModeError("mode turn measures with tool: iperf2 only")
+
+    def stop_flow(self) -> bool:
+        """Kill this flow's iperf2 client (its pid file, netrun.tools.iperf2.run): its
+        tunnel then ends with the measurement, by the undo records as after any failure."""
+        iperf2_run.stop_client(self, self.client, f"{self.test.tag}r{self.repeat}")
+        return True
 
     def measure_iperf2(
         self, repeat: int, run: Callable[[str, int], tuple[iperf2.Iperf2Result, str]]

@@ -10,12 +10,13 @@ non-interactive shell ignores SIGINT) and parses what it wrote.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from netrun.cleanup import undo
-from netrun.errors import HostError
+from netrun.errors import HostError, NetrunError
 from netrun.hosts import proc
 from netrun.tools import ports
 from netrun.tools.iperf2 import parse as iperf2
@@ -97,7 +98,7 @@ def run_client(mode: Placement, host: Host, target: str, port: int, tag: str) ->
     )  # fmt: skip
     argv[0] = binary(host)
     deadline = float(t.deadline)
-    pidfile = f"{mode.ctx.workdir(host)}/iperf2-{tag}.client.pid"
+    pidfile = client_pidfile(mode, host, tag)
     inner = f'{undo.save_pid(pidfile, "$$")} && exec "$@"'
     bounded = ["timeout", "-k", "5", f"{deadline:g}", "sh", "-c", inner, "sh", *argv]
     stop = undo.kill_recorded(pidfile)
@@ -105,6 +106,19 @@ def run_client(mode: Placement, host: Host, target: str, port: int, tag: str) ->
     return mode.change(
         host, shlex.join(bounded), stop, what=what, timeout=deadline + 15, check=False
     )
+
+
+def client_pidfile(mode: Placement, host: Host, tag: str) -> str:
+    """Where the client of measurement ``tag`` (TEST-TAG r REPEAT) keeps its pid."""
+    return f"{mode.ctx.workdir(host)}/iperf2-{tag}.client.pid"
+
+
+def stop_client(mode: Placement, host: Host, tag: str) -> None:
+    """Kill the running client of measurement ``tag`` by its pid file (its identity
+    checked: netrun.cleanup.undo.kill_recorded), so a fan flow ends when another failed
+    (netrun.run.flows); its server's report wait then ends it as after any failure."""
+    with contextlib.suppress(NetrunError):
+        host.run(undo.kill_recorded(client_pidfile(mode, host, tag)), timeout=15, check=False)
 
 
 def stop_server(server: Server, duration: float) -> str:
