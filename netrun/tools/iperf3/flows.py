@@ -16,6 +16,7 @@ from typing import Any
 
 from netrun.core.metrics import Metric
 from netrun.core.numeric import jain
+from netrun.tools.iperf3 import tcpinfo
 from netrun.tools.iperf3.result import Interval, Iperf3Result
 
 #: The metric a test of several flows adds to iperf3's own (fairness_jain is iperf3's,
@@ -54,7 +55,8 @@ def _intervals(runs: Sequence[Iperf3Result]) -> tuple[Interval, ...]:
 
 def combine(runs: Sequence[Iperf3Result]) -> Iperf3Result:
     """The flows' runs as one result: sums of the rates, bytes, retransmits and losses;
-    each flow's receiver rate in ``stream_bps`` (the fairness index's shares)."""
+    each flow's receiver rate in ``stream_bps`` (the fairness index's shares); the TCP
+    internals pooled over every flow's sender (not the first flow's alone)."""
     first = runs[0]
     packets = _total([r.packets for r in runs])
     lost = _total([r.lost_packets for r in runs])
@@ -80,6 +82,7 @@ def combine(runs: Sequence[Iperf3Result]) -> Iperf3Result:
         server_output=None,
         bidir_bps=None,
         stream_bps=tuple(v for v in receivers if v is not None) if None not in receivers else (),
+        tcp_info=tcpinfo.pooled([r.tcp_info for r in runs], [r.streams for r in runs]),
     )
 
 
