@@ -19,12 +19,14 @@ from netrun.results import stats
 #: The metrics shown, in column order (their labels and units come from the run's
 #: declarations).
 NAMES = ("rtt_mean_ms", "rtt_max_ms", "snd_cwnd_max_bytes", "snd_wnd_max_bytes", "pmtu_bytes")
+#: The tool whose declarations these are (ping declares an ``rtt_max_ms`` of its own).
+TOOL = "iperf3"
 #: A fan test's "TCP_INFO of" names up to this many sending hosts, then counts them.
 MANY = 3
 
 
 def headers(doc: dict[str, Any]) -> list[str]:
-    declared = metrics.declared(doc)
+    declared = metrics.declared(doc, TOOL)
     return ["test", "TCP_INFO of", *(declared[n].label if n in declared else n for n in NAMES)]
 
 
@@ -56,7 +58,7 @@ def _whose(samples: list[dict[str, Any]]) -> str:
 
 def rows(doc: dict[str, Any]) -> list[list[str]]:
     """Text cells, one row per test with at least one of the figures."""
-    declared = metrics.declared(doc)
+    declared = metrics.declared(doc, TOOL)
     out = []
     for test, samples in stats.samples_by_test(doc).items():
         cells = []
