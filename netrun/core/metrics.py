@@ -20,6 +20,8 @@ UNAVAILABLE = "unavailable"
 PERCENT_RE = re.compile(r"\s*([0-9]{1,6}(?:\.[0-9]{1,6})?)\s*%\s*")
 #: Values beyond this are not measurements (a hand-edited file): refuse rather than overflow.
 MAX_VALUE = 1e18
+#: Where a run's declaration of a metric keeps other tools' differing ones (``declare``).
+BY_TOOL = "by_tool"
 
 
 @dataclass(frozen=True)
@@ -138,14 +140,30 @@ def legacy() -> tuple[Metric, ...]:
     return SCHEMA1_METRICS
 
 
-def declared(doc: Mapping[str, Any]) -> dict[str, Metric]:
-    """The metrics a run declares (schema 2), else the iperf3 ones (schema 1), in order."""
+def declare(table: dict[str, Any], tool: str, metric: Metric) -> None:
+    """Add ``tool``'s ``metric`` to a run's declarations (results.json ``metrics``). The
+    first declaration of a name stands under the name; another tool's that differs (ping's
+    ``rtt_max_ms`` judged at 50%, iperf3's TCP_INFO one not judged) is kept beside it in
+    its ``by_tool``, so each tool's tests render with their own."""
+    data = metric.to_dict()
+    found = table.get(metric.name)
+    if not isinstance(found, dict):
+        table[metric.name] = data
+    elif {k: v for k, v in found.items() if k != BY_TOOL} != data:
+        found.setdefault(BY_TOOL, {}).setdefault(tool, data)
+
+
+def declared(doc: Mapping[str, Any], tool: str | None = None) -> dict[str, Metric]:
+    """The metrics a run declares (schema 2), else the iperf3 ones (schema 1), in order;
+    with ``tool``, that tool's own where it declared a name another tool declared first."""
     found = doc.get("metrics")
     out: dict[str, Metric] = {}
     if isinstance(found, dict):
         for name, data in found.items():
             if isinstance(name, str) and isinstance(data, dict):
-                out[name] = Metric.from_dict(name, data)
+                tools = data.get(BY_TOOL)
+                own = tools.get(tool) if tool and isinstance(tools, dict) else None
+                out[name] = Metric.from_dict(name, own if isinstance(own, dict) else data)
     if not out:
         out = {m.name: m for m in legacy()}
     return out

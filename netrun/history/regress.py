@@ -311,7 +311,7 @@ def compare(
     if tolerances is None:
         tolerances = tolerances_from_doc(current_doc)
     baseline = samples_by_test(baseline_doc)
-    declared = metrics.declared(current_doc)
+    by_tool: dict[str, dict[str, Metric]] = {}  # each tool's declarations, read once
     out: list[Verdict] = []
     said: dict[str, set[context.Told]] = {}  # test -> what its verdict names of its hosts
     for name, samples in samples_by_test(current_doc).items():
@@ -324,7 +324,10 @@ def compare(
             detail = "not compared: " + "; ".join(differs)
             out.append(Verdict(name, "incomparable", None, detail))
             continue
-        verdict = compare_test(name, samples, baseline[name], tol, declared)
+        tool = str(samples[0].get("tool") or "iperf3")
+        if tool not in by_tool:
+            by_tool[tool] = metrics.declared(current_doc, tool)
+        verdict = compare_test(name, samples, baseline[name], tol, by_tool[tool])
         if note := release.tool_version_change(samples, baseline[name])[1]:
             verdict = replace(verdict, detail=f"{verdict.detail}; {note}")
         out.append(verdict)

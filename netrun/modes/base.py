@@ -237,6 +237,11 @@ class Mode:
         (``--check-only``, ``--list-tests``); None: the mode builds it when the test starts."""
         return None
 
+    def refusal(self) -> str | None:
+        """Why this mode cannot carry the test, known from the files alone (its setup raises
+        it when the test starts; ``--check-only`` shows it before); None: it can."""
+        return None
+
     # -- changes and their undo -------------------------------------------------------------
     def change(
         self,

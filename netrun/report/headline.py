@@ -40,7 +40,8 @@ def produced(samples: Iterable[Mapping[str, Any]]) -> list[str]:
 def headline(doc: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> Metric:
     """The test's main metric: its tool's first declared one (the verdict's, the trend's)."""
     names = produced(samples) or [THROUGHPUT]
-    declared = metrics.declared(doc)
+    tool = samples[0].get("tool") if samples else None
+    declared = metrics.declared(doc, str(tool) if tool else None)
     return declared.get(names[0]) or Metric(names[0], "", "higher", "")
 
 

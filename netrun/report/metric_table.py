@@ -28,18 +28,24 @@ def groups(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     }
 
 
+def tool_of(samples: list[dict[str, Any]]) -> str:
+    """The tool a test's samples measured with (a schema 1 run's: iperf3)."""
+    return str((samples[0].get("tool") if samples else None) or MAIN_TOOL)
+
+
 def summaries(
     doc: dict[str, Any],
     samples: list[dict[str, Any]],
     declared: dict[str, metrics.Metric] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Each metric a test's samples carry: its summary (None: unavailable) and the reason.
-    ``declared``: the run's metrics, when the caller read them once for many tests."""
+    ``declared``: the run's metrics as the test's tool declared them, when the caller read
+    them once for many tests."""
     out: dict[str, dict[str, Any]] = {}
     names: dict[str, None] = {}
     for sample in samples:
         names.update(dict.fromkeys(metrics.of_sample(sample)))
-    declared = metrics.declared(doc) if declared is None else declared
+    declared = metrics.declared(doc, tool_of(samples)) if declared is None else declared
     for name in names:
         summary = stats.summarize(stats.ok_values(samples, name))
         reasons = {
@@ -81,8 +87,12 @@ def rows(doc: dict[str, Any]) -> list[list[str]]:
 def json_rows(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Test -> metric -> its summary with unit and direction, for the JSON report."""
     out: dict[str, dict[str, Any]] = {}
-    declared = metrics.declared(doc)  # once, not once per test (992 in a 32-host mesh)
+    by_tool: dict[str, dict[str, metrics.Metric]] = {}  # once a tool, not once a test
     for test, samples in stats.samples_by_test(doc).items():
+        tool = tool_of(samples)
+        if tool not in by_tool:
+            by_tool[tool] = metrics.declared(doc, tool)
+        declared = by_tool[tool]
         out[test] = {
             name: {
                 "unit": found["metric"].unit,

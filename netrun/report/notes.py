@@ -17,6 +17,7 @@ from netrun.history import baseline
 from netrun.report import ratelimit, relay_latency
 from netrun.report.summary import ALIKE, shows_bare, summary_rows
 from netrun.results import flags
+from netrun.tools.load.tool import PHASES
 
 #: What the latency column's figure is, per latency family (the metric names say the rest).
 LATENCY_SAYS = {
@@ -29,6 +30,20 @@ LATENCY_SAYS = {
 def _strongest(reasons: list[str]) -> str:
     """The first reason that shows the bytes on the overlay, else the first one."""
     return next((r for r in reasons if "crossed the overlay" in r), reasons[0])
+
+
+def _folded(fields: list[str]) -> list[str]:
+    """A load test's ``X_idle`` and ``X_loaded`` as one ``X (idle and loaded)`` (one
+    ``X (loaded)`` when only that phase's is missing), other names as they are."""
+    phases: dict[tuple[str, bool], list[str]] = {}
+    for field in fields:
+        phase = next((p for p in PHASES if field.endswith(f"_{p}")), "")
+        base = field.removesuffix(f"_{phase}") if phase else field
+        phases.setdefault((base, bool(phase)), []).append(phase)
+    return [
+        f"{base} ({' and '.join(p for p in PHASES if p in found)})" if phased else base
+        for (base, phased), found in phases.items()
+    ]
 
 
 def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list[str]:
@@ -100,8 +115,9 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
     reasons: dict[str, list[str]] = {}  # one line per reason: "retransmits and cwnd ..."
     for field, why in sorted({(f, why) for r in rows for f, why in r["unavailable"].items()}):
         reasons.setdefault(why, []).append(field)
-    for why, fields in reasons.items():
+    for why, every in reasons.items():
         names = ", ".join(r["name"] for r in rows if why in r["unavailable"].values())
+        fields = _folded(every)
         listed = ", ".join(fields[:-1]) + " and " + fields[-1] if len(fields) > 1 else fields[0]
         lines.append(f"{listed} unavailable for {names}: {why}")
     for row in rows:

@@ -159,19 +159,21 @@ def role_needs(bound: BoundTest) -> Mapping[str, tuple[str, ...]]:
     }
 
 
-def refused(bound: BoundTest, facts: Mapping[str, HostFacts]) -> str | None:
-    """One line when a host that runs the test's tool itself (its role needs iperf3 there)
-    has a release without an option the test uses (Tool.refuse), else None."""
-    test, refuse = bound.spec, bound.tool.refuse
-    if refuse is None:
-        return None
+def iperf3_hosts(bound: BoundTest) -> list[str]:
+    """The hosts that run the test's iperf3 themselves (their role needs iperf3 there),
+    the client first: the options are its."""
     by_role = role_needs(bound)
-    hosts = [
-        (name, getattr(facts.get(name), "iperf3_version", None))
-        for role, name in sorted(test.hosts_by_role.items(), key=lambda rn: rn[0] != "client")
-        if "iperf3" in by_role.get(role, ())
-    ]  # the client first: the options are its
-    return refuse(test.options, list(dict.fromkeys(hosts)))
+    roles = sorted(bound.spec.hosts_by_role.items(), key=lambda rn: rn[0] != "client")
+    return list(dict.fromkeys(name for role, name in roles if "iperf3" in by_role.get(role, ())))
+
+
+def refused(bound: BoundTest, facts: Mapping[str, HostFacts]) -> str | None:
+    """One line when a host that runs the test's tool itself has a release without an
+    option the test uses (Tool.refuse), else None."""
+    if bound.tool.refuse is None:
+        return None
+    hosts = [(n, getattr(facts.get(n), "iperf3_version", None)) for n in iperf3_hosts(bound)]
+    return bound.tool.refuse(bound.spec.options, hosts)
 
 
 def plan_needs(bound: Sequence[BoundTest]) -> Needs:

@@ -12,7 +12,7 @@ and the expected time, summed over the run's rounds when tests run in parallel.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from netrun.core.options import option_for, show
@@ -20,10 +20,12 @@ from netrun.errors import NetrunError
 from netrun.modes import get_mode
 from netrun.modes.base import Mode, RunContext
 from netrun.run import rounds
-from netrun.run.bound import bind
+from netrun.run.bound import BoundTest, bind
 from netrun.run.flows import flow_specs
+from netrun.run.needs import iperf3_hosts
+from netrun.tools.iperf3 import options as iperf3_options
 from netrun.tools.load import spec as load_spec
-from netrun.tools.load.tool import flow_seconds
+from netrun.tools.load.tool import flow_seconds, place
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -55,6 +57,9 @@ class Preview:
     commands: list[tuple[str, str]]
     #: the whole test: every repeat with its known overheads
     seconds: float
+    #: what refuses the test only once it starts (a mode that cannot carry it, an option
+    #: an older iperf3 lacks), one line each
+    refusals: list[str] = field(default_factory=list)
 
     def lines(self, indent: str = "    ") -> list[str]:
         """The test's detail lines, under its one-line summary."""
@@ -66,6 +71,7 @@ class Preview:
         out.append(f"{indent}options set: {set_ or '(none)'}")
         out.append(f"{indent}defaults: {rest}")
         out += [f"{indent}{role}: {cmd}" for role, cmd in self.commands]
+        out += [f"{indent}{line}" for line in self.refusals]
         out.append(f"{indent}expected: {clock(self.seconds)} ({repeat} x {_each(self)})")
         return out
 
@@ -134,8 +140,9 @@ def preview(test: TestSpec, inventory: Inventory) -> Preview:
         test=test,
         addresses={role: (h.name, h.data_ip) for role, h in hosts.items()},
         options=options,
-        commands=commands(mode),
+        commands=commands(mode) + load_commands(mode),
         seconds=test_seconds(test),
+        refusals=refusals(bound, mode),
     )
 
 
@@ -151,7 +158,8 @@ def _flows_preview(test: TestSpec, inventory: Inventory) -> Preview:
     found = [
         (f"{role} {p.test.client}->{p.test.server}", c) for p in parts for role, c in p.commands
     ]
-    return Preview(test, addresses, parts[0].options, found, test_seconds(test))
+    said = list(dict.fromkeys(line for p in parts for line in p.refusals))
+    return Preview(test, addresses, parts[0].options, found, test_seconds(test), said)
 
 
 def commands(mode: Mode) -> list[tuple[str, str]]:
@@ -161,6 +169,36 @@ def commands(mode: Mode) -> list[tuple[str, str]]:
     except (NetrunError, KeyError, ValueError) as exc:  # a value only the run can work out
         return [("commands", f"built when the test starts ({exc})")]
     return found or [("commands", f"built by mode {mode.name} when the test starts")]
+
+
+def load_commands(mode: Mode) -> list[tuple[str, str]]:
+    """A ``load:`` test's bulk iperf3 flow, both ends, placed as the run places it (on the
+    hosts, or in a container mode's containers); none without a load."""
+    test = mode.test
+    load = load_spec.of(test.options)
+    if load is None:
+        return []
+    try:
+        return place(mode, load, flow_seconds(test), f"{test.tag}r1load").preview()
+    except (NetrunError, KeyError, ValueError) as exc:  # a value only the run can work out
+        return [("load", f"built when the test starts ({exc})")]
+
+
+def refusals(bound: BoundTest, mode: Mode) -> list[str]:
+    """What refuses the test once it starts, one line each: the mode's own refusal
+    (FreeFlow and UDP), and each iperf3 option an older release lacks (the hosts' versions
+    are read when the run starts)."""
+    out = []
+    if why := mode.refusal():
+        out.append(f"refused when it starts: {why}")
+    hosts = iperf3_hosts(bound) if bound.tool.refuse is not None else []
+    if bound.spec.tool == "iperf3" and hosts:
+        for option, since in iperf3_options.releases_needed(bound.spec.options):
+            out.append(
+                f"needs iperf3 {since}+ on {', '.join(hosts)} for {option}: a host with an "
+                "older one refuses the test when it starts"
+            )
+    return out
 
 
 def run_seconds(tests: Sequence[TestSpec], width: int) -> float:

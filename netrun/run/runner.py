@@ -21,6 +21,7 @@ from netrun import __version__
 from netrun.cleanup.journal import Journal, host_key
 from netrun.cleanup.scripts import RUN_ID, cleanup_command, cleanup_script
 from netrun.cleanup.sweep import close_all, sweep_hosts
+from netrun.core import metrics
 from netrun.core.measurement import Measurement
 from netrun.core.mtuplan import order
 from netrun.core.spec import Scenario, TestSpec
@@ -133,7 +134,7 @@ class Run(Fleet):
                 *bound.tool.metrics,
                 *(bound.tool.fan.metrics if bound.spec.flows and bound.tool.fan else ()),
             ):
-                self.doc["metrics"].setdefault(metric.name, metric.to_dict())
+                metrics.declare(self.doc["metrics"], bound.tool.name, metric)
         self.host_errors: dict[str, str] = {}
         #: Samples stay in scenario order, however parallel tests finish (the table's order).
         self._position = {t.name: i for i, t in enumerate(req.scenario.tests)}

@@ -18,6 +18,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from netrun.errors import NetrunError, ToolError
+from netrun.modes.docker.preview import CONTAINER_IP
 from netrun.tools import docker as dk
 from netrun.tools.iperf3.result import Iperf3Result
 from netrun.tools.load import flow as load_flow
@@ -93,6 +94,17 @@ class ContainerFlow:
         self.client = load_flow.Background(
             lambda: mode.client.run(line, timeout=timeout, check=False)
         )
+
+    def preview(self) -> list[tuple[str, str]]:
+        """Both ends' ``docker exec`` (the server container's address is known once it
+        runs), from the files alone (``--check-only``)."""
+        target = self.mode.server_ip or CONTAINER_IP
+        serve = ["iperf3", "-s", "-1", "-p", str(PORT)]
+        argv = load_flow.argv(self.load, target, PORT, self.seconds, "iperf3")
+        return [
+            ("load server", self._exec("server", serve, detach=True)),
+            ("load client", self._exec("client", argv)),
+        ]
 
     def finish(self) -> tuple[Iperf3Result, str]:
         assert self.client is not None

@@ -219,15 +219,18 @@ class FreeFlow(DockerMode):
                 "freeflow_dir and the router"
             )
 
-    def setup(self) -> None:
-        """Refuses, before any container starts, a test FreeFlow cannot carry: netperf's
-        UDP_RR, iperf3's UDP (netrun.modes.freeflow.sockets)."""
-        why = None
+    def refusal(self) -> str | None:
+        """A test FreeFlow cannot carry: netperf's UDP_RR, iperf3's UDP
+        (netrun.modes.freeflow.sockets)."""
         if self.test.tool == "netperf":
-            why = ff_netperf.refusal(str(self.test.value("test")))
-        elif self.test.tool == "iperf3":
-            why = sockets.iperf3_refusal(self.test.name, str(self.test.value("protocol")))
-        if why:
+            return ff_netperf.refusal(str(self.test.value("test")))
+        if self.test.tool == "iperf3":
+            return sockets.iperf3_refusal(self.test.name, str(self.test.value("protocol")))
+        return None
+
+    def setup(self) -> None:
+        """Refuses, before any container starts, a test FreeFlow cannot carry (refusal)."""
+        if why := self.refusal():
             raise ModeError(why)
         super().setup()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from netrun.report.plots import png, style
+from netrun.report.plots import style
 from netrun.results.fanin import FanIn, fanins
 from netrun.results.store import safe_name
 
@@ -58,16 +58,11 @@ def plot(found: FanIn, path: Path) -> Path:
     ax.set_ylabel("Mbit/s (median of the ok repeats)")
     fair_text = "" if found.fairness is None else f", Jain {found.fairness:.3f}"
     into = "into" if found.kind == "fanin" else "out of"
-    ax.set_title(
+    heading = (
         f"{found.test}: {len(shares)} flows {into} {found.host} ({found.mode}, "
-        f"{found.protocol}{fair_text})",
-        fontsize=10,
+        f"{found.protocol}{fair_text})"
     )
-    if found.ceiling_mbps:
-        style.legend(ax)
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    return png.save(fig, path)
+    return style.finish(fig, ax, path, heading, axis="y", fontsize=10)
 
 
 def plot_all(doc: dict[str, Any], outdir: Path) -> list[Path]:

@@ -140,15 +140,10 @@ def plot_throughput(
     ax.set_xlabel("test, grouped by client→server and protocol")
     others = len(every) - len(rows)
     without = f"\n{others} test(s) without a throughput: see latency.png" if others else ""
-    ax.set_title(_title(doc, "median throughput; bars: 95% CI of the mean; dots: repeats"
-                        + style.from_note(bottom) + without), fontsize=10)  # fmt: skip
-    if rows:
-        _legend(ax)
-    else:
-        _empty(ax, "no tests in this run")
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    return png.save(fig, path)
+    heading = _title(doc, "median throughput; bars: 95% CI of the mean; dots: repeats"
+                     + style.from_note(bottom) + without)  # fmt: skip
+    nothing = None if rows else "no tests in this run"
+    return style.finish(fig, ax, path, heading, empty_text=nothing, axis="y", fontsize=10)
 
 
 def _bps(sample: dict[str, Any]) -> float | None:
@@ -235,12 +230,9 @@ def _ranked(doc: dict[str, Any], rows: list[dict[str, Any]], path: Path) -> Path
     bottom, top = style.value_range(drawn, rates)
     ax.set_ylim(bottom, top)
     ax.set_ylabel("throughput (Mbit/s)")
-    ax.set_title(_title(doc, f"median throughput: {what} (a bar per test up to {MAX_BARS})"
-                        + style.from_note(bottom)))  # fmt: skip
-    _legend(ax)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return png.save(fig, path)
+    heading = _title(doc, f"median throughput: {what} (a bar per test up to {MAX_BARS})"
+                     + style.from_note(bottom))  # fmt: skip
+    return style.finish(fig, ax, path, heading, fontsize="large")
 
 
 def _overlaid(
@@ -259,12 +251,8 @@ def _overlaid(
     ax.set_ylabel("Mbit/s")
     lines = f"dashed: line rate {', '.join(f'{r:g}' for r in shown)} Mbit/s; " if shown else ""
     what += f"\n{lines}a small plot per test up to {MAX_PANELS} tests{style.from_note(bottom)}"
-    ax.set_title(_title(doc, f"throughput per interval: {what}"), fontsize=10)
-    if ax.get_legend_handles_labels()[0]:
-        _legend(ax)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return png.save(fig, path)
+    heading = _title(doc, f"throughput per interval: {what}")
+    return style.finish(fig, ax, path, heading, fontsize=10)
 
 
 def _line_rates(doc: dict[str, Any]) -> list[float]:
@@ -388,9 +376,6 @@ def captions(doc: dict[str, Any], grids: list[Any] | None = None) -> dict[str, s
                 "numbers; the matrix table above has every pair's."
             )
     return out
-
-
-_legend = style.legend
 
 
 def _when(stamp: str) -> datetime:

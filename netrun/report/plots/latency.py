@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core.metrics import finite
-from netrun.report.plots import png, style
+from netrun.report.plots import style
 from netrun.report.summary import group_samples
 
 LATENCY = "latency.png"
@@ -119,14 +119,10 @@ def plot_latency(doc: dict[str, Any], path: Path, rows: list[dict[str, Any]]) ->
         what += "; per-packet tests: box p5-p95, tick p99, dot p50"
     if any(r["latency_ms"].get("percentiles") for r in shown):
         what += "; netperf: dot mean, box p50-p90, whisker to p99, tick p99.9"
-    ax.set_title(style.title(doc, f"latency: {what}"), fontsize=9)
-    if shown:
-        style.legend(ax)
-    else:
-        style.empty(ax, "no latency measured in this run")
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    return png.save(fig, path)
+    nothing = None if shown else "no latency measured in this run"
+    return style.finish(
+        fig, ax, path, style.title(doc, f"latency: {what}"), empty_text=nothing, axis="y"
+    )
 
 
 def _range(ax: Any, x: float, found: dict[str, Any], colour: str, label: str | None) -> list[float]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core.metrics import finite
-from netrun.report.plots import png, style
+from netrun.report.plots import style
 from netrun.report.summary import group_samples
 
 LOAD = "load.png"
@@ -126,11 +126,6 @@ def plot_load(doc: dict[str, Any], path: Path) -> Path:
     ax.set_xlim(-0.8, len(tests) - 0.2)
     ax.set_ylabel("latency (ms)")
     what = "pale idle, solid under load;\nbox p25-p75, whisker p5-p95, tick p99, dot p50"
-    ax.set_title(style.title(doc, f"latency under load: {what}"), fontsize=9)
-    if tests:
-        style.legend(ax)
-    else:
-        style.empty(ax, "no test ran with load: in this run")
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    return png.save(fig, path)
+    heading = style.title(doc, f"latency under load: {what}")
+    nothing = None if tests else "no test ran with load: in this run"
+    return style.finish(fig, ax, path, heading, empty_text=nothing, axis="y")

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from netrun.report.plots import png, style
+from netrun.report.plots import style
 from netrun.report.summary import group_samples, summarize
 
 MTU_PLOT = "mtu.png"
@@ -62,8 +62,5 @@ def plot_mtu(doc: dict[str, Any], outdir: Path) -> list[Path]:
     ax.margins(x=0.08, y=0.15)  # room for the labels
     bottom, top = style.value_range([v for points in found.values() for _, v, _ in points])
     ax.set_ylim(bottom, top)
-    ax.set_title(style.title(doc, "throughput versus MTU" + style.from_note(bottom)), fontsize=9)
-    ax.grid(alpha=0.3)
-    style.legend(ax)
-    fig.tight_layout()
-    return [png.save(fig, outdir / MTU_PLOT)]
+    heading = style.title(doc, "throughput versus MTU" + style.from_note(bottom))
+    return [style.finish(fig, ax, outdir / MTU_PLOT, heading)]

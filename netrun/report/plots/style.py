@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from netrun.report.plots import png
 
@@ -92,3 +93,26 @@ def empty(ax: Axes, text: str) -> None:
 
 def title(doc: dict[str, Any], what: str) -> str:
     return f"{doc.get('scenario')}, run {doc.get('run_id', '-')}, {doc.get('started')}\n{what}"
+
+
+def finish(
+    fig: Figure,
+    ax: Axes,
+    path: Path,
+    heading: str,
+    *,
+    empty_text: str | None = None,
+    axis: Literal["both", "x", "y"] = "both",
+    fontsize: float | str = 9,
+) -> Path:
+    """The ending of a one-axes plot: its title, the legend outside (or ``empty_text``
+    across the axes when nothing was drawn), a light grid along ``axis``, a tight layout,
+    and the file written."""
+    ax.set_title(heading, fontsize=fontsize)
+    if empty_text is None:
+        legend(ax)
+    else:
+        empty(ax, empty_text)
+    ax.grid(axis=axis, alpha=0.3)
+    fig.tight_layout()
+    return png.save(fig, path)

@@ -17,6 +17,7 @@ from typing import Any
 from netrun.core.measurement import Measurement
 from netrun.tools import fan
 from netrun.tools.fan import total
+from netrun.tools.iperf3 import tcpinfo
 from netrun.tools.iperf3.result import Interval, Iperf3Result
 
 
@@ -39,7 +40,8 @@ def _intervals(runs: Sequence[Iperf3Result]) -> tuple[Interval, ...]:
 
 def combine(runs: Sequence[Iperf3Result]) -> Iperf3Result:
     """The flows' runs as one result: sums of the rates, bytes, retransmits and losses;
-    each flow's receiver rate in ``stream_bps`` (the fairness index's shares)."""
+    each flow's receiver rate in ``stream_bps`` (the fairness index's shares); the TCP
+    internals pooled over every flow's sender (not the first flow's alone)."""
     first = runs[0]
     packets = total([r.packets for r in runs])
     lost = total([r.lost_packets for r in runs])
@@ -65,6 +67,7 @@ def combine(runs: Sequence[Iperf3Result]) -> Iperf3Result:
         server_output=None,
         bidir_bps=None,
         stream_bps=tuple(v for v in receivers if v is not None) if None not in receivers else (),
+        tcp_info=tcpinfo.pooled([r.tcp_info for r in runs], [r.streams for r in runs]),
     )
 
 

@@ -198,6 +198,16 @@ def refusal(host: str, version: str | None, used: Iterable[str]) -> str | None:
     return None
 
 
+def releases_needed(options: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(option, its first release, e.g. "3.18") of each option a test uses that an older
+    iperf3 lacks: what ``refuse`` checks once the hosts' versions are known."""
+    return [
+        (option, ".".join(map(str, FIRST_RELEASE[option])))
+        for option in dict.fromkeys(options_used(options))
+        if option in FIRST_RELEASE
+    ]
+
+
 def refuse(options: Mapping[str, Any], hosts: Sequence[tuple[str, str | None]]) -> str | None:
     """The first refusal over the (host, iperf3 version) pairs that run a test's iperf3."""
     used = options_used(options)

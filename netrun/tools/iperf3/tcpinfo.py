@@ -143,5 +143,23 @@ def read(
     return {k: v for k, v in values.items() if v is not None}, why, side
 
 
+def pooled(infos: Sequence[Mapping[str, float]], streams: Sequence[int]) -> dict[str, float]:
+    """Several runs' figures as one (a fan-in's flows, each with ``streams`` streams): the
+    mean RTT over every stream, the largest RTT and windows, the smallest path MTU. A figure
+    some run lacks is left out: the others' alone are not the whole's."""
+    out: dict[str, float] = {}
+    for name in NAMES:
+        found = [info.get(name) for info in infos]
+        known = [v for v in found if v is not None]
+        if not infos or len(known) < len(found):
+            continue
+        if name == "rtt_mean_ms":  # each run's is its streams' mean: weigh by streams
+            weights = [max(n, 1) for n in streams]
+            out[name] = sum(v * w for v, w in zip(known, weights, strict=True)) / sum(weights)
+        else:
+            out[name] = min(known) if name == "pmtu_bytes" else max(known)
+    return out
+
+
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}

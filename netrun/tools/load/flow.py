@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import shlex
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
@@ -27,7 +28,13 @@ from netrun.hosts.proc import kill_script
 from netrun.tools.iperf3 import command as iperf3_command
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3.result import Iperf3Error, Iperf3Result
-from netrun.tools.iperf3.run import Iperf3Server, client_pidfile, run_client
+from netrun.tools.iperf3.run import (
+    BASE_PORT,
+    PORT_SPAN,
+    Iperf3Server,
+    client_pidfile,
+    run_client,
+)
 from netrun.tools.load.spec import Load
 
 if TYPE_CHECKING:
@@ -51,6 +58,9 @@ class Flow(Protocol):
 
     def stop(self) -> None:
         """Stop both ends now (after a failure or an interrupt); quiet if already gone."""
+
+    def preview(self) -> list[tuple[str, str]]:
+        """(role, command line) of both ends, built from the files alone (``--check-only``)."""
 
 
 def argv(load: Load, target: str, port: int, seconds: int, binary: str) -> list[str]:
@@ -151,6 +161,15 @@ class HostFlow:
         found = parsed(res, self.where)
         self.server.stop(lazy=True)  # -1: it ended with its client; its files go
         return found
+
+    def preview(self) -> list[tuple[str, str]]:
+        server, client = self.mode.server, self.mode.client
+        binary = iperf3_command.binary(server)
+        srv = iperf3_command.server_command(server.data_ip, BASE_PORT, binary=binary)
+        cli = argv(self.load, server.data_ip, BASE_PORT, self.seconds,
+                   iperf3_command.binary(client))  # fmt: skip
+        free = f"  (port: the first free of {BASE_PORT}-{BASE_PORT + PORT_SPAN - 1})"
+        return [("load server", shlex.join(srv) + free), ("load client", shlex.join(cli))]
 
     def stop(self) -> None:
         client = self.mode.client

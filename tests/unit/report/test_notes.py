@@ -9,7 +9,7 @@ from typing import Any
 
 from netrun.report.notes import notes
 from netrun.report.summary import summary_rows
-from tests.conftest import RESULTS_FIXTURES
+from tests.conftest import LOAD_FIXTURES, RESULTS_FIXTURES
 
 
 def load(name: str) -> dict[str, Any]:
@@ -50,3 +50,15 @@ def test_the_latency_legend_names_the_tools_figure() -> None:
     assert any(
         line.startswith("latency ms = ") and "round-trip time (ping)" in line for line in said
     )
+
+
+def test_a_load_tests_idle_and_loaded_forms_are_one_note_per_metric() -> None:
+    doc = json.loads((LOAD_FIXTURES / "rrul-baremetal-50mbit.results.json").read_text())
+    lines = [line for line in notes(doc) if " unavailable for " in line]
+    assert (
+        "connections_per_s (idle and loaded) unavailable for rrul-baremetal-rr: only TCP_CRR "
+        "opens a connection per transaction"
+    ) in lines
+    assert any(line.startswith("latency_p99_us (loaded) unavailable") for line in lines)
+    assert not any("_idle" in line.split(" unavailable")[0] for line in lines)
+    assert not any("_loaded" in line.split(" unavailable")[0] for line in lines)

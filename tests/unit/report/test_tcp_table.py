@@ -11,6 +11,8 @@ from typing import Any
 from netrun.report import tcp_table
 from netrun.report.html import render_html
 from netrun.report.render import render_markdown, render_table
+from netrun.tools.iperf3 import flows as iperf3_flows
+from netrun.tools.iperf3.parse import parse
 from tests.conftest import RESULTS_FIXTURES
 
 
@@ -58,3 +60,25 @@ def test_a_sample_older_than_the_metrics_shows_nothing() -> None:
         for name in tcp_table.NAMES:
             t["metrics"].pop(name)
     assert tcp_table.rows(doc) == []
+
+
+def fan(reverse: bool = False) -> dict[str, Any]:
+    """The lab fan-in of three clients into delta (tests/fixtures/results/fanin-3), its TCP
+    figures those of its captured raw outputs pooled (the run predates them)."""
+    doc = json.loads((RESULTS_FIXTURES / "fanin-3" / "results.json").read_text())
+    for sample in doc["tests"]:
+        raws = [RESULTS_FIXTURES / "fanin-3" / f["raw"] for f in sample["details"]["flows"]]
+        pooled = iperf3_flows.combine([parse(p.read_text()) for p in raws]).tcp_info
+        sample["metrics"].update(pooled)
+        sample["options"]["reverse"] = reverse
+    return doc
+
+
+def test_a_fan_tests_row_says_its_figures_are_each_flows_sender() -> None:
+    (row,) = tcp_table.rows(fan())
+    assert row[:2] == ["fan[3->delta]", "each flow's client: alpha, bravo, charlie"]
+    (reversed_row,) = tcp_table.rows(fan(reverse=True))
+    assert reversed_row[1] == "each flow's server: delta"
+    doc = fan()
+    doc["tests"] = [dict(t, flows=[[f"h{i}", "delta"] for i in range(5)]) for t in doc["tests"]]
+    assert tcp_table.rows(doc)[0][1] == "each flow's client: 5 hosts"

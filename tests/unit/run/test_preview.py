@@ -127,3 +127,54 @@ def test_netperf_shows_netserver_and_each_netperf(tmp_path: Path) -> None:
     assert client.startswith("netperf -H 10.9.0.1 -p 12865 -t TCP_RR -l 3")
     assert client.endswith("(x 2 at once)")
     assert p.seconds == 3 + preview.SAMPLE_OVERHEAD_S
+
+
+def test_a_load_test_shows_the_loads_own_iperf3_on_the_hosts(tmp_path: Path) -> None:
+    [p], _ = setup(
+        tmp_path,
+        "  - {name: rrul, tool: ping, mode: baremetal, server: alpha, client: bravo, count: 8,"
+        " interval: 0.2, load: {streams: 2, direction: both}}\n",
+    )
+    assert p.commands[-2:] == [
+        ("load server", "iperf3 -s -B 10.9.0.1 -p 5201 -1  (port: the first free of 5201-5220)"),
+        (
+            "load client",
+            "/opt/iperf3 -c 10.9.0.1 -p 5201 -J -t 5 --connect-timeout 3000 -P 2 --bidir",
+        ),
+    ]  # -t: the 2 s ramp, the 1.6 s loaded window and a second, rounded up
+    assert "    load client: /opt/iperf3 -c 10.9.0.1" in "\n".join(p.lines())
+
+
+def test_a_container_load_test_shows_its_docker_execs(tmp_path: Path) -> None:
+    [p], _ = setup(
+        tmp_path,
+        "  - {name: rr, tool: netperf, test: TCP_RR, mode: docker, server: alpha, client: bravo,"
+        " duration: 3, load: true}\n",
+    )
+    assert p.commands[-2:] == [
+        ("load server", "docker exec -d netrun-RUNID-t0-server iperf3 -s -1 -p 5301"),
+        (
+            "load client",
+            "docker exec netrun-RUNID-t0-client iperf3 -c '<server container IP>' -p 5301 -J"
+            " -t 6 --connect-timeout 3000 -P 4",
+        ),
+    ]
+
+
+def test_refusals_known_only_at_the_start_are_one_line_each(tmp_path: Path) -> None:
+    udp, omit, plain = setup(
+        tmp_path,
+        "  - {name: ffu, mode: freeflow, server: alpha, client: bravo, protocol: udp}\n"
+        "  - {name: long, mode: baremetal, server: alpha, client: bravo, omit: 70}\n"
+        "  - {name: plain, mode: baremetal, server: alpha, client: bravo}\n",
+    )[0]
+    [why] = udp.refusals
+    assert why.startswith(
+        "refused when it starts: test ffu: iperf3 protocol udp cannot run in mode freeflow: "
+    )
+    assert omit.refusals == [
+        "needs iperf3 3.18+ on bravo, alpha for -O over 60 s: a host with an older one refuses"
+        " the test when it starts"
+    ]
+    assert f"    {omit.refusals[0]}" in omit.lines()
+    assert plain.refusals == []

@@ -8,12 +8,16 @@ counted iperf3-bytes-received.txt bytes.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from typing import Any
 
 import pytest
 
+from netrun.hosts import cpustat
+from netrun.hosts.command import CommandResult
 from netrun.modes.docker import pathbytes
-from tests.conftest import NETDEV_FIXTURES
+from tests.conftest import CPUSTAT_FIXTURES, NETDEV_FIXTURES
 
 DEVICES: dict[str, str | None] = {"overlay": "flannel.1", "host_nic": "data0", "container": "eth0"}
 
@@ -32,9 +36,6 @@ def test_command_reads_host_then_container_and_quotes() -> None:
 
 def test_command_output_parses() -> None:
     """The reading runs in sh; this process's own PID stands for a container's PID 1."""
-    import os
-    import subprocess
-
     out = subprocess.run(
         ["sh", "-c", pathbytes.command(os.getpid())], capture_output=True, text=True, check=True
     ).stdout
@@ -48,8 +49,6 @@ def test_command_output_parses() -> None:
 def test_cpu_records_keep_the_tests_window_only() -> None:
     """Two real readings of this machine (tests/fixtures/cpustat): the client's window is
     2 s; a server whose reading before is far older than that gets no CPU figure."""
-    from netrun.hosts import cpustat
-    from tests.conftest import CPUSTAT_FIXTURES
 
     def snap(name: str) -> pathbytes.Snapshot:
         return pathbytes.Snapshot({}, {}, cpustat.parse((CPUSTAT_FIXTURES / name).read_text()))
@@ -176,8 +175,6 @@ def test_container_records_carry_the_drop_counters_of_its_namespace() -> None:
     """Two real readings (this process standing for a container's PID 1): each end's
     record has the UDP counters of the container's network namespace, where its socket
     lives, so a UDP test's loss can be placed (netrun.tools.iperf3.loss)."""
-    import os
-    import subprocess
 
     def now() -> pathbytes.Snapshot:
         line = pathbytes.shell_reading(str(os.getpid()), nic="lo")
@@ -196,11 +193,6 @@ def test_container_records_carry_the_drop_counters_of_its_namespace() -> None:
 def test_the_client_end_readings_survive_the_sections_they_ride_in() -> None:
     """The client's command carries its readings in sections (``wrap``): the counters'
     own start must not read as one of them."""
-    import os
-    import subprocess
-
-    from netrun.hosts.command import CommandResult
-
     line = pathbytes.wrap_line("echo hi", pathbytes.shell_reading(str(os.getpid()), nic="lo"))
     out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, check=True)
     res, before, after = pathbytes.unwrap(CommandResult("h", line, 0, out.stdout, "", 0.1))

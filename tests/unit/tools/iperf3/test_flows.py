@@ -8,7 +8,7 @@ import json
 import pytest
 
 from netrun.core.measurement import Measurement
-from netrun.tools.iperf3 import flows
+from netrun.tools.iperf3 import flows, tcpinfo
 from netrun.tools.iperf3.parse import parse
 from netrun.tools.iperf3.tool import values
 from tests.conftest import RESULTS_FIXTURES
@@ -60,3 +60,22 @@ def test_each_flows_record_names_its_raw_file() -> None:
     assert rec["client"] == "alpha" and rec["raw"] == "raw/x.json"
     saved = json.loads((RUN / "results.json").read_text())["tests"][0]["details"]["flows"][0]
     assert saved["throughput_bps"] == pytest.approx(alpha.receiver_bps)
+
+
+def test_the_tcp_internals_are_every_flows_sender_pooled_not_the_first_flows() -> None:
+    each = runs()
+    total = flows.combine(each).tcp_info
+    means = [r.tcp_info["rtt_mean_ms"] for r in each]
+    assert total["rtt_mean_ms"] == pytest.approx(sum(means) / 3)  # one stream each
+    for name in ("rtt_max_ms", "snd_cwnd_max_bytes", "snd_wnd_max_bytes"):
+        assert total[name] == max(r.tcp_info[name] for r in each)
+    assert total["rtt_max_ms"] != each[0].tcp_info["rtt_max_ms"]  # bravo's, 17.271 ms
+    assert total["pmtu_bytes"] == 1500
+
+
+def test_pooled_weighs_the_mean_by_streams_and_drops_what_a_run_lacks() -> None:
+    a = {"rtt_mean_ms": 1.0, "rtt_max_ms": 2.0, "pmtu_bytes": 9000.0}
+    b = {"rtt_mean_ms": 4.0, "rtt_max_ms": 5.0, "pmtu_bytes": 1500.0, "snd_wnd_max_bytes": 1.0}
+    found = tcpinfo.pooled([a, b], [3, 1])
+    assert found == {"rtt_mean_ms": 1.75, "rtt_max_ms": 5.0, "pmtu_bytes": 1500.0}
+    assert tcpinfo.pooled([], []) == {}
