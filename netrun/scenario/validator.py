@@ -280,16 +280,20 @@ class Check:
         count = self.count(pre, raw, defaults, overrides, fan)
         sweep = self.sweep(pre, raw, table, own, overrides, fan) if "sweep" in raw else {}
         by_count: dict[int | None, list[_pairs.Pair]] = {}  # a fan's clients: N -> its pairs
-        for width in sweep.get(COUNT) or [count]:
+        widths = sweep.get(COUNT) or [count]
+        for width in widths:
             generate = [_pairs.Pair("", "", 0)]
             if generated:
-                generate = self.pairs_of(pre, str(name), placed, overrides, width)
-            by_count[width] = generate
+                generate = self.pairs_of(pre, str(name), placed, overrides, width, len(widths))
+            if generate and all(by_count[w] != generate for w in by_count):
+                by_count[width] = generate  # (-e client= may narrow two counts alike: one)
             flows = [f for p in generate if (f := _pairs.flow_problem(p, str(tool), roles))]
             if flows:
                 self.add(pre, flows[0])
-            if flows or not generate:
+            if flows or len(self.problems) > before:
                 break
+        if generated and not by_count and len(self.problems) == before:  # -e narrowed all
+            self.pairs_of(pre, str(name), placed, overrides, widths[-1], 1)
         if len(self.problems) > before or table is None or not {"mode", *roles} <= set(place):
             return []  # (a placement wrong in defaults or -e is reported there, once)
         merged = {k: o.default for k, o in table.items()}
@@ -356,13 +360,18 @@ class Check:
         placed: dict[str, Any],
         overrides: Mapping[str, Any],
         count: int | None,
+        counts: int,
     ) -> list[_pairs.Pair]:
         """A generated test's pairs (a fan's first ``count`` others), narrowed by -e
-        server=/client=; [] after adding the problem."""
+        server=/client=; [] after adding the problem. Of a sweep of ``counts`` widths,
+        a width -e narrows to nothing is left out (the caller says so when all are)."""
         generate = _pairs.from_test(placed, self.select, count)
+        narrow = {r: self.role(overrides[r]) for r in _pairs.ENDS if r in overrides}
         if not isinstance(generate, str):
-            narrow = {r: self.role(overrides[r]) for r in _pairs.ENDS if r in overrides}
-            generate = _pairs.narrow(generate, narrow, name)
+            found = _pairs.narrow(generate, narrow, name)
+            if isinstance(found, str) and counts > 1:
+                return []
+            generate = found
         if isinstance(generate, str):
             self.add(pre, generate)
             return []
