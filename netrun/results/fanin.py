@@ -199,9 +199,9 @@ def sweeps(doc: Mapping[str, Any]) -> list[FanSweep]:
         if name is not None:
             groups.setdefault((name, found.kind, found.mode, found.protocol), []).append(found)
     out = []
-    for (name, kind, mode, protocol), found in groups.items():
-        points = {len(f.shares): f for f in found}
+    for (name, kind, mode, protocol), widths in groups.items():
+        points = {len(f.shares): f for f in widths}
         if len(points) >= 2:
-            ordered = tuple(sorted(points.items()))
+            ordered = tuple(sorted(points.items(), key=lambda point: point[0]))
             out.append(FanSweep(name, kind, ordered[0][1].host, mode, protocol, ordered))
     return out
