@@ -23,12 +23,12 @@ from typing import Any
 from netrun.core.metrics import of_sample
 from netrun.errors import InputError
 from netrun.history.db import History
+from netrun.history.release import release_notes, released, told, tool_version_change
 from netrun.modes import all_options
 from netrun.results import context, flags
 from netrun.results.stats import samples_by_test
 from netrun.scenario.validator import COMMON_OPTIONS
 from netrun.tools import tools
-from netrun.tools.iperf3 import versions as iperf3_versions
 from netrun.tools.load.tool import sample_tool
 
 #: Options that say how a test is judged or run, not what it measures.
@@ -86,86 +86,6 @@ def differences(
             out.append(f"{key} {_show(a)} (baseline {_show(b)})")
     threads, _ = tool_version_change(current, baseline)
     return out + ([threads] if threads else [])
-
-
-def _tool_version(samples: Sequence[Mapping[str, Any]]) -> str | None:
-    """The iperf3 release a test ran (tool_version; the client's probed iperf3_version in
-    runs from before it was recorded)."""
-    for sample in samples:
-        if isinstance(found := sample.get("tool_version"), str) and found:
-            return found
-        probed = sample.get("iperf3_version")
-        if isinstance(probed, Mapping) and isinstance(probed.get("client"), str):
-            return str(probed["client"])
-    return None
-
-
-def release_change(
-    current: Sequence[Mapping[str, Any]], baseline: Sequence[Mapping[str, Any]]
-) -> tuple[str, str] | None:
-    """(the baseline's, the current) iperf3 release, when two tests ran different ones."""
-    now, before = _tool_version(current), _tool_version(baseline)
-    if now is None or before is None or now == before:
-        return None
-    return before, now
-
-
-def told(change: tuple[str, str] | None) -> set[context.Told]:
-    """The host-context change a release note names already (each host's "iperf3 version"
-    from the same release to the same one): a verdict or a report says it once."""
-    if change is None:
-        return set()
-    return {(context.version_label("iperf3"), *change)}
-
-
-def tool_version_change(
-    current: Sequence[Mapping[str, Any]], baseline: Sequence[Mapping[str, Any]]
-) -> tuple[str | None, str | None]:
-    """(why the two are incomparable, a note to show beside the verdict) for the iperf3
-    releases two tests ran: ``-P`` above 1 across 3.15 and 3.16 (its streams run in threads
-    from 3.16, netrun.tools.iperf3.versions) is incomparable; any other change is a note."""
-    change = release_change(current, baseline)
-    if change is None:
-        return None, None
-    before, now = change
-    first = current[0] if current else {}
-    options = first.get("options") if isinstance(first.get("options"), Mapping) else {}
-    streams = (options or {}).get("streams") or 1
-    threaded = {iperf3_versions.threaded(now), iperf3_versions.threaded(before)}
-    parallel = isinstance(streams, int) and streams > 1
-    if first.get("tool", "iperf3") == "iperf3" and parallel and threaded == {True, False}:
-        return (
-            f"iperf3 {now} (baseline {before}) with streams {streams}: -P streams run in "
-            "threads from 3.16, a figure of another kind",
-            None,
-        )
-    return None, RELEASE_NOTE.format(now=now, before=before)
-
-
-RELEASE_NOTE = "iperf3 {now} (baseline {before})"
-_RELEASE_NOTE = re.compile(r"iperf3 (\S+) \(baseline (\S+)\)")
-
-
-def _released(base: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
-    """test -> (the baseline's, the current) iperf3 release its stored verdict names."""
-    out: dict[str, tuple[str, str]] = {}
-    for v in base.get("verdicts") or ():
-        found = _RELEASE_NOTE.search(str(v.get("detail") or "")) if isinstance(v, Mapping) else None
-        if found:
-            out[str(v.get("test"))] = (found[2], found[1])
-    return out
-
-
-def release_notes(base: Mapping[str, Any]) -> list[str]:
-    """A line per iperf3 release change the stored verdicts name (tool_version_change),
-    with the tests it concerns: what the table's verdicts were measured with."""
-    tests: dict[tuple[str, str], list[str]] = {}
-    for test, change in _released(base).items():
-        tests.setdefault(change, []).append(test)
-    return [
-        f"iperf3 changed since the baseline: {before} -> {now} ({', '.join(names)})"
-        for (before, now), names in tests.items()
-    ]
 
 
 @functools.cache
@@ -384,7 +304,7 @@ def describe(doc: Mapping[str, Any]) -> list[str]:
     line = f"baseline{spec}: run {base.get('run_id')} of {base.get('started')}{tag}"
     # what the verdicts were measured with: an iperf3 release change, the hosts' context
     # (less the release change, named once)
-    said = {test: told(change) for test, change in _released(base).items()}
+    said = {test: told(change) for test, change in released(base).items()}
     return [line, *release_notes(base), *context.baseline_lines(doc, told=said)]
 
 

@@ -34,6 +34,7 @@ from netrun.core.metrics import Metric, finite, legacy
 from netrun.core.metrics import parse_tolerance as parse_metric_tolerance
 from netrun.errors import InputError, NetrunError
 from netrun.history import baseline as baselines
+from netrun.history import release
 from netrun.history.db import History, UnknownRunError
 from netrun.results import context
 from netrun.results import store as results
@@ -318,13 +319,13 @@ def compare(
         if name not in baseline:
             out.append(Verdict(name, "new", None, "not in the baseline run"))
             continue
-        said[name] = baselines.told(baselines.release_change(samples, baseline[name]))
+        said[name] = release.told(release.release_change(samples, baseline[name]))
         if differs := baselines.differences(samples, baseline[name]):
             detail = "not compared: " + "; ".join(differs)
             out.append(Verdict(name, "incomparable", None, detail))
             continue
         verdict = compare_test(name, samples, baseline[name], tol, declared)
-        if note := baselines.tool_version_change(samples, baseline[name])[1]:
+        if note := release.tool_version_change(samples, baseline[name])[1]:
             verdict = replace(verdict, detail=f"{verdict.detail}; {note}")
         out.append(verdict)
     # each verdict names what changed on its hosts since the baseline (kernel, sysctls...),

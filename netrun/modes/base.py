@@ -193,6 +193,9 @@ class Mode:
         self.ctx = ctx
         #: role -> Host for every role of the mode.
         self.hosts: dict[str, Host] = {"server": server, "client": client, **(hosts or {})}
+        #: A fan flow's mode (TestSpec.fan): every host of its test by name, set by the
+        #: test of several flows (netrun.run.flows), so what the flows share can serve all.
+        self.fan_hosts: dict[str, Host] = {}
         self.details: dict[str, Any] = {}
         #: Undo records of this test's changes, oldest first; ``undo`` runs them in reverse.
         self.undo_stack = UndoStack(ctx)
@@ -216,6 +219,15 @@ class Mode:
 
     def teardown(self) -> None:
         """Remove what setup and measure started."""
+
+    def stop_flow(self) -> bool:
+        """Stop the measurement another thread runs now, by its own tool processes alone
+        (another flow of its test failed: netrun.run.flows), so its ``measure`` ends soon,
+        by an error its caller sets aside. Called again while that measure runs (its
+        client may not have started at the first call), so a repeat must be harmless.
+        False: the mode cannot, and the measurement runs out its duration (the default;
+        an interrupt would cut every command of the hosts the flows share)."""
+        return False
 
     def preview(self) -> list[tuple[str, str]] | None:
         """(role, command line) of what each host will run, built from the files alone

@@ -10,9 +10,15 @@ each repeat then measures every flow at once, started together behind a barrier,
 the same duration; and every flow is torn down, with each undo, on every way out.
 
 A flow that fails fails the repeat (or, in its setup, the test) with one line naming the
-flow and its host; the others run to their end (one duration: they are not cut short, as
-an interrupt would cut the host's every command) and are torn down with it. Ctrl-C and
-SIGTERM stop every host's running command (the run's ``interrupt``), as in a parallel run.
+flow and its host. During a measurement the other flows are then stopped at once, each by
+its mode's ``stop_flow`` (Mode.stop_flow), which ends that flow's own tool process alone:
+bare metal kills its iperf3 client by pid file, the container modes what ``docker exec``
+runs in its client container. An interrupt would not do: it cuts every command of the
+hosts the flows share. Their errors give way to the failed flow's (a progress line says
+``flow X stopped: flow Y failed``); every flow is torn down, with each undo, and the later
+repeats run. A mode that cannot stop a flow (Mode's default) lets it run out its duration.
+Ctrl-C and SIGTERM stop every host's running command (the run's ``interrupt``), as in a
+parallel run.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
@@ -31,14 +37,11 @@ from netrun.errors import Cancelled, HostError, Interrupted, NetrunError, ToolEr
 from netrun.hosts.cpustat import CPU_METRICS
 from netrun.hosts.shield import cleaning, shielded
 from netrun.modes.base import Mode, RunContext
-from netrun.results.flags import offered_bps
 from netrun.results.store import ResultsDir, utcnow
 from netrun.run.bound import BoundTest, bind
 from netrun.run.mtu import MtuSettings, want
 from netrun.run.needs import refused
-from netrun.tools.iperf3 import flows as iperf3_flows
-from netrun.tools.iperf3 import tool as iperf3_tool
-from netrun.tools.iperf3.result import Iperf3Result
+from netrun.tools.fan import AGGREGATE
 
 T = TypeVar("T")
 #: Seconds the flows of one repeat wait for each other at the start line.
@@ -48,6 +51,9 @@ BARRIER_S = 120.0
 #: (slow start, a shaper's burst), so a sum over their first second overstated the
 #: aggregate by 2% on the emulated lab; over the steady state it is the link's.
 FAN_OMIT_S = 1
+#: Seconds between the stops of a failed repeat's other flows (Mode.stop_flow): a client
+#: not started yet at one stop is caught by the next.
+STOP_EVERY_S = 1.0
 
 
 class Runner(Protocol):
@@ -90,11 +96,15 @@ def flow_specs(test: TestSpec) -> list[TestSpec]:
                 name=f"{test.name}:{flow.label}",
                 server=flow.server,
                 client=flow.client,
-                roles=MappingProxyType({"server": flow.server, "client": flow.client}),
+                # a mode's other roles (turn's relay) serve every flow
+                roles=MappingProxyType(
+                    {**test.hosts_by_role, "server": flow.server, "client": flow.client}
+                ),
                 options=MappingProxyType(options),
                 matrix=f"{test.name}:{i}",  # its own tag (TestSpec.tag)
                 pairs="",
                 flows=(),
+                fan=test.flows,
             )
         )
     return out
@@ -126,22 +136,36 @@ class FlowTest:
         self.modes: list[Mode] = []
         #: When each flow of the repeat being measured passed its start line (monotonic).
         self.passed: list[float] = []
+        #: The last ``_each``'s flows stopped for another's failure, one line each.
+        self.stopped: list[str] = []
 
     def _start(self) -> None:
         inventory = self.run.req.inventory
         for b in self.bound:
             server, client = inventory.get(b.spec.server), inventory.get(b.spec.client)
-            by_role = {"server": server, "client": client}
-            self.modes.append(b.start(server, client, self.run.ctx, by_role))
+            by_role = {role: inventory.get(h) for role, h in b.spec.hosts_by_role.items()}
+            mode = b.start(server, client, self.run.ctx, by_role)
+            mode.fan_hosts = {n: inventory.get(n) for n in self.test.hosts}
+            self.modes.append(mode)
 
     def _each(
-        self, pool: ThreadPoolExecutor, step: Callable[[int], T], only: range | None = None
+        self,
+        pool: ThreadPoolExecutor,
+        step: Callable[[int], T],
+        only: range | None = None,
+        *,
+        stop: bool = False,
     ) -> list[T]:
         """``step(i)`` for every flow (or those ``only`` names) at once; the first failure
-        (in flow order) raised as the flow's one line, after every flow's step ended."""
+        (in flow order) raised as the flow's one line, after every flow's step ended.
+        With ``stop`` (a measurement), a failure stops the other flows (``_stop_others``),
+        whose own errors then give way to it (each one's line in ``stopped``)."""
         which = range(len(self.modes)) if only is None else only
         futures = [pool.submit(step, i) for i in which]
+        halted: dict[int, int] = {}
         try:
+            if stop:
+                halted = self._stop_others(futures, which)
             wait(futures)
         except BaseException:  # Ctrl-C: stop what runs, let each flow end, then go on
             with shielded():
@@ -149,9 +173,17 @@ class FlowTest:
                 wait(futures)
             raise
         out = []
-        # a flow that failed before the start line broke it for the others: its own error
-        broken = [isinstance(f.exception(), StartLineBroken) for f in futures]
-        order = sorted(range(len(futures)), key=lambda k: broken[k])
+        flows = self.test.flows
+        self.stopped = [
+            f"flow {flows[which[k]].label} stopped: flow {flows[which[f]].label} failed"
+            for k, f in sorted(halted.items())
+        ]
+        # a flow that failed before the start line broke it for the others, and one that
+        # failed stopped them: its own error is the one raised
+        later = [
+            k in halted or isinstance(f.exception(), StartLineBroken) for k, f in enumerate(futures)
+        ]
+        order = sorted(range(len(futures)), key=lambda k: later[k])
         for k in order:
             flow, fut = self.test.flows[which[k]], futures[k]
             exc = fut.exception()
@@ -163,6 +195,34 @@ class FlowTest:
                 raise exc
             out.append(fut.result())
         return out
+
+    def _stop_others(self, futures: list[Future[Any]], which: range) -> dict[int, int]:
+        """Wait for the flows' steps; once one failed, stop each other one still running
+        (its mode's ``stop_flow``: its own tool processes, never the hosts' other commands),
+        again every STOP_EVERY_S until it ended, so none runs out its duration. Each
+        stopped flow's index (in ``futures``) -> the failed one's."""
+        failed: int | None = None
+        halted: dict[int, int] = {}
+        cannot: set[int] = set()
+        while pending := [f for f in futures if not f.done()]:
+            if failed is None:
+                failed = next((k for k, f in enumerate(futures) if _failed(f)), None)
+            if failed is None:
+                wait(pending, return_when=FIRST_EXCEPTION)
+                continue
+            for k, fut in enumerate(futures):
+                if fut.done() or k == failed or k in cannot:
+                    continue
+                try:
+                    stoppable = self.modes[which[k]].stop_flow()
+                except NetrunError:
+                    stoppable = False
+                if stoppable:
+                    halted[k] = failed
+                else:
+                    cannot.add(k)
+            wait(pending, timeout=STOP_EVERY_S if len(cannot) < len(pending) else None)
+        return halted
 
     def run_test(self) -> None:
         """Set every flow up, measure each repeat with all at once, tear all down."""
@@ -248,16 +308,18 @@ class FlowTest:
                 raise
 
         try:
-            found = self._each(pool, one)
+            found = self._each(pool, one, stop=True)
         except Cancelled:
             raise
         except NetrunError as exc:
             run._record(test, repeat, None, error=str(exc), mode=self.modes[0], started=started)
             run.progress(f"{label}: FAILED {exc}")
+            for stopped in self.stopped:
+                run.progress(f"{label}: {stopped}")
             return
         m, raw = self._aggregate(found, repeat)
         rec = run._record(test, repeat, m, mode=self.modes[0], raw=raw, started=started)
-        agg = iperf3_flows.AGGREGATE
+        agg = AGGREGATE
         fair = rec["metrics"].get("fairness_jain")
         flags = f" [{', '.join(rec['flags'])}]" if rec["flags"] else ""
         run.progress(
@@ -266,25 +328,27 @@ class FlowTest:
         )
 
     def _aggregate(self, found: list[Measurement], repeat: int) -> tuple[Measurement, str | None]:
-        """The flows' sum as one measurement (each flow's figures and raw file in
-        ``details.flows``); the first flow's raw file is the sample's ``raw``."""
+        """The flows' sum as one measurement, as the test's tool adds them up (its ``fan``),
+        each flow's figures and raw file in ``details.flows``; the first flow's raw file is
+        the sample's ``raw``."""
         test = self.test
-        runs: list[Iperf3Result] = [m.result for m in found]
+        fan = self.bound[0].tool.fan
+        if fan is None:  # validation refuses it (netrun.scenario.pairs.flow_problem)
+            raise ToolError(f"tool {test.tool} cannot sum the flows of pairs: {test.pairs}")
         flows = []
         for spec, mode, m in zip(flow_specs(test), self.modes, found, strict=True):
             raw = self.run.out.save_raw(spec.name, repeat, m.raw, self.bound[0].tool.raw_suffix)
-            extra = {"metrics": dict(m.metrics), "counters": m.details.get("counters")}
+            rec = fan.record(spec.client, spec.server, m, raw)
+            rec.update(metrics=dict(m.metrics), counters=m.details.get("counters"))
             if "containers" in mode.details:  # each flow's own (the sample's are the first's)
-                extra["containers"] = mode.details["containers"]
-            flows.append(iperf3_flows.flow_record(spec.client, spec.server, m.result, raw, **extra))
-        total = iperf3_flows.combine(runs)
-        offered = offered_bps({"options": test.options, "protocol": total.protocol})
-        metrics = iperf3_tool.values(total, offered * len(runs) if offered else None)
-        metrics["fairness_jain"] = iperf3_flows.fairness(runs)
-        metrics[iperf3_flows.AGGREGATE.name] = total.receiver_bps
-        why = {k: v for k, v in iperf3_tool.unavailable(total).items() if metrics.get(k) is None}
+                rec["containers"] = mode.details["containers"]
+            flows.append(rec)
+        total = fan.combine(found, test.options)
+        why = dict(total.unavailable)
+        declared = {x.name for x in self.bound[0].tool.metrics}  # iperf2 has no CPU figures
         for name in ("cpu_client_pct", "cpu_server_pct", *(m.name for m in CPU_METRICS)):
-            why[name] = "each flow's own is in details.flows (the flows share hosts)"
+            if name in declared:
+                why[name] = "each flow's own is in details.flows (the flows share hosts)"
         details: dict[str, Any] = {
             "flows": flows,
             "fan": {
@@ -292,11 +356,20 @@ class FlowTest:
                 "host": centre(test),
                 "count": len(flows),
                 "start_spread_s": spread(self.passed, len(flows)),
-                "omit_s": flow_specs(test)[0].omit,  # each flow's left-out start
+                "omit_s": flow_specs(test)[0].options.get("omit"),  # each flow's left-out start
             },
-            "intervals_of": total.intervals_of,
+            **total.details,
         }
-        return Measurement("", total, details, metrics, why), flows[0]["raw"]
+        return Measurement("", total.result, details, total.metrics, why), flows[0]["raw"]
+
+
+def _failed(fut: Future[Any]) -> bool:
+    """Whether a flow's step ended in a failure of its own (not a start line another broke,
+    nor the run's interrupt)."""
+    if not fut.done():
+        return False
+    exc = fut.exception()
+    return exc is not None and not isinstance(exc, StartLineBroken | Cancelled)
 
 
 class StartLineBroken(ToolError):

@@ -48,7 +48,6 @@ from netrun.run.progress import Events
 from netrun.run.rounds import plan
 from netrun.run.sample import build_sample
 from netrun.run.scheduler import run_parallel
-from netrun.tools.iperf3 import flows as iperf3_flows
 
 log = logging.getLogger("netrun.run.runner")
 
@@ -132,7 +131,7 @@ class Run(Fleet):
         for bound in self.bound.values():
             for metric in (
                 *bound.tool.metrics,
-                *(iperf3_flows.METRICS if bound.spec.flows else ()),
+                *(bound.tool.fan.metrics if bound.spec.flows and bound.tool.fan else ()),
             ):
                 self.doc["metrics"].setdefault(metric.name, metric.to_dict())
         self.host_errors: dict[str, str] = {}

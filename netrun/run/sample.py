@@ -14,7 +14,6 @@ from netrun.core.mtuplan import frame_mtu
 from netrun.results import flags
 from netrun.results.store import utcnow
 from netrun.tools import get_tool
-from netrun.tools.iperf3 import flows as iperf3_flows
 from netrun.tools.iperf3.result import Iperf3Result
 from netrun.tools.load.tool import with_load
 
@@ -66,7 +65,7 @@ def build_sample(
     if protocol in ("tcp", "udp"):
         mtu = min(mtus) if mtus else None
         ceiling = ceiling_of(test.options, r, speed, mtu, inner, protocol)
-    declared = (*tool.metrics, *(iperf3_flows.METRICS if test.flows else ()))
+    declared = (*tool.metrics, *(tool.fan.metrics if test.flows and tool.fan else ()))
     metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in declared}
     top = top_level(r, metrics, tool.top_level)
     if m:

@@ -31,8 +31,9 @@ from netrun.errors import InputError
 KINDS = ("mesh", "mesh-once", "ring", "star", "between", "fanin", "fanout")
 #: The kinds that make one test of several flows at once, not one test per pair.
 FLOW_KINDS = ("fanin", "fanout")
-#: The one tool whose flows are summed (netrun.results.aggregate reads iperf3's rates).
-FLOW_TOOLS = ("iperf3",)
+#: Roles one host plays for every flow of a fan test (mode turn's relay: one coturn,
+#: allowed to reach every flow's server); a mode with another extra role is refused.
+SHARED_ROLES = ("relay",)
 #: Test keys of a generated test (instead of the server and client roles).
 KEYS = ("hosts", "pairs")
 #: The test key that narrows a fanin/fanout to its first N other hosts (and may be swept).
@@ -282,20 +283,32 @@ def kind_of(raw: dict[str, Any]) -> str:
     return value if isinstance(value, str) else str(next(iter(value)))
 
 
-def flow_problem(pair: Pair, tool: str, roles: Sequence[str]) -> str | None:
-    """Why a fanin/fanout cannot run with this tool or mode (its other roles), if it cannot."""
+def flow_problem(
+    pair: Pair, tool: str, fan: bool, roles: Mapping[str, str], relays: Sequence[str] = ()
+) -> str | None:
+    """Why a fanin/fanout cannot run with this tool or mode, if it cannot: ``fan``, whether
+    the tool sums its flows (netrun.tools.base.Tool.fan); ``roles``, the mode's other roles
+    and their hosts, which serve every flow (turn's relay: ``relays`` names such roles)."""
     if not pair.flows:
         return None
-    if roles:
+    others = [r for r in roles if r not in relays]
+    if others:
         return (
             f"pairs: {pair.kind} runs its flows between two roles, server and client;"
-            f" this mode also needs {', '.join(roles)}: use pairs: star instead"
+            f" this mode also needs {', '.join(others)}: use pairs: star instead"
         )
-    if tool not in FLOW_TOOLS:
+    if not fan:
         return (
-            f"pairs: {pair.kind} sums iperf3 flows; tool {tool!r} cannot:"
-            " use tool: iperf3, or a pairs kind that runs one test per pair (star)"
+            f"pairs: {pair.kind} sums each flow's receiver rate; tool {tool!r} has none:"
+            " use tool: iperf3 or iperf2, or a pairs kind that runs one test per pair (star)"
         )
+    ends = {h for flow in pair.flows for h in (flow.client, flow.server)}
+    for role, host in roles.items():
+        if host in ends:
+            return (
+                f"pairs: {pair.kind}: {role} host {host!r} is also a flow's host; leave it"
+                f" out of hosts: (the {role} serves every flow)"
+            )
     return None
 
 

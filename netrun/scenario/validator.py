@@ -163,6 +163,13 @@ class Check:
         """The host a role value names (a group or pattern resolves to its one host)."""
         return value if self.resolve is None else self.resolve(value)
 
+    def host_of(self, value: str) -> str:
+        """``role(value)``, or the value itself when it names no one host (reported later)."""
+        try:
+            return self.role(value)
+        except InputError:
+            return value
+
     def option(self, prefix: str, key: str, value: Any, tables: list[dict[str, Option]]) -> bool:
         """Check a value against every definition of ``key`` (one line per distinct problem)."""
         found = {p for t in tables if key in t and (p := problem(t[key], key, value))}
@@ -239,9 +246,10 @@ class Check:
             else:
                 table = self.table(mode, tool)
                 self.placed.append((str(name), str(tool), mode))
-                fan = _pairs.is_fan(_pairs.entry(raw, defaults, overrides))
+                fan_entry = _pairs.is_fan(_pairs.entry(raw, defaults, overrides))
                 for key in overrides:
-                    if key in table or key in keys or key in _pairs.KEYS or (fan and key == COUNT):
+                    took = key in table or key in keys or key in _pairs.KEYS
+                    if took or (fan_entry and key == COUNT):
                         self.took.setdefault(key, []).append(str(name))
         roles = self.roles.get(mode, DEFAULT_ROLES) if isinstance(mode, str) else DEFAULT_ROLES
         generated = _pairs.is_generated(raw, defaults, overrides)
@@ -276,9 +284,11 @@ class Check:
             else:
                 self.unknown(pre, key, [*(table or self.all_keys), *TEST_KEYS])
         placed = _pairs.entry(raw, defaults, overrides)  # hosts and pairs: defaults < test < -e
-        fan = generated and _pairs.is_fan(placed)
-        count = self.count(pre, raw, defaults, overrides, fan)
-        sweep = self.sweep(pre, raw, table, own, overrides, fan) if "sweep" in raw else {}
+        fan_test = generated and _pairs.is_fan(placed)
+        count = self.count(pre, raw, defaults, overrides, fan_test)
+        sweep = self.sweep(pre, raw, table, own, overrides, fan_test) if "sweep" in raw else {}
+        fan = tool in self.tools and self.tools[str(tool)].fan is not None
+        extra = {r: str(place[r]) for r in roles if isinstance(place.get(r), str)}
         by_count: dict[int | None, list[_pairs.Pair]] = {}  # a fan's clients: N -> its pairs
         widths = sweep.get(COUNT) or [count]
         for width in widths:
@@ -287,7 +297,12 @@ class Check:
                 generate = self.pairs_of(pre, str(name), placed, overrides, width, len(widths))
             if generate and all(by_count[w] != generate for w in by_count):
                 by_count[width] = generate  # (-e client= may narrow two counts alike: one)
-            flows = [f for p in generate if (f := _pairs.flow_problem(p, str(tool), roles))]
+            flows = []
+            for pair in generate:
+                shared = {r: self.host_of(h) for r, h in extra.items()} if pair.flows else {}
+                ends = shared or dict.fromkeys(roles, "")
+                if found := _pairs.flow_problem(pair, str(tool), fan, ends, _pairs.SHARED_ROLES):
+                    flows.append(found)
             if flows:
                 self.add(pre, flows[0])
             if flows or len(self.problems) > before:

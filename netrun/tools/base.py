@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.core.metrics import Metric
 from netrun.core.options import Option
+from netrun.tools.fan import Fan
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -94,6 +95,9 @@ class Tool:
     refuse: Callable[[Mapping[str, Any], Sequence[tuple[str, str | None]]], str | None] | None = (
         None
     )
+    #: How flows of this tool measured at once add up (``pairs: {fanin: HOST}``,
+    #: netrun.tools.fan); None: the tool cannot run a test of several flows.
+    fan: Fan | None = None
 
     def protocol_for(self, options: Mapping[str, Any]) -> str:
         """results.json's ``protocol`` of a test run with ``options``: its protocol option,

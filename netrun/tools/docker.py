@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -294,3 +295,17 @@ def parse_ready(text: str) -> Readiness:
 
 def rm_command(containers: Sequence[str], docker: str = "docker") -> list[str]:
     return [docker, "rm", "-f", "-v", *containers]
+
+
+def stop_execs_script(container: str, docker: str = "docker") -> str:
+    """sh killing every process in ``container`` but its PID 1, by the host pids
+    ``docker top`` lists: what ``docker exec`` runs there (a test's client) ends, and
+    the container lives on for the next repeat. Nothing to kill, or no container: a
+    no-op."""
+    q = shlex.quote
+    return (
+        f"d={q(docker)}; n={q(container)}; "
+        'one=$("$d" inspect -f "{{.State.Pid}}" "$n" 2>/dev/null) || exit 0; '
+        'for p in $("$d" top "$n" -o pid 2>/dev/null | tail -n +2); do '
+        '[ "$p" = "$one" ] || kill "$p" 2>/dev/null; done; true'
+    )

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from netrun.lab.system import cmdline
+from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 from netrun.report.plots.fanin import count_filename
 from tests.integration.conftest import LabHandle, lab_iperf3_pids
 from tests.integration.helpers import (
@@ -24,8 +25,11 @@ from tests.integration.helpers import (
     lab_settings,
     leftovers,
     load_results,
+    netrun_process,
     run_netrun,
+    run_under_fault,
     stopped_run,
+    wait_for,
     write_yaml,
 )
 
@@ -192,6 +196,52 @@ def test_a_failing_flow_fails_the_test_naming_it(big_lab: LabHandle, tmp_path: P
     assert not leftovers(big_lab, before, tmp_path / "out")
 
 
+#: charlie's iperf3 as a client: the real one sends for 3 s, then it fails (a flow that
+#: breaks mid-measurement); the server and the probe get the real iperf3.
+MIDWAY = (
+    "#!/bin/sh\n"
+    'case " $* " in *" -c "*) iperf3 "$@" >/dev/null 2>&1 & p=$!; sleep 3; kill "$p"; '
+    'wait "$p"; echo "iperf3: error - control socket has closed unexpectedly" >&2; exit 1;; '
+    "esac\n"
+    'exec iperf3 "$@"\n'
+)
+
+
+def test_a_flow_failing_midway_stops_the_others(big_lab: LabHandle, tmp_path: Path) -> None:
+    """charlie's client fails 3 s into a 20 s fan-in of three: the others' clients are
+    stopped at once (by pid on their own hosts), so each repeat ends well before its
+    duration; the error is charlie's one line, the later repeat still runs, and nothing
+    is left behind."""
+    broken = tmp_path / "iperf3-midway"
+    broken.write_text(MIDWAY)
+    broken.chmod(0o755)
+    inventory = yaml.safe_load(Path(big_lab.inventory).read_text())
+    inventory["all"]["hosts"]["charlie"]["netrun_iperf3"] = str(broken)
+    inv = write_yaml(tmp_path / "inv.yaml", inventory)
+    path = scenario(tmp_path, "all[0:3]", duration=20, repeat=2)
+    before = lab_settings(big_lab)
+    args = [path, "-i", inv, "-o", "out", "--no-history"]
+    run = run_under_fault(args, cwd=tmp_path, outdir=tmp_path / "out", timeout=150)
+    doc = check_fault(
+        big_lab,
+        run,
+        fault="a fan-in flow failing midway",
+        before=before,
+        max_seconds=30,  # two repeats that ran out their 20 s would take over 42 s
+        statuses={"fan[3->delta]": "failed"},
+        host="charlie",
+        error_has="flow charlie->delta failed on charlie: ",
+    )
+    samples = doc["tests"]
+    assert [s["repeat"] for s in samples] == [1, 2]
+    for s in samples:
+        assert s["error"].startswith("flow charlie->delta failed on charlie: "), s["error"]
+        assert "control socket has closed unexpectedly" in s["error"], s["error"]
+    for client in ("alpha", "bravo"):
+        line = f"flow {client}->delta stopped: flow charlie->delta failed"
+        assert run.proc.stderr.count(line) == 2, run.proc.stderr
+
+
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
 def test_stopped_during_a_fanin_of_four_leaves_nothing(
     big_lab: LabHandle, tmp_path: Path, sig: signal.Signals, code: int
@@ -271,4 +321,171 @@ def test_container_fanin_each_flow_its_own_containers(
         assert all(f["throughput_bps"] > 0 for f in flows)
         names = [f["containers"]["server"]["name"] for f in flows]  # each flow its own
         assert len(set(names)) == 2, names
+    assert not leftovers(docker_lab, before, tmp_path / "out")
+
+
+@pytest.mark.parametrize("kind", ["fanin", "fanout"])
+def test_turn_fan_of_two_flows_through_one_relay(
+    big_lab: LabHandle, tmp_path: Path, kind: str
+) -> None:
+    """alpha and bravo send iperf2 into charlie at once (fanin; fanout: charlie into each),
+    each flow through its own tunnel and allocation on the one coturn netrun starts on delta,
+    to its own server port: each flow's server saw its own relayed address, the relay's NIC
+    carried them, and the sample is their sum."""
+    test = {"name": "tfan", "mode": "turn", "tool": "iperf2", "relay": "delta",
+            "hosts": "alpha,bravo,charlie", "pairs": {kind: "charlie"},
+            "bitrate": "500pps", "duration": 2, "repeat": 2}  # fmt: skip
+    path = write_yaml(tmp_path / "tfan.yaml", {"name": "tfan", "tests": [test]})
+    before = lab_settings(big_lab)
+    proc = run_netrun(
+        [path, "-i", big_lab.inventory, "-o", "out", "--no-history"], cwd=tmp_path, timeout=180
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = load_results(tmp_path / "out")
+    relay = big_lab.host("delta").data_ip
+    assert {"aggregate_bps", "fairness_jain"} <= set(doc["metrics"])
+    samples = doc["tests"]
+    name = "tfan[2->charlie]" if kind == "fanin" else "tfan[charlie->2]"
+    ends = [("alpha", "charlie"), ("bravo", "charlie")]
+    ends = ends if kind == "fanin" else [(b, a) for a, b in ends]
+    assert [s["name"] for s in samples] == [name] * 2
+    for s in samples:
+        assert s["status"] == "ok", s["error"]
+        assert s["tool"] == "iperf2" and s["mode"] == "turn"
+        flows = s["details"]["flows"]
+        assert [(f["client"], f["server"]) for f in flows] == ends
+        relayed = {f["relayed_address"] for f in flows}
+        assert len(relayed) == 2, flows  # an allocation of its own each
+        for f in flows:
+            assert f["peer_seen"] == relay, f
+            assert f["relayed_address"].startswith(relay + ":")
+            assert f["peers"] == [f["relayed_address"].replace(":", " port ")], f
+            counters = f["relay_counters"]
+            assert counters["crossed"] is True and counters["flows_at_once"] == 2, counters
+            assert counters["tx_packets"] >= f["total"] * 0.9
+            assert 0.9 * 500 * 2 <= f["total"] <= 1.1 * 500 * 2  # 500 pps for 2 s
+            raw = (tmp_path / "out" / f["raw"]).read_text()  # its own server's report
+            assert f["relayed_address"].split(":")[0] in raw and "--- tunnel ---" in raw
+        m = s["metrics"]
+        assert m["aggregate_bps"] == pytest.approx(sum(f["throughput_bps"] for f in flows))
+        assert m["throughput_bps"] == pytest.approx(m["aggregate_bps"])
+        assert m["total"] == sum(f["total"] for f in flows)
+        assert 0.95 < m["fairness_jain"] <= 1.0  # two flows at the same packet rate
+        assert s["details"]["fan"]["kind"] == kind and s["details"]["fan"]["count"] == 2
+        assert "cpu_client_pct" not in s["details"].get("unavailable", {})  # not iperf2's
+    assert len({f["raw"] for s in samples for f in s["details"]["flows"]}) == 4
+    assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+def test_baremetal_iperf2_fanin_each_flow_its_own_server_port(
+    big_lab: LabHandle, tmp_path: Path
+) -> None:
+    """The same sum without a relay: alpha and bravo's iperf2 into charlie at once, each to
+    its own server port on charlie, each flow's server seeing its own client."""
+    test = {"name": "b2", "mode": "baremetal", "tool": "iperf2", "hosts": "alpha,bravo,charlie",
+            "pairs": {"fanin": "charlie"}, "bitrate": "1000pps", "duration": 2}  # fmt: skip
+    path = write_yaml(tmp_path / "b2.yaml", {"name": "b2", "tests": [test]})
+    before = lab_settings(big_lab)
+    proc = run_netrun(
+        [path, "-i", big_lab.inventory, "-o", "out", "--no-history"], cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    (s,) = load_results(tmp_path / "out")["tests"]
+    assert s["status"] == "ok", s["error"]
+    flows = s["details"]["flows"]
+    for f, client in zip(flows, ("alpha", "bravo"), strict=True):
+        assert f["peer_seen"] == big_lab.host(client).data_ip, f
+        raw = (tmp_path / "out" / f["raw"]).read_text()
+        assert f"UDP port {5001 + ('alpha', 'bravo').index(client)}" in raw
+    assert s["metrics"]["aggregate_bps"] == pytest.approx(sum(f["throughput_bps"] for f in flows))
+    assert 0.95 < s["metrics"]["fairness_jain"] <= 1.0
+    assert "2 clients→charlie" in proc.stdout
+    assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+def turn_processes(lab: LabHandle) -> dict[str, int]:
+    """How many turnservers, iperf2s and TURN tunnels run in the lab's namespaces."""
+    inodes = {netns_inode(ns) for ns in lab.namespaces} - {None}
+    found = {"turnserver": 0, "iperf": 0, "netrun-turn-tunnel.py": 0}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or pid_netns_inode(int(proc.name)) not in inodes:
+            continue
+        words = {Path(a).name for a in (cmdline(int(proc.name)) or [])[:3]}
+        for name in words & set(found):
+            found[name] += 1
+    return found
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
+def test_stopped_during_a_turn_fanin_leaves_no_relay_tunnel_or_iperf2(
+    big_lab: LabHandle, tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    """Two flows through one relay, stopped while both tunnels carry traffic: the run (after
+    SIGKILL, `netrun cleanup`) stops the one coturn, both tunnels and every iperf2."""
+    test = {"name": "tfan", "mode": "turn", "tool": "iperf2", "relay": "delta",
+            "hosts": "alpha,bravo,charlie", "pairs": {"fanin": "charlie"},
+            "bitrate": "500pps", "duration": 8}  # fmt: skip
+    path = write_yaml(tmp_path / "tfan.yaml", {"name": "tfan", "tests": [test]})
+    before = lab_settings(big_lab)
+    out = tmp_path / "out"
+    seen: list[dict[str, int]] = []
+
+    def both_relayed() -> bool:
+        now = turn_processes(big_lab)
+        seen.append(now)
+        return now["netrun-turn-tunnel.py"] >= 2 and now["turnserver"] >= 1
+
+    args = [path, "-i", big_lab.inventory, "-o", "out", "--no-history", "-q"]
+    run = stopped_run(big_lab, args, cwd=tmp_path, outdir=out, ready=both_relayed, sig=sig,
+                      what="the two tunnels never ran at once")  # fmt: skip
+    assert max(n["turnserver"] for n in seen) == 1  # one relay for both flows
+    if run is not None:
+        doc = check_fault(big_lab, run, fault="SIGINT during a turn fan-in", before=before,
+                          max_seconds=20, statuses={}, host=None, exit_code=code)  # fmt: skip
+        assert doc["status"] == "interrupted"
+    assert wait_for(lambda: not any(turn_processes(big_lab).values()), 10), turn_processes(big_lab)
+    assert not leftovers(big_lab, before, out)
+
+
+def test_a_container_flow_failing_midway_stops_the_others(
+    docker_lab: LabHandle, tmp_path: Path
+) -> None:
+    """A docker fan-in of two into charlie for 20 s: bravo's server container is killed
+    once both clients send, so bravo's flow fails; alpha's client (its ``docker exec``)
+    is stopped in its own container at once, the run ends well before the duration, and
+    no container or iperf3 is left."""
+    test = {"name": "dfan", "mode": "docker", "hosts": "all", "pairs": {"fanin": "charlie"}}
+    defaults = {"duration": 20, "image": "netrun-lab/iperf3:latest", "pull": "never"}
+    path = write_yaml(tmp_path / "d.yaml", {"name": "d", "defaults": defaults, "tests": [test]})
+    before = lab_settings(docker_lab)
+    args = [path, "-i", docker_lab.inventory, "-o", "out", "--no-history"]
+
+    def container(host: str, flow: str, role: str) -> str | None:
+        out = docker_lab.docker(
+            host, "ps", "--format", "{{.Names}}",
+            "--filter", f"label=netrun.test=dfan[2->charlie]:{flow}",
+            "--filter", f"label=netrun.role={role}",
+        )  # fmt: skip
+        return out.split()[0] if out.split() else None
+
+    def sending(host: str, flow: str) -> bool:  # its client exec'd beside PID 1
+        name = container(host, flow, "client")
+        return bool(name) and len(docker_lab.docker(host, "top", name, "-o", "pid").split()) > 2
+
+    with netrun_process(args, cwd=tmp_path) as proc:
+        both = lambda: sending("alpha", "alpha->charlie") and sending("bravo", "bravo->charlie")  # noqa: E731
+        assert wait_for(both, timeout=90, interval=0.2), "the two clients never sent at once"
+        time.sleep(2)
+        server = container("charlie", "bravo->charlie", "server")
+        assert server is not None
+        docker_lab.docker("charlie", "kill", server)
+        killed = time.monotonic()
+        _out, stderr = proc.communicate(timeout=120)
+        after = time.monotonic() - killed
+    assert proc.returncode == 1, stderr
+    assert after < 12, f"{after:.1f}s after the kill: alpha's flow ran on\n{stderr}"
+    (sample,) = load_results(tmp_path / "out")["tests"]
+    assert sample["error"].startswith("flow bravo->charlie failed on "), sample["error"]
+    assert "flow alpha->charlie stopped: flow bravo->charlie failed" in stderr, stderr
+    assert "Traceback" not in stderr
     assert not leftovers(docker_lab, before, tmp_path / "out")

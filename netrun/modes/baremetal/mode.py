@@ -5,15 +5,17 @@ This is the physical reference every other mode is compared with.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from netrun.core.measurement import Measurement
-from netrun.errors import Cancelled, HostError
+from netrun.errors import Cancelled, HostError, NetrunError
 from netrun.hosts import counters
 from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
+from netrun.hosts.proc import kill_script
 from netrun.modes.baremetal import preview as baremetal_preview
 from netrun.modes.baremetal.ahead import Pipeline
 from netrun.modes.base import Mode
@@ -110,6 +112,18 @@ class BareMetal(Mode):
                 raise Cancelled(self.server.name)
         assert last is not None
         raise busy_error(self.server, last, retries + 1, time.monotonic() - started)
+
+    def stop_flow(self) -> bool:
+        """Kill this measurement's iperf3 client by its pid file on the client host (its
+        identity checked: netrun.hosts.proc.kill_script): the client ends with iperf3's
+        own error, its one-shot server with it, and the server is killed by pid on the
+        measure's way out as after any failure. Another tool's client: not stopped."""
+        if self.test.tool != "iperf3":
+            return False
+        pidfile = client_pidfile(self.ctx.workdir(self.client), f"{self.test.tag}r{self.repeat}")
+        with contextlib.suppress(NetrunError):
+            self.client.run(kill_script(pidfile), timeout=15, check=False)
+        return True
 
     # -- what the run asks of the mode (netrun.run.fleet, netrun.run.runner) ---------------
     @classmethod

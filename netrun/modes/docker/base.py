@@ -8,12 +8,15 @@ they never import it.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, ClassVar
 
 from netrun.cleanup import labels, undo
+from netrun.errors import NetrunError
 from netrun.hosts.host import Host, folder_key
 from netrun.modes.base import Mode
 from netrun.modes.docker import preview as container_preview
+from netrun.tools import docker as dk
 
 
 class ContainerMode(Mode):
@@ -62,6 +65,15 @@ class ContainerMode(Mode):
             "netrun.test": self.test.name,
             "netrun.role": role,
         }
+
+    def stop_flow(self) -> bool:
+        """Kill what runs in the client container but its PID 1 (the repeat's ``docker
+        exec`` of the client; netrun.tools.docker.stop_execs_script): the client ends with
+        iperf3's own error, and both containers serve the next repeat."""
+        script = dk.stop_execs_script(self.names["client"], self.docker(self.client))
+        with contextlib.suppress(NetrunError):
+            self.client.run(script, timeout=20, sudo=self.client.become, check=False)
+        return True
 
     # -- defined by each container mode ---------------------------------------------------
     def images(self, host: Host) -> list[str]:

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, integer
+from netrun.core.spec import Flow
 from netrun.errors import HostError, ModeError, ToolError
 from netrun.modes.baremetal.mode import data_iface
 from netrun.modes.base import Mode
@@ -58,8 +59,16 @@ def external(uri: str) -> tuple[str, int, str | None]:
     return match[1].strip("[]"), int(match[2]), match[3]
 
 
+class SharedRelays(dict[tuple[int, tuple[Flow, ...]], tuple[remote.Relay, str, str]]):
+    """The run's fan tests' relays: (test index, its flows) -> the coturn its first flow
+    started, with its credentials, which every flow's tunnel allocates on."""
+
+
 class Turn(Mode):
     """iperf2 client -> tunnel -> TURN relay -> iperf2 server."""
+
+    #: Whether this flow started its fan test's shared relay (SharedRelays).
+    owns_relay = False
 
     name = "turn"
     options = OPTIONS
@@ -95,14 +104,23 @@ class Turn(Mode):
                 )
             self.user, self.password = self._external_credentials()
             self.relay = remote.Relay(host, port, "external")
+        elif self.test.fan and (found := self.ctx.family(SharedRelays).get(self.fan_key())):
+            self.relay, self.user, self.password = found  # a fan test's one relay
         else:
             self.user, self.password = coturn.credentials()
             lifetime = float(self.test.deadline) * int(self.test.value("repeat")) + 120
             self.relay = remote.start_relay(
                 self, self.hosts["relay"], port=int(self.value("turn_port", self.hosts["relay"])),
-                peers=[self.server.data_ip], user=self.user, password=self.password,
+                peers=self.peers(), user=self.user, password=self.password,
                 lifetime=lifetime,
             )  # fmt: skip
+            if self.test.fan:  # the other flows' tunnels use it; its undo stays this flow's
+                self.ctx.family(SharedRelays)[self.fan_key()] = (
+                    self.relay,
+                    self.user,
+                    self.password,
+                )
+                self.owns_relay = True
         self.turncat = str(self.client.vars.get("netrun_turncat") or "") or None
         if self.turncat:  # STUNner's own, on the client host
             remote.private_dir(self, self.client, "turn-tunnel")
@@ -118,6 +136,23 @@ class Turn(Mode):
             "transport": transport,
         }
         self.details["tunnel"] = {"transport": transport, **self.tunnel_kind()}
+
+    def fan_key(self) -> tuple[int, tuple[Flow, ...]]:
+        """Which fan test's relay this flow shares (SharedRelays)."""
+        return (self.test.index, self.test.fan)
+
+    def peers(self) -> list[str]:
+        """The addresses the relay may reach: this test's server, or every flow's server
+        of a fan test (a fan-out's each): nothing else, so the relay is no open proxy."""
+        servers = [self.fan_hosts[f.server] for f in self.test.fan if f.server in self.fan_hosts]
+        return sorted({self.server.data_ip, *(h.data_ip for h in servers)})
+
+    def teardown(self) -> None:
+        """A fan test's relay is forgotten with the flow that started it (its undo stops it)."""
+        if self.owns_relay:
+            self.ctx.family(SharedRelays).pop(self.fan_key(), None)
+            self.owns_relay = False
+        super().teardown()
 
     def tunnel_kind(self) -> dict[str, Any]:
         """Which tunnel runs, and its version (turncat's is the path: it prints none)."""
@@ -168,6 +203,9 @@ class Turn(Mode):
         after = remote.nic_counters(relay_host, iface) if relay_host and iface else None
         extra: dict[str, Any] = {"peer_seen": result.peer_seen, "relayed_address": relayed}
         extra["relay_counters"] = counters(relay_host, iface, before, after, result)
+        if self.test.fan and relay_host and "unavailable" not in extra["relay_counters"]:
+            # the flows cross the relay at once: its NIC counted every flow's packets
+            extra["relay_counters"]["flows_at_once"] = len(self.test.fan)
         self.details.update(extra)
         self.check_relayed(result, relayed)
         return result, raw + f"\n--- tunnel ---\n{banner}\n{stats}\n", extra
@@ -181,12 +219,14 @@ class Turn(Mode):
 
     def start_tunnel(self, repeat: int) -> remote.Tunnel:
         """netrun's tunnel (its banner names the relayed address), or the host's turncat."""
-        tag = f"t{self.test.index}r{repeat}"
+        tag = f"{self.test.tag}r{repeat}"  # a fan flow's own (flows may share a client)
         transport = str(self.value("turn_transport"))
         port = int(self.value("port"))
         if self.turncat:
             # turncat needs a set port: one per test and repeat, away from iperf's
-            self.listen_port = TURNCAT_PORT + (self.test.index * 10 + repeat) % 1000
+            flow = next((i for i, f in enumerate(self.test.fan) if f.client == self.client.name
+                         and f.server == self.server.name), 0)  # fmt: skip
+            self.listen_port = TURNCAT_PORT + (self.test.index * 10 + repeat) % 1000 + 1000 * flow
             argv = turn.turncat_command(
                 self.turncat, listen_port=self.listen_port, server=self.relay.address,
                 server_port=self.relay.port, transport=transport, peer=self.server.data_ip,

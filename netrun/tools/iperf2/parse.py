@@ -349,7 +349,7 @@ def parse(text: str, *, side: str = "server", expect_seconds: float | None = Non
                 "(server stopped mid-run?)",
                 text,
             )
-    metrics, unavailable = _metrics(list(finals.values()), ooo)
+    metrics, unavailable = pool(list(finals.values()), ooo)
     addresses = {p.split(" port ")[0] for p in peers}
     return Iperf2Result(
         source=source,
@@ -364,10 +364,11 @@ def parse(text: str, *, side: str = "server", expect_seconds: float | None = Non
     )
 
 
-def _metrics(
+def pool(
     flows: list[Interval], ooo: list[tuple[str, float, float, int]]
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    """Flows combined: counts and rates add up, latency pools, jitter is the worst flow's."""
+    """Flows combined: counts and rates add up, latency pools, jitter is the worst flow's
+    (one run's ``-P`` streams, or a fan test's flows: netrun.tools.iperf2.flows)."""
     lost = sum(f.lost or 0 for f in flows)
     total = sum(f.total or 0 for f in flows)
     out: dict[str, Any] = {

@@ -15,6 +15,7 @@ from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, integer, seconds
 from netrun.hosts import clock_reading
 from netrun.tools.base import Tool
+from netrun.tools.iperf2 import flows as iperf2_flows
 from netrun.tools.iperf2 import parse as iperf2
 from netrun.tools.iperf2 import run as iperf2_run
 from netrun.tools.load import spec as load_spec
@@ -78,7 +79,7 @@ def leg(mode: Placement, tag: str) -> Run:
 def measure(mode: Placement, repeat: int) -> Measurement:
     """One repeat: bare metal sends to the server's data address, a relay mode its own way."""
     found = clocks(mode)
-    run = leg(mode, f"t{mode.test.index}r{repeat}")
+    run = leg(mode, f"{mode.test.tag}r{repeat}")  # a fan flow's own (its tag)
     own: Callable[[int, Run], tuple[iperf2.Iperf2Result, str, Mapping[str, Any]]] | None
     own = getattr(mode, "measure_iperf2", None)
     extra: Mapping[str, Any] = {}
@@ -114,4 +115,5 @@ TOOL = Tool(
     describe=describe,
     protocol="udp",
     needs={"server": ("iperf",), "client": ("iperf",)},
+    fan=iperf2_flows.FAN,
 )

@@ -5,7 +5,7 @@ with its own iperf3 client and server over the same window. Its sample is the su
 receivers' rates add up to the aggregate (what the fan-in host took in), the senders'
 and the counters likewise; each flow's own figure stays in ``details.flows``, and the
 flows' receiver rates stand where a ``-P N`` test's streams would, so Jain's index is the
-flows' fairness.
+flows' fairness. The tool's ``Fan`` (netrun.tools.iperf3.tool.FAN) adds the metrics.
 """
 
 from __future__ import annotations
@@ -14,25 +14,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from netrun.core.metrics import Metric
-from netrun.core.numeric import jain
+from netrun.core.measurement import Measurement
+from netrun.tools import fan
+from netrun.tools.fan import total
 from netrun.tools.iperf3.result import Interval, Iperf3Result
-
-#: The metric a test of several flows adds to iperf3's own (fairness_jain is iperf3's,
-#: there of its streams, here of its flows).
-AGGREGATE = Metric(
-    "aggregate_bps", "bit/s", "higher", "the flows' receiver rates summed: what a fan-in "
-    "host took in (a fan-out host sent) at once", tolerance="5%", scale=1e6,
-    shown_unit="Mbit/s", digits=1,
-)  # fmt: skip
-METRICS: tuple[Metric, ...] = (AGGREGATE,)
-
-
-def _total(values: Sequence[float | int | None]) -> Any:
-    """The sum, or None when any is unknown (a partial sum is not the aggregate)."""
-    if any(v is None for v in values):
-        return None
-    return sum(v for v in values if v is not None)
 
 
 def _intervals(runs: Sequence[Iperf3Result]) -> tuple[Interval, ...]:
@@ -46,7 +31,7 @@ def _intervals(runs: Sequence[Iperf3Result]) -> tuple[Interval, ...]:
                 each[0].start,
                 each[0].end,
                 sum(x.bits_per_second for x in each),
-                retransmits=_total([x.retransmits for x in each]),
+                retransmits=total([x.retransmits for x in each]),
             )
         )
     return tuple(out)
@@ -56,8 +41,8 @@ def combine(runs: Sequence[Iperf3Result]) -> Iperf3Result:
     """The flows' runs as one result: sums of the rates, bytes, retransmits and losses;
     each flow's receiver rate in ``stream_bps`` (the fairness index's shares)."""
     first = runs[0]
-    packets = _total([r.packets for r in runs])
-    lost = _total([r.lost_packets for r in runs])
+    packets = total([r.packets for r in runs])
+    lost = total([r.lost_packets for r in runs])
     jitters = [r.jitter_ms for r in runs if r.jitter_ms is not None]
     receivers = [r.receiver_bps for r in runs]
     return replace(
@@ -65,10 +50,10 @@ def combine(runs: Sequence[Iperf3Result]) -> Iperf3Result:
         duration=max(r.duration for r in runs),
         streams=sum(r.streams for r in runs),
         sender_bps=sum(r.sender_bps for r in runs),
-        receiver_bps=_total(receivers),
+        receiver_bps=total(receivers),
         bytes_sent=sum(r.bytes_sent for r in runs),
-        bytes_received=_total([r.bytes_received for r in runs]),
-        retransmits=_total([r.retransmits for r in runs]),
+        bytes_received=total([r.bytes_received for r in runs]),
+        retransmits=total([r.retransmits for r in runs]),
         cpu_client_pct=None,
         cpu_server_pct=None,
         jitter_ms=max(jitters) if jitters else None,
@@ -85,16 +70,12 @@ def combine(runs: Sequence[Iperf3Result]) -> Iperf3Result:
 
 def fairness(runs: Sequence[Iperf3Result]) -> float | None:
     """Jain's index of the flows' receiver rates (None when any flow's is unknown)."""
-    rates = [r.receiver_bps for r in runs]
-    if any(v is None for v in rates):
-        return None
-    return jain([float(v) for v in rates if v is not None])
+    return fan.fairness([r.receiver_bps for r in runs])
 
 
-def flow_record(
-    client: str, server: str, run: Iperf3Result, raw: str | None, **extra: Any
-) -> dict[str, Any]:
+def record(client: str, server: str, m: Measurement, raw: str | None) -> dict[str, Any]:
     """One flow's figures as ``details.flows`` keeps them, with its raw output's file."""
+    run: Iperf3Result = m.result
     return {
         "client": client,
         "server": server,
@@ -104,5 +85,4 @@ def flow_record(
         "jitter_ms": run.jitter_ms,
         "lost_percent": run.lost_percent,
         "raw": raw,
-        **extra,
     }

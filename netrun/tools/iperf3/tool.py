@@ -7,21 +7,23 @@ parsed result into the declared metrics.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from netrun.core.measurement import Measurement
 from netrun.core.metrics import SCHEMA1_METRICS, Metric
 from netrun.core.numeric import jain
 from netrun.core.options import Option, integer, matching, number, seconds, show, size, size_value
 from netrun.hosts import cpustat
 from netrun.results.flags import offered_bps
 from netrun.tools.base import Tool
+from netrun.tools.fan import AGGREGATE, Fan
+from netrun.tools.iperf3 import flows as iperf3_flows
 from netrun.tools.iperf3 import loss, tcpinfo
 from netrun.tools.iperf3 import options as iperf3_options
 
 if TYPE_CHECKING:
-    from netrun.core.measurement import Measurement
     from netrun.core.spec import TestSpec
     from netrun.tools.base import Placement
     from netrun.tools.iperf3.result import Iperf3Result
@@ -228,6 +230,19 @@ def describe(test: TestSpec) -> str:
     return f"running {test.duration:g}s"
 
 
+def fan_sum(found: Sequence[Measurement], options: Mapping[str, Any]) -> Measurement:
+    """A fan test's flows as one sample: the summed run's metrics (offered: each flow's
+    rate times the flows), the aggregate, and the flows' fairness in place of the streams'."""
+    runs: list[Iperf3Result] = [m.result for m in found]
+    total = iperf3_flows.combine(runs)
+    offered = offered_bps({"options": options, "protocol": total.protocol})
+    metrics = values(total, offered * len(runs) if offered else None)
+    metrics["fairness_jain"] = iperf3_flows.fairness(runs)
+    metrics[AGGREGATE.name] = total.receiver_bps
+    why = {k: v for k, v in unavailable(total).items() if metrics.get(k) is None}
+    return Measurement("", total, {"intervals_of": total.intervals_of}, metrics, why)
+
+
 TOOL = Tool(
     name="iperf3",
     options=OPTIONS,
@@ -238,4 +253,5 @@ TOOL = Tool(
     raw_suffix=".json",  # iperf3 -J
     check=check,
     refuse=iperf3_options.refuse,
+    fan=Fan(metrics=(AGGREGATE,), record=iperf3_flows.record, combine=fan_sum),
 )

@@ -75,7 +75,8 @@ def of(options: Mapping[str, Any]) -> Load | None:
     return Load(**merged)
 
 
-#: Modes whose path the load's iperf3 cannot take (TURN's tunnel carries iperf2 alone).
+#: Modes whose path the load's iperf3 cannot take (TURN's tunnel relays the test's UDP
+#: datagrams only; iperf3 needs a TCP control connection to its server).
 NO_LOAD_MODES = ("turn",)
 
 
@@ -87,8 +88,10 @@ def problems(tool: str, mode: str, options: Mapping[str, Any]) -> list[str]:
     out = []
     if mode in NO_LOAD_MODES:
         out.append(
-            f"load: not in mode {mode!r}: its relay carries the test's iperf2 alone, so a "
-            "load would take another path; drop load: or use mode baremetal"
+            f"load: not in mode {mode!r}: the load's iperf3 needs a TCP control connection,"
+            " which the relay's tunnel does not carry, so it would bypass the relay: drop"
+            " load:, and load the relay with pairs: {fanin: HOST} (its iperf2 flows cross it"
+            " at once), or use mode: baremetal for latency under load"
         )
     if tool == "netperf" and options.get("test") not in NETPERF_LATENCY:
         out.append(

@@ -1,4 +1,4 @@
-"""The iperf3 release in the baseline's comparability rule (baseline.tool_version_change):
+"""The iperf3 release in the baseline's comparability rule (release.tool_version_change):
 -P above 1 across 3.15 and 3.16 (threaded streams) is incomparable; any other change of
 release is shown beside the verdict, once: not again among the hosts' context changes."""
 
@@ -8,7 +8,7 @@ import copy
 import json
 from typing import Any
 
-from netrun.history import baseline
+from netrun.history import baseline, release
 from netrun.history.regress import compare
 from netrun.results import context
 from tests.conftest import HISTORY_FIXTURES, RESULTS_FIXTURES
@@ -57,12 +57,12 @@ def test_runs_before_tool_version_fall_back_on_the_probed_client_version() -> No
     four = [s for s in new["tests"] if s["name"] == "tcp-4-streams"]
     before = [s for s in old["tests"] if s["name"] == "tcp-4-streams"]
     assert before[0]["iperf3_version"]["client"] == "3.12"
-    why, note = baseline.tool_version_change(four, before)
+    why, note = release.tool_version_change(four, before)
     assert why is not None and "3.16 (baseline 3.12)" in why and note is None
 
 
 def test_unknown_versions_are_no_change() -> None:
-    assert baseline.tool_version_change([{}], [{"tool_version": "3.9"}]) == (None, None)
+    assert release.tool_version_change([{}], [{"tool_version": "3.9"}]) == (None, None)
 
 
 def test_the_table_notes_name_the_release_change_and_its_tests() -> None:

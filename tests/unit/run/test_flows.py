@@ -4,6 +4,7 @@ run turns off for it, and the sample's line rate (the fan-in host's)."""
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,8 +12,10 @@ from types import SimpleNamespace
 import pytest
 
 from netrun.errors import ToolError
+from netrun.hosts.host import Host
 from netrun.modes.baremetal.mode import BareMetal
-from netrun.modes.base import Mode
+from netrun.modes.base import Mode, RunContext
+from netrun.run import flows as flows_module
 from netrun.run.bound import bind
 from netrun.run.flows import (
     FAN_OMIT_S,
@@ -29,6 +32,7 @@ from netrun.run.flows import (
 from netrun.run.runner import starts_ahead, sweeps_early
 from netrun.run.sample import build_sample
 from netrun.scenario.loader import load_scenario
+from netrun.testing.recording import RecordingTransport
 
 HOSTS = ["alpha", "bravo", "charlie", "delta"]
 
@@ -166,3 +170,103 @@ def test_each_flow_leaves_its_start_out_unless_the_test_says(tmp_path: Path) -> 
     assert {s.omit for s in flow_specs(fan(tmp_path, ", omit: 0"))} == {0}
     assert {s.omit for s in flow_specs(fan(tmp_path, ", omit: 2"))} == {2}
     assert max(s.deadline for s in flow_specs(fan(tmp_path))) > fan(tmp_path).deadline
+
+
+class Stoppable:
+    """A flow's mode whose measurement runs until ``stop_flow`` (or ``can``: it cannot)."""
+
+    def __init__(self, can: bool = True) -> None:
+        self.can = can
+        self.ended = threading.Event()
+        self.stops = 0
+
+    def stop_flow(self) -> bool:
+        self.stops += 1
+        if self.can:
+            self.ended.set()
+        return self.can
+
+
+def test_a_flow_failing_mid_measurement_stops_the_others(tmp_path: Path) -> None:
+    """Flow 1 fails while 0 and 2 run: they are stopped (Mode.stop_flow), their own errors
+    give way to flow 1's one line, and each stopped flow has its line."""
+    flows = FlowTest(SimpleNamespace(), fan(tmp_path), "f")
+    modes = [Stoppable(), Stoppable(), Stoppable()]
+    flows.modes = modes  # type: ignore[assignment]
+    label = [f.label for f in flows.test.flows]
+
+    def step(i: int) -> None:
+        if i == 1:
+            raise ToolError(f"{flows.test.flows[1].client}: iperf3 failed: boom")
+        assert modes[i].ended.wait(30), "never stopped"
+        raise ToolError(f"{flows.test.flows[i].client}: iperf3 failed: interrupted")
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=3) as pool, pytest.raises(FlowError) as err:
+        flows._each(pool, step, stop=True)
+    assert time.monotonic() - started < 10
+    assert (
+        str(err.value)
+        == f"flow {label[1]} failed on {flows.test.flows[1].client}: iperf3 failed: boom"
+    )
+    assert flows.stopped == [
+        f"flow {label[0]} stopped: flow {label[1]} failed",
+        f"flow {label[2]} stopped: flow {label[1]} failed",
+    ]
+    assert modes[1].stops == 0 and modes[0].stops >= 1 and modes[2].stops >= 1
+
+
+def test_a_flow_not_started_at_the_first_stop_is_stopped_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flow whose client had not started at the first stop (nothing to kill yet) is
+    stopped again every STOP_EVERY_S until it ended; one whose mode cannot stop it
+    (Mode's default) is left to end on its own, and asked once."""
+    monkeypatch.setattr(flows_module, "STOP_EVERY_S", 0.05)
+    flows = FlowTest(SimpleNamespace(), fan(tmp_path), "f")
+    late, unable = Stoppable(), Stoppable(can=False)
+    late.can = False  # its first stops find nothing to kill: it keeps running
+    late_stop = late.stop_flow
+
+    def stop_later() -> bool:
+        late.can = late.stops >= 2
+        late_stop()
+        return True
+
+    late.stop_flow = stop_later  # type: ignore[method-assign]
+    flows.modes = [late, Stoppable(), unable]  # type: ignore[list-item]
+    released = threading.Timer(0.5, unable.ended.set)
+
+    def step(i: int) -> str:
+        if i == 1:
+            raise ToolError(f"{flows.test.flows[1].client}: boom")
+        assert (late, None, unable)[i].ended.wait(30)  # type: ignore[union-attr]
+        return "ok"
+
+    released.start()
+    with ThreadPoolExecutor(max_workers=3) as pool, pytest.raises(FlowError, match="boom"):
+        flows._each(pool, step, stop=True)
+    assert late.stops == 3 and unable.stops == 1
+    assert len(flows.stopped) == 1  # the one that could not be stopped ran out its own way
+
+
+def test_a_mode_stops_no_flow_by_default() -> None:
+    """Mode's sound default: it cannot stop a running measurement, so none is cut."""
+    assert Mode.stop_flow(SimpleNamespace()) is False  # type: ignore[arg-type]
+
+
+def test_bare_metal_stops_a_flow_by_its_clients_pid_file(tmp_path: Path) -> None:
+    """The client host's command kills the repeat's iperf3 client by its pid file (with the
+    identity check), nothing by name."""
+    test = fan(tmp_path)
+    spec = flow_specs(test)[0]
+    log: list[tuple[str, str]] = []
+    server, client = Host(spec.server), Host(spec.client)
+    for h in (server, client):
+        h.transport = RecordingTransport(h.name, log)
+    mode = bind(spec).start(server, client, RunContext("abc"), {"server": server, "client": client})
+    mode.repeat = 2
+    assert mode.stop_flow() is True
+    ((host, line),) = log
+    assert host == spec.client
+    assert f"{spec.tag}r2.client.pid" in line and "pkill" not in line and "killall" not in line

@@ -74,7 +74,10 @@ def test_a_sweep_keeps_one_fanin_per_combination(tmp_path: Path) -> None:
         ("hosts: all, pairs: {fanin: [delta]}", "pairs: fanin must name one host"),
         ("hosts: 'alpha,bravo', pairs: {fanin: echo}", "fanin host 'echo' is not within hosts"),
         ("hosts: delta, pairs: {fanin: delta}", "pairs: fanin needs at least two"),
-        ("hosts: all, pairs: {fanin: delta}, tool: ping", "pairs: fanin sums iperf3 flows"),
+        (
+            "hosts: all, pairs: {fanin: delta}, tool: ping",
+            "tool 'ping' has none: use tool: iperf3 or iperf2",
+        ),
     ],
 )
 def test_bad_fans_are_one_line_each(tmp_path: Path, body: str, expected: str) -> None:
@@ -84,12 +87,21 @@ def test_bad_fans_are_one_line_each(tmp_path: Path, body: str, expected: str) ->
     assert len(lines) == 1 and expected in lines[0], lines
 
 
-def test_a_mode_with_more_roles_than_two_refuses_a_fan(tmp_path: Path) -> None:
+def test_a_turn_fan_shares_its_relay_between_the_flows(tmp_path: Path) -> None:
+    body = (
+        "  - {name: f, mode: turn, tool: iperf2, relay: echo, hosts: 'alpha,bravo,delta',"
+        " pairs: {fanin: delta}}\n"
+    )
+    (test,) = load(tmp_path, body).tests
+    assert test.flows == (Flow("alpha", "delta"), Flow("bravo", "delta"))
+    assert test.roles["relay"] == "echo" and "echo" in test.hosts  # held with the flows'
+
+
+def test_a_relay_that_is_also_a_flows_host_is_refused(tmp_path: Path) -> None:
     body = (
         "  - {name: f, mode: turn, tool: iperf2, relay: echo, hosts: all, pairs: {fanin: delta}}\n"
     )
     with pytest.raises(ScenarioError) as err:
         load(tmp_path, body)
-    assert "runs its flows between two roles, server and client; this mode also needs relay" in str(
-        err.value
-    )
+    (line,) = str(err.value).splitlines()
+    assert "relay host 'echo' is also a flow's host; leave it out of hosts:" in line

@@ -7,7 +7,7 @@ with no container behind it.
 
 from __future__ import annotations
 
-from netrun.tools.docker import parse_ready, ready_script
+from netrun.tools.docker import parse_ready, ready_script, stop_execs_script
 from tests.conftest import DOCKER_FIXTURES
 
 
@@ -40,3 +40,14 @@ def test_the_script_quotes_its_names_and_bounds_its_wait() -> None:
     script = ready_script("n; rm -rf /", "/opt/my docker/docker", 0.5)
     assert "n='n; rm -rf /'" in script and "d='/opt/my docker/docker'" in script
     assert "steps=10" in script
+
+
+def test_stopping_a_containers_execs_quotes_its_name_and_spares_pid_1() -> None:
+    """A fan's stopped flow (netrun.run.flows): what ``docker exec`` runs in its client
+    container is killed by the host pids docker lists, never by a name, and PID 1 (the
+    container's own server) is spared."""
+    script = stop_execs_script("netrun-x-f:a->b-client", "/usr/bin/docker")
+    assert "n='netrun-x-f:a->b-client'" in script and "d=/usr/bin/docker" in script
+    assert '"$d" inspect -f "{{.State.Pid}}" "$n"' in script
+    assert '"$d" top "$n" -o pid' in script and '[ "$p" = "$one" ] ||' in script
+    assert "pkill" not in script and "killall" not in script

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from netrun.core.measurement import Measurement
 from netrun.tools.iperf3 import flows
 from netrun.tools.iperf3.parse import parse
 from netrun.tools.iperf3.tool import values
@@ -55,7 +56,7 @@ def test_an_unknown_receiver_rate_makes_no_partial_sum() -> None:
 
 def test_each_flows_record_names_its_raw_file() -> None:
     (alpha, *_rest) = runs()
-    rec = flows.flow_record("alpha", "delta", alpha, "raw/x.json", extra=1)
-    assert rec["client"] == "alpha" and rec["raw"] == "raw/x.json" and rec["extra"] == 1
+    rec = flows.record("alpha", "delta", Measurement("", alpha), "raw/x.json")
+    assert rec["client"] == "alpha" and rec["raw"] == "raw/x.json"
     saved = json.loads((RUN / "results.json").read_text())["tests"][0]["details"]["flows"][0]
     assert saved["throughput_bps"] == pytest.approx(alpha.receiver_bps)

@@ -57,6 +57,7 @@ def test_netperf_needs_a_latency_test_and_turn_refuses_a_load() -> None:
     assert spec.problems("netperf", "docker", {"test": "UDP_RR", "load": True}) == []
     relay = spec.problems("iperf2", "turn", {"load": True})
     assert relay and "turn" in relay[0] and "drop load:" in relay[0]
+    assert "TCP control connection" in relay[0] and "pairs: {fanin: HOST}" in relay[0]
     assert spec.problems("iperf2", "turn", {"load": False}) == []
 
 
