@@ -106,6 +106,12 @@ TEST: dict[str, tuple[str, str, str]] = {
         "`mesh`, `mesh-once`, `ring`, `{star: HOST}`, `{between: [A, B]}`; or one test of"
         " flows at once: `{fanin: HOST}`, `{fanout: HOST}`",
     ),
+    "clients": (
+        "integer",
+        "every other host",
+        "a fan test's width: the first N hosts of `hosts` other than the fan host;"
+        " sweep it for one test per count: `sweep: {clients: [1, 2, 4]}`",
+    ),
 }
 
 _KIND = {int: "integer", float: "number", str: "string", bool: "boolean", dict: "mapping"}

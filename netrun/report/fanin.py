@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from netrun.results.fanin import FanIn, fanins
+from netrun.results.fanin import FanIn, FanSweep, fanins, sweeps
 
 HEADERS = ["flow", "Mbit/s", "% of aggregate"]
 
@@ -44,3 +44,37 @@ def rows(found: FanIn) -> list[list[str]]:
 def blocks(doc: Mapping[str, Any]) -> list[tuple[str, list[list[str]]]]:
     """(head, rows) of each test of several flows; none for a run without one."""
     return [(head(f), rows(f)) for f in fanins(doc)]
+
+
+COUNT_HEADERS = [
+    "clients",
+    "aggregate Mbit/s",
+    "ceiling Mbit/s",
+    "% of ceiling",
+    "fairness (Jain)",
+    "ok repeats",
+    "test",
+]
+
+
+def count_head(found: FanSweep) -> str:
+    """A width sweep's first line: what was swept and what each row is held against."""
+    into = "into" if found.kind == "fanin" else "out of"
+    return (
+        f"{found.kind} {found.name} by clients ({found.mode}, {found.protocol}): the aggregate"
+        f" {into} {found.host} against its goodput ceiling, at {len(found.points)} counts"
+    )
+
+
+def count_rows(found: FanSweep) -> list[list[str]]:
+    """Each count's aggregate, the host's ceiling in that test's samples, and fairness."""
+    return [
+        [str(n), _num(f.aggregate_mbps), _num(f.ceiling_mbps), _num(f.pct_of_ceiling),
+         _num(f.fairness, 3), str(f.repeats), f.test]
+        for n, f in found.points
+    ]  # fmt: skip
+
+
+def count_blocks(doc: Mapping[str, Any]) -> list[tuple[str, list[list[str]]]]:
+    """(head, rows) of each fan test swept over its clients; none without such a sweep."""
+    return [(count_head(s), count_rows(s)) for s in sweeps(doc)]

@@ -198,6 +198,11 @@ def _fanin(page: Page) -> str:
             f"<h2>{html.escape(head)}</h2>",
             _html_table(fanin.HEADERS, flows, [""] * len(flows)),
         ]
+    for head, counts in fanin.count_blocks(page.doc):  # a fan swept over its clients
+        parts += [
+            f"<h2>{html.escape(head)}</h2>",
+            _html_table(fanin.COUNT_HEADERS, counts, [""] * len(counts)),
+        ]
     return "\n".join(parts)
 
 

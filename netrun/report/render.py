@@ -38,7 +38,7 @@ from netrun.report.summary import (
     table_rows,
     title,
 )
-from netrun.results.fanin import fanins
+from netrun.results.fanin import fanins, sweeps
 from netrun.results.overlay_tax import breakdowns
 
 __all__ = [  # the table's names stay importable from here, as before the split
@@ -88,6 +88,8 @@ def render_table(
         lines += ["", head, text_table(cols, cells), *found]
     for head, flows in fanin.blocks(doc):  # each fan-in's flows under its aggregate
         lines += ["", head, text_table(fanin.HEADERS, flows)]
+    for head, counts in fanin.count_blocks(doc):  # a fan swept over its clients
+        lines += ["", head, text_table(fanin.COUNT_HEADERS, counts)]
     if tax := overlay_tax.lines(doc):  # why each mode is slower than bare metal
         lines += ["", *tax]
     return "\n".join(lines) + "\n"
@@ -117,6 +119,11 @@ def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None 
         extra += ["", f"#### {head}", "", grid, "", *(f"- {line}" for line in found)]
     for head, flows in fanin.blocks(doc):  # each fan-in's flows under its aggregate
         grid = tabulate(flows, headers=fanin.HEADERS, tablefmt="github", disable_numparse=True)
+        extra += ["", f"#### {head}", "", grid]
+    for head, counts in fanin.count_blocks(doc):  # a fan swept over its clients
+        grid = tabulate(
+            counts, headers=fanin.COUNT_HEADERS, tablefmt="github", disable_numparse=True
+        )
         extra += ["", f"#### {head}", "", grid]
     if tax := overlay_tax.lines(doc):
         extra += ["", f"#### {tax[0]}", "", "```", *tax[1:], "```"]
@@ -149,6 +156,8 @@ def render_json(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = No
     out["overlay_tax"] = [found.to_dict() for found in breakdowns(doc)]
     if fans := fanins(doc):  # tests of several flows: each flow's share
         out["fanin"] = [f.to_dict() for f in fans]
+    if widths := sweeps(doc):  # a fan swept over its clients: each count's aggregate
+        out["fanin_by_clients"] = [w.to_dict() for w in widths]
     if relayed := relay_latency.added(doc):  # what a TURN relay added to one-way latency
         out["relay_latency"] = [a.to_dict() for a in relayed]
     if found := load_table.loaded(doc):  # latency idle vs under load

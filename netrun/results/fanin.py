@@ -9,6 +9,7 @@ bottleneck host's line rate and goodput ceiling the aggregate is held against.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -141,3 +142,66 @@ def _fanin(name: str, samples: list[Mapping[str, Any]]) -> FanIn:
         ceiling_mbps=_median(ceilings),
         shares=tuple(shares),
     )
+
+
+# -- a sweep of the fan's width (``sweep: {clients: [1, 2, 3]}``) ---------------------------
+#: A fan test's name: its entry, the pair label (``3->delta`` or ``delta->3``), any suffix.
+_LABEL = re.compile(r"^(?P<base>.*)\[(?P<a>[^\[\]]+)->(?P<b>[^\[\]]+)\](?P<rest>.*)$")
+
+
+@dataclass(frozen=True)
+class FanSweep:
+    """One fan test run at several widths: each count's FanIn, fewest clients first."""
+
+    name: str  # the tests' common name, the count written N: ``incast[N->delta]``
+    kind: str
+    host: str
+    mode: str
+    protocol: str
+    points: tuple[tuple[int, FanIn], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "host": self.host,
+            "mode": self.mode,
+            "protocol": self.protocol,
+            "by_clients": [
+                {"clients": n, "test": f.test, "aggregate_mbps": f.aggregate_mbps,
+                 "fairness_jain": f.fairness, "goodput_ceiling_mbps": f.ceiling_mbps,
+                 "pct_of_ceiling": f.pct_of_ceiling, "repeats": f.repeats}
+                for n, f in self.points
+            ],
+        }  # fmt: skip
+
+
+def _count_name(found: FanIn) -> str | None:
+    """The test's name with its count written N; None when the name has no fan label."""
+    match = _LABEL.match(found.test)
+    if match is None:
+        return None
+    a, b = match["a"], match["b"]
+    if found.kind == "fanin" and a.isdigit() and b == found.host:
+        label = f"N->{b}"
+    elif found.kind == "fanout" and b.isdigit() and a == found.host:
+        label = f"{a}->N"
+    else:
+        return None
+    return f"{match['base']}[{label}]{match['rest']}"
+
+
+def sweeps(doc: Mapping[str, Any]) -> list[FanSweep]:
+    """Each fan test the run measured at two or more widths (its other keys alike)."""
+    groups: dict[tuple[str, str, str, str], list[FanIn]] = {}
+    for found in fanins(doc):
+        name = _count_name(found)
+        if name is not None:
+            groups.setdefault((name, found.kind, found.mode, found.protocol), []).append(found)
+    out = []
+    for (name, kind, mode, protocol), widths in groups.items():
+        points = {len(f.shares): f for f in widths}
+        if len(points) >= 2:
+            ordered = tuple(sorted(points.items(), key=lambda point: point[0]))
+            out.append(FanSweep(name, kind, ordered[0][1].host, mode, protocol, ordered))
+    return out

@@ -77,6 +77,8 @@ def _owners(check: Check, key: str) -> str:
     if tools:
         return f"{key!r} is an option of tool {', '.join(tools)}"
     modes = sorted(m for m, opts in check.mode_own.items() if any(o.name == key for o in opts))
+    if key == _pairs.COUNT:  # not an option: the width of a fan test
+        return f"{key!r} is a key of fan tests (pairs: {{fanin: HOST}} or {{fanout: HOST}})"
     return f"{key!r} is an option of mode {', '.join(modes)}" if modes else ""
 
 
@@ -154,7 +156,7 @@ def _override(check: Check, spec: TestSpec, values: Mapping[str, Any]) -> TestSp
     before = len(check.problems)
     for key, value in values.items():
         pre = f"-e {spec.name}.{key}={_scalar(value)}"
-        if key in check.placement_keys or key in _pairs.KEYS:
+        if key in check.placement_keys or key in (*_pairs.KEYS, _pairs.COUNT):
             check.add(
                 pre,
                 f"{key!r} places the test: set it on the entry, -e {spec.base_name}.{key}=...",

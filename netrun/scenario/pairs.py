@@ -13,7 +13,10 @@ pairs to those with that host on that side (``-e server=delta``: every pair into
 
 ``fanin`` and ``fanout`` do not expand: they make one test, ``NAME[3->delta]``, whose
 flows (every other host of ``hosts`` into HOST, or HOST into each) run at the same time
-(netrun.run.flows), so its hosts are held together.
+(netrun.run.flows), so its hosts are held together. ``clients: N`` (a test key, also in
+``defaults``, ``-e`` and ``sweep:``) takes the first N hosts of ``hosts`` other than the fan
+host, in inventory order (fanout: the N it sends to); a sweep of it is one test per count,
+``NAME[1->delta]``, ``NAME[2->delta]``: the count is in the name, as each pair is.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ FLOW_KINDS = ("fanin", "fanout")
 SHARED_ROLES = ("relay",)
 #: Test keys of a generated test (instead of the server and client roles).
 KEYS = ("hosts", "pairs")
+#: The test key that narrows a fanin/fanout to its first N other hosts (and may be swept).
+COUNT = "clients"
 #: Most tests one generated entry may expand into (a 64-node ordered mesh is 4032).
 MAX_PAIRS = 5000
 
@@ -97,12 +102,15 @@ def parse(raw: Any) -> PairSpec | str:
     return f"pairs: {_show(raw)} is not a kind of pairs; {usage}"
 
 
-def generate(pattern: str, spec: PairSpec, select: Select) -> list[Pair] | str:
+def generate(
+    pattern: str, spec: PairSpec, select: Select, count: int | None = None
+) -> list[Pair] | str:
     """The pairs of ``spec`` over the hosts ``pattern`` selects (inventory order), in
     scenario order (client by client); a string is the one-line problem.
 
     ``select`` resolves a host pattern to host names and raises InputError (with the
-    reason) when it matches nothing.
+    reason) when it matches nothing. ``count`` (``clients:``, checked by count_problem)
+    takes a fan's first N other hosts.
     """
 
     try:
@@ -129,7 +137,15 @@ def generate(pattern: str, spec: PairSpec, select: Select) -> list[Pair] | str:
         centre = _centre(spec, pattern, hosts, select)
         if centre.startswith("pairs: "):  # the problem
             return centre
-        pairs = star(hosts, centre) if spec.kind == "star" else fan(hosts, centre, spec.kind)
+        others = [h for h in hosts if h != centre]
+        if spec.kind in FLOW_KINDS and count is not None and count > len(others) > 0:
+            shown = ", ".join(others[:8]) + (", ..." if len(others) > 8 else "")
+            return (
+                f"{COUNT}: {count} is more than the {len(others)} host(s) of hosts {pattern!r}"
+                f" other than {centre} ({shown}): use {COUNT}: 1..{len(others)}, or widen hosts"
+            )
+        is_star = spec.kind == "star"
+        pairs = star(hosts, centre) if is_star else fan(hosts, centre, spec.kind, count)
     else:
         pairs = {"mesh": mesh, "mesh-once": mesh_once, "ring": ring}[spec.kind](hosts)
     if not pairs:
@@ -165,10 +181,10 @@ def _centre(spec: PairSpec, pattern: str, hosts: list[str], select: Select) -> s
     return inside[0]
 
 
-def fan(hosts: Sequence[str], centre: str, kind: str) -> list[Pair]:
+def fan(hosts: Sequence[str], centre: str, kind: str, count: int | None = None) -> list[Pair]:
     """One test of every other host into ``centre`` at once (fanin), or ``centre`` into each
-    (fanout); none when there is no other host."""
-    others = [h for h in hosts if h != centre]
+    (fanout); none when there is no other host. ``count``: only the first that many others."""
+    others = [h for h in hosts if h != centre][:count]
     if not others:
         return []
     if kind == "fanin":
@@ -296,8 +312,9 @@ def flow_problem(
     return None
 
 
-def from_test(raw: dict[str, Any], select: Select) -> list[Pair] | str:
-    """The pairs of one test entry with ``hosts`` and ``pairs``; a string is the problem."""
+def from_test(raw: dict[str, Any], select: Select, count: int | None = None) -> list[Pair] | str:
+    """The pairs of one test entry with ``hosts`` and ``pairs`` (a fan's first ``count``
+    other hosts); a string is the problem."""
     if "hosts" not in raw or "pairs" not in raw:
         missing = "pairs" if "hosts" in raw else "hosts"
         return f"missing key {missing!r}: {USAGE}"
@@ -307,7 +324,28 @@ def from_test(raw: dict[str, Any], select: Select) -> list[Pair] | str:
     spec = parse(raw["pairs"])
     if isinstance(spec, str):
         return spec
-    return generate(pattern, spec, select)
+    return generate(pattern, spec, select, count)
+
+
+def count_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a fan's ``clients:`` (a whole number of hosts, at least 1)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{COUNT} must be a whole number of hosts (1, 2, ...), got {_show(value)}"
+    if value < 1:
+        return f"{COUNT} must be at least 1 (the fan host's peers it takes), got {value}"
+    return None
+
+
+def is_fan(raw: Mapping[str, Any]) -> bool:
+    """Whether a layered entry (netrun.scenario.pairs.entry) is a fanin or fanout."""
+    spec = parse(raw.get("pairs"))
+    return not isinstance(spec, str) and spec.kind in FLOW_KINDS
+
+
+NOT_FAN = (
+    f"{COUNT} takes the first N hosts of a fan test: only a test with hosts: and pairs:"
+    " {fanin: HOST} or {fanout: HOST} has it; drop clients, or make the test a fan"
+)
 
 
 def simple_select(hosts: Sequence[str] | Any) -> Select:
@@ -336,12 +374,14 @@ ENDS = ("server", "client")
 
 
 def layer_problem(key: str, value: Any) -> str | None:
-    """``hosts``/``pairs`` in ``defaults`` or ``-e``: the one-line problem, if any."""
+    """``hosts``/``pairs``/``clients`` in ``defaults`` or ``-e``: the one-line problem, if any."""
     if key == "hosts" and not (isinstance(value, str) and value.strip()):
         return f"hosts must be a host pattern such as 'all' or 'rack1:&nodes', got {_show(value)}"
     if key == "pairs":
         spec = parse(value)
         return spec if isinstance(spec, str) else None
+    if key == COUNT:
+        return count_problem(value)
     return None
 
 

@@ -19,6 +19,7 @@ from netrun.core.spec import DEFAULT_ROLES, DEFAULT_TOOL, TestSpec
 from netrun.errors import InputError, did_you_mean
 from netrun.results.flags import same_host_problem
 from netrun.scenario import pairs as _pairs
+from netrun.scenario.pairs import COUNT
 from netrun.tools import tools as registered
 from netrun.tools.base import Tool
 from netrun.tools.iperf3.tool import OPTIONS as IPERF3_OPTIONS
@@ -30,7 +31,7 @@ MAX_COMBINATIONS = 1000  # tests one sweep may expand into
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 PLACEMENT = ("mode", "server", "client", "tool")  # test keys that may also sit in defaults or -e
 REQUIRED = ("mode", "server", "client")  # placement keys without a default
-TEST_KEYS = ("name", *PLACEMENT, "sweep", *_pairs.KEYS)
+TEST_KEYS = ("name", *PLACEMENT, "sweep", *_pairs.KEYS, _pairs.COUNT)
 
 #: Every option of an iperf3 test in any mode (scenario v1's option list; the CLI reads the
 #: inventory-settable ones from it).
@@ -188,7 +189,7 @@ class Check:
         for key, value in raw.items():
             if isinstance(key, str) and key in self.placement_keys:
                 ok = self.placement(prefix(key, value), key, value)
-            elif key in _pairs.KEYS:  # a generated test's pattern or kind (netrun.scenario.pairs)
+            elif key in (*_pairs.KEYS, _pairs.COUNT):  # a generated test's (netrun.scenario.pairs)
                 found = _pairs.layer_problem(key, value)
                 if found:
                     self.add(prefix(key, value), found)
@@ -245,8 +246,10 @@ class Check:
             else:
                 table = self.table(mode, tool)
                 self.placed.append((str(name), str(tool), mode))
+                fan_entry = _pairs.is_fan(_pairs.entry(raw, defaults, overrides))
                 for key in overrides:
-                    if key in table or key in keys or key in _pairs.KEYS:
+                    took = key in table or key in keys or key in _pairs.KEYS
+                    if took or (fan_entry and key == COUNT):
                         self.took.setdefault(key, []).append(str(name))
         roles = self.roles.get(mode, DEFAULT_ROLES) if isinstance(mode, str) else DEFAULT_ROLES
         generated = _pairs.is_generated(raw, defaults, overrides)
@@ -280,25 +283,32 @@ class Check:
                 self.option(pre, key, value, self.every_table())  # mode unknown: still checked
             else:
                 self.unknown(pre, key, [*(table or self.all_keys), *TEST_KEYS])
-        sweep = self.sweep(pre, raw["sweep"], table, own, overrides) if "sweep" in raw else {}
-        generate: list[_pairs.Pair] | str = [_pairs.Pair("", "", 0)]
         placed = _pairs.entry(raw, defaults, overrides)  # hosts and pairs: defaults < test < -e
-        if generated:
-            generate = _pairs.from_test(placed, self.select)
-        if generated and not isinstance(generate, str):  # -e server=/client= narrow them
-            narrow = {r: self.role(overrides[r]) for r in _pairs.ENDS if r in overrides}
-            generate = _pairs.narrow(generate, narrow, str(name))
-        if isinstance(generate, str):
-            self.add(pre, generate)
+        fan_test = generated and _pairs.is_fan(placed)
+        count = self.count(pre, raw, defaults, overrides, fan_test)
+        sweep = self.sweep(pre, raw, table, own, overrides, fan_test) if "sweep" in raw else {}
         fan = tool in self.tools and self.tools[str(tool)].fan is not None
         extra = {r: str(place[r]) for r in roles if isinstance(place.get(r), str)}
-        for pair in generate if not isinstance(generate, str) else ():
-            shared = {r: self.host_of(h) for r, h in extra.items()} if pair.flows else {}
-            if flows := _pairs.flow_problem(
-                pair, str(tool), fan, shared or dict.fromkeys(roles, ""), _pairs.SHARED_ROLES
-            ):
-                self.add(pre, flows)
+        by_count: dict[int | None, list[_pairs.Pair]] = {}  # a fan's clients: N -> its pairs
+        widths = sweep.get(COUNT) or [count]
+        for width in widths:
+            generate = [_pairs.Pair("", "", 0)]
+            if generated:
+                generate = self.pairs_of(pre, str(name), placed, overrides, width, len(widths))
+            if generate and all(by_count[w] != generate for w in by_count):
+                by_count[width] = generate  # (-e client= may narrow two counts alike: one)
+            flows = []
+            for pair in generate:
+                shared = {r: self.host_of(h) for r, h in extra.items()} if pair.flows else {}
+                ends = shared or dict.fromkeys(roles, "")
+                if found := _pairs.flow_problem(pair, str(tool), fan, ends, _pairs.SHARED_ROLES):
+                    flows.append(found)
+            if flows:
+                self.add(pre, flows[0])
+            if flows or len(self.problems) > before:
                 break
+        if generated and not by_count and len(self.problems) == before:  # -e narrowed all
+            self.pairs_of(pre, str(name), placed, overrides, widths[-1], 1)
         if len(self.problems) > before or table is None or not {"mode", *roles} <= set(place):
             return []  # (a placement wrong in defaults or -e is reported there, once)
         merged = {k: o.default for k, o in table.items()}
@@ -309,7 +319,7 @@ class Check:
         self.metric_names(pre, str(tool), merged, str(mode))
         if len(self.problems) > before:
             return []
-        explicit = frozenset(k for layer in layers for k in layer) | frozenset(sweep)
+        explicit = frozenset(k for layer in layers for k in layer) | frozenset(sweep) - {COUNT}
         resolved = {r: self.role(place[r]) for r in roles}  # a group names its one host
         if loopback := same_host_problem(resolved, merged):
             self.add(pre, loopback)
@@ -318,8 +328,9 @@ class Check:
             self.add(pre, "bidir and reverse cannot both be true: bidir sends both ways")
             return []
         between = self.tools[str(tool)].check
-        for combo in itertools.product(*sweep.values()) if sweep and between else ():
-            swept = dict(zip(sweep, combo, strict=True))
+        options = {k: v for k, v in sweep.items() if k != COUNT}  # the count is not an option
+        for combo in itertools.product(*options.values()) if options and between else ():
+            swept = dict(zip(options, combo, strict=True))
             shown = ",".join(f"{k}={name_part(v)}" for k, v in swept.items())
             assert between is not None
             for text in dict.fromkeys(between({**merged, **swept})):  # between options, per combo
@@ -327,32 +338,78 @@ class Check:
         if len(self.problems) > before:
             return []
         specs = []
-        for combo, pair in itertools.product(itertools.product(*sweep.values()), generate):
-            swept = dict(zip(sweep, combo, strict=True))
+        combos = itertools.product(*options.values())
+        for combo, width in itertools.product(combos, by_count):
+            swept = dict(zip(options, combo, strict=True))
             label = ",".join(f"{k}={name_part(v)}" for k, v in swept.items())
             label = f"[{label}]" if swept else ""
-            ends = {"server": pair.server, "client": pair.client} if pair.client else {}
-            by_role = {**ends, **resolved}
-            specs.append(
-                TestSpec(
-                    name=f"{name}[{pair.label}]{label}" if pair.client else f"{name}{label}",
-                    mode=str(mode),
-                    server=by_role["server"],
-                    client=by_role["client"],
-                    roles=MappingProxyType(by_role),
-                    index=i,
-                    options=MappingProxyType({**merged, **swept}),
-                    explicit=explicit,
-                    base_name=str(name),
-                    swept=MappingProxyType(swept),
-                    tool=str(tool),
-                    matrix=f"{name}{label}" if pair.client and not pair.flows else "",
-                    pairs=_pairs.kind_of(placed) if pair.client else "",
-                    slot=pair.slot,
-                    flows=pair.flows,
+            tags = {**swept, COUNT: width} if COUNT in sweep else swept  # the pair label says it
+            for pair in by_count[width]:
+                ends = {"server": pair.server, "client": pair.client} if pair.client else {}
+                by_role = {**ends, **resolved}
+                specs.append(
+                    TestSpec(
+                        name=f"{name}[{pair.label}]{label}" if pair.client else f"{name}{label}",
+                        mode=str(mode),
+                        server=by_role["server"],
+                        client=by_role["client"],
+                        roles=MappingProxyType(by_role),
+                        index=i,
+                        options=MappingProxyType({**merged, **swept}),
+                        explicit=explicit,
+                        base_name=str(name),
+                        swept=MappingProxyType(tags),
+                        tool=str(tool),
+                        matrix=f"{name}{label}" if pair.client and not pair.flows else "",
+                        pairs=_pairs.kind_of(placed) if pair.client else "",
+                        slot=pair.slot,
+                        flows=pair.flows,
+                    )
                 )
-            )
         return specs
+
+    def pairs_of(
+        self,
+        pre: str,
+        name: str,
+        placed: dict[str, Any],
+        overrides: Mapping[str, Any],
+        count: int | None,
+        counts: int,
+    ) -> list[_pairs.Pair]:
+        """A generated test's pairs (a fan's first ``count`` others), narrowed by -e
+        server=/client=; [] after adding the problem. Of a sweep of ``counts`` widths,
+        a width -e narrows to nothing is left out (the caller says so when all are)."""
+        generate = _pairs.from_test(placed, self.select, count)
+        narrow = {r: self.role(overrides[r]) for r in _pairs.ENDS if r in overrides}
+        if not isinstance(generate, str):
+            found = _pairs.narrow(generate, narrow, name)
+            if isinstance(found, str) and counts > 1:
+                return []
+            generate = found
+        if isinstance(generate, str):
+            self.add(pre, generate)
+            return []
+        return generate
+
+    def count(
+        self,
+        pre: str,
+        raw: Mapping[str, Any],
+        defaults: Mapping[str, Any],
+        overrides: Mapping[str, Any],
+        fan: bool,
+    ) -> int | None:
+        """A fan test's ``clients:`` (defaults < test < -e; None: every other host). The test's
+        own on a test that is no fan is a problem; the defaults' and -e's serve fans only."""
+        if COUNT in raw and (bad := _pairs.count_problem(raw[COUNT])):
+            self.add(pre, bad)
+        elif COUNT in raw and not fan:
+            self.add(pre, _pairs.NOT_FAN)
+        if not fan:
+            return None
+        value = next((d[COUNT] for d in (overrides, raw, defaults) if COUNT in d), None)
+        return value if _pairs.count_problem(value) is None else None
 
     def inherited(
         self,
@@ -379,18 +436,25 @@ class Check:
     def sweep(
         self,
         pre: str,
-        raw: Any,
+        test: Mapping[str, Any],
         table: dict[str, Option] | None,
         own: Mapping[str, Any],
         overrides: Mapping[str, Any],
+        fan: bool,
     ) -> dict[str, list[Any]]:
-        """Check ``sweep: {key: [values]}``; keys that -e sets are dropped (-e wins)."""
+        """Check ``sweep: {key: [values]}``; keys that -e sets are dropped (-e wins). A fan
+        test may sweep its ``clients`` (netrun.scenario.pairs.COUNT)."""
+        raw = test["sweep"]
         if not isinstance(raw, dict) or not raw:
             self.add(pre, f"sweep must be a non-empty mapping of key: [values], got {show(raw)}")
             return {}
         good: dict[str, list[Any]] = {}
         for key, values in raw.items():
-            if table is not None and key not in table:
+            if key == COUNT:
+                counts = self.counts(pre, test, values, fan)
+                if counts and key not in overrides:
+                    good[key] = counts
+            elif table is not None and key not in table:
                 self.unknown(f"{pre}: sweep", key, table)
             elif key in own:
                 self.add(pre, f"{key!r} is set both in the test and in its sweep")
@@ -408,6 +472,23 @@ class Check:
         if math.prod(len(v) for v in good.values()) > MAX_COMBINATIONS:
             self.add(pre, f"sweep expands into more than {MAX_COMBINATIONS} tests")
         return good
+
+    def counts(self, pre: str, test: Mapping[str, Any], values: Any, fan: bool) -> list[int]:
+        """``sweep: {clients: [...]}``'s counts; [] after adding the problem."""
+        before = len(self.problems)
+        if not fan:
+            self.add(f"{pre}: sweep", _pairs.NOT_FAN)
+        elif COUNT in test:
+            self.add(pre, f"{COUNT!r} is set both in the test and in its sweep")
+        elif not isinstance(values, list) or not values:
+            self.add(pre, f"sweep: {COUNT} must be a non-empty list of counts, got {show(values)}")
+        else:
+            for n, value in enumerate(values):
+                if bad := _pairs.count_problem(value):
+                    self.add(f"{pre}: sweep", bad.replace(COUNT, f"{COUNT}[{n}]", 1))
+                elif values.index(value) != n:
+                    self.add(pre, f"sweep: {COUNT} lists {value} twice")
+        return list(values) if len(self.problems) == before else []
 
 
 def name_part(value: Any) -> str:

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
+from netrun.report.plots.fanin import count_filename
 from tests.integration.conftest import LabHandle, lab_iperf3_pids
 from tests.integration.helpers import (
     check_fault,
@@ -84,6 +85,54 @@ def test_fanin_of_three_clients_shares_the_receivers_link(
     assert "3 clients→delta" in proc.stdout
     assert "fanin fan[3->delta] (baremetal, tcp, 3 flows into delta, 2 ok repeat(s))" in proc.stdout
     assert all(f"{c}→delta" in proc.stdout for c in ("alpha", "bravo", "charlie"))
+    assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+def test_a_sweep_of_clients_is_one_fanin_per_count_and_a_table_by_count(
+    big_lab: LabHandle, tmp_path: Path
+) -> None:
+    """``sweep: {clients: [1, 3]}`` in one run: fan[1->delta] with alpha alone, then
+    fan[3->delta] with alpha, bravo and charlie; the report holds the counts side by side
+    against delta's ceiling, and --plot draws the aggregate by count."""
+    path = scenario(tmp_path, "all[0:4]", sweep={"clients": [1, 3]})
+    check = run_netrun([path, "-i", big_lab.inventory, "--check-only"], cwd=tmp_path)
+    assert check.returncode == 0, check.stderr
+    assert "fan[1->delta]:" in check.stdout and "fan[3->delta]:" in check.stdout
+    before = lab_settings(big_lab)
+    proc = run_netrun(
+        [path, "-i", big_lab.inventory, "-o", "out", "--no-history", "--plot"],
+        cwd=tmp_path,
+        timeout=180,
+    )
+    assert proc.returncode in (0, 1), proc.stderr  # 1: flagged above the ceiling is fine
+    doc = load_results(tmp_path / "out")
+    by_name = {s["name"]: s for s in doc["tests"]}
+    assert list(by_name) == ["fan[1->delta]", "fan[3->delta]"]
+    for name, clients in (
+        ("fan[1->delta]", ["alpha"]),
+        ("fan[3->delta]", ["alpha", "bravo", "charlie"]),
+    ):
+        s = by_name[name]
+        assert s["status"] == "ok", s["error"]
+        assert s["flows"] == [[c, "delta"] for c in clients]
+        assert [f["client"] for f in s["details"]["flows"]] == clients
+        assert s["details"]["fan"]["count"] == len(clients)
+        assert s["options"].get("clients") is None  # the count places the test: not an option
+        assert s["goodput_ceiling_mbps"] < 200  # the proof each row is held against
+    one, three = (by_name[n]["metrics"]["aggregate_bps"] for n in by_name)
+    assert one < 200e6 < three  # one 200 Mbit/s sender cannot fill what three overfill
+    head = "fanin fan[N->delta] by clients (baremetal, tcp)"
+    assert head in proc.stdout, proc.stdout
+    table = proc.stdout.split(head, 1)[1].splitlines()
+    rows = [line.split() for line in table if line.split()[:1] in (["1"], ["3"])]
+    assert [(r[0], r[-1]) for r in rows] == [("1", "fan[1->delta]"), ("3", "fan[3->delta]")]
+    for row, name in zip(rows, by_name, strict=True):
+        s = by_name[name]
+        assert float(row[1]) == pytest.approx(s["metrics"]["aggregate_bps"] / 1e6, abs=0.06)
+        assert float(row[2]) == pytest.approx(s["goodput_ceiling_mbps"], abs=0.06)
+    assert [p.name for p in (tmp_path / "out").rglob("fanin-clients-*.png")] == [
+        count_filename("fan[N->delta]")
+    ]
     assert not leftovers(big_lab, before, tmp_path / "out")
 
 

@@ -5,6 +5,10 @@ One figure per test of several flows (netrun.results.fanin has the numbers): a b
 (its median Mbit/s, labelled with its share of the aggregate), then the aggregate as one
 stacked bar of the same colours, and the host's goodput ceiling (and line rate) as dashed
 lines across. A fair share of a full link is each bar at ceiling / N: that line is dotted.
+
+fanin-clients-NAME.png: a fan test swept over its clients (``sweep: {clients: [...]}``), the
+aggregate against the count, each point labelled with its Jain index, and the host's
+goodput ceiling (from each count's own samples) dashed.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.report.plots import style
-from netrun.results.fanin import FanIn, fanins
+from netrun.results.fanin import FanIn, FanSweep, fanins, sweeps
 from netrun.results.store import safe_name
 
 
@@ -65,6 +69,46 @@ def plot(found: FanIn, path: Path) -> Path:
     return style.finish(fig, ax, path, heading, axis="y", fontsize=10)
 
 
+def count_filename(name: str) -> str:
+    return f"fanin-clients-{safe_name(name)}.png"
+
+
+def plot_counts(found: FanSweep, path: Path) -> Path:
+    """The aggregate at each count of clients, with the fan host's ceiling."""
+    fig = style.figure(7, 4.5)
+    ax = fig.add_subplot()
+    counts = [n for n, _ in found.points]
+    done = [(n, f) for n, f in found.points if f.aggregate_mbps is not None]
+    values = [f.aggregate_mbps for _, f in done if f.aggregate_mbps is not None]
+    ax.plot([n for n, _ in done], values, "o-", color=style.PALETTE[0], label="aggregate")
+    for n, f in done:
+        fair = "" if f.fairness is None else f"Jain {f.fairness:.3f}"
+        ax.annotate(fair, (n, f.aggregate_mbps or 0.0), ha="center", va="bottom", fontsize=8,
+                    xytext=(0, 4), textcoords="offset points")  # fmt: skip
+    for n, f in found.points:
+        if f.aggregate_mbps is None:
+            ax.text(n, 0, "FAILED", ha="center", va="bottom", color=style.FAILED_COLOUR)
+    ceilings = [(n, f.ceiling_mbps) for n, f in found.points if f.ceiling_mbps]
+    if ceilings:
+        top = max(c for _, c in ceilings)
+        ax.plot([n for n, _ in ceilings], [c for _, c in ceilings], "--",
+                color=style.CEILING_COLOUR, lw=1.2,
+                label=f"{found.host}'s goodput ceiling ({top:.0f} Mbit/s)")  # fmt: skip
+    _low, high = style.value_range(values or [1.0], [c for _, c in ceilings])
+    ax.set_ylim(0, high)
+    ax.set_xticks(counts, [str(n) for n in counts])
+    ax.margins(x=0.08)
+    ax.set_xlabel("clients" if found.kind == "fanin" else "clients (hosts it sends to)")
+    ax.set_ylabel("aggregate Mbit/s (median of the ok repeats)")
+    into = "into" if found.kind == "fanin" else "out of"
+    heading = (
+        f"{found.name}: aggregate {into} {found.host} by clients ({found.mode}, {found.protocol})"
+    )
+    return style.finish(fig, ax, path, heading, fontsize=10)
+
+
 def plot_all(doc: dict[str, Any], outdir: Path) -> list[Path]:
-    """fanin-TEST.png for each test of several flows in the run."""
-    return [plot(f, outdir / filename(f.test)) for f in fanins(doc)]
+    """fanin-TEST.png for each test of several flows in the run, and fanin-clients-NAME.png
+    for each fan test swept over its clients."""
+    files = [plot(f, outdir / filename(f.test)) for f in fanins(doc)]
+    return files + [plot_counts(s, outdir / count_filename(s.name)) for s in sweeps(doc)]

@@ -43,3 +43,26 @@ def test_a_smaller_aggregate_or_an_unfair_share_regresses() -> None:
     assert set(verdict.metrics) == {"throughput_bps", "fairness_jain"}
     (same,) = compare(DOC, DOC)
     assert same.verdict == "ok"
+
+
+SWEPT = json.loads((RESULTS_FIXTURES / "fanin-clients" / "results.json").read_text())
+
+
+def test_each_count_of_a_sweep_of_clients_has_its_own_history_and_verdict(tmp_path: Path) -> None:
+    history = History.open(tmp_path / "h.db")
+    try:
+        history.add_run(SWEPT)
+        for sample in SWEPT["tests"]:
+            ((_, stats),) = history.series(
+                SWEPT["scenario"], sample["name"], metric="aggregate_bps"
+            )
+            assert stats.values == pytest.approx([sample["metrics"]["aggregate_bps"]])
+    finally:
+        history.close()
+    worse = copy.deepcopy(SWEPT)
+    wide = worse["tests"][1]  # only the 3-client fan got slower
+    for key in ("aggregate_bps", "throughput_bps"):
+        wide["metrics"][key] *= 0.7
+    wide["throughput_bps"] *= 0.7
+    verdicts = {v.test: v.verdict for v in compare(worse, SWEPT)}
+    assert verdicts == {"fan[1->delta]": "ok", "fan[3->delta]": "regressed"}

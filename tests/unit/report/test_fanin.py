@@ -46,3 +46,29 @@ def test_the_fanin_plot_is_drawn_with_the_others(tmp_path: Path) -> None:
     files = plot_all(DOC, tmp_path)
     assert tmp_path / fanin_plot.filename("fan[3->delta]") in files
     assert (tmp_path / "fanin-fan_3-_delta.png").read_bytes()[:4] == b"\x89PNG"
+
+
+SWEPT = json.loads((RESULTS_FIXTURES / "fanin-clients" / "results.json").read_text())
+BY_COUNT = "fanin fan[N->delta] by clients (baremetal, tcp): the aggregate into delta"
+
+
+def test_a_sweep_of_clients_gets_a_table_by_count_in_every_format() -> None:
+    text = render(SWEPT, "table")
+    block = text[text.index(BY_COUNT) :].splitlines()
+    assert block[1].split()[:2] == ["clients", "aggregate"]
+    by_test = {s["name"]: s for s in SWEPT["tests"]}
+    for line, name in zip(block[3:5], ["fan[1->delta]", "fan[3->delta]"], strict=True):
+        cells = line.split()
+        assert cells[0] == str(len(by_test[name]["flows"])) and cells[-1] == name
+        assert cells[2] == f"{by_test[name]['goodput_ceiling_mbps']:.1f}"  # the proof
+    assert f"#### {BY_COUNT}" in render(SWEPT, "markdown")
+    (found,) = json.loads(render(SWEPT, "json"))["fanin_by_clients"]
+    assert [r["clients"] for r in found["by_clients"]] == [1, 3]
+    assert html.escape(BY_COUNT) in render(SWEPT, "html")
+    assert BY_COUNT not in render(DOC, "table")  # one width: no table by count
+
+
+def test_the_aggregate_by_clients_is_drawn(tmp_path: Path) -> None:
+    files = plot_all(SWEPT, tmp_path)
+    path = tmp_path / fanin_plot.count_filename("fan[N->delta]")
+    assert path in files and path.read_bytes()[:4] == b"\x89PNG"
