@@ -235,7 +235,7 @@ def record(
     )
     if used is not None and after is not None and after.cpu is not None:
         entry["cpu"] = {**used.to_dict(), "boot": after.cpu.boot}
-    if before is not None and after is not None and after.procs:
+    if before is not None and after is not None and (after.procs or before.procs):
         hz = after.cpu.hz if after.cpu else 100
         entry["procs"] = {
             name: round((new[1] - old[1]) / hz, 3)
@@ -244,7 +244,25 @@ def record(
             and old[0] == new[0] >= 0
             and new[1] >= old[1]
         }
+        gone = _gone(before.procs, after.procs)
+        if gone:
+            entry["procs_unavailable"] = gone
     return entry
+
+
+def _gone(
+    before: Mapping[str, tuple[int, int]], after: Mapping[str, tuple[int, int]]
+) -> dict[str, str]:
+    """name -> why a process read before has no figure: it exited (FreeFlow's router
+    died of SIGPIPE after a TCP_CRR test on the lab), or another took its name."""
+    out = {}
+    for name, (pid, _) in before.items():
+        new = after.get(name)
+        if new is None:
+            out[name] = f"pid {pid} was gone by the reading after (the process exited)"
+        elif new[0] != pid:
+            out[name] = f"pid {pid} before, {new[0]} after: not one process over the test"
+    return out
 
 
 #: An end's CPU reading is its test's when its interval is at most this many times the

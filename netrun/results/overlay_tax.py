@@ -152,9 +152,18 @@ def _busiest(fig: Mapping[str, float | None]) -> tuple[str, float] | None:
     return max(known, key=lambda e: e[1]) if known else None
 
 
-def _cpu(bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], rest: float) -> Part:
+def _cpu(
+    bare: Sequence[Mapping[str, Any]],
+    mode: Sequence[Mapping[str, Any]],
+    rest: float,
+    *,
+    share: bool = True,
+) -> Part:
+    """The CPU line; with ``share`` False evidence only (a gap within noise)."""
     fb, fm = _cpu_figures(bare), _cpu_figures(mode)
     busy_m, busy_b = _busiest(fm), _busiest(fb)
+    processes = _procs(mode)
+    named = f"; the mode's processes (CPU-s per test): {processes}" if processes else ""
     if busy_m is None:
         procs = [f"{end} {fm[f'cpu_{end}_pct']:.0f}%" for end in ("client", "server")
                  if fm[f"cpu_{end}_pct"] is not None]  # fmt: skip
@@ -163,7 +172,7 @@ def _cpu(bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], r
             "cpu",
             None,
             "unavailable: no per-core CPU readings in these samples"
-            f"{seen}; softirq work on other cores is not in a process's figure",
+            f"{seen}; softirq work on other cores is not in a process's figure{named}",
         )
     costs = []
     for end in ("client", "server"):
@@ -176,20 +185,20 @@ def _cpu(bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], r
     bare_pct = f" (bare metal's busiest {busy_b[1]:.0f}%)" if busy_b else ""
     said = [f"busiest core {pct:.0f}% on the {end}{bare_pct}", *costs]
     evidence = "; ".join([*said, f"softirq {', '.join(softirq)}"] if softirq else said)
-    processes = _procs(mode)
-    if processes:
-        evidence += f"; the mode's processes (CPU-s per test): {processes}"
+    evidence += named
     if any(_details(s).get("cpu_shared_kernel") for s in mode):
         evidence += "; both ends share one kernel: these are the machine's cores"
-    if pct >= CORE_SATURATED_PCT and not (busy_b and busy_b[1] >= CORE_SATURATED_PCT):
+    saturated = pct >= CORE_SATURATED_PCT and not (busy_b and busy_b[1] >= CORE_SATURATED_PCT)
+    if saturated and share:
         return Part("cpu", max(rest, 0.0), f"a core saturated: {evidence}")
-    return Part("cpu", None, f"no core saturated: {evidence}")
+    return Part("cpu", None, f"{'a' if saturated else 'no'} core saturated: {evidence}")
 
 
 def _procs(samples: Sequence[Mapping[str, Any]]) -> str:
     """Each end's processes the mode runs beside the tool (a container's PID 1 and its
-    runtime shim, read per sample: details.counters.<end>.procs), their median CPU-seconds:
-    split by end even where the ends share a kernel."""
+    runtime shim, FreeFlow's router: read per sample, details.counters.<end>.procs), their
+    median CPU-seconds: split by end even where the ends share a kernel. The figures are
+    /proc/PID/stat's clock ticks: 0.00 is under a hundredth of a second."""
     said = []
     for end in ("client", "server"):
         names: dict[str, list[float]] = {}
@@ -262,18 +271,13 @@ def breakdown(
                     f"{first.get('client')}→{first.get('server')}", str(first.get("protocol")),
                     bare_mbps, mode_mbps)  # fmt: skip
     gap = out.gap_mbps
-    if gap <= NOISE * bare_mbps:
-        return Breakdown(
-            **{
-                **out.__dict__,
-                "parts": (
-                    Part(
-                        "none", None, f"within {100 * NOISE:.1f}% of bare metal: no tax to explain"
-                    ),
-                ),
-            }
-        )
     framing = _framing(ok_b, ok_m, bare_mbps)
+    if gap <= NOISE * bare_mbps:
+        # no tax, but the evidence still says why (FreeFlow: bare metal's framing, and
+        # what its router cost)
+        none = Part("none", None, f"within {100 * NOISE:.1f}% of bare metal: no tax to explain")
+        evidence = (Part(framing.cause, None, framing.evidence), _cpu(ok_b, ok_m, 0.0, share=False))
+        return Breakdown(**{**out.__dict__, "parts": (none, *evidence)})
     taken = min(framing.mbps or 0.0, gap)
     framing = Part(framing.cause, taken if framing.mbps is not None else None, framing.evidence)
     cpu = _cpu(ok_b, ok_m, gap - taken)

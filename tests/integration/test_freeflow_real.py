@@ -142,6 +142,13 @@ def test_real_freeflow_is_accelerated_and_beats_flannel(
         bare = next(t for t in doc["tests"] if t["mode"] == "baremetal")
         assert ff["goodput_ceiling_mbps"] >= bare["goodput_ceiling_mbps"] - 0.1, ff["ceiling_basis"]
         assert "overlay" not in ff["ceiling_basis"], ff["ceiling_basis"]
+        # each end's router is read with the containers (issue 29): its own process, not
+        # the start script that is the container's PID 1; over a bulk test it is idle
+        # (it sets connections up, the kernel carries the data), so any figure >= 0
+        for end in ("client", "server"):
+            assert details["counters"][end]["procs"]["router"] >= 0, details["counters"][end]
+        for record in details["routers"].values():
+            assert record["pid"] != record["container_pid"] > 0, record
     for flannel in (t for t in doc["tests"] if t["name"] == "flannel"):
         assert flannel["details"]["crossed_overlay"] is True
     # How fast FreeFlow is against bare metal and Flannel is a benchmark figure (README),
@@ -172,14 +179,16 @@ def test_real_freeflow_netperf_tcp_rr_leaves_the_overlay(
 ) -> None:
     """netperf TCP_RR through the real router: each netperf names its data port (else
     netserver listens unbound and FreeFlow hands the peer 0.0.0.0), the figures carry the
-    path check, and UDP_RR, which FreeFlow's library does not intercept, is refused."""
+    path check, and UDP_RR, which FreeFlow's library does not intercept, is refused;
+    TCP_CRR's connections show each end's router CPU."""
     lab, _ = real_lab
     if "netrun_netperf:" not in lab.inventory.read_text():
         pytest.skip("no netperf build in the lab's cache (make setup with NETPERF_SRC builds one)")
     scenario = write_scenario(
         tmp_path,
         [entry("ffrr", mode="freeflow", test="TCP_RR"),
-         entry("ffudp", mode="freeflow", test="UDP_RR")],
+         entry("ffudp", mode="freeflow", test="UDP_RR"),
+         entry("ffcrr", mode="freeflow", test="TCP_CRR")],
         defaults={"tool": "netperf", "duration": 3},
     )  # fmt: skip
     res = netrun(tmp_path, scenario, lab.inventory)
@@ -200,4 +209,17 @@ def test_real_freeflow_netperf_tcp_rr_leaves_the_overlay(
     assert metrics["latency_p50_us"] <= metrics["latency_p90_us"] <= metrics["latency_p99_us"]
     assert udp["status"] == "failed" and "UDP_RR cannot run in mode freeflow" in udp["error"]
     assert res.returncode == 1, res.stderr
+    # TCP_CRR sets every connection up through both routers: their CPU shows (0.2-0.6
+    # CPU-s per 3 s on the lab). The research router has died of SIGPIPE after one (the
+    # lab's start script then exits): that end then says its router was gone.
+    crr = next(t for t in doc["tests"] if t["name"] == "ffcrr")
+    assert crr["status"] == "ok", crr["error"]
+    seen = []
+    for end in ("client", "server"):
+        entry_ = crr["details"]["counters"][end]
+        if "router" in entry_["procs"]:
+            seen.append(entry_["procs"]["router"])
+        else:
+            assert "gone" in entry_["procs_unavailable"]["router"], entry_
+    assert seen and all(cpu > 0 for cpu in seen), crr["details"]["counters"]
     assert_no_containers_left(lab)

@@ -27,7 +27,7 @@ from netrun.modes.docker.serverwait import host_sweep, is_last
 from netrun.tools import docker as dk
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
 
     from netrun.hosts.transport import Started
     from netrun.modes.docker.base import ContainerMode
@@ -37,11 +37,21 @@ SERVER_PORT = 5201
 
 #: Stands for the server container's address in the client's argv ($ip on the host).
 IP_TOKEN = "@@netrun-server-ip@@"
-#: The line the command waits for: address, client PID 1 (0: unknown), then "sweep" or "-".
+#: The line the command waits for: address, client PID 1 (0: unknown), "sweep" or "-",
+#: then the pid of each of the mode's own processes on the host (``own_read``).
 _READ = (
-    'read -r ip pid then || exit 0; case "$ip" in ""|*[!0-9A-Fa-f.:]*) exit 0 ;; esac; '
+    'read -r ip pid then{own} || exit 0; case "$ip" in ""|*[!0-9A-Fa-f.:]*) exit 0 ;; esac; '
     'case "$pid" in ""|*[!0-9]*) exit 0 ;; esac'
 )
+
+
+def own_read(names: Sequence[str]) -> str:
+    """The line's read: its last words are the pids of the mode's own processes (the
+    FreeFlow router, found in the container start this command may be armed before), each
+    into the variable the readings take it from (pathbytes.own_var); not a number: unset."""
+    vars_ = [pathbytes.own_var(n) for n in names]
+    checks = "".join(f'; case "${v}" in ""|*[!0-9]*) unset {v} ;; esac' for v in vars_)
+    return _READ.format(own="".join(f" {v}" for v in vars_)) + checks
 
 
 def body(mode: ContainerMode, argv: list[str]) -> str:
@@ -49,16 +59,17 @@ def body(mode: ContainerMode, argv: list[str]) -> str:
     with the counter readings around it (pathbytes.wrap's sections)."""
     exec_argv = dk.exec_command(mode.names["client"], argv, mode.docker(mode.client))
     line = launch.shell_words(exec_argv, {IP_TOKEN: "ip"})
-    inside = pathbytes.shell_reading(nic=pathbytes.host_nic(mode, mode.client))
+    nic = pathbytes.host_nic(mode, mode.client)
+    inside = pathbytes.shell_reading(nic=nic, own=mode.own_procs(mode.client))
     reading = f'if [ "$pid" -gt 0 ]; then {inside}; else cat /proc/net/dev; fi'
     return pathbytes.wrap_line(line, reading)
 
 
-def command(client: str, sweep: str) -> str:
-    """sh that waits for its line (``_READ``), runs ``client`` (sh using ``$ip`` and
+def command(client: str, sweep: str, own: Sequence[str] = ()) -> str:
+    """sh that waits for its line (``own_read``), runs ``client`` (sh using ``$ip`` and
     ``$pid``), then ``sweep`` if the line says so (its output on stderr), and exits
     with the client's status."""
-    script = f"{_READ}\n( {client}\n); r=$?\n"
+    script = f"{own_read(own)}\n( {client}\n); r=$?\n"
     if sweep:
         script += f'[ "$then" != sweep ] || {{ {sweep}; }} >&2\n'
     return script + "exit $r"
@@ -74,23 +85,33 @@ class ArmedExec:
         #: The client container it runs in: mode.names's when it was armed, which the test's
         #: keep decision set (netrun.modes.docker.keep), as its key in ctx.armed says (``tag``).
         self.container = mode.names["client"]
-        self.started: Started | None = self.host.start(command(body(mode, argv), sweep))
+        #: The mode's own processes whose pids ``fire`` sends (mode.own_procs's names).
+        self.own = list(mode.own_procs(self.host))
+        self.started: Started | None = self.host.start(command(body(mode, argv), sweep, self.own))
         self.can_sweep = bool(sweep)
         #: Whether the host was swept after the client.
         self.swept = False
 
     def fire(
-        self, ip: str, pid: int | None, timeout: float, *, sweep: bool = False
+        self,
+        ip: str,
+        pid: int | None,
+        timeout: float,
+        *,
+        sweep: bool = False,
+        own: Mapping[str, int | None] | None = None,
     ) -> CommandResult | None:
         """Run the client against ``ip`` and wait for it; None if it could not be started
-        (the caller then runs the client as a command of its own)."""
+        (the caller then runs the client as a command of its own). ``own``: the pids of
+        the mode's own processes, as known now (the router's, read in the start)."""
         started, self.started = self.started, None
         if started is None:
             return None
         ipaddress.ip_address(ip)  # an address, never anything else, goes to the host's sh
         sweep = sweep and self.can_sweep
         try:
-            started.send(f"{ip} {int(pid or 0)} {'sweep' if sweep else '-'}\n")
+            pids = "".join(f" {int((own or {}).get(n) or 0)}" for n in self.own)
+            started.send(f"{ip} {int(pid or 0)} {'sweep' if sweep else '-'}{pids}\n")
         except NetrunError:  # gone meanwhile: a command of its own says why, or works
             started.abandon()
             return None
@@ -144,7 +165,11 @@ def run_client(
         try:
             assert mode.server_ip is not None
             res = armed.fire(
-                mode.server_ip, mode.pids.get("client"), test_deadline(mode), sweep=sweep
+                mode.server_ip,
+                mode.pids.get("client"),
+                test_deadline(mode),
+                sweep=sweep,
+                own=mode.own_procs(mode.client),
             )
         finally:
             armed.abandon()

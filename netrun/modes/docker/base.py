@@ -75,6 +75,12 @@ class ContainerMode(Mode):
             self.client.run(script, timeout=20, sudo=self.client.become, check=False)
         return True
 
+    def own_procs(self, host: Host) -> dict[str, int | None]:
+        """name -> host pid (None: not known yet) of each process the mode itself runs on
+        ``host`` beside the containers, whose CPU the counter readings read
+        (netrun.modes.docker.pathbytes.own_words): none here, FreeFlow's router there."""
+        return {}
+
     # -- defined by each container mode ---------------------------------------------------
     def images(self, host: Host) -> list[str]:
         """The images its containers on ``host`` run."""

@@ -123,7 +123,8 @@ class DockerMode(ContainerMode):
         server end's first counters: every container mode reads CPU around a test)."""
         if role == "server":
             nic = pathbytes.host_nic(self, host)
-            return f"echo ==netrun:counters==; {pathbytes.shell_reading(nic=nic)}"
+            reading = pathbytes.shell_reading(nic=nic, own=self.own_procs(host))
+            return f"echo ==netrun:counters==; {reading}"
         return ""
 
     def env_vars(self, host: Host) -> dict[str, str]:
@@ -367,7 +368,12 @@ class DockerMode(ContainerMode):
 
     def wrap_client(self, argv: list[str]) -> list[str] | str:
         """The client's command as sent, the counters read around it."""
-        return pathbytes.wrap(argv, self.pids.get("client"), pathbytes.host_nic(self, self.client))
+        return pathbytes.wrap(
+            argv,
+            self.pids.get("client"),
+            pathbytes.host_nic(self, self.client),
+            self.own_procs(self.client),
+        )
 
     def unwrap_client(self, res: CommandResult) -> CommandResult:
         res, before, after = pathbytes.unwrap(res)

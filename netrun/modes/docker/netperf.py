@@ -63,7 +63,8 @@ def measure(
     )
     cmd = dk.exec_command(mode.names["client"], ["sh", "-c", script], mode.docker(mode.client))
     # the path-bytes modes read the client end's counters around it, in its round trip
-    sent = pathbytes.wrap(cmd, mode.pids.get("client")) if mode.counts_path else cmd
+    own = mode.own_procs(mode.client)
+    sent = pathbytes.wrap(cmd, mode.pids.get("client"), own=own) if mode.counts_path else cmd
     res = mode.client.run(sent, timeout=deadline + 20, check=False)
     if mode.counts_path:
         res, before, after = pathbytes.unwrap(res)

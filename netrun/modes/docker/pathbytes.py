@@ -14,7 +14,7 @@ import dataclasses
 import logging
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from netrun.hosts import counters, cpustat
@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 _MARK = "@@netrun-container@@"
 
 Counters = dict[str, tuple[int, int]]  # device -> (rx_bytes, tx_bytes)
+#: name -> host pid (None: not known yet) of a process the mode runs on a host beside the
+#: containers, whose CPU each reading reads too (ContainerMode.own_procs: FreeFlow's router).
+Own = Mapping[str, int | None]
 _CPU_MARK = "@@netrun-cpu@@"
 #: Starts the counters reading (netrun.hosts.counters' own mark is a section marker here).
 _COUNTERS_MARK = "@@netrun-counters@@"
@@ -55,9 +58,25 @@ class Snapshot(NamedTuple):
     counters: counters.Reading | None = None
 
 
-def command(container_pid: int | None) -> str:
+def command(container_pid: int | None, own: Own | None = None) -> str:
     """One shell line: the host's /proc/net/dev, then the container's (by its PID 1)."""
-    return shell_reading(str(int(container_pid))) if container_pid else "cat /proc/net/dev"
+    if not container_pid:
+        return "cat /proc/net/dev"
+    return shell_reading(str(int(container_pid)), own=own)
+
+
+def own_var(name: str) -> str:
+    """The shell variable that may hold the pid of the mode's own process ``name`` (the
+    FreeFlow router's start script sets ``nr_p_router``; an armed client reads it from
+    its line, netrun.modes.docker.armed); unset, the reading takes the pid the mode knew."""
+    if not name.isidentifier() or not name.isascii():
+        raise ValueError(f"not a process name for a shell variable: {name!r}")
+    return f"nr_p_{name}"
+
+
+def own_words(own: Own | None) -> dict[str, str]:
+    """name -> the shell word giving the pid of each of the mode's own processes."""
+    return {name: f"${{{own_var(name)}:-{int(pid or 0)}}}" for name, pid in (own or {}).items()}
 
 
 def parse_net_dev(text: str) -> Counters:
@@ -158,7 +177,7 @@ def size(count: float) -> str:
     return f"{count} byte{'' if count == 1 else 's'}"
 
 
-def read(host: Host, pid: int | None, tries: int = 3) -> Snapshot:
+def read(host: Host, pid: int | None, tries: int = 3, own: Own | None = None) -> Snapshot:
     """Host and container counters now; empty when the host cannot tell.
 
     Tried again when a part is missing: once in a long run a reading came back without the
@@ -167,7 +186,7 @@ def read(host: Host, pid: int | None, tries: int = 3) -> Snapshot:
     """
     found = Snapshot({}, {})
     for attempt in range(tries):
-        res = host.run(command(pid), timeout=30, check=False)
+        res = host.run(command(pid, own), timeout=30, check=False)
         found = parse(res.stdout)
         if found[0] and (found[1] or not pid):
             return found
@@ -192,14 +211,15 @@ def host_nic(mode: ContainerMode, host: Host) -> str | None:
     return str(host.vars.get("netrun_iface") or nic or "") or None
 
 
-def shell_reading(pid_var: str = "$pid", nic: str | None = None) -> str:
+def shell_reading(pid_var: str = "$pid", nic: str | None = None, own: Own | None = None) -> str:
     """sh printing the host's and the container's counters, the container being the one
     whose PID 1 is ``pid_var`` (a shell variable, or a number); tried again while the
     container's table comes back without its interface (see ``read``: a run on the
     loaded lab saw one such reading in a few hundred). Then, in one awk, the drop
     counters of the container's network namespace (where its sockets count UDP errors),
     the per-core CPU and the CPU time of the container's PID 1 and of its runtime shim
-    (containerd-shim: its parent), and the host ``nic``'s qdisc
+    (containerd-shim: its parent), and of the mode's ``own`` processes on the host (the
+    FreeFlow router: ``own_words``), and the host ``nic``'s qdisc
     (netrun.hosts.counters.script)."""
     dev = f'"/proc/{pid_var}/net/dev"'
     return (
@@ -216,15 +236,15 @@ def shell_reading(pid_var: str = "$pid", nic: str | None = None) -> str:
             net=f"/proc/{pid_var}/net",
             qdisc=nic,
             mark=_COUNTERS_MARK,
-            procs={"container": pid_var, "shim": "${nr_shim:-0}"},
+            procs={"container": pid_var, "shim": "${nr_shim:-0}", **own_words(own)},
         )
     )
 
 
-def wrap(argv: list[str], pid: int | None, nic: str | None = None) -> str:
+def wrap(argv: list[str], pid: int | None, nic: str | None = None, own: Own | None = None) -> str:
     """The client's command with the client end's counters read just before and just
     after it, in the same round trip (sections before, out, after; its exit status)."""
-    reading = shell_reading(nic=nic) if pid else command(None)
+    reading = shell_reading(nic=nic, own=own) if pid else command(None)
     return f"pid={int(pid or 0)}; " + wrap_line(shlex.join(argv), reading)
 
 
@@ -266,10 +286,11 @@ def around(
     ends = {"client": mode.client, "server": mode.server}
     before_server = mode.counters.pop("server", None)
     if before_server is None and not ride_only:
-        before_server = read(mode.server, mode.pids.get("server"))
+        before_server = read(mode.server, mode.pids.get("server"), own=mode.own_procs(mode.server))
     served = mode.counters.pop("served", None)  # a failed repeat leaves it unknown
     last = is_last(mode, mode.server, mode.repeat)
-    script = shell_reading(nic=host_nic(mode, mode.server))
+    own = mode.own_procs(mode.server)
+    script = shell_reading(nic=host_nic(mode, mode.server), own=own)
     waiting = mode.server_wait(served, script if last or not ride_only else "")
     mode.counters.update(client_before=None, client_after=None)
     m = measure()
@@ -287,9 +308,9 @@ def around(
         }
     else:
         after = {
-            "server": after_server or read(mode.server, mode.pids.get("server")),
+            "server": after_server or read(mode.server, mode.pids.get("server"), own=own),
             "client": mode.counters.get("client_after")
-            or read(mode.client, mode.pids.get("client")),
+            or read(mode.client, mode.pids.get("client"), own=mode.own_procs(mode.client)),
         }
     mode.counters["server"] = after_server if ride_only else after["server"]
     m.details["counters"] = cpu_records(before, after)

@@ -12,7 +12,9 @@ netrun checks /proc/<pid>/maps of each iperf3 container's PID 1 (``details.libra
 A loaded library proves no acceleration, though (the lab's stand-in passes that check):
 each measurement records the bytes on the overlay device, the container's interface and
 the host NIC (``details.path_bytes``), and ``details.accelerated`` is true only when the
-host NIC carried the test's bytes and the overlay did not. Retransmits are
+host NIC carried the test's bytes and the overlay did not. Each end's counter record
+also has the router's CPU-seconds over the test (``details.counters.<end>.procs.router``).
+Retransmits are
 reported unavailable (``details.unavailable``): iperf3 reads them on the idle overlay socket,
 and so are the other TCP internals (RTT, windows, path MTU: netrun.tools.iperf3.tcpinfo).
 """
@@ -160,6 +162,12 @@ class FreeFlow(DockerMode):
             data_ip=None if explicit else host.data_ip,
         )
 
+    def own_procs(self, host: Host) -> dict[str, int | None]:
+        """The router, whose CPU each counter reading on the host reads beside the
+        containers' (details.counters.<end>.procs.router): its pid as found in the run,
+        or as the start script that rides with the reading finds it."""
+        return {"router": self.ctx.family(router.Pids).get(host.name)}
+
     def ready_extra(self, role: str, host: Host) -> str:
         """Whether the library is mapped in the container's PID 1, once it listens."""
         maps = f'echo ==netrun:maps==; grep -c {shlex.quote(LIBRARY)} "/proc/$pid/maps"'
@@ -174,6 +182,8 @@ class FreeFlow(DockerMode):
         plan = self.plans.setdefault(host.name, self.router_plan(host))
         state = router.read(found, plan, host.name, self.ctx.run_id)
         self.details.setdefault("routers", {})[host.name] = state.record
+        if "pid" in state.record:
+            self.ctx.family(router.Pids)[host.name] = state.record["pid"]
         self.vnet[host.name] = state.vnet
         self.standin[host.name] = state.standin
         if "maps" in found:

@@ -8,7 +8,11 @@ stand-in says so). It used to be up to nine commands one after the other. The ho
 subnet (HOST_IP_PREFIX) is read there too, so the router can start in the host's probe
 (netrun.modes.docker.early). The script sets
 ``go=1`` when the iperf3 container may start; the controller reads its sections
-(``router``, ``routerlogs``, ``vnet``, ``standin``) with ``read``.
+(``router``, ``routerlogs``, ``routerpid``, ``vnet``, ``standin``) with ``read``.
+``routerpid`` is the router container's PID 1 (docker's State.Pid, from the inspect the
+script runs anyway) and the router's own process, its child: every counter reading on
+the host reads that process's CPU (netrun.modes.docker.pathbytes, ``details.counters.<end>
+.procs.router``), and the start script sets ``nr_p_router`` for the reading in its round trip.
 
 FreeFlow's router socket and library live in the host's freeflow_dir, so two hosts that
 see one folder there (namespaces of one machine, a shared filesystem) would break each
@@ -30,7 +34,20 @@ from netrun.tools import docker as dk
 
 _FORMAT = (
     '{{.State.Running}}|{{.Image}}|{{.Id}}|{{index .Config.Labels "netrun"}}|'
-    '{{index .Config.Labels "netrun.run_id"}}'
+    '{{index .Config.Labels "netrun.run_id"}}|{{.State.Pid}}'
+)
+#: sh setting ``nr_p_router`` to the router's own process: the first child of the router
+#: container's PID 1 (``nr_rp``), which is a start script (FreeFlow's own runs the router
+#: in a loop, the lab's in the background), else PID 1 itself (an image whose entrypoint
+#: is the router). The kernel here has no /proc/PID/task/*/children: every process's stat
+#: is read, by cat (which, unlike mawk, reads on past a process gone meanwhile) into one
+#: awk, about 5 ms for a few hundred processes (a loop of sh's read took 66 ms for 116).
+ROUTER_PID = (
+    'nr_p_router=; case "$nr_rp" in ""|*[!0-9]*) nr_rp= ;; esac; '
+    '[ -z "$nr_rp" ] || nr_p_router=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v p="$nr_rp" '
+    '\'{ s = $0; sub(/^.*\\) /, "", s); split(s, f, " "); '
+    "if (f[2] == p) { print $1; exit } }'); "
+    'case "$nr_p_router" in ""|*[!0-9]*) nr_p_router=$nr_rp ;; esac'
 )
 
 
@@ -123,14 +140,14 @@ def script(plan: RouterPlan) -> str:
     )
     prefix = prefix_script(plan.data_ip) if plan.data_ip else "hostprefix=1"
     run = launch.shell_words(plan.argv, {PREFIX_TOKEN: "hostprefix"})
-    return f"""rn={q(plan.name)}; lib={q(plan.library)}; want={want}; go=
+    return f"""rn={q(plan.name)}; lib={q(plan.library)}; want={want}; go=; nr_rp=
 st=$({d} container inspect -f {q(_FORMAT)} "$rn" 2>/dev/null) || st=
 o=$IFS; IFS='|'; set -- $st; IFS=$o
 echo ==netrun:router==
 if [ -n "${{ffclaim:-}}" ]; then
   echo "shared $ffclaim"
 elif [ -n "$st" ] && [ "$1" = true ] && {{ [ "$4" != 1 ] || [ -z "$want" ] || [ "$2" = "$want" ]; }} && [ -s "$lib" ]; then
-  echo "reused $3 $2 $5"; go=1
+  echo "reused $3 $2 $5"; go=1; nr_rp=$6
 elif [ -n "$st" ] && [ "$4" != 1 ]; then
   echo foreign
 else
@@ -148,17 +165,36 @@ else
       [ "$(date +%s)" -lt "$end" ] || break
       sleep 0.05
     done
-    if [ "$go" = 1 ]; then echo "started $({d} container inspect -f '{{{{.Id}}}} {{{{.Image}}}}' "$rn")"
+    if [ "$go" = 1 ]; then
+      st=$({d} container inspect -f '{{{{.Id}}}} {{{{.Image}}}} {{{{.State.Pid}}}}' "$rn"); echo "started $st"; nr_rp=${{st##* }}
     elif [ "$r" = true ]; then echo timeout; else echo exited; fi
     [ "$go" = 1 ] || {{ echo ==netrun:routerlogs==; {d} logs --tail 3 "$rn" 2>&1; }}
   fi
 fi
+{ROUTER_PID}
+echo ==netrun:routerpid==; echo "$nr_rp $nr_p_router"
 vnet={vnet}
 [ -n "$vnet" ] || vnet=$({d} network inspect -f '{{{{range .IPAM.Config}}}}{{{{.Subnet}}}} {{{{end}}}}' {q(plan.network)} 2>/dev/null | cut -d' ' -f1)
 case "$vnet" in ''|*[!0-9./]*) vnet=; go= ;; esac
 echo ==netrun:vnet==; echo "$vnet"
 echo ==netrun:standin==; {d} image inspect --format '{{{{json .Config.Labels}}}}' {q(plan.image)} 2>/dev/null
 """  # noqa: E501
+
+
+def router_pids(text: str) -> dict[str, int]:
+    """``pid`` (the router's own process, whose CPU the counter readings read) and
+    ``container_pid`` (the router container's PID 1) from the "routerpid" section; empty
+    when the host could not tell."""
+    words = text.split()
+    if len(words) != 2 or not all(w.isdigit() and int(w) > 0 for w in words):
+        return {}
+    return {"pid": int(words[1]), "container_pid": int(words[0])}
+
+
+class Pids(dict[str, int]):
+    """Host name -> the pid of its router's own process, as last found in the run (one
+    per run: RunContext.family): the counter readings of every FreeFlow test on the host
+    read its CPU, kept containers' tests and armed clients included."""
 
 
 @dataclass(frozen=True)
@@ -221,6 +257,7 @@ def read(found: dict[str, str], plan: RouterPlan, host: str, run_id: str) -> Rou
         )
     else:
         raise ModeError(f"{where}: no answer from the host's router check")
+    record.update(router_pids(found.get("routerpid", "")))
     vnet = found.get("vnet", "").strip()
     if not vnet:
         raise ModeError(f"{host}: cannot tell the overlay CIDR; set vnet_prefix")

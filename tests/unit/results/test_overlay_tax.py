@@ -35,8 +35,34 @@ def test_flannel_gap_is_framing_with_the_ceilings_as_evidence() -> None:
     assert got["cpu"].mbps is None and got["cpu"].evidence.startswith("unavailable")
     assert got["unexplained"].mbps == pytest.approx(0.8, abs=0.1)
     assert sum(p.mbps or 0 for p in flannel.parts) == pytest.approx(flannel.gap_mbps)
-    # the real FreeFlow is within noise of bare metal: nothing to explain
-    assert freeflow.mode == "freeflow" and [p.cause for p in freeflow.parts] == ["none"]
+    # the real FreeFlow is within noise of bare metal: nothing to explain, the evidence kept
+    assert freeflow.mode == "freeflow"
+    assert [p.cause for p in freeflow.parts] == ["none", "framing", "cpu"]
+    assert all(p.mbps is None for p in freeflow.parts)
+    assert "left the overlay" in parts(freeflow)["framing"].evidence
+
+
+def test_the_real_freeflow_names_its_routers_cpu_by_end() -> None:
+    """A lab run of scenarios/freeflow.yaml with the real router (2026-12-01 23:14 UTC,
+    3 x 10 s): every sample's counters carry each end's router, whose CPU over a bulk
+    test is under a clock tick (it sets connections up; the kernel carries the data)."""
+    doc = run("freeflow-router")
+    for sample in doc["tests"]:
+        if sample["mode"] == "freeflow":
+            ends = sample["details"]["counters"]
+            assert all(ends[end]["procs"]["router"] == 0.0 for end in ("client", "server"))
+            routers = sample["details"]["routers"]
+            assert all(r["pid"] != r["container_pid"] for r in routers.values())
+    found = {b.mode: b for b in breakdowns(doc)}
+    flannel, freeflow = parts(found["flannel"]), parts(found["freeflow"])
+    assert flannel["framing"].mbps == pytest.approx(32.4, abs=0.1)
+    assert "softirq client 20%, server 20%" in flannel["cpu"].evidence
+    assert "router" not in flannel["cpu"].evidence
+    assert [p.cause for p in found["freeflow"].parts] == ["none", "framing", "cpu"]
+    assert "bare metal's framing, ceiling 941.5" in freeflow["framing"].evidence
+    assert "client router 0.00" in freeflow["cpu"].evidence
+    assert "server router 0.00" in freeflow["cpu"].evidence
+    assert freeflow["cpu"].evidence.startswith("no core saturated")
 
 
 def test_a_saturated_core_takes_the_gap_beyond_framing() -> None:

@@ -8,6 +8,7 @@ counted iperf3-bytes-received.txt bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 from typing import Any
@@ -228,3 +229,37 @@ def test_verdict_of_a_few_kb_says_kb_not_0_0_mb() -> None:
     _, crossed, why = pathbytes.verdict(path, 18407, "client")
     assert crossed is True
     assert why == "the test's 18.4 KB crossed the overlay device (978.2 KB)"
+
+
+def test_the_freeflow_routers_cpu_rides_on_the_reading() -> None:
+    """Readings on lab host alpha (tests/fixtures/freeflow/), the real router running:
+    pathbytes.command of its container's PID 1 (pid 9071, the start script) with the router
+    process (9148, its child) as the mode's own, before and after a 3 s netperf TCP_CRR
+    through it (each connection is set up by the router: 0.24 CPU-seconds)."""
+    from netrun.hosts import counters
+    from tests.conftest import FIXTURES
+
+    def snap(name: str) -> pathbytes.Snapshot:
+        return pathbytes.parse((FIXTURES / "freeflow" / f"reading-router-{name}.txt").read_text())
+
+    before, after = snap("before"), snap("after")
+    assert before.counters is not None and after.counters is not None
+    assert before.counters.procs["router"] == (9148, 40)  # utime 4 + stime 36 ticks
+    found = pathbytes.cpu_records({"server": before}, {"server": after})["server"]
+    assert found["procs"] == {"container": 0.0, "shim": 0.0, "router": 0.24}
+    # the router gone by the reading after (it died of SIGPIPE once on the lab): said so
+    dead = dataclasses.replace(after.counters, procs={"container": (9071, 1)})
+    entry = counters.record(before.counters, dead, iface="eth0", netns="container")
+    assert "router" not in entry["procs"] and "shim" not in entry["procs"]
+    assert "9148 was gone" in entry["procs_unavailable"]["router"]
+
+
+def test_own_procs_are_shell_words_with_the_known_pid_as_default() -> None:
+    assert pathbytes.own_words({"router": 9148, "other": None}) == {
+        "router": "${nr_p_router:-9148}",
+        "other": "${nr_p_other:-0}",
+    }
+    line = pathbytes.command(9071, {"router": 9148})
+    assert '"/proc/${nr_p_router:-9148}/stat"' in line and "pid router" in line
+    with pytest.raises(ValueError):
+        pathbytes.own_var("a; rm")

@@ -93,3 +93,21 @@ def test_the_armed_client_runs_nothing_without_a_good_line(tmp_path: Path) -> No
     for line in (None, "", "10.0.0.1;id 1 -\n", "10.0.0.1 $(id) -\n", "'x' 1 -\n"):
         done = run_armed(tmp_path, line, "echo swept")
         assert done.returncode == 0 and done.stdout == "" and done.stderr == "", line
+
+
+def test_the_armed_clients_line_carries_the_modes_own_pids() -> None:
+    """FreeFlow's router pid, known only once the container start read it, rides on the
+    line; a word that is not a number leaves the variable unset (the reading then takes
+    the pid the mode knew when it armed the command, pathbytes.own_words)."""
+    client = 'echo "ip=$ip router=${nr_p_router-unset} then=$then"'
+    script = armedexec.command(client, "", ["router"])
+
+    def run(line: str) -> str:
+        done = subprocess.run(["sh", "-c", script], input=line, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    assert run("10.244.1.2 4242 - 2338\n") == "ip=10.244.1.2 router=2338 then=-"
+    assert run("10.244.1.2 4242 sweep 0\n") == "ip=10.244.1.2 router=0 then=sweep"
+    assert run("10.244.1.2 4242 -\n") == "ip=10.244.1.2 router=unset then=-"
+    assert run("10.244.1.2 4242 - $(id)\n") == "ip=10.244.1.2 router=unset then=-"
+    assert armedexec.command(client, "") == armedexec.command(client, "", [])
