@@ -12,7 +12,7 @@ from typing import Any
 
 from netrun.results.fanin import FanIn, FanSweep, fanins, sweeps
 
-HEADERS = ["flow", "Mbit/s", "% of aggregate"]
+HEADERS = ["flow", "mean Mbit/s", "% of the flows' sum"]
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -37,7 +37,7 @@ def head(found: FanIn) -> str:
 
 
 def rows(found: FanIn) -> list[list[str]]:
-    """Each flow's median Mbit/s and its share of the aggregate."""
+    """Each flow's mean Mbit/s over the ok repeats and its share of the flows' sum."""
     return [[s.label, _num(s.mbps), _num(s.pct_of_aggregate)] for s in found.shares]
 
 

@@ -3,8 +3,12 @@
 A test of several flows (``pairs: {fanin: HOST}``) keeps each repeat's flows in its
 sample's ``details.flows`` (netrun.run.flows). Reports and the fan-in plot read them
 through here, from results.json alone: the median aggregate and fairness of the passing
-repeats, each flow's median receiver rate and its share of the aggregate, and the
-bottleneck host's line rate and goodput ceiling the aggregate is held against.
+repeats, each flow's mean receiver rate and its share of the flows' summed means, and the
+bottleneck host's line rate and goodput ceiling the aggregate is held against. A flow's
+figure is a mean, not a median: where flows share a queue unfairly, which flow takes the
+link changes from repeat to repeat, and the flows' medians (9, 11 and 26 Mbit/s of a
+188 Mbit/s incast on the lab) then add up to a quarter of the aggregate; their means add
+up to the mean aggregate, so the shares sum to 100% and the stacked bar is the sum.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from netrun.core.numeric import finite
 
 @dataclass(frozen=True)
 class Share:
-    """One flow over the repeats: its median receiver rate and share of the aggregate."""
+    """One flow over the repeats: its mean receiver rate and share of the flows' sum."""
 
     client: str
     server: str
@@ -114,11 +118,13 @@ def _fanin(name: str, samples: list[Mapping[str, Any]]) -> FanIn:
             if isinstance(flow.get("raw"), str):
                 raws.setdefault(key, []).append(flow["raw"])
     total = _median(aggregate)
+    means = {k: statistics.fmean(v) for k, v in per.items() if v}
+    summed = sum(means.values())
     shares = []
     for client, server in ends:
         key = (str(client), str(server))
-        mbps = _median(per.get(key, []))
-        pct = 100 * mbps / total if mbps is not None and total else None
+        mbps = means.get(key)
+        pct = 100 * mbps / summed if mbps is not None and summed else None
         shares.append(Share(key[0], key[1], mbps, pct, tuple(raws.get(key, []))))
     details = first.get("details") if isinstance(first.get("details"), Mapping) else {}
     fan = details.get("fan") if isinstance(details, Mapping) else None

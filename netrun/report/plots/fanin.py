@@ -2,7 +2,7 @@
 bottleneck host's ceiling.
 
 One figure per test of several flows (netrun.results.fanin has the numbers): a bar per flow
-(its median Mbit/s, labelled with its share of the aggregate), then the aggregate as one
+(its mean Mbit/s over the ok repeats, labelled with its share of the flows' sum), then the aggregate as one
 stacked bar of the same colours, and the host's goodput ceiling (and line rate) as dashed
 lines across. A fair share of a full link is each bar at ceiling / N: that line is dotted.
 
@@ -59,7 +59,7 @@ def plot(found: FanIn, path: Path) -> Path:
     ax.set_xticks([*range(len(shares)), total_x], labels, rotation=20, fontsize=8)
     _low, top = style.value_range(values or [1.0], ceilings)
     ax.set_ylim(0, top)
-    ax.set_ylabel("Mbit/s (median of the ok repeats)")
+    ax.set_ylabel("Mbit/s (each flow's mean of the ok repeats)")
     fair_text = "" if found.fairness is None else f", Jain {found.fairness:.3f}"
     into = "into" if found.kind == "fanin" else "out of"
     heading = (
