@@ -52,6 +52,10 @@ class Prestart:
     #: How long the script may wait on the host before it ends (for the test running
     #: there to end: netrun.modes.baremetal.ahead), beyond its start's own time.
     wait_s: float = 0.0
+    #: Whether the script lets the probe's background jobs end (sh ``wait``) before
+    #: its reading: then the probe runs the host's context beside the start
+    #: (netrun.run.fleet) instead of before it.
+    settles: bool = False
 
     def extra(self) -> str:
         """The shell that follows the probe: a marker, then the start script."""

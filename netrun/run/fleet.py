@@ -138,7 +138,11 @@ class Fleet:
         known = (self.doc["hosts"].get(host.name) or {}).get("context")
         tools = {t: program(host, t) for t in self.needs.tools.get(host.name, [])}
         read = None if known else host_context.context_script(tools)
-        parts = (mark, end and end.probe_script(host), read, pre and pre.extra())
+        after = None
+        if read and pre is not None and pre.settles:  # beside the server's start
+            path = f"{self.ctx.workdir(host)}/{host_context.FILE}"
+            read, after = host_context.beside(read, path)
+        parts = (mark, end and end.probe_script(host), read, pre and pre.extra(), after)
         extra = "\n".join(x for x in parts if x)
         said: list[str] = []
 

@@ -65,6 +65,11 @@ def test_one_bare_metal_test_costs_two_commands_per_host(lab: LabHandle, tmp_pat
     ends = doc["tests"][0]["details"]["counters"]
     for role in ("client", "server"):
         assert "unavailable" not in ends[role] and ends[role]["cpu"]["elapsed_seconds"] > 0.9
+    # the server host's context ran beside its server's start (netrun.run.fleet), in
+    # the same probe: read whole, its file in the run folder removed (checked below)
+    for name in ("alpha", "bravo"):
+        context = doc["hosts"][name]["context"]
+        assert context["kernel"] and "context" not in context["unavailable"], name
     assert_nothing_left(lab, tmp_path / "out")
     assert not list((tmp_path / "remote").glob("*/*")), "a run folder was left"
 

@@ -188,7 +188,11 @@ class BareMetal(Mode):
         elif after is not None:
             server.after = after
             server.after_s = wait_s = lifetime + REMOTE_MARGIN
-        return Prestart(test.server, tag, server.script(), ctx, mode, wait_s=wait_s)
+        # its script waits for the probe's background jobs before its reading
+        settles = bool(server.read)
+        return Prestart(
+            test.server, tag, server.script(), ctx, mode, wait_s=wait_s, settles=settles
+        )
 
     def iperf3_server(self, tag: str) -> Iperf3Server:
         """The server of one measurement; one the run already started for it (its script

@@ -129,7 +129,9 @@ class Iperf3Server:
             wait = f"p=$(cat {shlex.quote(self.after)} 2>/dev/null); " + wait_gone(
                 self.after_s, iperf3_readings.POLL_S
             )
-        return f"(\n{start}\n) && {{ {wait}{self.read}; }}"
+        # ``wait``: a job the probe runs beside the start (the host's context,
+        # netrun.run.fleet) ends before the reading, never inside the test's window
+        return f"(\n{start}\n) && {{ wait; {wait}{self.read}; }}"
 
     def start_script(self) -> str:
         return iperf3_server.server_script(

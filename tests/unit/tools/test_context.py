@@ -133,3 +133,21 @@ def test_the_script_hands_its_grep_the_sysctls_as_paths() -> None:
     paths = shlex.split(line.split("=", 1)[1])[0].split()
     assert paths == [SYSCTL_ROOT + k.replace(".", "/") for k in SYSCTLS]
     assert "grep -H '' $ctx_sysctl_paths" in script
+
+
+def test_beside_a_start_the_context_is_read_the_same_and_its_file_removed(tmp_path) -> None:
+    """A probe that starts a server runs the context in the background (beside the
+    start's waits): its output comes whole after the start's, the same fields, and the
+    file it went through is gone."""
+    from netrun.tools.context import beside
+
+    script = context_script({"iperf3": "iperf3"}, "lo")
+    path = tmp_path / "context.out"
+    start, after = beside(script, str(path))
+    inline = subprocess.run(["sh"], input=script, text=True, capture_output=True).stdout
+    run = f"{start}\necho ==netrun:prestart==\n{{ wait; echo NETRUN_READY 1 5201 x; }}\n{after}"
+    said = subprocess.run(["sh"], input=run, text=True, capture_output=True).stdout
+    head, _, tail = said.partition("NETRUN_READY 1 5201 x\n")
+    assert "==netrun:ctx-" not in head and tail.startswith("==netrun:ctx-kernel==")
+    assert parse_context(said) == parse_context(inline)
+    assert not path.exists()

@@ -101,6 +101,19 @@ def test_the_server_start_reads_once_the_test_before_on_its_host_ended(tmp_path:
     assert counters.parse(quick.stdout.decode()) is not None
 
 
+def test_the_server_start_reads_after_the_probes_background_job_ended(tmp_path: Path) -> None:
+    """A probe runs the host's context beside the start (netrun.run.fleet): the reading
+    before waits for it, so its processes are never inside the test's window."""
+    import time
+
+    job = tmp_path / "job.done"
+    line = f"( sleep 0.5; touch {job} ) >/dev/null 2>&1 &\n{_server(tmp_path, None)}"
+    started = time.monotonic()
+    out = subprocess.run(["sh", "-c", line], capture_output=True)
+    assert time.monotonic() - started >= 0.4 and job.exists()
+    assert counters.parse(out.stdout.decode()) is not None
+
+
 def test_the_server_end_takes_its_readings_from_what_rides_and_nothing_else() -> None:
     before = (COUNTERS / "awk_server_before.txt").read_text()
     after = (COUNTERS / "awk_server_after.txt").read_text()
