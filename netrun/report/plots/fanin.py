@@ -2,9 +2,10 @@
 bottleneck host's ceiling.
 
 One figure per test of several flows (netrun.results.fanin has the numbers): a bar per flow
-(its mean Mbit/s over the ok repeats, labelled with its share of the flows' sum), then the aggregate as one
-stacked bar of the same colours, and the host's goodput ceiling (and line rate) as dashed
-lines across. A fair share of a full link is each bar at ceiling / N: that line is dotted.
+(its mean Mbit/s over the ok repeats, labelled with its share of the flows' sum), then the
+flows as one stacked bar of the same colours, and the host's goodput ceiling (and line
+rate) as dashed lines across. A fair share of a full link is each bar at ceiling / N:
+that line is dotted.
 
 fanin-clients-NAME.png: a fan test swept over its clients (``sweep: {clients: [...]}``), the
 aggregate against the count, each point labelled with its Jain index, and the host's
