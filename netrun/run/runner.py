@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,6 @@ from netrun.inventory.model import Inventory
 from netrun.modes import mode_kind
 from netrun.modes import probe_start as prestart
 from netrun.modes.base import Mode, RunContext
-from netrun.modes.early_sweep import EarlySweep
 from netrun.results import flags
 from netrun.results.saver import Saver
 from netrun.results.stats import samples_by_test
@@ -43,42 +42,18 @@ from netrun.run import sampler
 from netrun.run.bound import BoundTest, bind_all
 from netrun.run.fleet import Fleet
 from netrun.run.flows import FlowTest
-from netrun.run.mtu import MtuSettings, want
+from netrun.run.mtu import MtuSettings
 from netrun.run.needs import Needs, refused
 from netrun.run.progress import Events
 from netrun.run.rounds import plan
 from netrun.run.sample import build_sample
 from netrun.run.scheduler import run_parallel
+from netrun.run.shortcuts import arrange
 
 log = logging.getLogger("netrun.run.runner")
 
 Progress = Callable[[str], None]
 SERVER_CLIENT = ("server", "client")
-
-
-def sweeps_early(tests: Sequence[BoundTest], sequential: bool) -> bool:
-    """Whether each host's last test may sweep the host (netrun.modes.early_sweep): iperf3
-    tests of modes that allow it (in this kind of run), none setting an MTU (their undo
-    records would otherwise be swept while the run still tracks them)."""
-    allowed = ("always", "sequential") if sequential else ("always",)
-    return all(
-        b.mode.sweeps_early in allowed
-        and b.spec.tool == "iperf3"
-        and want(b.spec) is None
-        and not b.spec.flows  # a flow test's measurements are its flows' (netrun.run.flows)
-        for b in tests
-    )
-
-
-def starts_ahead(tests: Sequence[BoundTest]) -> bool:
-    """Whether each next test's server may start while the one before runs."""
-    return all(
-        b.mode.starts_ahead
-        and b.spec.tool == "iperf3"
-        and want(b.spec) is None
-        and not b.spec.flows
-        for b in tests
-    )
 
 
 def new_run_id() -> str:
@@ -200,14 +175,9 @@ class Run(Fleet):
             tests = order(tests, mode_kind)
         rounds = None if width == 1 else plan(tests, width)
         ordered = tests if rounds is None else [t for r in rounds for t in r]
-        # each host swept by its last test (netrun.modes.early_sweep); containers' hosts in
-        # sequential runs only
+        # each host swept by its last test, each next server started ahead, where allowed
         bound = [self.bound[t.name] for t in ordered]
-        if sweeps_early(bound, sequential=width == 1):
-            self.ctx.early_sweep = EarlySweep(ordered, self.ctx.workdir)
-            if bound and starts_ahead(bound):  # each next server while the one before runs
-                mode = bound[0].mode
-                self.ctx.pipeline = mode.start_ahead(ordered, self.req.inventory, self.ctx, rounds)
+        arrange(self.ctx, ordered, bound, self.req.inventory, rounds, sequential=width == 1)
         self.ctx.tests = tests  # container modes keep containers for the next test
         self._connect(ordered)
         self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)

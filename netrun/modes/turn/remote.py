@@ -20,6 +20,7 @@ from netrun.errors import HostError
 from netrun.hosts import proc
 from netrun.modes.turn import commands as turn
 from netrun.modes.turn import relay
+from netrun.tools import ports
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
@@ -71,23 +72,18 @@ def upload(host: Host, remote: str, text: str | bytes, timeout: float = 30) -> N
         Path(local).unlink(missing_ok=True)
 
 
-def holders(host: Host, port: int) -> str:
-    """What holds TCP or UDP ``port`` on the host (``ss``), empty when nothing does."""
-    res = host.run(f"ss -Hlntup 'sport = :{int(port)}' 2>/dev/null | head -n 2", timeout=15,
-                   check=False)  # fmt: skip
-    return " ".join(res.stdout.split())
-
-
 def start_relay(mode: Mode, host: Host, *, port: int, peers: list[str], password: str,
                 user: str, lifetime: float) -> Relay:  # fmt: skip
     """coturn on ``host``'s data address, relaying only to ``peers``; HostError naming the
     host, the port and the fix when it does not listen."""
     address = host.data_ip
-    busy = holders(host, port)
-    if busy:
+    # coturn listens on both: one round trip asks for a UDP, then a TCP holder
+    probe = f"{ports.holder_script(port, 'udp')}; {ports.holder_script(port, 'tcp')}"
+    busy = ports.holder(host.run(probe, timeout=15, check=False).stdout)
+    if busy is not None:
         raise HostError(
             host.name,
-            f"TURN port {port} on {host.name} is already in use ({busy[:160]}): stop that "
+            f"TURN port {port} on {host.name} is already in use (by {busy}): stop that "
             "program or set turn_port: to a free port",
         )
     folder = private_dir(mode, host, "turn-relay")

@@ -29,8 +29,8 @@ from netrun.run.flows import (
     spread,
     unsupported,
 )
-from netrun.run.runner import starts_ahead, sweeps_early
 from netrun.run.sample import build_sample
+from netrun.run.shortcuts import starts_ahead, sweeps_early
 from netrun.scenario.loader import load_scenario
 from netrun.testing.recording import RecordingTransport
 

@@ -1,0 +1,61 @@
+"""The run's shortcuts: each host swept by its last test, each next server started while
+the test before runs. A run takes them only when every one of its tests allows them.
+
+A test that sets an MTU (``mtu:``) or has flows turns both off: its undo records would be
+swept while the run still tracks them, and a flow test's measurements are its flows'
+(netrun.run.flows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from netrun.core.spec import TestSpec
+from netrun.inventory.model import Inventory
+from netrun.modes.base import RunContext
+from netrun.modes.early_sweep import EarlySweep
+from netrun.run.bound import BoundTest
+from netrun.run.mtu import want
+
+
+def sweeps_early(tests: Sequence[BoundTest], sequential: bool) -> bool:
+    """Whether each host's last test may sweep the host (netrun.modes.early_sweep): iperf3
+    tests of modes that allow it (in this kind of run), none setting an MTU (their undo
+    records would otherwise be swept while the run still tracks them)."""
+    allowed = ("always", "sequential") if sequential else ("always",)
+    return all(
+        b.mode.sweeps_early in allowed
+        and b.spec.tool == "iperf3"
+        and want(b.spec) is None
+        and not b.spec.flows  # a flow test's measurements are its flows' (netrun.run.flows)
+        for b in tests
+    )
+
+
+def starts_ahead(tests: Sequence[BoundTest]) -> bool:
+    """Whether each next test's server may start while the one before runs."""
+    return all(
+        b.mode.starts_ahead
+        and b.spec.tool == "iperf3"
+        and want(b.spec) is None
+        and not b.spec.flows
+        for b in tests
+    )
+
+
+def arrange(
+    ctx: RunContext,
+    ordered: list[TestSpec],
+    bound: Sequence[BoundTest],
+    inventory: Inventory,
+    rounds: Sequence[Sequence[TestSpec]] | None,
+    *,
+    sequential: bool,
+) -> None:
+    """Set the run's early sweep and its starts ahead on ``ctx``, where the tests (in run
+    order, ``bound`` beside them) allow them; containers' hosts in sequential runs only."""
+    if sweeps_early(bound, sequential):
+        ctx.early_sweep = EarlySweep(ordered, ctx.workdir)
+        if bound and starts_ahead(bound):  # each next server while the one before runs
+            mode = bound[0].mode
+            ctx.pipeline = mode.start_ahead(ordered, inventory, ctx, rounds)
