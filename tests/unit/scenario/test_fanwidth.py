@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from netrun.errors import ScenarioError
-from netrun.scenario import pairs
+from netrun.scenario import fanwidth, pairs
 from netrun.scenario.loader import load_scenario
 
 NATO = ["alpha", "bravo", "charlie", "delta", "echo"]
@@ -30,11 +30,25 @@ def refusal(tmp_path: Path, body: str, **overrides: object) -> str:
     return lines[0]
 
 
-def test_fan_takes_the_first_n_other_hosts_in_order() -> None:
-    (inn,) = pairs.fan(NATO, "bravo", "fanin", 2)
+def test_first_takes_the_first_n_other_hosts_in_order() -> None:
+    inn = fanwidth.first(pairs.fan(NATO, "bravo", "fanin")[0], 2, "all")
+    assert isinstance(inn, pairs.Pair)
     assert [f.client for f in inn.flows] == ["alpha", "charlie"] and inn.label == "2->bravo"
-    (out,) = pairs.fan(NATO, "alpha", "fanout", 1)
+    out = fanwidth.first(pairs.fan(NATO, "alpha", "fanout")[0], 1, "all")
+    assert isinstance(out, pairs.Pair)
     assert [f.label for f in out.flows] == ["alpha->bravo"] and out.label == "alpha->1"
+    assert (out.client, out.server) == ("alpha", "bravo")  # the first flow's, as fan's
+    star = pairs.Pair("alpha", "bravo", 3)
+    assert fanwidth.first(star, 1, "all") is star  # a pair of no flows has no width
+    assert fanwidth.first(inn, None, "all") is inn
+
+
+def test_first_refuses_more_than_the_fan_has() -> None:
+    (inn,) = pairs.fan(NATO[:3], "charlie", "fanin")
+    assert fanwidth.first(inn, 3, "all") == (
+        "clients: 3 is more than the 2 host(s) of hosts 'all' other than charlie"
+        " (alpha, bravo): use clients: 1..2, or widen hosts"
+    )
 
 
 def test_clients_narrows_one_fanin(tmp_path: Path) -> None:
