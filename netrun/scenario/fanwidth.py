@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from netrun.core.options import show
+from netrun.core.options import _scalar, show
 from netrun.scenario.generated import narrow
 from netrun.scenario.pairs import Pair, Select, from_test
 
@@ -82,9 +82,9 @@ def counts(pre: str, test: Mapping[str, Any], values: Any, fan: bool, add: Add) 
     return [] if found else list(values)
 
 
-def first(pair: Pair, count: int | None, pattern: str) -> Pair | str:
+def first(pair: Pair, count: int | None, pattern: str, set_by: str = "") -> Pair | str:
     """A fan's pair with only its first ``count`` flows; a string is the problem when it has
-    fewer."""
+    fewer. ``set_by``: the ``-e`` key that gave the count (``-e clients``), if one did."""
     if count is None or not pair.flows:
         return pair
     inn = pair.kind == "fanin"
@@ -92,9 +92,11 @@ def first(pair: Pair, count: int | None, pattern: str) -> Pair | str:
     if count > len(others):
         centre = pair.server if inn else pair.client
         shown = ", ".join(others[:8]) + (", ..." if len(others) > 8 else "")
+        source = f" (set by {set_by}={_scalar(count)})" if set_by else ""
+        fix = f"{set_by}=" if set_by else f"{COUNT}: "
         return (
-            f"{COUNT}: {count} is more than the {len(others)} host(s) of hosts"
-            f" {pattern!r} other than {centre} ({shown}): use {COUNT}: 1..{len(others)},"
+            f"{COUNT}: {count}{source} is more than the {len(others)} host(s) of hosts"
+            f" {pattern!r} other than {centre} ({shown}): use {fix}1..{len(others)},"
             " or widen hosts"
         )
     flows = pair.flows[:count]
@@ -107,6 +109,7 @@ def pairs_of(
     ends: Mapping[str, str],
     name: str,
     count: int | None,
+    set_by: str = "",
     widths: int = 1,
 ) -> list[Pair] | str:
     """A generated test's pairs (a fan's first ``count`` others), narrowed to the hosts
@@ -117,7 +120,7 @@ def pairs_of(
         return found
     kept = []
     for pair in found:
-        taken = first(pair, count, str(placed["hosts"]))
+        taken = first(pair, count, str(placed["hosts"]), set_by)
         if isinstance(taken, str):
             return taken
         kept.append(taken)
@@ -132,6 +135,7 @@ def expand(
     ends: Mapping[str, str],
     name: str,
     refuse: Callable[[Pair], str | None],
+    set_by: str = "",
     first_only: bool = False,
 ) -> dict[int | None, list[Pair]] | str:
     """Each count of ``widths`` (``[None]``: no count) -> the test's pairs (``placed``: its
@@ -143,7 +147,7 @@ def expand(
     for width in widths:
         found: list[Pair] | str = [Pair("", "", 0)]
         if placed is not None:
-            found = pairs_of(placed, select, ends, name, width, len(widths))
+            found = pairs_of(placed, select, ends, name, width, set_by, len(widths))
         if isinstance(found, str):
             return found
         if found and all(by_count[w] != found for w in by_count):
@@ -153,6 +157,6 @@ def expand(
         if first_only:
             return by_count
     if placed is not None and not by_count:  # -e narrowed every count's pairs to none
-        again = pairs_of(placed, select, ends, name, widths[-1])
+        again = pairs_of(placed, select, ends, name, widths[-1], set_by)
         return again if isinstance(again, str) else by_count
     return by_count

@@ -134,7 +134,8 @@ def load_scenario(
         first: dict[str, int] = {}
         own = _overrides.by_entry(check, tests, per_test)
         for i, raw in enumerate(tests):
-            specs.extend(check.test(i, raw, defaults, {**good_overrides, **own.get(i, {})}))
+            named = own.get(i, {})
+            specs.extend(check.test(i, raw, defaults, {**good_overrides, **named}, named))
             test_name = raw.get("name") if isinstance(raw, dict) else None
             if isinstance(test_name, str) and test_name in first:
                 check.add(

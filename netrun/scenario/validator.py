@@ -212,9 +212,15 @@ class Check:
         return good
 
     def test(
-        self, i: int, raw: Any, defaults: Mapping[str, Any], overrides: Mapping[str, Any]
+        self,
+        i: int,
+        raw: Any,
+        defaults: Mapping[str, Any],
+        overrides: Mapping[str, Any],
+        named: Mapping[str, Any] | None = None,
     ) -> list[TestSpec]:
-        """One entry of ``tests``: its TestSpecs (several with a sweep), or [] if it is bad."""
+        """One entry of ``tests``: its TestSpecs (several with a sweep), or [] if it is bad.
+        ``named``: which of ``overrides`` came as ``-e NAME.KEY`` (to name them so)."""
         if not isinstance(raw, dict):
             self.add(f"{self.where}: tests[{i}]", f"must be a mapping, got {show(raw)}")
             return []
@@ -293,6 +299,9 @@ class Check:
         fan = tool in self.tools and self.tools[str(tool)].fan is not None
         shared = {r: self.host_of(str(place[r])) for r in roles if isinstance(place.get(r), str)}
         serve = shared or dict.fromkeys(roles, "")  # a fan's other roles serve every flow
+        set_by = ""  # the -e key that set the count, for its problems
+        if COUNT in overrides:
+            set_by = f"-e {name}.{COUNT}" if COUNT in (named or {}) else f"-e {COUNT}"
         by_count = fanwidth.expand(  # a fan's clients: N -> its pairs
             placed if generated else None,
             sweep.get(COUNT) or [count],
@@ -300,6 +309,7 @@ class Check:
             {r: self.role(overrides[r]) for r in ENDS if r in overrides} if generated else {},
             str(name),
             lambda pair: flow_problem(pair, str(tool), fan, serve, SHARED_ROLES),
+            set_by,
             first_only=len(self.problems) > before,
         )
         if isinstance(by_count, str):

@@ -49,6 +49,10 @@ def test_first_refuses_more_than_the_fan_has() -> None:
         "clients: 3 is more than the 2 host(s) of hosts 'all' other than charlie"
         " (alpha, bravo): use clients: 1..2, or widen hosts"
     )
+    assert fanwidth.first(inn, 3, "all", "-e clients") == (
+        "clients: 3 (set by -e clients=3) is more than the 2 host(s) of hosts 'all' other"
+        " than charlie (alpha, bravo): use -e clients=1..2, or widen hosts"
+    )
 
 
 def test_clients_narrows_one_fanin(tmp_path: Path) -> None:
@@ -149,7 +153,15 @@ def test_bad_clients_are_one_line_each(tmp_path: Path, body: str, expected: str)
 def test_bad_e_clients(tmp_path: Path) -> None:
     fan = f"  - {{{FAN}, pairs: {{fanin: delta}}}}\n"
     assert "-e clients=0: clients must be at least 1" in refusal(tmp_path, fan, clients=0)
-    assert "clients: 9 is more than the 3 host(s)" in refusal(tmp_path, fan, clients=9)
+    line = refusal(tmp_path, fan, clients=9)  # the line says -e set the count, and its fix
+    assert "fan.yaml: tests[0] 'f': clients: 9 (set by -e clients=9) is more than the 3" in line
+    assert "use -e clients=1..3, or widen hosts" in line, line
+    line = refusal(tmp_path, fan, **{"f.clients": 4})  # the test's own -e, named so
+    assert "'f': clients: 4 (set by -e f.clients=4) is more than the 3 host(s)" in line
+    assert "use -e f.clients=1..3, or widen hosts" in line, line
+    sweep = f"  - {{{FAN}, pairs: {{fanin: delta}}, sweep: {{clients: [1, 2]}}}}\n"
+    line = refusal(tmp_path, sweep, clients=5)  # -e wins over the sweep: its count is -e's
+    assert "clients: 5 (set by -e clients=5) is more than" in line, line
     plain = "  - {name: p, mode: baremetal, server: alpha, client: echo}\n"
     line = refusal(tmp_path, plain, clients=2)
     assert line.startswith("-e clients=2: no test of this scenario takes 'clients'"), line
