@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from netrun.core.spec import DEFAULT_ROLES, TestSpec
+from netrun.inventory.model import Inventory
 from netrun.run import preview
 from netrun.run.rounds import listing
 
@@ -22,6 +24,27 @@ def _width(req: Any) -> int:
     return int(req.parallel or req.scenario.parallel)
 
 
+def _between(test: TestSpec, inventory: Inventory) -> str:
+    """Who the test runs between, each host with its SSH address: its roles, or a fan's
+    flows at once (the fan host once, then every flow's other end) and its other roles."""
+
+    def at(name: str) -> str:
+        return f"{name} (ssh {inventory[name].address})"
+
+    roles = test.hosts_by_role.items()
+    if not test.flows:
+        return ", ".join(f"{role} {at(host)}" for role, host in roles)
+    many = len(test.flows) > 1
+    what = f"{len(test.flows)} flows at once" if many else "1 flow"
+    if test.pairs == "fanout":
+        ends = ", ".join(at(f.server) for f in test.flows)
+        what += f" from client {at(test.flows[0].client)} to server{'s' * many} {ends}"
+    else:
+        ends = ", ".join(at(f.client) for f in test.flows)
+        what += f" into server {at(test.flows[0].server)} from client{'s' * many} {ends}"
+    return what + "".join(f"; {r} {at(h)}" for r, h in roles if r not in DEFAULT_ROLES)
+
+
 def check_report(req: Any) -> str:
     """--check-only: the tests as resolved against the inventory, with what each runs."""
     scenario, inventory = req.scenario, req.inventory
@@ -30,11 +53,10 @@ def check_report(req: Any) -> str:
     lines = [f"{scenario.path}: {len(scenario.tests)} tests fit {sources}; nothing was contacted"]
     running = []
     for test in scenario.tests:
-        hosts = {role: inventory[name] for role, name in test.hosts_by_role.items()}
-        skipped = allowed is not None and not {h.name for h in hosts.values()} <= allowed
-        roles = ", ".join(f"{r} {h.name} (ssh {h.address})" for r, h in hosts.items())
+        skipped = allowed is not None and not set(test.hosts) <= allowed  # a fan's every flow's
         outside = "  [outside -l]" if skipped else ""
-        lines.append(f"  {test.name}: {test.mode}, {test.tool}, {roles}{outside}")
+        where = _between(test, inventory)
+        lines.append(f"  {test.name}: {test.mode}, {test.tool}, {where}{outside}")
         lines += preview.preview(test, inventory).lines()
         if not skipped:
             running.append(test)

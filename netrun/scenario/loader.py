@@ -25,7 +25,8 @@ from netrun.errors import ScenarioError, did_you_mean
 from netrun.hosts.host import Host
 from netrun.modes import mode_options, mode_roles, mode_tools
 from netrun.scenario import overrides as _overrides
-from netrun.scenario import pairs as _pairs
+from netrun.scenario.generated import NOT_GENERATED, unused
+from netrun.scenario.pairs import Select
 from netrun.scenario.validator import (
     NAME_RE,
     Check,
@@ -56,7 +57,7 @@ def load_scenario(
     modes: Mapping[str, Sequence[Option]] | None = None,
     roles: Mapping[str, Sequence[str]] | None = None,
     resolve: Callable[[str], str] | None = None,
-    select: _pairs.Select | None = None,
+    select: Select | None = None,
     mode_tools_: Mapping[str, Sequence[str] | None] | None = None,
 ) -> Scenario:
     """Read and fully validate a scenario; every problem at once in one ScenarioError.
@@ -133,7 +134,8 @@ def load_scenario(
         first: dict[str, int] = {}
         own = _overrides.by_entry(check, tests, per_test)
         for i, raw in enumerate(tests):
-            specs.extend(check.test(i, raw, defaults, {**good_overrides, **own.get(i, {})}))
+            named = own.get(i, {})
+            specs.extend(check.test(i, raw, defaults, {**good_overrides, **named}, named))
             test_name = raw.get("name") if isinstance(raw, dict) else None
             if isinstance(test_name, str) and test_name in first:
                 check.add(
@@ -142,8 +144,8 @@ def load_scenario(
                 )
             elif isinstance(test_name, str):
                 first[test_name] = i
-    for key in _pairs.unused(good_overrides, specs, check.problems):
-        check.add(f"-e {key}={_scalar(good_overrides[key])}", _pairs.NOT_GENERATED)
+    for key in unused(good_overrides, specs, check.problems):
+        check.add(f"-e {key}={_scalar(good_overrides[key])}", NOT_GENERATED)
     entries = tests if isinstance(tests, list) else []
     _overrides.untaken(check, entries, good_overrides, own if entries else {})
     specs = _overrides.apply_to_specs(check, entries, specs, per_test)

@@ -18,7 +18,8 @@ from typing import Any
 from netrun.core.options import _scalar, problem, split_test_key
 from netrun.core.spec import TestSpec
 from netrun.errors import did_you_mean
-from netrun.scenario import pairs as _pairs
+from netrun.scenario.fanwidth import COUNT
+from netrun.scenario.pairs import KEYS
 from netrun.scenario.validator import Check
 
 #: Tests named in a message before "and N more".
@@ -77,7 +78,7 @@ def _owners(check: Check, key: str) -> str:
     if tools:
         return f"{key!r} is an option of tool {', '.join(tools)}"
     modes = sorted(m for m, opts in check.mode_own.items() if any(o.name == key for o in opts))
-    if key == _pairs.COUNT:  # not an option: the width of a fan test
+    if key == COUNT:  # not an option: the width of a fan test
         return f"{key!r} is a key of fan tests (pairs: {{fanin: HOST}} or {{fanout: HOST}})"
     return f"{key!r} is an option of mode {', '.join(modes)}" if modes else ""
 
@@ -156,7 +157,7 @@ def _override(check: Check, spec: TestSpec, values: Mapping[str, Any]) -> TestSp
     before = len(check.problems)
     for key, value in values.items():
         pre = f"-e {spec.name}.{key}={_scalar(value)}"
-        if key in check.placement_keys or key in (*_pairs.KEYS, _pairs.COUNT):
+        if key in check.placement_keys or key in (*KEYS, COUNT):
             check.add(
                 pre,
                 f"{key!r} places the test: set it on the entry, -e {spec.base_name}.{key}=...",

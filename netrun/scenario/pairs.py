@@ -7,20 +7,18 @@ test per (client, server) pair, named ``NAME[client->server]``. Each pair also g
 ``slot``: the round of a round-robin tournament (the circle method) it belongs to, so the
 round planner (netrun.run.rounds) can run an N-host mesh-once in N-1 rounds (N even) or N (odd).
 
-``hosts`` and ``pairs`` layer like any key: defaults < test < ``-e``. ``-e server=HOST`` and
-``-e client=HOST`` cannot replace a role a generated test does not have; they narrow its
-pairs to those with that host on that side (``-e server=delta``: every pair into delta).
+``hosts`` and ``pairs`` layer like any key: defaults < test < ``-e`` (netrun.scenario.
+generated, which also narrows a test's pairs by ``-e server=HOST`` and ``-e client=HOST``).
 
 ``fanin`` and ``fanout`` do not expand: they make one test, ``NAME[3->delta]``, whose
 flows (every other host of ``hosts`` into HOST, or HOST into each) run at the same time
-(netrun.run.flows), so its hosts are held together. ``clients: N`` (a test key, also in
-``defaults``, ``-e`` and ``sweep:``) takes the first N hosts of ``hosts`` other than the fan
-host, in inventory order (fanout: the N it sends to); a sweep of it is one test per count,
-``NAME[1->delta]``, ``NAME[2->delta]``: the count is in the name, as each pair is.
+(netrun.run.flows), so its hosts are held together. How many of the other hosts a fan
+takes (``clients: N``) is netrun.scenario.fanwidth's.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,8 +34,6 @@ FLOW_KINDS = ("fanin", "fanout")
 SHARED_ROLES = ("relay",)
 #: Test keys of a generated test (instead of the server and client roles).
 KEYS = ("hosts", "pairs")
-#: The test key that narrows a fanin/fanout to its first N other hosts (and may be swept).
-COUNT = "clients"
 #: Most tests one generated entry may expand into (a 64-node ordered mesh is 4032).
 MAX_PAIRS = 5000
 
@@ -102,15 +98,12 @@ def parse(raw: Any) -> PairSpec | str:
     return f"pairs: {_show(raw)} is not a kind of pairs; {usage}"
 
 
-def generate(
-    pattern: str, spec: PairSpec, select: Select, count: int | None = None
-) -> list[Pair] | str:
+def generate(pattern: str, spec: PairSpec, select: Select) -> list[Pair] | str:
     """The pairs of ``spec`` over the hosts ``pattern`` selects (inventory order), in
     scenario order (client by client); a string is the one-line problem.
 
     ``select`` resolves a host pattern to host names and raises InputError (with the
-    reason) when it matches nothing. ``count`` (``clients:``, checked by count_problem)
-    takes a fan's first N other hosts.
+    reason) when it matches nothing.
     """
 
     try:
@@ -137,15 +130,7 @@ def generate(
         centre = _centre(spec, pattern, hosts, select)
         if centre.startswith("pairs: "):  # the problem
             return centre
-        others = [h for h in hosts if h != centre]
-        if spec.kind in FLOW_KINDS and count is not None and count > len(others) > 0:
-            shown = ", ".join(others[:8]) + (", ..." if len(others) > 8 else "")
-            return (
-                f"{COUNT}: {count} is more than the {len(others)} host(s) of hosts {pattern!r}"
-                f" other than {centre} ({shown}): use {COUNT}: 1..{len(others)}, or widen hosts"
-            )
-        is_star = spec.kind == "star"
-        pairs = star(hosts, centre) if is_star else fan(hosts, centre, spec.kind, count)
+        pairs = star(hosts, centre) if spec.kind == "star" else fan(hosts, centre, spec.kind)
     else:
         pairs = {"mesh": mesh, "mesh-once": mesh_once, "ring": ring}[spec.kind](hosts)
     if not pairs:
@@ -181,10 +166,10 @@ def _centre(spec: PairSpec, pattern: str, hosts: list[str], select: Select) -> s
     return inside[0]
 
 
-def fan(hosts: Sequence[str], centre: str, kind: str, count: int | None = None) -> list[Pair]:
+def fan(hosts: Sequence[str], centre: str, kind: str) -> list[Pair]:
     """One test of every other host into ``centre`` at once (fanin), or ``centre`` into each
-    (fanout); none when there is no other host. ``count``: only the first that many others."""
-    others = [h for h in hosts if h != centre][:count]
+    (fanout); none when there is no other host."""
+    others = [h for h in hosts if h != centre]
     if not others:
         return []
     if kind == "fanin":
@@ -277,12 +262,6 @@ def between(clients: Sequence[str], servers: Sequence[str]) -> list[Pair]:
 USAGE = "a test gives either server and client, or hosts: PATTERN with pairs: KIND"
 
 
-def kind_of(raw: dict[str, Any]) -> str:
-    """The kind a (checked) test entry's ``pairs:`` names."""
-    value: Any = raw.get("pairs")  # a checked entry's: a kind, or a mapping of one kind
-    return value if isinstance(value, str) else str(next(iter(value)))
-
-
 def flow_problem(
     pair: Pair, tool: str, fan: bool, roles: Mapping[str, str], relays: Sequence[str] = ()
 ) -> str | None:
@@ -312,9 +291,8 @@ def flow_problem(
     return None
 
 
-def from_test(raw: dict[str, Any], select: Select, count: int | None = None) -> list[Pair] | str:
-    """The pairs of one test entry with ``hosts`` and ``pairs`` (a fan's first ``count``
-    other hosts); a string is the problem."""
+def from_test(raw: dict[str, Any], select: Select) -> list[Pair] | str:
+    """The pairs of one test entry with ``hosts`` and ``pairs``; a string is the problem."""
     if "hosts" not in raw or "pairs" not in raw:
         missing = "pairs" if "hosts" in raw else "hosts"
         return f"missing key {missing!r}: {USAGE}"
@@ -324,35 +302,12 @@ def from_test(raw: dict[str, Any], select: Select, count: int | None = None) -> 
     spec = parse(raw["pairs"])
     if isinstance(spec, str):
         return spec
-    return generate(pattern, spec, select, count)
-
-
-def count_problem(value: Any) -> str | None:
-    """Why ``value`` cannot be a fan's ``clients:`` (a whole number of hosts, at least 1)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return f"{COUNT} must be a whole number of hosts (1, 2, ...), got {_show(value)}"
-    if value < 1:
-        return f"{COUNT} must be at least 1 (the fan host's peers it takes), got {value}"
-    return None
-
-
-def is_fan(raw: Mapping[str, Any]) -> bool:
-    """Whether a layered entry (netrun.scenario.pairs.entry) is a fanin or fanout."""
-    spec = parse(raw.get("pairs"))
-    return not isinstance(spec, str) and spec.kind in FLOW_KINDS
-
-
-NOT_FAN = (
-    f"{COUNT} takes the first N hosts of a fan test: only a test with hosts: and pairs:"
-    " {fanin: HOST} or {fanout: HOST} has it; drop clients, or make the test a fan"
-)
+    return generate(pattern, spec, select)
 
 
 def simple_select(hosts: Sequence[str] | Any) -> Select:
     """Pattern matching without an inventory (unit tests, --check-only of a bare host list):
     comma- or colon-separated names and globs."""
-    import fnmatch
-
     names = list(hosts or ())
 
     def select(pattern: str) -> list[str]:
@@ -366,83 +321,3 @@ def simple_select(hosts: Sequence[str] | Any) -> Select:
         return list(found)
 
     return select
-
-
-# -- layers: defaults and -e ---------------------------------------------------------------
-#: The roles a generated test's pairs stand for; ``-e`` narrows by them.
-ENDS = ("server", "client")
-
-
-def layer_problem(key: str, value: Any) -> str | None:
-    """``hosts``/``pairs``/``clients`` in ``defaults`` or ``-e``: the one-line problem, if any."""
-    if key == "hosts" and not (isinstance(value, str) and value.strip()):
-        return f"hosts must be a host pattern such as 'all' or 'rack1:&nodes', got {_show(value)}"
-    if key == "pairs":
-        spec = parse(value)
-        return spec if isinstance(spec, str) else None
-    if key == COUNT:
-        return count_problem(value)
-    return None
-
-
-def is_generated(
-    raw: Mapping[str, Any], defaults: Mapping[str, Any], overrides: Mapping[str, Any]
-) -> bool:
-    """A test generates pairs when it gives hosts or pairs itself, or when it names no role
-    and neither do the defaults, while the defaults or -e give hosts or pairs (a scenario
-    of meshes that differ only in their options)."""
-    if any(k in raw for k in KEYS):
-        return True
-    if any(k in raw or k in defaults for k in ENDS):
-        return False
-    return any(k in layer for layer in (defaults, overrides) for k in KEYS)
-
-
-def entry(
-    raw: Mapping[str, Any], defaults: Mapping[str, Any], overrides: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The test's ``hosts`` and ``pairs`` after the layers: defaults < test < -e."""
-    out: dict[str, Any] = {}
-    for layer in (defaults, raw, overrides):
-        out.update((k, layer[k]) for k in KEYS if k in layer)
-    return out
-
-
-def narrow(found: list[Pair], ends: Mapping[str, str], name: str) -> list[Pair] | str:
-    """The pairs with each host ``ends`` names on its side (``-e server=``/``client=``);
-    a string is the problem, naming the hosts that side has."""
-    kept = found
-    for role, host in ends.items():
-        sides = list(dict.fromkeys(getattr(f, role) for p in kept for f in p.flows or (p,)))
-        kept = [q for p in kept if (q := _narrowed(p, role, host)) is not None]
-        if not kept:
-            return (
-                f"-e {role}={host}: none of the pairs {name!r} generates has {role} {host}"
-                f" (its {role}s: {', '.join(sides[:8])}{', ...' if len(sides) > 8 else ''});"
-                f" -e {role} narrows generated pairs to that {role}: name one of them,"
-                " or use -l to narrow by hosts"
-            )
-    return kept
-
-
-def _narrowed(pair: Pair, role: str, host: str) -> Pair | None:
-    """``pair`` with only its flows that have ``host`` as ``role``; None when none has."""
-    if not pair.flows:
-        return pair if getattr(pair, role) == host else None
-    flows = tuple(f for f in pair.flows if getattr(f, role) == host)
-    if not flows:
-        return None
-    return Pair(flows[0].client, flows[0].server, pair.slot, flows=flows, kind=pair.kind)
-
-
-NOT_GENERATED = (
-    "no test of this scenario generates pairs (hosts: + pairs:); -e hosts/pairs re-target"
-    " generated tests only: give the tests server and client, or -l to narrow by hosts"
-)
-
-
-def unused(overrides: Mapping[str, Any], specs: Sequence[Any], problems: list[str]) -> list[str]:
-    """``-e hosts``/``-e pairs`` keys that no test took (no test is generated)."""
-    if problems or any(getattr(t, "pairs", "") for t in specs):
-        return []
-    return [k for k in KEYS if k in overrides]

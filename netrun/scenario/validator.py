@@ -8,7 +8,6 @@ frozen TestSpecs (netrun.core.spec). netrun.scenario.loader reads the file and d
 from __future__ import annotations
 
 import itertools
-import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
@@ -18,20 +17,22 @@ from netrun.core.options import GENERAL_OPTIONS, Option, problem, show
 from netrun.core.spec import DEFAULT_ROLES, DEFAULT_TOOL, TestSpec
 from netrun.errors import InputError, did_you_mean
 from netrun.results.flags import same_host_problem
-from netrun.scenario import pairs as _pairs
-from netrun.scenario.pairs import COUNT
+from netrun.scenario import fanwidth
+from netrun.scenario import sweep as sweeps
+from netrun.scenario.fanwidth import COUNT
+from netrun.scenario.generated import ENDS, entry, is_fan, is_generated, kind_of, layer_problem
+from netrun.scenario.pairs import KEYS, SHARED_ROLES, USAGE, Select, flow_problem, simple_select
 from netrun.tools import tools as registered
 from netrun.tools.base import Tool
 from netrun.tools.iperf3.tool import OPTIONS as IPERF3_OPTIONS
 from netrun.tools.load import spec as load_spec
 from netrun.tools.load.tool import with_load
 
-MAX_COMBINATIONS = 1000  # tests one sweep may expand into
 #: Test and scenario names become file names: 1-64 of A-Z a-z 0-9 . _ -, no leading . _ -
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 PLACEMENT = ("mode", "server", "client", "tool")  # test keys that may also sit in defaults or -e
 REQUIRED = ("mode", "server", "client")  # placement keys without a default
-TEST_KEYS = ("name", *PLACEMENT, "sweep", *_pairs.KEYS, _pairs.COUNT)
+TEST_KEYS = ("name", *PLACEMENT, "sweep", *KEYS, COUNT)
 
 #: Every option of an iperf3 test in any mode (scenario v1's option list; the CLI reads the
 #: inventory-settable ones from it).
@@ -49,11 +50,11 @@ class Check:
         roles: Mapping[str, Sequence[str]] | None = None,
         resolve: Callable[[str], str] | None = None,
         tools: Mapping[str, Tool] | None = None,
-        select: _pairs.Select | None = None,
+        select: Select | None = None,
         mode_tools: Mapping[str, Sequence[str] | None] | None = None,
     ) -> None:
         self.where = where
-        self.select = select or _pairs.simple_select(hosts)
+        self.select = select or simple_select(hosts)
         self.roles = {m: tuple((roles or {}).get(m) or DEFAULT_ROLES) for m in modes}
         #: mode -> the tools it measures with (absent or None: any that runs in it)
         self.mode_tools = dict(mode_tools or {})
@@ -189,8 +190,8 @@ class Check:
         for key, value in raw.items():
             if isinstance(key, str) and key in self.placement_keys:
                 ok = self.placement(prefix(key, value), key, value)
-            elif key in (*_pairs.KEYS, _pairs.COUNT):  # a generated test's (netrun.scenario.pairs)
-                found = _pairs.layer_problem(key, value)
+            elif key in (*KEYS, COUNT):  # a generated test's (netrun.scenario.generated)
+                found = fanwidth.count_problem(value) if key == COUNT else layer_problem(key, value)
                 if found:
                     self.add(prefix(key, value), found)
                 ok = found is None
@@ -211,9 +212,15 @@ class Check:
         return good
 
     def test(
-        self, i: int, raw: Any, defaults: Mapping[str, Any], overrides: Mapping[str, Any]
+        self,
+        i: int,
+        raw: Any,
+        defaults: Mapping[str, Any],
+        overrides: Mapping[str, Any],
+        named: Mapping[str, Any] | None = None,
     ) -> list[TestSpec]:
-        """One entry of ``tests``: its TestSpecs (several with a sweep), or [] if it is bad."""
+        """One entry of ``tests``: its TestSpecs (several with a sweep), or [] if it is bad.
+        ``named``: which of ``overrides`` came as ``-e NAME.KEY`` (to name them so)."""
         if not isinstance(raw, dict):
             self.add(f"{self.where}: tests[{i}]", f"must be a mapping, got {show(raw)}")
             return []
@@ -246,17 +253,17 @@ class Check:
             else:
                 table = self.table(mode, tool)
                 self.placed.append((str(name), str(tool), mode))
-                fan_entry = _pairs.is_fan(_pairs.entry(raw, defaults, overrides))
+                fan_entry = is_fan(entry(raw, defaults, overrides))
                 for key in overrides:
-                    took = key in table or key in keys or key in _pairs.KEYS
+                    took = key in table or key in keys or key in KEYS
                     if took or (fan_entry and key == COUNT):
                         self.took.setdefault(key, []).append(str(name))
         roles = self.roles.get(mode, DEFAULT_ROLES) if isinstance(mode, str) else DEFAULT_ROLES
-        generated = _pairs.is_generated(raw, defaults, overrides)
+        generated = is_generated(raw, defaults, overrides)
         if generated:  # hosts + pairs stand for server and client
             roles = tuple(r for r in roles if r not in DEFAULT_ROLES)
             for key in set(DEFAULT_ROLES) & set(raw):
-                self.add(pre, f"{key!r} and 'hosts'/'pairs' exclude each other: {_pairs.USAGE}")
+                self.add(pre, f"{key!r} and 'hosts'/'pairs' exclude each other: {USAGE}")
         for key in ("mode", *roles):
             if key not in place and key not in self.bad_layer_keys:
                 known = f"; known modes: {', '.join(sorted(self.modes))}" if key == "mode" else ""
@@ -283,32 +290,31 @@ class Check:
                 self.option(pre, key, value, self.every_table())  # mode unknown: still checked
             else:
                 self.unknown(pre, key, [*(table or self.all_keys), *TEST_KEYS])
-        placed = _pairs.entry(raw, defaults, overrides)  # hosts and pairs: defaults < test < -e
-        fan_test = generated and _pairs.is_fan(placed)
-        count = self.count(pre, raw, defaults, overrides, fan_test)
-        sweep = self.sweep(pre, raw, table, own, overrides, fan_test) if "sweep" in raw else {}
+        placed = entry(raw, defaults, overrides)  # hosts and pairs: defaults < test < -e
+        fan_test = generated and is_fan(placed)
+        count = fanwidth.layered(pre, raw, defaults, overrides, fan_test, self.add)
+        sweep = {}
+        if "sweep" in raw:
+            sweep = sweeps.check(pre, raw, table, own, overrides, fan_test, self.add, self.unknown)
         fan = tool in self.tools and self.tools[str(tool)].fan is not None
-        extra = {r: str(place[r]) for r in roles if isinstance(place.get(r), str)}
-        by_count: dict[int | None, list[_pairs.Pair]] = {}  # a fan's clients: N -> its pairs
-        widths = sweep.get(COUNT) or [count]
-        for width in widths:
-            generate = [_pairs.Pair("", "", 0)]
-            if generated:
-                generate = self.pairs_of(pre, str(name), placed, overrides, width, len(widths))
-            if generate and all(by_count[w] != generate for w in by_count):
-                by_count[width] = generate  # (-e client= may narrow two counts alike: one)
-            flows = []
-            for pair in generate:
-                shared = {r: self.host_of(h) for r, h in extra.items()} if pair.flows else {}
-                ends = shared or dict.fromkeys(roles, "")
-                if found := _pairs.flow_problem(pair, str(tool), fan, ends, _pairs.SHARED_ROLES):
-                    flows.append(found)
-            if flows:
-                self.add(pre, flows[0])
-            if flows or len(self.problems) > before:
-                break
-        if generated and not by_count and len(self.problems) == before:  # -e narrowed all
-            self.pairs_of(pre, str(name), placed, overrides, widths[-1], 1)
+        shared = {r: self.host_of(str(place[r])) for r in roles if isinstance(place.get(r), str)}
+        serve = shared or dict.fromkeys(roles, "")  # a fan's other roles serve every flow
+        set_by = ""  # the -e key that set the count, for its problems
+        if COUNT in overrides:
+            set_by = f"-e {name}.{COUNT}" if COUNT in (named or {}) else f"-e {COUNT}"
+        by_count = fanwidth.expand(  # a fan's clients: N -> its pairs
+            placed if generated else None,
+            sweep.get(COUNT) or [count],
+            self.select,
+            {r: self.role(overrides[r]) for r in ENDS if r in overrides} if generated else {},
+            str(name),
+            lambda pair: flow_problem(pair, str(tool), fan, serve, SHARED_ROLES),
+            set_by,
+            first_only=len(self.problems) > before,
+        )
+        if isinstance(by_count, str):
+            self.add(pre, by_count)
+            return []
         if len(self.problems) > before or table is None or not {"mode", *roles} <= set(place):
             return []  # (a placement wrong in defaults or -e is reported there, once)
         merged = {k: o.default for k, o in table.items()}
@@ -329,19 +335,15 @@ class Check:
             return []
         between = self.tools[str(tool)].check
         options = {k: v for k, v in sweep.items() if k != COUNT}  # the count is not an option
-        for combo in itertools.product(*options.values()) if options and between else ():
-            swept = dict(zip(options, combo, strict=True))
-            shown = ",".join(f"{k}={name_part(v)}" for k, v in swept.items())
+        for swept, shown in sweeps.combinations(options) if options and between else ():
             assert between is not None
             for text in dict.fromkeys(between({**merged, **swept})):  # between options, per combo
                 self.add(f"{self.where}: tests[{i}] {f'{name}[{shown}]'!r}", text)
         if len(self.problems) > before:
             return []
         specs = []
-        combos = itertools.product(*options.values())
-        for combo, width in itertools.product(combos, by_count):
-            swept = dict(zip(options, combo, strict=True))
-            label = ",".join(f"{k}={name_part(v)}" for k, v in swept.items())
+        combos = sweeps.combinations(options)
+        for (swept, label), width in itertools.product(combos, by_count):
             label = f"[{label}]" if swept else ""
             tags = {**swept, COUNT: width} if COUNT in sweep else swept  # the pair label says it
             for pair in by_count[width]:
@@ -361,55 +363,12 @@ class Check:
                         swept=MappingProxyType(tags),
                         tool=str(tool),
                         matrix=f"{name}{label}" if pair.client and not pair.flows else "",
-                        pairs=_pairs.kind_of(placed) if pair.client else "",
+                        pairs=kind_of(placed) if pair.client else "",
                         slot=pair.slot,
                         flows=pair.flows,
                     )
                 )
         return specs
-
-    def pairs_of(
-        self,
-        pre: str,
-        name: str,
-        placed: dict[str, Any],
-        overrides: Mapping[str, Any],
-        count: int | None,
-        counts: int,
-    ) -> list[_pairs.Pair]:
-        """A generated test's pairs (a fan's first ``count`` others), narrowed by -e
-        server=/client=; [] after adding the problem. Of a sweep of ``counts`` widths,
-        a width -e narrows to nothing is left out (the caller says so when all are)."""
-        generate = _pairs.from_test(placed, self.select, count)
-        narrow = {r: self.role(overrides[r]) for r in _pairs.ENDS if r in overrides}
-        if not isinstance(generate, str):
-            found = _pairs.narrow(generate, narrow, name)
-            if isinstance(found, str) and counts > 1:
-                return []
-            generate = found
-        if isinstance(generate, str):
-            self.add(pre, generate)
-            return []
-        return generate
-
-    def count(
-        self,
-        pre: str,
-        raw: Mapping[str, Any],
-        defaults: Mapping[str, Any],
-        overrides: Mapping[str, Any],
-        fan: bool,
-    ) -> int | None:
-        """A fan test's ``clients:`` (defaults < test < -e; None: every other host). The test's
-        own on a test that is no fan is a problem; the defaults' and -e's serve fans only."""
-        if COUNT in raw and (bad := _pairs.count_problem(raw[COUNT])):
-            self.add(pre, bad)
-        elif COUNT in raw and not fan:
-            self.add(pre, _pairs.NOT_FAN)
-        if not fan:
-            return None
-        value = next((d[COUNT] for d in (overrides, raw, defaults) if COUNT in d), None)
-        return value if _pairs.count_problem(value) is None else None
 
     def inherited(
         self,
@@ -432,65 +391,3 @@ class Check:
             bad = problem(option, key, value)
             if bad:
                 self.add(pre, f"{bad} (set by {where}, for tool {tool} here)")
-
-    def sweep(
-        self,
-        pre: str,
-        test: Mapping[str, Any],
-        table: dict[str, Option] | None,
-        own: Mapping[str, Any],
-        overrides: Mapping[str, Any],
-        fan: bool,
-    ) -> dict[str, list[Any]]:
-        """Check ``sweep: {key: [values]}``; keys that -e sets are dropped (-e wins). A fan
-        test may sweep its ``clients`` (netrun.scenario.pairs.COUNT)."""
-        raw = test["sweep"]
-        if not isinstance(raw, dict) or not raw:
-            self.add(pre, f"sweep must be a non-empty mapping of key: [values], got {show(raw)}")
-            return {}
-        good: dict[str, list[Any]] = {}
-        for key, values in raw.items():
-            if key == COUNT:
-                counts = self.counts(pre, test, values, fan)
-                if counts and key not in overrides:
-                    good[key] = counts
-            elif table is not None and key not in table:
-                self.unknown(f"{pre}: sweep", key, table)
-            elif key in own:
-                self.add(pre, f"{key!r} is set both in the test and in its sweep")
-            elif not isinstance(values, list) or not values:
-                self.add(pre, f"sweep: {key} must be a non-empty list, got {show(values)}")
-            elif table is not None and key not in overrides:
-                names = [name_part(v) for v in values]
-                for n, value in enumerate(values):
-                    bad = problem(table[key], f"{key}[{n}]", value)
-                    if bad:
-                        self.add(f"{pre}: sweep", bad)
-                    elif names.index(names[n]) != n:
-                        self.add(pre, f"sweep: {key} lists {show(value)} twice")
-                good[key] = values
-        if math.prod(len(v) for v in good.values()) > MAX_COMBINATIONS:
-            self.add(pre, f"sweep expands into more than {MAX_COMBINATIONS} tests")
-        return good
-
-    def counts(self, pre: str, test: Mapping[str, Any], values: Any, fan: bool) -> list[int]:
-        """``sweep: {clients: [...]}``'s counts; [] after adding the problem."""
-        before = len(self.problems)
-        if not fan:
-            self.add(f"{pre}: sweep", _pairs.NOT_FAN)
-        elif COUNT in test:
-            self.add(pre, f"{COUNT!r} is set both in the test and in its sweep")
-        elif not isinstance(values, list) or not values:
-            self.add(pre, f"sweep: {COUNT} must be a non-empty list of counts, got {show(values)}")
-        else:
-            for n, value in enumerate(values):
-                if bad := _pairs.count_problem(value):
-                    self.add(f"{pre}: sweep", bad.replace(COUNT, f"{COUNT}[{n}]", 1))
-                elif values.index(value) != n:
-                    self.add(pre, f"sweep: {COUNT} lists {value} twice")
-        return list(values) if len(self.problems) == before else []
-
-
-def name_part(value: Any) -> str:
-    """A swept value as written in a test name; anything unsafe for file names becomes _."""
-    return re.sub(r"[^A-Za-z0-9._+-]", "_", show(value).strip("'"))

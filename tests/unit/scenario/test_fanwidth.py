@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from netrun.errors import ScenarioError
-from netrun.scenario import pairs
+from netrun.scenario import fanwidth, pairs
 from netrun.scenario.loader import load_scenario
 
 NATO = ["alpha", "bravo", "charlie", "delta", "echo"]
@@ -30,11 +30,29 @@ def refusal(tmp_path: Path, body: str, **overrides: object) -> str:
     return lines[0]
 
 
-def test_fan_takes_the_first_n_other_hosts_in_order() -> None:
-    (inn,) = pairs.fan(NATO, "bravo", "fanin", 2)
+def test_first_takes_the_first_n_other_hosts_in_order() -> None:
+    inn = fanwidth.first(pairs.fan(NATO, "bravo", "fanin")[0], 2, "all")
+    assert isinstance(inn, pairs.Pair)
     assert [f.client for f in inn.flows] == ["alpha", "charlie"] and inn.label == "2->bravo"
-    (out,) = pairs.fan(NATO, "alpha", "fanout", 1)
+    out = fanwidth.first(pairs.fan(NATO, "alpha", "fanout")[0], 1, "all")
+    assert isinstance(out, pairs.Pair)
     assert [f.label for f in out.flows] == ["alpha->bravo"] and out.label == "alpha->1"
+    assert (out.client, out.server) == ("alpha", "bravo")  # the first flow's, as fan's
+    star = pairs.Pair("alpha", "bravo", 3)
+    assert fanwidth.first(star, 1, "all") is star  # a pair of no flows has no width
+    assert fanwidth.first(inn, None, "all") is inn
+
+
+def test_first_refuses_more_than_the_fan_has() -> None:
+    (inn,) = pairs.fan(NATO[:3], "charlie", "fanin")
+    assert fanwidth.first(inn, 3, "all") == (
+        "clients: 3 is more than the 2 host(s) of hosts 'all' other than charlie"
+        " (alpha, bravo): use clients: 1..2, or widen hosts"
+    )
+    assert fanwidth.first(inn, 3, "all", "-e clients") == (
+        "clients: 3 (set by -e clients=3) is more than the 2 host(s) of hosts 'all' other"
+        " than charlie (alpha, bravo): use -e clients=1..2, or widen hosts"
+    )
 
 
 def test_clients_narrows_one_fanin(tmp_path: Path) -> None:
@@ -135,7 +153,15 @@ def test_bad_clients_are_one_line_each(tmp_path: Path, body: str, expected: str)
 def test_bad_e_clients(tmp_path: Path) -> None:
     fan = f"  - {{{FAN}, pairs: {{fanin: delta}}}}\n"
     assert "-e clients=0: clients must be at least 1" in refusal(tmp_path, fan, clients=0)
-    assert "clients: 9 is more than the 3 host(s)" in refusal(tmp_path, fan, clients=9)
+    line = refusal(tmp_path, fan, clients=9)  # the line says -e set the count, and its fix
+    assert "fan.yaml: tests[0] 'f': clients: 9 (set by -e clients=9) is more than the 3" in line
+    assert "use -e clients=1..3, or widen hosts" in line, line
+    line = refusal(tmp_path, fan, **{"f.clients": 4})  # the test's own -e, named so
+    assert "'f': clients: 4 (set by -e f.clients=4) is more than the 3 host(s)" in line
+    assert "use -e f.clients=1..3, or widen hosts" in line, line
+    sweep = f"  - {{{FAN}, pairs: {{fanin: delta}}, sweep: {{clients: [1, 2]}}}}\n"
+    line = refusal(tmp_path, sweep, clients=5)  # -e wins over the sweep: its count is -e's
+    assert "clients: 5 (set by -e clients=5) is more than" in line, line
     plain = "  - {name: p, mode: baremetal, server: alpha, client: echo}\n"
     line = refusal(tmp_path, plain, clients=2)
     assert line.startswith("-e clients=2: no test of this scenario takes 'clients'"), line
