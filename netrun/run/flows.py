@@ -6,8 +6,9 @@ Each flow is a test of its own to its mode (``flow_specs``: the test's options, 
 flow's two hosts, its own name and tag, so its containers, run files and undo records
 are its own, and its own port when the test fixes one), set up (the first alone, as it
 starts what every flow shares on the fan host, then the others at once);
-each repeat then measures every flow at once, started together behind a barrier, over
-the same duration; and every flow is torn down, with each undo, on every way out.
+each repeat then measures every flow at once, started together behind a barrier
+(netrun.run.startline), over the same duration; and every flow is torn down, with each
+undo, on every way out.
 
 A flow that fails fails the repeat (or, in its setup, the test) with one line naming the
 flow and its host. During a measurement the other flows are then stopped at once, each by
@@ -41,11 +42,10 @@ from netrun.results.store import ResultsDir, utcnow
 from netrun.run.bound import BoundTest, bind
 from netrun.run.mtu import MtuSettings, want
 from netrun.run.needs import refused
+from netrun.run.startline import BARRIER_S, StartLineBroken, once, spread
 from netrun.tools.fan import AGGREGATE
 
 T = TypeVar("T")
-#: Seconds the flows of one repeat wait for each other at the start line.
-BARRIER_S = 120.0
 #: Seconds of each flow's start its figure leaves out (iperf3 -O) when the test sets no
 #: ``omit:``: the flows' processes start some ms apart on busy hosts and each ramps up
 #: (slow start, a shaper's burst), so a sum over their first second overstated the
@@ -299,7 +299,7 @@ class FlowTest:
             mode.repeat = repeat  # its stop_flow's measurement
             try:
                 if type(mode).has_start_line:  # its server up and client armed first
-                    mode.start_line = _once(line, self.passed)
+                    mode.start_line = once(line, self.passed)
                 else:
                     line.wait()
                     self.passed.append(time.monotonic())
@@ -373,29 +373,6 @@ def _failed(fut: Future[Any]) -> bool:
     return exc is not None and not isinstance(exc, StartLineBroken | Cancelled)
 
 
-class StartLineBroken(ToolError):
-    """Another flow failed before the start line: that flow's error is the repeat's."""
-
-
-def _once(line: threading.Barrier, passed: list[float]) -> Callable[[], None]:
-    """A flow's start line: the barrier, waited once per measurement (a busy port's
-    retry measures again, and must not wait for flows that already started); when it
-    passed goes into ``passed`` (the spread of the flows' starts, details.fan)."""
-    done = threading.Event()
-
-    def wait() -> None:
-        if done.is_set():
-            return
-        done.set()
-        try:
-            line.wait()
-        except threading.BrokenBarrierError:
-            raise StartLineBroken("another flow failed before the start line") from None
-        passed.append(time.monotonic())
-
-    return wait
-
-
 def unsupported(test: TestSpec, bound: list[BoundTest]) -> str | None:
     """What a test of several flows cannot do yet, as its one line (before anything starts)."""
     if want(test) is not None:
@@ -406,12 +383,6 @@ def unsupported(test: TestSpec, bound: list[BoundTest]) -> str | None:
             " listen on the same port of the host; use a bridge or overlay network"
         )
     return None
-
-
-def spread(passed: list[float], count: int) -> float | None:
-    """Seconds between the first and the last of ``count`` flows passing the start line
-    (None: not every flow's time is known)."""
-    return round(max(passed) - min(passed), 6) if passed and len(passed) == count else None
 
 
 def centre(test: TestSpec) -> str:

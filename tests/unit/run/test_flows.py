@@ -21,16 +21,14 @@ from netrun.run.flows import (
     FAN_OMIT_S,
     FlowError,
     FlowTest,
-    StartLineBroken,
-    _once,
     bound_flows,
     centre,
     flow_specs,
-    spread,
     unsupported,
 )
 from netrun.run.sample import build_sample
 from netrun.run.shortcuts import starts_ahead, sweeps_early
+from netrun.run.startline import StartLineBroken, once
 from netrun.scenario.loader import load_scenario
 from netrun.testing.recording import RecordingTransport
 
@@ -126,21 +124,6 @@ def test_bare_metal_flows_line_up_after_their_servers_start() -> None:
     assert BareMetal.has_start_line and not Mode.has_start_line
 
 
-def test_the_start_line_is_waited_once_per_measurement() -> None:
-    line = threading.Barrier(2, timeout=5)
-    passed: list[float] = []
-    gates = [_once(line, passed), _once(line, passed)]
-    threads = [threading.Thread(target=g) for g in gates]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    gates[0]()  # a busy port's retry: it must not wait for flows that already started
-    assert len(passed) == 2
-    assert spread(passed, 2) is not None and spread(passed, 2) < 5
-    assert spread(passed, 3) is None  # a flow's time unknown: no spread
-
-
 def test_a_flow_that_failed_before_the_line_is_the_repeats_error(tmp_path: Path) -> None:
     """The others' broken start line is not the error: the flow that broke it is."""
     flows = FlowTest(SimpleNamespace(), fan(tmp_path), "f")
@@ -151,7 +134,7 @@ def test_a_flow_that_failed_before_the_line_is_the_repeats_error(tmp_path: Path)
     def step(i: int) -> None:
         if i == 1:
             raise ToolError(f"{flows.test.flows[1].client}: iperf3 server did not start")
-        _once(line, [])()
+        once(line, [])()
 
     with ThreadPoolExecutor(max_workers=3) as pool, pytest.raises(FlowError) as err:
         flows._each(pool, step)
@@ -160,7 +143,7 @@ def test_a_flow_that_failed_before_the_line_is_the_repeats_error(tmp_path: Path)
         " iperf3 server did not start"
     )
     with pytest.raises(StartLineBroken, match="another flow failed before the start line"):
-        _once(line, [])()
+        once(line, [])()
 
 
 def test_each_flow_leaves_its_start_out_unless_the_test_says(tmp_path: Path) -> None:
