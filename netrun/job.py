@@ -7,8 +7,10 @@ prints; the CLI prints ``Outcome`` and exits with its code.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from netrun import __version__
-from netrun.errors import InputError, Interrupted, NetrunError
+from netrun.errors import InputError, Interrupted, NetrunError, redact
 
 if TYPE_CHECKING:
     from netrun.publish import PublishOptions
@@ -49,6 +51,9 @@ class JobInputs:
 def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     """Load and check every input; nothing has touched a host yet. The request, and the
     secrets (passwords) that must never be shown."""
+    # Here, not at the top: the CLI imports this module as it starts (its EXIT_ codes), and
+    # these bring paramiko, yaml and every mode and tool (some 200 modules, 0.25-0.4 s),
+    # which every netrun command, --help and lab too, would then pay.
     from netrun.cleanup.scripts import RUN_ID
     from netrun.core.options import parse_overrides
     from netrun.hosts.group import DEFAULT_FORKS
@@ -57,6 +62,7 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     from netrun.inventory.model import check_netrun_vars, resolve_role
     from netrun.modes import all_options
     from netrun.results.store import default_dir, load
+    from netrun.run.resume import differences
     from netrun.run.runner import RunRequest
     from netrun.scenario.loader import MAX_FORKS, MAX_PARALLEL, load_scenario
     from netrun.scenario.validator import COMMON_OPTIONS
@@ -93,8 +99,6 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
                 f"{previous.get('scenario')!r}, not {scenario.name!r}"
             )
         outdir = inputs.resume if inputs.resume.is_dir() else inputs.resume.parent
-        from netrun.run.resume import differences
-
         changed = differences(previous, scenario.tests)
         if changed:
             raise InputError(
@@ -128,6 +132,7 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
 
 def inventory_option_problems(inventory: Any, options: Any) -> list[str]:
     """Check netrun_<option> inventory values before anything runs (bad input: exit 2)."""
+    # Here, not at the top, as in prepare: the validator brings every mode and tool.
     from netrun.core.options import problem
     from netrun.scenario.validator import COMMON_OPTIONS
 
@@ -173,7 +178,8 @@ def run_and_publish(
 
     ``on_start`` gets the Run before it touches a host (the CLI opens its log file there).
     """
-    from netrun.errors import redact
+    # Here, not at the top, as in prepare: the runner and publishing bring paramiko,
+    # sqlite and every mode and tool.
     from netrun.publish import publish
     from netrun.run.runner import Run
     from netrun.run.sample import exit_code
@@ -204,6 +210,8 @@ def run_and_publish(
         )
         doc, code = run.doc, EXIT_FAILED
     published = publish(doc, req.outdir, opts)
+    # Only now, not with the imports above: warm_report loads it (tabulate, wcwidth) in a
+    # thread while the first test runs, so the run's start does not wait for it.
     from netrun.report.render import render
 
     run.out.save(doc)  # with the baseline verdicts, if any
@@ -238,9 +246,6 @@ def run_and_publish(
 def warm_report() -> None:
     """Import the report renderer in a thread of its own: the run's end needs it, and
     while a test runs the controller only waits (0.02 s less after the last test)."""
-    import importlib
-    import threading
-
     threading.Thread(
         target=importlib.import_module, args=("netrun.report.render",), daemon=True, name="warm"
     ).start()
