@@ -61,8 +61,9 @@ def listing(scenario: Scenario, allowed: Collection[str] | None, width: int) -> 
         extra = "".join(f", {r} {h}" for r, h in test.roles.items() if r not in DEFAULT_ROLES)
         skipped = "  [outside -l]" if test not in tests else ""
         where = f"{test.client} -> {test.server}"
-        if test.flows:  # several flows at once (netrun.run.flows)
-            where = f"{len(test.flows)} flows at once: " + ", ".join(f.label for f in test.flows)
+        if test.flows:  # several flows at once (netrun.run.flows); ``clients: 1``: one
+            many = f"{len(test.flows)} flows at once" if len(test.flows) > 1 else "1 flow"
+            where = f"{many}: " + ", ".join(f.label for f in test.flows)
         lines.append(f"  {test.name}: {test.mode}, {where}{extra}{skipped}")
     rounds = plan(tests, width)
     if width <= 1:
