@@ -231,7 +231,7 @@ class FlowTest:
         pool = ThreadPoolExecutor(max_workers=len(test.flows), thread_name_prefix="flow")
         try:
             self._start()
-            run.progress(f"{self.label}: setting up {len(self.modes)} flows")
+            run.progress(f"{self.label}: setting up {_flows(len(self.modes))}")
             if why := unsupported(test, self.bound):
                 raise ToolError(why)
             for b in self.bound:
@@ -248,7 +248,8 @@ class FlowTest:
                     raise Cancelled(test.server)
                 suffix = f" repeat {repeat}/{test.repeat}" if test.repeat > 1 else ""
                 run.req.events.start(test, repeat)
-                run.progress(f"{self.label}{suffix}: {len(self.modes)} flows at once")
+                at_once = " at once" if len(self.modes) > 1 else ""
+                run.progress(f"{self.label}{suffix}: {_flows(len(self.modes))}{at_once}")
                 self._measure(pool, repeat, self.label + suffix)
         except Cancelled:
             run._record(test, repeat, None, error="interrupted", mode=self._mode())
@@ -371,6 +372,11 @@ def _failed(fut: Future[Any]) -> bool:
         return False
     exc = fut.exception()
     return exc is not None and not isinstance(exc, StartLineBroken | Cancelled)
+
+
+def _flows(count: int) -> str:
+    """``1 flow``, ``3 flows``: a fan of one host is a flow, not "1 flows"."""
+    return f"{count} flow" if count == 1 else f"{count} flows"
 
 
 def unsupported(test: TestSpec, bound: list[BoundTest]) -> str | None:

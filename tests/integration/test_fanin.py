@@ -105,6 +105,8 @@ def test_a_sweep_of_clients_is_one_fanin_per_count_and_a_table_by_count(
         timeout=180,
     )
     assert proc.returncode in (0, 1), proc.stderr  # 1: flagged above the ceiling is fine
+    assert "setting up 1 flow\n" in proc.stderr and "3 flows at once" in proc.stderr
+    assert "1 flows" not in proc.stderr, proc.stderr
     doc = load_results(tmp_path / "out")
     by_name = {s["name"]: s for s in doc["tests"]}
     assert list(by_name) == ["fan[1->delta]", "fan[3->delta]"]
