@@ -21,13 +21,60 @@ from netrun.hosts.ssh.failures import LOST
 POLL_S = 0.05
 
 
-def open_channel(transport: Any, host: str, line: str, timeout: float, stdin: bytes) -> Any:
-    """A paramiko channel running ``line``, with ``stdin`` written (its end is the caller's:
-    ``shutdown_write``, or later, see ``Started``)."""
+def send_last(chan: Any, data: bytes = b"") -> None:
+    """Write ``data`` to a command's stdin and end it, unless the channel closed first.
+
+    paramiko's own ``sendall`` and ``shutdown_write`` build each message under the
+    channel's lock but send it after letting go (paramiko #1115 and #1705, open). A command
+    that just exited loses that race: paramiko's reader thread answers the server's CLOSE
+    in between, OpenSSH frees the channel, and then drops the whole connection for the late
+    EOF ("ieof packet referred to nonexistent channel"), failing every other command on
+    that host. Two fan flows starting on one host of a loaded machine hit it in CI. Sent
+    under the lock, the data and the EOF go out before any CLOSE of ours, and never after
+    one. While a key exchange runs, paramiko's unlocked way is taken, as holding the lock
+    through its wait could stall the reader.
+    """
+    # paramiko loads on first use, as in netrun.hosts.ssh.transport (0.3 s of imports)
+    from paramiko.common import cMSG_CHANNEL_DATA
+    from paramiko.message import Message
+
+    transport = chan.transport
+    rest = data
+    with chan.lock:
+        if chan.closed or chan.eof_sent:
+            return
+        if transport is not None and transport.clear_to_send.is_set():
+            while rest and chan.out_window_size > 0:  # a window: the wait below returns at once
+                size = chan._wait_for_send_window(len(rest))
+                if not size:
+                    break
+                m = Message()
+                m.add_byte(cMSG_CHANNEL_DATA)
+                m.add_int(chan.remote_chanid)
+                m.add_string(rest[:size])
+                transport._send_user_message(m)
+                rest = rest[size:]
+            if not rest:
+                eof = chan._send_eof()
+                if eof is not None:
+                    transport._send_user_message(eof)
+                return
+    if rest:
+        chan.sendall(rest)
+    chan.shutdown_write()
+
+
+def open_channel(
+    transport: Any, host: str, line: str, timeout: float, stdin: bytes, *, eof: bool = True
+) -> Any:
+    """A paramiko channel running ``line``, with ``stdin`` written and, with ``eof``,
+    ended (``send_last``); without, its stdin stays open for a line later (``Started``)."""
     try:
         chan = transport.open_session(timeout=timeout)
         chan.exec_command(line)
-        if stdin:
+        if eof:
+            send_last(chan, stdin)
+        elif stdin:
             chan.sendall(stdin)
     except Exception as exc:  # paramiko raises SSHException/EOFError/OSError here
         if not transport.is_active():
@@ -103,8 +150,7 @@ class Started:
     def send(self, text: str) -> None:
         """Write ``text`` to the command's stdin and close it; ConnectError if it is gone."""
         try:
-            self.chan.sendall(text.encode())
-            self.chan.shutdown_write()
+            send_last(self.chan, text.encode())
         except Exception as exc:  # the channel or the connection closed meanwhile
             raise ConnectError(self.host, f"the started command is gone: {exc}") from None
 

@@ -157,10 +157,8 @@ class SSHTransport(Interruptible):
         """A channel running ``line`` and its connection (netrun.hosts.ssh.channel.open_channel: a
         ConnectError that says why not); with ``eof``, its stdin ends after ``stdin``."""
         transport = self._transport()
-        chan = open_channel(transport, self.host.name, line, self.settings.connect_timeout, stdin)
-        if eof:
-            with contextlib.suppress(Exception):  # a command that already ended: its reader
-                chan.shutdown_write()  # says how
+        timeout = self.settings.connect_timeout
+        chan = open_channel(transport, self.host.name, line, timeout, stdin, eof=eof)
         return chan, transport
 
     def open_channel(self, line: str) -> Any:

@@ -121,9 +121,17 @@ def test_a_failing_command_under_sudo_is_not_a_refusal(exited: int, stderr: str)
 
 # -- interrupt(): a parallel run's Ctrl-C stops the commands already on their way --------------
 class _SilentChannel:
-    """A channel whose command never prints or exits (a client still measuring)."""
+    """A channel whose command never prints or exits (a client still measuring); with no
+    transport of its own, send_last ends its stdin by paramiko's own shutdown_write."""
 
     closed = False
+    eof_sent = False
+    transport = None
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
 
     def exec_command(self, line: str) -> None: ...
     def sendall(self, data: bytes) -> None: ...

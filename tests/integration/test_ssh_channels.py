@@ -1,0 +1,67 @@
+"""One SSH connection carrying many short commands at once, as a fan test's flows send them.
+
+paramiko sends a channel's EOF after letting go of the channel's lock (paramiko #1115,
+#1705). A command that had already exited then lost a race: paramiko answered the server's
+CLOSE first, and OpenSSH dropped the whole connection for the late EOF ("ieof packet
+referred to nonexistent channel"), failing every command on that host (CI's turn fans, on
+a loaded machine). Eight threads of 150 quick commands each lost the connection in two of
+three runs on the lab before netrun.hosts.ssh.channel.send_last; this drives the real sshd.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from netrun.hosts.ssh.settings import SSHSettings
+from netrun.hosts.ssh.transport import SSHTransport
+from netrun.inventory.loader import load_inventory
+from tests.integration.conftest import LabHandle
+
+THREADS = 8
+COMMANDS = 150
+
+
+def sshd_log(lab: LabHandle, host: str) -> Path:
+    """The lab host's sshd log (``sshd -E``)."""
+    return lab.state_dir / "hosts" / host / "sshd.log"
+
+
+def test_many_quick_commands_at_once_keep_the_connection(lab: LabHandle) -> None:
+    """Commands that exit at once (``true``), and started ones fed their line at once,
+    from eight threads over one connection: every one answers, the connection lives,
+    and sshd never saw a message for a channel it had freed."""
+    host = load_inventory(lab.inventory).get("alpha")
+    settings = SSHSettings(known_hosts=lab.known_hosts)
+    log = sshd_log(lab, "alpha")
+    seen = len(log.read_text(errors="replace")) if log.exists() else 0
+    ssh = SSHTransport(host, settings)
+    ssh.connect()
+    failures: list[str] = []
+
+    def work(k: int) -> None:
+        for i in range(COMMANDS):
+            try:
+                if i % 10 == k % 10:  # a started command: its line, then its stdin ends
+                    started = ssh.start("read -r x; echo got $x")
+                    started.send(f"{i}\n")
+                    status, out, _ = started.wait(20)
+                    assert (status, out) == (0, f"got {i}\n"), (status, out)
+                else:
+                    assert ssh.run("true", timeout=20, check=False).ok
+            except Exception as exc:  # the first failure of each thread says what broke
+                failures.append(f"thread {k}, command {i}: {exc!r}")
+                return
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(THREADS)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not failures, failures[:3]
+        assert ssh.alive()
+    finally:
+        ssh.close()
+    said = log.read_text(errors="replace")[seen:] if log.exists() else ""
+    assert "nonexistent channel" not in said, said[-2000:]
