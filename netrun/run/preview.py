@@ -77,6 +77,12 @@ class Preview:
 
 
 def _value(value: Any) -> str:
+    """An option's value as YAML's flow style would write it: a load's mapping in full
+    (``load={streams: 4, direction: both}``), where a one-line error says "a mapping"."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
     return show(value).strip("'") if isinstance(value, str) else show(value)
 
 
