@@ -314,10 +314,15 @@ class FlowTest:
         except Cancelled:
             raise
         except NetrunError as exc:
-            run._record(test, repeat, None, error=str(exc), mode=self.modes[0], started=started)
+            # which flows the failure stopped, for results.json as for the progress lines
+            halted = {"stopped_flows": list(self.stopped)} if self.stopped else None
+            run._record(
+                test, repeat, None, error=str(exc), mode=self.modes[0], started=started,
+                extra=halted,
+            )  # fmt: skip
             run.progress(f"{label}: FAILED {exc}")
-            for stopped in self.stopped:
-                run.progress(f"{label}: {stopped}")
+            for what in self.stopped:
+                run.progress(f"{label}: {what}")
             return
         m, raw = self._aggregate(found, repeat)
         rec = run._record(test, repeat, m, mode=self.modes[0], raw=raw, started=started)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -345,11 +345,12 @@ class Run(Fleet):
         mode: Mode | None = None,
         raw: str | None = None,
         started: str | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Add one sample (netrun.run.sample) to the results, in scenario order, and save."""
         rec = build_sample(
             test, repeat, m, self.ctx.facts, self.req.inventory,
-            error=error, mode=mode, raw=raw, started=started,
+            error=error, mode=mode, raw=raw, started=started, extra=extra,
         )  # fmt: skip
         with self._lock:
             self.doc["tests"].append(rec)

@@ -35,10 +35,12 @@ def build_sample(
     mode: Mode | None = None,
     raw: str | None = None,
     started: str | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One results.json sample: what was measured (or why not), with its proof (raw
     output, NIC facts, line rate and goodput ceiling, flags); figures a tool cannot
-    know are null with a reason (details.unavailable)."""
+    know are null with a reason (details.unavailable). ``extra`` joins its details (what
+    a failed fan repeat stopped)."""
     nic = {side: nic_dict(facts.get(name)) for side, name in sides(test)}
     client_h = inventory.get(test.client)
     server_h = inventory.get(test.server)
@@ -57,6 +59,7 @@ def build_sample(
     if frame_mtu(details.get("mtu")):  # the MTU the test ran at (mtu:)
         mtus = [frame_mtu(details.get("mtu"))]
     details.update(m.details if m else {})  # this repeat's own (path bytes, verdict)
+    details.update(extra or {})
     inner = details.get("overlay_mtu")
     tool = with_load(get_tool(test.tool), test.options)  # load: its idle/loaded metrics
     protocol = tool.protocol_for(test.options)

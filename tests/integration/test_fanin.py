@@ -242,6 +242,8 @@ def test_a_flow_failing_midway_stops_the_others(big_lab: LabHandle, tmp_path: Pa
     for client in ("alpha", "bravo"):
         line = f"flow {client}->delta stopped: flow charlie->delta failed"
         assert run.proc.stderr.count(line) == 2, run.proc.stderr
+        # results.json keeps them too, in each failed repeat's sample
+        assert all(line in s["details"]["stopped_flows"] for s in samples), samples
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
