@@ -22,6 +22,9 @@ from netrun.scenario.pairs import Pair, Select, from_test
 #: The test key that narrows a fanin/fanout to its first N other hosts (and may be swept).
 COUNT = "clients"
 
+#: ``set_by`` of a count the scenario's ``defaults:`` gave (``first``).
+DEFAULTS = "defaults"
+
 NOT_FAN = (
     f"{COUNT} takes the first N hosts of a fan test: only a test with hosts: and pairs:"
     " {fanin: HOST} or {fanout: HOST} has it; drop clients, or make the test a fan"
@@ -84,7 +87,8 @@ def counts(pre: str, test: Mapping[str, Any], values: Any, fan: bool, add: Add) 
 
 def first(pair: Pair, count: int | None, pattern: str, set_by: str = "") -> Pair | str:
     """A fan's pair with only its first ``count`` flows; a string is the problem when it has
-    fewer. ``set_by``: the ``-e`` key that gave the count (``-e clients``), if one did."""
+    fewer. ``set_by``: the ``-e`` key that gave the count (``-e clients``), or ``defaults``
+    when the scenario's defaults did (the test sets none)."""
     if count is None or not pair.flows:
         return pair
     inn = pair.kind == "fanin"
@@ -94,6 +98,8 @@ def first(pair: Pair, count: int | None, pattern: str, set_by: str = "") -> Pair
         shown = ", ".join(others[:8]) + (", ..." if len(others) > 8 else "")
         source = f" (set by {set_by}={_scalar(count)})" if set_by else ""
         fix = f"{set_by}=" if set_by else f"{COUNT}: "
+        if set_by == DEFAULTS:  # the test sets none: its scenario's defaults did
+            source, fix = " (from defaults)", f"{COUNT}: "
         return (
             f"{COUNT}: {count}{source} is more than the {len(others)} host(s) of hosts"
             f" {pattern!r} other than {centre} ({shown}): use {fix}1..{len(others)},"

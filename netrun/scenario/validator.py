@@ -302,6 +302,8 @@ class Check:
         set_by = ""  # the -e key that set the count, for its problems
         if COUNT in overrides:
             set_by = f"-e {name}.{COUNT}" if COUNT in (named or {}) else f"-e {COUNT}"
+        elif COUNT in defaults and COUNT not in raw:
+            set_by = fanwidth.DEFAULTS
         by_count = fanwidth.expand(  # a fan's clients: N -> its pairs
             placed if generated else None,
             sweep.get(COUNT) or [count],

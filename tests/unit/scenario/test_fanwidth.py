@@ -168,3 +168,18 @@ def test_bad_e_clients(tmp_path: Path) -> None:
     assert "'clients' is a key of fan tests" in line
     line = refusal(tmp_path, fan, **{"f[3->delta].clients": 2})
     assert "'clients' places the test: set it on the entry, -e f.clients=..." in line
+
+
+def test_too_many_clients_from_defaults_say_so(tmp_path: Path) -> None:
+    """A count the test does not set came from the scenario's defaults: the line says so,
+    rather than pointing at a key the test does not hold."""
+    fan = f"  - {{{FAN}, pairs: {{fanin: delta}}}}\n"
+    with pytest.raises(ScenarioError) as err:
+        load(tmp_path, fan, defaults="duration: 1, clients: 9")
+    line = str(err.value)
+    assert "'f': clients: 9 (from defaults) is more than the 3 host(s)" in line, line
+    assert "use clients: 1..3, or widen hosts" in line, line
+    own = f"  - {{{FAN}, pairs: {{fanin: delta}}, clients: 8}}\n"  # the test's own wins
+    with pytest.raises(ScenarioError) as err:
+        load(tmp_path, own, defaults="duration: 1, clients: 9")
+    assert "clients: 8 is more than the 3" in str(err.value), str(err.value)
