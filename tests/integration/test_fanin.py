@@ -20,6 +20,7 @@ import yaml
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 from netrun.report.plots.fanin import count_filename
 from tests.integration.conftest import LabHandle, lab_iperf3_pids
+from tests.integration.coturn import existing_coturn
 from tests.integration.helpers import (
     check_fault,
     lab_settings,
@@ -378,6 +379,46 @@ def test_turn_fan_of_two_flows_through_one_relay(
         assert s["details"]["fan"]["kind"] == kind and s["details"]["fan"]["count"] == 2
         assert "cpu_client_pct" not in s["details"].get("unavailable", {})  # not iperf2's
     assert len({f["raw"] for s in samples for f in s["details"]["flows"]}) == 4
+    assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+@pytest.mark.parametrize("kind", ["fanin", "fanout"])
+def test_turn_fan_through_an_existing_turn_server(
+    big_lab: LabHandle, tmp_path: Path, kind: str
+) -> None:
+    """The same fans through a coturn netrun did not start (turn_server:, on delta): each
+    flow its own tunnel and allocation on it, the credentials from the inventory never in
+    what the run printed or saved, and the existing relay left running."""
+    servers = ["charlie"] if kind == "fanin" else ["alpha", "bravo"]
+    with existing_coturn(big_lab, "delta", servers, tmp_path / "ext", 3493) as relay:
+        uri, user, password = relay
+        inventory = yaml.safe_load(Path(big_lab.inventory).read_text())
+        for name in ("alpha", "bravo", "charlie"):
+            inventory["all"]["hosts"][name].update(turn_user=user, turn_password=password)
+        inv = write_yaml(tmp_path / "inv.yaml", inventory)
+        test = {"name": "xfan", "mode": "turn", "tool": "iperf2", "relay": "delta",
+                "hosts": "alpha,bravo,charlie", "pairs": {kind: "charlie"},
+                "turn_server": uri, "turn_transport": "tcp",
+                "bitrate": "500pps", "duration": 2}  # fmt: skip
+        path = write_yaml(tmp_path / "xfan.yaml", {"name": "xfan", "tests": [test]})
+        before = lab_settings(big_lab)
+        proc = run_netrun([path, "-i", inv, "-o", "out", "--no-history"], cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert (tmp_path / "ext" / "pid").exists()  # netrun left the existing relay alone
+    (s,) = load_results(tmp_path / "out")["tests"]
+    assert s["status"] == "ok", s["error"]
+    assert s["details"]["relay"]["kind"] == "external"
+    flows = s["details"]["flows"]
+    ends = [("alpha", "charlie"), ("bravo", "charlie")]
+    assert [(f["client"], f["server"]) for f in flows] == (
+        ends if kind == "fanin" else [(b, a) for a, b in ends]
+    )
+    assert len({f["relayed_address"] for f in flows}) == 2, flows  # an allocation each
+    assert all(f["peer_seen"] == big_lab.host("delta").data_ip for f in flows), flows
+    assert s["metrics"]["aggregate_bps"] > 0
+    assert password not in proc.stdout + proc.stderr
+    for saved in (tmp_path / "out").rglob("*"):
+        assert not saved.is_file() or password.encode() not in saved.read_bytes(), saved
     assert not leftovers(big_lab, before, tmp_path / "out")
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
-from netrun.modes.turn import relay as coturn
 from netrun.tools.iperf2 import parse as iperf2
 from tests.conftest import ROOT
 from tests.integration.conftest import LabHandle
+from tests.integration.coturn import existing_coturn
 from tests.integration.helpers import (
     assert_nothing_left,
     entry,
@@ -181,39 +180,8 @@ def test_a_busy_relay_port_and_a_missing_turnserver_are_one_line_each(
 @pytest.fixture
 def external_relay(lab: LabHandle, tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     """A coturn the test starts on charlie (an "existing" TURN server): URI, user, password."""
-    port = 3492
-    user, password = coturn.credentials()
-    conf = tmp_path / "ext" / "turnserver.conf"
-    conf.parent.mkdir(mode=0o700)
-    ip = lab.host("charlie").data_ip
-    fd = os.open(conf, os.O_WRONLY | os.O_CREAT, 0o600)
-    os.write(fd, coturn.config_text(
-        listen_ip=ip, port=port, user=user, password=password,
-        peers=[lab.host("alpha").data_ip], pidfile=str(conf.parent / "pid"),
-        logfile=str(conf.parent / "log"),
-    ).encode())  # fmt: skip
-    os.close(fd)
-    ns = lab.host("charlie").namespace
-    proc = subprocess.Popen(
-        ["ip", "netns", "exec", ns, *coturn.command(str(conf), str(conf.parent / "db"))],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-
-    def listening() -> bool:
-        with socket.socket() as s:
-            s.settimeout(0.2)
-            return s.connect_ex((ip, port)) == 0
-
-    try:
-        assert wait_for(listening, 10)
-        yield f"turn://{ip}:{port}?transport=tcp", user, password
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with existing_coturn(lab, "charlie", ["alpha"], tmp_path / "ext", 3492) as relay:
+        yield relay
 
 
 def test_an_existing_turn_server_wrong_credentials_401_then_right_ones(

@@ -1,0 +1,56 @@
+"""An "existing" TURN server for tests of ``turn_server:``: a coturn the test itself starts
+in a lab host's namespace (netrun neither starts nor stops it), allowing only ``peers``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from netrun.modes.turn import relay as coturn
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import wait_for
+
+
+@contextmanager
+def existing_coturn(
+    lab: LabHandle, host: str, peers: list[str], folder: Path, port: int
+) -> Iterator[tuple[str, str, str]]:
+    """coturn on ``host``'s data address and ``port``, its files in ``folder`` (made 0700):
+    its TCP URI, user and password, until the block ends (SIGTERM, then SIGKILL)."""
+    user, password = coturn.credentials()
+    folder.mkdir(mode=0o700)
+    conf = folder / "turnserver.conf"
+    ip = lab.host(host).data_ip
+    fd = os.open(conf, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, coturn.config_text(
+        listen_ip=ip, port=port, user=user, password=password,
+        peers=[lab.host(p).data_ip for p in peers], pidfile=str(folder / "pid"),
+        logfile=str(folder / "log"),
+    ).encode())  # fmt: skip
+    os.close(fd)
+    ns = lab.host(host).namespace
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", ns, *coturn.command(str(conf), str(folder / "db"))],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    def listening() -> bool:
+        with socket.socket() as s:
+            s.settimeout(0.2)
+            return s.connect_ex((ip, port)) == 0
+
+    try:
+        assert wait_for(listening, 10)
+        yield f"turn://{ip}:{port}?transport=tcp", user, password
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
