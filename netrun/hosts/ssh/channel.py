@@ -1,4 +1,4 @@
-"""One remote command on an SSH channel: open it, feed it, read it to its exit or deadline.
+"""One remote command on an SSH channel: open it, feed it, read it to its EOF or deadline.
 
 Split from netrun.hosts.transport so that a command can also be *started* and answered later
 (``Started``): an iperf3 client that pays its host's login cost while the server starts
