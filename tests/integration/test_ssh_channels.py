@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from netrun.errors import CommandTimeout
 from netrun.hosts.ssh.settings import SSHSettings
 from netrun.hosts.ssh.transport import SSHTransport
 from netrun.inventory.loader import load_inventory
@@ -70,3 +71,41 @@ def test_many_quick_commands_at_once_keep_the_connection(lab: LabHandle) -> None
         ssh.close()
     said = log.read_text(errors="replace")[seen:] if log.exists() else ""
     assert "nonexistent channel" not in said, said[-2000:]
+
+
+def test_commands_cut_by_their_deadline_while_printing_keep_the_connection(
+    lab: LabHandle,
+) -> None:
+    """Commands still printing when their deadline cuts them, from eight threads at once:
+    each is a CommandTimeout, and the connection lives. Their late output used to reach
+    the closed channel's wake-up pipe (netrun.hosts.ssh.channel.close_channel): once in
+    three runs of 320, that killed paramiko's reader."""
+    host = load_inventory(lab.inventory).get("bravo")
+    ssh = SSHTransport(host, SSHSettings(known_hosts=lab.known_hosts))
+    ssh.connect()
+    chatty = "i=0; while [ $i -lt 400 ]; do echo line $i of a command cut short; i=$((i+1)); done"
+    outcomes: list[str] = []
+
+    def work() -> None:
+        for _ in range(40):
+            try:
+                ssh.run(f"{chatty}; sleep 2", timeout=0.05, check=False)
+                outcomes.append("ended")
+            except CommandTimeout:
+                outcomes.append("cut")
+            except Exception as exc:
+                outcomes.append(repr(exc))
+                return
+
+    threads = [threading.Thread(target=work) for _ in range(THREADS)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert set(outcomes) == {"cut"}, [o for o in outcomes if o != "cut"][:3]
+        assert len(outcomes) == THREADS * 40
+        assert ssh.alive()
+        assert ssh.run("echo still here", timeout=20).stdout == "still here\n"
+    finally:
+        ssh.close()

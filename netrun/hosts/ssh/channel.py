@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import select
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -75,6 +76,19 @@ def send_last(chan: Any, data: bytes = b"") -> bool:
         chan.sendall(rest)
     chan.shutdown_write()
     return True
+
+
+def close_channel(chan: Any) -> None:
+    """Close ``chan`` so that output still on its way cannot reach its wake-up pipe.
+
+    paramiko's buffers set the pipe (what ``select`` waits on) outside the channel's lock,
+    and its close shuts the pipe's fds before marking it shut: a chunk of a command still
+    running (a deadline, an interrupt) could write to a closed fd, killing the reader, or
+    to whatever reused the number. Their events are swapped first, under the buffers' own
+    lock, for plain ones nothing waits on."""
+    chan.in_buffer.set_event(threading.Event())
+    chan.in_stderr_buffer.set_event(threading.Event())
+    chan.close()
 
 
 def open_channel(
@@ -144,7 +158,7 @@ def collect(
             # paramiko marks a channel of a dead connection exited, with no status
             raise ConnectError(host, LOST + " during a command")
     finally:
-        chan.close()
+        close_channel(chan)
     return exited, b"".join(out).decode(errors="replace"), b"".join(err).decode(errors="replace")
 
 
@@ -200,4 +214,4 @@ class Started:
     def abandon(self) -> None:
         """Never mind: close the channel (the remote ``read`` sees its stdin end)."""
         with contextlib.suppress(Exception):  # a dropped connection's: nothing to close
-            self.chan.close()
+            close_channel(self.chan)

@@ -131,7 +131,10 @@ class _SilentChannel:
     def __init__(self) -> None:
         import threading
 
+        from paramiko.buffered_pipe import BufferedPipe
+
         self.lock = threading.Lock()
+        self.in_buffer, self.in_stderr_buffer = BufferedPipe(), BufferedPipe()
 
     def exec_command(self, line: str) -> None: ...
     def sendall(self, data: bytes) -> None: ...
