@@ -20,7 +20,6 @@ import yaml
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 from netrun.report.plots.fanin import count_filename
 from tests.integration.conftest import LabHandle, lab_iperf3_pids
-from tests.integration.coturn import existing_coturn
 from tests.integration.helpers import (
     check_fault,
     lab_settings,
@@ -33,6 +32,7 @@ from tests.integration.helpers import (
     wait_for,
     write_yaml,
 )
+from tests.integration.turn_stand_ins import existing_coturn, write_turncat
 
 pytestmark = [pytest.mark.integration]
 
@@ -419,6 +419,32 @@ def test_turn_fan_through_an_existing_turn_server(
     assert password not in proc.stdout + proc.stderr
     for saved in (tmp_path / "out").rglob("*"):
         assert not saved.is_file() or password.encode() not in saved.read_bytes(), saved
+    assert not leftovers(big_lab, before, tmp_path / "out")
+
+
+def test_turncat_fanout_each_flow_its_own_turncat(big_lab: LabHandle, tmp_path: Path) -> None:
+    """charlie's netrun_turncat (a stand-in with turncat's command line) carries a fan-out to
+    alpha and bravo through netrun's coturn on delta: one turncat per flow, each bound to its
+    own port, both flows relayed, and nothing left behind."""
+    inventory = yaml.safe_load(Path(big_lab.inventory).read_text())
+    shim = write_turncat(tmp_path / "turncat")
+    inventory["all"]["hosts"]["charlie"]["netrun_turncat"] = str(shim)
+    inv = write_yaml(tmp_path / "inv.yaml", inventory)
+    test = {"name": "cfan", "mode": "turn", "tool": "iperf2", "relay": "delta",
+            "hosts": "alpha,bravo,charlie", "pairs": {"fanout": "charlie"},
+            "turn_transport": "udp", "bitrate": "500pps", "duration": 3}  # fmt: skip
+    path = write_yaml(tmp_path / "cfan.yaml", {"name": "cfan", "tests": [test]})
+    before = lab_settings(big_lab)
+    proc = run_netrun([path, "-i", inv, "-o", "out", "--no-history"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (s,) = load_results(tmp_path / "out")["tests"]
+    assert s["status"] == "ok", s["error"]
+    assert s["details"]["tunnel"]["kind"] == "turncat"
+    flows = s["details"]["flows"]
+    ends = [(f["client"], f["server"]) for f in flows]
+    assert ends == [("charlie", "alpha"), ("charlie", "bravo")], ends
+    assert all(f["peer_seen"] == big_lab.host("delta").data_ip for f in flows), flows
+    assert all(f["throughput_bps"] > 0 for f in flows), flows
     assert not leftovers(big_lab, before, tmp_path / "out")
 
 

@@ -20,7 +20,6 @@ from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 from netrun.tools.iperf2 import parse as iperf2
 from tests.conftest import ROOT
 from tests.integration.conftest import LabHandle
-from tests.integration.coturn import existing_coturn
 from tests.integration.helpers import (
     assert_nothing_left,
     entry,
@@ -35,6 +34,7 @@ from tests.integration.helpers import (
     write_inventory,
     write_scenario,
 )
+from tests.integration.turn_stand_ins import existing_coturn, write_turncat
 
 pytestmark = pytest.mark.integration
 
@@ -248,29 +248,10 @@ def test_after_a_sigkill_nothing_is_left_no_turnserver_tunnel_or_iperf(
     assert lab_turn_pids(lab) == []
 
 
-SHIM = """#!/usr/bin/env python3
-# A stand-in for STUNner's turncat (not installed here), with its command line: creds in
-# the TURN URI. It hands them to netrun's tunnel in a 0600 file and execs it.
-import os, sys, tempfile
-from urllib.parse import unquote, urlsplit
-listen, server, peer = sys.argv[1:4]
-u = urlsplit(server)
-fd, auth = tempfile.mkstemp(prefix="auth-", dir=os.path.dirname(__file__))
-os.write(fd, (unquote(u.username) + "\\n" + unquote(u.password) + "\\n").encode())
-os.close(fd)
-plain = f"turn://{u.hostname}:{u.port}?{u.query}"
-os.execvp("python3", ["python3", TUNNEL, listen, plain, peer, "--time", "120",
-                      "--auth-file", auth])
-"""
-
-
 def test_a_hosts_turncat_is_used_when_netrun_turncat_names_it(
     lab: LabHandle, tmp_path: Path
 ) -> None:
-    shim = tmp_path / "turncat"
-    tunnel = ROOT / "netrun" / "modes" / "turn" / "tunnel.py"
-    shim.write_text(SHIM.replace("TUNNEL,", f"{str(tunnel)!r},"))
-    shim.chmod(0o755)
+    shim = write_turncat(tmp_path / "turncat")
     inventory = write_inventory(tmp_path, lab, host_vars={"bravo": {"netrun_turncat": str(shim)}})
     # turncat binds its listener before its allocation: the first packets may be late
     scenario = write_scenario(

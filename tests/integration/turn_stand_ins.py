@@ -1,5 +1,6 @@
-"""An "existing" TURN server for tests of ``turn_server:``: a coturn the test itself starts
-in a lab host's namespace (netrun neither starts nor stops it), allowing only ``peers``."""
+"""TURN parts a test brings itself: an "existing" TURN server for ``turn_server:`` (a coturn
+the test starts in a lab host's namespace, which netrun neither starts nor stops), and a
+stand-in for STUNner's turncat for ``netrun_turncat``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from netrun.modes.turn import relay as coturn
+from tests.conftest import ROOT
 from tests.integration.conftest import LabHandle
 from tests.integration.helpers import wait_for
 
@@ -54,3 +56,29 @@ def existing_coturn(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+#: A stand-in for STUNner's turncat (not installed here), with its command line: creds in
+#: the TURN URI. It hands them to netrun's tunnel in a 0600 file and execs it.
+TURNCAT = """#!/usr/bin/env python3
+# A stand-in for STUNner's turncat (not installed here), with its command line: creds in
+# the TURN URI. It hands them to netrun's tunnel in a 0600 file and execs it.
+import os, sys, tempfile
+from urllib.parse import unquote, urlsplit
+listen, server, peer = sys.argv[1:4]
+u = urlsplit(server)
+fd, auth = tempfile.mkstemp(prefix="auth-", dir=os.path.dirname(__file__))
+os.write(fd, (unquote(u.username) + "\\n" + unquote(u.password) + "\\n").encode())
+os.close(fd)
+plain = f"turn://{u.hostname}:{u.port}?{u.query}"
+os.execvp("python3", ["python3", TUNNEL, listen, plain, peer, "--time", "120",
+                      "--auth-file", auth])
+"""
+
+
+def write_turncat(path: Path) -> Path:
+    """The turncat stand-in at ``path``, executable, running this checkout's tunnel."""
+    tunnel = ROOT / "netrun" / "modes" / "turn" / "tunnel.py"
+    path.write_text(TURNCAT.replace("TUNNEL,", f"{str(tunnel)!r},"))
+    path.chmod(0o755)
+    return path
