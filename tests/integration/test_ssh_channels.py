@@ -77,9 +77,9 @@ def test_commands_cut_by_their_deadline_while_printing_keep_the_connection(
     lab: LabHandle,
 ) -> None:
     """Commands still printing when their deadline cuts them, from eight threads at once:
-    each is a CommandTimeout, and the connection lives. Their late output used to reach
-    the closed channel's wake-up pipe (netrun.hosts.ssh.channel.close_channel): once in
-    three runs of 320, that killed paramiko's reader."""
+    each is a CommandTimeout (or, starved, ended), and the connection lives. Their late
+    output used to reach the closed channel's wake-up pipe (netrun.hosts.ssh.channel.
+    close_channel): once in three runs of 320, that killed paramiko's reader."""
     host = load_inventory(lab.inventory).get("bravo")
     ssh = SSHTransport(host, SSHSettings(known_hosts=lab.known_hosts))
     ssh.connect()
@@ -89,7 +89,9 @@ def test_commands_cut_by_their_deadline_while_printing_keep_the_connection(
     def work() -> None:
         for _ in range(40):
             try:
-                ssh.run(f"{chatty}; sleep 2", timeout=0.05, check=False)
+                # a short tail: a cut command's session lives on in sshd until it ends, and
+                # a long one filled the lab's MaxSessions (200) on a loaded machine
+                ssh.run(f"{chatty}; sleep 0.3", timeout=0.05, check=False)
                 outcomes.append("ended")
             except CommandTimeout:
                 outcomes.append("cut")
@@ -103,7 +105,9 @@ def test_commands_cut_by_their_deadline_while_printing_keep_the_connection(
             t.start()
         for t in threads:
             t.join(timeout=120)
-        assert set(outcomes) == {"cut"}, [o for o in outcomes if o != "cut"][:3]
+        # a thread starved past the tail sees its command end: as good, if rare
+        assert set(outcomes) <= {"cut", "ended"}, [o for o in outcomes if len(o) > 5][:3]
+        assert outcomes.count("cut") > len(outcomes) // 2, outcomes.count("cut")
         assert len(outcomes) == THREADS * 40
         assert ssh.alive()
         assert ssh.run("echo still here", timeout=20).stdout == "still here\n"
