@@ -13,8 +13,9 @@ from typing import Any
 
 from netrun.core.spec import Scenario
 from netrun.errors import InputError, NetrunError
-from netrun.history.baseline import beyond_noise, parse_spec
+from netrun.history.baseline import parse_spec, spreads
 from netrun.history.db import History
+from netrun.history.judge import DEFAULT_PAGE_ON
 from netrun.history.regress import (
     Verdict,
     compare,
@@ -41,6 +42,8 @@ class PublishOptions:
     tag: str | None = None  # --tag: `--baseline last` compares runs of the same tag
     #: --fail-on-flags: a figure that is not what its test asked for fails the run (and JUnit)
     fail_on_flags: bool = False
+    #: --page-on: the causes (netrun.history.judge.CAUSES) whose regressions exit 3
+    page_on: tuple[str, ...] = DEFAULT_PAGE_ON
 
 
 @dataclass
@@ -58,7 +61,8 @@ class Published:
 
     @property
     def regressed(self) -> bool:
-        return any(v.verdict == "regressed" for v in self.verdicts)
+        """A regression whose cause pages (--page-on): exit 3."""
+        return any(v.verdict == "regressed" and v.pages for v in self.verdicts)
 
 
 def check_baseline(opts: PublishOptions, history: History | None, scenario: Scenario) -> None:
@@ -135,19 +139,17 @@ def _compare(
             return
         raise
     throughput = parse_tolerance(opts.tolerance) if opts.tolerance else None
-    out.verdicts = compare(doc, base, tolerances_from_doc(doc, throughput))
-    out.verdicts = beyond_noise(out.verdicts, history, doc, base)
+    noise = spreads(history, doc, doc.get("run_id")) if history is not None else None
+    out.verdicts = compare(doc, base, tolerances_from_doc(doc, throughput), noise, opts.page_on)
     out.baseline_id = str(base.get("run_id") or opts.baseline)
     doc["baseline"] = {
         "run_id": out.baseline_id,
         "started": base.get("started"),
         "spec": spec,
-        **({"median_of": base["median_of"]} if base.get("median_of") else {}),
+        **{k: base[k] for k in ("median_of", "tests_from", "unusable") if base.get(k)},
         "context_changes": context.records(context.changes(base, doc)),
-        "verdicts": [
-            {"test": v.test, "verdict": v.verdict, "delta_pct": v.delta_pct, "detail": v.detail}
-            for v in out.verdicts
-        ],
+        "page_on": list(opts.page_on),
+        "verdicts": [v.record() for v in out.verdicts],
     }
 
 

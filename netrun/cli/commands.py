@@ -316,9 +316,7 @@ def doc_verdicts(doc: dict[str, Any]) -> list[Any] | None:
     if not doc.get("baseline"):
         return None
     stored = doc["baseline"].get("verdicts") or []
-    return [
-        Verdict(v["test"], v["verdict"], v.get("delta_pct"), v.get("detail", "")) for v in stored
-    ]
+    return [Verdict.from_record(v) for v in stored if isinstance(v, dict)]
 
 
 def cmd_history(ns: argparse.Namespace) -> int:

@@ -148,6 +148,12 @@ def run_parser() -> Parser:
         "for: above-ceiling, same-host, sender-below-target",
     )
     cron.add_argument(
+        "--page-on",
+        metavar="CAUSES",
+        help="the causes of a regression that exit 3, comma-separated, of network, sender, "
+        "receiver, host, or all (default network,sender,host: not a busy receiver)",
+    )
+    cron.add_argument(
         "--wait-lock",
         action="store_true",
         help="wait for another run to finish instead of exiting 75",
@@ -257,6 +263,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         print(preflight.check_report(req) if ns.check_only else preflight.list_report(req))
         return EXIT_OK
     from netrun.cleanup.journal import Journal, journal_beside
+    from netrun.cli.baselines import page_on
     from netrun.history.db import History, HistoryLockedError, default_path
     from netrun.history.lock import RunLock
     from netrun.publish import PublishOptions, check_baseline
@@ -273,6 +280,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         junit=ns.junit,
         tag=ns.tag,
         fail_on_flags=ns.fail_on_flags,
+        page_on=page_on(ns.page_on),
     )
     with RunLock.beside(lock_at, wait=ns.wait_lock):
         history = None
@@ -372,7 +380,7 @@ def same_destination(a: Any, b: Any) -> bool:
 
 
 def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
-    from netrun.cli import commands
+    from netrun.cli import baselines, commands
 
     return {
         "check": commands.cmd_check,
@@ -382,6 +390,7 @@ def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
         "report": commands.cmd_report,
         "history": commands.cmd_history,
         "diff": commands.cmd_diff,
+        "baseline": baselines.cmd_baseline,
     }
 
 

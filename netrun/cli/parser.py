@@ -24,6 +24,7 @@ COMMANDS = {
     "report": "render a saved run again",
     "history": "stored runs with a trend per test; or import",
     "diff": "two saved runs side by side, test by test",
+    "baseline": "accept a run's level as the new baseline, or pin a golden run",
 }
 SUBCOMMANDS = tuple(COMMANDS)
 FORMATS = ("table", "markdown", "csv", "json", "html")
@@ -189,6 +190,16 @@ def sub_parser() -> Parser:
     diff.add_argument("run_a", help="run A: a run folder, its results.json, or a stored run id")
     diff.add_argument("run_b", help="run B, compared with A")
     diff.add_argument("--db", type=Path, help="history database (for run ids)")
+
+    base = _command(sub, "baseline")
+    base.add_argument(
+        "action",
+        choices=["accept", "pin", "unpin"],
+        help="accept: a regressed run's level is right; pin: compare --baseline last with "
+        "this run; unpin: the scenario and tag of this run compare with the newest again",
+    )
+    base.add_argument("run", help="a stored run id (or a unique prefix)")
+    base.add_argument("--db", type=Path, help="history database (default: XDG data folder)")
     return p
 
 

@@ -35,6 +35,10 @@ class Metric:
     better: str
     description: str
     tolerance: str | float | None = None
+    #: A change smaller than this (in ``unit``) is never judged, whatever the tolerance: the
+    #: tool's resolution on a quiet host (ping's timestamps move by tens of microseconds
+    #: with scheduling; netperf's histogram buckets are 10 us wide).
+    floor: float | None = None
     #: Shown as value / scale in ``shown_unit`` (bits/s as Mbit/s).
     scale: float = 1.0
     shown_unit: str = ""
@@ -47,6 +51,7 @@ class Metric:
             "better": self.better,
             "description": self.description,
             "tolerance": self.tolerance,
+            "floor": self.floor,
             "scale": self.scale,
             "shown_unit": self.shown_unit or self.unit,
             "digits": self.digits,
@@ -66,6 +71,7 @@ class Metric:
             better=str(better),
             description=str(data.get("description") or ""),
             tolerance=tolerance if isinstance(tolerance, str | int | float) else None,
+            floor=finite(data.get("floor")),
             scale=float(scale) if ok_scale and 0 < float(scale) < MAX_VALUE else 1.0,
             shown_unit=str(data.get("shown_unit") or data.get("unit") or ""),
             digits=digits if isinstance(digits, int) and 0 <= digits <= 6 else 2,
@@ -83,6 +89,52 @@ class Metric:
         return f"{self.name} ({unit})" if unit else self.name
 
 
+#: The forms a tolerance takes, for error messages.
+TOLERANCE_FORMS = (
+    "use a percentage (20%), an amount in the metric's unit (0.5), both ([20%, 0.5]: a "
+    "change must exceed both) or null (not judged)"
+)
+
+
+@dataclass(frozen=True)
+class Limit:
+    """How far a metric may move for the worse before it counts: a fraction of the
+    baseline's figure, an amount in the metric's unit, or both (a change must exceed both)."""
+
+    relative: float | None = None
+    absolute: float | None = None
+
+    def allowed(self, before: float) -> float | None:
+        """The allowed change in the metric's unit against ``before``; None when only a
+        relative limit is set and the baseline is 0 (nothing to take a share of)."""
+        if self.relative is not None and before == 0 and not self.absolute:
+            return None
+        share = self.relative * abs(before) if self.relative is not None else 0.0
+        return max(share, self.absolute or 0.0)
+
+    def text(self, unit: str = "") -> str:
+        """ "5%", "1 point", "20% and 0.05 ms": the limit as people write it."""
+        parts = [f"{self.relative * 100:g}%"] if self.relative is not None else []
+        if self.absolute is not None:
+            word = ("point" if self.absolute == 1 else "points") if unit == "%" else unit
+            parts.append(f"{self.absolute:g} {word}".rstrip())
+        return " and ".join(parts) or "-"
+
+    def floored(self, floor: float | None) -> Limit:
+        """This limit with an absolute part of at least ``floor`` (a tool's resolution)."""
+        if not floor or (self.absolute or 0.0) >= floor:
+            return self
+        return Limit(self.relative, floor)
+
+    @property
+    def kind(self) -> tuple[str, float]:
+        """("relative", 0.05) or ("absolute", 1.0): the older one-part form (the relative
+        part where both are set)."""
+        if self.relative is not None:
+            return "relative", self.relative
+        return "absolute", self.absolute or 0.0
+
+
 def parse_tolerance(value: object) -> tuple[str, float]:
     """("relative", 0.2) for "20%", ("absolute", 0.5) for 0.5; ValueError otherwise."""
     if isinstance(value, str):
@@ -98,12 +150,32 @@ def parse_tolerance(value: object) -> tuple[str, float]:
     return "absolute", number
 
 
+def parse_limit(value: object) -> Limit | None:
+    """A tolerance in any of its forms (TOLERANCE_FORMS) as a Limit; None for null (the
+    metric is not judged); ValueError naming the forms otherwise."""
+    if value is None:
+        return None
+    parts = value if isinstance(value, list | tuple) else [value]
+    if not 1 <= len(parts) <= 2:
+        raise ValueError(TOLERANCE_FORMS)
+    found: dict[str, float] = {}
+    for part in parts:
+        try:
+            kind, number = parse_tolerance(part)
+        except ValueError:
+            raise ValueError(TOLERANCE_FORMS) from None
+        if kind in found:
+            raise ValueError(TOLERANCE_FORMS)
+        found[kind] = number
+    return Limit(found.get("relative"), found.get("absolute"))
+
+
 def tolerance_problem(value: object) -> str | None:
     """An Option.check for one tolerance value."""
     try:
-        parse_tolerance(value)
+        parse_limit(value)
     except ValueError as exc:
-        return str(exc).split(", got")[0]
+        return str(exc)
     return None
 
 

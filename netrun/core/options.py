@@ -188,6 +188,8 @@ def problem(option: Option, key: str, value: Any) -> str | None:
         what = option.check(value) if option.check else None
         if what is None:
             return None
+        if what.startswith("."):  # the check named the entry and the value itself
+            return f"{key}{what}"
     return f"{key} {what}, got {show(value)}"
 
 
@@ -212,7 +214,8 @@ def option_for(test: TestSpec, host: VarsHolder, name: str, options: Iterable[Op
 
 
 def _tolerances(value: Any) -> str | None:
-    """``tolerances: {metric: 20% | number}``; the metric names are checked per tool."""
+    """``tolerances: {metric: 20% | number | [20%, number] | null}``; the metric names are
+    checked per tool. A bad entry is named as ``.metric`` with its value (see ``problem``)."""
 
     if not isinstance(value, dict) or not value:
         return "must be a mapping of metric: tolerance, e.g. {rtt_avg_ms: 20%, lost_percent: 0.5}"
@@ -221,7 +224,7 @@ def _tolerances(value: Any) -> str | None:
             return f"must name metrics by string, got {show(key)}"
         bad = tolerance_problem(each)
         if bad:
-            return f"{key} {bad}, got {show(each)}"
+            return f".{key}: {bad}; got {show(each)}"
     return None
 
 
@@ -237,7 +240,8 @@ GENERAL_OPTIONS: tuple[Option, ...] = (
     Option("allow_same_host", bool, False, "let two roles be one host: the test measures "
            "loopback and is flagged same-host"),
     Option("tolerances", dict, None, "allowed change per metric against the baseline, "
-           "e.g. {rtt_avg_ms: 20%, lost_percent: 0.5}", check=_tolerances, nullable=True),
+           "e.g. {rtt_avg_ms: 20%, lost_percent: 0.5, rtt_min_ms: [20%, 0.05], "
+           "rtt_mdev_ms: null}", check=_tolerances, nullable=True),
     # MTU tuning (netrun.run.mtu): set for the test on every role's data NIC, checked, restored
     Option("mtu", int, None, "MTU of every role's data NIC during the test; null: as is",
            check=integer(576, 65535), nullable=True),

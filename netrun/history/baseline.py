@@ -4,15 +4,17 @@ A figure compared with a run of other options (a 200M test against a 300M baseli
 a regression; a nightly job compared with tonight's ad-hoc ``-e duration=2`` check is not
 either. So a test is compared only with baseline samples of the same mode, hosts and
 measuring options; otherwise its verdict is ``incomparable`` and names what differs.
-``--baseline last`` takes the newest run of the same scenario and tag whose tests match;
-``median:N`` the median of the last N matching runs, test by test. The spread of the
-stored runs is the run-to-run noise a verdict must also exceed.
+``--baseline last`` takes, test by test, the newest run of the same scenario and tag whose
+test matches and is usable (``usable``: not from an interrupted run, not failed, not
+flagged where tonight's is not, not regressed unless a person accepted the run), or the
+run pinned for the scenario and tag (netrun.history.marks); ``median:N`` the median of the
+last N such runs. The spread of those runs is the run-to-run noise (``spreads``) that may
+widen a tolerance (netrun.history.judge).
 """
 
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
 import json
 import re
@@ -22,6 +24,7 @@ from typing import Any
 
 from netrun.core.metrics import of_sample
 from netrun.errors import InputError
+from netrun.history import marks
 from netrun.history.db import History
 from netrun.history.release import release_notes, released, told, tool_version_change
 from netrun.modes import all_options
@@ -44,6 +47,8 @@ MEDIAN_RE = re.compile(r"median:([0-9]{1,4})")
 MAX_MEDIAN_RUNS = 1000
 NOISE_RUNS = 10  # stored runs whose spread is the run-to-run noise
 NOISE_SIGMAS = 2.0
+#: Stored runs a baseline search reads at most (a long broken spell, a busy tag).
+MAX_SCANNED = 200
 #: Metrics judged on their worst repeat, not the median: one repeat of five that lost 27%
 #: is a problem however well its siblings did (a run's median would hide it).
 WORST_REPEAT = frozenset({"lost_percent"})
@@ -139,49 +144,98 @@ def stored(
             yield history.get_run(run_id)
 
 
-def _matching_tests(current: dict[str, Any], other: dict[str, Any]) -> tuple[int, int]:
-    """(tests both runs have, of them the ones with the same signature)."""
-    mine, theirs = samples_by_test(current), samples_by_test(other)
-    common = [name for name in mine if name in theirs]
-    same = [n for n in common if not differences(mine[n], theirs[n])]
-    return len(common), len(same)
+def usable(
+    doc: Mapping[str, Any], test: str, samples: Sequence[Mapping[str, Any]], wanted: Any = ()
+) -> str | None:
+    """Why a stored run's test cannot be a baseline ("interrupted", "failed", "flagged
+    above-ceiling", "regressed"), or None when it can. A flag tonight's test (``wanted``'s
+    samples) carries too is like for like, not a reason."""
+    status = doc.get("status")
+    if status not in (None, "finished"):
+        return f"run {status}"
+    if any(s.get("status") != "ok" for s in samples):
+        return "failed"
+    mine = set(flags.not_as_asked(flags.of_test(wanted))) if wanted else set()
+    if extra := [f for f in flags.not_as_asked(flags.of_test(samples)) if f not in mine]:
+        return "flagged " + ",".join(extra)
+    base = doc.get("baseline")
+    verdicts = base.get("verdicts") if isinstance(base, Mapping) else None
+    for v in verdicts if isinstance(verdicts, list) else ():
+        if isinstance(v, Mapping) and v.get("test") == test and v.get("verdict") == "regressed":
+            return None if doc.get(marks.ACCEPTED) else "regressed"
+    return None
 
 
 def last(
     history: History, current: dict[str, Any], before: str | None = None
 ) -> dict[str, Any] | None:
-    """The newest stored run of the scenario and tag whose common tests all match; else
-    the newest with any match; else the newest of that scenario and tag at all."""
-    newest = partial = None
-    for doc in stored(history, current["scenario"], current.get("tag"), before):
-        common, same = _matching_tests(current, doc)
-        if common and same == common:
-            return doc
-        newest = newest or doc
-        partial = partial or (doc if same else None)
-    return partial or newest
+    """The baseline of ``--baseline last``: the pinned run of the scenario and tag, else
+    per test the newest stored run whose test matches and is ``usable`` (one document when
+    one run gives them all; else the newest, its other tests taken from older runs and
+    named in ``tests_from``); a test none matches is left out (``new``), and why in
+    ``unusable``. None when no stored run gives any test."""
+    scenario, tag = current["scenario"], current.get("tag")
+    if (pin := marks.pinned(history, scenario, tag)) is not None and pin != before:
+        return history.get_run(pin)
+    wanted = samples_by_test(current)
+    if not wanted:  # no tests to match (a check before the run): the newest finished run
+        return next(
+            (d for d in stored(history, scenario, tag, before) if not usable(d, "", [])), None
+        )
+    picked: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+    skipped: dict[str, list[str]] = {}
+    other: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+    for scanned, doc in enumerate(stored(history, scenario, tag, before)):
+        for name, samples in samples_by_test(doc).items():
+            if name not in wanted or name in picked:
+                continue
+            if differences(wanted[name], samples):
+                other.setdefault(name, (doc, samples))  # incomparable, and says why
+            elif why := usable(doc, name, samples, wanted[name]):
+                skipped.setdefault(name, []).append(f"{doc.get('run_id')} {why}")
+            else:
+                picked[name] = (doc, samples)
+        if len(picked) == len(wanted) or scanned >= MAX_SCANNED:
+            break
+    picked |= {n: found for n, found in other.items() if n not in picked and n not in skipped}
+    if not picked:
+        return None
+    runs = {str(doc.get("run_id")): doc for doc, _ in picked.values()}
+    newest = max(runs.values(), key=lambda d: str(d.get("started") or ""))
+    out = dict(newest)
+    out["tests"] = [s for name in wanted if name in picked for s in picked[name][1]]
+    if len(runs) > 1:
+        out["tests_from"] = {
+            name: str(doc.get("run_id")) for name, (doc, _) in picked.items() if doc is not newest
+        }
+    unusable = {n: why for n, why in skipped.items() if n not in picked}
+    if unusable:
+        out["unusable"] = {n: "; ".join(why[:3]) for n, why in unusable.items()}
+    return out
 
 
 def median_of(
     history: History, current: dict[str, Any], runs: int, before: str | None = None
 ) -> dict[str, Any] | None:
     """A synthetic baseline: per test, one sample per each of the last ``runs`` stored runs
-    with a matching test, holding that run's median of every metric (so the spread of
-    these samples is the run-to-run noise)."""
+    with a matching, ``usable`` test, holding that run's median of every metric (so the
+    spread of these samples is the run-to-run noise)."""
     wanted = samples_by_test(current)
     picked: dict[str, list[dict[str, Any]]] = {}
     used: list[dict[str, Any]] = []
-    for doc in stored(history, current["scenario"], current.get("tag"), before):
+    for scanned, doc in enumerate(stored(history, current["scenario"], current.get("tag"), before)):
         took = False
         for name, samples in samples_by_test(doc).items():
             got = picked.setdefault(name, [])
             if name not in wanted or len(got) >= runs or differences(wanted[name], samples):
                 continue
+            if usable(doc, name, samples, wanted[name]):
+                continue
             if (one := _run_median(samples)) is not None:
                 got.append(one)
                 took = True
         used += [doc] if took else []
-        if all(len(picked.get(n, [])) >= runs for n in wanted):
+        if all(len(picked.get(n, [])) >= runs for n in wanted) or scanned >= MAX_SCANNED + runs:
             break
     if not used:
         return None
@@ -211,72 +265,39 @@ def _run_median(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     return out | medians | {"metrics": medians, "repeat": 1, "status": "ok"}
 
 
-def noise(
-    history: History,
-    current: dict[str, Any],
-    test: str,
-    metric: str,
-    before: str | None = None,
-) -> tuple[float, int] | None:
-    """The run-to-run noise of one test's metric, relative to its median: NOISE_SIGMAS
-    standard deviations of the per-run medians of the last NOISE_RUNS matching runs
-    (at least 3), and how many runs that was."""
-    wanted = samples_by_test(current).get(test)
-    if not wanted:
-        return None
-    medians: list[float] = []
-    for doc in stored(history, current["scenario"], current.get("tag"), before):
-        samples = samples_by_test(doc).get(test)
-        if samples and not differences(wanted, samples):
+def spreads(
+    history: History, current: dict[str, Any], before: str | None = None
+) -> dict[str, dict[str, tuple[float, int]]]:
+    """The run-to-run noise of every test's metrics, in the metric's unit: NOISE_SIGMAS
+    standard deviations of the per-run medians of the last NOISE_RUNS stored runs whose
+    test matches and is ``usable`` (at least 3), and how many runs that was. A broken
+    night is not usable, so it never widens the noise of the nights after it."""
+    wanted = samples_by_test(current)
+    medians: dict[str, dict[str, list[float]]] = {name: {} for name in wanted}
+    runs = dict.fromkeys(wanted, 0)
+    for scanned, doc in enumerate(stored(history, current["scenario"], current.get("tag"), before)):
+        for name, samples in samples_by_test(doc).items():
+            if name not in wanted or runs[name] >= NOISE_RUNS:
+                continue
+            if differences(wanted[name], samples) or usable(doc, name, samples, wanted[name]):
+                continue
             one = _run_median(samples)
-            if one is not None and one["metrics"].get(metric) is not None:
-                medians.append(float(one["metrics"][metric]))
-        if len(medians) >= NOISE_RUNS:
+            if one is None:
+                continue
+            runs[name] += 1
+            for metric, value in one["metrics"].items():
+                if value is not None:
+                    medians[name].setdefault(metric, []).append(float(value))
+        if all(n >= NOISE_RUNS for n in runs.values()) or scanned >= MAX_SCANNED:
             break
-    if len(medians) < 3 or not statistics.median(medians):
-        return None
-    spread = statistics.stdev(medians) / abs(statistics.median(medians))
-    return NOISE_SIGMAS * spread, len(medians)
-
-
-def beyond_noise(
-    verdicts: list[Any],
-    history: History | None,
-    doc: dict[str, Any],
-    base: dict[str, Any] | None = None,
-) -> list[Any]:
-    """A headline regressed or improved by less than the stored runs' noise becomes
-    ``noisy``: a verdict must exceed both the tolerance and the run-to-run noise (single
-    samples too, which have no confidence interval of their own). So does a test that was
-    CPU-bound on either side: its figure moved with the CPU, not the network."""
-    mine, theirs = samples_by_test(doc), samples_by_test(base or {})
-    out = []
-    for v in verdicts:
-        head = headline_name(doc, v.test)
-        moved = v.verdict in ("regressed", "improved") and v.delta_pct is not None
-        if not moved or not set(v.metrics) <= {head}:  # another metric's breach stays
-            out.append(v)
-            continue
-        cpu = [
-            side
-            for side, samples in (
-                ("this run", mine.get(v.test)),
-                ("the baseline", theirs.get(v.test)),
-            )
-            if samples and "cpu-bound" in flags.of_test(samples)
-        ]
-        found = noise(history, doc, v.test, head, doc.get("run_id")) if history else None
-        why = None
-        if cpu:
-            why = f"cpu-bound in {' and '.join(cpu)}: the change may be the CPU's"
-        elif found is not None and abs(v.delta_pct) <= 100 * found[0]:
-            why = (
-                f"within the run-to-run noise of the last {found[1]} runs (±{100 * found[0]:.1f}%)"
-            )
-        out.append(
-            dataclasses.replace(v, verdict="noisy", detail=f"{v.detail}; {why}") if why else v
-        )
-    return out
+    return {
+        name: {
+            metric: (NOISE_SIGMAS * statistics.stdev(values), len(values))
+            for metric, values in found.items()
+            if len(values) >= 3
+        }
+        for name, found in medians.items()
+    }
 
 
 def headline_name(doc: Mapping[str, Any], test: str) -> str:
@@ -305,14 +326,19 @@ def describe(doc: Mapping[str, Any]) -> list[str]:
     # what the verdicts were measured with: an iperf3 release change, the hosts' context
     # (less the release change, named once)
     said = {test: told(change) for test, change in released(base).items()}
-    return [line, *release_notes(base), *context.baseline_lines(doc, told=said)]
+    others = base.get("tests_from")
+    mixed = [
+        f"baseline of {test}: run {run} (the newer runs' {test} was not usable)"
+        for test, run in (others.items() if isinstance(others, Mapping) else ())
+    ]
+    return [line, *mixed, *release_notes(base), *context.baseline_lines(doc, told=said)]
 
 
 def identity(doc: Mapping[str, Any]) -> dict[str, Any]:
     """A run's tag and its baseline's run id(s), date and spec, for a summary document."""
     out: dict[str, Any] = {"tag": doc["tag"]} if doc.get("tag") else {}
     if isinstance(base := doc.get("baseline"), Mapping):
-        keys = ("run_id", "started", "spec", "median_of")
+        keys = ("run_id", "started", "spec", "median_of", "tests_from")
         out["baseline"] = {k: base[k] for k in keys if k in base}
     return out
 

@@ -1,14 +1,14 @@
 """Regression verdicts: tonight's run against a baseline run, test by test.
 
-Repeats are noisy, so a verdict is not a bare threshold on one number. With at least two
-samples on both sides, throughput counts as regressed only when the median dropped by more
-than the tolerance AND the current 95% confidence interval lies wholly below the baseline's
-(improved is the mirror image). A change beyond the tolerance whose intervals overlap is
-"noisy": worth a look, not an alarm. With a single sample on either side only the threshold
-is left. Every other declared metric has a limit (its tool's default tolerance, or the
-scenario's ``tolerances:``): a change of the median for the worse beyond it is a regression;
-loss is judged on each side's worst repeat (a repeat that lost 27% is not hidden by its
-siblings' median).
+Every judged metric of a test (its tool's default tolerance, or the scenario's
+``tolerances:``) goes through one rule (netrun.history.judge): beyond its tolerance and its
+tool's floor, a change is ``regressed`` or ``improved``; noise (overlapping confidence
+intervals, the run-to-run spread of the stored runs, a CPU-bound side) can widen the
+tolerance to at most WIDEN_MAX times, and a change within that is ``noisy``, named. Loss is
+judged on each side's worst repeat. A verdict carries the metric it is about, both
+figures, the limit, what noise widened it and its cause (the network path, the sender,
+the receiver's CPU or buffers, a host context change): ``Verdict.record`` is what
+results.json and the history keep.
 
 Verdicts, worst first:
 - ``failed``: the current run has a failed sample of this test (the runner already reports
@@ -24,21 +24,21 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from netrun.core import metrics
-from netrun.core.metrics import Metric, finite, legacy
-from netrun.core.metrics import parse_tolerance as parse_metric_tolerance
+from netrun.core.metrics import Limit, Metric, finite, legacy, parse_limit
 from netrun.errors import InputError, NetrunError
 from netrun.history import baseline as baselines
-from netrun.history import release
+from netrun.history import judge, release
 from netrun.history.db import History, UnknownRunError
+from netrun.history.judge import Finding
 from netrun.results import context
 from netrun.results import store as results
-from netrun.results.stats import Summary, ok_values, samples_by_test, summarize
+from netrun.results.stats import ok_values, samples_by_test
 from netrun.tools import get_tool
 from netrun.tools.base import Tool
 from netrun.tools.load.tool import sample_tool
@@ -60,40 +60,52 @@ def parse_tolerance(value: object) -> float:
 @dataclass(frozen=True)
 class Tolerances:
     """How much change is accepted: throughput as a fraction, loss/jitter/retransmits as
-    absolute rises (schema 1's options), and ``metrics``: (metric, "relative"|"absolute",
-    value) from ``tolerances:``, which win. A metric named nowhere takes its tool's default."""
+    absolute rises (schema 1's options), and ``metrics``: (metric, Limit or None: not
+    judged) from ``tolerances:``, which win. A metric named nowhere takes its tool's default."""
 
     throughput: float = 0.05
     loss: float | None = None  # percentage points of UDP loss
     jitter_ms: float | None = None
     retransmits: float | None = None
-    metrics: tuple[tuple[str, str, float], ...] = ()
+    metrics: tuple[tuple[str, Limit | None], ...] = ()
 
-    def limits(self, tool: Tool | None) -> dict[str, tuple[str, float]]:
-        """Metric -> (kind, value): the tool's defaults, then the old options, then ``metrics``."""
-        found: dict[str, tuple[str, float]] = {}
+    def limits(self, tool: Tool | None) -> dict[str, Limit]:
+        """Metric -> Limit: the tool's defaults, then the old options, then ``metrics``
+        (a null there drops the metric: not judged)."""
+        found: dict[str, Limit] = {}
         for metric in tool.metrics if tool else ():
-            if metric.tolerance is not None:
-                found[metric.name] = parse_metric_tolerance(metric.tolerance)
+            if (limit := _limit(metric.tolerance)) is not None:
+                found[metric.name] = limit
         if tool is None or tool.name == "iperf3":
-            found["throughput_bps"] = ("relative", self.throughput)
+            found["throughput_bps"] = Limit(relative=self.throughput)
         for name, value in (
             ("lost_percent", self.loss),
             ("jitter_ms", self.jitter_ms),
             ("retransmits", self.retransmits),
         ):
             if value is not None:
-                found[name] = ("absolute", float(value))
-        found.update((name, (kind, value)) for name, kind, value in self.metrics)
+                found[name] = Limit(absolute=float(value))
+        for name, each in self.metrics:
+            if each is None:
+                found.pop(name, None)
+            else:
+                found[name] = each
         return found
 
 
-def _metric_tolerances(value: Any) -> tuple[tuple[str, str, float], ...]:
+def _limit(value: object) -> Limit | None:
+    try:
+        return parse_limit(value)
+    except ValueError:
+        return None
+
+
+def _metric_tolerances(value: Any) -> tuple[tuple[str, Limit | None], ...]:
     """A recorded ``tolerances:`` mapping as Tolerances.metrics; odd entries are skipped."""
-    out = []
+    out: list[tuple[str, Limit | None]] = []
     for name, each in (value if isinstance(value, dict) else {}).items():
         try:
-            out.append((str(name), *parse_metric_tolerance(each)))
+            out.append((str(name), parse_limit(each)))
         except ValueError:
             continue
     return tuple(out)
@@ -124,16 +136,53 @@ def tolerances_from_doc(
     return lookup
 
 
+#: The fields of a verdict results.json and the history keep (baseline.verdicts[]).
+RECORD_FIELDS = (
+    "test", "verdict", "delta_pct", "detail", "metric", "before", "after", "limit", "noise",
+    "cause", "cause_detail", "pages",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """The verdict on one test; ``delta_pct`` is the change of its headline metric's median
-    in % (throughput for iperf3, rtt_avg_ms for ping); ``metrics`` names what regressed."""
+    """The verdict on one test. ``delta_pct``: the change of its headline metric's median
+    in %; ``metrics``: what regressed. Why, for every report: ``metric`` (the first that
+    regressed, else the headline), its ``before`` and ``after`` figures (in the metric's
+    unit, the medians or the worst repeats), ``limit`` (its tolerance: "5%", "1 point",
+    "20% and 0.05 ms"), ``noise`` (what widened the tolerance, "" if nothing), ``cause``
+    (a judge.CAUSES key) with ``cause_detail``, and ``pages``: whether it exits 3."""
 
     test: str
     verdict: str
     delta_pct: float | None
     detail: str
     metrics: tuple[str, ...] = ()
+    metric: str | None = None
+    before: float | None = None
+    after: float | None = None
+    limit: str | None = None
+    noise: str = ""
+    cause: str | None = None
+    cause_detail: str = ""
+    pages: bool = False
+
+    def record(self) -> dict[str, Any]:
+        """The verdict as results.json keeps it (RECORD_FIELDS)."""
+        return {name: getattr(self, name) for name in RECORD_FIELDS}
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> Verdict:
+        """A stored verdict read back; fields a run saved before them default."""
+        known = {k: data[k] for k in RECORD_FIELDS if k in data and k != "metrics"}
+        return cls(
+            **{
+                "test": str(data.get("test")),
+                "verdict": str(data.get("verdict")),
+                "delta_pct": finite(data.get("delta_pct")),
+                "detail": str(data.get("detail") or ""),
+            }
+            | {k: v for k, v in known.items() if k not in ("test", "verdict", "delta_pct")}
+        )
 
 
 #: How schema 1 worded the iperf3 limits (kept: people grep nightly logs for them).
@@ -155,102 +204,40 @@ def _tool(samples: Sequence[dict[str, Any]]) -> Tool | None:
         return None  # a run of a tool this netrun does not know: only declared metrics
 
 
-def _worse(metric: Metric, change: float) -> bool:
-    return change < 0 if metric.better == "higher" else change > 0
-
-
-def _headline(
-    metric: Metric, cur: Summary, base: Summary, limit: tuple[str, float] | None
-) -> tuple[str, float | None, str]:
-    """Verdict, delta % and detail for the headline metric's medians of one test."""
-    label = (
-        WORDS.get(metric.name, (metric.name, ""))[0]
-        if metric.name == "throughput_bps"
-        else metric.name
-    )
-    unit = metric.shown_unit or metric.unit
-    if base.median == 0 and (limit is None or limit[0] == "relative"):
-        return "new", None, f"baseline {label} is 0; nothing to compare"
-    delta = (cur.median - base.median) / base.median if base.median else None
-    pct = None if delta is None else delta * 100
-    shown = f"{label} {metric.show(cur.median)} vs {metric.show(base.median)} {unit}".rstrip()
-    if limit is None:
-        return "ok", pct, f"{shown} ({pct:+.1f}%, no tolerance)" if pct is not None else shown
-    kind, value = limit
-    change = delta if kind == "relative" else cur.median - base.median
-    assert change is not None
-    tol_text = f"{value * 100:g}%" if kind == "relative" else f"{value:g} {metric.unit}".rstrip()
-    text = f"{shown} ({pct:+.1f}%, tolerance {tol_text})" if pct is not None else shown
-    if abs(change) <= value:
-        return "ok", pct, text
-    bad = "regressed" if _worse(metric, change) else "improved"
-    if not (cur.n >= 2 and base.n >= 2):
-        return bad, pct, text + f"; single sample (n={cur.n} vs {base.n}), no CI"
-    assert cur.ci_low is not None and cur.ci_high is not None
-    assert base.ci_low is not None and base.ci_high is not None
-    cis = (
-        f"95% CI [{metric.show(cur.ci_low)}, {metric.show(cur.ci_high)}] vs "
-        f"[{metric.show(base.ci_low)}, {metric.show(base.ci_high)}]"
-    )
-    apart = cur.ci_high < base.ci_low if change < 0 else cur.ci_low > base.ci_high
-    if apart:
-        return bad, pct, f"{text}; {cis} do not overlap"
-    return "noisy", pct, f"{text}; {cis} overlap"
-
-
 def _shower(metric: Metric) -> Callable[[float], str]:
     fmt = FORMATS.get(metric.name)
     return fmt.format if fmt else metric.show
 
 
-def _limits(
-    cur: Sequence[dict[str, Any]],
-    base: Sequence[dict[str, Any]],
-    limits: dict[str, tuple[str, float]],
-    declared: dict[str, Metric],
-    skip: str,
-    words: dict[str, tuple[str, str]],
-) -> list[tuple[str, str]]:
-    """(metric, message) for each metric that changed for the worse beyond its limit."""
-    breaches: list[tuple[str, str]] = []
-    for name, (kind, limit) in limits.items():
-        metric = declared.get(name)
-        if name == skip or metric is None:
-            continue
-        values, earlier = ok_values(cur, name), ok_values(base, name)
-        if not values or not earlier:
-            continue  # unavailable on either side: nothing to compare, never a 0
-        now, before, which = judged(metric, values, earlier)
-        change = now - before
-        if kind == "relative":
-            if before == 0:
-                continue
-            change /= abs(before)
-        if not _worse(metric, change) or abs(change) <= limit:
-            continue
-        label, unit = words.get(name, (name, metric.shown_unit or metric.unit))
-        show = _shower(metric)
-        verb = "rose" if change > 0 else "fell"
-        if kind == "relative":
-            size, limit_text = f"{abs(change) * 100:.1f}%", f"{limit * 100:g}%"
-        else:
-            size, limit_text = " ".join(x for x in (show(abs(change)), unit) if x), f"{limit:g}"
-        text = f"{label} {verb} by {size} ({show(before)} -> {show(now)}), limit {limit_text}"
-        if which is not None and len(values) > 1:  # the repeat a median would have hidden
-            text += f", worst repeat: {_repeat_of(cur, name, now)} of {len(values)}"
-        breaches.append((name, text))
-    return breaches
+def _headline_text(metric: Metric, found: Finding, pct: float | None) -> str:
+    """ "throughput 190.1 vs 401.2 Mbit/s (-52.6%, tolerance 5%)"."""
+    label = WORDS["throughput_bps"][0] if metric.name == "throughput_bps" else metric.name
+    unit = metric.shown_unit or metric.unit
+    shown = f"{label} {metric.show(found.after)} vs {metric.show(found.before)} {unit}".rstrip()
+    if pct is None:
+        return shown
+    return f"{shown} ({pct:+.1f}%, tolerance {found.limit})"
 
 
-def judged(
-    metric: Metric, values: Sequence[float], earlier: Sequence[float]
-) -> tuple[float, float, str | None]:
-    """(now, before, "worst" or None): the medians, or for a WORST_REPEAT metric each
-    side's worst repeat."""
-    if metric.name in baselines.WORST_REPEAT:
-        now = baselines.worst(values, metric.better)
-        return now, baselines.worst(earlier, metric.better), "worst"
-    return statistics.median(values), statistics.median(earlier), None
+def _breach_text(
+    metric: Metric, found: Finding, cur: Sequence[dict[str, Any]], words: dict[str, Any]
+) -> str:
+    """ "UDP loss rose by 6.60 points (0.20 -> 6.80), limit 1 point"."""
+    label, unit = words.get(metric.name, (metric.name, metric.shown_unit or metric.unit))
+    show = _shower(metric)
+    verb = "rose" if found.change > 0 else "fell"
+    if found.limit.split(" and ")[0].endswith("%") and found.before:
+        size = f"{abs(found.change) / abs(found.before) * 100:.1f}%"
+    else:
+        size = " ".join(x for x in (show(abs(found.change)), unit) if x)
+    text = (
+        f"{label} {verb} by {size} ({show(found.before)} -> {show(found.after)}), "
+        f"limit {found.limit}"
+    )
+    values = ok_values(cur, metric.name)
+    if found.worst_repeat and len(values) > 1:  # the repeat a median would have hidden
+        text += f", worst repeat: {_repeat_of(cur, metric.name, found.after)} of {len(values)}"
+    return text
 
 
 def _repeat_of(samples: Sequence[dict[str, Any]], name: str, value: float) -> str:
@@ -267,8 +254,10 @@ def compare_test(
     base: Sequence[dict[str, Any]],
     tol: Tolerances,
     declared: dict[str, Metric] | None = None,
+    spreads: Mapping[str, tuple[float, int]] | None = None,
 ) -> Verdict:
-    """The verdict on one test from its current and baseline samples."""
+    """The verdict on one test from its current and baseline samples; ``spreads``: the
+    run-to-run noise of each metric (netrun.history.baseline.spreads)."""
     tool = _tool(cur)
     declared = {**(declared or {}), **{m.name: m for m in (tool.metrics if tool else ())}}
     if not declared:
@@ -276,37 +265,84 @@ def compare_test(
     head = tool.headline() if tool else next(iter(declared.values()))
     limits = tol.limits(tool)
     failed = [s for s in cur if s.get("status") != "ok"]
-    now = summarize(ok_values(cur, head.name))
-    before = summarize(ok_values(base, head.name))
-    bad: list[str] = []
-    if before is None:
+    now, before = ok_values(cur, head.name), ok_values(base, head.name)
+    cpu = judge.cpu_sides(cur, base)
+    spreads = spreads or {}
+    findings: list[Finding] = []
+    if not before:
         verdict, delta, detail = "new", None, "no successful baseline sample to compare with"
-    elif now is None:
+    elif not now:
         verdict, delta, detail = "failed", None, "no successful sample"
     else:
-        verdict, delta, detail = _headline(head, now, before, limits.get(head.name))
-        bad += [head.name] if verdict == "regressed" else []
+        med_now, med_before = statistics.median(now), statistics.median(before)
+        delta = (med_now - med_before) / med_before * 100 if med_before else None
+        found = judge.judge(
+            head, now, before, limits.get(head.name) or Limit(), spreads.get(head.name), cpu
+        )
+        if head.name not in limits:
+            verdict = "ok"
+            unit = head.shown_unit or head.unit
+            detail = f"{head.name} {head.show(med_now)} vs {head.show(med_before)} {unit}"
+            detail += f" ({delta:+.1f}%, no tolerance)" if delta is not None else ""
+        elif found is None:
+            verdict, detail = "new", f"baseline {head.name} is 0; nothing to compare"
+        else:
+            verdict, detail = found.verdict, _headline_text(head, found, delta)
+            findings.append(found)
+            if found.noise:
+                detail += f"; {found.noise}"
     words = WORDS if tool is None or tool.name == "iperf3" else {}
-    breaches = _limits(cur, base, limits, declared, head.name, words) if before else []
+    breaches = []
+    for metric_name, limit in limits.items() if before else ():
+        metric = declared.get(metric_name)
+        if metric_name == head.name or metric is None:
+            continue
+        found = judge.judge(
+            metric, ok_values(cur, metric_name), ok_values(base, metric_name), limit,
+            spreads.get(metric_name), cpu,
+        )  # fmt: skip
+        if found is None or not judge.worse(metric, found.change) or found.verdict == "ok":
+            continue
+        findings.append(found)
+        text = _breach_text(metric, found, cur, words)
+        if found.verdict == "noisy":
+            text += f" ({found.noise})"
+        else:
+            breaches.append(metric_name)
+        detail += f"; {text}"
     if breaches and verdict in ("ok", "improved", "noisy"):
         verdict = "regressed"
-    bad += [metric for metric, _ in breaches]
-    detail = "; ".join([detail, *(text for _, text in breaches)])
+    elif verdict == "ok" and any(f.verdict == "noisy" for f in findings):
+        verdict = "noisy"
+    bad = [f.metric for f in findings if f.verdict == "regressed"]
     if failed:
         error = failed[0].get("error") or "failed"
         detail = f"{len(failed)} of {len(cur)} samples failed ({error}); {detail}"
         verdict = "failed"
-    return Verdict(name, verdict, delta, detail, tuple(bad))
+    # the verdict is about the first metric that decided it, else the headline
+    about = next((f for f in findings if f.verdict == verdict), None)
+    about = about or next((f for f in findings if f.metric == head.name), None)
+    out = Verdict(name, verdict, delta, detail, tuple(bad), metric=head.name)
+    if about is not None:
+        out = replace(
+            out, metric=about.metric, before=about.before, after=about.after,
+            limit=about.limit, noise=about.noise,
+        )  # fmt: skip
+    return out
 
 
 def compare(
     current_doc: dict[str, Any],
     baseline_doc: dict[str, Any],
     tolerances: Callable[[str], Tolerances] | Tolerances | None = None,
+    spreads: Mapping[str, Mapping[str, tuple[float, int]]] | None = None,
+    page_on: Sequence[str] = judge.DEFAULT_PAGE_ON,
 ) -> list[Verdict]:
     """Verdicts for every test of the current run, in its order (see the module docstring).
 
-    ``tolerances`` defaults to what each test recorded in the current run's options.
+    ``tolerances`` defaults to what each test recorded in the current run's options;
+    ``spreads``: test -> metric -> run-to-run noise (netrun.history.baseline.spreads);
+    ``page_on``: the causes whose regressions page (Verdict.pages).
     """
     if tolerances is None:
         tolerances = tolerances_from_doc(current_doc)
@@ -317,7 +353,9 @@ def compare(
     for name, samples in samples_by_test(current_doc).items():
         tol = tolerances if isinstance(tolerances, Tolerances) else tolerances(name)
         if name not in baseline:
-            out.append(Verdict(name, "new", None, "not in the baseline run"))
+            why = (baseline_doc.get("unusable") or {}).get(name)
+            detail = f"no usable baseline ({why})" if why else "not in the baseline run"
+            out.append(Verdict(name, "new", None, detail))
             continue
         said[name] = release.told(release.release_change(samples, baseline[name]))
         if differs := baselines.differences(samples, baseline[name]):
@@ -327,20 +365,25 @@ def compare(
         tool = str(samples[0].get("tool") or "iperf3")
         if tool not in by_tool:
             by_tool[tool] = metrics.declared(current_doc, tool)
-        verdict = compare_test(name, samples, baseline[name], tol, by_tool[tool])
+        verdict = compare_test(
+            name, samples, baseline[name], tol, by_tool[tool], (spreads or {}).get(name)
+        )
         if note := release.tool_version_change(samples, baseline[name])[1]:
             verdict = replace(verdict, detail=f"{verdict.detail}; {note}")
         out.append(verdict)
     # each verdict names what changed on its hosts since the baseline (kernel, sysctls...),
-    # but not an iperf3 release change its own note (or incomparability) names already
-    return [
-        replace(
-            v,
-            detail=v.detail
-            + context.verdict_note(current_doc, baseline_doc, v.test, said.get(v.test, ())),
-        )
-        for v in out
-    ]
+    # but not an iperf3 release change its own note (or incomparability) names already;
+    # and the cause of a change (judge.cause), which decides whether it pages
+    judged, mine = [], samples_by_test(current_doc)
+    for v in out:
+        note = context.verdict_note(current_doc, baseline_doc, v.test, said.get(v.test, ()))
+        v = replace(v, detail=v.detail + note)
+        if v.verdict in ("regressed", "improved", "noisy") and v.metric is not None:
+            found, why = judge.cause(v.metric, mine[v.test], baseline[v.test], note)
+            v = replace(v, cause=found, cause_detail=why)
+            v = replace(v, pages=v.verdict == "regressed" and found in page_on)
+        judged.append(v)
+    return judged
 
 
 def worst(verdicts: Sequence[Verdict]) -> str | None:

@@ -14,9 +14,10 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from netrun.core.metrics import Metric, declared
+from netrun.core.metrics import Limit, Metric, declared
 from netrun.history.baseline import differences, headline_name
-from netrun.history.regress import Verdict, compare, judged, tolerances_from_doc
+from netrun.history.judge import sides
+from netrun.history.regress import Verdict, compare, tolerances_from_doc
 from netrun.report.render import text_table
 from netrun.results import context, flags
 from netrun.results.stats import ok_values, samples_by_test
@@ -46,33 +47,23 @@ def _limits(b: dict[str, Any], samples: Sequence[dict[str, Any]], test: str) -> 
     return tolerances_from_doc(b)(test).limits(tool)
 
 
-def _tolerance_text(limit: tuple[str, float] | None, metric: Metric) -> str:
-    if limit is None:
-        return "-"
-    kind, value = limit
-    if kind == "relative":
-        return f"{value * 100:g}%"
-    unit = ("point" if value == 1 else "points") if metric.unit == "%" else metric.unit
-    return f"{value:g} {unit}".rstrip()
+def _tolerance_text(limit: Limit | None, metric: Metric) -> str:
+    return "-" if limit is None else limit.floored(metric.floor).text(metric.unit)
 
 
 def _metric_verdict(
-    metric: Metric, va: float, vb: float, limit: tuple[str, float] | None, breached: bool
+    metric: Metric, va: float, vb: float, limit: Limit | None, breached: bool
 ) -> str:
     """A non-headline metric's word: regressed as the test's verdict found, else improved
     or ok by its tolerance; "-" when nothing judges it."""
     if breached:
         return "regressed"
-    if limit is None:
+    allowed = None if limit is None else limit.floored(metric.floor).allowed(va)
+    if allowed is None:
         return "-"
-    kind, value = limit
     change = vb - va
-    if kind == "relative":
-        if not va:
-            return "-"
-        change /= abs(va)
     better = change > 0 if metric.better == "higher" else change < 0
-    return "improved" if better and abs(change) > value else "ok"
+    return "improved" if better and abs(change) > allowed else "ok"
 
 
 def rows(a: dict[str, Any], b: dict[str, Any]) -> list[list[str]]:
@@ -112,7 +103,7 @@ def rows(a: dict[str, Any], b: dict[str, Any]) -> list[list[str]]:
             va: float | None
             vb: float | None
             if values_a and values_b:  # medians, or the worst repeats for loss
-                vb, va, _ = judged(metric, values_b, values_a)
+                vb, va, _ = sides(metric, values_b, values_a)
             else:
                 va = statistics.median(values_a) if values_a else None
                 vb = statistics.median(values_b) if values_b else None

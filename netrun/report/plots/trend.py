@@ -83,7 +83,7 @@ def _band(tolerance: Tolerances, doc: dict[str, Any], test: str, metric: str) ->
         limit = tolerance.limits(sample_tool(found)).get(metric)
     except KeyError:
         return None
-    return limit[1] if limit and limit[0] == "relative" else None
+    return limit.relative if limit else None
 
 
 def _reference(

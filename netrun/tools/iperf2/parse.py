@@ -36,6 +36,9 @@ class Iperf2Error(ToolError):
         super().__init__(message, output)
 
 
+#: iperf2's one-way latencies carry both hosts' timestamping: a change under 0.05 ms is
+#: never judged (see Metric.floor).
+LATENCY_FLOOR_MS = 0.05
 # fmt: off
 METRICS: tuple[Metric, ...] = (
     Metric("throughput_bps", "bit/s", "higher", "UDP payload rate the server received",
@@ -49,13 +52,13 @@ METRICS: tuple[Metric, ...] = (
     Metric("lost_percent", "%", "lower", "lost / total, computed from the counts",
            tolerance=1.0, digits=2),
     Metric("latency_avg_ms", "ms", "lower", "mean one-way latency (needs synced clocks)",
-           tolerance="20%", digits=3),
+           tolerance="20%", digits=3, floor=LATENCY_FLOOR_MS),
     Metric("latency_min_ms", "ms", "lower", "smallest one-way latency", tolerance="20%",
-           digits=3),
+           digits=3, floor=LATENCY_FLOOR_MS),
     Metric("latency_max_ms", "ms", "lower", "largest one-way latency", tolerance="50%",
-           digits=3),
+           digits=3, floor=LATENCY_FLOOR_MS),
     Metric("latency_stdev_ms", "ms", "lower", "standard deviation of one-way latency",
-           tolerance="50%", digits=3),
+           tolerance="50%", digits=3, floor=LATENCY_FLOOR_MS),
     # pps restates the headline (received datagrams x length): judged through it, with its
     # confidence-interval and noise rules, unless a scenario names it in tolerances:
     Metric("pps", "packets/s", "higher", "datagrams per second the server received",

@@ -1,0 +1,180 @@
+"""One rule for every judged metric, and the cause a verdict names.
+
+The rule, for each metric a test is judged on (its tool's default tolerance, or the
+scenario's ``tolerances:``):
+
+1. ``now`` and ``before`` are the medians of the two sides' repeats (a WORST_REPEAT metric,
+   loss: each side's worst repeat). A change smaller than the tolerance, or than the
+   tool's floor (Metric.floor: its resolution), is ``ok``.
+2. Noise can widen the tolerance, never beyond WIDEN_MAX times it: the two sides' 95%
+   confidence intervals (their half-widths added: the change must take the intervals
+   apart), the run-to-run noise (NOISE_SIGMAS standard deviations of the medians of the
+   last stored runs a baseline could be), and a test CPU-bound on either side (the CPU may
+   have moved the figure: the full WIDEN_MAX). A change within the widened tolerance is
+   ``noisy``, and the verdict names what widened it.
+3. A change beyond the widened tolerance is ``regressed`` (or ``improved``) whatever the
+   noise says: a link halved on a loaded machine is a regression.
+
+The cause names where the change came from, from the samples' own evidence: ``receiver``
+(UDP loss all counted by the receiving host as receive-buffer errors, none on the way),
+``sender`` (a sender that no longer offered the asked rate), ``host`` (the hosts' context
+changed since the baseline: kernel, sysctls, qdisc, MTU...), else ``network`` (the path).
+Which causes page (exit 3) is the caller's choice (DEFAULT_PAGE_ON).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from netrun.core.metrics import Limit, Metric
+from netrun.history.baseline import WORST_REPEAT, worst
+from netrun.results import flags
+from netrun.results.stats import summarize
+
+#: Noise widens a tolerance at most this many times (5% -> 15% for throughput).
+WIDEN_MAX = 3.0
+#: Every cause a verdict can name, with the words reports use.
+CAUSES = {
+    "network": "the network path",
+    "sender": "the sender",
+    "receiver": "the receiver's CPU or buffers",
+    "host": "a host context change",
+}
+#: The causes whose regressions exit 3 unless --page-on says otherwise: the network, a
+#: sender that stopped sending, a changed host; not a busy receiver.
+DEFAULT_PAGE_ON = ("network", "sender", "host")
+LOSS_METRICS = frozenset({"lost_percent", "lost"})
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One metric judged: its verdict (ok, noisy, regressed, improved), both sides' figures
+    (in the metric's unit), the tolerance as text and what noise widened it to."""
+
+    metric: str
+    verdict: str
+    before: float
+    after: float
+    limit: str
+    noise: str = ""
+    worst_repeat: bool = False
+
+    @property
+    def change(self) -> float:
+        return self.after - self.before
+
+
+def worse(metric: Metric, change: float) -> bool:
+    """Whether ``change`` is for the worse of ``metric`` (its declared direction)."""
+    return change < 0 if metric.better == "higher" else change > 0
+
+
+def sides(
+    metric: Metric, values: Sequence[float], earlier: Sequence[float]
+) -> tuple[float, float, bool]:
+    """(now, before, on the worst repeat): the medians, or for a WORST_REPEAT metric each
+    side's worst repeat."""
+    if metric.name in WORST_REPEAT:
+        return worst(values, metric.better), worst(earlier, metric.better), True
+    return statistics.median(values), statistics.median(earlier), False
+
+
+def _half_width(values: Sequence[float]) -> float | None:
+    found = summarize(list(values))
+    if found is None or found.n < 2 or found.ci_low is None or found.ci_high is None:
+        return None
+    return (found.ci_high - found.ci_low) / 2
+
+
+def _amount(metric: Metric, amount: float, before: float, limit: Limit) -> str:
+    """An allowed change as people read it: % of the baseline for a relative limit."""
+    if limit.relative is not None and before:
+        return f"{amount / abs(before) * 100:.1f}%"
+    unit = "points" if metric.unit == "%" else (metric.shown_unit or metric.unit)
+    return f"{metric.show(amount)} {unit}".rstrip()
+
+
+def judge(
+    metric: Metric,
+    values: Sequence[float],
+    earlier: Sequence[float],
+    limit: Limit,
+    spread: tuple[float, int] | None = None,
+    cpu_bound: Sequence[str] = (),
+) -> Finding | None:
+    """The verdict on one metric by the rule above; None when it cannot be judged (no
+    figure on a side, or a relative limit against a baseline of 0).
+
+    ``spread``: (run-to-run noise in the metric's unit, runs it came from); ``cpu_bound``:
+    the sides ("this run", "the baseline") that were CPU-bound."""
+    if not values or not earlier:
+        return None
+    limit = limit.floored(metric.floor)
+    now, before, on_worst = sides(metric, values, earlier)
+    allowed = limit.allowed(before)
+    if allowed is None:
+        return None
+    text = limit.text(metric.shown_unit if metric.unit == "%" else metric.unit)
+    if metric.unit == "%" and limit.absolute is not None:
+        text = limit.text("%")
+    change = now - before
+    base = Finding(metric.name, "ok", before, now, text, worst_repeat=on_worst)
+    if abs(change) <= allowed:
+        return base
+    cap = WIDEN_MAX * allowed
+    widened, why = allowed, []
+    if not on_worst:
+        mine, theirs = _half_width(values), _half_width(earlier)
+        if mine is not None and theirs is not None and mine + theirs > allowed:
+            widened = max(widened, mine + theirs)
+            why.append("the 95% confidence intervals overlap")
+    if spread is not None and spread[0] > allowed:
+        widened = max(widened, spread[0])
+        why.append(f"run-to-run noise of the last {spread[1]} runs")
+    if cpu_bound:
+        widened = cap
+        why.append(f"cpu-bound in {' and '.join(cpu_bound)}")
+    widened = min(widened, cap)
+    noise = ""
+    if why:
+        noise = (
+            f"{', '.join(why)}: tolerance {_amount(metric, allowed, before, limit)} "
+            f"widened to {_amount(metric, widened, before, limit)} (at most {WIDEN_MAX:g}x)"
+        )
+    if abs(change) <= widened:
+        return Finding(metric.name, "noisy", before, now, text, noise, on_worst)
+    verdict = "regressed" if worse(metric, change) else "improved"
+    return Finding(metric.name, verdict, before, now, text, noise, on_worst)
+
+
+def cpu_sides(cur: Sequence[Mapping[str, Any]], base: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The sides whose samples were CPU-bound (the cpu-bound flag)."""
+    return [
+        side
+        for side, samples in (("this run", cur), ("the baseline", base))
+        if samples and "cpu-bound" in flags.of_test(samples)
+    ]
+
+
+def cause(
+    metric: str,
+    cur: Sequence[Mapping[str, Any]],
+    base: Sequence[Mapping[str, Any]],
+    context_note: str = "",
+) -> tuple[str, str]:
+    """(cause, why) of a change of ``metric`` (see the module docstring)."""
+    now, before = set(flags.of_test(cur)), set(flags.of_test(base))
+    if metric in LOSS_METRICS and "receiver-overrun" in now and "dropped-on-path" not in now:
+        lines = flags.loss_notes(cur)
+        return "receiver", (
+            "the receiving host counted the lost datagrams as receive-buffer errors, "
+            "none lost on the way" + (f" ({lines[-1]})" if lines else "")
+        )
+    if "sender-below-target" in now and "sender-below-target" not in before:
+        return "sender", "the sender no longer sent the offered rate"
+    if context_note:
+        return "host", context_note.removeprefix("; ")
+    return "network", "no host-side cause found: the path between the hosts"
