@@ -268,6 +268,7 @@ def metric_lines() -> list[str]:
             m.shown_unit or m.unit or "-",
             f"{m.better} is better",
             tolerance_text(m),
+            f"{m.floor:g} {m.unit}" if m.floor else "-",
             "worst repeat" if m.name in WORST_REPEAT else "median",
             m.description,
         )
@@ -282,18 +283,26 @@ def metric_lines() -> list[str]:
         "baseline's: a change for the worse beyond its tolerance is `regressed` (exit 3). A",
         "percentage is relative to the baseline's figure; a number is in the metric's unit",
         "(loss in percentage points: 0.2% -> 1.5% is 1.3 points). `tolerances: {METRIC: ...}`",
-        "in a test or in `defaults` replaces a default; iperf3's `tolerance` (and",
+        "in a test or in `defaults` replaces a default (`[20%, 0.05]`: both, a change must",
+        "exceed both; `null`: not judged); iperf3's `tolerance` (and",
         "`--tolerance`) sets its throughput's. Loss is judged on each side's worst repeat, so",
         "one repeat that lost far more than its siblings is not hidden by their median. A",
         "relative tolerance cannot judge a baseline of 0, so counts (retransmits, reordered",
         "datagrams) have absolute ones. A metric without a default (CPU use, the whole host's;",
         "figures that restate another: the sender's rate and pps the headline, iperf2's",
-        "`lost` the loss, iperf3's TCP windows the path's bandwidth-delay product) is judged",
-        "only when `tolerances:` names it.",
+        "`lost` the loss, iperf3's TCP windows the path's bandwidth-delay product, ping's",
+        "`rtt_p50_ms` and netperf's `latency_mean_us` the headline) is judged only when",
+        "`tolerances:` names it. A change under a metric's floor (the tool's resolution:",
+        "ping's times move by tens of microseconds with scheduling, netperf's histogram",
+        "buckets are 10 us wide) is never judged, whatever the tolerance. Noise can widen a",
+        "tolerance to at most 3 times: see [Nightly runs](nightly.md#baselines-and-verdicts).",
         "",
         *table(
             rows,
-            ("metric", "tool", "unit", "direction", "default tolerance", "judged on", "meaning"),
+            (
+                "metric", "tool", "unit", "direction", "default tolerance", "floor",
+                "judged on", "meaning",
+            ),  # fmt: skip
         ),
     ]
 

@@ -151,7 +151,7 @@ def run_parser() -> Parser:
         "--page-on",
         metavar="CAUSES",
         help="the causes of a regression that exit 3, comma-separated, of network, sender, "
-        "receiver, host, or all (default network,sender,host: not a busy receiver)",
+        "receiver, host, or all (default network,host: not a busy sender or receiver)",
     )
     cron.add_argument(
         "--wait-lock",

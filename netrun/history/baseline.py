@@ -147,9 +147,11 @@ def stored(
 def usable(
     doc: Mapping[str, Any], test: str, samples: Sequence[Mapping[str, Any]], wanted: Any = ()
 ) -> str | None:
-    """Why a stored run's test cannot be a baseline ("interrupted", "failed", "flagged
-    above-ceiling", "regressed"), or None when it can. A flag tonight's test (``wanted``'s
-    samples) carries too is like for like, not a reason."""
+    """Why a stored run's test cannot be a baseline ("run interrupted", "failed", "flagged
+    above-ceiling", "regressed"), or None when it can. Failed and flagged are the test's
+    own (a flag tonight's test, ``wanted``'s samples, carries too is like for like, not a
+    reason); a regression anywhere in the run (unless accepted) rules out all its tests:
+    a broken night's other figures are not a baseline either."""
     status = doc.get("status")
     if status not in (None, "finished"):
         return f"run {status}"
@@ -160,9 +162,13 @@ def usable(
         return "flagged " + ",".join(extra)
     base = doc.get("baseline")
     verdicts = base.get("verdicts") if isinstance(base, Mapping) else None
-    for v in verdicts if isinstance(verdicts, list) else ():
-        if isinstance(v, Mapping) and v.get("test") == test and v.get("verdict") == "regressed":
-            return None if doc.get(marks.ACCEPTED) else "regressed"
+    bad = [
+        str(v.get("test"))
+        for v in (verdicts if isinstance(verdicts, list) else ())
+        if isinstance(v, Mapping) and v.get("verdict") == "regressed"
+    ]
+    if bad and not doc.get(marks.ACCEPTED):  # a broken night: none of its tests is a baseline
+        return "regressed" if bad == [test] else f"in a regressed run ({', '.join(bad[:3])})"
     return None
 
 

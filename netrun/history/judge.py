@@ -15,10 +15,11 @@ scenario's ``tolerances:``):
 3. A change beyond the widened tolerance is ``regressed`` (or ``improved``) whatever the
    noise says: a link halved on a loaded machine is a regression.
 
-The cause names where the change came from, from the samples' own evidence: ``receiver``
-(UDP loss all counted by the receiving host as receive-buffer errors, none on the way),
-``sender`` (a sender that no longer offered the asked rate), ``host`` (the hosts' context
-changed since the baseline: kernel, sysctls, qdisc, MTU...), else ``network`` (the path).
+The cause names where the change came from, from the samples' own evidence: ``host`` (the
+hosts' context changed since the baseline: kernel, sysctls, qdisc, MTU...), ``sender`` (a
+UDP sender, open loop, that itself sent most of the drop less, or no longer offered the
+asked rate), ``receiver`` (UDP loss all counted by the receiving host as receive-buffer
+errors, none on the way), else ``network`` (the path).
 Which causes page (exit 3) is the caller's choice (DEFAULT_PAGE_ON).
 """
 
@@ -32,7 +33,7 @@ from typing import Any
 from netrun.core.metrics import Limit, Metric
 from netrun.history.baseline import WORST_REPEAT, worst
 from netrun.results import flags
-from netrun.results.stats import summarize
+from netrun.results.stats import ok_values, summarize
 
 #: Noise widens a tolerance at most this many times (5% -> 15% for throughput).
 WIDEN_MAX = 3.0
@@ -43,9 +44,10 @@ CAUSES = {
     "receiver": "the receiver's CPU or buffers",
     "host": "a host context change",
 }
-#: The causes whose regressions exit 3 unless --page-on says otherwise: the network, a
-#: sender that stopped sending, a changed host; not a busy receiver.
-DEFAULT_PAGE_ON = ("network", "sender", "host")
+#: The causes whose regressions exit 3 unless --page-on says otherwise: the network path
+#: and a changed host (a qdisc, an MTU, a kernel); not a busy sender or receiver, whose
+#: figure moved with its CPU or buffers (still ``regressed``, named, in every report).
+DEFAULT_PAGE_ON = ("network", "host")
 LOSS_METRICS = frozenset({"lost_percent", "lost"})
 
 
@@ -159,22 +161,53 @@ def cpu_sides(cur: Sequence[Mapping[str, Any]], base: Sequence[Mapping[str, Any]
     ]
 
 
+def _median(samples: Sequence[Mapping[str, Any]], name: str) -> float | None:
+    values = ok_values([dict(s) for s in samples], name)
+    return statistics.median(values) if values else None
+
+
+def _sender_drop(
+    metric: str, cur: Sequence[Mapping[str, Any]], base: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """Why a UDP test's lower throughput is the sender's: its sender (open loop: the path
+    cannot slow it) sent at least half of the drop less. None when it did not."""
+    udp = any(flags.offered_bps(s) for s in cur)
+    if metric != "throughput_bps" or not udp:
+        return None
+    got = [_median(side, name) for side in (cur, base) for name in (metric, "sender_bps")]
+    if any(v is None for v in got):
+        return None
+    now, sent_now, before, sent_before = (float(v or 0.0) for v in got)
+    drop, sent_drop = before - now, sent_before - sent_now
+    if drop <= 0 or sent_drop < 0.5 * drop:
+        return None
+    return (
+        f"the sender sent {sent_before / 1e6:.1f} -> {sent_now / 1e6:.1f} Mbit/s: "
+        f"{sent_drop / 1e6:.1f} of the {drop / 1e6:.1f} Mbit/s drop never left it"
+    )
+
+
 def cause(
     metric: str,
     cur: Sequence[Mapping[str, Any]],
     base: Sequence[Mapping[str, Any]],
     context_note: str = "",
 ) -> tuple[str, str]:
-    """(cause, why) of a change of ``metric`` (see the module docstring)."""
+    """(cause, why) of a change of ``metric`` (see the module docstring): a changed host
+    first (a qdisc, an MTU: the change is the setup's), then the sender's or the
+    receiver's own evidence, else the network path."""
     now, before = set(flags.of_test(cur)), set(flags.of_test(base))
-    if metric in LOSS_METRICS and "receiver-overrun" in now and "dropped-on-path" not in now:
+    if context_note:
+        return "host", context_note.removeprefix("; ")
+    if (why := _sender_drop(metric, cur, base)) is not None:
+        return "sender", why
+    if "sender-below-target" in now and "sender-below-target" not in before:
+        return "sender", "the sender no longer sent the offered rate"
+    lossy = metric in LOSS_METRICS or metric == "throughput_bps"
+    if lossy and "receiver-overrun" in now and "dropped-on-path" not in now:
         lines = flags.loss_notes(cur)
         return "receiver", (
             "the receiving host counted the lost datagrams as receive-buffer errors, "
             "none lost on the way" + (f" ({lines[-1]})" if lines else "")
         )
-    if "sender-below-target" in now and "sender-below-target" not in before:
-        return "sender", "the sender no longer sent the offered rate"
-    if context_note:
-        return "host", context_note.removeprefix("; ")
     return "network", "no host-side cause found: the path between the hosts"

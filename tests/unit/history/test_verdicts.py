@@ -130,3 +130,16 @@ def test_a_verdict_record_round_trips() -> None:
     assert Verdict.from_record(record).record() == record
     old = Verdict.from_record({"test": "t", "verdict": "ok", "delta_pct": 1.0, "detail": "d"})
     assert old.cause is None and old.metric is None
+
+
+def test_a_udp_drop_the_sender_never_sent_names_the_sender_and_does_not_page() -> None:
+    """A loaded machine's UDP sender (open loop) sent 111 -> 93 Mbit/s of 300M: the path
+    delivered what it was given."""
+    cur, base = udp(0.0, 0, 0), udp(0.0, 0, 0)
+    for sample, rate in ((cur, 93e6), (base, 111e6)):
+        sample["sender_bps"] = sample["throughput_bps"] = rate
+        sample["metrics"]["throughput_bps"] = rate
+    (v,) = compare(doc(cur), doc(base))
+    assert (v.verdict, v.cause, v.pages) == ("regressed", "sender", False)
+    assert "18.0 of the 18.0 Mbit/s drop never left it" in v.cause_detail
+    assert DEFAULT_PAGE_ON == ("network", "host")
