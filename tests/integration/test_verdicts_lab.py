@@ -74,3 +74,13 @@ def test_accepting_a_new_level_and_pinning(lab: LabHandle, tmp_path: Path) -> No
         expect(cron_night(tmp_path, scenario, lab.inventory), EXIT_OK)  # the accepted level
     bad = run_netrun(["baseline", "pin", "nosuchrun", "--db", db], cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+
+
+def test_unchanged_nights_page_nobody(lab: LabHandle, tmp_path: Path) -> None:
+    """A short version of bench/false_alarms.py: four nights of an unchanged link under the
+    crontab line, none exits 3 (a busy machine's noise is named, never paged)."""
+    scenario = write_nightly_scenario(tmp_path, duration=1, repeat=3)
+    for i in range(4):
+        night = cron_night(tmp_path, scenario, lab.inventory)
+        assert night.code == EXIT_OK, f"night {i + 1}: exit {night.code}\n{night.verdicts}"
+        assert all(not v.get("pages") for v in night.verdicts)
