@@ -26,7 +26,7 @@ Which causes page (exit 3) is the caller's choice (DEFAULT_PAGE_ON).
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,6 +150,60 @@ def judge(
         return Finding(metric.name, "noisy", before, now, text, noise, on_worst)
     verdict = "regressed" if worse(metric, change) else "improved"
     return Finding(metric.name, verdict, before, now, text, noise, on_worst)
+
+
+#: How schema 1 worded the iperf3 limits (kept: people grep nightly logs for them).
+WORDS = {
+    "throughput_bps": ("throughput", ""),
+    "lost_percent": ("UDP loss", "points"),
+    "jitter_ms": ("jitter", "ms"),
+    "retransmits": ("retransmits", ""),
+}
+FORMATS = {"lost_percent": "{:.2f}", "jitter_ms": "{:.3f}", "retransmits": "{:g}"}
+
+
+def _shower(metric: Metric) -> Callable[[float], str]:
+    fmt = FORMATS.get(metric.name)
+    return fmt.format if fmt else metric.show
+
+
+def headline_text(metric: Metric, found: Finding, pct: float | None) -> str:
+    """ "throughput 190.1 vs 401.2 Mbit/s (-52.6%, tolerance 5%)"."""
+    label = WORDS["throughput_bps"][0] if metric.name == "throughput_bps" else metric.name
+    unit = metric.shown_unit or metric.unit
+    shown = f"{label} {metric.show(found.after)} vs {metric.show(found.before)} {unit}".rstrip()
+    if pct is None:
+        return shown
+    return f"{shown} ({pct:+.1f}%, tolerance {found.limit})"
+
+
+def breach_text(
+    metric: Metric, found: Finding, cur: Sequence[dict[str, Any]], words: Mapping[str, Any]
+) -> str:
+    """ "UDP loss rose by 6.60 points (0.20 -> 6.80), limit 1 point"."""
+    label, unit = words.get(metric.name, (metric.name, metric.shown_unit or metric.unit))
+    show = _shower(metric)
+    verb = "rose" if found.change > 0 else "fell"
+    if found.limit.split(" and ")[0].endswith("%") and found.before:
+        size = f"{abs(found.change) / abs(found.before) * 100:.1f}%"
+    else:
+        size = " ".join(x for x in (show(abs(found.change)), unit) if x)
+    text = (
+        f"{label} {verb} by {size} ({show(found.before)} -> {show(found.after)}), "
+        f"limit {found.limit}"
+    )
+    values = ok_values(cur, metric.name)
+    if found.worst_repeat and len(values) > 1:  # the repeat a median would have hidden
+        text += f", worst repeat: {_repeat_of(cur, metric.name, found.after)} of {len(values)}"
+    return text
+
+
+def _repeat_of(samples: Sequence[dict[str, Any]], name: str, value: float) -> str:
+    """The repeat number of the ok sample whose ``name`` is ``value`` (else its place)."""
+    for place, sample in enumerate(samples, start=1):
+        if sample.get("status") == "ok" and ok_values([sample], name) == [value]:
+            return str(sample.get("repeat") or place)
+    return "?"
 
 
 def cpu_sides(cur: Sequence[Mapping[str, Any]], base: Sequence[Mapping[str, Any]]) -> list[str]:

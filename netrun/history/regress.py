@@ -185,16 +185,6 @@ class Verdict:
         )
 
 
-#: How schema 1 worded the iperf3 limits (kept: people grep nightly logs for them).
-WORDS = {
-    "throughput_bps": ("throughput", ""),
-    "lost_percent": ("UDP loss", "points"),
-    "jitter_ms": ("jitter", "ms"),
-    "retransmits": ("retransmits", ""),
-}
-FORMATS = {"lost_percent": "{:.2f}", "jitter_ms": "{:.3f}", "retransmits": "{:g}"}
-
-
 def _tool(samples: Sequence[dict[str, Any]]) -> Tool | None:
     if not samples:
         return get_tool("iperf3")
@@ -202,50 +192,6 @@ def _tool(samples: Sequence[dict[str, Any]]) -> Tool | None:
         return sample_tool(samples[0])  # a load: test's idle/loaded metrics
     except KeyError:
         return None  # a run of a tool this netrun does not know: only declared metrics
-
-
-def _shower(metric: Metric) -> Callable[[float], str]:
-    fmt = FORMATS.get(metric.name)
-    return fmt.format if fmt else metric.show
-
-
-def _headline_text(metric: Metric, found: Finding, pct: float | None) -> str:
-    """ "throughput 190.1 vs 401.2 Mbit/s (-52.6%, tolerance 5%)"."""
-    label = WORDS["throughput_bps"][0] if metric.name == "throughput_bps" else metric.name
-    unit = metric.shown_unit or metric.unit
-    shown = f"{label} {metric.show(found.after)} vs {metric.show(found.before)} {unit}".rstrip()
-    if pct is None:
-        return shown
-    return f"{shown} ({pct:+.1f}%, tolerance {found.limit})"
-
-
-def _breach_text(
-    metric: Metric, found: Finding, cur: Sequence[dict[str, Any]], words: dict[str, Any]
-) -> str:
-    """ "UDP loss rose by 6.60 points (0.20 -> 6.80), limit 1 point"."""
-    label, unit = words.get(metric.name, (metric.name, metric.shown_unit or metric.unit))
-    show = _shower(metric)
-    verb = "rose" if found.change > 0 else "fell"
-    if found.limit.split(" and ")[0].endswith("%") and found.before:
-        size = f"{abs(found.change) / abs(found.before) * 100:.1f}%"
-    else:
-        size = " ".join(x for x in (show(abs(found.change)), unit) if x)
-    text = (
-        f"{label} {verb} by {size} ({show(found.before)} -> {show(found.after)}), "
-        f"limit {found.limit}"
-    )
-    values = ok_values(cur, metric.name)
-    if found.worst_repeat and len(values) > 1:  # the repeat a median would have hidden
-        text += f", worst repeat: {_repeat_of(cur, metric.name, found.after)} of {len(values)}"
-    return text
-
-
-def _repeat_of(samples: Sequence[dict[str, Any]], name: str, value: float) -> str:
-    """The repeat number of the ok sample whose ``name`` is ``value`` (else its place)."""
-    for place, sample in enumerate(samples, start=1):
-        if sample.get("status") == "ok" and ok_values([sample], name) == [value]:
-            return str(sample.get("repeat") or place)
-    return "?"
 
 
 def compare_test(
@@ -287,11 +233,11 @@ def compare_test(
         elif found is None:
             verdict, detail = "new", f"baseline {head.name} is 0; nothing to compare"
         else:
-            verdict, detail = found.verdict, _headline_text(head, found, delta)
+            verdict, detail = found.verdict, judge.headline_text(head, found, delta)
             findings.append(found)
             if found.noise:
                 detail += f"; {found.noise}"
-    words = WORDS if tool is None or tool.name == "iperf3" else {}
+    words = judge.WORDS if tool is None or tool.name == "iperf3" else {}
     breaches = []
     for metric_name, limit in limits.items() if before else ():
         metric = declared.get(metric_name)
@@ -304,7 +250,7 @@ def compare_test(
         if found is None or not judge.worse(metric, found.change) or found.verdict == "ok":
             continue
         findings.append(found)
-        text = _breach_text(metric, found, cur, words)
+        text = judge.breach_text(metric, found, cur, words)
         if found.verdict == "noisy":
             text += f" ({found.noise})"
         else:
