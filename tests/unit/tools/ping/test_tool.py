@@ -99,7 +99,7 @@ tests:
     assert "or another mode (ping runs in mode baremetal)" in text
     assert "unknown tool 'pong'; did you mean 'ping'?" in text
     assert "tolerances: ping has no metric 'rtt'" in text
-    assert "throughput_bps must be a percentage such as 20% or a number" in text
+    assert "tolerances.throughput_bps: use a percentage (20%), an amount in the metric" in text
 
 
 def test_mixed_scenario_and_tool_in_defaults(tmp_path: Path) -> None:
