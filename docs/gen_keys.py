@@ -294,15 +294,22 @@ def metric_lines() -> list[str]:
         "`rtt_p50_ms` and netperf's `latency_mean_us` the headline) is judged only when",
         "`tolerances:` names it. A change under a metric's floor (the tool's resolution:",
         "ping's times move by tens of microseconds with scheduling, netperf's histogram",
-        "buckets are 10 us wide) is never judged, whatever the tolerance. Noise can widen a",
+        "buckets are 10 us wide) is never judged, unless a tolerance names an amount of its",
+        "own (`[20%, 0.01]`), which replaces the floor. Noise can widen a",
         "tolerance to at most 3 times: see [Nightly runs](nightly.md#baselines-and-verdicts).",
         "",
         *table(
             rows,
             (
-                "metric", "tool", "unit", "direction", "default tolerance", "floor",
-                "judged on", "meaning",
-            ),  # fmt: skip
+                "metric",
+                "tool",
+                "unit",
+                "direction",
+                "default tolerance",
+                "floor",
+                "judged on",
+                "meaning",
+            ),
         ),
     ]
 

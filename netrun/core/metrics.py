@@ -121,8 +121,9 @@ class Limit:
         return " and ".join(parts) or "-"
 
     def floored(self, floor: float | None) -> Limit:
-        """This limit with an absolute part of at least ``floor`` (a tool's resolution)."""
-        if not floor or (self.absolute or 0.0) >= floor:
+        """This limit with ``floor`` (a tool's resolution) as its absolute part when it has
+        none: a tolerance that names an amount of its own ([20%, 0.01]) keeps it."""
+        if not floor or self.absolute is not None:
             return self
         return Limit(self.relative, floor)
 

@@ -80,6 +80,10 @@ def test_a_few_microseconds_is_never_a_regression() -> None:
     (v,) = compare(doc(ping(0.5)), doc(ping(0.01)))
     assert (v.verdict, v.metric, v.limit) == ("regressed", "rtt_mdev_ms", "50% and 0.05 ms")
     assert (v.before, v.after) == (0.01, 0.5)
+    # a tolerance naming an amount of its own replaces the floor
+    own = ping(0.04, tolerances={"rtt_mdev_ms": ["50%", 0.005]})
+    (v,) = compare(doc(own), doc(ping(0.01)))
+    assert (v.verdict, v.metric, v.limit) == ("regressed", "rtt_mdev_ms", "50% and 0.005 ms")
 
 
 def test_rtt_p50_is_judged_once_through_the_headline() -> None:
