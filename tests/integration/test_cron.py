@@ -149,7 +149,10 @@ def moved_of(doc: dict[str, Any]) -> dict[str, str]:
     out = {}
     for v in doc["baseline"]["verdicts"]:
         verdict = v["verdict"]
-        if verdict == "noisy" and "cpu-bound in" in (v.get("detail") or ""):
+        cpu = verdict == "noisy" and "cpu-bound in" in (v.get("detail") or "")
+        # a busy receiver's UDP loss (cause receiver, no page) says nothing of the headline
+        busy = verdict == "regressed" and v.get("cause") == "receiver" and not v.get("pages")
+        if cpu or busy:
             verdict = "regressed" if v["delta_pct"] < 0 else "improved"
         out[v["test"]] = verdict
     return out
