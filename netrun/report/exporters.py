@@ -21,6 +21,7 @@ from netrun.errors import NetrunError
 from netrun.report import headline
 from netrun.report.summary import VerdictLike, group_samples, is_regression
 from netrun.results import flags, stats
+from netrun.results.fanin import ends
 from netrun.results.store import atomic_write
 
 TEST_LABELS = ("scenario", "test", "mode", "server", "client", "protocol")
@@ -100,6 +101,7 @@ def prometheus_text(
         first = group[0]
         labels: dict[str, object] = {"scenario": scenario, "test": name}
         labels.update({k: first.get(k, "") for k in TEST_LABELS[2:]})
+        labels["client"], labels["server"] = ends(first)  # a fan's every flow, not its first
         for key in declared:  # a null (unavailable) metric is left out, never exported as 0
             summary = stats.summarize(stats.ok_values(group, key))
             if summary is not None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netrun.core.numeric import finite
+from netrun.results.fanin import flow_pairs, pair_label
 from netrun.results.flags import CORE_SATURATED_PCT
 from netrun.results.stats import samples_by_test
 
@@ -120,7 +121,8 @@ def _shape(sample: Mapping[str, Any]) -> tuple[Any, ...]:
     options = sample.get("options")
     opts = options if isinstance(options, Mapping) else {}
     protocol = sample.get("protocol") or opts.get("protocol")
-    return (sample.get("client"), sample.get("server"), sample.get("tool") or "iperf3",
+    # every flow, so a 3-client fan-in meets bare metal's 3-client one, not its 1-client one
+    return (tuple(sorted(flow_pairs(sample))), sample.get("tool") or "iperf3",
             protocol, *(repr(opts.get(k)) for k in SHAPE[1:]))  # fmt: skip
 
 
@@ -323,8 +325,8 @@ def breakdown(
     bare_mbps, mode_mbps = tb / 1e6, tm / 1e6
     first = ok_m[0]
     out = Breakdown(str(first.get("name")), str(first.get("mode")), str(ok_b[0].get("name")),
-                    f"{first.get('client')}→{first.get('server')}", str(first.get("protocol")),
-                    bare_mbps, mode_mbps)  # fmt: skip
+                    pair_label(first), str(first.get("protocol")), bare_mbps,
+                    mode_mbps)  # fmt: skip
     gap = out.gap_mbps
     framing = _framing(ok_b, ok_m, bare_mbps)
     if gap <= NOISE * bare_mbps:

@@ -187,3 +187,29 @@ def test_a_reverse_test_names_the_server_the_sender() -> None:
     doc = run("tcpinfo-lab")
     found = {b.test: b for b in breakdowns(doc)}["flannel-rev"]
     assert "41% on the client, the receiver" in parts(found)["cpu"].evidence
+
+
+def _docker_fan(doc: dict[str, Any]) -> dict[str, Any]:
+    """A lab run of a fan-in at 1 and 3 clients (fanin-clients), with a docker copy of the
+    3-client fan at 90% of its rate and 2046 retransmits (the issue's figures)."""
+    out = copy.deepcopy(doc)
+    bare = next(s for s in out["tests"] if s["name"] == "fan[3->delta]")
+    bare["retransmits"] = bare["metrics"]["retransmits"] = 566
+    docker = copy.deepcopy(bare)
+    docker.update(name="dfan[3->delta]", mode="docker", retransmits=2046)
+    docker["throughput_bps"] = docker["metrics"]["throughput_bps"] = 0.9 * bare["throughput_bps"]
+    docker["metrics"]["retransmits"] = 2046
+    out["tests"].append(docker)
+    return out
+
+
+def test_a_fanin_meets_the_bare_metal_fanin_of_the_same_clients() -> None:
+    """Not the 1-client fan-in that shares its first flow (alpha→delta)."""
+    doc = _docker_fan(run("fanin-clients"))
+    [found] = breakdowns(doc)
+    assert found.bare_test == "fan[3->delta]" and found.pair == "alpha,bravo,charlie→delta"
+    assert found.bare_mbps == pytest.approx(564.38, abs=0.01)
+    assert parts(found)["retransmits"].evidence.startswith("2046 vs bare metal's 566")
+    # the 3-client bare fan removed: no like to compare with, so no breakdown at all
+    doc["tests"] = [s for s in doc["tests"] if s["name"] != "fan[3->delta]"]
+    assert breakdowns(doc) == []
