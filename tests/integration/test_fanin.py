@@ -18,7 +18,10 @@ import pytest
 import yaml
 
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
+from netrun.report.exporters import prometheus_text
 from netrun.report.plots.fanin import count_filename
+from netrun.report.summary import summary_rows
+from netrun.results.overlay_tax import breakdowns
 from tests.integration.conftest import LabHandle, lab_iperf3_pids
 from tests.integration.helpers import (
     check_fault,
@@ -326,6 +329,51 @@ def test_container_fanin_each_flow_its_own_containers(
         assert all(f["throughput_bps"] > 0 for f in flows)
         names = [f["containers"]["server"]["name"] for f in flows]  # each flow its own
         assert len(set(names)) == 2, names
+    assert not leftovers(docker_lab, before, tmp_path / "out")
+
+
+def test_a_docker_fanin_meets_the_bare_fanin_of_the_same_clients(
+    docker_lab: LabHandle, tmp_path: Path
+) -> None:
+    """Bare-metal fan-ins of 1 and 2 clients into charlie, then a docker fan-in of 2: its %
+    bare and overlay tax are against the 2-client bare fan-in (not the 1-client one sharing
+    its first flow alpha→charlie), and the table, CSV and Prometheus labels name both
+    clients."""
+    image = {"image": "netrun-lab/iperf3:latest", "pull": "never"}
+    fan = {"hosts": "all", "pairs": {"fanin": "charlie"}}
+    tests = [
+        {"name": "fan", "mode": "baremetal", **fan, "sweep": {"clients": [1, 2]}},
+        {"name": "dfan", "mode": "docker", **fan},
+    ]
+    path = write_yaml(
+        tmp_path / "c.yaml", {"name": "cfan", "defaults": {"duration": 1, **image}, "tests": tests}
+    )
+    before = lab_settings(docker_lab)
+    proc = run_netrun(
+        [path, "-i", docker_lab.inventory, "-o", "out", "--no-history", "-q"],
+        cwd=tmp_path,
+        timeout=240,
+    )
+    doc = load_results(tmp_path / "out")
+    assert proc.returncode in (0, 1), (proc.stderr, [t["error"] for t in doc["tests"]])
+    names = [s["name"] for s in doc["tests"]]
+    assert names == ["fan[1->charlie]", "fan[2->charlie]", "dfan[2->charlie]"]
+    assert all(s["status"] == "ok" for s in doc["tests"]), [s["error"] for s in doc["tests"]]
+    [tax] = breakdowns(doc)
+    assert (tax.test, tax.bare_test, tax.pair) == (
+        "dfan[2->charlie]", "fan[2->charlie]", "alpha,bravo→charlie")  # fmt: skip
+    bare2 = next(s for s in doc["tests"] if s["name"] == "fan[2->charlie]")
+    assert tax.bare_mbps == pytest.approx(bare2["throughput_bps"] / 1e6)
+    rows = {r["name"]: r for r in summary_rows(doc)}
+    docker = rows["dfan[2->charlie]"]
+    assert docker["pct_bare"] == pytest.approx(
+        100 * docker["mbps"] / rows["fan[2->charlie]"]["mbps"]
+    )
+    assert "alpha,bravo→charlie" in proc.stdout
+    csv_out = run_netrun(["report", "out", "--format", "csv"], cwd=tmp_path)
+    assert csv_out.returncode == 0, csv_out.stderr
+    assert csv_out.stdout.count('charlie,"alpha,bravo",tcp') == 2, csv_out.stdout
+    assert 'client="alpha,bravo"' in prometheus_text(doc)
     assert not leftovers(docker_lab, before, tmp_path / "out")
 
 
