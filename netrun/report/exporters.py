@@ -19,6 +19,7 @@ from typing import Any
 from netrun.core import metrics
 from netrun.errors import NetrunError
 from netrun.report import headline
+from netrun.report.metric_table import median_text
 from netrun.report.summary import VerdictLike, group_samples, is_regression
 from netrun.results import flags, stats
 from netrun.results.fanin import ends
@@ -172,7 +173,9 @@ def _describe(doc: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         each = stats.summarize(stats.ok_values(samples, metric.name))
         if each is not None:
             unit = metric.shown_unit or metric.unit
-            text = f"{metric.name}: median {metric.show(each.median)} {unit}".rstrip()
+            shown = median_text(each, samples, metric.name, unit, metric.show)
+            text = f"{metric.name}: median {shown}" + ("" if "(" in shown else f" {unit}")
+            text = text.rstrip()
             lines.append(
                 text + (f" over {each.n} ok repeat(s)" if metric.name == head.name else "")
             )

@@ -8,6 +8,7 @@ A metric the tool could not know is "unavailable" with its reason, never 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from netrun.core import metrics
@@ -81,12 +82,24 @@ def bucket_note(samples: list[dict[str, Any]], name: str, unit: str) -> str:
     return f" (bucket{'s' if len(found) > 1 else ''} {said} {unit})"
 
 
-def _bucketed_median(values: tuple[float, ...], show: Any) -> str:
+def _bucketed_median(values: tuple[float, ...], show: Callable[[float], str]) -> str:
     """The median of bucketed figures: the middle one, or the middle two as a range (their
     mean would be a figure no repeat could give, finer than the buckets)."""
     ordered = sorted(values)
     low, high = ordered[(len(ordered) - 1) // 2], ordered[len(ordered) // 2]
     return show(low) if low == high else f"{show(low)}-{show(high)}"
+
+
+def median_text(
+    summary: stats.Summary,
+    samples: list[dict[str, Any]],
+    name: str,
+    unit: str,
+    show: Callable[[float], str],
+) -> str:
+    """The median as shown: a histogram's figure as whole buckets, with the bucket named."""
+    note = bucket_note(samples, name, unit)
+    return _bucketed_median(summary.values, show) + note if note else show(summary.median)
 
 
 def rows(doc: dict[str, Any]) -> list[list[str]]:
@@ -105,9 +118,7 @@ def rows(doc: dict[str, Any]) -> list[list[str]]:
             ci = "-"
             if summary.ci_low is not None and summary.ci_high is not None:
                 ci = f"{show(summary.ci_low)}-{show(summary.ci_high)}"
-            median = show(summary.median)
-            if note := bucket_note(samples, name, unit):
-                median = _bucketed_median(summary.values, show) + note
+            median = median_text(summary, samples, name, unit, show)
             out.append(
                 [test, name, unit, metric.better, str(summary.n), median, spread,
                  f"{show(summary.min)}-{show(summary.max)}", ci]

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from typing import Any
 
+from netrun.report import exporters
 from netrun.report.metric_table import json_rows, rows
 from tests.conftest import RESULTS_FIXTURES
 
@@ -52,3 +54,10 @@ def test_json_rows_name_the_buckets() -> None:
     assert found["buckets"] == "buckets 20-30, 40-50 us"
     assert "buckets" not in json_rows(lab())["udp-rr-3"]["latency_mean_us"]
     assert json_rows(lab())["rr-2"]["latency_max_us"]["ci_low"] is None
+
+
+def test_junit_names_the_bucket_too() -> None:
+    suite = ET.tostring(exporters.testsuite(lab())).decode()
+    assert "latency_p50_us: median 20 (bucket 20-30 us)" in suite
+    assert "latency_p99_us: median 200-1000 (buckets 200-300, 1000-2000 us)" in suite
+    assert "latency_mean_us: median 58.7 us" in suite
