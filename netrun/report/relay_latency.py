@@ -115,7 +115,7 @@ def _flows(sample: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 def added(doc: dict[str, Any]) -> list[Added]:
     """Each relayed test's added latency against the direct test between the same hosts."""
     groups = _groups(doc)
-    direct: dict[tuple[str, str], tuple[str, _Pooled]] = {}
+    direct: dict[tuple[tuple[str, str], ...], tuple[str, _Pooled]] = {}
     for name, samples in groups.items():
         first = samples[0]
         pooled = _pooled(samples)
