@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -290,30 +292,40 @@ def clients(lab: LabHandle) -> list[int]:
     return [pid for pid in lab_iperf3_pids(lab) if "-c" in cmdline(pid)]
 
 
+#: The Docker lab's fan-in: its other hosts (alpha, bravo) into charlie.
+INTO_CHARLIE = {"hosts": "all", "pairs": {"fanin": "charlie"}}
+
+
+def container_fans(
+    lab: LabHandle, tmp: Path, tests: list[Any]
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """Run ``tests`` (1 s each, the lab's iperf3 image) on the Docker lab: the process and
+    its results."""
+    image = {"image": "netrun-lab/iperf3:latest", "pull": "never"}
+    path = write_yaml(
+        tmp / "c.yaml", {"name": "cfan", "defaults": {"duration": 1, **image}, "tests": tests}
+    )
+    proc = run_netrun(
+        [path, "-i", lab.inventory, "-o", "out", "--no-history", "-q"], cwd=tmp, timeout=240
+    )
+    return proc, load_results(tmp / "out")
+
+
 def test_container_fanin_each_flow_its_own_containers(
     docker_lab: LabHandle, tmp_path: Path
 ) -> None:
     """docker, flannel and freeflow fan-ins of two clients into charlie (the Docker lab's 3 hosts),
     after a plain docker test of one of their pairs (whose containers a flow may adopt):
     each flow runs in containers of its own, and none is left."""
-    image = {"image": "netrun-lab/iperf3:latest", "pull": "never"}
-    fan = {"hosts": "all", "pairs": {"fanin": "charlie"}}
+    fan = INTO_CHARLIE
     tests = [
         {"name": "one", "mode": "docker", "server": "charlie", "client": "alpha"},
         {"name": "dfan", "mode": "docker", **fan},
         {"name": "ffan", "mode": "flannel", **fan},
         {"name": "xfan", "mode": "freeflow", **fan},
     ]
-    path = write_yaml(
-        tmp_path / "c.yaml", {"name": "cfan", "defaults": {"duration": 1, **image}, "tests": tests}
-    )
     before = lab_settings(docker_lab)
-    proc = run_netrun(
-        [path, "-i", docker_lab.inventory, "-o", "out", "--no-history", "-q"],
-        cwd=tmp_path,
-        timeout=240,
-    )
-    doc = load_results(tmp_path / "out")
+    proc, doc = container_fans(docker_lab, tmp_path, tests)
     assert proc.returncode == 0, (proc.stderr, [t["error"] for t in doc["tests"]])
     fans = [s for s in doc["tests"] if s["name"] != "one"]
     assert [s["name"] for s in fans] == ["dfan[2->charlie]", "ffan[2->charlie]", "xfan[2->charlie]"]
@@ -339,22 +351,12 @@ def test_a_docker_fanin_meets_the_bare_fanin_of_the_same_clients(
     bare and overlay tax are against the 2-client bare fan-in (not the 1-client one sharing
     its first flow alpha→charlie), and the table, CSV and Prometheus labels name both
     clients."""
-    image = {"image": "netrun-lab/iperf3:latest", "pull": "never"}
-    fan = {"hosts": "all", "pairs": {"fanin": "charlie"}}
     tests = [
-        {"name": "fan", "mode": "baremetal", **fan, "sweep": {"clients": [1, 2]}},
-        {"name": "dfan", "mode": "docker", **fan},
+        {"name": "fan", "mode": "baremetal", **INTO_CHARLIE, "sweep": {"clients": [1, 2]}},
+        {"name": "dfan", "mode": "docker", **INTO_CHARLIE},
     ]
-    path = write_yaml(
-        tmp_path / "c.yaml", {"name": "cfan", "defaults": {"duration": 1, **image}, "tests": tests}
-    )
     before = lab_settings(docker_lab)
-    proc = run_netrun(
-        [path, "-i", docker_lab.inventory, "-o", "out", "--no-history", "-q"],
-        cwd=tmp_path,
-        timeout=240,
-    )
-    doc = load_results(tmp_path / "out")
+    proc, doc = container_fans(docker_lab, tmp_path, tests)
     assert proc.returncode in (0, 1), (proc.stderr, [t["error"] for t in doc["tests"]])
     names = [s["name"] for s in doc["tests"]]
     assert names == ["fan[1->charlie]", "fan[2->charlie]", "dfan[2->charlie]"]
