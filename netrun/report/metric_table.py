@@ -63,15 +63,24 @@ def summaries(
     return out
 
 
+def _edges(details: Any, name: str) -> Any:
+    """A figure's bucket in ``details.bucket_us``; a load test's phase figure
+    (``latency_p50_us_idle``) in that phase's details (``details.idle.bucket_us``)."""
+    for phase in ("idle", "loaded"):
+        if name.endswith(f"_{phase}") and isinstance(details, dict):
+            details, name = details.get(phase), name.removesuffix(f"_{phase}")
+            break
+    buckets = details.get("bucket_us") if isinstance(details, dict) else None
+    return buckets.get(name) if isinstance(buckets, dict) else None
+
+
 def bucket_note(samples: list[dict[str, Any]], name: str, unit: str) -> str:
     """ " (bucket 20-30 us)" for a figure read from a histogram (netperf's percentiles,
     ``details.bucket_us``): the value is the bucket's low edge, known no finer than the
     bucket. The repeats' buckets when they differ; "" for an exact figure."""
     found: dict[tuple[float, float], None] = {}
     for s in samples:
-        details = s.get("details")
-        buckets = details.get("bucket_us") if isinstance(details, dict) else None
-        edges = buckets.get(name) if isinstance(buckets, dict) else None
+        edges = _edges(s.get("details"), name)
         if s.get("status") == "ok" and isinstance(edges, list) and len(edges) == 2:
             lo, hi = (finite(e) for e in edges)
             if lo is not None and hi is not None:

@@ -61,3 +61,17 @@ def test_junit_names_the_bucket_too() -> None:
     assert "latency_p50_us: median 20 (bucket 20-30 us)" in suite
     assert "latency_p99_us: median 200-1000 (buckets 200-300, 1000-2000 us)" in suite
     assert "latency_mean_us: median 58.7 us" in suite
+
+
+def test_a_load_tests_phase_percentiles_name_their_buckets() -> None:
+    """A real netperf TCP_RR idle, then under a 4+4 stream load (netperf-load): each phase's
+    percentile names the bucket its own histogram put it in (details.idle/loaded)."""
+    doc = json.loads((RESULTS_FIXTURES / "netperf-load" / "results.json").read_text())
+    got = {(r[0], r[1]): r for r in rows(doc)}
+    idle, loaded = (
+        got[("rr-load", "latency_p50_us_idle")],
+        got[("rr-load", "latency_p50_us_loaded")],
+    )
+    assert idle[5] == "20 (buckets 20-30, 30-40 us)"
+    assert loaded[5] == "7000 (buckets 6000-7000, 7000-8000 us)"
+    assert "bucket" not in got[("rr-load", "latency_mean_us_idle")][5]
