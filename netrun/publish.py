@@ -22,7 +22,7 @@ from netrun.history.regress import (
     resolve_baseline,
     tolerances_from_doc,
 )
-from netrun.report import exporters
+from netrun.report import exporters, why
 from netrun.results import context, flags
 from netrun.results.stats import samples_by_test
 from netrun.scenario.validator import NAME_RE as TAG_RE
@@ -144,10 +144,7 @@ def _compare(
         "spec": spec,
         **({"median_of": base["median_of"]} if base.get("median_of") else {}),
         "context_changes": context.records(context.changes(base, doc)),
-        "verdicts": [
-            {"test": v.test, "verdict": v.verdict, "delta_pct": v.delta_pct, "detail": v.detail}
-            for v in out.verdicts
-        ],
+        "verdicts": [why.record(v) for v in out.verdicts],
     }
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from netrun.core import metrics
 from netrun.errors import NetrunError
-from netrun.report import headline
+from netrun.report import headline, why
 from netrun.report.summary import VerdictLike, group_samples, is_regression
 from netrun.results import flags, stats
 from netrun.results.store import atomic_write
@@ -177,6 +177,16 @@ def _describe(doc: dict[str, Any], samples: list[dict[str, Any]]) -> str:
     return "\n".join(lines) or "no ok repeat"
 
 
+def regression_message(doc: dict[str, Any], verdict: VerdictLike) -> str:
+    """JUnit's failure message for a regression: what moved, from what to what, the limit
+    and the cause (netrun.report.why), and the baseline it was judged against."""
+    base = doc.get("baseline")
+    run_id = base.get("run_id") if isinstance(base, dict) else None
+    against = f" against run {run_id}" if run_id else " against the baseline"
+    because = why.reason(verdict, metrics.declared(doc))
+    return f"regressed{against}" + (f": {because}" if because else "")
+
+
 def testsuite(
     doc: dict[str, Any],
     verdicts: Sequence[VerdictLike] | None = None,
@@ -214,11 +224,7 @@ def testsuite(
             message = f"{len(bad)}/{len(group)} repeat(s) failed: {bad[0].get('error') or 'failed'}"
             kind = "failed"
         elif verdict is not None and is_regression(verdict):
-            delta = verdict.delta_pct
-            names = getattr(verdict, "metrics", ()) or ("throughput_bps",)
-            what = ", ".join("throughput" if n == "throughput_bps" else n for n in names)
-            message = f"{what} regressed" + (f" {delta:+.1f}%" if delta is not None else "")
-            message += " against the baseline"
+            message = regression_message(doc, verdict)
             kind = "regression"
         elif wrong and fail_on_flags:
             message = f"flagged {', '.join(wrong)}: the figure is not what the test asked for"

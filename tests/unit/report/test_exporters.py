@@ -156,7 +156,7 @@ def test_junit_counts_and_failures() -> None:
     assert "cannot reach 127.0.0.1:9" in (down.text or "")
     reg = cases["udp-ok"].find("failure")
     assert reg is not None and reg.get("type") == "regression"
-    assert reg.get("message") == "throughput regressed -12.0% against the baseline"
+    assert reg.get("message") == "regressed against the baseline: headline -12.0%"
     seconds = sum(
         epoch(t["finished"]) - epoch(t["started"]) for t in doc["tests"] if t["name"] == "tcp-ok"
     )
