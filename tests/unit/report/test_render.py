@@ -335,7 +335,7 @@ def test_a_ping_run_renders_its_metrics_and_unavailable_never_zero() -> None:
     for fmt in ("markdown", "csv", "json", "html"):
         assert "rtt_avg_ms" in render(doc, fmt), fmt
     prom = exporters.prometheus_text(doc)
-    assert "netrun_rtt_avg_ms{" in prom and "netrun_rtt_mdev_ms{" not in prom
+    assert "netrun_ping_rtt_avg_seconds{" in prom and "netrun_ping_rtt_mdev_seconds{" not in prom
 
 
 def test_html_colours_verdict_and_status_cells_and_scrolls(tmp_path: Path) -> None:
