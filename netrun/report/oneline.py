@@ -34,13 +34,16 @@ def _named(name: str, samples: list[dict[str, Any]], verdict: Any) -> str:
     if any(s.get("status") != "ok" for s in samples):
         return f"{name} failed on {path}"
     before, after = getattr(verdict, "before", None), getattr(verdict, "after", None)
-    change = getattr(verdict, "delta_pct", None)
-    if before and after is not None:
-        change = (after - before) / abs(before) * 100
-    text = name + (f" {change:+.0f}%" if change is not None else " regressed")
     metric = getattr(verdict, "metric", None)
-    if metric and metric != "throughput_bps":
-        text += f" {metric}"
+    relative = str(getattr(verdict, "limit", None) or "%").endswith("%")
+    change = getattr(verdict, "delta_pct", None)
+    if before and after is not None and relative:
+        change = (after - before) / abs(before) * 100
+    if metric and before is not None and after is not None and not relative:
+        text = f"{name} {metric} {before:.3g} -> {after:.3g}"  # an absolute limit: the values
+    else:
+        text = name + (f" {change:+.0f}%" if change is not None else " regressed")
+        text += f" {metric}" if metric and metric != "throughput_bps" else ""
     text += f" on {path}"
     if cause := getattr(verdict, "cause", None):
         text += f", cause: {cause}"

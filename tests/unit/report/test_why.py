@@ -22,6 +22,7 @@ from netrun.history.db import History
 from netrun.publish import PublishOptions, publish
 from netrun.report import why
 from netrun.report.exporters import junit_xml
+from netrun.report.oneline import summary_line
 from netrun.report.render import render
 from netrun.results import schema
 from tests.conftest import RESULTS_FIXTURES
@@ -100,3 +101,20 @@ def test_history_says_why(
     argv = ["history", "--db", str(tmp_path / "h.sqlite"), "--test", "tcp-forward"]
     assert main(argv) == 0
     assert "udp-500m" not in capsys.readouterr().out  # --test: that test's only
+
+
+def test_the_summary_line_names_what_regressed_and_where(compared: dict[str, Any]) -> None:
+    line = summary_line(compared)
+    assert line == (
+        "baremetal: 3 ok, 1 regressed (udp-500m lost_percent 0.1 -> 28.3 on bravo→alpha)"
+    )
+    doc = copy.deepcopy(compared)
+    doc.update(tag="nightly", status="interrupted", not_run=["later"])
+    doc["baseline"]["verdicts"][0].update(
+        verdict="regressed", metric="throughput_bps", before=941e6, after=480e6, limit="5%",
+        cause="network path",
+    )  # fmt: skip
+    assert summary_line(doc).startswith(
+        "nightly: 2 ok, 2 regressed, 1 not run, run interrupted "
+        "(tcp-forward -49% on bravo→alpha, cause: network path; udp-500m"
+    )
