@@ -8,8 +8,8 @@ xml.etree, so the checks are on what a node_exporter or a CI dashboard would see
 from __future__ import annotations
 
 import copy
-import re
 import json
+import re
 import stat
 import statistics
 import xml.etree.ElementTree as ET
