@@ -106,7 +106,14 @@ def run_parser() -> Parser:
         metavar="RUN_DIR",
         help="finish an interrupted run in its folder; tests that passed are not repeated",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="count",
+        default=0,
+        help="no progress lines; a summary line first and stderr lines stamped with the time "
+        "and run id (for cron); -qq: the summary line instead of the table (in report.txt)",
+    )
     p.add_argument(
         "--check-only",
         action="store_true",
@@ -263,7 +270,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         lines = [f"netrun: {line}" for line in said] if code == EXIT_LOCKED else lines
         problems = nothing_ran(ns, seen.get("scenario"), code, said[0] if said else str(exc))
         lines += [f"netrun: error: {line}" for line in problems]
-        for line in stamped(lines, seen.get("run_id"), ns.quiet):
+        for line in stamped(lines, seen.get("run_id"), bool(ns.quiet)):
             print(line, file=sys.stderr)
         return code
 
@@ -349,7 +356,7 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     return req, secrets
 
 
-def _run_and_publish(req: Any, opts: Any, secrets: list[str], quiet: bool) -> int:
+def _run_and_publish(req: Any, opts: Any, secrets: list[str], quiet: int) -> int:
     """Run and publish (netrun.job), then print the outcome."""
     from netrun.job import run_and_publish
 

@@ -56,17 +56,20 @@ def nothing_ran(ns: argparse.Namespace, name: str | None, code: int, error: str)
     return export_nothing_ran(ns.prometheus, ns.junit, scenario_label(ns, name), code, error)
 
 
-def print_outcome(out: Outcome, run_id: str, quiet: bool) -> None:
-    """The table on stdout (under -q after the run's one summary line), then on stderr what
-    failed, notes, problems, where the results went, and last a failure to save them."""
+def print_outcome(out: Outcome, run_id: str, quiet: int) -> None:
+    """The table on stdout (-q: after the run's one summary line; -qq: the summary line
+    alone, the table is in report.txt), then on stderr what failed, notes, problems, where
+    the results went, and last a failure to save them."""
     if quiet:
         print(summary_line(out.doc) + stamp(run_id))
-    print(out.table, end="")
+    if quiet < 2 or out.save_error is not None:  # unsaved: the table is all there is
+        print(out.table, end="")
     sys.stdout.flush()
     lines = [f"netrun: internal error: {out.internal_error}"] if out.internal_error else []
     # The table names every failure; where stderr goes to the same place (a terminal, a
     # cron mail with 2>&1), the same lines again would only repeat them.
-    errors = [] if same_destination(sys.stdout, sys.stderr) else out.errors
+    shown = quiet < 2 or out.save_error is not None
+    errors = [] if shown and same_destination(sys.stdout, sys.stderr) else out.errors
     lines += [f"netrun: error: {line}" for line in errors]
     lines += [f"netrun: {line}" for line in out.notes]
     lines += [f"netrun: error: {line}" for line in out.problems]
@@ -76,7 +79,7 @@ def print_outcome(out: Outcome, run_id: str, quiet: bool) -> None:
         lines.append("netrun: interrupted; partial results saved")
     if out.save_error is not None:  # last: the table above is all there is of this run
         lines.append(f"netrun: error: results not saved: {out.save_error}")
-    for line in stamped(lines, run_id, quiet):
+    for line in stamped(lines, run_id, bool(quiet)):
         print(line, file=sys.stderr)
 
 

@@ -630,8 +630,12 @@ def test_exit_2_and_75_leave_no_stale_export(lab: LabHandle, tmp_path: Path) -> 
     passing JUnit and figures are not published again as tonight's."""
     prom, xml = tmp_path / "netrun.prom", tmp_path / "junit.xml"
     exports: list[str | Path] = ["--prometheus", prom, "--junit", xml]
-    ok = run_netrun([*lock_args(tmp_path, lab, "out"), *exports], cwd=tmp_path, timeout=90)
+    ok = run_netrun([*lock_args(tmp_path, lab, "out"), "-q", *exports], cwd=tmp_path, timeout=90)
     expect(ok, EXIT_OK)
+    # -qq, for a cron mail: one line on stdout, the table only in report.txt
+    (line,) = ok.stdout.splitlines()
+    assert re.fullmatch(r"lock: 1 ok \[\S+Z run [0-9a-f]+\]", line), ok.stdout
+    assert "lk " in (tmp_path / "out" / "report.txt").read_text()
     passed_at = last_success(metrics(prom), "lock")
     lock = tmp_path / "history.sqlite.lock"
     with netrun_process(lock_args(tmp_path, lab, "first"), cwd=tmp_path) as first:
