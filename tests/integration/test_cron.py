@@ -95,7 +95,9 @@ def cli(tmp: Path, *args: str | Path, timeout: float = 60) -> subprocess.Complet
 
 
 def expect(res: subprocess.CompletedProcess[str], code: int) -> None:
-    assert res.returncode == code, f"exit {res.returncode}, wanted {code}\n{res.stderr}"
+    why = [line for line in res.stdout.splitlines() if re.match(r"\S+ (regressed|noisy): ", line)]
+    said = "\n".join([res.stderr, *why])  # a verdict's why, when the code is a verdict's
+    assert res.returncode == code, f"exit {res.returncode}, wanted {code}\n{said}"
 
 
 def png_size(path: Path) -> tuple[int, int]:
