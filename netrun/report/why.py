@@ -111,8 +111,9 @@ def reason(verdict: Any, declared: Mapping[str, Metric] | None = None) -> str:
         text += f" ({_change(metric, before, after, str(limit or '%'))})"
         if limit:
             text += f", limit {limit}"
-    if cause:
-        text += f"; cause: {cause}"
+    if cause:  # a cause key, and what showed it when the verdict says
+        detail = _get(verdict, "cause_detail")
+        text += f"; cause: {cause}" + (f" ({detail})" if detail else "")
     return text
 
 
