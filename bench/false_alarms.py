@@ -3,7 +3,7 @@
 
 Brings up a 3-host lab of its own (1 Gbit/s tbf data links, as the test labs), then runs
 docs/user-guide/nightly.md's crontab line N times in a row (tests/integration/nightly.py:
-`env -i`, cron's PATH, `-q --tag nightly --baseline last --prometheus --junit`, a log), on
+`env -i`, cron's PATH, `-qq --tag nightly --baseline last --prometheus --junit`, a log), on
 the nightly scenario there (TCP both ways, UDP at 300M, ping; 3 repeats of 2 s). Nothing
 changes between nights, so every exit 3 is a false alarm. Prints one line per night and a
 summary (with the machine's load, which the verdicts must ride out) and, with --json,

@@ -38,7 +38,7 @@ from netrun.history.db import History, UnknownRunError
 from netrun.history.judge import Finding
 from netrun.results import context
 from netrun.results import store as results
-from netrun.results.stats import ok_values, samples_by_test
+from netrun.results.stats import MIN_CI_SAMPLES, ok_values, samples_by_test
 from netrun.tools import get_tool
 from netrun.tools.base import Tool
 from netrun.tools.load.tool import sample_tool
@@ -136,13 +136,6 @@ def tolerances_from_doc(
     return lookup
 
 
-#: The fields of a verdict results.json and the history keep (baseline.verdicts[]).
-RECORD_FIELDS = (
-    "test", "verdict", "delta_pct", "detail", "metric", "before", "after", "limit", "noise",
-    "cause", "cause_detail", "pages",
-)  # fmt: skip
-
-
 @dataclass(frozen=True)
 class Verdict:
     """The verdict on one test. ``delta_pct``: the change of its headline metric's median
@@ -150,7 +143,8 @@ class Verdict:
     regressed, else the headline), its ``before`` and ``after`` figures (in the metric's
     unit, the medians or the worst repeats), ``limit`` (its tolerance: "5%", "1 point",
     "20% and 0.05 ms"), ``noise`` (what widened the tolerance, "" if nothing), ``cause``
-    (a judge.CAUSES key) with ``cause_detail``, and ``pages``: whether it exits 3."""
+    (a judge.CAUSES key) with ``cause_detail``, and ``pages``: whether it exits 3.
+    results.json keeps them (netrun.report.why.record)."""
 
     test: str
     verdict: str
@@ -165,24 +159,6 @@ class Verdict:
     cause: str | None = None
     cause_detail: str = ""
     pages: bool = False
-
-    def record(self) -> dict[str, Any]:
-        """The verdict as results.json keeps it (RECORD_FIELDS)."""
-        return {name: getattr(self, name) for name in RECORD_FIELDS}
-
-    @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> Verdict:
-        """A stored verdict read back; fields a run saved before them default."""
-        known = {k: data[k] for k in RECORD_FIELDS if k in data and k != "metrics"}
-        return cls(
-            **{
-                "test": str(data.get("test")),
-                "verdict": str(data.get("verdict")),
-                "delta_pct": finite(data.get("delta_pct")),
-                "detail": str(data.get("detail") or ""),
-            }
-            | {k: v for k, v in known.items() if k not in ("test", "verdict", "delta_pct")}
-        )
 
 
 def _tool(samples: Sequence[dict[str, Any]]) -> Tool | None:
@@ -235,6 +211,10 @@ def compare_test(
         else:
             verdict, detail = found.verdict, judge.headline_text(head, found, delta)
             findings.append(found)
+            if verdict != "ok" and min(len(now), len(before)) < MIN_CI_SAMPLES:
+                detail += (
+                    f"; fewer than {MIN_CI_SAMPLES} samples (n={len(now)} vs {len(before)}), no CI"
+                )
             if found.noise:
                 detail += f"; {found.noise}"
     words = judge.WORDS if tool is None or tool.name == "iperf3" else {}
@@ -269,6 +249,8 @@ def compare_test(
     about = next((f for f in findings if f.verdict == verdict), None)
     about = about or next((f for f in findings if f.metric == head.name), None)
     out = Verdict(name, verdict, delta, detail, tuple(bad), metric=head.name)
+    if verdict == "failed":  # no figure decided it: its reason is the failure
+        return replace(out, metric=None)
     if about is not None:
         out = replace(
             out, metric=about.metric, before=about.before, after=about.after,

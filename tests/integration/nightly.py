@@ -1,6 +1,6 @@
 """The documented crontab line, run as cron runs it, night after night, on the emulated lab.
 
-docs/user-guide/nightly.md's line: `-q --tag nightly --baseline last --prometheus ...
+docs/user-guide/nightly.md's line: `-qq --tag nightly --baseline last --prometheus ...
 --junit ...`, appended to a log, with cron's environment: `env -i`, a minimal PATH, no
 terminal, a working folder. Used by tests/integration/test_verdicts_lab.py (a few nights)
 and bench/false_alarms.py (the false-alarm rate written into nightly.md). Shaping a
@@ -60,7 +60,7 @@ def cron_night(folder: Path, scenario: Path, inventory: Path, timeout: float = 6
     """One run of the documented crontab line in ``folder`` (its history, log, exports)."""
     netrun = Path(sys.executable).with_name("netrun")
     line = [
-        str(netrun), str(scenario), "-i", str(inventory), "-q", "--tag", "nightly",
+        str(netrun), str(scenario), "-i", str(inventory), "-qq", "--tag", "nightly",
         "--baseline", "last", "--db", str(folder / "history.sqlite"),
         "-o", str(folder / "results" / f"night-{time.time_ns()}"),
         "--prometheus", str(folder / "netrun.prom"), "--junit", str(folder / "junit.xml"),

@@ -19,7 +19,7 @@ from netrun.history import baseline, marks
 from netrun.history.db import History
 from netrun.history.regress import compare
 from netrun.publish import PublishOptions, publish
-from netrun.report import diff
+from netrun.report import diff, why
 from netrun.report.render import render_table
 from tests.conftest import RESULTS_FIXTURES
 
@@ -131,7 +131,7 @@ def test_a_broken_night_is_never_a_baseline(history: History) -> None:
         assert base is not None and base["run_id"] == "aaaa0001"
         out = compare(night, base)
         assert out[0].verdict == "regressed"
-        night["baseline"] = {"run_id": base["run_id"], "verdicts": [v.record() for v in out]}
+        night["baseline"] = {"run_id": base["run_id"], "verdicts": [why.record(v) for v in out]}
         history.add_run(night)
     interrupted = run("aaaa0005", 5, 940.0) | {"status": "interrupted"}
     history.add_run(interrupted)

@@ -13,7 +13,8 @@ import pytest
 from netrun.core.metrics import TOLERANCE_FORMS, Limit, parse_limit
 from netrun.core.options import GENERAL_OPTIONS, problem
 from netrun.history.judge import DEFAULT_PAGE_ON
-from netrun.history.regress import Verdict, compare
+from netrun.history.regress import compare
+from netrun.report import why
 from netrun.tools.iperf3.loss import attribute
 
 
@@ -129,11 +130,12 @@ def test_loss_that_was_all_receive_buffer_drops_names_the_receiver_and_does_not_
 
 def test_a_verdict_record_round_trips() -> None:
     (v,) = compare(doc(ping(0.5)), doc(ping(0.01)))
-    record = v.record()
+    record = why.record(v)
     assert set(record) >= {"metric", "before", "after", "limit", "cause", "noise", "pages"}
-    assert Verdict.from_record(record).record() == record
-    old = Verdict.from_record({"test": "t", "verdict": "ok", "delta_pct": 1.0, "detail": "d"})
-    assert old.cause is None and old.metric is None
+    (back,) = why.stored({"baseline": {"verdicts": [record]}}) or []
+    assert why.record(back) == record
+    (old,) = why.stored({"baseline": {"verdicts": [{"test": "t", "verdict": "ok"}]}}) or []
+    assert old.cause is None and old.metric is None and not old.pages
 
 
 def test_a_udp_drop_the_sender_never_sent_names_the_sender_and_does_not_page() -> None:
