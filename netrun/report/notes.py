@@ -15,7 +15,7 @@ from typing import Any
 
 from netrun.history import baseline
 from netrun.report import ratelimit, relay_latency
-from netrun.report.summary import ALIKE, shows_bare, summary_rows
+from netrun.report.summary import ALIKE, group_samples, shows_bare, summary_rows
 from netrun.results import flags
 from netrun.tools.load.tool import PHASES
 
@@ -93,6 +93,9 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             f"protocol, MTU and {', '.join(ALIKE[:-1])}"
         )
     lines += flags.footnotes(f for r in rows for f in r["flags"])
+    for name, group in group_samples(doc.get("tests", [])).items():  # why each is flagged
+        if (line := flags.flagged_note(name, group)) is not None:
+            lines.append(line)
     lines += flags.loss_notes(doc.get("tests", []))  # where UDP datagrams were lost
     lines += baseline.describe(doc)
     if any(r["samples"] > 1 and r["name"] in rated for r in rows):

@@ -14,7 +14,17 @@ from typing import TYPE_CHECKING, Any
 from netrun.core.measurement import Measurement
 from netrun.core.metrics import SCHEMA1_METRICS, Metric
 from netrun.core.numeric import jain
-from netrun.core.options import Option, integer, matching, number, seconds, show, size, size_value
+from netrun.core.options import (
+    Option,
+    integer,
+    matching,
+    max_loss_option,
+    number,
+    seconds,
+    show,
+    size,
+    size_value,
+)
 from netrun.hosts import cpustat
 from netrun.results.flags import offered_bps
 from netrun.tools.base import Tool
@@ -57,6 +67,7 @@ OPTIONS: tuple[Option, ...] = (
            "regression", check=matching(r"[0-9]{1,3}(\.[0-9]+)?%", "a percentage such as 5%")),
     Option("loss_tolerance", (int, float), None, "allowed rise in UDP loss, percentage points",
            check=number(0, strict=False), nullable=True),
+    max_loss_option("iperf3"),
     Option("jitter_tolerance", (int, float), None, "allowed rise in UDP jitter, ms",
            check=number(0, strict=False), nullable=True),
     Option("retransmits_tolerance", int, None, "allowed rise in TCP retransmits",

@@ -8,16 +8,21 @@ side, a shared host), one field of a real sample is changed and the test says wh
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from netrun.core.linerate import ceiling_of, per_test_ceiling
-from netrun.report.render import render_csv, render_table
+from netrun.report.exporters import junit_xml
+from netrun.report.render import render, render_csv, render_table
 from netrun.report.summary import table_rows
 from netrun.results import flags
+from netrun.run.sample import exit_code
 from netrun.tools.iperf3.parse import parse
 from tests.conftest import IPERF3_FIXTURES, RESULTS_FIXTURES
 
@@ -60,8 +65,8 @@ def test_udp_length_comes_from_iperf3s_blksize() -> None:
 # -- flags ------------------------------------------------------------------------------------
 def test_above_ceiling_and_target_not_reached_from_a_saved_run() -> None:
     assert flags.of_sample(sample("baremetal-4s", "tcp-4-streams")) == ["above-ceiling"]
-    udp = sample("baremetal-4s", "udp-500m")  # offered 500M, 395 arrived
-    assert flags.of_sample(udp) == ["target-not-reached"]
+    udp = sample("baremetal-4s", "udp-500m")  # offered 500M, 395 arrived, 19.4% lost
+    assert flags.of_sample(udp) == ["target-not-reached", "loss-above-max"]
     assert flags.offered_bps(udp) == 500e6  # iperf3's -b counts in powers of 1000
     assert flags.of_sample(sample("baremetal-4s", "tcp-reverse")) == []
 
@@ -171,7 +176,7 @@ def test_a_figure_above_its_ceiling_is_flagged_in_the_status_column() -> None:
     headers, rows = table_rows(run)
     status = {r[0]: r[headers.index("status")] for r in rows}
     assert status["tcp-4-streams"] == "flagged"
-    assert status["udp-500m"] == "ok"  # target-not-reached: the loss is the result
+    assert status["udp-500m"] == "flagged"  # 19.4% lost: above max_loss (issue 35)
     assert "(status flagged; --fail-on-flags makes it a failure)" in render_table(run)
     assert flags.flagged_lines({"t": [sample("baremetal-4s", "tcp-4-streams")]}) == [
         f"test t: flagged above-ceiling: {flags.FLAGS['above-ceiling']}"
@@ -239,3 +244,48 @@ def test_pmtu_mismatch_when_the_senders_path_mtu_is_not_the_checked_one() -> Non
     shrunk["metrics"]["pmtu_bytes"] = 1500  # an ICMP-learned smaller hop
     assert "pmtu-mismatch" in flags.of_sample(shrunk)
     assert "pmtu-mismatch" not in flags.NOT_AS_ASKED  # a footnote: the figure stands
+
+
+# -- loss above the test's max_loss (issue 35) --------------------------------------------------
+def test_loss_above_max_loss_makes_every_report_say_flagged() -> None:
+    """baremetal-4s's udp-500m lost 19.4%, over iperf3's default max_loss (1%; the run was
+    saved before the option existed, so the tool's default applies): status flagged with the
+    flag's name in the text, markdown, CSV, JSON, HTML and JUnit; max_loss: 25 lets it pass."""
+    run = doc("baremetal-4s")
+    text = render_table(run)
+    assert "udp-500m: status flagged: loss-above-max (lost up to 19.43%, max_loss 1%)" in text
+    assert "udp-500m: status flagged: loss-above-max" in render(run, "markdown")
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO(render_csv(run)))}
+    assert rows["udp-500m"]["status"] == "flagged"
+    assert rows["udp-500m"]["flagged"] == "loss-above-max"
+    assert rows["tcp-forward"]["status"] == "ok" and rows["tcp-forward"]["flagged"] == ""
+    tests = {t["name"]: t for t in json.loads(render(run, "json"))["tests"]}
+    assert tests["udp-500m"]["status"] == "flagged"
+    assert tests["udp-500m"]["flagged"] == ["loss-above-max"]
+    page = render(run, "html")
+    assert '<td class="status-flagged">flagged</td>' in page
+    assert "udp-500m: status flagged: loss-above-max" in page
+    junit = ET.fromstring(junit_xml(run))
+    case = junit.find("testsuite/testcase[@name='udp-500m']")
+    assert case is not None and case.find("failure") is None  # flagged is not a failure
+    assert "loss-above-max" in case.find("properties/property[@name='flags']").get("value")
+    assert exit_code(run) == 0  # only --fail-on-flags makes it one
+    for s in run["tests"]:
+        s["options"]["max_loss"] = 25
+    assert {r[0]: r[-1] for r in table_rows(run)[1]}["udp-500m"] == "ok"
+    for s in run["tests"]:
+        s["options"]["max_loss"] = None  # no limit
+    assert "loss-above-max" not in flags.of_test(run["tests"])
+
+
+def test_max_loss_is_an_option_of_the_udp_tools_with_a_documented_default() -> None:
+    """iperf3 and iperf2 declare max_loss with MAX_LOSS_DEFAULTS; a tool that counts no
+    datagrams (netperf, ping's echoes) has no default, so a saved run of it is never flagged."""
+    from netrun.core.options import MAX_LOSS_DEFAULTS
+    from netrun.tools import get_tool
+
+    for tool in ("iperf3", "iperf2"):
+        found = {o.name: o for o in get_tool(tool).options}["max_loss"]
+        assert found.default == MAX_LOSS_DEFAULTS[tool] == 1.0
+    ping = {"tool": "ping", "status": "ok", "lost_percent": 50.0, "options": {}}
+    assert flags.max_loss(ping) is None and "loss-above-max" not in flags.of_sample(ping)
