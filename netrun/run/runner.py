@@ -351,6 +351,7 @@ class Run(Fleet):
         rec = build_sample(
             test, repeat, m, self.ctx.facts, self.req.inventory,
             error=error, mode=mode, raw=raw, started=started, extra=extra,
+            contexts=self.doc.get("hosts"),
         )  # fmt: skip
         with self._lock:
             self.doc["tests"].append(rec)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import dataclasses
 import io
 import json
 import xml.etree.ElementTree as ET
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from netrun.core.linerate import ceiling_of, per_test_ceiling
+from netrun.core.spec import TestSpec
 from netrun.report.exporters import junit_xml
 from netrun.report.render import render, render_csv, render_table
 from netrun.report.summary import table_rows
@@ -289,3 +291,67 @@ def test_max_loss_is_an_option_of_the_udp_tools_with_a_documented_default() -> N
         assert found.default == MAX_LOSS_DEFAULTS[tool] == 1.0
     ping = {"tool": "ping", "status": "ok", "lost_percent": 50.0, "options": {}}
     assert flags.max_loss(ping) is None and "loss-above-max" not in flags.of_sample(ping)
+
+
+# -- the ceiling from the effective link rate (issue 35) -----------------------------------------
+def test_a_tbf_below_the_nic_sets_the_ceiling_and_names_itself() -> None:
+    """The veth fixture's context (tests/fixtures/context/veth: a real tbf at 1gbit on a
+    10000 Mbit/s veth) and a tbf at 400 Mbit/s as the lab's shaping prints it (393760Kbit:
+    400 x 1514/1538, netrun.lab.network): the ceiling is the qdisc's, counted on the
+    packet the qdisc sees (1514 bytes a full frame), and its basis names the qdisc and
+    the sender; a line slower than the qdisc stays the ceiling."""
+    from netrun.core.linerate import shaper_of
+    from netrun.tools.context import parse_context
+    from tests.conftest import CONTEXT_FIXTURES
+
+    base = CONTEXT_FIXTURES / "veth"
+    ctx = parse_context(base.with_suffix(".stdout").read_text())
+    veth = shaper_of(ctx["qdisc"], None, "bravo's data0 egress (the client, sending)")
+    assert veth is not None and (veth.kind, veth.mbps) == ("tbf", 1000.0)
+    lab = shaper_of("tbf root rate 393760Kbit burst 262096b lat 20ms", None, "bravo's data0")
+    assert lab is not None and lab.mbps == pytest.approx(393.76)
+    shaped = per_test_ceiling(10000, 1500, "tcp", mss=1448, shaper=lab)
+    assert shaped is not None
+    assert shaped.mbps == pytest.approx(393.76 * 1448 / 1514)  # 376.6, a 400 Mbit/s link's
+    found = ceiling_of({}, None, 10000, 1500, None, "tcp", [lab])
+    assert found is not None and found.mbps == pytest.approx(393.76 * 1448 / 1514)
+    assert "tbf root rate 393.76 Mbit/s on bravo's data0" in found.basis
+    assert found.basis.endswith("below the 10000 Mbit/s line")
+    slow = ceiling_of({}, None, 100, 1500, None, "tcp", [lab])  # a 100 Mbit/s NIC is lower
+    assert slow is not None and slow.mbps == pytest.approx(100 * 1448 / 1538)
+    assert slow.basis.endswith("below the tbf root rate 393.76 Mbit/s on bravo's data0")
+    assert shaper_of("noqueue root", None, "x") is None  # nothing limits the rate
+    assert shaper_of("cake root bandwidth unlimited diffserv3", None, "x") is None
+    cake = shaper_of("cake root bandwidth 400Mbit diffserv3 triple-isolate", None, "x")
+    assert cake is not None and cake.mbps == 400.0
+
+
+def test_bidir_adds_each_senders_own_ceiling() -> None:
+    slow = shaper_of_rate(200)
+    found = ceiling_of({"bidir": True}, None, 1000, 1500, None, "tcp", [slow, None])
+    assert found is not None
+    assert found.mbps == pytest.approx(200 * 1448 / 1514 + 1000 * 1448 / 1538)
+    assert found.basis.startswith("bidir: client to server 191.3 (")
+
+
+def shaper_of_rate(mbps: float) -> Any:
+    from netrun.core.linerate import Shaper
+
+    return Shaper("tbf", mbps, "alpha's data0 egress (the client, sending)")
+
+
+def test_a_400_mbit_lab_reads_its_ceiling_from_the_senders_qdisc() -> None:
+    """The sending end's qdisc from the hosts' contexts (results.json's hosts): a 10 Gbit/s
+    NIC shaped by tbf at 400 Mbit/s gives the 400 Mbit/s link's ceiling, not 9414.8."""
+    from netrun.run.sample import shapers
+
+    contexts = {
+        "bravo": {"context": {"nic": "data0", "qdisc": "tbf root rate 393760Kbit burst 1b"}},
+        "alpha": {"context": {"nic": "data0", "qdisc": "noqueue root"}},
+    }
+    test = TestSpec("t", "baremetal", "alpha", "bravo", 0, {}, frozenset())
+    found = shapers(test, contexts)
+    assert [s.where if s else None for s in found] == ["bravo's data0 egress (the client, sending)"]
+    assert found[0] is not None and found[0].mbps == pytest.approx(393.76)
+    reverse = dataclasses.replace(test, options={"reverse": True})
+    assert shapers(reverse, contexts) == [None]  # alpha sends: nothing shapes it
