@@ -267,7 +267,7 @@ class Run(Fleet):
         repeat = 1
         try:
             self.progress(f"{label}: setting up")
-            if why := refused(bound, self.ctx.facts):  # before anything starts
+            if why := refused(bound, self.ctx.facts) or mode.one_end():  # before it starts
                 raise ToolError(why)
             self.mtu.enter(test, by_role, mode)
             mode.setup()
