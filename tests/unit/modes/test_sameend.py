@@ -1,7 +1,7 @@
 """netrun.modes.sameend on real captured output: the lab's probe of a namespace (its
 ``ip -o addr show``, tests/fixtures/context/veth) and a docker-mode run on the lab whose
 two hosts' daemons had one network with one subnet (tests/fixtures/results/same-end-docker,
-from tests/integration/test_same_end_lab.py): both containers got 10.203.201.2."""
+from tests/integration/test_trusted_figures_lab.py): both containers got 10.203.201.2."""
 
 from __future__ import annotations
 

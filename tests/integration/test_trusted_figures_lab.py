@@ -1,4 +1,5 @@
-"""A test whose two ends are one is refused, on the emulated lab (issue 35).
+"""Figures a lab engineer can trust, on the emulated lab (issue 35): a test whose two ends
+are one is refused, and the ceiling is the link's effective rate.
 
 Stock Docker gives every host 172.17.0.0/16: with ``mode: docker`` on such a network the
 server container on one host and the client container on the other get the same address,
@@ -20,11 +21,13 @@ from tests.integration.conftest import SLOT, LabHandle
 from tests.integration.helpers import (
     assert_nothing_left,
     entry,
+    lab_inventory_data,
     load_results,
     only_test,
     run_netrun,
     write_inventory,
     write_scenario,
+    write_yaml,
 )
 
 pytestmark = pytest.mark.integration
@@ -119,3 +122,35 @@ def test_two_names_for_one_host_and_a_loopback_server_are_refused(
     errors = [line for line in proc.stderr.splitlines() if line.startswith("netrun: error:")]
     assert f"netrun: error: test two-names failed: {two['error']}" in errors
     assert_nothing_left(lab, tmp_path / "out")
+
+
+def test_the_ceiling_is_the_senders_shaping_qdisc_not_the_nics_speed(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    """The lab's 10000 Mbit/s veths shaped by tbf, and an inventory that does not give the
+    link speed (netrun_link_speed_mbps removed, as on a real lab that only shapes): the
+    ceiling comes from the sender's tbf, which netrun read with its host context, and its
+    basis names it; a TCP test that fills the link sits near 100% of it, not 10%."""
+    data = lab_inventory_data(lab)
+    data["all"]["vars"].pop("netrun_link_speed_mbps", None)
+    for values in data["all"]["hosts"].values():
+        values.pop("netrun_link_speed_mbps", None)
+    inventory = write_yaml(tmp_path / "inventory.yaml", data)
+    tests = [entry("fill", duration=2), entry("back", duration=2, reverse=True)]
+    scen = write_scenario(tmp_path, tests)
+    proc = run_netrun([scen, "-i", inventory, "-o", "out", "--no-history"], cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr  # 1: a flag on this loaded machine is fine
+    doc = load_results(tmp_path / "out")
+    for name, sender in (("fill", "bravo"), ("back", "alpha")):
+        rec = only_test(doc, name)
+        assert rec["status"] == "ok", rec["error"]
+        assert rec["line_rate_mbps"] == 10000  # the veth's ethtool speed
+        qdisc = doc["hosts"][sender]["context"]["qdisc"]
+        assert qdisc.startswith("tbf root rate "), qdisc
+        basis = rec["ceiling_basis"]
+        assert "tbf root rate " in basis and f"on {sender}'s data0 egress" in basis, basis
+        assert basis.endswith("below the 10000 Mbit/s line"), basis
+        assert rec["goodput_ceiling_mbps"] < 2000  # the shaped rate's, not 9414.8
+        assert 50 < 100 * rec["throughput_bps"] / 1e6 / rec["goodput_ceiling_mbps"] < 101
+        assert "above-ceiling" not in rec["flags"]
+    assert "ceiling from the tbf root rate" in proc.stdout
