@@ -138,9 +138,8 @@ def test_udp_before_3_11_without_its_counters_says_why(version: str) -> None:
 def test_an_unlimited_tcp_test_has_no_offered_rate() -> None:
     result = parse(load("3.12", "tcp")[0])
     why = iperf3_tool.unavailable(result, None)
-    assert why["received_pct"] == why["offered_bps"] == (
-        "no bitrate: an unlimited TCP test offers whatever the path takes"
-    )
+    no_rate = "no bitrate: an unlimited TCP test offers whatever the path takes"
+    assert why["received_pct"] == why["offered_bps"] == no_rate
 
 
 @pytest.mark.parametrize("version", ["3.5", "3.7", "3.9"])
