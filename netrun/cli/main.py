@@ -287,8 +287,14 @@ def _cmd_run(ns: argparse.Namespace, seen: dict[str, str]) -> int:
     if ns.check_only or ns.list_tests:
         from netrun.cli import preflight
 
-        print(preflight.check_report(req) if ns.check_only else preflight.list_report(req))
-        return EXIT_OK
+        if not ns.check_only:
+            print(preflight.list_report(req))
+            return EXIT_OK
+        text, refused = preflight.check_report(req)
+        print(text)
+        for line in refused:  # a rule that refuses the test when the run starts
+            print(f"netrun: error: {line}", file=sys.stderr)
+        return EXIT_INPUT if refused else EXIT_OK
     from netrun.cleanup.journal import Journal, journal_beside
     from netrun.cli.baselines import page_on
     from netrun.history.db import History, HistoryLockedError, default_path

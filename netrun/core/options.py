@@ -230,6 +230,23 @@ def _tolerances(value: Any) -> str | None:
 
 _tolerances.expects = "a mapping of metric: tolerance"  # type: ignore[attr-defined]
 
+#: ``max_loss``'s default per tool, in % of the datagrams sent: a UDP test that lost more
+#: measured a lossy or overrun path, not the rate it asked for (status flagged
+#: loss-above-max). Kept here, below the tools and netrun.results.flags, so a run saved
+#: before the option existed is judged by the same default.
+MAX_LOSS_DEFAULTS: dict[str, float] = {"iperf3": 1.0, "iperf2": 1.0}
+
+
+def max_loss_option(tool: str) -> Option:
+    """The ``max_loss`` key of a tool that counts lost datagrams, with its default."""
+    return Option(
+        "max_loss", (int, float), MAX_LOSS_DEFAULTS[tool],
+        "UDP loss in % above which the figure is not the one asked for (status flagged "
+        "loss-above-max); null: no limit", check=number(0, strict=False, maximum=100),
+        nullable=True,
+    )  # fmt: skip
+
+
 # fmt: off
 #: Options of every test, whatever its tool and mode.
 GENERAL_OPTIONS: tuple[Option, ...] = (

@@ -15,22 +15,28 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from netrun.report.summary import REGRESSED
-from netrun.results import context
+from netrun.results import context, flags
 
 COUNTS = ("tests", "passed", "failed", "regressed", "flagged")
 
 
 def counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """tests, passed (no failed sample), failed, regressed (a verdict against the baseline)
-    and flagged (a sanity flag, or FreeFlow not accelerated) over the summary rows."""
+    and flagged (status flagged, or FreeFlow not accelerated) over the summary rows."""
     failed = sum(1 for r in rows if r.get("errors"))
     return {
         "tests": len(rows),
         "passed": len(rows) - failed,
         "failed": failed,
         "regressed": sum(1 for r in rows if str(r.get("verdict") or "").lower() in REGRESSED),
-        "flagged": sum(1 for r in rows if r.get("flags") or r.get("not_accelerated")),
+        "flagged": sum(1 for r in rows if _flagged(r) or r.get("not_accelerated")),
     }
+
+
+def _flagged(row: Mapping[str, Any]) -> bool:
+    """A row whose status says its figure is not what the test asked for (the same
+    rows the status column marks flagged: a footnote-only flag such as cpu-bound is not)."""
+    return row.get("status") == flags.FLAGGED
 
 
 def environment(doc: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]:

@@ -143,7 +143,10 @@ def render_csv(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = Non
     writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in summary_rows(doc, verdicts):
-        values = {k: row[k] for k in CSV_FIELDS} | {"flags": ";".join(row["flags"])}
+        values = {k: row[k] for k in CSV_FIELDS} | {
+            "flags": ";".join(row["flags"]),
+            "flagged": ";".join(row["flagged"]),  # the flags behind status "flagged"
+        }
         values.update({k: row["metrics"].get(k, {}).get("median") for k in more})
         values["matrix"] = cells.get(row["name"])
         writer.writerow({k: "" if v is None else v for k, v in values.items()})

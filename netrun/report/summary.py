@@ -45,7 +45,7 @@ CSV_FIELDS = [
     "stdev_mbps", "min_mbps", "max_mbps", "ci_low_mbps", "ci_high_mbps", "pct_line",
     "pct_bare", "line_rate_mbps", "ceiling_mbps", "mtu", "retransmits", "cpu_client", "cpu_server",
     "jitter_ms", "lost_percent", "status", "error", "delta_pct", "verdict", "direction",
-    "pct_ceiling", "flags", "offered_mbps",
+    "pct_ceiling", "flags", "offered_mbps", "flagged",
 ]  # fmt: skip
 
 
@@ -182,6 +182,8 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "pair": pair_label(first),
         "direction": flags.direction(first),  # sender -> receiver (reverse: the server sends)
         "flags": flags.of_test(samples),
+        # the flags that make an ok test's status "flagged" (none for a failed one)
+        "flagged": [] if errors else flags.not_as_asked(flags.of_test(samples)),
         # roles beyond server and client (a relay), shown beside the pair
         "roles": {
             r: h for r, h in (first.get("hosts") or {}).items() if r not in ("server", "client")
@@ -204,7 +206,10 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "latency_ms": _latency(samples),
         "samples": len(samples),
         "n_ok": len(ok),
-        "status": "not accelerated" if status == "ok" and slow else status,
+        # a passing figure that is not what the test asked for: "flagged: <flags>"
+        "status": "not accelerated"
+        if status == "ok" and slow
+        else flags.status_cell(status, flags.of_test(samples)),
         "not_accelerated": slow,
         "unavailable": unavailable,
         "error": errors[0]["error"] if errors else None,
@@ -310,7 +315,7 @@ def table_rows(
         ]
         if verdicts is not None:
             cells += verdict_cells(row)
-        cells.append(flags.status_cell(row["status"], row["flags"]))
+        cells.append(row["status"])  # "flagged" already (summarize: flags.status_cell)
         if verdicts is not None and why_column:
             cells.append(row.get("why") or "")
         for at, header in enumerate(headers):  # a metric the test's tool does not produce

@@ -272,7 +272,7 @@ class Run(Fleet):
         repeat = 1
         try:
             self.progress(f"{label}: setting up")
-            if why := refused(bound, self.ctx.facts):  # before anything starts
+            if why := refused(bound, self.ctx.facts) or mode.one_end():  # before it starts
                 raise ToolError(why)
             self.mtu.enter(test, by_role, mode)
             mode.setup()
@@ -356,6 +356,7 @@ class Run(Fleet):
         rec = build_sample(
             test, repeat, m, self.ctx.facts, self.req.inventory,
             error=error, mode=mode, raw=raw, started=started, extra=extra,
+            contexts=self.doc.get("hosts"),
         )  # fmt: skip
         with self._lock:
             self.doc["tests"].append(rec)
