@@ -60,7 +60,7 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     from netrun.hosts.ssh.settings import SSHSettings
     from netrun.inventory.loader import load_inventory
     from netrun.inventory.model import check_netrun_vars, resolve_role
-    from netrun.modes import all_options
+    from netrun.modes import all_options, scoped_options
     from netrun.results.store import default_dir, load
     from netrun.run.resume import differences
     from netrun.run.runner import RunRequest
@@ -70,6 +70,7 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     inventory = load_inventory(inputs.inventory)
     settable = [o.name for o in COMMON_OPTIONS if o.from_inventory]  # netrun_port
     settable += [o.name for o in all_options()]
+    settable += list(scoped_options(COMMON_OPTIONS))  # netrun_docker_network: one mode's
     problems = check_netrun_vars(inventory, [f"netrun_{name}" for name in settable])
     overrides = parse_overrides(inputs.extra)
     if inputs.limit:
@@ -134,13 +135,14 @@ def inventory_option_problems(inventory: Any, options: Any) -> list[str]:
     """Check netrun_<option> inventory values before anything runs (bad input: exit 2)."""
     # Here, not at the top, as in prepare: the validator brings every mode and tool.
     from netrun.core.options import problem
+    from netrun.modes import scoped_options
     from netrun.scenario.validator import COMMON_OPTIONS
 
+    named = [(o.name, o) for o in (*COMMON_OPTIONS, *options) if o.from_inventory]
+    named += list(scoped_options(COMMON_OPTIONS).items())  # netrun_<mode>_<option>
     found = []
-    for option in (*COMMON_OPTIONS, *options):
-        if not option.from_inventory:
-            continue
-        var = f"netrun_{option.name}"
+    for name, option in named:
+        var = f"netrun_{name}"
         for host in inventory.hosts.values():
             if var in host.vars:
                 bad = problem(option, var, host.vars[var])

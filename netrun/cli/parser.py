@@ -80,10 +80,11 @@ def sub_parser() -> Parser:
     lab = _command(sub, "lab")
     lab.add_argument(
         "action",
-        choices=["up", "down", "status", "inventory", "netperf"],
+        choices=["up", "down", "status", "inventory", "netperf", "turncat"],
         help="up; down (only this checkout's share while another checkout uses the lab); "
         "status (hosts, addresses, rate, Docker, inventories); inventory (print it, or -o); "
-        "netperf (build netperf from --netperf-src into the cache lab up uses)",
+        "netperf (build netperf from --netperf-src into the cache lab up uses); turncat "
+        "(build STUNner's turncat from the Go module proxy into that cache)",
     )
     lab.add_argument("--hosts", type=int, default=3, help="number of hosts (up)")
     lab.add_argument(
@@ -149,6 +150,11 @@ def sub_parser() -> Parser:
         type=Path,
         help="a clone (or bundle) of github.com/esnet/iperf with its tags, for --iperf3 "
         "(default: $NETRUN_IPERF3_SRC)",
+    )
+    lab.add_argument(
+        "--turncat-version",
+        help="lab turncat: the STUNner release to build (a tag such as v1.2.1; default: "
+        "the one netrun's TURN figures were compared with)",
     )
     lab.add_argument(
         "--netperf-src",
