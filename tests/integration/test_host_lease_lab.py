@@ -1,0 +1,152 @@
+"""One run per host, not per controller (issue 35): the lease netrun takes on each host
+(netrun.hosts.lease), for real on the lab.
+
+Two runs that would measure on one host at once: the second is refused (exit 75) with one
+line naming the host, the other run, its controller and user, or with --wait-for-hosts
+waits and measures after it. Runs on different hosts, even sharing one history database,
+run at once and both store themselves. A SIGKILLed run's lease blocks nobody. Each
+"second controller" here has a history database and run journal of its own, as another
+machine would: nothing but the hosts is shared.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import LabHandle
+from tests.integration.helpers import (
+    assert_nothing_left,
+    entry,
+    leases_held,
+    load_results,
+    netrun_process,
+    run_dirs,
+    run_netrun,
+    wait_for,
+    write_scenario,
+)
+
+pytestmark = pytest.mark.integration
+
+EXIT_OK, EXIT_LOCKED = 0, 75
+
+
+def args(
+    tmp: Path, lab: LabHandle, out: str, server: str, client: str, duration: int, *extra: str
+) -> list[str | Path]:
+    """A one-test run between ``server`` and ``client``, its own results and controller
+    state (history database, journal) under ``tmp/out``'s name."""
+    scen = write_scenario(
+        tmp,
+        [entry("t", server=server, client=client, duration=duration)],
+        name="lease",
+        file=f"{out}.yaml",
+    )
+    (tmp / f"{out}-state").mkdir(exist_ok=True)
+    db = tmp / f"{out}-state" / "history.sqlite"
+    return [scen, "-i", lab.inventory, "-q", "-o", out, "--db", db, *extra]
+
+
+def measuring(out: Path) -> str | None:
+    """The run id of the run writing into ``out`` once it holds its hosts' leases."""
+    try:
+        run_id = load_results(out)["run_id"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return run_id if leases_held(run_id) else None
+
+
+def test_a_second_run_on_a_leased_host_is_refused_naming_the_other_run(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    first_args = args(tmp_path, lab, "first", "alpha", "bravo", 6)
+    with netrun_process(first_args, cwd=tmp_path) as first:
+        first_id = wait_for(lambda: measuring(tmp_path / "first"), 30)
+        assert first_id, first.poll()
+        for held in leases_held(first_id):  # each held by a watcher of the run's sshd session
+            _who, watcher = held.read_text().splitlines()[:2]
+            connection = Path(f"/proc/{watcher.split()[2]}/comm").read_text()
+            assert connection.startswith("sshd"), (held, connection)
+        # another controller (its own database and journal) wants bravo too
+        started = time.monotonic()
+        second = run_netrun(args(tmp_path, lab, "second", "charlie", "bravo", 1), cwd=tmp_path)
+        took = time.monotonic() - started
+        assert first.poll() is None, "the first run should still be measuring"
+        _out, err = first.communicate(timeout=90)
+    assert first.returncode == EXIT_OK, err
+    assert second.returncode == EXIT_LOCKED, second.stderr
+    lines = [line for line in second.stderr.splitlines() if line.startswith("netrun:")]
+    assert len(lines) == 1, second.stderr
+    line = lines[0]
+    user = os.environ.get("USER") or "root"
+    for word in ("bravo", f"run {first_id}", f"from {socket.gethostname()}", f"user {user}"):
+        assert word in line, (word, line)
+    assert "--wait-for-hosts" in line and "alpha" not in line and "charlie:" not in line, line
+    assert took < 15, f"refused after {took:.1f}s: it should not wait"
+    refused = load_results(tmp_path / "second")
+    assert refused["status"] == "refused" and refused["tests"] == [], refused
+    assert run_dirs(refused["run_id"]) == [], "the refused run left a folder on a host"
+    assert leases_held(refused["run_id"]) == [], "the refused run kept charlie's lease"
+    assert load_results(tmp_path / "first")["status"] == "finished"
+    assert_nothing_left(lab, tmp_path / "first")
+
+
+def test_wait_for_hosts_waits_then_measures_after_the_other_run(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    with netrun_process(args(tmp_path, lab, "first", "alpha", "bravo", 4), cwd=tmp_path) as first:
+        assert wait_for(lambda: measuring(tmp_path / "first"), 30), first.poll()
+        waiting = run_netrun(
+            args(tmp_path, lab, "second", "bravo", "alpha", 1, "--wait-for-hosts", "60"),
+            cwd=tmp_path,
+            timeout=120,
+        )
+        first.communicate(timeout=90)
+    assert first.returncode == EXIT_OK
+    assert waiting.returncode == EXIT_OK, waiting.stderr
+    a, b = load_results(tmp_path / "first"), load_results(tmp_path / "second")
+    assert b["tests"][0]["started"] >= a["tests"][0]["finished"], "measured while the other did"
+    assert_nothing_left(lab, tmp_path / "second")
+
+
+def test_a_sigkilled_runs_lease_does_not_block_the_next_run(lab: LabHandle, tmp_path: Path) -> None:
+    killed_args = args(tmp_path, lab, "killed", "alpha", "bravo", 30)
+    with netrun_process(killed_args, cwd=tmp_path) as killed:
+        killed_id = wait_for(lambda: measuring(tmp_path / "killed"), 30)
+        assert killed_id, killed.poll()
+        os.kill(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=10)
+    # at once, from another controller (which cannot sweep the killed run's leftovers)
+    nxt = run_netrun(args(tmp_path, lab, "next", "alpha", "bravo", 1), cwd=tmp_path)
+    assert nxt.returncode == EXIT_OK, nxt.stderr
+    swept = run_netrun(["cleanup", "-i", lab.inventory, "--run-id", killed_id], cwd=tmp_path)
+    assert swept.returncode == 0, swept.stderr
+    assert_nothing_left(lab, tmp_path / "killed")
+    assert_nothing_left(lab, tmp_path / "next")
+
+
+def test_runs_on_different_hosts_run_at_once(big_lab: LabHandle, tmp_path: Path) -> None:
+    """The old lock beside the history database refused the second run; the lease lets
+    both measure at once, and both store themselves in the one database."""
+    db = tmp_path / "history.sqlite"
+    common = ["--db", str(db)]
+    one = args(tmp_path, big_lab, "one", "alpha", "bravo", 4)[:-2] + common
+    two = args(tmp_path, big_lab, "two", "charlie", "delta", 4)[:-2] + common
+    with netrun_process(one, cwd=tmp_path) as p1, netrun_process(two, cwd=tmp_path) as p2:
+        _o1, e1 = p1.communicate(timeout=120)
+        _o2, e2 = p2.communicate(timeout=120)
+    assert p1.returncode == EXIT_OK, e1
+    assert p2.returncode == EXIT_OK, e2
+    a, b = load_results(tmp_path / "one"), load_results(tmp_path / "two")
+    ta, tb = a["tests"][0], b["tests"][0]
+    assert ta["started"] < tb["finished"] and tb["started"] < ta["finished"], (ta, tb)
+    listed = run_netrun(["history", "list", "--db", str(db)], cwd=tmp_path)
+    assert a["run_id"] in listed.stdout and b["run_id"] in listed.stdout, listed.stdout
+    assert_nothing_left(big_lab, tmp_path / "one")
+    assert_nothing_left(big_lab, tmp_path / "two")
