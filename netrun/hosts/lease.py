@@ -42,7 +42,6 @@ STALE_WAIT_S = 4.0
 RUN_ID = re.compile(r"[0-9a-f]{4,32}")
 
 
-
 def key_script(folder: str = LEASE_DIR) -> str:
     """sh setting ``$nrl`` to this host's lock file in ``folder``: boot id and network
     namespace inode (the host name where /proc says neither)."""
@@ -102,10 +101,16 @@ def acquire_script(run_id: str, who: str, folder: str = LEASE_DIR) -> str:
     after it runs on a host that another run measures."""
     _check(run_id)
     q = shlex.quote
+    # Started twice removed (no job of the script's shell: a later ``wait`` in the same
+    # probe, netrun.modes.probe_start, must not wait for it); it writes its own pid, which
+    # the script waits for, so a release right after finds it.
     watcher = (
-        "( trap '' HUP INT; "
+        "( ( read -r nrme nrx < /proc/self/stat; "
+        f'echo "$nrme $({start_time("$nrme")}) $nrc" >> "$nrf"; trap \'\' HUP INT; '
         f'while [ -d "/proc/$nrc" ] && [ -e "$nrf" ]; do sleep {POLL_S:g} 9<&- 2>/dev/null '
-        '|| sleep 1 9<&-; done; rm -f "$nrf" ) </dev/null >/dev/null 2>&1 & '
+        '|| sleep 1 9<&-; done; rm -f "$nrf" ) </dev/null >/dev/null 2>&1 & ); '
+        'nri=0; until nrlive "$nrf" || [ $nri -ge 200 ]; do sleep 0.01 2>/dev/null; '
+        "nri=$((nri+1)); done; "
     )
     tries = int(STALE_WAIT_S / 0.1)
     return (
@@ -127,7 +132,7 @@ def acquire_script(run_id: str, who: str, folder: str = LEASE_DIR) -> str:
         + CONNECTION
         + f'printf "%s\\n" {q(who)} > "$nrf"; '
         + watcher
-        + f'echo "$! $({start_time("$!")}) $nrc" >> "$nrf"; exec 9<&-; echo "{MARK} taken"; '
+        + f'exec 9<&-; echo "{MARK} taken"; '
         + f'else exec 9<&-; echo "{MARK} held ${{nrh:-by a run that did not say who}}"; exit 0; '
         + "fi; fi; fi"
     )

@@ -115,6 +115,50 @@ def test_wait_for_hosts_waits_then_measures_after_the_other_run(
     assert_nothing_left(lab, tmp_path / "second")
 
 
+def test_a_wait_that_runs_out_refuses_saying_how_long_it_waited(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    with netrun_process(args(tmp_path, lab, "first", "alpha", "bravo", 12), cwd=tmp_path) as first:
+        first_id = wait_for(lambda: measuring(tmp_path / "first"), 30)
+        assert first_id, first.poll()
+        started = time.monotonic()
+        second = run_netrun(
+            args(tmp_path, lab, "second", "alpha", "charlie", 1, "--wait-for-hosts", "3"),
+            cwd=tmp_path,
+        )
+        took = time.monotonic() - started
+        assert first.poll() is None, "the first run should still be measuring"
+        first.communicate(timeout=90)
+    assert first.returncode == EXIT_OK
+    assert second.returncode == EXIT_LOCKED, second.stderr
+    assert f"alpha: leased by run {first_id}" in second.stderr, second.stderr
+    assert "after waiting 3s" in second.stderr, second.stderr
+    assert 3 <= took < 20, took
+    refused = load_results(tmp_path / "second")
+    assert leases_held(refused["run_id"]) == [], "charlie's lease outlived the refused run"
+    assert_nothing_left(lab, tmp_path / "first")
+
+
+def test_two_waiting_runs_started_together_both_measure_one_after_the_other(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    """Started together, each may take one host and find the other taken: each lets go of
+    what it holds while it waits, so one gets both, then the other; neither gives up."""
+    wait = ("--wait-for-hosts", "90")
+    one = args(tmp_path, lab, "one", "alpha", "bravo", 2, *wait)
+    two = args(tmp_path, lab, "two", "bravo", "alpha", 2, *wait)
+    with netrun_process(one, cwd=tmp_path) as p1, netrun_process(two, cwd=tmp_path) as p2:
+        _o1, e1 = p1.communicate(timeout=150)
+        _o2, e2 = p2.communicate(timeout=150)
+    assert p1.returncode == EXIT_OK, e1
+    assert p2.returncode == EXIT_OK, e2
+    ta = load_results(tmp_path / "one")["tests"][0]
+    tb = load_results(tmp_path / "two")["tests"][0]
+    assert ta["finished"] <= tb["started"] or tb["finished"] <= ta["started"], (ta, tb)
+    assert_nothing_left(lab, tmp_path / "one")
+    assert_nothing_left(lab, tmp_path / "two")
+
+
 def test_a_sigkilled_runs_lease_does_not_block_the_next_run(lab: LabHandle, tmp_path: Path) -> None:
     killed_args = args(tmp_path, lab, "killed", "alpha", "bravo", 30)
     with netrun_process(killed_args, cwd=tmp_path) as killed:
