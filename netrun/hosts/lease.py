@@ -27,7 +27,7 @@ import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from netrun.hosts.proc import READ_BOOT_ID, start_time
+from netrun.hosts.proc import BOOT_ID, start_time
 
 #: The folder every user's runs find the lease in (a fixed one: TMPDIR differs per user).
 LEASE_DIR = "/tmp"
@@ -45,11 +45,23 @@ RUN_ID = re.compile(r"[0-9a-f]{4,32}")
 def key_script(folder: str = LEASE_DIR) -> str:
     """sh setting ``$nrl`` to this host's lock file in ``folder``: boot id and network
     namespace inode (the host name where /proc says neither)."""
+    # shell builtins where they do (read, expansions): a probe pays each fork
     return (
-        f'nrk="$({READ_BOOT_ID} | tr -dc 0-9a-f-).'
-        '$(readlink /proc/self/ns/net 2>/dev/null | tr -dc 0-9)"; '
+        f"nrb=; {{ read -r nrb < {BOOT_ID}; }} 2>/dev/null; "
+        'case "$nrb" in *[!0-9a-f-]*) nrb=;; esac; '
+        "nrn=$(readlink /proc/self/ns/net 2>/dev/null); nrn=${nrn#net:\\[}; nrn=${nrn%\\]}; "
+        'case "$nrn" in *[!0-9]*) nrn=;; esac; nrk=$nrb.$nrn; '
         '[ "$nrk" != . ] || nrk=$(uname -n | tr -dc 0-9A-Za-z-); '
         f"nrl={shlex.quote(folder.rstrip('/') or '/')}/netrun-lease.$nrk; "
+    )
+
+
+def running(pid: str) -> str:
+    """sh condition: the process whose pid is in ``pid`` (an expansion) runs: it exists
+    and is no zombie (a connection's process its parent has not reaped yet is gone)."""
+    return (
+        f'{{ read -r nrz < "/proc/{pid}/stat"; }} 2>/dev/null && nrz=${{nrz##*) }} && '
+        '[ "${nrz%% *}" != Z ]'
     )
 
 
@@ -58,7 +70,7 @@ def key_script(folder: str = LEASE_DIR) -> str:
 LIVE = (
     "nrlive() { nrw=; nrp=; nrs=; nrc2=; "
     '{ read -r nrw; read -r nrp nrs nrc2; } < "$1" 2>/dev/null; '
-    f'[ -n "$nrp" ] && [ "$({start_time("$nrp")})" = "$nrs" ] && [ -d "/proc/$nrc2" ]; }}; '
+    f'[ -n "$nrp" ] && [ "$({start_time("$nrp")})" = "$nrs" ] && {running("$nrc2")}; }}; '
 )
 
 #: sh setting ``$nrc`` to the process that is this command's connection: the first
@@ -101,16 +113,16 @@ def acquire_script(run_id: str, who: str, folder: str = LEASE_DIR) -> str:
     after it runs on a host that another run measures."""
     _check(run_id)
     q = shlex.quote
-    # Started twice removed (no job of the script's shell: a later ``wait`` in the same
-    # probe, netrun.modes.probe_start, must not wait for it); it writes its own pid, which
-    # the script waits for, so a release right after finds it.
+    # Started by a subshell that ends at once (no job of the script's shell: a later
+    # ``wait`` in the same probe, netrun.modes.probe_start, must not wait for it), which
+    # notes its pid and start time (field 22 of its stat, as proc.start_time reads it)
+    # before the script goes on, so a release right after finds it.
     watcher = (
-        "( ( read -r nrme nrx < /proc/self/stat; "
-        f'echo "$nrme $({start_time("$nrme")}) $nrc" >> "$nrf"; trap \'\' HUP INT; '
-        f'while [ -d "/proc/$nrc" ] && [ -e "$nrf" ]; do sleep {POLL_S:g} 9<&- 2>/dev/null '
-        '|| sleep 1 9<&-; done; rm -f "$nrf" ) </dev/null >/dev/null 2>&1 & ); '
-        'nri=0; until nrlive "$nrf" || [ $nri -ge 200 ]; do sleep 0.01 2>/dev/null; '
-        "nri=$((nri+1)); done; "
+        "( ( trap '' HUP INT; "
+        f'while {running("$nrc")} && [ -e "$nrf" ]; do sleep {POLL_S:g} 9<&- 2>/dev/null '
+        '|| sleep 1 9<&-; done; rm -f "$nrf" ) </dev/null >/dev/null 2>&1 & '
+        'nrp=$!; nrst=; { read -r nrst < "/proc/$nrp/stat"; } 2>/dev/null; nrst=${nrst##*) }; '
+        'set -- $nrst; [ $# -ge 20 ] && shift 19; echo "$nrp $1 $nrc" >> "$nrf" ); '
     )
     tries = int(STALE_WAIT_S / 0.1)
     return (
