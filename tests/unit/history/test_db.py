@@ -310,10 +310,18 @@ def test_two_writers_at_once_both_store_every_run(tmp_path: Path) -> None:
     """Two runs ending together (two labs, two controllers): neither is refused."""
     path = tmp_path / "h.sqlite"
     History.open(path).close()
+    assert at_once(_add_many, path, 15) == ["ok", "ok"]
+    with History.open(path) as h:
+        assert len(h.runs()) == 30
+
+
+def at_once(target: Any, path: Path, *extra: Any) -> list[str]:
+    """Run ``target`` in two processes that start together (one per saved run), each
+    reporting "ok" or its error; what they reported."""
     ctx = multiprocessing.get_context("fork")
     start, results = ctx.Barrier(2), ctx.Queue()
     procs = [
-        ctx.Process(target=_add_many, args=(str(path), start, results, name, 15))
+        ctx.Process(target=target, args=(str(path), start, results, name, *extra))
         for name in ("baremetal-1", "baremetal-2")
     ]
     for p in procs:
@@ -321,9 +329,7 @@ def test_two_writers_at_once_both_store_every_run(tmp_path: Path) -> None:
     got = [results.get(timeout=60) for _ in procs]
     for p in procs:
         p.join(timeout=30)
-    assert got == ["ok", "ok"]
-    with History.open(path) as h:
-        assert len(h.runs()) == 30
+    return got
 
 
 def _open_and_add(path: str, start: Any, results: Any, name: str) -> None:
@@ -344,18 +350,7 @@ def test_two_processes_creating_or_migrating_at_once(tmp_path: Path, from_v1: bo
         old = sqlite3.connect(path)
         old.executescript(V1_DDL + "PRAGMA user_version = 1;")
         old.close()
-    ctx = multiprocessing.get_context("fork")
-    start, results = ctx.Barrier(2), ctx.Queue()
-    procs = [
-        ctx.Process(target=_open_and_add, args=(str(path), start, results, name))
-        for name in ("baremetal-1", "baremetal-2")
-    ]
-    for p in procs:
-        p.start()
-    got = [results.get(timeout=30) for _ in procs]
-    for p in procs:
-        p.join(timeout=30)
-    assert got == ["ok", "ok"]
+    assert at_once(_open_and_add, path) == ["ok", "ok"]
     with History.open(path) as h:
         assert len(h.runs()) == 2
 
