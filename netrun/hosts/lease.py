@@ -132,7 +132,8 @@ def acquire_script(run_id: str, who: str, folder: str = LEASE_DIR) -> str:
         + f'if [ -e "$nrf" ] && nrlive "$nrf"; then echo "{MARK} ours"; '
         + "elif ! command -v flock >/dev/null 2>&1; then "
         + f'echo "{MARK} none: the host has no flock command"; '
-        + 'else [ -e "$nrl" ] || touch "$nrl" 2>/dev/null; '
+        # readable by every user of the host, whatever this one's umask
+        + 'else [ -e "$nrl" ] || ( umask 022; touch "$nrl" ) 2>/dev/null; '
         + f'if [ ! -r "$nrl" ]; then echo "{MARK} none: cannot read $nrl"; '
         + 'else exec 9<"$nrl"; nrok=; nrh=; nri=0; '
         + "while :; do if flock -n 9; then nrok=1; break; fi; "
@@ -142,7 +143,7 @@ def acquire_script(run_id: str, who: str, folder: str = LEASE_DIR) -> str:
         + "sleep 0.1; nri=$((nri+1)); done; "
         + 'if [ -n "$nrok" ]; then '
         + CONNECTION
-        + f'printf "%s\\n" {q(who)} > "$nrf"; '
+        + f'( umask 022; printf "%s\\n" {q(who)} > "$nrf" ); '
         + watcher
         + f'exec 9<&-; echo "{MARK} taken"; '
         + f'else exec 9<&-; echo "{MARK} held ${{nrh:-by a run that did not say who}}"; exit 0; '

@@ -9,9 +9,11 @@ one machine share /tmp and this kernel's network namespace.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,6 +124,36 @@ def test_cleanup_removes_only_files_of_holders_that_are_gone(
     assert live.exists() and not dead.exists()
     out = take(tmp_path, B)
     assert lease.parse(out) == lease.Answer("held", WHO_A)
+
+
+def test_other_users_can_read_the_lease_whatever_the_holders_umask(
+    tmp_path: Path, holders: list[Holder]
+) -> None:
+    holders.append(Holder("umask 077; " + lease.acquire_script(A, WHO_A, str(tmp_path))))
+    modes = {p.name.rsplit(".", 1)[-1]: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+    assert all(mode & 0o044 == 0o044 for mode in modes.values()), modes
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("runuser"), reason="needs root and runuser"
+)
+def test_a_run_of_another_user_is_refused_then_takes_the_lease(holders: list[Holder]) -> None:
+    """Two controllers logging in as two users: the lock file is another's (read, never
+    written, by the second), the who line too."""
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        folder.chmod(0o1777)  # as /tmp itself
+        holders.append(Holder(lease.acquire_script(A, WHO_A, str(folder))))
+        other = ["runuser", "-u", "nobody", "--", "sh", "-c"]
+        script = lease.acquire_script(B, "run bbbb2222", str(folder))
+        res = subprocess.run([*other, script], capture_output=True, text=True, timeout=30)
+        assert lease.parse(res.stdout) == lease.Answer("held", WHO_A), res
+        sh(lease.release_script(A, str(folder)))
+        res = subprocess.run([*other, script], capture_output=True, text=True, timeout=30)
+        assert lease.parse(res.stdout) == lease.Answer("taken"), res
+        subprocess.run([*other, lease.release_script(B, str(folder))], timeout=30)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_the_folder_the_lease_lives_in_is_shared_by_every_user_of_a_host() -> None:
