@@ -184,5 +184,7 @@ def parse(output: str) -> Answer | None:
             state, _, detail = rest.partition(" ")
             state = state.rstrip(":")
             if state in ("taken", "ours", "held", "none"):
-                return Answer(state, detail.strip())
+                # another user's file may say anything: printable, and one line's worth
+                shown = "".join(c for c in detail.strip() if c.isprintable())
+                return Answer(state, shown[:300])
     return None

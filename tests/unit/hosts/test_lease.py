@@ -177,6 +177,10 @@ def test_parse_and_bad_run_ids() -> None:
         "none", "the host has no flock command"
     )
     assert lease.parse("no answer") is None
+    shown = lease.parse("NETRUN_LEASE held run \x1b[31mred\x07 " + "x" * 400)
+    assert (
+        shown is not None and shown.detail.startswith("run [31mred x") and len(shown.detail) == 300
+    )
     with pytest.raises(ValueError):
         lease.acquire_script("$(reboot)", "x")
     with pytest.raises(ValueError):
