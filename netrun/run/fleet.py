@@ -98,8 +98,36 @@ class Fleet:
             if name not in held:
                 self._host_failed(name, err)
         if held:
+            held = self._take_over(held)
+        if held:
             self._wait_for_hosts(held)
         self._sweep_stale()
+
+    def _take_over(self, held: dict[str, str]) -> dict[str, str]:
+        """End the leases that dead runs of this controller still hold (the journal says
+        their process is gone) and probe those hosts again; the hosts still held."""
+        journal = self.req.journal
+        dead = {e.run_id for e in journal.stale(exclude=self.ctx.run_id)} if journal else set()
+        ended = leases.dead_holders(held, dead)
+        if not ended:
+            return held
+        hosts = [h for h in self.connected if h.name in ended]
+
+        def end_and_probe(host: Host) -> None:
+            self.progress(
+                f"{host.name}: run {ended[host.name]} of this controller no longer runs; "
+                "its lease there ended"
+            )
+            host.run(lease.release_script(ended[host.name]), timeout=30, check=False)
+            self._probe(host)
+
+        forks = self.req.settings.forks
+        again = on_each(hosts, end_and_probe, deadline=60, max_workers=forks)
+        still = {n: e.held[n] for n, e in again.failed.items() if isinstance(e, HostLeased)}
+        for name, err in again.failed.items():
+            if name not in still:
+                self._host_failed(name, err)
+        return {n: who for n, who in held.items() if n not in ended} | still
 
     def _wait_for_hosts(self, held: dict[str, str]) -> None:
         """Another run measures on the ``held`` hosts: refuse (HostLeased), or wait

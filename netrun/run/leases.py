@@ -10,6 +10,8 @@ wait on each other until both give up.
 from __future__ import annotations
 
 import random
+import re
+import socket
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -24,6 +26,23 @@ if TYPE_CHECKING:
 #: Seconds between tries while waiting (each try a random part longer: two waiting runs
 #: do not keep meeting).
 RETRY_S = 2.0
+
+
+#: The run id and controller in a holder's line (netrun.hosts.lease.holder).
+HOLDER = re.compile(r"run ([0-9a-f]{4,32}) from (\S+) ")
+
+
+def dead_holders(held: dict[str, str], dead: set[str]) -> dict[str, str]:
+    """Host name -> run id, for the ``held`` hosts whose holder is a run of this
+    controller that no longer runs (``dead``: run ids of the journal's stale entries).
+    Its lease outlives it only while the host keeps its lost connection (a network cut:
+    sshd waits for TCP to time out), and is this controller's to end."""
+    found = {}
+    for name, who in held.items():
+        m = HOLDER.match(who)
+        if m and m.group(1) in dead and m.group(2) == socket.gethostname():
+            found[name] = m.group(1)
+    return found
 
 
 def take(host: Host, run_id: str, who: str) -> lease.Answer:

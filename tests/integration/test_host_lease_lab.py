@@ -12,15 +12,19 @@ machine would: nothing but the hosts is shared.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from netrun.hosts import lease
 from tests.integration.conftest import LabHandle
 from tests.integration.helpers import (
     assert_nothing_left,
@@ -200,3 +204,40 @@ def test_runs_on_different_hosts_run_at_once(big_lab: LabHandle, tmp_path: Path)
     assert a["run_id"] in listed.stdout and b["run_id"] in listed.stdout, listed.stdout
     assert_nothing_left(big_lab, tmp_path / "one")
     assert_nothing_left(big_lab, tmp_path / "two")
+
+
+def test_a_dead_run_of_this_controller_still_leasing_a_host_is_taken_over(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    """A network cut leaves sshd holding the dead run's session (until TCP gives up), and
+    with it the lease. The journal says the run is dead: the next run of the same
+    controller ends that lease and measures. (The stand-in holder: a live process inside
+    alpha's namespace took the lease for a run id the journal has as dead.)"""
+    dead = "dead0001"
+    who = f"run {dead} from {socket.gethostname()} (user x, pid 1, started 2026-12-03T00:00:00Z)"
+    code = (
+        "import subprocess, sys, time\n"
+        "r = subprocess.run(['sh', '-c', sys.argv[1]], capture_output=True, text=True)\n"
+        "print(r.stdout, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    ns = lab.host("alpha").namespace
+    holder = subprocess.Popen(
+        ["ip", "netns", "exec", ns, sys.executable, "-c", code, lease.acquire_script(dead, who)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and "NETRUN_LEASE taken" in holder.stdout.readline()
+        run = args(tmp_path, lab, "next", "alpha", "bravo", 1)
+        runs = tmp_path / "next-state" / "runs"  # the journal beside the history database
+        runs.mkdir(parents=True)
+        entry_ = {"run_id": dead, "pid": 999999, "started": None, "hosts": {}}
+        (runs / f"{dead}.json").write_text(json.dumps(entry_))
+        nxt = run_netrun(run, cwd=tmp_path)
+        assert nxt.returncode == EXIT_OK, nxt.stderr
+        assert leases_held(dead) == [], "the dead run's lease should be ended"
+        assert_nothing_left(lab, tmp_path / "next")
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
