@@ -171,6 +171,12 @@ def sub_parser() -> Parser:
     rep = _command(sub, "report")
     rep.add_argument("run", help="a run folder, its results.json, or a stored run id")
     rep.add_argument("--format", choices=FORMATS, default="table", help="output format (table)")
+    rep.add_argument(
+        "--detail",
+        action="store_true",
+        help="table: the full report (every metric, TCP internals, every note) instead of "
+        "the one-screen answer",
+    )
     rep.add_argument("--plot", action="store_true", help="write PNG plots into the run folder")
     rep.add_argument("--db", type=Path, help="history database (for run ids)")
     rep.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")

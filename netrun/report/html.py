@@ -34,6 +34,7 @@ from netrun.report.plots.figures import captions
 from netrun.report.summary import (
     REGRESSED,
     VerdictLike,
+    incomplete,
     summary_rows,
     table_rows,
     title,
@@ -116,6 +117,7 @@ def _head(page: Page) -> str:
         f"<h1>{html.escape(title(doc))}</h1>",
         f"<p>finished {html.escape(str(doc.get('finished')))}, "
         f"status {html.escape(str(doc.get('status')))}</p>",
+        *[f'<p class="incomplete">{html.escape(line)}</p>' for line in [incomplete(doc)] if line],
     ])  # fmt: skip
 
 

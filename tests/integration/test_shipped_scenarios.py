@@ -6,7 +6,8 @@ groups servers, clients and relays are the roles the files name), shortened with
 ``-e duration=1 -e repeat=1``. The lab is chosen from the modes the file uses: a mode
 whose hosts need `docker` (docker, flannel, freeflow) gets the Docker lab, any other the
 plain one, so a new scenario file is covered without a change here. The run must exit 0,
-every sample in results.json must be ok, and the lab's hosts must be as before: no new
+every sample in results.json must be ok, its terminal report must fit one screen (SCREEN
+lines, no "not applicable" note), and the lab's hosts must be as before: no new
 process in their namespaces (iperf3, iperf2, coturn, the TURN tunnel, containers' shims),
 no run folder, no container, every link's MTU, state and qdisc as it was.
 
@@ -42,6 +43,9 @@ SHORT = ["-e", "duration=1", "-e", "repeat=1"]
 #: Files known to fail today, each with its issue; strict, so the fix shows as XPASS.
 #: Shipped scenarios known to fail, with the issue that tracks each (none today).
 KNOWN: dict[str, str] = {}
+#: The most lines a shipped scenario's terminal report may print (issue 36: one screen;
+#: the full report is `netrun report RUN --detail`).
+SCREEN = 40
 #: Scenario file -> the run folder of its passing run in this session (for its page test).
 RUNS: dict[str, Path] = {}
 
@@ -131,6 +135,9 @@ def test_a_shipped_scenario_runs_on_the_lab_and_leaves_nothing(
     ]
     assert doc["tests"] and bad == [], f"{bad}{where}"
     assert left == [], f"left behind: {left}"
+    screen = run.stdout.splitlines()
+    assert len(screen) <= SCREEN, f"{len(screen)} lines, more than one screen:\n{run.stdout}"
+    assert "not applicable" not in run.stdout, run.stdout
     RUNS[scenario.name] = out
 
 
