@@ -12,7 +12,7 @@ full report's: ``netrun report RUN --detail`` (netrun.report.render) and the HTM
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from netrun.history import baseline
 from netrun.report import fanin, latency_table, load_table, overlay_tax, ratelimit, relay_latency
@@ -80,33 +80,43 @@ def _outcome(
     return cells
 
 
-def tables(
-    doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None
-) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, headers, rows) of each table the run holds, answer first."""
+class Table(NamedTuple):
+    """One table of the report: its kind (load, latency, throughput, matrix, fanin,
+    overlay), its title line ("" for the throughput table), headers and rows."""
+
+    kind: str
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+
+
+def tables(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> list[Table]:
+    """Each table the run holds, answer first."""
     rows = summary_rows(doc, verdicts)
     latency, loaded = kinds(doc)
     outcome = _outcome(rows, verdicts)
     tail = (["Δ%", "verdict"] if verdicts is not None else []) + ["flags", "status"]
-    found: list[tuple[str, list[str], list[list[str]]]] = []
+    found: list[Table] = []
     if loaded:
         cells = [[*r, *outcome(r[0])] for r in load_table.brief_rows(doc)]
-        found.append((load_table.BRIEF_TITLE, *trim(load_table.BRIEF_HEADERS + tail, cells)))
+        found.append(Table("load", load_table.BRIEF_TITLE,
+                           *trim(load_table.BRIEF_HEADERS + tail, cells)))  # fmt: skip
     if latency:
         cells = [[*r, *outcome(r[0])] for r in latency_table.rows(doc, latency)]
-        found.append((latency_table.TITLE, *trim(latency_table.HEADERS + tail, cells)))
+        found.append(Table("latency", latency_table.TITLE,
+                           *trim(latency_table.HEADERS + tail, cells)))  # fmt: skip
     headers, cells = _throughput(doc, rows, verdicts, latency | loaded)
     if cells:
-        found.insert(0 if not loaded else len(found), ("", headers, cells))
+        found.insert(0 if not loaded else len(found), Table("throughput", "", headers, cells))
     for head, cols, grid_rows, _ in matrix.text_blocks(doc):  # generated pairs' grids
-        found.append((head, cols, grid_rows))
+        found.append(Table("matrix", head, cols, grid_rows))
     for head, flows in fanin.blocks(doc):  # each fan-in's flows under its aggregate
-        found.append((head, fanin.HEADERS, flows))
+        found.append(Table("fanin", head, fanin.HEADERS, flows))
     for head, counts in fanin.count_blocks(doc):
-        found.append((head, fanin.COUNT_HEADERS, counts))
+        found.append(Table("fanin", head, fanin.COUNT_HEADERS, counts))
     headers, cells = overlay_tax.table(doc)
     if cells:
-        found.append((overlay_tax.TABLE_TITLE, *trim(headers, cells)))
+        found.append(Table("overlay", overlay_tax.TABLE_TITLE, *trim(headers, cells)))
     return found
 
 
@@ -155,7 +165,7 @@ def render_brief(
     if (unfinished := incomplete(doc)) is not None:
         lines.append(unfinished)
     shown: set[str] = set()
-    for at, (head, headers, cells) in enumerate(tables(doc, verdicts)):
+    for at, (_, head, headers, cells) in enumerate(tables(doc, verdicts)):
         shown.update(headers)
         lines += ([""] if at else []) + ([head] if head else []) + [text_table(headers, cells)]
     extra = brief_notes(doc, summary_rows(doc, verdicts), shown)

@@ -43,7 +43,7 @@ def test_the_full_report_is_the_default_of_render_and_the_brief_is_asked_for() -
 
 def test_latency_under_load_shows_idle_beside_loaded_and_each_direction_of_the_load() -> None:
     doc = load(RRUL)
-    [(head, headers, rows)] = tables(doc)
+    [(_, head, headers, rows)] = tables(doc)
     assert head.startswith("latency under load") and "c→s + s→c" in head
     by_test = {r[0]: dict(zip(headers, r, strict=True)) for r in rows}
     rr = by_test["rrul-baremetal-rr"]
@@ -63,7 +63,7 @@ def test_a_latency_test_shows_its_tools_percentiles_unit_samples_and_rate() -> N
             }
             sample["details"] = sample["details"]["idle"]
     doc["tests"] = [s for s in doc["tests"] if s["tool"] == "netperf"]
-    [(head, headers, rows)] = tables(doc)
+    [(_, head, headers, rows)] = tables(doc)
     assert head.startswith("latency")
     assert headers[:9] == ["test", "mode", "sender→receiver", "tool", "unit", "p50", "p90",
                            "p99", "mean"]  # fmt: skip
