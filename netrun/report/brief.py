@@ -154,6 +154,16 @@ def brief_notes(doc: dict[str, Any], rows: list[dict[str, Any]], shown: set[str]
     return lines
 
 
+def verdict_notes(verdicts: Sequence[VerdictLike] | None) -> list[str]:
+    """Why a test could not be compared with its baseline (its verdict's detail): the
+    verdict column says only ``incomparable``."""
+    return [
+        f"{v.test}: incomparable: {detail}"
+        for v in verdicts or ()
+        if str(v.verdict) == "incomparable" and (detail := getattr(v, "detail", ""))
+    ]
+
+
 def render_brief(
     doc: dict[str, Any],
     verdicts: Sequence[VerdictLike] | None = None,
@@ -168,7 +178,7 @@ def render_brief(
     for at, (_, head, headers, cells) in enumerate(tables(doc, verdicts)):
         shown.update(headers)
         lines += ([""] if at else []) + ([head] if head else []) + [text_table(headers, cells)]
-    extra = brief_notes(doc, summary_rows(doc, verdicts), shown)
+    extra = brief_notes(doc, summary_rows(doc, verdicts), shown) + verdict_notes(verdicts)
     if extra:
         lines += ["", *extra]
     lines.append(DETAIL.format(where=where))

@@ -254,7 +254,7 @@ def _answer(page: Page) -> str:
         parts += [f"<h2>{html.escape(name)}</h2>",
                   f"<p>({html.escape(says)}</p>" if says else "",
                   _html_table(headers, cells, [by_name.get(c[0], "") for c in cells])]  # fmt: skip
-    said = brief.brief_notes(page.doc, page.summary, set())
+    said = brief.brief_notes(page.doc, page.summary, set()) + brief.verdict_notes(page.verdicts)
     if said:
         parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in said) + "</ul>")
     return "\n".join(parts)

@@ -13,7 +13,10 @@ no run folder, no container, every link's MTU, state and qdisc as it was.
 
 Each passing run's HTML page (``netrun report --format html``) is then opened in headless
 Chromium (issue 25): every image must load and decode, and a page whose tests all passed
-must not say FAILED, in its text or in any word its plots draw. Without Chromium the page
+must not say FAILED, in its text or in any word its plots draw. It must fit a 1400-pixel
+window without sideways scrolling and open with the counts and the scenario's own table,
+the detail below (issue 36); its screenshot (page.png) and plots are left in the test's
+folder to look at. Without Chromium the page
 test is skipped, with the reason, except in CI (``CI`` set), where it fails.
 """
 
@@ -33,7 +36,15 @@ from netrun.report.plots.figures import plot_all
 from tests.conftest import ROOT
 from tests.integration.conftest import LabHandle
 from tests.integration.helpers import lab_settings, leftovers, load_results, run_netrun, wait_for
-from tests.pages import broken_images, chromium, figure_texts, in_browser
+from tests.pages import (
+    broken_images,
+    chromium,
+    figure_texts,
+    in_browser,
+    inlined_pngs,
+    overflow,
+    screenshot,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -161,6 +172,16 @@ def test_a_shipped_scenarios_page_loads_every_plot_and_fails_no_passing_test(
     seen = in_browser(page, binary)
     assert seen["imgs"], "the page shows no plot"
     assert broken_images(seen) == []
+    # issue 36: one 1400-pixel window wide, the answer first; the screenshot and each plot
+    # are kept in the test's folder to look at
+    assert overflow(seen) == [], overflow(seen)
+    screenshot(page, binary, tmp_path / "page.png")
+    for alt, data in inlined_pngs(page.read_text()).items():
+        (tmp_path / f"{alt}.png").write_bytes(data)
+    text = seen["text"]
+    assert text.index("summary") < text.index("detail") < text.index("environment")
+    first = next(t["name"] for t in doc["tests"])
+    assert text.index(first) < text.index("detail")  # the scenario's table above the detail
     assert "FAILED" not in seen["text"], seen["text"][:3000]
     for name in {t["name"] for t in doc["tests"]}:
         assert name in seen["text"]

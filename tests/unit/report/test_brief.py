@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from netrun.history.regress import Verdict
 from netrun.report.brief import render_brief, tables, trim
 from netrun.report.render import render
 from netrun.report.summary import incomplete
@@ -89,3 +90,12 @@ def test_a_killed_run_is_named_incomplete_with_what_it_did_not_reach() -> None:
         assert "INCOMPLETE RUN" in text.splitlines()[1], text
     doc["status"] = "finished"
     assert incomplete(doc) is None
+
+
+def test_an_incomparable_verdict_says_why_under_the_tables() -> None:
+    doc = load(FIXTURES / "results" / "shipped-baremetal" / "results.json")
+    name = doc["tests"][0]["name"]
+    verdicts = [Verdict(name, "incomparable", None, "bitrate 200M (baseline 300M)")]
+    brief = render_brief(doc, verdicts)
+    assert f"{name}: incomparable: bitrate 200M (baseline 300M)" in brief
+    assert "incomparable" in brief.splitlines()[3]  # the verdict column of its row
