@@ -17,7 +17,14 @@ from typing import Any, NamedTuple
 from netrun.history import baseline
 from netrun.report import fanin, latency_table, load_table, overlay_tax, ratelimit, relay_latency
 from netrun.report.plots import matrix
-from netrun.report.summary import VerdictLike, incomplete, summary_rows, table_rows, title
+from netrun.report.summary import (
+    VerdictLike,
+    group_samples,
+    incomplete,
+    summary_rows,
+    table_rows,
+    title,
+)
 from netrun.report.textgrid import text_table
 from netrun.results import flags
 
@@ -40,7 +47,7 @@ def trim(headers: list[str], rows: list[list[str]]) -> tuple[list[str], list[lis
 
 def kinds(doc: dict[str, Any]) -> tuple[set[str], set[str]]:
     """The tests of the latency table and of the under-load table, by name."""
-    from_tests = load_table.group_samples(doc.get("tests", []))
+    from_tests = group_samples(doc.get("tests", []))
     loaded = {r.test for r in load_table.loaded(doc)}
     latency = {n for n, s in from_tests.items() if n not in loaded and latency_table.is_latency(s)}
     return latency, loaded

@@ -108,16 +108,20 @@ def _cell(value: float | None, digits: int = 3, mean: bool = False) -> str:
 
 
 def rows(doc: dict[str, Any]) -> list[list[str]]:
-    """The table's rows (HEADERS), one per load test; [] when the run has none."""
+    """The table's rows (HEADERS), one per load test; [] when the run has none. A load that
+    ran both ways says so: its Mbit/s is the sum of two directions, not one link's."""
     out = []
+    groups = group_samples(doc.get("tests", []))
     for r in loaded(doc):
         mean = r.basis == "mean"
         mbps = None if r.load_bps is None else r.load_bps / 1e6
+        halves = load_cell(groups[r.test])
+        both = f" (sum of {halves})" if "+" in halves else ""
         out.append([
             r.test, r.mode, r.tool, r.load, _cell(r.idle_p50_ms, mean=mean),
             _cell(r.loaded_p50_ms, mean=mean), _cell(r.added_p50_ms, mean=mean),
             _cell(r.idle_p99_ms), _cell(r.loaded_p99_ms), _cell(r.added_p99_ms),
-            _cell(mbps, 1), str(r.n),
+            _cell(mbps, 1) + both, str(r.n),
         ])  # fmt: skip
     return out
 
