@@ -25,6 +25,17 @@ if TYPE_CHECKING:
 
 FLAGGED_HATCH = "//"
 SLOW_HATCH = "xx"
+#: The zoomed panel is drawn when every bar is above this share of the tallest: then a few
+#: percent between them matter and would not show from zero.
+ZOOM_ABOVE = 0.8
+
+
+def hatch(row: dict[str, Any]) -> str | None:
+    """A bar's hatch: not accelerated (FreeFlow), flagged (its figure is not what it asked
+    for), or None."""
+    if row.get("not_accelerated"):
+        return SLOW_HATCH
+    return FLAGGED_HATCH if flags.not_as_asked(row.get("flags") or ()) else None
 
 
 def _bps(sample: dict[str, Any]) -> float | None:
@@ -72,13 +83,12 @@ class Bars:
                         self.failed.append(x)
                     x += 1
                     continue
-                hatch = SLOW_HATCH if row.get("not_accelerated") else (
-                    FLAGGED_HATCH if flags.not_as_asked(row["flags"]) else None)  # fmt: skip
+                hatched = hatch(row)
                 label = row["mode"] if row["mode"] not in seen else None
                 seen.add(row["mode"])
                 ax.bar(x, row["mbps"], 0.8, color=self.colours[row["mode"]], alpha=0.85,
-                       label=label if first else None, hatch=hatch, edgecolor="black"
-                       if hatch else None, linewidth=0.6 if hatch else 0)  # fmt: skip
+                       label=label if first else None, hatch=hatched, edgecolor="black"
+                       if hatched else None, linewidth=0.6 if hatched else 0)  # fmt: skip
                 self._spread(ax, x, row, first)
                 ceiling = row.get("ceiling_mbps")
                 if ceiling:

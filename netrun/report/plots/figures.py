@@ -107,7 +107,9 @@ def _bar_figure(
         ax.axhline(rate, ls="--", color=style.CEILING_COLOUR, lw=1, alpha=0.6,
                    label=f"line rate {rate:g} Mbit/s")  # fmt: skip
     zoom, top = style.value_range(drawing.drawn, rates)
-    if zoom > 0 and len(drawing.drawn) > 1 and not zoomed:  # a small difference matters
+    heights = [r["mbps"] for r in rows if r["mbps"]]
+    close = len(heights) > 1 and min(heights) > bars.ZOOM_ABOVE * max(heights)
+    if zoom > 0 and close and not zoomed:  # every bar near the top: a small difference matters
         return _bar_figure(doc, every, rows, path, zoomed=True)
     for at in drawing.failed:
         ax.text(at, 0, "FAILED", rotation=90, ha="center", va="bottom",
@@ -121,7 +123,8 @@ def _bar_figure(
     ax.set_xlabel("test, grouped by sender→receiver and protocol")
     others = len(every) - len(rows)
     without = f"\n{others} test(s) without a throughput: see latency.png" if others else ""
-    marks = "; hatched: flagged (//) or not accelerated (xx)" if marked else ""
+    hatched = any(bars.hatch(r) for r in rows)
+    marks = "; hatched: flagged (//) or not accelerated (xx)" if hatched else ""
     heading = _title(doc, "median throughput from 0; red bar: the test's goodput ceiling; "
                      f"whiskers: 95% CI of the mean; dots: repeats{marks}{without}")  # fmt: skip
     if zoomed:
