@@ -21,7 +21,7 @@ from netrun import __version__
 from netrun.errors import InputError, Interrupted, NetrunError, redact
 
 if TYPE_CHECKING:
-    from netrun.publish import PublishOptions
+    from netrun.publish import Published, PublishOptions
     from netrun.run.runner import Run, RunRequest
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_REGRESSED, EXIT_LOCKED = 0, 1, 2, 3, 75
@@ -184,9 +184,8 @@ def run_and_publish(
     """
     # Here, not at the top, as in prepare: the runner and publishing bring paramiko,
     # sqlite and every mode and tool.
-    from netrun.publish import publish
+    from netrun.publish import export, publish
     from netrun.run.runner import Run
-    from netrun.run.sample import exit_code
 
     req.measuring = warm_report  # its import loads while the first test runs
     run = Run(req)
@@ -234,18 +233,35 @@ def run_and_publish(
         out.results = req.outdir / "results.json"
     else:  # the table is all there is of this run's measurements
         out.save_error = str(run.out.error)
-    if code is not None:
-        out.code = code
-        return out
-    out.code = exit_code(doc)
+    out.code = code if code is not None else outcome_code(doc, opts, published, out, secrets)
+    if run.out.error is not None and code is None:  # nothing else matters as much
+        out.code = EXIT_FAILED
+    export(doc, opts, published, out.code)
+    if len(published.problems) > len(out.problems):  # an export was not written
+        out.problems = list(published.problems)
+        out.code = EXIT_FAILED if out.code == EXIT_OK else out.code
+    return out
+
+
+def outcome_code(
+    doc: dict[str, Any],
+    opts: PublishOptions,
+    published: Published,
+    out: Outcome,
+    secrets: list[str],
+) -> int:
+    """The exit code of a run that was not interrupted: failed (1) before regressed (3)."""
+    from netrun.run.sample import exit_code  # here, as in run_and_publish: the runner's imports
+
+    code = exit_code(doc)
     if opts.fail_on_flags and published.flagged:  # a figure not what its test asked for
         out.errors += [redact(line, secrets) for line in published.flagged]
-        out.code = out.code if out.code != EXIT_OK else EXIT_FAILED
-    if out.code == EXIT_OK and published.regressed:
-        out.code = EXIT_REGRESSED
-    elif out.code == EXIT_OK and (published.problems or run.out.error):
-        out.code = EXIT_FAILED
-    return out
+        code = code if code != EXIT_OK else EXIT_FAILED
+    if code == EXIT_OK and published.regressed:
+        code = EXIT_REGRESSED
+    elif code == EXIT_OK and published.problems:
+        code = EXIT_FAILED
+    return code
 
 
 def warm_report() -> None:

@@ -115,7 +115,14 @@ def run_parser() -> Parser:
         metavar="RUN_DIR",
         help="finish an interrupted run in its folder; tests that passed are not repeated",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="count",
+        default=0,
+        help="no progress lines; a summary line first and stderr lines stamped with the time "
+        "and run id (for cron); -qq: the summary line instead of the table (in report.txt)",
+    )
     p.add_argument(
         "--check-only",
         action="store_true",
@@ -259,7 +266,27 @@ def _setup_log(path: Path, secrets: Sequence[str]) -> None:
 
 
 def cmd_run(ns: argparse.Namespace) -> int:
+    """Run a scenario; bad input (2) or a held lock (75) still replaces its exports."""
+    seen: dict[str, str] = {}  # the scenario's name and the run id, once known
+    try:
+        return _cmd_run(ns, seen)
+    except (InputError, LockError) as exc:
+        from netrun.cli.outcome import nothing_ran, stamped  # publishing's imports: only now
+
+        code = EXIT_LOCKED if isinstance(exc, LockError) else EXIT_INPUT
+        said = exc.problems if isinstance(exc, InputError) else [str(exc)]
+        lines = [f"netrun: error: {line}" for line in said] if code == EXIT_INPUT else said
+        lines = [f"netrun: {line}" for line in said] if code == EXIT_LOCKED else lines
+        problems = nothing_ran(ns, seen.get("scenario"), code, said[0] if said else str(exc))
+        lines += [f"netrun: error: {line}" for line in problems]
+        for line in stamped(lines, seen.get("run_id"), bool(ns.quiet)):
+            print(line, file=sys.stderr)
+        return code
+
+
+def _cmd_run(ns: argparse.Namespace, seen: dict[str, str]) -> int:
     req, secrets = _prepare(ns)
+    seen.update(scenario=req.scenario.name, run_id=req.run_id)
     if ns.check_only or ns.list_tests:
         from netrun.cli import preflight
 
@@ -300,7 +327,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         # Every input checked: the handshakes overlap the run's own start.
         req.preconnect = for_run(req)
         try:
-            return _run_and_publish(req, opts, secrets)
+            return _run_and_publish(req, opts, secrets, ns.quiet)
         finally:
             req.preconnect.close()
 
@@ -339,7 +366,7 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     return req, secrets
 
 
-def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
+def _run_and_publish(req: Any, opts: Any, secrets: list[str], quiet: int) -> int:
     """Run and publish (netrun.job), then print the outcome."""
     from netrun.job import run_and_publish
 
@@ -351,34 +378,10 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
         close = getattr(req.events, "close", None)
         if close is not None:
             close()
-    if out.internal_error:
-        print(f"netrun: internal error: {out.internal_error}", file=sys.stderr)
-    print(out.table, end="")
-    sys.stdout.flush()
-    # The table names every failure; where stderr goes to the same place (a terminal, a
-    # cron mail with 2>&1), the same lines again would only repeat them.
-    for line in [] if same_destination(sys.stdout, sys.stderr) else out.errors:
-        print(f"netrun: error: {line}", file=sys.stderr)
-    for line in out.notes:
-        print(f"netrun: {line}", file=sys.stderr)
-    for line in out.problems:
-        print(f"netrun: error: {line}", file=sys.stderr)
-    if out.results is not None:
-        print(f"results: {out.results}", file=sys.stderr)
-    else:  # the table above is all there is of this run's measurements
-        print(f"netrun: error: results not saved: {out.save_error}", file=sys.stderr)
-    if out.interrupted:
-        print("netrun: interrupted; partial results saved", file=sys.stderr)
+    from netrun.cli.outcome import print_outcome
+
+    print_outcome(out, req.run_id, quiet)
     return out.code
-
-
-def same_destination(a: Any, b: Any) -> bool:
-    """Whether two streams write to one file, pipe or terminal."""
-    try:
-        one, two = os.fstat(a.fileno()), os.fstat(b.fileno())
-    except (OSError, ValueError, AttributeError):
-        return False
-    return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
 
 
 def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:

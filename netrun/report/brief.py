@@ -24,6 +24,8 @@ from netrun.report.summary import (
     summary_rows,
     table_rows,
     title,
+    verdict_cells,
+    why_lines,
 )
 from netrun.report.textgrid import text_table
 from netrun.results import flags
@@ -59,7 +61,7 @@ def _throughput(
     verdicts: Sequence[VerdictLike] | None,
     skip: set[str],
 ) -> tuple[list[str], list[list[str]]]:
-    headers, cells = table_rows(doc, verdicts, rows)
+    headers, cells = table_rows(doc, verdicts, rows, why_column=False)  # why: a line below
     picked = []
     for row, line in zip(rows, cells, strict=True):
         if row["name"] in skip:
@@ -78,10 +80,7 @@ def _outcome(
 
     def cells(name: str) -> list[str]:
         row = by_name[name]
-        out = []
-        if verdicts is not None:
-            delta = row["delta_pct"]
-            out += ["-" if delta is None else f"{delta:+.1f}", row["verdict"] or "-"]
+        out = verdict_cells(row) if verdicts is not None else []
         return [*out, flags.marker(row["flags"]), flags.status_cell(row["status"], row["flags"])]
 
     return cells
@@ -142,6 +141,7 @@ def brief_notes(doc: dict[str, Any], rows: list[dict[str, Any]], shown: set[str]
     lines += flags.footnotes(f for r in rows for f in r["flags"])
     lines += flags.loss_notes(doc.get("tests", []))
     lines += baseline.describe(doc)
+    lines += why_lines(rows)  # why each compared test got its verdict
     for row in rows:
         for out in row["outliers"]:
             lines.append(

@@ -38,6 +38,7 @@ from netrun.report.summary import (
     summary_rows,
     table_rows,
     title,
+    why_lines,
 )
 from netrun.report.textgrid import text_table
 from netrun.results.fanin import fanins, sweeps
@@ -60,12 +61,14 @@ def render_table(
     verdicts: Sequence[VerdictLike] | None = None,
 ) -> str:
     """The side-by-side table, with a header line naming the run and notes under it."""
-    headers, rows = table_rows(doc, verdicts)
+    headers, rows = table_rows(doc, verdicts, why_column=tablefmt != "simple")
     if tablefmt == "simple":
         table = text_table(headers, rows)
     else:
         table = tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
     lines = [title(doc), *filter(None, [incomplete(doc)]), table]
+    if tablefmt == "simple" and (because := why_lines(summary_rows(doc, verdicts))):
+        lines += ["", *because]  # the table fits 170 columns; why is one line per test
     if extra := metric_table.rows(doc):
         lines += ["", text_table(metric_table.HEADERS, extra)]
     if tcp := tcp_table.rows(doc):  # the senders' TCP internals (RTT, windows, path MTU)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from netrun.core import metrics, mtuplan, numeric
-from netrun.report import headline, metric_table, ratelimit
+from netrun.report import headline, metric_table, ratelimit, why
 from netrun.results import flags, stats
 
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
@@ -37,6 +37,8 @@ COLUMN_METRICS = {
     **dict.fromkeys(STATS_HEADERS, "throughput_bps"),
 }  # fmt: skip
 VERDICT_HEADERS = ["Δ%", "verdict"]
+#: Last, as the widest: why a compared test got its verdict (netrun.report.why).
+WHY = "why"
 CSV_FIELDS = [
     "name", "mode", "server", "client", "protocol", "samples", "n_ok", "mbps", "mean_mbps",
     "stdev_mbps", "min_mbps", "max_mbps", "ci_low_mbps", "ci_high_mbps", "pct_line",
@@ -208,6 +210,7 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "outliers": outliers,
         "delta_pct": None,
         "verdict": None,
+        "why": None,
     }
 
 
@@ -246,6 +249,7 @@ def summary_rows(
     rows = [summarize(s) for s in group_samples(doc.get("tests", [])).values()]
     ref = bare_metal_reference(rows) if shows_bare(rows) else {}
     by_test = {v.test: v for v in verdicts or ()}
+    because = why.reasons(verdicts, metrics.declared(doc))
     per_metric = metric_table.json_rows(doc)
     for row in rows:
         row["metrics"] = per_metric.get(row["name"], {})
@@ -255,6 +259,7 @@ def summary_rows(
         if verdict is not None:
             row["verdict"] = str(verdict.verdict)
             row["delta_pct"] = verdict.delta_pct
+            row["why"] = because.get(row["name"])
     return rows
 
 
@@ -262,9 +267,11 @@ def table_rows(
     doc: dict[str, Any],
     verdicts: Sequence[VerdictLike] | None = None,
     rows: list[dict[str, Any]] | None = None,
+    why_column: bool = True,
 ) -> tuple[list[str], list[list[str]]]:
     """Headers and text cells of the summary table (stats columns only when n > 1);
-    ``rows``: summary_rows(doc, verdicts) when the caller has them already."""
+    ``rows``: summary_rows(doc, verdicts) when the caller has them already; without
+    ``why_column`` (the terminal's table, kept narrow) why_lines say it under the table."""
     rows = summary_rows(doc, verdicts) if rows is None else rows
     with_stats = any(r["samples"] > 1 for r in rows)
     headers = list(HEADERS)
@@ -274,6 +281,7 @@ def table_rows(
         headers.insert(1, "n")
     if verdicts is not None:
         headers[-1:-1] = VERDICT_HEADERS
+        headers += [WHY] if why_column else []
     out = []
     for row in rows:
         if row["protocol"] == "udp" and (
@@ -299,9 +307,10 @@ def table_rows(
             flags.marker(row["flags"]),
         ]
         if verdicts is not None:
-            delta = row["delta_pct"]
-            cells += ["-" if delta is None else f"{delta:+.1f}", row["verdict"] or "-"]
+            cells += verdict_cells(row)
         cells.append(flags.status_cell(row["status"], row["flags"]))
+        if verdicts is not None and why_column:
+            cells.append(row.get("why") or "")
         for at, header in enumerate(headers):  # a metric the test's tool does not produce
             if header in COLUMN_METRICS and COLUMN_METRICS[header] not in row["produces"]:
                 cells[at] = ""
@@ -320,7 +329,21 @@ def table_rows(
         drop(headers, out, "jitter/loss")
     if not any(r.get("latency_ms") for r in rows):
         drop(headers, out, "latency ms")
+    if WHY in headers and not any(r.get("why") for r in rows):
+        drop(headers, out, WHY)
     return headers, out
+
+
+def why_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """A line per compared test with a reason, for a table without the why column:
+    ``udp-500m regressed: lost_percent 0.10 -> 28.26 % (+28.16 points), limit 1 points``."""
+    return [f"{r['name']} {r['verdict']}: {r['why']}" for r in rows if r.get("why")]
+
+
+def verdict_cells(row: dict[str, Any]) -> list[str]:
+    """The Δ% and verdict cells of a test compared with a baseline."""
+    delta = row["delta_pct"]
+    return ["-" if delta is None else f"{delta:+.1f}", row["verdict"] or "-"]
 
 
 def _column(headers: list[str], rows: list[list[str]], column: str) -> list[str]:

@@ -158,17 +158,22 @@ class Run(Fleet):
             term = isinstance(exc, Interrupted) and exc.code != 130
             self.doc["status"] = "interrupted"
             self.doc["errors"].append(f"run interrupted by {'SIGTERM' if term else 'SIGINT'}")
-            ran = {s["name"] for s in self.doc["tests"]}
-            self.doc["not_run"] = [t.name for t in tests if t.name not in ran]
+            self._not_run(tests)
             raise
         except Exception as exc:  # a bug: still record it, tear down and save
             self.doc["status"] = "error"
             self.doc["errors"].append(f"internal error: {type(exc).__name__}: {exc}")
+            self._not_run(tests)
             raise
         finally:
             with shielded(), cleaning():
                 self._finish()
         return self.doc
+
+    def _not_run(self, tests: list[TestSpec]) -> None:
+        """Name the tests the run never reached (reports and JUnit list them as not run)."""
+        ran = {s["name"] for s in self.doc["tests"]}
+        self.doc["not_run"] = [t.name for t in tests if t.name not in ran]
 
     def _run(self, tests: list[TestSpec]) -> None:
         self.req.events.plan(tests)

@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import pty
+import re
 import signal
 import struct
 import subprocess
@@ -188,9 +189,14 @@ def only_test(doc: Mapping[str, Any], name: str) -> dict[str, Any]:
     return found[0]
 
 
+#: What -q adds to each stderr line: the time and the run id (netrun.cli.outcome.stamp).
+STAMP = re.compile(r" \[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (?:run [0-9a-f]+|no run)\]$")
+
+
 def error_lines(stderr: str) -> list[str]:
-    """The CLI's one-line errors ("netrun: error: ...")."""
-    return [line for line in stderr.splitlines() if line.startswith("netrun: error: ")]
+    """The CLI's one-line errors ("netrun: error: ..."), without -q's stamp."""
+    lines = [STAMP.sub("", line) for line in stderr.splitlines()]
+    return [line for line in lines if line.startswith("netrun: error: ")]
 
 
 # -- leftovers --------------------------------------------------------------------------------

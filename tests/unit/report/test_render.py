@@ -176,13 +176,16 @@ def test_verdict_columns() -> None:
     doc = load("baremetal-3")
     verdicts = [Verdict("tcp-forward", "regressed", -12.345), Verdict("udp-500m", "ok", 0.5)]
     headers, rows = table_rows(doc, verdicts)
-    assert headers[-3:] == ["Δ%", "verdict", "status"]
-    assert rows[0][-3:-1] == ["-12.3", "regressed"]
-    assert rows[1][-3:-1] == ["-", "-"]
-    assert rows[3][-3:-1] == ["+0.5", "ok"]
+    assert table_rows(doc, verdicts, why_column=False)[0][-3:] == ["Δ%", "verdict", "status"]
+    assert headers[-4:] == ["Δ%", "verdict", "status", "why"]
+    assert rows[0][-4:-2] == ["-12.3", "regressed"]
+    assert rows[0][-1] == "headline -12.3%"  # a verdict with no detail: its Δ% at least
+    assert rows[1][-4:-2] == ["-", "-"]
+    assert rows[3][-4:-2] == ["+0.5", "ok"] and rows[3][-1] == ""
     assert "Δ%" not in table_rows(doc)[0]
     text = render_table(doc, verdicts=verdicts).split("\nline rate")[0]
     assert max(map(len, text.splitlines())) <= 170
+    assert "\ntcp-forward regressed: headline -12.3%" in text  # why, under the table
 
 
 # -- other formats ----------------------------------------------------------------------------
@@ -333,7 +336,7 @@ def test_a_ping_run_renders_its_metrics_and_unavailable_never_zero() -> None:
     for fmt in ("markdown", "csv", "json", "html"):
         assert "rtt_avg_ms" in render(doc, fmt), fmt
     prom = exporters.prometheus_text(doc)
-    assert "netrun_rtt_avg_ms{" in prom and "netrun_rtt_mdev_ms{" not in prom
+    assert "netrun_ping_rtt_avg_seconds{" in prom and "netrun_ping_rtt_mdev_seconds{" not in prom
 
 
 def test_html_colours_verdict_and_status_cells_and_scrolls(tmp_path: Path) -> None:
