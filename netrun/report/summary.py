@@ -389,5 +389,5 @@ def incomplete(doc: dict[str, Any]) -> str | None:
         "interrupted": "interrupted (Ctrl-C or SIGTERM)",
         "error": "stopped by an internal error",
     }.get(str(status), f"status {status}")
-    reached = f"; not run: {', '.join(missing)}" if missing else ""
+    reached = f"; not measured: {', '.join(missing)}" if missing else ""
     return f"INCOMPLETE RUN: {why}; {len(done)} test(s) measured{reached}"

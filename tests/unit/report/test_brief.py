@@ -85,7 +85,7 @@ def test_a_killed_run_is_named_incomplete_with_what_it_did_not_reach() -> None:
     doc["planned"] = [*dict.fromkeys(t["name"] for t in doc["tests"]), "later"]
     line = incomplete(doc)
     assert line is not None and line.startswith("INCOMPLETE RUN: it never saved its end")
-    assert line.endswith("not run: later")
+    assert line.endswith("not measured: later")
     for text in (render_brief(doc), render(doc, "table"), render(doc, "markdown")):
         assert "INCOMPLETE RUN" in text.splitlines()[1], text
     doc["status"] = "finished"
