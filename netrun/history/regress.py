@@ -1,14 +1,14 @@
 """Regression verdicts: tonight's run against a baseline run, test by test.
 
-Repeats are noisy, so a verdict is not a bare threshold on one number. With at least two
-samples on both sides, throughput counts as regressed only when the median dropped by more
-than the tolerance AND the current 95% confidence interval lies wholly below the baseline's
-(improved is the mirror image). A change beyond the tolerance whose intervals overlap is
-"noisy": worth a look, not an alarm. With a single sample on either side only the threshold
-is left. Every other declared metric has a limit (its tool's default tolerance, or the
-scenario's ``tolerances:``): a change of the median for the worse beyond it is a regression;
-loss is judged on each side's worst repeat (a repeat that lost 27% is not hidden by its
-siblings' median).
+Repeats are noisy, so a verdict is not a bare threshold on one number. With at least three
+samples on both sides (stats.MIN_CI_SAMPLES: fewer give no CI), throughput counts as
+regressed only when the median dropped by more than the tolerance AND the current 95%
+confidence interval lies wholly below the baseline's (improved is the mirror image). A
+change beyond the tolerance whose intervals overlap is "noisy": worth a look, not an alarm.
+With fewer on either side only the threshold is left. Every other declared metric has a
+limit (its tool's default tolerance, or the scenario's ``tolerances:``): a change of the
+median for the worse beyond it is a regression; loss is judged on each side's worst repeat
+(a repeat that lost 27% is not hidden by its siblings' median).
 
 Verdicts, worst first:
 - ``failed``: the current run has a failed sample of this test (the runner already reports
@@ -38,7 +38,7 @@ from netrun.history import release
 from netrun.history.db import History, UnknownRunError
 from netrun.results import context
 from netrun.results import store as results
-from netrun.results.stats import Summary, ok_values, samples_by_test, summarize
+from netrun.results.stats import MIN_CI_SAMPLES, Summary, ok_values, samples_by_test, summarize
 from netrun.tools import get_tool
 from netrun.tools.base import Tool
 from netrun.tools.load.tool import sample_tool
@@ -192,10 +192,9 @@ def _headline(
     if abs(change) <= value:
         return "ok", pct, text
     bad = "regressed" if _worse(metric, change) else "improved"
-    if not (cur.n >= 2 and base.n >= 2):
-        return bad, pct, text + f"; single sample (n={cur.n} vs {base.n}), no CI"
-    assert cur.ci_low is not None and cur.ci_high is not None
-    assert base.ci_low is not None and base.ci_high is not None
+    if cur.ci_low is None or cur.ci_high is None or base.ci_low is None or base.ci_high is None:
+        few = f"fewer than {MIN_CI_SAMPLES} samples (n={cur.n} vs {base.n}), no CI"
+        return bad, pct, f"{text}; {few}"
     cis = (
         f"95% CI [{metric.show(cur.ci_low)}, {metric.show(cur.ci_high)}] vs "
         f"[{metric.show(base.ci_low)}, {metric.show(base.ci_high)}]"

@@ -20,8 +20,10 @@ from netrun.core import metrics
 from netrun.errors import NetrunError
 from netrun.history.regress import VERDICTS
 from netrun.report import headline, prom_names, why
+from netrun.report.metric_table import median_text
 from netrun.report.summary import VerdictLike, group_samples, is_regression
 from netrun.results import flags, stats
+from netrun.results.fanin import ends
 from netrun.results.store import atomic_write
 
 TEST_LABELS = ("scenario", "test", "mode", "server", "client", "protocol")
@@ -102,6 +104,7 @@ def prometheus_text(
         first = group[0]
         labels: dict[str, object] = {"scenario": scenario, "test": name}
         labels.update({k: first.get(k, "") for k in TEST_LABELS[2:]})
+        labels["client"], labels["server"] = ends(first)  # a fan's every flow, not its first
         tool = str(first.get("tool") or "iperf3")
         for key, metric in metrics.declared(doc, tool).items():
             summary = stats.summarize(stats.ok_values(group, key))
@@ -226,7 +229,9 @@ def _describe(doc: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         each = stats.summarize(stats.ok_values(samples, metric.name))
         if each is not None:
             unit = metric.shown_unit or metric.unit
-            text = f"{metric.name}: median {metric.show(each.median)} {unit}".rstrip()
+            shown = median_text(each, samples, metric.name, unit, metric.show)
+            text = f"{metric.name}: median {shown}" + ("" if "(" in shown else f" {unit}")
+            text = text.rstrip()
             lines.append(
                 text + (f" over {each.n} ok repeat(s)" if metric.name == head.name else "")
             )

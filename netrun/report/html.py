@@ -191,8 +191,7 @@ def _overlay_tax(page: Page) -> str:
     parts = ["<h2>overlay tax (gap to bare metal, by cause)</h2>"]
     for b in found:
         head = (f"{b.test} ({b.mode}, {b.pair}, {b.protocol}): {b.mode_mbps:.1f} vs "
-                f"{b.bare_mbps:.1f} Mbit/s bare metal ({b.bare_test}), gap {b.gap_mbps:.1f} "
-                f"Mbit/s ({b.gap_pct:.1f}%)")  # fmt: skip
+                f"{b.bare_mbps:.1f} Mbit/s bare metal ({b.bare_test}), {b.gap_words}")  # fmt: skip
         rows = [[p.cause, "evidence" if p.mbps is None else f"{p.mbps:.1f}", p.evidence]
                 for p in b.parts]  # fmt: skip
         cols = ["cause", "Mbit/s of the gap", "evidence"]

@@ -98,7 +98,7 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
     if any(r["samples"] > 1 and r["name"] in rated for r in rows):
         lines.append(
             "n = repeats; Mbit/s = median of the ok ones; mean±sd, min-max and the 95% CI "
-            "(Student t, of the mean) in Mbit/s"
+            "(Student t, of the mean; from 3 repeats, none below 0) in Mbit/s"
         )
     for row in rows:
         for out in row["outliers"]:

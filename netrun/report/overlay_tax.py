@@ -17,7 +17,7 @@ def block(found: Breakdown) -> list[str]:
     head = (
         f"{found.test} ({found.mode}, {found.pair}, {found.protocol}): "
         f"{found.mode_mbps:.1f} vs bare metal's {found.bare_mbps:.1f} Mbit/s "
-        f"({found.bare_test}), gap {found.gap_mbps:.1f} Mbit/s ({found.gap_pct:.1f}%)"
+        f"({found.bare_test}), {found.gap_words}"
     )
     lines = [head]
     for part in found.parts:

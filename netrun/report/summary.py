@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from netrun.core import metrics, mtuplan, numeric
 from netrun.report import headline, metric_table, ratelimit, why
 from netrun.results import flags, stats
+from netrun.results.fanin import ends, pair_label
 
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
 REGRESSED = frozenset({"regressed", "regression"})
@@ -175,9 +176,10 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "headline": headline.produced(samples)[0] if headline.produced(samples) else None,
         "produces": headline.produced(samples),
         "alike": _alike(first),
-        "server": first["server"],
-        "client": first["client"],
-        "pair": f"{first['client']}→{first['server']}",
+        # a fan's every flow (its first flow's pair would name one client of three)
+        "server": ends(first)[1],
+        "client": ends(first)[0],
+        "pair": pair_label(first),
         "direction": flags.direction(first),  # sender -> receiver (reverse: the server sends)
         "flags": flags.of_test(samples),
         # roles beyond server and client (a relay), shown beside the pair

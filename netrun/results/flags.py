@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from netrun.core.options import SIZE_RE
+from netrun.results.fanin import ends, pair_label
 
 #: Every flag, in the order shown, with its footnote.
 FLAGS: dict[str, str] = {
@@ -246,16 +247,11 @@ def footnotes(flags: Iterable[str]) -> list[str]:
 def direction(sample: Mapping[str, Any]) -> str:
     """Where the data flowed, sender -> receiver: a reverse (-R) test's server sends, and a
     bidirectional one sends both ways; one host is loopback."""
-    client, server = str(sample.get("client")), str(sample.get("server"))
+    client, server = ends(sample)  # a fan-in's every client, a fan-out's every server
     options = sample.get("options")
     options = options if isinstance(options, Mapping) else {}
-    flows = sample.get("flows")
-    if isinstance(flows, list) and len(flows) > 1:  # a fan-in's clients, a fan-out's servers
-        clients = {str(f[0]) for f in flows if isinstance(f, list | tuple) and f}
-        if len(clients) == 1:
-            server = f"{len(flows)} servers"
-        else:
-            client = f"{len(flows)} clients"
+    if "," in client and "," in server:  # flows sharing no end: each flow by name
+        return pair_label(sample)
     if same_host(sample):
         return f"{client} (loopback)"
     if options.get("bidir"):
