@@ -38,6 +38,8 @@ class JobInputs:
     inventory: Path | Sequence[Path]  # every -i, merged in order
     extra: Sequence[str] = ()
     limit: str | None = None
+    #: --test: run only the tests these names or globs match (all when empty).
+    tests: Sequence[str] = ()
     resume: Path | None = None
     output: Path | None = None
     connect_timeout: float = 10.0
@@ -65,6 +67,7 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     from netrun.run.resume import differences
     from netrun.run.runner import RunRequest
     from netrun.scenario.loader import MAX_FORKS, MAX_PARALLEL, load_scenario
+    from netrun.scenario.only import only
     from netrun.scenario.validator import COMMON_OPTIONS
 
     inventory = load_inventory(inputs.inventory)
@@ -85,6 +88,7 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
         return [h.name for h in inventory.select(pattern)]
 
     scenario = load_scenario(inputs.scenario, overrides=overrides, resolve=resolve, select=select)
+    scenario = only(scenario, inputs.tests)
     problems += inventory_option_problems(inventory, all_options())
     if problems:
         raise InputError(problems)
@@ -217,8 +221,9 @@ def run_and_publish(
 
     run.out.save(doc)  # with the baseline verdicts, if any
     verdicts = published.verdicts if published.baseline_id else None
-    text = redact(render(doc, "table", verdicts), secrets)
-    run.out.save_report(text)
+    # the terminal gets the one-screen report; report.txt the full one (every metric, note)
+    text = redact(render(doc, "table", verdicts, detail=False, where=str(req.outdir)), secrets)
+    run.out.save_report(redact(render(doc, "table", verdicts), secrets))
     if published.plots:
         html = render(doc, "html", verdicts, published.plots)
         run.out.save_report(redact(html, secrets), "report.html")

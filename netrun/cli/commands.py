@@ -296,7 +296,7 @@ def cmd_report(ns: argparse.Namespace) -> int:
 
         text = html_page(doc, doc_verdicts(doc), plots)
     else:
-        text = render(doc, ns.format, doc_verdicts(doc), plots)
+        text = render(doc, ns.format, doc_verdicts(doc), plots, detail=ns.detail, where=ns.run)
     if ns.output:
         from netrun.results.store import atomic_write
 

@@ -71,6 +71,15 @@ def run_parser() -> Parser:
     p.add_argument("-o", "--output", type=Path, help="results folder (default results/NAME-TIME)")
     p.add_argument("-l", "--limit", help="Ansible host pattern: run only tests within it")
     p.add_argument(
+        "-t",
+        "--test",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this test: its name as --list-tests shows it, or a glob such as "
+        "'rrul-*' (repeatable)",
+    )
+    p.add_argument(
         "-e",
         "--extra",
         action="append",
@@ -348,6 +357,7 @@ def job_inputs(ns: argparse.Namespace) -> Any:
         inventory=ns.inventory,
         extra=ns.extra,
         limit=ns.limit,
+        tests=ns.test,
         resume=ns.resume,
         output=ns.output,
         connect_timeout=ns.connect_timeout,

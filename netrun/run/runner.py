@@ -158,6 +158,8 @@ class Run(Fleet):
     # -- top level ------------------------------------------------------------------------
     def execute(self) -> dict[str, Any]:
         tests = self._selected_tests()
+        # saved before the first test: a killed run's report names what it did not reach
+        self.doc["planned"] = [t.name for t in tests]
         self.out.save(self.doc)
         try:
             with stop_on_signal(self._refuse_new_commands):
