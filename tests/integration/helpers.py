@@ -195,10 +195,14 @@ def only_test(doc: Mapping[str, Any], name: str) -> dict[str, Any]:
 STAMP = re.compile(r" \[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (?:run [0-9a-f]+|no run)\]$")
 
 
+def plain_lines(stderr: str) -> list[str]:
+    """The CLI's stderr lines without -q's stamp (`` [time run id]``)."""
+    return [STAMP.sub("", line) for line in stderr.splitlines()]
+
+
 def error_lines(stderr: str) -> list[str]:
     """The CLI's one-line errors ("netrun: error: ..."), without -q's stamp."""
-    lines = [STAMP.sub("", line) for line in stderr.splitlines()]
-    return [line for line in lines if line.startswith("netrun: error: ")]
+    return [line for line in plain_lines(stderr) if line.startswith("netrun: error: ")]
 
 
 # -- leftovers --------------------------------------------------------------------------------

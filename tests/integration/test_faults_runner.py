@@ -36,6 +36,7 @@ from tests.integration.helpers import (
     log_fault,
     netrun_process,
     only_test,
+    plain_lines,
     run_dirs,
     run_netrun,
     run_under_fault,
@@ -89,7 +90,7 @@ def assert_interrupted(run: FaultRun, doc: dict[str, Any], name: str) -> None:
     assert rec["error"] == "interrupted", rec["error"]
     lines = error_lines(run.proc.stderr)
     assert f"netrun: error: test {name} failed: interrupted" in lines, run.proc.stderr
-    assert "netrun: interrupted; partial results saved" in run.proc.stderr.splitlines()
+    assert "netrun: interrupted; partial results saved" in plain_lines(run.proc.stderr)
 
 
 # -- SIGINT / SIGTERM -------------------------------------------------------------------------
