@@ -111,6 +111,12 @@ def cmd_lab(ns: argparse.Namespace) -> int:
         built = lab_netperf.build(lab_netperf.source(ns.netperf_src), progress)
         print(f"netperf: {built / 'bin' / 'netperf'}, {built / 'bin' / 'netserver'}")
         return EXIT_OK
+    if ns.action == "turncat":
+        from netrun.lab import stunner as lab_stunner
+
+        version = ns.turncat_version or lab_stunner.VERSION
+        print(f"turncat: {lab_stunner.build(version, progress)}")
+        return EXIT_OK
     if ns.action == "down":
         from netrun.lab.sharing import still_used
 
@@ -290,7 +296,7 @@ def cmd_report(ns: argparse.Namespace) -> int:
 
         text = html_page(doc, doc_verdicts(doc), plots)
     else:
-        text = render(doc, ns.format, doc_verdicts(doc), plots)
+        text = render(doc, ns.format, doc_verdicts(doc), plots, detail=ns.detail, where=ns.run)
     if ns.output:
         from netrun.results.store import atomic_write
 

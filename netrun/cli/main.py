@@ -1,7 +1,8 @@
 """The thin command line: parse arguments, call the library, print, choose the exit code.
 
 Exit codes: 0 every test passed; 1 a test failed; 2 bad input; 3 a test regressed against
-its baseline; 75 another run holds the lock; 130 Ctrl-C; 143 SIGTERM.
+its baseline; 75 another run measures on a host this run needs (netrun.hosts.lease);
+130 Ctrl-C; 143 SIGTERM.
 Expected errors (NetrunError) become one line on stderr; anything else is a bug, shown as a
 short note with the traceback kept in the debug log.
 """
@@ -69,6 +70,15 @@ def run_parser() -> Parser:
     inventory_option(p)
     p.add_argument("-o", "--output", type=Path, help="results folder (default results/NAME-TIME)")
     p.add_argument("-l", "--limit", help="Ansible host pattern: run only tests within it")
+    p.add_argument(
+        "-t",
+        "--test",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this test: its name as --list-tests shows it, or a glob such as "
+        "'rrul-*' (repeatable)",
+    )
     p.add_argument(
         "-e",
         "--extra",
@@ -161,10 +171,15 @@ def run_parser() -> Parser:
         "receiver, host, or all (default network,host: not a busy sender or receiver)",
     )
     cron.add_argument(
-        "--wait-lock",
-        action="store_true",
-        help="wait for another run to finish instead of exiting 75",
+        "--wait-for-hosts",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="when another run (of any controller) measures on a host this run needs, wait "
+        "up to SECONDS for all of them to be free (default 0: exit 75 at once)",
     )
+    # before host leases: one run per history database; now a wait of an hour
+    cron.add_argument("--wait-lock", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("-V", "--version", action="version", version=f"netrun {__version__}")
     return p
 
@@ -262,6 +277,10 @@ def _setup_log(path: Path, secrets: Sequence[str]) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+#: What the old ``--wait-lock`` (wait for the run before to end) now waits for hosts.
+WAIT_LOCK_S = 3600.0
+
+
 def cmd_run(ns: argparse.Namespace) -> int:
     """Run a scenario; bad input (2) or a held lock (75) still replaces its exports."""
     seen: dict[str, str] = {}  # the scenario's name and the run id, once known
@@ -282,6 +301,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
 
 
 def _cmd_run(ns: argparse.Namespace, seen: dict[str, str]) -> int:
+    if not 0 <= ns.wait_for_hosts <= 7 * 86400:
+        raise InputError(f"--wait-for-hosts must be 0..604800 seconds, got {ns.wait_for_hosts:g}")
     req, secrets = _prepare(ns)
     seen.update(scenario=req.scenario.name, run_id=req.run_id)
     if ns.check_only or ns.list_tests:
@@ -298,12 +319,11 @@ def _cmd_run(ns: argparse.Namespace, seen: dict[str, str]) -> int:
     from netrun.cleanup.journal import Journal, journal_beside
     from netrun.cli.baselines import page_on
     from netrun.history.db import History, HistoryLockedError, default_path
-    from netrun.history.lock import RunLock
     from netrun.publish import PublishOptions, check_baseline
 
     db = None if ns.no_history else (ns.db or default_path())
-    lock_at = ns.db or default_path()
-    req.journal = Journal(journal_beside(lock_at))
+    req.journal = Journal(journal_beside(ns.db or default_path()))
+    req.wait_for_hosts = ns.wait_for_hosts or (WAIT_LOCK_S if ns.wait_lock else 0.0)
     opts = PublishOptions(
         db=db,
         baseline=ns.baseline or req.scenario.baseline,
@@ -315,26 +335,25 @@ def _cmd_run(ns: argparse.Namespace, seen: dict[str, str]) -> int:
         fail_on_flags=ns.fail_on_flags,
         page_on=page_on(ns.page_on),
     )
-    with RunLock.beside(lock_at, wait=ns.wait_lock):
-        history = None
-        try:
-            history = History.open(db) if db is not None else None  # a corrupt db fails now
-        except HistoryLockedError as exc:
-            # Passing: measure anyway; publishing says how to store the run later.
-            print(f"netrun: warning: {exc}", file=sys.stderr)
-        try:
-            check_baseline(opts, history, req.scenario)
-        finally:
-            if history is not None:
-                history.close()
-        from netrun.run.preconnect import for_run
+    history = None
+    try:
+        history = History.open(db) if db is not None else None  # a corrupt db fails now
+    except HistoryLockedError as exc:
+        # Passing: measure anyway; publishing says how to store the run later.
+        print(f"netrun: warning: {exc}", file=sys.stderr)
+    try:
+        check_baseline(opts, history, req.scenario)
+    finally:
+        if history is not None:
+            history.close()
+    from netrun.run.preconnect import for_run
 
-        # Every input checked: the handshakes overlap the run's own start.
-        req.preconnect = for_run(req)
-        try:
-            return _run_and_publish(req, opts, secrets, ns.quiet)
-        finally:
-            req.preconnect.close()
+    # Every input checked: the handshakes overlap the run's own start.
+    req.preconnect = for_run(req)
+    try:
+        return _run_and_publish(req, opts, secrets, ns.quiet)
+    finally:
+        req.preconnect.close()
 
 
 def job_inputs(ns: argparse.Namespace) -> Any:
@@ -346,6 +365,7 @@ def job_inputs(ns: argparse.Namespace) -> Any:
         inventory=ns.inventory,
         extra=ns.extra,
         limit=ns.limit,
+        tests=ns.test,
         resume=ns.resume,
         output=ns.output,
         connect_timeout=ns.connect_timeout,

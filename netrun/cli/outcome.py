@@ -3,8 +3,8 @@
 Cron appends a run's stderr to a log night after night; with ``-q`` every line netrun writes
 there ends with the time and the run id (`` [2026-12-03T02:31:07Z run 1a2b3c4d]``), so a
 line found in the log names its night. A run that ends before it measures (bad input, exit 2;
-another run holds the lock, exit 75) still replaces the exports it was asked to write, so
-yesterday's passing JUnit and figures are not published again as tonight's.
+another run measures on one of its hosts, exit 75) still replaces the exports it was asked
+to write, so yesterday's passing JUnit and figures are not published again as tonight's.
 """
 
 from __future__ import annotations

@@ -195,7 +195,9 @@ def problem(option: Option, key: str, value: Any) -> str | None:
 
 def option_for(test: TestSpec, host: VarsHolder, name: str, options: Iterable[Option]) -> Any:
     """A from_inventory option among ``options`` (the test's whole table): the explicit
-    scenario value, else the host's netrun_<name>, else the default. A bad inventory value
+    scenario value, else the host's netrun_<mode>_<name> (one mode's own, e.g.
+    netrun_docker_network: a host whose docker0 is on the overlay keeps a routed network
+    for docker mode), else its netrun_<name>, else the default. A bad inventory value
     raises ScenarioError naming the host and variable."""
     table = {o.name: o for o in options}
     if name not in table:
@@ -203,8 +205,10 @@ def option_for(test: TestSpec, host: VarsHolder, name: str, options: Iterable[Op
     option = table[name]
     if not option.from_inventory or name in test.explicit:
         return test.options.get(name, option.default)
-    var = f"netrun_{name}"
-    if var not in host.vars:
+    scoped = f"{test.mode}_{name}"  # not when that is an option's own (turn_port is not port's)
+    names = ([f"netrun_{scoped}"] if scoped not in table else []) + [f"netrun_{name}"]
+    var = next((v for v in names if v in host.vars), None)
+    if var is None:
         return test.options.get(name, option.default)
     value = host.vars[var]
     bad = problem(option, var, value)

@@ -37,7 +37,8 @@ GAUGES = {
     "netrun_test_verdict_cause": "1 for the cause the test's verdict names.",
     "netrun_run_exit_code": (
         "netrun's exit code for the run: 0 passed, 1 a test failed or results not saved, "
-        "2 bad input, 3 regressed, 75 another run held the lock, 130/143 interrupted."
+        "2 bad input, 3 regressed, 75 another run measured on a host it needed, "
+        "130/143 interrupted."
     ),
     "netrun_run_timestamp_seconds": "When the run finished (started, if it never finished).",
     "netrun_last_success_timestamp_seconds": (

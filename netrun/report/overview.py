@@ -82,10 +82,21 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def section(doc: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
-    """The page's opening section: the counts, then the environment table (HTML)."""
+    """The counts, then the environment table (HTML)."""
+    return counts_section(rows) + "\n" + environment_section(doc)
+
+
+def counts_section(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The page's opening: the run in four counts (HTML)."""
     found = counts(rows)
     cells = [str(found[k]) for k in COUNTS]
-    parts = ['<section id="overview">', "<h2>summary</h2>", _table(COUNTS, [cells])]
+    return "\n".join(['<section id="overview">', "<h2>summary</h2>", _table(COUNTS, [cells]),
+                      "</section>"])  # fmt: skip
+
+
+def environment_section(doc: Mapping[str, Any]) -> str:
+    """What the figures were measured on: the hosts' environment table (HTML), or ""."""
+    parts = ['<section id="environment">']
     env, notes = environment(doc)
     if env:
         parts += ["<h2>environment</h2>", _table(context.ROW_HEADERS, env)]
@@ -96,4 +107,4 @@ def section(doc: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
                 "read and why) is in results.json under hosts.&lt;name&gt;.context</p>"
             )
     parts.append("</section>")
-    return "\n".join(parts)
+    return "\n".join(parts) if env else ""

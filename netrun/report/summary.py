@@ -380,3 +380,21 @@ def _stats_cells(row: dict[str, Any]) -> list[str]:
 
 def title(doc: dict[str, Any]) -> str:
     return f"scenario {doc.get('scenario')}  run {doc.get('run_id', '-')}  {doc.get('started')}"
+
+
+def incomplete(doc: dict[str, Any]) -> str | None:
+    """One line saying a run did not finish, and what it did not reach; None if it did.
+    A run killed outright (SIGKILL, a crash of the machine) never wrote its end: its
+    results.json still says "running"."""
+    status = doc.get("status")
+    if status in (None, "finished"):
+        return None
+    done = {str(t.get("name")) for t in doc.get("tests", [])}
+    missing = doc.get("not_run") or [n for n in doc.get("planned") or [] if n not in done]
+    why = {
+        "running": "it never saved its end: killed (SIGKILL, a crash) or still running",
+        "interrupted": "interrupted (Ctrl-C or SIGTERM)",
+        "error": "stopped by an internal error",
+    }.get(str(status), f"status {status}")
+    reached = f"; not measured: {', '.join(missing)}" if missing else ""
+    return f"INCOMPLETE RUN: {why}; {len(done)} test(s) measured{reached}"

@@ -56,6 +56,7 @@ TOP: dict[str, Check] = {
     "run_dir": _text,
     "errors": _texts,
     "not_run": _texts,
+    "planned": _texts,
     "skipped": _texts,
 }
 REQUIRED = ("name", "status", "mode", "server", "client", "protocol")

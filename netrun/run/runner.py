@@ -25,7 +25,15 @@ from netrun.core import metrics
 from netrun.core.measurement import Measurement
 from netrun.core.mtuplan import order
 from netrun.core.spec import Scenario, TestSpec
-from netrun.errors import Cancelled, HostError, InputError, Interrupted, NetrunError, ToolError
+from netrun.errors import (
+    Cancelled,
+    HostError,
+    HostLeased,
+    InputError,
+    Interrupted,
+    NetrunError,
+    ToolError,
+)
 from netrun.hosts.group import stop_on_signal
 from netrun.hosts.host import Host, folder_key, remote_tmp
 from netrun.hosts.shield import cleaning, shielded
@@ -84,6 +92,9 @@ class RunRequest:
     measuring: Callable[[], None] = lambda: None
     #: Connections already being opened (netrun.run.preconnect.Preconnect), or None.
     preconnect: Any = None
+    #: Seconds to wait for hosts another run measures (netrun.hosts.lease); 0 refuses at
+    #: once (HostLeased).
+    wait_for_hosts: float = 0.0
 
 
 class Run(Fleet):
@@ -147,11 +158,17 @@ class Run(Fleet):
     # -- top level ------------------------------------------------------------------------
     def execute(self) -> dict[str, Any]:
         tests = self._selected_tests()
+        # saved before the first test: a killed run's report names what it did not reach
+        self.doc["planned"] = [t.name for t in tests]
         self.out.save(self.doc)
         try:
             with stop_on_signal(self._refuse_new_commands):
                 self._run(tests)
             self.doc["status"] = "finished"
+        except HostLeased as exc:  # another run measures on its hosts: nothing ran
+            self.doc["status"] = "refused"
+            self.doc["errors"].append(str(exc))
+            raise
         except (KeyboardInterrupt, Interrupted) as exc:
             term = isinstance(exc, Interrupted) and exc.code != 130
             self.doc["status"] = "interrupted"

@@ -1,6 +1,6 @@
 """The nightly-cron features end to end through the CLI, against the emulated 3-host lab.
 
-History, reports in every format, plots, baselines and verdicts, the run lock, interruption
+History, reports in every format, plots, baselines and verdicts, --wait-lock, interruption
 and --resume, the Prometheus and JUnit exporters, and a bad or locked history database.
 Every run gets ``--db <tmp>/history.sqlite`` and XDG_DATA_HOME points into the test's tmp
 folder, so no test touches the real user history. Tests judge exit codes and files
@@ -34,11 +34,11 @@ from tests.integration.helpers import (
     assert_nothing_left,
     entry,
     error_lines,
+    leases_held,
     load_results,
     netrun_process,
     run_netrun,
     samples_of,
-    start_netrun,
     wait_for,
     write_inventory,
     write_scenario,
@@ -424,49 +424,21 @@ def test_tolerance_out_of_range_is_refused_before_the_run(
     assert not (tmp_path / "out").exists(), "refused only after measuring"
 
 
-# -- 5. the run lock ------------------------------------------------------------------------------
+# -- 5. runs at once: one per host (test_host_lease_lab), the old --wait-lock still waits ---------
 def lock_args(tmp: Path, lab: LabHandle, out: str, *extra: str) -> list[str | Path]:
     scen = write_scenario(tmp, [entry("lk", duration=2)], name="lock")
     return [scen, "-i", lab.inventory, "-q", "--db", tmp / "history.sqlite", "-o", out, *extra]
 
 
-def test_two_runs_at_once_one_is_refused(lab: LabHandle, tmp_path: Path) -> None:
-    first = start_netrun(lock_args(tmp_path, lab, "out"), cwd=tmp_path)
-    second = start_netrun(lock_args(tmp_path, lab, "other"), cwd=tmp_path)
-    try:
-        results = {}
-        ended = {}
-        deadline = time.monotonic() + 90
-        while len(results) < 2 and time.monotonic() < deadline:
-            for name, proc in (("out", first), ("other", second)):
-                if name not in results and proc.poll() is not None:
-                    results[name] = (proc.returncode, proc.communicate(timeout=10)[1])
-                    ended[name] = time.monotonic()
-            time.sleep(0.05)
-    finally:
-        for proc in (first, second):
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate(timeout=30)
-    codes = sorted(code for code, _ in results.values())
-    assert codes == [EXIT_OK, EXIT_LOCKED], results
-    loser = next(name for name, (code, _) in results.items() if code == EXIT_LOCKED)
-    winner = "other" if loser == "out" else "out"
-    assert ended[loser] < ended[winner], "the refused run must exit at once, not wait"
-    stderr = results[loser][1]
-    lock = str(tmp_path / "history.sqlite.lock")
-    assert lock in stderr and "--wait-lock" in stderr, stderr
-    assert not (tmp_path / loser).exists(), "the refused run wrote a results folder"
-    assert load_results(tmp_path / winner)["status"] == "finished"
-    if winner != "out":
-        assert_nothing_left(lab, tmp_path / winner)
+def holds_leases(out: Path) -> bool:
+    """Whether the run writing into ``out`` holds its hosts' leases (netrun.hosts.lease)."""
+    return (out / "results.json").exists() and bool(leases_held(load_results(out)["run_id"]))
 
 
 def test_wait_lock_waits_then_runs(lab: LabHandle, tmp_path: Path) -> None:
-    lock = tmp_path / "history.sqlite.lock"
+    """--wait-lock, from before host leases, waits for the hosts (up to an hour)."""
     with netrun_process(lock_args(tmp_path, lab, "out"), cwd=tmp_path) as first:
-        holder = wait_for(lambda: lock.exists() and lock.read_text().strip(), 30)
-        assert holder == str(first.pid), "the first run should hold the lock"
+        assert wait_for(lambda: holds_leases(tmp_path / "out"), 30), "no lease held"
         waiting = run_netrun(
             lock_args(tmp_path, lab, "second", "--wait-lock"), cwd=tmp_path, timeout=120
         )
@@ -474,7 +446,9 @@ def test_wait_lock_waits_then_runs(lab: LabHandle, tmp_path: Path) -> None:
     assert first.returncode == EXIT_OK
     expect(waiting, EXIT_OK)
     a, b = load_results(tmp_path / "out"), load_results(tmp_path / "second")
-    assert b["started"] >= a["finished"], "the waiting run started before the first ended"
+    assert b["tests"][0]["started"] >= a["finished"], (
+        "the waiting run measured before the first ended"
+    )
     assert_nothing_left(lab, tmp_path / "second")
     listed = stored_runs(tmp_path, tmp_path / "history.sqlite")
     assert a["run_id"] in listed and b["run_id"] in listed
@@ -642,13 +616,15 @@ def test_exit_2_and_75_leave_no_stale_export(lab: LabHandle, tmp_path: Path) -> 
     assert re.fullmatch(r"lock: 1 ok \[\S+Z run [0-9a-f]+\]", line), ok.stdout
     assert "lk " in (tmp_path / "out" / "report.txt").read_text()
     passed_at = last_success(metrics(prom), "lock")
-    lock = tmp_path / "history.sqlite.lock"
-    with netrun_process(lock_args(tmp_path, lab, "first"), cwd=tmp_path) as first:
-        wait_for(lambda: lock.exists() and lock.read_text().strip(), 30)
+    with netrun_process(
+        lock_args(tmp_path, lab, "first", "-e", "duration=60"), cwd=tmp_path
+    ) as first:
+        assert wait_for(lambda: holds_leases(tmp_path / "first"), 30), "no lease held"
         held = run_netrun([*lock_args(tmp_path, lab, "second"), *exports], cwd=tmp_path)
+        first.send_signal(signal.SIGTERM)  # measured long enough
         first.wait(timeout=60)
     expect(held, EXIT_LOCKED)
-    assert_replaced(prom, xml, EXIT_LOCKED, passed_at, "--wait-lock")
+    assert_replaced(prom, xml, EXIT_LOCKED, passed_at, "--wait-for-hosts")
     assert re.search(r"\[\S+Z run [0-9a-f]+\]$", held.stderr.strip()), held.stderr
     bad = run_netrun([*lock_args(tmp_path, lab, "third", "-e", "nosuchkey=1"), *exports],
                      cwd=tmp_path)  # fmt: skip

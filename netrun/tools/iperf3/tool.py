@@ -49,7 +49,8 @@ OPTIONS: tuple[Option, ...] = (
            "sum of both directions, against twice one direction's ceiling"),
     Option("omit", (int, float), 0, "warm-up seconds left out of the result (iperf3 -O)",
            check=seconds(0, iperf3_options.MAX_OMIT)),
-    Option("bitrate", (int, str), None, "target rate, e.g. 800K or 1G (iperf3 -b)",
+    Option("bitrate", (int, str), None, "target rate per stream, e.g. 800K or 1G (iperf3 -b; "
+           "streams: 4 offers 4 times it)",
            check=size(0, "1000T"), nullable=True),
     Option("length", (int, str), None, "buffer or datagram length, e.g. 1400 (iperf3 -l)",
            check=size(1, "1M"), nullable=True),

@@ -248,7 +248,8 @@ def test_html_is_standalone_escaped_and_embeds_plots(tmp_path: Path) -> None:
     assert "<b>error</b>" not in page
     parser = _Collect()
     parser.feed(page)
-    assert parser.tags.count("table") == 4  # overview counts, environment, summary, samples
+    # counts, the answer's table, then the detail: environment, summary, samples
+    assert parser.tags.count("table") == 5
     assert 'a "quoted" <b>error</b> & more' in "".join(parser.text)
     (img,) = parser.imgs
     src = img["src"] or ""
