@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from netrun import __version__
 from netrun.job import EXIT_INPUT
+from netrun.lab.plan import CNIS, K8S_VERSION
 
 #: Every command but the run itself, with the one line `netrun --help` shows for it.
 COMMANDS = {
@@ -149,6 +150,26 @@ def sub_parser() -> Parser:
         type=Path,
         help="a clone (or bundle) of github.com/esnet/iperf with its tags, for --iperf3 "
         "(default: $NETRUN_IPERF3_SRC)",
+    )
+    lab.add_argument(
+        "--k8s",
+        action="store_true",
+        help="a real Kubernetes cluster whose nodes are the hosts (kubelet and containerd "
+        "in each), built once from the Go module proxy and cached; lab status names its "
+        "kubeconfig",
+    )
+    lab.add_argument(
+        "--k8s-version",
+        default=K8S_VERSION,
+        metavar="VERSION",
+        help=f"the Kubernetes release --k8s builds ({K8S_VERSION})",
+    )
+    lab.add_argument(
+        "--cni",
+        default="bridge",
+        choices=list(CNIS),
+        help="the cluster's pod network: bridge (one subnet per node, routed over the "
+        "data links; its MTU in ConfigMap kube-system/netrun-cni)",
     )
     lab.add_argument(
         "--netperf-src",
