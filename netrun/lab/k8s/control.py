@@ -51,13 +51,8 @@ def argv(c: Cluster, bin_dir: Path, creds: Credentials, name: str) -> list[str]:
             "--cert-dir", str(pki / "apiserver-generated"),
         ]  # fmt: skip
     if name == "kube-controller-manager":
-        kubeconfig = str(c.dir / "controller-manager.kubeconfig")
         return [
-            str(bin_dir / name),
-            "--kubeconfig", kubeconfig,
-            "--authentication-kubeconfig", kubeconfig,
-            "--authorization-kubeconfig", kubeconfig,
-            "--bind-address", c.address, "--secure-port", "0",
+            *_client(c, bin_dir, name, "controller-manager"),
             "--service-account-private-key-file", str(creds.service_accounts.key),
             "--root-ca-file", str(creds.ca.cert),
             "--use-service-account-credentials=true",
@@ -67,15 +62,19 @@ def argv(c: Cluster, bin_dir: Path, creds: Credentials, name: str) -> list[str]:
             "--profiling=false",
             "--cert-dir", str(pki / "kcm-generated"),
         ]  # fmt: skip
-    kubeconfig = str(c.dir / "scheduler.kubeconfig")
+    return [*_client(c, bin_dir, name, "scheduler"), "--leader-elect=false", "--profiling=false"]
+
+
+def _client(c: Cluster, bin_dir: Path, name: str, file: str) -> list[str]:
+    """A controller's program and its identity (one kubeconfig for all three uses); it
+    serves no port (--secure-port 0), so two labs' controllers never meet."""
+    kubeconfig = str(c.dir / f"{file}.kubeconfig")
     return [
         str(bin_dir / name),
         "--kubeconfig", kubeconfig,
         "--authentication-kubeconfig", kubeconfig,
         "--authorization-kubeconfig", kubeconfig,
         "--bind-address", c.address, "--secure-port", "0",
-        "--leader-elect=false",
-        "--profiling=false",
     ]  # fmt: skip
 
 
