@@ -188,8 +188,9 @@ def stop(node: Node, pids: dict[str, int]) -> list[str]:
     left = cgroups.pids(node.cgroup_root)
     if process.stop(pids.get("containerd"), *containerd_needles(node)):
         removed.append(f"containerd {node.name} (pid {pids.get('containerd')})")
-    for path in cgroups.remove(node.cgroup_root):
-        removed.append(f"cgroup {path}")
+    gone = cgroups.remove(node.cgroup_root)
+    if gone:
+        removed.append(f"{len(gone)} cgroup(s) under {node.cgroup_root} on {node.name}")
     if left:
         removed.append(f"{len(left)} pod process(es) on {node.name}")
     return removed
