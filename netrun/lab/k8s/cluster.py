@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from netrun.lab import system
+from netrun.lab.images import ASSETS
 from netrun.lab.k8s import build, cni, control, images, node, pki, process
 from netrun.lab.k8s.layout import Cluster, Node, cluster
 from netrun.lab.plan import LabPlan
@@ -43,7 +44,7 @@ def runc_wrapper(lab: LabPlan) -> Path:
     """The lab's runc wrapper (drops CAP_SYS_RESOURCE), shared with the Docker lab."""
     target = lab.state_dir / "nr-runc"
     if not target.exists():
-        target.write_bytes((images.lab_images.ASSETS / "nr-runc").read_bytes())
+        target.write_bytes((ASSETS / "nr-runc").read_bytes())
         target.chmod(0o755)
     return target
 
