@@ -36,7 +36,7 @@ IPERF3_VERSIONS ?= 3.5 3.7 3.9 3.12 3.16 3.19.1 3.21
 FUZZ_SEED ?= 20261130
 PYTEST_ARGS ?=
 
-.PHONY: setup packages venv link netperf need-root demo iperf3-versions test unit lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
+.PHONY: setup packages venv link netperf turncat need-root demo iperf3-versions test unit lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
 
 setup: packages venv link netperf  ## apt packages, the venv with netrun and its test extras, the link, netperf
 
@@ -86,6 +86,12 @@ netperf: venv  ## netperf and netserver built from NETPERF_SRC into the lab's ca
 	elif [ ! -e "$(NETPERF_SRC)" ]; then echo "netperf: not built (no source at $(NETPERF_SRC);" \
 		"set NETPERF_SRC to a clone of https://github.com/HewlettPackard/netperf)"; \
 	else $(NETRUN) lab netperf --netperf-src "$(NETPERF_SRC)"; fi
+
+turncat: venv  ## STUNner's turncat built from the Go module proxy into the lab's cache (once, as root)
+	@if [ "$$(id -u)" != 0 ]; then echo "turncat: not built (needs root: sudo make turncat)"; \
+	elif ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then \
+		echo "turncat: not built (no Go on PATH or in /usr/local/go)"; \
+	else nice $(NETRUN) lab turncat; fi
 
 need-root:
 	@[ "$$(id -u)" = 0 ] || { echo "make: the emulated lab needs root: sudo make demo" >&2; exit 1; }

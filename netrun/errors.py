@@ -57,7 +57,22 @@ class ScenarioError(InputError):
 
 
 class LockError(NetrunError):
-    """Another netrun run holds the lock."""
+    """Another netrun run holds what this one needs (exit 75)."""
+
+
+class HostLeased(LockError):
+    """Another netrun run measures on these hosts (netrun.hosts.lease): one line per host,
+    naming the other run, its controller, user and start."""
+
+    def __init__(self, held: dict[str, str], waited: float = 0.0) -> None:
+        self.held = dict(held)
+        self.waited = waited
+        hosts = "; ".join(f"{name}: leased by {who}" for name, who in self.held.items())
+        how = f"still, after waiting {waited:g}s" if waited else "at once"
+        super().__init__(
+            f"another netrun run measures on the host(s) this run needs ({hosts}); "
+            f"refused {how}, nothing measured; wait for it, or pass --wait-for-hosts SECONDS"
+        )
 
 
 class HostError(NetrunError):

@@ -21,7 +21,7 @@ from netrun import __version__
 from netrun.errors import InputError, Interrupted, NetrunError, redact
 
 if TYPE_CHECKING:
-    from netrun.publish import PublishOptions
+    from netrun.publish import Published, PublishOptions
     from netrun.run.runner import Run, RunRequest
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_REGRESSED, EXIT_LOCKED = 0, 1, 2, 3, 75
@@ -38,6 +38,8 @@ class JobInputs:
     inventory: Path | Sequence[Path]  # every -i, merged in order
     extra: Sequence[str] = ()
     limit: str | None = None
+    #: --test: run only the tests these names or globs match (all when empty).
+    tests: Sequence[str] = ()
     resume: Path | None = None
     output: Path | None = None
     connect_timeout: float = 10.0
@@ -60,16 +62,18 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     from netrun.hosts.ssh.settings import SSHSettings
     from netrun.inventory.loader import load_inventory
     from netrun.inventory.model import check_netrun_vars, resolve_role
-    from netrun.modes import all_options
+    from netrun.modes import all_options, scoped_options
     from netrun.results.store import default_dir, load
     from netrun.run.resume import differences
     from netrun.run.runner import RunRequest
     from netrun.scenario.loader import MAX_FORKS, MAX_PARALLEL, load_scenario
+    from netrun.scenario.only import only
     from netrun.scenario.validator import COMMON_OPTIONS
 
     inventory = load_inventory(inputs.inventory)
     settable = [o.name for o in COMMON_OPTIONS if o.from_inventory]  # netrun_port
     settable += [o.name for o in all_options()]
+    settable += list(scoped_options(COMMON_OPTIONS))  # netrun_docker_network: one mode's
     problems = check_netrun_vars(inventory, [f"netrun_{name}" for name in settable])
     overrides = parse_overrides(inputs.extra)
     if inputs.limit:
@@ -84,6 +88,7 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
         return [h.name for h in inventory.select(pattern)]
 
     scenario = load_scenario(inputs.scenario, overrides=overrides, resolve=resolve, select=select)
+    scenario = only(scenario, inputs.tests)
     problems += inventory_option_problems(inventory, all_options())
     if problems:
         raise InputError(problems)
@@ -134,13 +139,14 @@ def inventory_option_problems(inventory: Any, options: Any) -> list[str]:
     """Check netrun_<option> inventory values before anything runs (bad input: exit 2)."""
     # Here, not at the top, as in prepare: the validator brings every mode and tool.
     from netrun.core.options import problem
+    from netrun.modes import scoped_options
     from netrun.scenario.validator import COMMON_OPTIONS
 
+    named = [(o.name, o) for o in (*COMMON_OPTIONS, *options) if o.from_inventory]
+    named += list(scoped_options(COMMON_OPTIONS).items())  # netrun_<mode>_<option>
     found = []
-    for option in (*COMMON_OPTIONS, *options):
-        if not option.from_inventory:
-            continue
-        var = f"netrun_{option.name}"
+    for name, option in named:
+        var = f"netrun_{name}"
         for host in inventory.hosts.values():
             if var in host.vars:
                 bad = problem(option, var, host.vars[var])
@@ -180,9 +186,8 @@ def run_and_publish(
     """
     # Here, not at the top, as in prepare: the runner and publishing bring paramiko,
     # sqlite and every mode and tool.
-    from netrun.publish import publish
+    from netrun.publish import export, publish
     from netrun.run.runner import Run
-    from netrun.run.sample import exit_code
 
     req.measuring = warm_report  # its import loads while the first test runs
     run = Run(req)
@@ -216,8 +221,9 @@ def run_and_publish(
 
     run.out.save(doc)  # with the baseline verdicts, if any
     verdicts = published.verdicts if published.baseline_id else None
-    text = redact(render(doc, "table", verdicts), secrets)
-    run.out.save_report(text)
+    # the terminal gets the one-screen report; report.txt the full one (every metric, note)
+    text = redact(render(doc, "table", verdicts, detail=False, where=str(req.outdir)), secrets)
+    run.out.save_report(redact(render(doc, "table", verdicts), secrets))
     if published.plots:
         html = render(doc, "html", verdicts, published.plots)
         run.out.save_report(redact(html, secrets), "report.html")
@@ -229,18 +235,35 @@ def run_and_publish(
         out.results = req.outdir / "results.json"
     else:  # the table is all there is of this run's measurements
         out.save_error = str(run.out.error)
-    if code is not None:
-        out.code = code
-        return out
-    out.code = exit_code(doc)
+    out.code = code if code is not None else outcome_code(doc, opts, published, out, secrets)
+    if run.out.error is not None and code is None:  # nothing else matters as much
+        out.code = EXIT_FAILED
+    export(doc, opts, published, out.code)
+    if len(published.problems) > len(out.problems):  # an export was not written
+        out.problems = list(published.problems)
+        out.code = EXIT_FAILED if out.code == EXIT_OK else out.code
+    return out
+
+
+def outcome_code(
+    doc: dict[str, Any],
+    opts: PublishOptions,
+    published: Published,
+    out: Outcome,
+    secrets: list[str],
+) -> int:
+    """The exit code of a run that was not interrupted: failed (1) before regressed (3)."""
+    from netrun.run.sample import exit_code  # here, as in run_and_publish: the runner's imports
+
+    code = exit_code(doc)
     if opts.fail_on_flags and published.flagged:  # a figure not what its test asked for
         out.errors += [redact(line, secrets) for line in published.flagged]
-        out.code = out.code if out.code != EXIT_OK else EXIT_FAILED
-    if out.code == EXIT_OK and published.regressed:
-        out.code = EXIT_REGRESSED
-    elif out.code == EXIT_OK and (published.problems or run.out.error):
-        out.code = EXIT_FAILED
-    return out
+        code = code if code != EXIT_OK else EXIT_FAILED
+    if code == EXIT_OK and published.regressed:
+        code = EXIT_REGRESSED
+    elif code == EXIT_OK and published.problems:
+        code = EXIT_FAILED
+    return code
 
 
 def warm_report() -> None:

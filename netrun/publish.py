@@ -8,6 +8,7 @@ and ``netrun history import`` can take the run in later.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from netrun.history.regress import (
     resolve_baseline,
     tolerances_from_doc,
 )
-from netrun.report import exporters
+from netrun.report import exporters, why
 from netrun.results import context, flags
 from netrun.results.stats import samples_by_test
 from netrun.scenario.validator import NAME_RE as TAG_RE
@@ -107,7 +108,6 @@ def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Publishe
                 out.plots = _plots(doc, outdir, history, opts)
             except NetrunError as exc:
                 out.problems.append(f"plots not written: {exc}")
-        _exporters(doc, opts, out)
     finally:
         if history is not None:
             history.close()
@@ -144,10 +144,7 @@ def _compare(
         "spec": spec,
         **({"median_of": base["median_of"]} if base.get("median_of") else {}),
         "context_changes": context.records(context.changes(base, doc)),
-        "verdicts": [
-            {"test": v.test, "verdict": v.verdict, "delta_pct": v.delta_pct, "detail": v.detail}
-            for v in out.verdicts
-        ],
+        "verdicts": [why.record(v) for v in out.verdicts],
     }
 
 
@@ -167,18 +164,13 @@ def _plots(
     return files
 
 
-def _exporters(doc: dict[str, Any], opts: PublishOptions, out: Published) -> None:
-    if opts.prometheus is None and opts.junit is None:
-        return  # nothing to export
-
+def export(doc: dict[str, Any], opts: PublishOptions, out: Published, exit_code: int) -> None:
+    """Write the Prometheus textfile and the JUnit XML, once the run's exit code is known
+    (netrun_run_exit_code); what went wrong goes to ``out.problems``."""
     if opts.prometheus is not None:
-        previous = None
         try:
-            if opts.prometheus.exists():
-                previous = exporters.previous_last_success(
-                    opts.prometheus.read_text(encoding="utf-8"), doc["scenario"]
-                )
-            text = exporters.prometheus_text(doc, out.verdicts, last_success=previous)
+            previous = _previous_success(opts.prometheus, str(doc.get("scenario")))
+            text = exporters.prometheus_text(doc, out.verdicts, previous, exit_code)
             out.files.append(exporters.write_atomic(opts.prometheus, text))
         except (OSError, NetrunError) as exc:
             out.problems.append(f"{opts.prometheus}: not written ({exc})")
@@ -188,3 +180,34 @@ def _exporters(doc: dict[str, Any], opts: PublishOptions, out: Published) -> Non
             out.files.append(exporters.write_atomic(opts.junit, xml))
         except (OSError, NetrunError) as exc:
             out.problems.append(f"{opts.junit}: not written ({exc})")
+
+
+def export_nothing_ran(
+    prometheus: Path | None, junit: Path | None, scenario: str, exit_code: int, error: str
+) -> list[str]:
+    """A run that ended before measuring (exit 2, 75) replaces what it was asked to write, so
+    no earlier run's figures or passing JUnit stay to be published again: the textfile says
+    its exit code (the last success carried over), the JUnit its error. Problems, if any."""
+    problems = []
+    when = datetime.now(UTC).timestamp()
+    if prometheus is not None:
+        try:
+            previous = _previous_success(prometheus, scenario)
+            text = exporters.nothing_ran_text(scenario, exit_code, when, previous)
+            exporters.write_atomic(prometheus, text)
+        except (OSError, NetrunError) as exc:
+            problems.append(f"{prometheus}: not written ({exc})")
+    if junit is not None:
+        doc = {"scenario": scenario, "status": f"exit {exit_code}", "errors": [error], "tests": []}
+        try:
+            exporters.write_atomic(junit, exporters.junit_xml(doc))
+        except (OSError, NetrunError) as exc:
+            problems.append(f"{junit}: not written ({exc})")
+    return problems
+
+
+def _previous_success(path: Path, scenario: str) -> float | None:
+    """The scenario's last success in the textfile an earlier run left, if any."""
+    if not path.exists():
+        return None
+    return exporters.previous_last_success(path.read_text(encoding="utf-8"), scenario)

@@ -22,11 +22,14 @@ from unittest import mock
 
 from netrun.report.plots import png
 
+#: The window a report page must fit without sideways scrolling (issue 36).
+WIDTH = 1400
 #: Chromium's flags for a headless check that touches nothing outside its own profile.
 CHROMIUM_FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
-    "--allow-file-access-from-files", "--virtual-time-budget=10000", "--dump-dom",
+    "--allow-file-access-from-files", "--virtual-time-budget=10000", "--disable-quic",
+    f"--window-size={WIDTH},1000", "--hide-scrollbars",
 )  # fmt: skip
 #: Runs in the page once it has loaded: what each image did, and the page's visible text.
 _PROBE = """<script>
@@ -35,7 +38,11 @@ window.addEventListener("load", () => {
     alt: i.alt, complete: i.complete, width: i.naturalWidth, height: i.naturalHeight}));
   const out = document.createElement("pre");
   out.id = "netrun-check";
-  out.textContent = JSON.stringify({imgs: imgs, text: document.body.innerText});
+  const wide = Array.from(document.querySelectorAll(".scroll"))
+    .filter(d => d.scrollWidth > d.clientWidth + 1)
+    .map(d => d.innerText.slice(0, 120));
+  out.textContent = JSON.stringify({imgs: imgs, text: document.body.innerText,
+    width: document.documentElement.scrollWidth, wide: wide});
   document.body.appendChild(out);
 });
 </script>"""
@@ -56,7 +63,8 @@ def in_browser(page: Path, binary: str, timeout: float = 90) -> dict[str, Any]:
         probe = Path(tmp) / "page.html"
         probe.write_text(page.read_text().replace("</body>", _PROBE + "</body>", 1))
         run = subprocess.run(
-            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={tmp}/profile", probe.as_uri()],
+            [binary, *CHROMIUM_FLAGS, "--dump-dom", f"--user-data-dir={tmp}/profile",
+             probe.as_uri()],
             capture_output=True, text=True, timeout=timeout,
         )  # fmt: skip
     found = _RESULT.search(run.stdout)
@@ -64,6 +72,24 @@ def in_browser(page: Path, binary: str, timeout: float = 90) -> dict[str, Any]:
     text = found.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     result: dict[str, Any] = json.loads(text)
     return result
+
+
+def screenshot(page: Path, binary: str, png: Path, height: int = 2400, timeout: float = 90) -> Path:
+    """The page as a WIDTH-pixel window shows its top ``height`` pixels, as a PNG to look at."""
+    with tempfile.TemporaryDirectory(prefix="netrun-chromium-") as tmp:
+        flags = [f for f in CHROMIUM_FLAGS if not f.startswith("--window-size")]
+        subprocess.run(
+            [binary, *flags, f"--window-size={WIDTH},{height}", f"--screenshot={png}",
+             f"--user-data-dir={tmp}/profile", page.as_uri()],
+            capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
+    return png
+
+
+def overflow(result: dict[str, Any]) -> list[str]:
+    """What scrolls sideways in a WIDTH-pixel window: the page, or a table's box."""
+    page = [f"the page is {result['width']} px wide"] if result.get("width", 0) > WIDTH else []
+    return page + [f"a table scrolls sideways: {text!r}" for text in result.get("wide", [])]
 
 
 def broken_images(result: dict[str, Any]) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from netrun.cleanup import owner, undo
 from netrun.cleanup.labels import HOST_LABEL, RUN_LABEL
-from netrun.hosts import proc
+from netrun.hosts import lease, proc
 from netrun.hosts.host import Host
 
 #: What a host's early sweep (netrun.modes.early_sweep) prints on stderr once it worked.
@@ -38,7 +38,7 @@ def cleanup_script(
     host: str | None = None,
 ) -> str:
     """One sh script: run each folder's undo records (newest first), kill recorded iperf
-    pids, remove run folders, remove labelled containers.
+    pids, remove run folders, end the run's lease, remove labelled containers.
 
     ``run_id`` stands unquoted in a glob, so anything but a run id is refused (ValueError).
     The runs in ``skip`` (still running) are left alone, folders and containers; with
@@ -81,6 +81,9 @@ def cleanup_script(
         f"if {proc.runs('iperf')}; then "
         'kill -9 "$p" 2>/dev/null && echo "killed iperf pid $p"; fi; done; '
         'rm -rf "$d" && echo "removed $d"; done; '
+        # the run's lease on the host (netrun.hosts.lease); without a run id, only the
+        # files of holders that are gone
+         + f"{{ {lease.release_script(run_id)}; }} 2>/dev/null; "
     )
     if docker:
         d = shlex.quote(docker)

@@ -114,6 +114,12 @@ def cmd_lab(ns: argparse.Namespace) -> int:
         built = lab_netperf.build(lab_netperf.source(ns.netperf_src), progress)
         print(f"netperf: {built / 'bin' / 'netperf'}, {built / 'bin' / 'netserver'}")
         return EXIT_OK
+    if ns.action == "turncat":
+        from netrun.lab import stunner as lab_stunner
+
+        version = ns.turncat_version or lab_stunner.VERSION
+        print(f"turncat: {lab_stunner.build(version, progress)}")
+        return EXIT_OK
     if ns.action == "down":
         from netrun.lab.sharing import still_used
 
@@ -299,7 +305,7 @@ def cmd_report(ns: argparse.Namespace) -> int:
 
         text = html_page(doc, doc_verdicts(doc), plots)
     else:
-        text = render(doc, ns.format, doc_verdicts(doc), plots)
+        text = render(doc, ns.format, doc_verdicts(doc), plots, detail=ns.detail, where=ns.run)
     if ns.output:
         from netrun.results.store import atomic_write
 
@@ -320,14 +326,9 @@ def cmd_diff(ns: argparse.Namespace) -> int:
 
 def doc_verdicts(doc: dict[str, Any]) -> list[Any] | None:
     """Verdicts stored in a results document by its baseline comparison (None: none made)."""
-    from netrun.history.regress import Verdict
+    from netrun.report.why import stored
 
-    if not doc.get("baseline"):
-        return None
-    stored = doc["baseline"].get("verdicts") or []
-    return [
-        Verdict(v["test"], v["verdict"], v.get("delta_pct"), v.get("detail", "")) for v in stored
-    ]
+    return stored(doc) if doc.get("baseline") else None
 
 
 def cmd_history(ns: argparse.Namespace) -> int:
@@ -373,6 +374,27 @@ def _what_exists(history: Any, scenario: str | None, test: str | None) -> str:
     return f"no stored runs of {asked}; scenarios with runs: {shown}"
 
 
+def _history_why(
+    history: Any, run_ids: list[str], labels: dict[str, tuple[str, str]], only_test: str | None
+) -> list[str]:
+    """Why each listed run's tests regressed (or failed, were noisy, improved): a line per
+    test, as the run's reports say it (netrun.report.why)."""
+    from netrun.core.metrics import declared
+    from netrun.report.why import reasons, stored
+
+    lines = []
+    for run_id in run_ids:
+        if not any(word in labels[run_id][1] for word in ("regressed", "noisy", "improved")):
+            continue  # read only the runs with something to explain
+        doc = history.get_run(run_id)
+        found = stored(doc) or []
+        because = reasons(found, declared(doc))
+        for v in found:
+            if v.test in because and only_test in (None, v.test):
+                lines.append(f"run {run_id}: {v.test} {v.verdict}: {because[v.test]}")
+    return lines
+
+
 def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
     from tabulate import tabulate
 
@@ -389,6 +411,8 @@ def _history_table(history: Any, rows: list[Any], only_test: str | None) -> str:
     headers = ["run", "scenario", "started", "tag", "status", "ok samples", "verdicts"]
     # run ids such as 680572e5 and test names are text: tabulate would print 6.80572e+10
     out = [tabulate(table, headers=headers, disable_numparse=True)]
+    if because := _history_why(history, [r.run_id for r in rows], labels, only_test):
+        out += ["", *because]
     from netrun.history.trends import table_rows
 
     trends = table_rows(history, rows, only_test)  # a row per line of comparable runs

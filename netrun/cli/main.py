@@ -1,7 +1,8 @@
 """The thin command line: parse arguments, call the library, print, choose the exit code.
 
 Exit codes: 0 every test passed; 1 a test failed; 2 bad input; 3 a test regressed against
-its baseline; 75 another run holds the lock; 130 Ctrl-C; 143 SIGTERM.
+its baseline; 75 another run measures on a host this run needs (netrun.hosts.lease);
+130 Ctrl-C; 143 SIGTERM.
 Expected errors (NetrunError) become one line on stderr; anything else is a bug, shown as a
 short note with the traceback kept in the debug log.
 """
@@ -70,6 +71,15 @@ def run_parser() -> Parser:
     p.add_argument("-o", "--output", type=Path, help="results folder (default results/NAME-TIME)")
     p.add_argument("-l", "--limit", help="Ansible host pattern: run only tests within it")
     p.add_argument(
+        "-t",
+        "--test",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this test: its name as --list-tests shows it, or a glob such as "
+        "'rrul-*' (repeatable)",
+    )
+    p.add_argument(
         "-e",
         "--extra",
         action="append",
@@ -106,7 +116,14 @@ def run_parser() -> Parser:
         metavar="RUN_DIR",
         help="finish an interrupted run in its folder; tests that passed are not repeated",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="count",
+        default=0,
+        help="no progress lines; a summary line first and stderr lines stamped with the time "
+        "and run id (for cron); -qq: the summary line instead of the table (in report.txt)",
+    )
     p.add_argument(
         "--check-only",
         action="store_true",
@@ -148,10 +165,15 @@ def run_parser() -> Parser:
         "for: above-ceiling, same-host, sender-below-target",
     )
     cron.add_argument(
-        "--wait-lock",
-        action="store_true",
-        help="wait for another run to finish instead of exiting 75",
+        "--wait-for-hosts",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="when another run (of any controller) measures on a host this run needs, wait "
+        "up to SECONDS for all of them to be free (default 0: exit 75 at once)",
     )
+    # before host leases: one run per history database; now a wait of an hour
+    cron.add_argument("--wait-lock", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("-V", "--version", action="version", version=f"netrun {__version__}")
     return p
 
@@ -249,21 +271,52 @@ def _setup_log(path: Path, secrets: Sequence[str]) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+#: What the old ``--wait-lock`` (wait for the run before to end) now waits for hosts.
+WAIT_LOCK_S = 3600.0
+
+
 def cmd_run(ns: argparse.Namespace) -> int:
+    """Run a scenario; bad input (2) or a held lock (75) still replaces its exports."""
+    seen: dict[str, str] = {}  # the scenario's name and the run id, once known
+    try:
+        return _cmd_run(ns, seen)
+    except (InputError, LockError) as exc:
+        from netrun.cli.outcome import nothing_ran, stamped  # publishing's imports: only now
+
+        code = EXIT_LOCKED if isinstance(exc, LockError) else EXIT_INPUT
+        said = exc.problems if isinstance(exc, InputError) else [str(exc)]
+        lines = [f"netrun: error: {line}" for line in said] if code == EXIT_INPUT else said
+        lines = [f"netrun: {line}" for line in said] if code == EXIT_LOCKED else lines
+        problems = nothing_ran(ns, seen.get("scenario"), code, said[0] if said else str(exc))
+        lines += [f"netrun: error: {line}" for line in problems]
+        for line in stamped(lines, seen.get("run_id"), bool(ns.quiet)):
+            print(line, file=sys.stderr)
+        return code
+
+
+def _cmd_run(ns: argparse.Namespace, seen: dict[str, str]) -> int:
+    if not 0 <= ns.wait_for_hosts <= 7 * 86400:
+        raise InputError(f"--wait-for-hosts must be 0..604800 seconds, got {ns.wait_for_hosts:g}")
     req, secrets = _prepare(ns)
+    seen.update(scenario=req.scenario.name, run_id=req.run_id)
     if ns.check_only or ns.list_tests:
         from netrun.cli import preflight
 
-        print(preflight.check_report(req) if ns.check_only else preflight.list_report(req))
-        return EXIT_OK
+        if not ns.check_only:
+            print(preflight.list_report(req))
+            return EXIT_OK
+        text, refused = preflight.check_report(req)
+        print(text)
+        for line in refused:  # a rule that refuses the test when the run starts
+            print(f"netrun: error: {line}", file=sys.stderr)
+        return EXIT_INPUT if refused else EXIT_OK
     from netrun.cleanup.journal import Journal, journal_beside
     from netrun.history.db import History, HistoryLockedError, default_path
-    from netrun.history.lock import RunLock
     from netrun.publish import PublishOptions, check_baseline
 
     db = None if ns.no_history else (ns.db or default_path())
-    lock_at = ns.db or default_path()
-    req.journal = Journal(journal_beside(lock_at))
+    req.journal = Journal(journal_beside(ns.db or default_path()))
+    req.wait_for_hosts = ns.wait_for_hosts or (WAIT_LOCK_S if ns.wait_lock else 0.0)
     opts = PublishOptions(
         db=db,
         baseline=ns.baseline or req.scenario.baseline,
@@ -274,26 +327,25 @@ def cmd_run(ns: argparse.Namespace) -> int:
         tag=ns.tag,
         fail_on_flags=ns.fail_on_flags,
     )
-    with RunLock.beside(lock_at, wait=ns.wait_lock):
-        history = None
-        try:
-            history = History.open(db) if db is not None else None  # a corrupt db fails now
-        except HistoryLockedError as exc:
-            # Passing: measure anyway; publishing says how to store the run later.
-            print(f"netrun: warning: {exc}", file=sys.stderr)
-        try:
-            check_baseline(opts, history, req.scenario)
-        finally:
-            if history is not None:
-                history.close()
-        from netrun.run.preconnect import for_run
+    history = None
+    try:
+        history = History.open(db) if db is not None else None  # a corrupt db fails now
+    except HistoryLockedError as exc:
+        # Passing: measure anyway; publishing says how to store the run later.
+        print(f"netrun: warning: {exc}", file=sys.stderr)
+    try:
+        check_baseline(opts, history, req.scenario)
+    finally:
+        if history is not None:
+            history.close()
+    from netrun.run.preconnect import for_run
 
-        # Every input checked: the handshakes overlap the run's own start.
-        req.preconnect = for_run(req)
-        try:
-            return _run_and_publish(req, opts, secrets)
-        finally:
-            req.preconnect.close()
+    # Every input checked: the handshakes overlap the run's own start.
+    req.preconnect = for_run(req)
+    try:
+        return _run_and_publish(req, opts, secrets, ns.quiet)
+    finally:
+        req.preconnect.close()
 
 
 def job_inputs(ns: argparse.Namespace) -> Any:
@@ -305,6 +357,7 @@ def job_inputs(ns: argparse.Namespace) -> Any:
         inventory=ns.inventory,
         extra=ns.extra,
         limit=ns.limit,
+        tests=ns.test,
         resume=ns.resume,
         output=ns.output,
         connect_timeout=ns.connect_timeout,
@@ -329,7 +382,7 @@ def _prepare(ns: argparse.Namespace) -> tuple[Any, list[str]]:
     return req, secrets
 
 
-def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
+def _run_and_publish(req: Any, opts: Any, secrets: list[str], quiet: int) -> int:
     """Run and publish (netrun.job), then print the outcome."""
     from netrun.job import run_and_publish
 
@@ -341,34 +394,10 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str]) -> int:
         close = getattr(req.events, "close", None)
         if close is not None:
             close()
-    if out.internal_error:
-        print(f"netrun: internal error: {out.internal_error}", file=sys.stderr)
-    print(out.table, end="")
-    sys.stdout.flush()
-    # The table names every failure; where stderr goes to the same place (a terminal, a
-    # cron mail with 2>&1), the same lines again would only repeat them.
-    for line in [] if same_destination(sys.stdout, sys.stderr) else out.errors:
-        print(f"netrun: error: {line}", file=sys.stderr)
-    for line in out.notes:
-        print(f"netrun: {line}", file=sys.stderr)
-    for line in out.problems:
-        print(f"netrun: error: {line}", file=sys.stderr)
-    if out.results is not None:
-        print(f"results: {out.results}", file=sys.stderr)
-    else:  # the table above is all there is of this run's measurements
-        print(f"netrun: error: results not saved: {out.save_error}", file=sys.stderr)
-    if out.interrupted:
-        print("netrun: interrupted; partial results saved", file=sys.stderr)
+    from netrun.cli.outcome import print_outcome
+
+    print_outcome(out, req.run_id, quiet)
     return out.code
-
-
-def same_destination(a: Any, b: Any) -> bool:
-    """Whether two streams write to one file, pipe or terminal."""
-    try:
-        one, two = os.fstat(a.fileno()), os.fstat(b.fileno())
-    except (OSError, ValueError, AttributeError):
-        return False
-    return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
 
 
 def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from netrun import __version__
+from netrun.cli import lab_parser
 from netrun.job import EXIT_INPUT
-from netrun.lab.plan import CNIS, K8S_VERSION
 
 #: Every command but the run itself, with the one line `netrun --help` shows for it.
 COMMANDS = {
@@ -78,105 +78,7 @@ def sub_parser() -> Parser:
     inv.add_argument("--list", action="store_true", help="JSON like ansible-inventory --list")
     inv.add_argument("--host", help="variables of one host")
 
-    lab = _command(sub, "lab")
-    lab.add_argument(
-        "action",
-        choices=["up", "down", "status", "inventory", "netperf"],
-        help="up; down (only this checkout's share while another checkout uses the lab); "
-        "status (hosts, addresses, rate, Docker, inventories); inventory (print it, or -o); "
-        "netperf (build netperf from --netperf-src into the cache lab up uses)",
-    )
-    lab.add_argument("--hosts", type=int, default=3, help="number of hosts (up)")
-    lab.add_argument(
-        "--rate", default="1gbit", help="data-plane shaping rate (tc tbf), or none: unshaped"
-    )
-    lab.add_argument(
-        "--host-rate",
-        action="append",
-        default=[],
-        metavar="HOST=RATE",
-        help="one host's link at its own rate, both ways (e.g. charlie=20mbit: a constrained "
-        "TURN relay); repeatable",
-    )
-    lab.add_argument("--docker", action="store_true", help="a Docker daemon and overlay per host")
-    lab.add_argument(
-        "--state-dir",
-        type=Path,
-        default=Path("/run/netrun-lab"),
-        help="the lab's own files (/run/netrun-lab); a second lab beside it needs its own, "
-        "and its own --prefix and --net-index",
-    )
-    lab.add_argument("--prefix", default="nr", help="namespace and bridge name prefix")
-    lab.add_argument(
-        "--net-index", type=int, default=0, help="address block (0-255; 0-15 with --docker)"
-    )
-    lab.add_argument(
-        "--inventory",
-        type=Path,
-        default=Path("inventories/local.yaml"),
-        help="this checkout's inventory of the lab: where up writes it, and whose share "
-        "down lets go of (inventories/local.yaml)",
-    )
-    lab.add_argument(
-        "--all",
-        action="store_true",
-        help="down: remove the lab even while other checkouts' inventories use it",
-    )
-    lab.add_argument(
-        "-o", "--output", type=Path, help="inventory: write to this file instead of stdout"
-    )
-    lab.add_argument(
-        "--login-cost",
-        type=float,
-        default=0.0,
-        metavar="S",
-        help="seconds each SSH command's shell spends in an rc file, as on real hosts "
-        "(the benchmark lab uses 0.1)",
-    )
-    lab.add_argument(
-        "--freeflow-src",
-        type=Path,
-        help="a clone (or bundle) of github.com/microsoft/Freeflow: build and use the real "
-        "FreeFlow router instead of the stand-in (with --docker; cached by commit)",
-    )
-    lab.add_argument(
-        "--iperf3",
-        metavar="VERSION",
-        help="give every host this iperf3 release (a tag such as 3.5, 3.9, 3.16), built "
-        "from --iperf3-src once and cached; the inventory's netrun_iperf3 names it",
-    )
-    lab.add_argument(
-        "--iperf3-src",
-        type=Path,
-        help="a clone (or bundle) of github.com/esnet/iperf with its tags, for --iperf3 "
-        "(default: $NETRUN_IPERF3_SRC)",
-    )
-    lab.add_argument(
-        "--k8s",
-        action="store_true",
-        help="a real Kubernetes cluster whose nodes are the hosts (kubelet and containerd "
-        "in each), built once from the Go module proxy and cached; lab status names its "
-        "kubeconfig",
-    )
-    lab.add_argument(
-        "--k8s-version",
-        default=K8S_VERSION,
-        metavar="VERSION",
-        help=f"the Kubernetes release --k8s builds ({K8S_VERSION})",
-    )
-    lab.add_argument(
-        "--cni",
-        default="bridge",
-        choices=list(CNIS),
-        help="the cluster's pod network: bridge (one subnet per node, routed over the "
-        "data links; its MTU in ConfigMap kube-system/netrun-cni)",
-    )
-    lab.add_argument(
-        "--netperf-src",
-        type=Path,
-        help="a clone (or bundle) of github.com/HewlettPackard/netperf: build netperf and "
-        "netserver (cached by commit) for tool: netperf on the lab's hosts",
-    )
+    lab_parser.add(sub, Parser, COMMANDS["lab"])
 
     clean = _command(sub, "cleanup")
     inventory_option(clean)
@@ -192,6 +94,12 @@ def sub_parser() -> Parser:
     rep = _command(sub, "report")
     rep.add_argument("run", help="a run folder, its results.json, or a stored run id")
     rep.add_argument("--format", choices=FORMATS, default="table", help="output format (table)")
+    rep.add_argument(
+        "--detail",
+        action="store_true",
+        help="table: the full report (every metric, TCP internals, every note) instead of "
+        "the one-screen answer",
+    )
     rep.add_argument("--plot", action="store_true", help="write PNG plots into the run folder")
     rep.add_argument("--db", type=Path, help="history database (for run ids)")
     rep.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout")

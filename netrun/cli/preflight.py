@@ -45,23 +45,33 @@ def _between(test: TestSpec, inventory: Inventory) -> str:
     return what + "".join(f"; {r} {at(h)}" for r, h in roles if r not in DEFAULT_ROLES)
 
 
-def check_report(req: Any) -> str:
-    """--check-only: the tests as resolved against the inventory, with what each runs."""
+def check_report(req: Any) -> tuple[str, list[str]]:
+    """--check-only: the tests as resolved against the inventory, with what each runs;
+    and one line per test and rule that will refuse it when the run starts (the run's own
+    rules, netrun.run.preview.rules): the CLI prints each as an error and exits 2."""
     scenario, inventory = req.scenario, req.inventory
     allowed = _allowed(req)
     sources = " ".join(f"-i {p}" for p in inventory.paths)
-    lines = [f"{scenario.path}: {len(scenario.tests)} tests fit {sources}; nothing was contacted"]
+    lines: list[str] = []
     running = []
+    refused: list[str] = []
+    bad = 0
     for test in scenario.tests:
         skipped = allowed is not None and not set(test.hosts) <= allowed  # a fan's every flow's
         outside = "  [outside -l]" if skipped else ""
         where = _between(test, inventory)
         lines.append(f"  {test.name}: {test.mode}, {test.tool}, {where}{outside}")
-        lines += preview.preview(test, inventory).lines()
+        found = preview.preview(test, inventory)
+        lines += found.lines()
         if not skipped:
             running.append(test)
+            refused += found.refused
+            bad += bool(found.refused)
     lines.append(preview.total_line(running, _width(req)))
-    return "\n".join(lines)
+    n = len(scenario.tests)
+    fit = f"{n - bad} of {n} tests fit" if bad else f"{n} tests fit"
+    head = f"{scenario.path}: {fit} {sources}" + (f", {bad} will be refused" if bad else "")
+    return "\n".join([f"{head}; nothing was contacted", *lines]), refused
 
 
 def list_report(req: Any) -> str:

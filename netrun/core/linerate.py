@@ -13,13 +13,17 @@ segment of the MSS the connection negotiated, which iperf3 reports.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from netrun.core.options import size_value
 
 ETHERNET_OVERHEAD = 38
+#: What a shaping qdisc counts of a frame besides its IP packet: the 14-byte Ethernet
+#: header of the kernel's packet (skb->len), not the preamble, FCS or gap the wire adds.
+QDISC_OVERHEAD = 14
 TCP_OVERHEAD = 52
 UDP_OVERHEAD = 28
 
@@ -65,6 +69,58 @@ def _frames(payload_bytes: int, mtu: int) -> int:
     return max(1, math.ceil((payload_bytes + UDP_HEADER) / (mtu - IPV4_HEADER)))
 
 
+@dataclass(frozen=True)
+class Shaper:
+    """A rate-limiting root qdisc on a sending end's data NIC: what it lets through."""
+
+    kind: str  # tbf, cake, htb
+    mbps: float
+    #: where it sits, e.g. "bravo's data0 egress (the sender)"
+    where: str
+
+    def text(self) -> str:
+        return f"{self.kind} root rate {self.mbps:g} Mbit/s on {self.where}"
+
+
+_RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGT]?)(bit|bps)$", re.I)
+_ROOT = re.compile(r"^(tbf|cake|htb) root\b(.*)$")
+
+
+def tc_rate_mbps(text: str) -> float | None:
+    """Mbit/s of a rate as tc prints it: ``393760Kbit``, ``400Mbit``, ``1Gbit`` (powers of
+    1000), ``50Mbps`` (bytes/s); None for anything else (cake's ``unlimited``)."""
+    found = _RATE.match(text.strip())
+    if not found:
+        return None
+    value = float(found[1]) * 1000 ** " KMGT".index(found[2].upper() or " ") / 1e6
+    return value * 8 if found[3].lower() == "bps" else value
+
+
+def shaper_of(qdisc: str | None, classes: str | None, where: str) -> Shaper | None:
+    """The rate-limiting root qdisc in a host context's ``qdisc`` (netrun.tools.context:
+    "tbf root rate 393760Kbit burst 262095b lat 20ms | ..."): tbf's ``rate``, cake's
+    ``bandwidth``, or htb's highest root class ``ceil`` (``classes``: ``tc class show``);
+    None when the root does not limit the rate (noqueue, mq, fq_codel, pfifo_fast...)."""
+    root = next((p.strip() for p in (qdisc or "").split("|") if _ROOT.match(p.strip())), None)
+    found = _ROOT.match(root) if root else None
+    if found is None:
+        return None
+    kind, words = found[1], found[2].split()
+    rates: list[float] = []
+    if kind == "htb":
+        for line in (classes or "").splitlines():
+            parts = line.split()
+            if parts[:2] == ["class", "htb"] and "root" in parts and "ceil" in parts[:-1]:
+                rate = tc_rate_mbps(parts[parts.index("ceil") + 1])
+                rates += [rate] if rate else []
+        top = max(rates) if rates else None
+    else:
+        key = "bandwidth" if kind == "cake" else "rate"
+        at = words.index(key) + 1 if key in words[:-1] else None
+        top = tc_rate_mbps(words[at]) if at is not None else None
+    return Shaper(kind, top, where) if top else None
+
+
 def per_test_ceiling(
     speed_mbps: float | None,
     mtu: int | None,
@@ -73,32 +129,65 @@ def per_test_ceiling(
     *,
     length: int | None = None,
     mss: int | None = None,
+    shaper: Shaper | None = None,
 ) -> Ceiling | None:
     """The ceiling of one test: UDP from its datagram ``length``, TCP from its ``mss``.
 
     Each datagram or segment costs its IPv4/UDP or IPv4/TCP(+timestamps) headers, the
     overlay's encapsulation (``mtu - inner_mtu``) and Ethernet's 38 bytes. Without the
-    length or MSS it falls back to full-size packets (``goodput_ceiling_mbps``).
+    length or MSS it falls back to full-size packets. With a ``shaper`` (a rate-limiting
+    qdisc) the rate is the qdisc's, and each frame costs what the qdisc counts of it
+    (QDISC_OVERHEAD instead of the wire's 38 bytes).
     """
-    if not speed_mbps or not mtu or mtu <= TCP_OVERHEAD:
+    rate = shaper.mbps if shaper else speed_mbps
+    if not rate or not mtu or mtu <= TCP_OVERHEAD:
         return None
+    frame = QDISC_OVERHEAD if shaper else ETHERNET_OVERHEAD
     encap = mtu - inner_mtu if inner_mtu and inner_mtu < mtu else 0
     path = mtu - encap
-    where = f"{speed_mbps:g} Mbit/s line, MTU {mtu}" + (f", overlay MTU {path}" if encap else "")
+    link = shaper.text() if shaper else f"{rate:g} Mbit/s line"
+    where = f"{link}, MTU {mtu}" + (f", overlay MTU {path}" if encap else "")
     if protocol == "udp" and length and length > 0:
         n = _frames(length, path)
-        wire = length + UDP_HEADER + n * (IPV4_HEADER + encap + ETHERNET_OVERHEAD)
-        return Ceiling(speed_mbps * length / wire, f"UDP datagram {length} B, {where}")
+        wire = length + UDP_HEADER + n * (IPV4_HEADER + encap + frame)
+        return Ceiling(rate * length / wire, f"UDP datagram {length} B, {where}")
     if protocol == "tcp" and mss and 0 < mss <= path - TCP_NO_OPTIONS:
         # Linux's MSS (TCP_MAXSEG) already leaves room for the 12-byte timestamp option;
         # a peer without timestamps gets segments of path - 40 bytes
         headers = max(TCP_NO_OPTIONS, min(TCP_OVERHEAD, path - mss))
-        wire = mss + headers + encap + ETHERNET_OVERHEAD
-        return Ceiling(speed_mbps * mss / wire, f"TCP MSS {mss} B, {where}")
-    found = goodput_ceiling_mbps(speed_mbps, mtu, protocol, inner_mtu)
-    if found is None:
+        wire = mss + headers + encap + frame
+        return Ceiling(rate * mss / wire, f"TCP MSS {mss} B, {where}")
+    payload = min(inner_mtu, mtu) if inner_mtu else mtu
+    overhead = TCP_OVERHEAD if protocol == "tcp" else UDP_OVERHEAD
+    if payload <= overhead:
         return None
+    found = rate * (payload - overhead) / (mtu + frame)
     return Ceiling(found, f"{protocol.upper()} full-size packets, {where}")
+
+
+def effective_ceiling(
+    speed_mbps: float | None,
+    mtu: int | None,
+    protocol: str,
+    inner_mtu: int | None,
+    shaper: Shaper | None,
+    *,
+    length: int | None = None,
+    mss: int | None = None,
+) -> Ceiling | None:
+    """One direction's ceiling: the NIC's line rate or the sender's shaping qdisc,
+    whichever allows less, its basis naming the evidence (the other one beside it)."""
+    line = per_test_ceiling(speed_mbps, mtu, protocol, inner_mtu, length=length, mss=mss)
+    shaped = per_test_ceiling(
+        speed_mbps, mtu, protocol, inner_mtu, length=length, mss=mss, shaper=shaper
+    )
+    if shaper is None or shaped is None:
+        return line
+    if line is None:
+        return Ceiling(shaped.mbps, f"{shaped.basis} (line rate unknown)")
+    if shaped.mbps < line.mbps:
+        return Ceiling(shaped.mbps, f"{shaped.basis}, below the {speed_mbps:g} Mbit/s line")
+    return Ceiling(line.mbps, f"{line.basis}, below the {shaper.text()}")
 
 
 def ceiling_of(
@@ -108,18 +197,32 @@ def ceiling_of(
     mtu: int | None,
     inner_mtu: Any,
     protocol: str,
+    shapers: Sequence[Shaper | None] = (),
 ) -> Ceiling | None:
     """A test's own ceiling from its options and what its tool reported (an iperf3
-    result's ``blksize`` and ``tcp_mss``; a tool without them: the ``length`` option)."""
+    result's ``blksize`` and ``tcp_mss``; a tool without them: the ``length`` option).
+
+    ``shapers``: the rate-limiting qdisc on the egress of each sending end's data NIC, one
+    per direction the data flows (the sender; bidir: the client's, then the server's),
+    None where there is none or it was not read."""
     length = getattr(result, "blksize", None) or size_value(options.get("length"))
-    found = per_test_ceiling(
-        speed_mbps,
-        mtu,
-        protocol,
-        inner_mtu if isinstance(inner_mtu, int) else None,
-        length=int(length) if length and protocol == "udp" else None,
-        mss=getattr(result, "tcp_mss", None),
+    size = int(length) if length and protocol == "udp" else None
+    mss = getattr(result, "tcp_mss", None)
+    inner = inner_mtu if isinstance(inner_mtu, int) else None
+    ways = 2 if options.get("bidir") else 1
+    given = [*shapers, None, None][:ways]
+    found = [
+        effective_ceiling(speed_mbps, mtu, protocol, inner, s, length=size, mss=mss) for s in given
+    ]
+    if any(c is None for c in found):
+        return None
+    done = [c for c in found if c is not None]
+    if ways == 1:
+        return done[0]
+    if done[0].basis == done[1].basis:  # full duplex: each direction has it all
+        return Ceiling(2 * done[0].mbps, f"{done[0].basis}, both directions (bidir)")
+    return Ceiling(
+        done[0].mbps + done[1].mbps,
+        f"bidir: client to server {done[0].mbps:.1f} ({done[0].basis}) + server to client "
+        f"{done[1].mbps:.1f} ({done[1].basis})",
     )
-    if found is not None and options.get("bidir"):  # full duplex: each direction has it all
-        return Ceiling(2 * found.mbps, f"{found.basis}, both directions (bidir)")
-    return found

@@ -64,6 +64,19 @@ def wanted(test: TestSpec, kind: ModeKind) -> MtuWant | None:
     return MtuWant(int(mtu), overlay, inner if containers else None)
 
 
+def overlay_problem(test: TestSpec, w: MtuWant | None) -> str | None:
+    """Why the test's ``overlay_mtu`` cannot be set on its ``mtu:`` (VXLAN adds
+    VXLAN_OVERHEAD bytes), or None: one rule for the run (netrun.run.mtu) and
+    ``--check-only`` (netrun.run.preview), which refuses it before anything connects."""
+    if w is None or not w.overlay or w.overlay <= w.underlay - VXLAN_OVERHEAD:
+        return None
+    return (
+        f"test {test.name}: overlay_mtu {w.overlay} does not fit a VXLAN overlay on "
+        f"MTU {w.underlay}: VXLAN adds {VXLAN_OVERHEAD} bytes, so at most "
+        f"{w.underlay - VXLAN_OVERHEAD}"
+    )
+
+
 def order(tests: Sequence[TestSpec], kind: ModeKind) -> list[TestSpec]:
     """The tests grouped by the host MTU they want, each group where its value first
     appears, and within it by the overlay's (tests without ``mtu:`` form one group too);

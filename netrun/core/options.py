@@ -193,7 +193,9 @@ def problem(option: Option, key: str, value: Any) -> str | None:
 
 def option_for(test: TestSpec, host: VarsHolder, name: str, options: Iterable[Option]) -> Any:
     """A from_inventory option among ``options`` (the test's whole table): the explicit
-    scenario value, else the host's netrun_<name>, else the default. A bad inventory value
+    scenario value, else the host's netrun_<mode>_<name> (one mode's own, e.g.
+    netrun_docker_network: a host whose docker0 is on the overlay keeps a routed network
+    for docker mode), else its netrun_<name>, else the default. A bad inventory value
     raises ScenarioError naming the host and variable."""
     table = {o.name: o for o in options}
     if name not in table:
@@ -201,8 +203,10 @@ def option_for(test: TestSpec, host: VarsHolder, name: str, options: Iterable[Op
     option = table[name]
     if not option.from_inventory or name in test.explicit:
         return test.options.get(name, option.default)
-    var = f"netrun_{name}"
-    if var not in host.vars:
+    scoped = f"{test.mode}_{name}"  # not when that is an option's own (turn_port is not port's)
+    names = ([f"netrun_{scoped}"] if scoped not in table else []) + [f"netrun_{name}"]
+    var = next((v for v in names if v in host.vars), None)
+    if var is None:
         return test.options.get(name, option.default)
     value = host.vars[var]
     bad = problem(option, var, value)
@@ -226,6 +230,23 @@ def _tolerances(value: Any) -> str | None:
 
 
 _tolerances.expects = "a mapping of metric: tolerance"  # type: ignore[attr-defined]
+
+#: ``max_loss``'s default per tool, in % of the datagrams sent: a UDP test that lost more
+#: measured a lossy or overrun path, not the rate it asked for (status flagged
+#: loss-above-max). Kept here, below the tools and netrun.results.flags, so a run saved
+#: before the option existed is judged by the same default.
+MAX_LOSS_DEFAULTS: dict[str, float] = {"iperf3": 1.0, "iperf2": 1.0}
+
+
+def max_loss_option(tool: str) -> Option:
+    """The ``max_loss`` key of a tool that counts lost datagrams, with its default."""
+    return Option(
+        "max_loss", (int, float), MAX_LOSS_DEFAULTS[tool],
+        "UDP loss in % above which the figure is not the one asked for (status flagged "
+        "loss-above-max); null: no limit", check=number(0, strict=False, maximum=100),
+        nullable=True,
+    )  # fmt: skip
+
 
 # fmt: off
 #: Options of every test, whatever its tool and mode.

@@ -36,7 +36,8 @@ NOT_MEASURING = frozenset(
     {
         "repeat", "timeout", "connect_timeout", "busy_retries", "busy_backoff", "port",
         "tolerance", "tolerances", "loss_tolerance", "jitter_tolerance",
-        "retransmits_tolerance", "keep_router", "router_timeout", "start_timeout", "pull",
+        "retransmits_tolerance", "max_loss", "keep_router", "router_timeout", "start_timeout",
+        "pull",
         "image_archive",
     }
 )  # fmt: skip

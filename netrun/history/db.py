@@ -5,6 +5,9 @@ moved or live on other machines, so each run is stored whole (the results docume
 to render it again) plus one row per sample and per host, for queries without parsing JSON.
 The schema is versioned (PRAGMA user_version, mirrored in ``meta``) and only migrated
 forward, inside one transaction; a file that is not ours is never written, moved or deleted.
+Runs at once (on different hosts: netrun.hosts.lease) store themselves at once: the file is
+in write-ahead-log mode (readers never wait for a writer), and each writer waits its turn
+(``BUSY_TIMEOUT``) for one short transaction.
 """
 
 from __future__ import annotations
@@ -34,7 +37,10 @@ from netrun.tools import get_tool
 from netrun.tools.load.tool import sample_tool
 
 METRIC_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-BUSY_TIMEOUT = 2.0  # seconds to wait for another writer before saying "locked"
+#: Seconds a writer waits for another one (runs of several controllers or labs ending
+#: at once each store themselves) before saying "locked": each write is one short
+#: transaction, so this is only reached when something holds the file far longer.
+BUSY_TIMEOUT = 10.0
 
 RUN_FIELDS = ("run_id", "scenario", "started", "finished", "status", "netrun_version", "run_dir")
 
@@ -97,6 +103,7 @@ class History:
             with history._errors():
                 db.execute("PRAGMA foreign_keys = ON")
                 history._prepare()
+                history._wal()
         except BaseException:
             db.close()
             raise
@@ -144,6 +151,16 @@ class History:
         return version
 
     set_version = staticmethod(historyschema.set_version)
+
+    def _wal(self) -> None:
+        """Put the file in write-ahead-log mode once (it stays so), for readers and a
+        writer at once. Best effort: a file another process holds, or on a read-only
+        folder, keeps its rollback journal, where writers still take turns."""
+        mode = str(self.db.execute("PRAGMA journal_mode").fetchone()[0])
+        if mode.lower() in ("wal", "memory"):
+            return
+        with contextlib.suppress(sqlite3.OperationalError):
+            self.db.execute("PRAGMA journal_mode = WAL")
 
     def _not_ours(self) -> HistoryError:
         return HistoryError(

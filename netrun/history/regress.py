@@ -1,14 +1,14 @@
 """Regression verdicts: tonight's run against a baseline run, test by test.
 
-Repeats are noisy, so a verdict is not a bare threshold on one number. With at least two
-samples on both sides, throughput counts as regressed only when the median dropped by more
-than the tolerance AND the current 95% confidence interval lies wholly below the baseline's
-(improved is the mirror image). A change beyond the tolerance whose intervals overlap is
-"noisy": worth a look, not an alarm. With a single sample on either side only the threshold
-is left. Every other declared metric has a limit (its tool's default tolerance, or the
-scenario's ``tolerances:``): a change of the median for the worse beyond it is a regression;
-loss is judged on each side's worst repeat (a repeat that lost 27% is not hidden by its
-siblings' median).
+Repeats are noisy, so a verdict is not a bare threshold on one number. With at least three
+samples on both sides (stats.MIN_CI_SAMPLES: fewer give no CI), throughput counts as
+regressed only when the median dropped by more than the tolerance AND the current 95%
+confidence interval lies wholly below the baseline's (improved is the mirror image). A
+change beyond the tolerance whose intervals overlap is "noisy": worth a look, not an alarm.
+With fewer on either side only the threshold is left. Every other declared metric has a
+limit (its tool's default tolerance, or the scenario's ``tolerances:``): a change of the
+median for the worse beyond it is a regression; loss is judged on each side's worst repeat
+(a repeat that lost 27% is not hidden by its siblings' median).
 
 Verdicts, worst first:
 - ``failed``: the current run has a failed sample of this test (the runner already reports
@@ -38,7 +38,7 @@ from netrun.history import release
 from netrun.history.db import History, UnknownRunError
 from netrun.results import context
 from netrun.results import store as results
-from netrun.results.stats import Summary, ok_values, samples_by_test, summarize
+from netrun.results.stats import MIN_CI_SAMPLES, Summary, ok_values, samples_by_test, summarize
 from netrun.tools import get_tool
 from netrun.tools.base import Tool
 from netrun.tools.load.tool import sample_tool
@@ -134,6 +134,14 @@ class Verdict:
     delta_pct: float | None
     detail: str
     metrics: tuple[str, ...] = ()
+    #: The figure that decided the verdict (the headline's, else the first metric beyond its
+    #: limit): its name, baseline and current values (in the metric's declared unit), the
+    #: limit as text ("5%", "1 points") and, when known, the cause; the reports show these.
+    metric: str | None = None
+    before: float | None = None
+    after: float | None = None
+    limit: str | None = None
+    cause: str | None = None
 
 
 #: How schema 1 worded the iperf3 limits (kept: people grep nightly logs for them).
@@ -184,10 +192,9 @@ def _headline(
     if abs(change) <= value:
         return "ok", pct, text
     bad = "regressed" if _worse(metric, change) else "improved"
-    if not (cur.n >= 2 and base.n >= 2):
-        return bad, pct, text + f"; single sample (n={cur.n} vs {base.n}), no CI"
-    assert cur.ci_low is not None and cur.ci_high is not None
-    assert base.ci_low is not None and base.ci_high is not None
+    if cur.ci_low is None or cur.ci_high is None or base.ci_low is None or base.ci_high is None:
+        few = f"fewer than {MIN_CI_SAMPLES} samples (n={cur.n} vs {base.n}), no CI"
+        return bad, pct, f"{text}; {few}"
     cis = (
         f"95% CI [{metric.show(cur.ci_low)}, {metric.show(cur.ci_high)}] vs "
         f"[{metric.show(base.ci_low)}, {metric.show(base.ci_high)}]"
@@ -203,6 +210,25 @@ def _shower(metric: Metric) -> Callable[[float], str]:
     return fmt.format if fmt else metric.show
 
 
+def shown_limit(metric: Metric, limit: tuple[str, float]) -> str:
+    """A limit as the reports show it: "5%" (relative), "1 points", "0.5 ms" (absolute)."""
+    kind, value = limit
+    if kind == "relative":
+        return f"{value * 100:g}%"
+    return f"{value:g} {'points' if metric.unit == '%' else metric.unit}".rstrip()
+
+
+@dataclass(frozen=True)
+class Breach:
+    """A metric that changed for the worse beyond its limit: the values and the message."""
+
+    metric: str
+    text: str
+    before: float
+    after: float
+    limit: str
+
+
 def _limits(
     cur: Sequence[dict[str, Any]],
     base: Sequence[dict[str, Any]],
@@ -210,9 +236,9 @@ def _limits(
     declared: dict[str, Metric],
     skip: str,
     words: dict[str, tuple[str, str]],
-) -> list[tuple[str, str]]:
-    """(metric, message) for each metric that changed for the worse beyond its limit."""
-    breaches: list[tuple[str, str]] = []
+) -> list[Breach]:
+    """Each metric that changed for the worse beyond its limit."""
+    breaches: list[Breach] = []
     for name, (kind, limit) in limits.items():
         metric = declared.get(name)
         if name == skip or metric is None:
@@ -238,7 +264,7 @@ def _limits(
         text = f"{label} {verb} by {size} ({show(before)} -> {show(now)}), limit {limit_text}"
         if which is not None and len(values) > 1:  # the repeat a median would have hidden
             text += f", worst repeat: {_repeat_of(cur, name, now)} of {len(values)}"
-        breaches.append((name, text))
+        breaches.append(Breach(name, text, before, now, shown_limit(metric, (kind, limit))))
     return breaches
 
 
@@ -279,6 +305,7 @@ def compare_test(
     now = summarize(ok_values(cur, head.name))
     before = summarize(ok_values(base, head.name))
     bad: list[str] = []
+    why: dict[str, Any] = {}
     if before is None:
         verdict, delta, detail = "new", None, "no successful baseline sample to compare with"
     elif now is None:
@@ -286,17 +313,24 @@ def compare_test(
     else:
         verdict, delta, detail = _headline(head, now, before, limits.get(head.name))
         bad += [head.name] if verdict == "regressed" else []
+        if verdict in ("regressed", "noisy", "improved"):
+            limit = limits.get(head.name)
+            why = {"metric": head.name, "before": before.median, "after": now.median}
+            why["limit"] = shown_limit(head, limit) if limit else None
     words = WORDS if tool is None or tool.name == "iperf3" else {}
     breaches = _limits(cur, base, limits, declared, head.name, words) if before else []
     if breaches and verdict in ("ok", "improved", "noisy"):
         verdict = "regressed"
-    bad += [metric for metric, _ in breaches]
-    detail = "; ".join([detail, *(text for _, text in breaches)])
+        first = breaches[0]
+        why = {"metric": first.metric, "before": first.before, "after": first.after}
+        why["limit"] = first.limit
+    bad += [b.metric for b in breaches]
+    detail = "; ".join([detail, *(b.text for b in breaches)])
     if failed:
         error = failed[0].get("error") or "failed"
         detail = f"{len(failed)} of {len(cur)} samples failed ({error}); {detail}"
-        verdict = "failed"
-    return Verdict(name, verdict, delta, detail, tuple(bad))
+        verdict, why = "failed", {}
+    return Verdict(name, verdict, delta, detail, tuple(bad), **why)
 
 
 def compare(

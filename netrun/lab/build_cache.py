@@ -17,7 +17,7 @@ from pathlib import Path
 
 from netrun.errors import NetrunError
 from netrun.lab import images
-from netrun.lab.system import run
+from netrun.lab.system import run, run_build
 
 
 def build(
@@ -57,7 +57,7 @@ def build(
             say(f"{what}: building {done.name} from {src_path} ({how_long}, once)")
         started = time.monotonic()
         out = tmp / "out"
-        result = run(argv(repo, out), check=False, timeout=timeout)
+        result = run_build(argv(repo, out), timeout=timeout)
         text = result.stdout + result.stderr
         if result.returncode != 0 or not complete(out):
             log = done.parent / f"{done.name}.failed.log"

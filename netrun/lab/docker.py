@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from netrun.errors import NetrunError
-from netrun.lab import freeflow, images, network, overlay, sshd
-from netrun.lab.plan import OVERLAY_MTU, LabHost, LabPlan
+from netrun.lab import freeflow, images, network, overlay, routed, sshd
+from netrun.lab.plan import OVERLAY_MTU, ROUTED_NETWORK, LabHost, LabPlan
 from netrun.lab.system import kill_pid, pid_matches, read_pid, run, wait_until
 
 READY_TIMEOUT = 90.0
@@ -148,6 +148,8 @@ def up(
     save()
     overlay.ensure_overlay(lab)
     say(f"overlay: {overlay.DEVICE} on every host, network {lab.overlay_network}")
+    routed.ensure_routed(lab, {host.name: docker_host(host) for host in lab.hosts})
+    say(f"routed: {ROUTED_NETWORK} on every host, network {lab.routed_network} (docker mode)")
     built = images.build(lab.state_dir / "images", netperf_build)
     data.pop("freeflow", None)
     if lab.config.freeflow_src is not None:

@@ -81,8 +81,7 @@ def has_tbf(netns: str, dev: str) -> bool:
 
 
 def ensure_host_links(lab: LabPlan, host: LabHost) -> None:
-    """mgmt0 on the mgmt bridge, data0 on the switch, addresses, and tbf on data0's egress
-    (none with ``--rate none``)."""
+    """mgmt0 on the mgmt bridge, data0 on the switch, addresses, and the link's shaping."""
     ns = host.namespace
     if not link_exists("mgmt0", ns):
         if link_exists(host.mgmt_veth):  # a stale root end whose peer is gone
@@ -132,14 +131,23 @@ def ensure_host_links(lab: LabPlan, host: LabHost) -> None:
     run(["ip", "-n", sw, "link", "set", host.switch_port, "master", lab.switch_bridge, "up"])
     run(["ip", "-n", ns, "addr", "replace", f"{host.data_ip}/24", "dev", "data0"])
     run(["ip", "-n", ns, "link", "set", "data0", "up"])
+    shape_host_link(lab, host)
+
+
+def shape_host_link(lab: LabPlan, host: LabHost) -> None:
+    """tbf on both ends of the host's data link, so it carries its rate each way as a NIC
+    does: data0's egress is what the host sends, the switch port's egress what it receives
+    (ingress qdiscs do not work on this kernel). Without the second, N hosts sending into
+    one read N times its line rate. ``--rate none`` leaves the link unshaped; a
+    ``--host-rate`` shapes it anyway, with a short queue."""
     rate = lab.config.rate_for(host.name)
-    own = rate != lab.config.rate  # --host-rate: this link both ways, with a short queue
-    if shaped(rate):  # --rate none leaves the data plane unshaped (a --host-rate still shapes)
-        shaping = host_tbf_args(rate) if own else tbf_args(rate)
-        if not has_tbf(ns, "data0"):
-            run(["tc", "-n", ns, "qdisc", "replace", "dev", "data0", "root", *shaping])
-        if own and not has_tbf(sw, host.switch_port):
-            run(["tc", "-n", sw, "qdisc", "replace", "dev", host.switch_port, "root", *shaping])
+    if not shaped(rate):
+        return
+    own = rate != lab.config.rate  # --host-rate: a short queue, a constrained link
+    shaping = host_tbf_args(rate) if own else tbf_args(rate)
+    for netns, dev in ((host.namespace, "data0"), (lab.switch_namespace, host.switch_port)):
+        if not has_tbf(netns, dev):
+            run(["tc", "-n", netns, "qdisc", "replace", "dev", dev, "root", *shaping])
 
 
 def delete_link(name: str, netns: str | None = None) -> bool:

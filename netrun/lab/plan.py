@@ -19,6 +19,11 @@ MGMT_NET = "10.201.{n}.0/24"  # root-namespace bridge .1, hosts .10+i
 DATA_NET = "10.202.{n}.0/24"  # data plane behind the switch namespace, hosts .10+i
 OVERLAY_NET = "10.244.{base}.0/20"  # flannel network of one lab (base = 16 * net_index)
 OVERLAY_LEASE = "10.244.{lease}.0/24"  # one host's lease = its docker0 subnet (base + i)
+#: docker mode's network on one host: a Docker bridge network whose subnet the other hosts
+#: route to via this host's data address (no overlay), as a routed lab network does
+ROUTED_NET = "10.245.{lease}.0/24"
+ROUTED_ALL = "10.245.{base}.0/20"  # every routed subnet of one lab (base = 16 * net_index)
+ROUTED_NETWORK = "nr-routed"  # its Docker network name, and its bridge's
 OVERLAY_MTU = 1450
 VXLAN_ID = 1
 VXLAN_PORT = 8472
@@ -28,7 +33,8 @@ MAX_DOCKER_HOSTS = 16
 MAX_NET_INDEX = 255
 MAX_DOCKER_NET_INDEX = 15
 #: Kubernetes on the lab (netrun.lab.k8s): pod and service ranges of one lab, base 16 * n
-POD_NET = "10.245.{base}.0/20"  # the cluster's pods; host i's pods get 10.245.(base+i).0/24
+POD_NET = "10.246.{base}.0/20"  # the cluster's pods (base = 16 * net_index)
+POD_SUBNET = "10.246.{lease}.0/24"  # host i's pods (base + i); the last /24: services
 MAX_K8S_HOSTS = 15  # the /20's last /24 is the service range
 K8S_VERSION = "1.37.2"
 CNIS = ("bridge",)
@@ -204,6 +210,7 @@ class LabHost:
     dir: Path
     lease: str  # overlay /24 (docker0 subnet), e.g. 10.244.16.0/24
     bip: str  # docker0 address with prefix length, e.g. 10.244.16.1/24
+    routed: str  # docker mode's routed container subnet, e.g. 10.245.16.0/24
 
     @property
     def lease_gateway(self) -> str:
@@ -261,6 +268,10 @@ class LabPlan:
         return OVERLAY_NET.format(base=16 * self.config.net_index)
 
     @property
+    def routed_network(self) -> str:
+        return ROUTED_ALL.format(base=16 * self.config.net_index)
+
+    @property
     def state_dir(self) -> Path:
         return self.config.state_dir
 
@@ -310,6 +321,7 @@ def plan(config: LabConfig) -> LabPlan:
                 dir=config.state_dir / "hosts" / name,
                 lease=OVERLAY_LEASE.format(lease=third),
                 bip=_addr(OVERLAY_LEASE, 1, lease=third) + "/24",
+                routed=ROUTED_NET.format(lease=third),
             )
         )
     return LabPlan(config=config, hosts=tuple(hosts))

@@ -18,6 +18,26 @@ from netrun.errors import NetrunError, tail
 NETNS_DIR = Path("/run/netns")
 
 
+def run_build(argv: Sequence[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
+    """A build script, in a session of its own: past ``timeout`` (or on any interrupt)
+    its whole process group is killed, so no compiler it started (``go build``, make's
+    children) outlives it as an orphan. NetrunError when it took too long."""
+    with subprocess.Popen(
+        list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    ) as proc:  # fmt: skip
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except BaseException as exc:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            if isinstance(exc, subprocess.TimeoutExpired):
+                raise NetrunError(f"{' '.join(argv)} took over {timeout:g}s") from exc
+            raise
+    return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
+
+
 def run(
     argv: Sequence[str],
     *,

@@ -78,6 +78,17 @@ def all_options() -> list[Option]:
     return list(seen.values())
 
 
+def scoped_options(common: Sequence[Option] = ()) -> dict[str, Option]:
+    """``<mode>_<option>`` -> its option, for every inventory-settable option of every mode
+    (``common``: the options every test has): the names netrun_<mode>_<option> may take."""
+    found: dict[str, Option] = {}
+    for mode, options in mode_options().items():
+        for opt in (*common, *options):
+            if opt.from_inventory and f"{mode}_{opt.name}" not in found:
+                found[f"{mode}_{opt.name}"] = opt
+    return found
+
+
 def docker_commands(tests: Sequence[TestSpec], inventory: Any) -> dict[str, str]:
     """Host name -> the docker command its container tests will use (a scenario may set
     it), so the journal's sweep after a SIGKILL calls the same one."""

@@ -15,6 +15,7 @@ from netrun.cleanup import undo as undo_records
 from netrun.cleanup.undo import Record, UndoStack
 from netrun.core.options import Option, option_for
 from netrun.hosts.host import folder_key, remote_tmp
+from netrun.modes import sameend
 from netrun.modes.early_sweep import EarlySweep
 from netrun.tools import option_table
 from netrun.tools.docker import EngineInfo
@@ -236,6 +237,12 @@ class Mode:
         """(role, command line) of what each host will run, built from the files alone
         (``--check-only``, ``--list-tests``); None: the mode builds it when the test starts."""
         return None
+
+    def one_end(self) -> str | None:
+        """Why the test's two ends are one (the server host's data address is the client
+        host's own: netrun.modes.sameend), known from the probe before anything starts;
+        a container mode checks its containers' addresses too, once they run."""
+        return sameend.hosts_problem(self.test, self.server, self.client, self.ctx.facts)
 
     def refusal(self) -> str | None:
         """Why this mode cannot carry the test, known from the files alone (its setup raises

@@ -46,9 +46,13 @@ POLL_S = 0.02
 class EarlySweep:
     """Which measurement is each host's last, and which hosts' early sweep worked."""
 
-    def __init__(self, tests: Sequence[TestSpec], workdir: Callable[[Host], str]) -> None:
-        """``tests`` in the order they run; ``workdir`` a host's run folder."""
+    def __init__(
+        self, tests: Sequence[TestSpec], workdir: Callable[[Host], str], release: str = ""
+    ) -> None:
+        """``tests`` in the order they run; ``workdir`` a host's run folder; ``release``
+        the sh that ends the run's lease on a host (netrun.hosts.lease), once it is swept."""
         self.workdir = workdir
+        self.release = release
         #: host name -> (test name, repeat) of its last measurement
         self.last: dict[str, tuple[str, int]] = {}
         for test in tests:
@@ -87,17 +91,19 @@ class EarlySweep:
 
     def folder_gone(self, host: Host) -> str:
         """Remove the host's run folder if nothing but its marks (netrun.cleanup.owner: owner and
-        host) is left in it; fails if it stays (the marks stay too, so a cleanup spares it)."""
+        host) is left in it, then end the run's lease there; fails if it stays (the marks
+        and the lease stay too, so a cleanup spares it and the final sweep ends both)."""
         d = shlex.quote(self.workdir(host))
         marks = " ".join(
             shlex.quote(f"{self.workdir(host)}/{f}") for f in (owner.HOST_FILE, owner.FILE)
         )
         left = f"$(ls -A {d} 2>/dev/null | tr '\\n' ' ')"
         only = f'"{owner.HOST_FILE} {owner.FILE} "|"{owner.FILE} "'
-        return (
+        gone = (
             f'[ ! -e {d} ] || {{ case "{left}" in {only}) '
             f"rm -f {marks} && rmdir {d};; *) false;; esac; }}"
         )
+        return f"{gone} && {{ {self.release}; }}" if self.release else gone
 
     def sent(self, host: Host, worked: Callable[[], bool]) -> None:
         """Note the host's early sweep; ``worked`` (may wait for it) says if it ran."""

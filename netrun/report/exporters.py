@@ -11,25 +11,35 @@ import contextlib
 import os
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from netrun.core import metrics
 from netrun.errors import NetrunError
-from netrun.report import headline
+from netrun.history.regress import VERDICTS
+from netrun.report import headline, prom_names, why
+from netrun.report.metric_table import median_text
 from netrun.report.summary import VerdictLike, group_samples, is_regression
 from netrun.results import flags, stats
+from netrun.results.fanin import ends
 from netrun.results.store import atomic_write
 
 TEST_LABELS = ("scenario", "test", "mode", "server", "client", "protocol")
 GAUGES = {
-    "netrun_throughput_bps": "Median receiver throughput of the test's ok repeats, bits/s.",
-    "netrun_jitter_ms": "Median UDP jitter of the test's ok repeats, milliseconds.",
-    "netrun_lost_percent": "Median UDP datagrams lost in the test's ok repeats, percent.",
     "netrun_test_ok": "1 when every repeat of the test passed, else 0.",
     "netrun_test_regressed": "1 when the test regressed against its baseline, else 0.",
+    "netrun_test_verdict": (
+        "The test's verdict against its baseline: 1 for the verdict it got, 0 for the others "
+        "(a state set)."
+    ),
+    "netrun_test_verdict_cause": "1 for the cause the test's verdict names.",
+    "netrun_run_exit_code": (
+        "netrun's exit code for the run: 0 passed, 1 a test failed or results not saved, "
+        "2 bad input, 3 regressed, 75 another run measured on a host it needed, "
+        "130/143 interrupted."
+    ),
     "netrun_run_timestamp_seconds": "When the run finished (started, if it never finished).",
     "netrun_last_success_timestamp_seconds": (
         "When a run of the scenario last finished with every test passing and none "
@@ -67,7 +77,7 @@ def escape_label(value: object) -> str:
     return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def _sample(name: str, labels: dict[str, object], value: float) -> str:
+def _sample(name: str, labels: Mapping[str, object], value: float) -> str:
     inner = ",".join(f'{k}="{escape_label(v)}"' for k, v in labels.items())
     number = float(value)
     text = str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
@@ -78,57 +88,107 @@ def prometheus_text(
     doc: dict[str, Any],
     verdicts: Sequence[VerdictLike] | None = None,
     last_success: float | None = None,
+    exit_code: int | None = None,
 ) -> str:
-    """node_exporter textfile-collector metrics for one run.
+    """node_exporter textfile-collector metrics for one run, in base units (prom_names).
 
     ``last_success`` is the previous netrun_last_success_timestamp_seconds (see
     ``previous_last_success``): kept when this run did not pass, replaced when it did.
+    ``exit_code``: the run's, as netrun_run_exit_code.
     """
     scenario = str(doc.get("scenario"))
     regressed = _regressed(verdicts)
+    by_test = {v.test: v for v in verdicts or ()}
     gauges = dict(GAUGES)
-    declared = metrics.declared(doc)
-    for metric in declared.values():  # every metric the run's tools declare
-        unit = f", {metric.unit}" if metric.unit else ""
-        gauges.setdefault(
-            f"netrun_{metric.name}",
-            f"Median {metric.description} of the test's ok repeats{unit} "
-            f"({metric.better} is better).",
-        )
     samples: dict[str, list[str]] = {name: [] for name in gauges}
     for name, group in group_samples(doc.get("tests", [])).items():
         first = group[0]
         labels: dict[str, object] = {"scenario": scenario, "test": name}
         labels.update({k: first.get(k, "") for k in TEST_LABELS[2:]})
-        for key in declared:  # a null (unavailable) metric is left out, never exported as 0
+        labels["client"], labels["server"] = ends(first)  # a fan's every flow, not its first
+        tool = str(first.get("tool") or "iperf3")
+        for key, metric in metrics.declared(doc, tool).items():
             summary = stats.summarize(stats.ok_values(group, key))
-            if summary is not None:
-                samples[f"netrun_{key}"].append(_sample(f"netrun_{key}", labels, summary.median))
+            if summary is None:  # a null (unavailable) metric is left out, never exported as 0
+                continue
+            out = prom_names.exported(tool, metric)
+            gauges.setdefault(out.name, out.help)
+            samples.setdefault(out.name, []).append(
+                _sample(out.name, labels, summary.median * out.factor)
+            )
         ok = all(s.get("status") == "ok" for s in group)
         samples["netrun_test_ok"].append(_sample("netrun_test_ok", labels, int(ok)))
         if name in regressed:
             value = int(regressed[name])
             samples["netrun_test_regressed"].append(_sample("netrun_test_regressed", labels, value))
+        if (verdict := by_test.get(name)) is not None:
+            samples["netrun_test_verdict"] += _verdict_samples(labels, verdict)
+            if cause := getattr(verdict, "cause", None):
+                samples["netrun_test_verdict_cause"].append(
+                    _sample("netrun_test_verdict_cause", {**labels, "cause": cause}, 1)
+                )
     run_at = timestamp(doc.get("finished")) or timestamp(doc.get("started"))
+    return _run_gauges(gauges, samples, scenario, run_at, exit_code, last_success,
+                       run_passed(doc, verdicts))  # fmt: skip
+
+
+def _verdict_samples(labels: dict[str, object], verdict: VerdictLike) -> list[str]:
+    """The state set of one test's verdict: 1 for its own, 0 for every other one."""
+    known = list(VERDICTS) + ([] if verdict.verdict in VERDICTS else [str(verdict.verdict)])
+    return [
+        _sample("netrun_test_verdict", {**labels, "verdict": v}, int(v == verdict.verdict))
+        for v in known
+    ]
+
+
+def _run_gauges(
+    gauges: dict[str, str],
+    samples: dict[str, list[str]],
+    scenario: str,
+    run_at: float | None,
+    exit_code: int | None,
+    last_success: float | None,
+    passed: bool,
+) -> str:
+    """Add the run's own gauges and lay every family out: HELP, TYPE, its samples."""
+    run = {"scenario": scenario}
+    if exit_code is not None:
+        samples["netrun_run_exit_code"].append(_sample("netrun_run_exit_code", run, exit_code))
     if run_at is not None:
         samples["netrun_run_timestamp_seconds"].append(
-            _sample("netrun_run_timestamp_seconds", {"scenario": scenario}, run_at)
+            _sample("netrun_run_timestamp_seconds", run, run_at)
         )
-    if run_passed(doc, verdicts) and run_at is not None:
+    if passed and run_at is not None:
         last_success = run_at
     samples["netrun_last_success_timestamp_seconds"].append(
-        _sample("netrun_last_success_timestamp_seconds", {"scenario": scenario}, last_success or 0)
+        _sample("netrun_last_success_timestamp_seconds", run, last_success or 0)
     )
     lines = []
     for gauge, help_text in sorted(gauges.items(), key=lambda kv: kv[0] not in GAUGES):
-        if samples[gauge]:
+        if samples.get(gauge):
             lines += [f"# HELP {gauge} {help_text}", f"# TYPE {gauge} gauge", *samples[gauge]]
     return "\n".join(lines) + "\n"
+
+
+def nothing_ran_text(scenario: str, exit_code: int, when: float, last_success: float | None) -> str:
+    """The textfile of a run that ended before measuring (exit 2 or 75): its exit code and
+    time, and the last success carried over, so no earlier run's figures stay exported."""
+    gauges = {k: GAUGES[k] for k in ("netrun_run_exit_code", "netrun_run_timestamp_seconds",
+                                      "netrun_last_success_timestamp_seconds")}  # fmt: skip
+    samples: dict[str, list[str]] = {name: [] for name in gauges}
+    return _run_gauges(gauges, samples, scenario, when, exit_code, last_success, False)
 
 
 _LAST = re.compile(
     r'^netrun_last_success_timestamp_seconds\{scenario="((?:[^"\\]|\\.)*)"\}\s+(\S+)', re.M
 )
+
+
+def scenarios_in(text: str) -> list[str]:
+    """The scenarios an earlier prometheus_text output names (their last-success lines)."""
+    found = [m.group(1) for m in _LAST.finditer(text)]
+    unescape = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
+    return [re.sub(r'\\[\\"n]', lambda m: unescape[m.group(0)], f) for f in found]
 
 
 def previous_last_success(text: str, scenario: str) -> float | None:
@@ -170,11 +230,33 @@ def _describe(doc: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         each = stats.summarize(stats.ok_values(samples, metric.name))
         if each is not None:
             unit = metric.shown_unit or metric.unit
-            text = f"{metric.name}: median {metric.show(each.median)} {unit}".rstrip()
+            shown = median_text(each, samples, metric.name, unit, metric.show)
+            text = f"{metric.name}: median {shown}" + ("" if "(" in shown else f" {unit}")
+            text = text.rstrip()
             lines.append(
                 text + (f" over {each.n} ok repeat(s)" if metric.name == head.name else "")
             )
     return "\n".join(lines) or "no ok repeat"
+
+
+def regression_message(doc: dict[str, Any], verdict: VerdictLike) -> str:
+    """JUnit's failure message for a regression: what moved, from what to what, the limit
+    and the cause (netrun.report.why), and the baseline it was judged against."""
+    base = doc.get("baseline")
+    run_id = base.get("run_id") if isinstance(base, dict) else None
+    against = f" against run {run_id}" if run_id else " against the baseline"
+    because = why.reason(verdict, metrics.declared(doc))
+    return f"regressed{against}" + (f": {because}" if because else "")
+
+
+def not_run(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """(test, why) for each test the run did not measure: left out by --limit, or never
+    reached (the run was interrupted or stopped by an internal error)."""
+    out = [(str(name), "not selected (--limit)") for name in doc.get("skipped") or []]
+    reason = {"interrupted": "the run was interrupted", "error": "the run stopped on an error"}
+    why_not = f"not run: {reason.get(str(doc.get('status')), 'the run ended first')}"
+    out += [(str(name), why_not) for name in doc.get("not_run") or []]
+    return out
 
 
 def testsuite(
@@ -214,11 +296,7 @@ def testsuite(
             message = f"{len(bad)}/{len(group)} repeat(s) failed: {bad[0].get('error') or 'failed'}"
             kind = "failed"
         elif verdict is not None and is_regression(verdict):
-            delta = verdict.delta_pct
-            names = getattr(verdict, "metrics", ()) or ("throughput_bps",)
-            what = ", ".join("throughput" if n == "throughput_bps" else n for n in names)
-            message = f"{what} regressed" + (f" {delta:+.1f}%" if delta is not None else "")
-            message += " against the baseline"
+            message = regression_message(doc, verdict)
             kind = "regression"
         elif wrong and fail_on_flags:
             message = f"flagged {', '.join(wrong)}: the figure is not what the test asked for"
@@ -232,11 +310,11 @@ def testsuite(
             ) or "\n".join([message, *(f"{f}: {flags.FLAGS[f]}" for f in wrong)])
         said = [f"flagged {f}: {flags.FLAGS[f]}" for f in wrong]
         ET.SubElement(case, "system-out").text = "\n".join([_describe(doc, group), *said])
-    for name in doc.get("skipped", []):
+    for name, why_not in not_run(doc):
         skipped += 1
-        case = ET.SubElement(suite, "testcase", name=str(name), classname=f"netrun.{scenario}")
+        case = ET.SubElement(suite, "testcase", name=name, classname=f"netrun.{scenario}")
         case.set("time", "0")
-        ET.SubElement(case, "skipped", message="not selected (--limit)")
+        ET.SubElement(case, "skipped", message=why_not)
     if doc.get("errors"):
         ET.SubElement(suite, "system-err").text = "\n".join(map(str, doc["errors"]))
         if not groups:

@@ -20,6 +20,7 @@ from typing import Any
 
 from netrun.core import metrics
 from netrun.report import (
+    brief,
     fanin,
     headline,
     load_table,
@@ -34,6 +35,7 @@ from netrun.report.plots.figures import captions
 from netrun.report.summary import (
     REGRESSED,
     VerdictLike,
+    incomplete,
     summary_rows,
     table_rows,
     title,
@@ -46,6 +48,7 @@ _CSS = """body{font-family:sans-serif;margin:1.5em;color:#222;max-width:100%}
 .scroll{overflow-x:auto;max-width:100%;margin:1em 0}
 table{border-collapse:collapse;font-size:85%}
 th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}
+th{white-space:normal;vertical-align:bottom}td.text{white-space:normal;text-align:left;min-width:24em}
 th{background:#f0f0f0}td:nth-child(-n+4){text-align:left}
 td.error{white-space:normal;text-align:left;min-width:20em}
 .failed{background:#fde2e2}.regressed{background:#fff2cc}
@@ -55,6 +58,9 @@ td.verdict-noisy,td.verdict-incomparable,td.verdict-new{background:#eee;color:#5
 td.flag{background:#ffe8a8}img{max-width:100%;display:block}"""
 #: Header -> the class its cells get: ``verdict-<value>``, ``status-<value>``, ``flag``.
 _CELL_CLASSES = {"verdict": "verdict", "status": "status", "flags": "flag", "error": "error"}
+#: A cell longer than this wraps (evidence, reasons, a sample's metrics), so no table is
+#: wider than a 1400-pixel window.
+_WRAP = 48
 
 
 def _cell(header: str, text: str) -> str:
@@ -64,7 +70,7 @@ def _cell(header: str, text: str) -> str:
         return f' class="{kind}-{re.sub(r"[^a-z0-9-]+", "-", value.lower())}"'
     if kind in ("flag", "error") and value not in ("", "-"):
         return f' class="{kind}"'
-    return ""
+    return ' class="text"' if len(value) > _WRAP else ""
 
 
 def _html_table(headers: list[str], rows: list[list[str]], classes: list[str]) -> str:
@@ -81,20 +87,23 @@ def _html_table(headers: list[str], rows: list[list[str]], classes: list[str]) -
 
 
 def _samples_table(doc: dict[str, Any]) -> str:
-    """Every sample with the metrics its tool declares (blank where a test's tool does not
-    produce one: a ping sample has no Mbit/s), in declaration order."""
+    """Every sample with the metrics its tool declares, in declaration order, as one
+    wrapped cell of "label value" pairs (a column per metric would be some 30 columns
+    wide); a metric the tool could not know is "-"."""
     samples = doc.get("tests", [])
     shown = metrics.used(doc, samples)
-    headers = ["test", "repeat", "status", *(m.label for m in shown), "error"]
+    headers = ["test", "repeat", "status", "metrics", "error"]
     rows = []
     for s in samples:
         values = metrics.of_sample(s)
         mine = set(headline.produced([s]))
+        said = [
+            f"{m.label} {'-' if values.get(m.name) is None else m.show(values[m.name])}"
+            for m in shown
+            if m.name in mine
+        ]
         cells = [str(s["name"]), str(s.get("repeat", "-")), str(s["status"])]
-        for m in shown:
-            value = values.get(m.name)
-            cells.append("" if m.name not in mine else "-" if value is None else m.show(value))
-        rows.append([*cells, s.get("error") or ""])
+        rows.append([*cells, " · ".join(said), s.get("error") or ""])
     classes = ["" if s["status"] == "ok" else "failed" for s in samples]
     return _html_table(headers, rows, classes)
 
@@ -116,6 +125,7 @@ def _head(page: Page) -> str:
         f"<h1>{html.escape(title(doc))}</h1>",
         f"<p>finished {html.escape(str(doc.get('finished')))}, "
         f"status {html.escape(str(doc.get('status')))}</p>",
+        *[f'<p class="incomplete">{html.escape(line)}</p>' for line in [incomplete(doc)] if line],
     ])  # fmt: skip
 
 
@@ -181,8 +191,7 @@ def _overlay_tax(page: Page) -> str:
     parts = ["<h2>overlay tax (gap to bare metal, by cause)</h2>"]
     for b in found:
         head = (f"{b.test} ({b.mode}, {b.pair}, {b.protocol}): {b.mode_mbps:.1f} vs "
-                f"{b.bare_mbps:.1f} Mbit/s bare metal ({b.bare_test}), gap {b.gap_mbps:.1f} "
-                f"Mbit/s ({b.gap_pct:.1f}%)")  # fmt: skip
+                f"{b.bare_mbps:.1f} Mbit/s bare metal ({b.bare_test}), {b.gap_words}")  # fmt: skip
         rows = [[p.cause, "evidence" if p.mbps is None else f"{p.mbps:.1f}", p.evidence]
                 for p in b.parts]  # fmt: skip
         cols = ["cause", "Mbit/s of the gap", "evidence"]
@@ -227,9 +236,34 @@ def _plots(page: Page) -> str:
     return "\n".join(parts)
 
 
-def _overview(page: Page) -> str:
-    """The counts and the hosts' environment (netrun.report.overview), before any table."""
-    return overview.section(page.doc, page.summary)
+def _counts(page: Page) -> str:
+    """The run in four counts (netrun.report.overview), before any table."""
+    return overview.counts_section(page.summary)
+
+
+def _answer(page: Page) -> str:
+    """The scenario's own tables, as the terminal shows them (netrun.report.brief): its
+    throughput, latency or latency under load first, then the notes that change a figure."""
+    parts = []
+    by_name = {r["name"]: _row_class(r) for r in page.summary}
+    for kind, head, headers, cells in brief.tables(page.doc, page.verdicts):
+        if kind in ("fanin", "matrix"):
+            continue  # their own sections, with their notes
+        name, _, says = (head or kind).partition(" (")
+        parts += [f"<h2>{html.escape(name)}</h2>",
+                  f"<p>({html.escape(says)}</p>" if says else "",
+                  _html_table(headers, cells, [by_name.get(c[0], "") for c in cells])]  # fmt: skip
+    said = brief.brief_notes(page.doc, page.summary, set()) + brief.verdict_notes(page.verdicts)
+    if said:
+        parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in said) + "</ul>")
+    return "\n".join(parts)
+
+
+def _detail(page: Page) -> str:
+    """Where the detail starts: every metric, note, host and sample below."""
+    return '<h2 id="detail">detail</h2><p>every metric, the hosts and every sample</p>' + (
+        overview.environment_section(page.doc)
+    )
 
 
 def _samples(page: Page) -> str:
@@ -239,8 +273,8 @@ def _samples(page: Page) -> str:
 #: The page's sections, top to bottom: each renders its HTML from the Page ("" to skip).
 #: A new section is a function here and an entry in this list.
 SECTIONS: list[Callable[[Page], str]] = [
-    _head, _overview, _tables, _notes, _load, _relay, _fanin, _overlay_tax, _matrices, _plots,
-    _samples,
+    _head, _counts, _answer, _matrices, _fanin, _plots, _detail, _tables, _notes, _load,
+    _relay, _overlay_tax, _samples,
 ]  # fmt: skip
 
 

@@ -8,10 +8,12 @@ A metric the tool could not know is "unavailable" with its reason, never 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from netrun.core import metrics
 from netrun.core.metrics import UNAVAILABLE
+from netrun.core.numeric import finite
 from netrun.results import stats
 
 HEADERS = ["test", "metric", "unit", "better", "n", "median", "mean±sd", "min-max", "95% CI"]
@@ -61,6 +63,54 @@ def summaries(
     return out
 
 
+def _edges(details: Any, name: str) -> Any:
+    """A figure's bucket in ``details.bucket_us``; a load test's phase figure
+    (``latency_p50_us_idle``) in that phase's details (``details.idle.bucket_us``)."""
+    for phase in ("idle", "loaded"):
+        if name.endswith(f"_{phase}") and isinstance(details, dict):
+            details, name = details.get(phase), name.removesuffix(f"_{phase}")
+            break
+    buckets = details.get("bucket_us") if isinstance(details, dict) else None
+    return buckets.get(name) if isinstance(buckets, dict) else None
+
+
+def bucket_note(samples: list[dict[str, Any]], name: str, unit: str) -> str:
+    """ " (bucket 20-30 us)" for a figure read from a histogram (netperf's percentiles,
+    ``details.bucket_us``): the value is the bucket's low edge, known no finer than the
+    bucket. The repeats' buckets when they differ; "" for an exact figure."""
+    found: dict[tuple[float, float], None] = {}
+    for s in samples:
+        edges = _edges(s.get("details"), name)
+        if s.get("status") == "ok" and isinstance(edges, list) and len(edges) == 2:
+            lo, hi = (finite(e) for e in edges)
+            if lo is not None and hi is not None:
+                found[(lo, hi)] = None
+    if not found:
+        return ""
+    said = ", ".join(f"{lo:g}-{hi:g}" for lo, hi in sorted(found))
+    return f" (bucket{'s' if len(found) > 1 else ''} {said} {unit})"
+
+
+def _bucketed_median(values: tuple[float, ...], show: Callable[[float], str]) -> str:
+    """The median of bucketed figures: the middle one, or the middle two as a range (their
+    mean would be a figure no repeat could give, finer than the buckets)."""
+    ordered = sorted(values)
+    low, high = ordered[(len(ordered) - 1) // 2], ordered[len(ordered) // 2]
+    return show(low) if low == high else f"{show(low)}-{show(high)}"
+
+
+def median_text(
+    summary: stats.Summary,
+    samples: list[dict[str, Any]],
+    name: str,
+    unit: str,
+    show: Callable[[float], str],
+) -> str:
+    """The median as shown: a histogram's figure as whole buckets, with the bucket named."""
+    note = bucket_note(samples, name, unit)
+    return _bucketed_median(summary.values, show) + note if note else show(summary.median)
+
+
 def rows(doc: dict[str, Any]) -> list[list[str]]:
     """Text cells, one row per test and metric."""
     out = []
@@ -77,8 +127,9 @@ def rows(doc: dict[str, Any]) -> list[list[str]]:
             ci = "-"
             if summary.ci_low is not None and summary.ci_high is not None:
                 ci = f"{show(summary.ci_low)}-{show(summary.ci_high)}"
+            median = median_text(summary, samples, name, unit, show)
             out.append(
-                [test, name, unit, metric.better, str(summary.n), show(summary.median), spread,
+                [test, name, unit, metric.better, str(summary.n), median, spread,
                  f"{show(summary.min)}-{show(summary.max)}", ci]
             )  # fmt: skip
     return out
@@ -98,6 +149,11 @@ def json_rows(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 "unit": found["metric"].unit,
                 "better": found["metric"].better,
                 **(found["summary"].to_dict() if found["summary"] else {"median": None}),
+                **(
+                    {"buckets": note.strip(" ()")}
+                    if (note := bucket_note(samples, name, found["metric"].unit))
+                    else {}
+                ),
                 **(
                     {"unavailable": found["reason"] or "not measured"}
                     if not found["summary"]

@@ -11,11 +11,12 @@ the same way again later.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from netrun.history import baseline
 from netrun.report import ratelimit, relay_latency
-from netrun.report.summary import ALIKE, shows_bare, summary_rows
+from netrun.report.summary import ALIKE, group_samples, shows_bare, summary_rows
 from netrun.results import flags
 from netrun.tools.load.tool import PHASES
 
@@ -46,6 +47,28 @@ def _folded(fields: list[str]) -> list[str]:
     ]
 
 
+#: A shaping qdisc in a ceiling's basis (netrun.core.linerate.Shaper.text), when it set it.
+SHAPED = re.compile(
+    r"((?:tbf|htb|cake) root rate [^()]*\([^()]*\)), MTU \d+(?:, overlay MTU \d+)?, below"
+)
+
+
+def _shaped(doc: dict[str, Any], rated: set[str]) -> list[str]:
+    """One line per shaping qdisc that set tests' ceilings (netrun.core.linerate:
+    the sender's tbf, htb or cake below its NIC's line rate), naming the tests."""
+    by_basis: dict[str, list[str]] = {}
+    for t in doc.get("tests", []):
+        found = SHAPED.findall(str(t.get("ceiling_basis") or ""))
+        for how in found if t.get("name") in rated else ():
+            names = by_basis.setdefault(how, [])
+            if t["name"] not in names:
+                names.append(str(t["name"]))
+    return [
+        f"ceiling from the {how}, below its NIC's line rate: {', '.join(names)}"
+        for how, names in by_basis.items()
+    ]
+
+
 def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list[str]:
     """The lines under the table: line rates, outlier repeats, failures and run errors."""
     rows = summary_rows(doc) if rows is None else rows
@@ -64,6 +87,7 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             " rate (TCP: its MSS, UDP: its datagram size); % ceil = Mbit/s as a share of it"
         )
         lines += ratelimit.note(r for r in rows if r["name"] in rated)
+        lines += _shaped(doc, rated)
     shared = sorted({str(t.get("name")) for t in doc.get("tests", [])
                      if (t.get("details") or {}).get("cpu_shared_kernel")})  # fmt: skip
     if shared:
@@ -93,12 +117,15 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             f"protocol, MTU and {', '.join(ALIKE[:-1])}"
         )
     lines += flags.footnotes(f for r in rows for f in r["flags"])
+    for name, group in group_samples(doc.get("tests", [])).items():  # why each is flagged
+        if (line := flags.flagged_note(name, group)) is not None:
+            lines.append(line)
     lines += flags.loss_notes(doc.get("tests", []))  # where UDP datagrams were lost
     lines += baseline.describe(doc)
     if any(r["samples"] > 1 and r["name"] in rated for r in rows):
         lines.append(
             "n = repeats; Mbit/s = median of the ok ones; mean±sd, min-max and the 95% CI "
-            "(Student t, of the mean) in Mbit/s"
+            "(Student t, of the mean; from 3 repeats, none below 0) in Mbit/s"
         )
     for row in rows:
         for out in row["outliers"]:

@@ -17,7 +17,7 @@ def block(found: Breakdown) -> list[str]:
     head = (
         f"{found.test} ({found.mode}, {found.pair}, {found.protocol}): "
         f"{found.mode_mbps:.1f} vs bare metal's {found.bare_mbps:.1f} Mbit/s "
-        f"({found.bare_test}), gap {found.gap_mbps:.1f} Mbit/s ({found.gap_pct:.1f}%)"
+        f"({found.bare_test}), {found.gap_words}"
     )
     lines = [head]
     for part in found.parts:
@@ -35,3 +35,27 @@ def lines(doc: Mapping[str, Any]) -> list[str]:
     for item in found:
         out += block(item)
     return out
+
+
+def table(doc: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The one-screen form: a row per mode test, the gap to bare metal and the Mbit/s each
+    cause takes of it (a column only for causes that take a share in some row; the
+    evidence lines are in the full report)."""
+    found = breakdowns(doc)
+    causes: dict[str, None] = {}
+    for item in found:
+        causes.update(dict.fromkeys(p.cause for p in item.parts if p.mbps is not None))
+    headers = ["test", "mode", "Mbit/s", "bare metal", "gap %", *causes]
+    rows = []
+    for item in found:
+        shares = {p.cause: p.mbps for p in item.parts if p.mbps is not None}
+        rows.append(
+            [item.test, item.mode, f"{item.mode_mbps:.1f}", f"{item.bare_mbps:.1f}",
+             f"{item.gap_pct:.1f}", *(f"{shares[c]:.1f}" if c in shares else "-" for c in causes)]
+        )  # fmt: skip
+    return headers, rows
+
+
+TABLE_TITLE = (
+    "overlay tax (each mode's gap to bare metal on the same pair and sizes; causes in Mbit/s)"
+)

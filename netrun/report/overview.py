@@ -15,22 +15,28 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from netrun.report.summary import REGRESSED
-from netrun.results import context
+from netrun.results import context, flags
 
 COUNTS = ("tests", "passed", "failed", "regressed", "flagged")
 
 
 def counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """tests, passed (no failed sample), failed, regressed (a verdict against the baseline)
-    and flagged (a sanity flag, or FreeFlow not accelerated) over the summary rows."""
+    and flagged (status flagged, or FreeFlow not accelerated) over the summary rows."""
     failed = sum(1 for r in rows if r.get("errors"))
     return {
         "tests": len(rows),
         "passed": len(rows) - failed,
         "failed": failed,
         "regressed": sum(1 for r in rows if str(r.get("verdict") or "").lower() in REGRESSED),
-        "flagged": sum(1 for r in rows if r.get("flags") or r.get("not_accelerated")),
+        "flagged": sum(1 for r in rows if _flagged(r) or r.get("not_accelerated")),
     }
+
+
+def _flagged(row: Mapping[str, Any]) -> bool:
+    """A row whose status says its figure is not what the test asked for (the same
+    rows the status column marks flagged: a footnote-only flag such as cpu-bound is not)."""
+    return row.get("status") == flags.FLAGGED
 
 
 def environment(doc: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]:
@@ -76,10 +82,21 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def section(doc: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
-    """The page's opening section: the counts, then the environment table (HTML)."""
+    """The counts, then the environment table (HTML)."""
+    return counts_section(rows) + "\n" + environment_section(doc)
+
+
+def counts_section(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The page's opening: the run in four counts (HTML)."""
     found = counts(rows)
     cells = [str(found[k]) for k in COUNTS]
-    parts = ['<section id="overview">', "<h2>summary</h2>", _table(COUNTS, [cells])]
+    return "\n".join(['<section id="overview">', "<h2>summary</h2>", _table(COUNTS, [cells]),
+                      "</section>"])  # fmt: skip
+
+
+def environment_section(doc: Mapping[str, Any]) -> str:
+    """What the figures were measured on: the hosts' environment table (HTML), or ""."""
+    parts = ['<section id="environment">']
     env, notes = environment(doc)
     if env:
         parts += ["<h2>environment</h2>", _table(context.ROW_HEADERS, env)]
@@ -90,4 +107,4 @@ def section(doc: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
                 "read and why) is in results.json under hosts.&lt;name&gt;.context</p>"
             )
     parts.append("</section>")
-    return "\n".join(parts)
+    return "\n".join(parts) if env else ""

@@ -20,6 +20,7 @@ from typing import Any
 
 from netrun.core import metrics
 from netrun.results import stats
+from netrun.results.fanin import flow_pairs
 
 METRIC = "latency_avg_ms"
 SPREAD = "latency_stdev_ms"
@@ -105,19 +106,25 @@ def _groups(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     }
 
 
+def _flows(sample: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Every flow's ends: a relayed fan meets a direct fan of the same flows, not the
+    direct test of its first flow."""
+    return tuple(sorted(flow_pairs(sample)))
+
+
 def added(doc: dict[str, Any]) -> list[Added]:
     """Each relayed test's added latency against the direct test between the same hosts."""
     groups = _groups(doc)
-    direct: dict[tuple[str, str], tuple[str, _Pooled]] = {}
+    direct: dict[tuple[tuple[str, str], ...], tuple[str, _Pooled]] = {}
     for name, samples in groups.items():
         first = samples[0]
         pooled = _pooled(samples)
         if first.get("mode") == "baremetal" and pooled is not None:
-            direct.setdefault((str(first.get("client")), str(first.get("server"))), (name, pooled))
+            direct.setdefault(_flows(first), (name, pooled))
     out = []
     for name, samples in groups.items():
         first = samples[0]
-        base = direct.get((str(first.get("client")), str(first.get("server"))))
+        base = direct.get(_flows(first))
         pooled = _pooled(samples)
         if first.get("mode") == "baremetal" or base is None or pooled is None:
             continue

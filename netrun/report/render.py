@@ -17,12 +17,12 @@ from tabulate import tabulate
 
 from netrun.history import baseline
 from netrun.report import fanin, load_table, metric_table, overlay_tax, relay_latency, tcp_table
+from netrun.report.brief import render_brief
 from netrun.report.notes import notes
 from netrun.report.plots import matrix
 from netrun.report.summary import (
     CSV_FIELDS,
     HEADERS,
-    NUMERIC,
     REGRESSED,
     SPREAD,
     STATS_HEADERS,
@@ -31,13 +31,16 @@ from netrun.report.summary import (
     bare_metal_reference,
     drop,
     group_samples,
+    incomplete,
     is_regression,
     shows_bare,
     summarize,
     summary_rows,
     table_rows,
     title,
+    why_lines,
 )
+from netrun.report.textgrid import text_table
 from netrun.results.fanin import fanins, sweeps
 from netrun.results.overlay_tax import breakdowns
 
@@ -52,31 +55,20 @@ __all__ = [  # the table's names stay importable from here, as before the split
 FORMATS = ("table", "markdown", "csv", "json", "html")
 
 
-def text_table(headers: list[str], rows: list[list[str]]) -> str:
-    """tabulate's "simple" look without its extra padding, to fit repeats in 170 columns."""
-    widths = [max(len(c) for c in col) for col in zip(headers, *rows, strict=True)]
-    right = [h in NUMERIC for h in headers]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)
-        ).rstrip()
-
-    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
-
-
 def render_table(
     doc: dict[str, Any],
     tablefmt: str = "simple",
     verdicts: Sequence[VerdictLike] | None = None,
 ) -> str:
     """The side-by-side table, with a header line naming the run and notes under it."""
-    headers, rows = table_rows(doc, verdicts)
+    headers, rows = table_rows(doc, verdicts, why_column=tablefmt != "simple")
     if tablefmt == "simple":
         table = text_table(headers, rows)
     else:
         table = tabulate(rows, headers=headers, tablefmt=tablefmt, disable_numparse=True)
-    lines = [title(doc), table]
+    lines = [title(doc), *filter(None, [incomplete(doc)]), table]
+    if tablefmt == "simple" and (because := why_lines(summary_rows(doc, verdicts))):
+        lines += ["", *because]  # the table fits 170 columns; why is one line per test
     if extra := metric_table.rows(doc):
         lines += ["", text_table(metric_table.HEADERS, extra)]
     if tcp := tcp_table.rows(doc):  # the senders' TCP internals (RTT, windows, path MTU)
@@ -127,7 +119,8 @@ def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None 
         extra += ["", f"#### {head}", "", grid]
     if tax := overlay_tax.lines(doc):
         extra += ["", f"#### {tax[0]}", "", "```", *tax[1:], "```"]
-    return "\n".join([f"### {title(doc)}", "", table, "", *extra]).rstrip() + "\n"
+    top = [f"### {title(doc)}", *(f"**{line}**" for line in [incomplete(doc)] if line)]
+    return "\n".join([*top, "", table, "", *extra]).rstrip() + "\n"
 
 
 def render_csv(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -> str:
@@ -140,7 +133,10 @@ def render_csv(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = Non
     writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in summary_rows(doc, verdicts):
-        values = {k: row[k] for k in CSV_FIELDS} | {"flags": ";".join(row["flags"])}
+        values = {k: row[k] for k in CSV_FIELDS} | {
+            "flags": ";".join(row["flags"]),
+            "flagged": ";".join(row["flagged"]),  # the flags behind status "flagged"
+        }
         values.update({k: row["metrics"].get(k, {}).get("median") for k in more})
         values["matrix"] = cells.get(row["name"])
         writer.writerow({k: "" if v is None else v for k, v in values.items()})
@@ -170,14 +166,20 @@ def render(
     fmt: str = "table",
     verdicts: Sequence[VerdictLike] | None = None,
     plots: Iterable[Path | str] | None = None,
+    detail: bool = True,
+    where: str = "RUN",
 ) -> str:
-    """The run in one of FORMATS; ``plots`` (PNG paths) only matter for html."""
+    """The run in one of FORMATS; ``plots`` (PNG paths) only matter for html. The table
+    is the full one with ``detail``, else the one-screen report (``where``: the run's
+    folder, named in its last line)."""
     if fmt == "html":  # imported here: every run renders a table, few a page (17 ms)
         from netrun.report.html import render_html
 
         return render_html(doc, verdicts, plots)
     renderers = {"markdown": render_markdown, "csv": render_csv, "json": render_json}
     if fmt == "table":
+        if not detail:
+            return render_brief(doc, verdicts, where)
         return render_table(doc, "simple", verdicts)
     if fmt not in renderers:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")

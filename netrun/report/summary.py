@@ -15,8 +15,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from netrun.core import metrics, mtuplan, numeric
-from netrun.report import headline, metric_table, ratelimit
+from netrun.report import headline, metric_table, ratelimit, why
 from netrun.results import flags, stats
+from netrun.results.fanin import ends, pair_label
 
 SPREAD = ("mean", "stdev", "min", "max", "ci_low", "ci_high")
 REGRESSED = frozenset({"regressed", "regression"})
@@ -37,12 +38,14 @@ COLUMN_METRICS = {
     **dict.fromkeys(STATS_HEADERS, "throughput_bps"),
 }  # fmt: skip
 VERDICT_HEADERS = ["Δ%", "verdict"]
+#: Last, as the widest: why a compared test got its verdict (netrun.report.why).
+WHY = "why"
 CSV_FIELDS = [
     "name", "mode", "server", "client", "protocol", "samples", "n_ok", "mbps", "mean_mbps",
     "stdev_mbps", "min_mbps", "max_mbps", "ci_low_mbps", "ci_high_mbps", "pct_line",
     "pct_bare", "line_rate_mbps", "ceiling_mbps", "mtu", "retransmits", "cpu_client", "cpu_server",
     "jitter_ms", "lost_percent", "status", "error", "delta_pct", "verdict", "direction",
-    "pct_ceiling", "flags", "offered_mbps",
+    "pct_ceiling", "flags", "offered_mbps", "flagged",
 ]  # fmt: skip
 
 
@@ -173,11 +176,14 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "headline": headline.produced(samples)[0] if headline.produced(samples) else None,
         "produces": headline.produced(samples),
         "alike": _alike(first),
-        "server": first["server"],
-        "client": first["client"],
-        "pair": f"{first['client']}→{first['server']}",
+        # a fan's every flow (its first flow's pair would name one client of three)
+        "server": ends(first)[1],
+        "client": ends(first)[0],
+        "pair": pair_label(first),
         "direction": flags.direction(first),  # sender -> receiver (reverse: the server sends)
         "flags": flags.of_test(samples),
+        # the flags that make an ok test's status "flagged" (none for a failed one)
+        "flagged": [] if errors else flags.not_as_asked(flags.of_test(samples)),
         # roles beyond server and client (a relay), shown beside the pair
         "roles": {
             r: h for r, h in (first.get("hosts") or {}).items() if r not in ("server", "client")
@@ -200,7 +206,10 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "latency_ms": _latency(samples),
         "samples": len(samples),
         "n_ok": len(ok),
-        "status": "not accelerated" if status == "ok" and slow else status,
+        # a passing figure that is not what the test asked for: "flagged: <flags>"
+        "status": "not accelerated"
+        if status == "ok" and slow
+        else flags.status_cell(status, flags.of_test(samples)),
         "not_accelerated": slow,
         "unavailable": unavailable,
         "error": errors[0]["error"] if errors else None,
@@ -208,6 +217,7 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "outliers": outliers,
         "delta_pct": None,
         "verdict": None,
+        "why": None,
     }
 
 
@@ -246,6 +256,7 @@ def summary_rows(
     rows = [summarize(s) for s in group_samples(doc.get("tests", [])).values()]
     ref = bare_metal_reference(rows) if shows_bare(rows) else {}
     by_test = {v.test: v for v in verdicts or ()}
+    because = why.reasons(verdicts, metrics.declared(doc))
     per_metric = metric_table.json_rows(doc)
     for row in rows:
         row["metrics"] = per_metric.get(row["name"], {})
@@ -255,6 +266,7 @@ def summary_rows(
         if verdict is not None:
             row["verdict"] = str(verdict.verdict)
             row["delta_pct"] = verdict.delta_pct
+            row["why"] = because.get(row["name"])
     return rows
 
 
@@ -262,9 +274,11 @@ def table_rows(
     doc: dict[str, Any],
     verdicts: Sequence[VerdictLike] | None = None,
     rows: list[dict[str, Any]] | None = None,
+    why_column: bool = True,
 ) -> tuple[list[str], list[list[str]]]:
     """Headers and text cells of the summary table (stats columns only when n > 1);
-    ``rows``: summary_rows(doc, verdicts) when the caller has them already."""
+    ``rows``: summary_rows(doc, verdicts) when the caller has them already; without
+    ``why_column`` (the terminal's table, kept narrow) why_lines say it under the table."""
     rows = summary_rows(doc, verdicts) if rows is None else rows
     with_stats = any(r["samples"] > 1 for r in rows)
     headers = list(HEADERS)
@@ -274,6 +288,7 @@ def table_rows(
         headers.insert(1, "n")
     if verdicts is not None:
         headers[-1:-1] = VERDICT_HEADERS
+        headers += [WHY] if why_column else []
     out = []
     for row in rows:
         if row["protocol"] == "udp" and (
@@ -299,9 +314,10 @@ def table_rows(
             flags.marker(row["flags"]),
         ]
         if verdicts is not None:
-            delta = row["delta_pct"]
-            cells += ["-" if delta is None else f"{delta:+.1f}", row["verdict"] or "-"]
-        cells.append(flags.status_cell(row["status"], row["flags"]))
+            cells += verdict_cells(row)
+        cells.append(row["status"])  # "flagged" already (summarize: flags.status_cell)
+        if verdicts is not None and why_column:
+            cells.append(row.get("why") or "")
         for at, header in enumerate(headers):  # a metric the test's tool does not produce
             if header in COLUMN_METRICS and COLUMN_METRICS[header] not in row["produces"]:
                 cells[at] = ""
@@ -320,7 +336,21 @@ def table_rows(
         drop(headers, out, "jitter/loss")
     if not any(r.get("latency_ms") for r in rows):
         drop(headers, out, "latency ms")
+    if WHY in headers and not any(r.get("why") for r in rows):
+        drop(headers, out, WHY)
     return headers, out
+
+
+def why_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """A line per compared test with a reason, for a table without the why column:
+    ``udp-500m regressed: lost_percent 0.10 -> 28.26 % (+28.16 points), limit 1 points``."""
+    return [f"{r['name']} {r['verdict']}: {r['why']}" for r in rows if r.get("why")]
+
+
+def verdict_cells(row: dict[str, Any]) -> list[str]:
+    """The Δ% and verdict cells of a test compared with a baseline."""
+    delta = row["delta_pct"]
+    return ["-" if delta is None else f"{delta:+.1f}", row["verdict"] or "-"]
 
 
 def _column(headers: list[str], rows: list[list[str]], column: str) -> list[str]:
@@ -350,3 +380,21 @@ def _stats_cells(row: dict[str, Any]) -> list[str]:
 
 def title(doc: dict[str, Any]) -> str:
     return f"scenario {doc.get('scenario')}  run {doc.get('run_id', '-')}  {doc.get('started')}"
+
+
+def incomplete(doc: dict[str, Any]) -> str | None:
+    """One line saying a run did not finish, and what it did not reach; None if it did.
+    A run killed outright (SIGKILL, a crash of the machine) never wrote its end: its
+    results.json still says "running"."""
+    status = doc.get("status")
+    if status in (None, "finished"):
+        return None
+    done = {str(t.get("name")) for t in doc.get("tests", [])}
+    missing = doc.get("not_run") or [n for n in doc.get("planned") or [] if n not in done]
+    why = {
+        "running": "it never saved its end: killed (SIGKILL, a crash) or still running",
+        "interrupted": "interrupted (Ctrl-C or SIGTERM)",
+        "error": "stopped by an internal error",
+    }.get(str(status), f"status {status}")
+    reached = f"; not measured: {', '.join(missing)}" if missing else ""
+    return f"INCOMPLETE RUN: {why}; {len(done)} test(s) measured{reached}"

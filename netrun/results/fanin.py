@@ -80,6 +80,36 @@ class FanIn:
         }  # fmt: skip
 
 
+def flow_pairs(sample: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Each flow's (client, server) of a sample, in the order it ran them: a fan's flows
+    (``flows``), else the sample's own pair."""
+    flows = sample.get("flows")
+    found = tuple(
+        (str(f[0]), str(f[1]))
+        for f in (flows if isinstance(flows, list) else [])
+        if isinstance(f, list | tuple) and len(f) == 2
+    )
+    return found or ((str(sample.get("client")), str(sample.get("server"))),)
+
+
+def ends(sample: Mapping[str, Any]) -> tuple[str, str]:
+    """(clients, servers) naming every flow's end, each host once: ("alpha,bravo,charlie",
+    "delta") for a 3-client fan-in, never its first flow's ("alpha", "delta")."""
+    pairs = flow_pairs(sample)
+    clients = dict.fromkeys(c for c, _ in pairs)
+    servers = dict.fromkeys(s for _, s in pairs)
+    return ",".join(clients), ",".join(servers)
+
+
+def pair_label(sample: Mapping[str, Any]) -> str:
+    """client→server naming every flow: "alpha,bravo,charlie→delta" for a fan-in,
+    "delta→alpha,bravo" for a fan-out; flows sharing no end are listed one by one."""
+    clients, servers = ends(sample)
+    if "," in clients and "," in servers:
+        return ", ".join(f"{c}→{s}" for c, s in flow_pairs(sample))
+    return f"{clients}→{servers}"
+
+
 def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from netrun.core.options import SIZE_RE
+from netrun.core.options import MAX_LOSS_DEFAULTS, SIZE_RE
+from netrun.results.fanin import ends, pair_label
 
 #: Every flag, in the order shown, with its footnote.
 FLAGS: dict[str, str] = {
@@ -34,13 +35,17 @@ FLAGS: dict[str, str] = {
     "drops, or they were sent and neither received nor counted by the receiving host",
     "pmtu-mismatch": "the sender's kernel used another path MTU (iperf3's pmtu) than the MTU "
     "netrun set and checked, or the sending NIC's: a smaller hop (ICMP-learned) or a route's MTU",
+    "loss-above-max": "lost more datagrams than the test's max_loss allows (default 1% for "
+    "iperf3 and iperf2 UDP): a lossy or overrun path, not the rate the test asked for",
 }
 #: Flags that say the figure is not what the test asked for: above what the link allows,
 #: loopback, or a sender that never offered the asked rate (sender-below-target, with the
 #: UDP loss work). They show in the status column and JUnit, and ``--fail-on-flags`` makes
 #: them a failing exit. Others (cpu-bound, target-not-reached: a lossy link is a result)
 #: stay footnotes.
-NOT_AS_ASKED = ("above-ceiling", "same-host", "sender-below-target")
+NOT_AS_ASKED = ("above-ceiling", "same-host", "sender-below-target", "loss-above-max")
+#: The status of a passing test whose figure is not what it asked for (status_cell).
+FLAGGED = "flagged"
 FLAGGED_NOTE = " (status flagged; --fail-on-flags makes it a failure)"
 #: iperf3's interval timing lets a healthy link read a hair above its ceiling.
 CEILING_MARGIN = 0.005
@@ -140,6 +145,9 @@ def of_sample(sample: Mapping[str, Any]) -> list[str]:
         if sent is not None and offered and sent < SENDER_SHARE * offered:
             found.add("sender-below-target")
         found.update(LOSS_FLAGS[p] for p in loss_places(sample) if p in LOSS_FLAGS)
+        lost, most = _number(sample.get("lost_percent")), max_loss(sample)
+        if lost is not None and most is not None and lost > most:
+            found.add("loss-above-max")
         cpus = [_number(sample.get(k)) for k in ("cpu_client_pct", "cpu_server_pct")]
         measured = sample.get("metrics")
         figures = measured if isinstance(measured, Mapping) else {}
@@ -152,6 +160,16 @@ def of_sample(sample: Mapping[str, Any]) -> list[str]:
         if pmtu is not None and want is not None and pmtu != want:
             found.add("pmtu-mismatch")
     return [name for name in FLAGS if name in found]
+
+
+def max_loss(sample: Mapping[str, Any]) -> float | None:
+    """The most UDP loss (%) the test allows: its ``max_loss`` option, else (a run saved
+    before the option existed) its tool's default; None: no limit."""
+    options = sample.get("options")
+    options = options if isinstance(options, Mapping) else {}
+    if "max_loss" in options:
+        return _number(options["max_loss"])
+    return MAX_LOSS_DEFAULTS.get(str(sample.get("tool") or "iperf3"))
 
 
 def expected_mtu(sample: Mapping[str, Any]) -> float | None:
@@ -210,8 +228,9 @@ def not_as_asked(names: Iterable[str]) -> list[str]:
 
 def status_cell(status: str, names: Iterable[str]) -> str:
     """The status column: an ok test whose figure is not what it asked for is "flagged"
-    (the flags column and its footnote say which; the column stays narrow)."""
-    return "flagged" if status == "ok" and not_as_asked(names) else status
+    (the column stays narrow: the flags column, CSV and JSON name the flags, and the
+    notes give one "test NAME: flagged FLAG" line each, flagged_lines)."""
+    return FLAGGED if status == "ok" and not_as_asked(names) else status
 
 
 def flagged_lines(samples_by_test: Mapping[str, Iterable[Mapping[str, Any]]]) -> list[str]:
@@ -224,6 +243,23 @@ def flagged_lines(samples_by_test: Mapping[str, Iterable[Mapping[str, Any]]]) ->
         for flag in not_as_asked(of_test(group)):
             out.append(f"test {name}: flagged {flag}: {FLAGS[flag]}")
     return out
+
+
+def flagged_note(name: str, samples: Iterable[Mapping[str, Any]]) -> str | None:
+    """The line under a table naming why a passing test's status is flagged, with the
+    loss against its max_loss when that is one of the reasons; None when it is not."""
+    group = list(samples)
+    wrong = not_as_asked(of_test(group))
+    if not wrong or any(s.get("status") != "ok" for s in group):
+        return None
+    said = []
+    for flag in wrong:
+        if flag == "loss-above-max":
+            lost = [v for s in group if (v := _number(s.get("lost_percent"))) is not None]
+            most = max_loss(group[0])
+            flag += f" (lost up to {max(lost):.2f}%, max_loss {most:g}%)" if lost and most else ""
+        said.append(flag)
+    return f"{name}: status flagged: {', '.join(said)}"
 
 
 def marker(names: Iterable[str]) -> str:
@@ -246,16 +282,11 @@ def footnotes(flags: Iterable[str]) -> list[str]:
 def direction(sample: Mapping[str, Any]) -> str:
     """Where the data flowed, sender -> receiver: a reverse (-R) test's server sends, and a
     bidirectional one sends both ways; one host is loopback."""
-    client, server = str(sample.get("client")), str(sample.get("server"))
+    client, server = ends(sample)  # a fan-in's every client, a fan-out's every server
     options = sample.get("options")
     options = options if isinstance(options, Mapping) else {}
-    flows = sample.get("flows")
-    if isinstance(flows, list) and len(flows) > 1:  # a fan-in's clients, a fan-out's servers
-        clients = {str(f[0]) for f in flows if isinstance(f, list | tuple) and f}
-        if len(clients) == 1:
-            server = f"{len(flows)} servers"
-        else:
-            client = f"{len(flows)} clients"
+    if "," in client and "," in server:  # flows sharing no end: each flow by name
+        return pair_label(sample)
     if same_host(sample):
         return f"{client} (loopback)"
     if options.get("bidir"):

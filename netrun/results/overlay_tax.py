@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from netrun.core.numeric import finite
+from netrun.results.fanin import flow_pairs, pair_label
 from netrun.results.flags import CORE_SATURATED_PCT
 from netrun.results.stats import samples_by_test
 
@@ -74,6 +75,13 @@ class Breakdown:
     def gap_pct(self) -> float:
         return 100 * self.gap_mbps / self.bare_mbps
 
+    @property
+    def gap_words(self) -> str:
+        """The gap as a reader takes it: a negative one is this mode above bare metal."""
+        if self.gap_mbps < 0:
+            return f"{-self.gap_mbps:.1f} Mbit/s ({-self.gap_pct:.1f}%) above bare metal"
+        return f"gap {self.gap_mbps:.1f} Mbit/s ({self.gap_pct:.1f}%)"
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON view (reports and exporters read this, not the dataclass)."""
         return {
@@ -113,7 +121,8 @@ def _shape(sample: Mapping[str, Any]) -> tuple[Any, ...]:
     options = sample.get("options")
     opts = options if isinstance(options, Mapping) else {}
     protocol = sample.get("protocol") or opts.get("protocol")
-    return (sample.get("client"), sample.get("server"), sample.get("tool") or "iperf3",
+    # every flow, so a 3-client fan-in meets bare metal's 3-client one, not its 1-client one
+    return (tuple(sorted(flow_pairs(sample))), sample.get("tool") or "iperf3",
             protocol, *(repr(opts.get(k)) for k in SHAPE[1:]))  # fmt: skip
 
 
@@ -152,6 +161,45 @@ def _busiest(fig: Mapping[str, float | None]) -> tuple[str, float] | None:
     return max(known, key=lambda e: e[1]) if known else None
 
 
+def _role(samples: Sequence[Mapping[str, Any]], end: str) -> str:
+    """What an end did in the test: the sender, the receiver, or both (bidir)."""
+    found = samples[0].get("options") if samples else None
+    options: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    if options.get("bidir"):
+        return "sending and receiving"
+    sender = "server" if options.get("reverse") else "client"
+    return "the sender" if end == sender else "the receiver"
+
+
+def _where(samples: Sequence[Mapping[str, Any]], busy: tuple[str, float]) -> str:
+    end, pct = busy
+    return f"{pct:.0f}% on the {end}, {_role(samples, end)}"
+
+
+def _saturation(
+    bare: Sequence[Mapping[str, Any]],
+    mode: Sequence[Mapping[str, Any]],
+    busy_b: tuple[str, float] | None,
+    busy_m: tuple[str, float],
+) -> tuple[bool, str]:
+    """(only this mode saturated a core, the sentence naming which side did, with its end
+    and role): a core saturated on both sides cannot explain a gap between them."""
+    sat_m = busy_m[1] >= CORE_SATURATED_PCT
+    sat_b = busy_b is not None and busy_b[1] >= CORE_SATURATED_PCT
+    mine = f"this mode's busiest core {_where(mode, busy_m)}"
+    if busy_b is None:
+        theirs = "bare metal's per-core CPU unavailable"
+    else:
+        theirs = f"bare metal's busiest {_where(bare, busy_b)}"
+    if sat_m and sat_b:
+        return False, f"a core saturated on both sides: {mine}, {theirs}"
+    if sat_m:
+        return True, f"a core saturated in this mode only: {mine} ({theirs})"
+    if sat_b:
+        return False, f"a core saturated in bare metal only: {theirs} ({mine})"
+    return False, f"no core saturated on either side: {mine} ({theirs})"
+
+
 def _cpu(
     bare: Sequence[Mapping[str, Any]],
     mode: Sequence[Mapping[str, Any]],
@@ -159,7 +207,7 @@ def _cpu(
     *,
     share: bool = True,
 ) -> Part:
-    """The CPU line; with ``share`` False evidence only (a gap within noise)."""
+    """The CPU line; with ``share`` False evidence only (a gap within noise, or negative)."""
     fb, fm = _cpu_figures(bare), _cpu_figures(mode)
     busy_m, busy_b = _busiest(fm), _busiest(fb)
     processes = _procs(mode)
@@ -181,17 +229,14 @@ def _cpu(
             costs.append(f"{end} {m:.2f} vs {b:.2f} CPU-s/Gbit ({m / b:.2f}x)")
     softirq = [f"{end} {fm[f'softirq_pct_{end}']:.0f}%" for end in ("client", "server")
                if fm[f"softirq_pct_{end}"] is not None]  # fmt: skip
-    end, pct = busy_m
-    bare_pct = f" (bare metal's busiest {busy_b[1]:.0f}%)" if busy_b else ""
-    said = [f"busiest core {pct:.0f}% on the {end}{bare_pct}", *costs]
-    evidence = "; ".join([*said, f"softirq {', '.join(softirq)}"] if softirq else said)
+    saturated, said = _saturation(bare, mode, busy_b, busy_m)
+    evidence = "; ".join([said, *costs, *([f"softirq {', '.join(softirq)}"] if softirq else [])])
     evidence += named
     if any(_details(s).get("cpu_shared_kernel") for s in mode):
         evidence += "; both ends share one kernel: these are the machine's cores"
-    saturated = pct >= CORE_SATURATED_PCT and not (busy_b and busy_b[1] >= CORE_SATURATED_PCT)
     if saturated and share:
-        return Part("cpu", max(rest, 0.0), f"a core saturated: {evidence}")
-    return Part("cpu", None, f"{'a' if saturated else 'no'} core saturated: {evidence}")
+        return Part("cpu", max(rest, 0.0), evidence)
+    return Part("cpu", None, evidence)
 
 
 def _procs(samples: Sequence[Mapping[str, Any]]) -> str:
@@ -257,6 +302,18 @@ def _seconds(sample: Mapping[str, Any]) -> float | None:
     return finite(duration)
 
 
+def _no_tax(found: Breakdown) -> str:
+    """The ``none`` line: within noise of bare metal, or above it (a negative gap, said as
+    such: a mode faster than bare metal is a finding, not a tax of zero)."""
+    if abs(found.gap_mbps) <= NOISE * found.bare_mbps:
+        return f"within {100 * NOISE:.1f}% of bare metal: no tax to explain"
+    return (
+        f"{-found.gap_mbps:.1f} Mbit/s ({-found.gap_pct:.1f}%) above bare metal: no tax to "
+        "explain; a mode faster than bare metal on the same path is worth a look (bare "
+        "metal's test held back, or this mode's bytes took a shorter path: loopback?)"
+    )
+
+
 def breakdown(
     bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]]
 ) -> Breakdown | None:
@@ -268,14 +325,14 @@ def breakdown(
     bare_mbps, mode_mbps = tb / 1e6, tm / 1e6
     first = ok_m[0]
     out = Breakdown(str(first.get("name")), str(first.get("mode")), str(ok_b[0].get("name")),
-                    f"{first.get('client')}→{first.get('server')}", str(first.get("protocol")),
-                    bare_mbps, mode_mbps)  # fmt: skip
+                    pair_label(first), str(first.get("protocol")), bare_mbps,
+                    mode_mbps)  # fmt: skip
     gap = out.gap_mbps
     framing = _framing(ok_b, ok_m, bare_mbps)
     if gap <= NOISE * bare_mbps:
         # no tax, but the evidence still says why (FreeFlow: bare metal's framing, and
-        # what its router cost)
-        none = Part("none", None, f"within {100 * NOISE:.1f}% of bare metal: no tax to explain")
+        # what its router cost; a mode above bare metal: which side's core saturated)
+        none = Part("none", None, _no_tax(out))
         evidence = (Part(framing.cause, None, framing.evidence), _cpu(ok_b, ok_m, 0.0, share=False))
         return Breakdown(**{**out.__dict__, "parts": (none, *evidence)})
     taken = min(framing.mbps or 0.0, gap)

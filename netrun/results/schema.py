@@ -56,6 +56,7 @@ TOP: dict[str, Check] = {
     "run_dir": _text,
     "errors": _texts,
     "not_run": _texts,
+    "planned": _texts,
     "skipped": _texts,
 }
 REQUIRED = ("name", "status", "mode", "server", "client", "protocol")
@@ -79,7 +80,12 @@ TOLERANCES: dict[str, Check] = {
     "jitter_tolerance": _number,
     "retransmits_tolerance": _number,
 }
-VERDICT: dict[str, Check] = {"delta_pct": _number, "detail": _text}
+VERDICT: dict[str, Check] = {
+    "delta_pct": _number,
+    "detail": _text,
+    **dict.fromkeys(("metric", "limit", "cause"), _text),
+    **dict.fromkeys(("before", "after"), _number),
+}
 
 
 class _Problems:

@@ -1,10 +1,10 @@
 """Statistics over repeated samples: median, mean, a 95% confidence interval, outliers.
 
 A benchmark that repeats a test N times gets N throughput values; a single number hides how
-noisy they were. ``summarize`` gives the median (what reports show), the mean with a Student-t
-confidence interval (what regression verdicts compare) and the spread. No scipy at runtime:
-the t quantile comes from the regularized incomplete beta function, inverted by bisection.
-"""
+noisy they were. ``summarize`` gives the median (what reports show), the mean with a
+Student-t confidence interval (what regression verdicts compare; from 3 repeats on) and the
+spread. No scipy at runtime: the t quantile comes from the regularized incomplete beta
+function, inverted by bisection."""
 
 from __future__ import annotations
 
@@ -18,11 +18,15 @@ from typing import Any
 from netrun.core.metrics import finite
 
 METRICS = ("throughput_bps", "jitter_ms", "lost_percent", "retransmits")
+#: Fewer samples than this give no confidence interval: with two, Student's t has one
+#: degree of freedom (t = 12.7) and the interval says nothing but "anything".
+MIN_CI_SAMPLES = 3
 
 
 @dataclass(frozen=True)
 class Summary:
-    """Summary of one metric's samples; ``stdev`` and the CI are None for a single sample."""
+    """Summary of one metric's samples; ``stdev`` is None for a single sample, the CI for
+    fewer than MIN_CI_SAMPLES."""
 
     n: int
     median: float
@@ -128,7 +132,12 @@ def t_critical(df: float, confidence: float = 0.95) -> float:
 
 
 def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary | None:
-    """Summary of ``values`` with a Student-t CI of the mean; None when there are none."""
+    """Summary of ``values`` with a Student-t CI of the mean; None when there are none.
+
+    No CI from fewer than MIN_CI_SAMPLES values. Where no value is negative (a rate, a
+    time, a count) the interval stops at 0: the t interval is symmetric and would otherwise
+    claim a negative mean it cannot have.
+    """
     vals = tuple(float(v) for v in values)
     n = len(vals)
     if n == 0:
@@ -139,8 +148,11 @@ def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary | No
     ci_high: float | None = None
     if n >= 2:
         stdev = statistics.stdev(vals)
+    if stdev is not None and n >= MIN_CI_SAMPLES:
         half = t_critical(n - 1, confidence) * stdev / math.sqrt(n)
         ci_low, ci_high = mean - half, mean + half
+        if min(vals) >= 0:
+            ci_low = max(ci_low, 0.0)
     return Summary(
         n=n,
         median=statistics.median(vals),

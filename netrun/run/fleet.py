@@ -4,7 +4,9 @@ A part of netrun.run.runner's Run (a mixin: it reads the run's request, context 
 results): every host is connected and probed at once (up to ``forks``), each as soon as
 it answers; the run's first server and client start in the same round trips
 (netrun.modes.probe_start); then what a SIGKILLed run of this controller left on those
-hosts is swept (the journal). A host that fails fails only its own tests.
+hosts is swept (the journal). A host that fails fails only its own tests. Each probe
+first takes the host's lease (netrun.hosts.lease): a host another run measures stops the
+run, or makes it wait for all its hosts at once (netrun.run.leases).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from netrun.cleanup import owner
 from netrun.cleanup.scripts import docker_command
 from netrun.cleanup.sweep import sweep_stale
-from netrun.errors import NetrunError
+from netrun.errors import HostLeased, NetrunError
+from netrun.hosts import lease
 from netrun.hosts.connect import connect_all
 from netrun.hosts.group import on_each
 from netrun.hosts.host import remote_tmp
@@ -26,6 +29,7 @@ from netrun.hosts.shield import cleaning
 from netrun.modes import docker_commands
 from netrun.modes import probe_start as prestart
 from netrun.modes.base import RunContext
+from netrun.run import leases
 from netrun.run.bound import BoundTest
 from netrun.run.flows import bound_flows
 from netrun.run.needs import Needs, plan_needs, probe_host, program
@@ -51,6 +55,8 @@ class Fleet:
     _arms: dict[str, prestart.Prestart]
     progress: Callable[[str], None]
     _host_failed: Callable[[str, NetrunError], None]
+    #: Who this run is, in the lease files of its hosts (netrun.hosts.lease.holder).
+    lease_holder: str = ""
 
     def _connect(self, tests: list[TestSpec]) -> None:
         names = list(dict.fromkeys(n for t in tests for n in t.hosts))
@@ -77,6 +83,7 @@ class Fleet:
             self._prestarts.setdefault(pre.host, pre)
             if pre.mode is not None:  # the client host's: its client is armed too
                 self._arms.setdefault(pre.client, pre)
+        self.lease_holder = lease.holder(self.ctx.run_id)
         self.progress(f"connecting to {len(hosts)} host(s): {', '.join(names)}")
         # Each host is probed as soon as it is connected (one worker per host, forks at once).
         opened = self.req.preconnect.take if self.req.preconnect else None
@@ -86,9 +93,59 @@ class Fleet:
             )
         finally:  # interrupted during the probes: what they started is swept at the end
             self.connected = [h for h in hosts if h.transport is not None]
+        held = {n: e.held[n] for n, e in result.failed.items() if isinstance(e, HostLeased)}
         for name, err in result.failed.items():
-            self._host_failed(name, err)
+            if name not in held:
+                self._host_failed(name, err)
+        if held:
+            held = self._take_over(held)
+        if held:
+            self._wait_for_hosts(held)
         self._sweep_stale()
+
+    def _take_over(self, held: dict[str, str]) -> dict[str, str]:
+        """End the leases that dead runs of this controller still hold (the journal says
+        their process is gone) and probe those hosts again; the hosts still held."""
+        journal = self.req.journal
+        dead = {e.run_id for e in journal.stale(exclude=self.ctx.run_id)} if journal else set()
+        ended = leases.dead_holders(held, dead)
+        if not ended:
+            return held
+        hosts = [h for h in self.connected if h.name in ended]
+
+        def end_and_probe(host: Host) -> None:
+            self.progress(
+                f"{host.name}: run {ended[host.name]} of this controller no longer runs; "
+                "its lease there ended"
+            )
+            host.run(lease.release_script(ended[host.name]), timeout=30, check=False)
+            self._probe(host)
+
+        forks = self.req.settings.forks
+        again = on_each(hosts, end_and_probe, deadline=60, max_workers=forks)
+        still = {n: e.held[n] for n, e in again.failed.items() if isinstance(e, HostLeased)}
+        for name, err in again.failed.items():
+            if name not in still:
+                self._host_failed(name, err)
+        return {n: who for n, who in held.items() if n not in ended} | still
+
+    def _wait_for_hosts(self, held: dict[str, str]) -> None:
+        """Another run measures on the ``held`` hosts: refuse (HostLeased), or wait
+        for all of this run's hosts at once and probe the held ones then."""
+        ready = [h for h in self.connected if h.name not in self.host_errors]
+        leases.wait_for_hosts(
+            ready,
+            held,
+            run_id=self.ctx.run_id,
+            who=self.lease_holder,
+            wait_s=self.req.wait_for_hosts,
+            forks=self.req.settings.forks,
+            progress=self.progress,
+            stopping=self.ctx.stopping.is_set,
+        )
+        again = [h for h in ready if h.name in held]
+        for name, err in on_each(again, self._probe, deadline=60).failed.items():
+            self._host_failed(name, err)
 
     def _sweep_stale(self) -> None:
         """Remove what dead runs of this controller left on the hosts this run uses."""
@@ -119,6 +176,10 @@ class Fleet:
             return
         try:
             host.transport.reconnect()
+            # the lease ended with the old connection's watcher: take it again
+            answer = leases.take(host, self.ctx.run_id, self.lease_holder)
+            if answer.state == "held":
+                raise HostLeased({name: answer.detail})
         except NetrunError as exc:
             self._host_failed(name, exc)
 
@@ -134,6 +195,8 @@ class Fleet:
         )  # which folder the host keeps run folders in (netrun.modes.early_sweep)
         # the run folder's owner mark first: a cleanup on this kernel spares a live run
         mark = owner.mark_script(self.ctx.workdir(host))
+        # the host's lease before anything else: a host another run measures runs none of it
+        take = lease.acquire_script(self.ctx.run_id, self.lease_holder)
         # the host's context, once per run, before a start script (which takes what follows)
         known = (self.doc["hosts"].get(host.name) or {}).get("context")
         tools = {t: program(host, t) for t in self.needs.tools.get(host.name, [])}
@@ -142,7 +205,7 @@ class Fleet:
         if read and pre is not None and pre.settles:  # beside the server's start
             path = f"{self.ctx.workdir(host)}/{host_context.FILE}"
             read, after = host_context.beside(read, path)
-        parts = (mark, end and end.probe_script(host), read, pre and pre.extra(), after)
+        parts = (take, mark, end and end.probe_script(host), read, pre and pre.extra(), after)
         extra = "\n".join(x for x in parts if x)
         said: list[str] = []
 
@@ -158,6 +221,14 @@ class Fleet:
         with cleaning() if pre is not None else contextlib.nullcontext():
             found = probe_host(
                 host, self.needs, self.ctx.iperf3(host), extra=extra, on_output=output
+            )
+        answer = lease.parse("".join(said)) or lease.Answer("none", "the probe did not say")
+        if answer.state == "held":
+            raise HostLeased({host.name: answer.detail})
+        if answer.state == "none":
+            self.progress(
+                f"{host.name}: no lease ({answer.detail}): a run of another "
+                "controller measuring this host at the same time is not detected"
             )
         self.ctx.facts[host.name] = found
         context = known or host_context.parse_context("".join(said))

@@ -234,8 +234,8 @@ class FlowTest:
             run.progress(f"{self.label}: setting up {_flows(len(self.modes))}")
             if why := unsupported(test, self.bound):
                 raise ToolError(why)
-            for b in self.bound:
-                if why := refused(b, run.ctx.facts):
+            for b, mode in zip(self.bound, self.modes, strict=True):
+                if why := refused(b, run.ctx.facts) or mode.one_end():  # one end: loopback
                     raise ToolError(why)
             hosts = {n: run.req.inventory.get(n) for n in test.hosts}
             run.mtu.enter(test, hosts, self.modes[0])  # the hosts' own MTUs back

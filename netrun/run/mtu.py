@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from netrun.cleanup.undo import Record, UndoStack
-from netrun.core.mtuplan import VXLAN_OVERHEAD, MtuWant, next_wants, wanted
+from netrun.core.mtuplan import MtuWant, next_wants, overlay_problem, wanted
 from netrun.errors import MtuError
 from netrun.modes import mode_kind
 from netrun.tools.ip import (
@@ -87,12 +87,8 @@ class MtuSettings:
                 self.restore(host.name, stale, strict=True)
         if w is None:
             return
-        if w.overlay and w.overlay > w.underlay - VXLAN_OVERHEAD:
-            raise MtuError(
-                f"test {test.name}: overlay_mtu {w.overlay} does not fit a VXLAN overlay on "
-                f"MTU {w.underlay}: VXLAN adds {VXLAN_OVERHEAD} bytes, so at most "
-                f"{w.underlay - VXLAN_OVERHEAD}"
-            )
+        if why := overlay_problem(test, w):
+            raise MtuError(why)
         details: dict[str, Any] = {
             "underlay": w.underlay,
             "overlay": w.overlay,

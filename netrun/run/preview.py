@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from netrun.core.mtuplan import overlay_problem
 from netrun.core.options import option_for, show
 from netrun.errors import NetrunError
 from netrun.modes import get_mode
 from netrun.modes.base import Mode, RunContext
-from netrun.run import rounds
+from netrun.run import mtu, rounds
 from netrun.run.bound import BoundTest, bind
 from netrun.run.flows import flow_specs
 from netrun.run.needs import iperf3_hosts
@@ -60,6 +61,8 @@ class Preview:
     #: what refuses the test only once it starts (a mode that cannot carry it, an option
     #: an older iperf3 lacks), one line each
     refusals: list[str] = field(default_factory=list)
+    #: the rules that will certainly refuse it (rules()): --check-only exits 2 on them
+    refused: list[str] = field(default_factory=list)
 
     def lines(self, indent: str = "    ") -> list[str]:
         """The test's detail lines, under its one-line summary."""
@@ -149,6 +152,7 @@ def preview(test: TestSpec, inventory: Inventory) -> Preview:
         commands=commands(mode) + load_commands(mode),
         seconds=test_seconds(test),
         refusals=refusals(bound, mode),
+        refused=rules(test, mode),
     )
 
 
@@ -165,7 +169,8 @@ def _flows_preview(test: TestSpec, inventory: Inventory) -> Preview:
         (f"{role} {p.test.client}->{p.test.server}", c) for p in parts for role, c in p.commands
     ]
     said = list(dict.fromkeys(line for p in parts for line in p.refusals))
-    return Preview(test, addresses, parts[0].options, found, test_seconds(test), said)
+    refused = list(dict.fromkeys(line for p in parts for line in p.refused))
+    return Preview(test, addresses, parts[0].options, found, test_seconds(test), said, refused)
 
 
 def commands(mode: Mode) -> list[tuple[str, str]]:
@@ -190,13 +195,22 @@ def load_commands(mode: Mode) -> list[tuple[str, str]]:
         return [("load", f"built when the test starts ({exc})")]
 
 
+def rules(test: TestSpec, mode: Mode) -> list[str]:
+    """The rules that refuse the test whatever the hosts say, known from the files alone,
+    each the same code the run refuses it with: the mode's own (FreeFlow and UDP: its
+    ``refusal``, which its setup raises) and the overlay's MTU against ``mtu:`` (the one
+    netrun.run.mtu raises)."""
+    out = [why] if (why := mode.refusal()) else []
+    if why := overlay_problem(test, mtu.want(test)):
+        out.append(why)
+    return out
+
+
 def refusals(bound: BoundTest, mode: Mode) -> list[str]:
-    """What refuses the test once it starts, one line each: the mode's own refusal
-    (FreeFlow and UDP), and each iperf3 option an older release lacks (the hosts' versions
-    are read when the run starts)."""
-    out = []
-    if why := mode.refusal():
-        out.append(f"refused when it starts: {why}")
+    """What refuses the test once it starts, one line each: the certain rules (rules()),
+    and each iperf3 option an older release lacks (the hosts' versions are read when the
+    run starts, so that one may pass)."""
+    out = [f"refused when it starts: {why}" for why in rules(bound.spec, mode)]
     hosts = iperf3_hosts(bound) if bound.tool.refuse is not None else []
     if bound.spec.tool == "iperf3" and hosts:
         for option, since in iperf3_options.releases_needed(bound.spec.options):

@@ -25,7 +25,15 @@ from netrun.core import metrics
 from netrun.core.measurement import Measurement
 from netrun.core.mtuplan import order
 from netrun.core.spec import Scenario, TestSpec
-from netrun.errors import Cancelled, HostError, InputError, Interrupted, NetrunError, ToolError
+from netrun.errors import (
+    Cancelled,
+    HostError,
+    HostLeased,
+    InputError,
+    Interrupted,
+    NetrunError,
+    ToolError,
+)
 from netrun.hosts.group import stop_on_signal
 from netrun.hosts.host import Host, folder_key, remote_tmp
 from netrun.hosts.shield import cleaning, shielded
@@ -84,6 +92,9 @@ class RunRequest:
     measuring: Callable[[], None] = lambda: None
     #: Connections already being opened (netrun.run.preconnect.Preconnect), or None.
     preconnect: Any = None
+    #: Seconds to wait for hosts another run measures (netrun.hosts.lease); 0 refuses at
+    #: once (HostLeased).
+    wait_for_hosts: float = 0.0
 
 
 class Run(Fleet):
@@ -147,26 +158,37 @@ class Run(Fleet):
     # -- top level ------------------------------------------------------------------------
     def execute(self) -> dict[str, Any]:
         tests = self._selected_tests()
+        # saved before the first test: a killed run's report names what it did not reach
+        self.doc["planned"] = [t.name for t in tests]
         self.out.save(self.doc)
         try:
             with stop_on_signal(self._refuse_new_commands):
                 self._run(tests)
             self.doc["status"] = "finished"
+        except HostLeased as exc:  # another run measures on its hosts: nothing ran
+            self.doc["status"] = "refused"
+            self.doc["errors"].append(str(exc))
+            raise
         except (KeyboardInterrupt, Interrupted) as exc:
             term = isinstance(exc, Interrupted) and exc.code != 130
             self.doc["status"] = "interrupted"
             self.doc["errors"].append(f"run interrupted by {'SIGTERM' if term else 'SIGINT'}")
-            ran = {s["name"] for s in self.doc["tests"]}
-            self.doc["not_run"] = [t.name for t in tests if t.name not in ran]
+            self._not_run(tests)
             raise
         except Exception as exc:  # a bug: still record it, tear down and save
             self.doc["status"] = "error"
             self.doc["errors"].append(f"internal error: {type(exc).__name__}: {exc}")
+            self._not_run(tests)
             raise
         finally:
             with shielded(), cleaning():
                 self._finish()
         return self.doc
+
+    def _not_run(self, tests: list[TestSpec]) -> None:
+        """Name the tests the run never reached (reports and JUnit list them as not run)."""
+        ran = {s["name"] for s in self.doc["tests"]}
+        self.doc["not_run"] = [t.name for t in tests if t.name not in ran]
 
     def _run(self, tests: list[TestSpec]) -> None:
         self.req.events.plan(tests)
@@ -267,7 +289,7 @@ class Run(Fleet):
         repeat = 1
         try:
             self.progress(f"{label}: setting up")
-            if why := refused(bound, self.ctx.facts):  # before anything starts
+            if why := refused(bound, self.ctx.facts) or mode.one_end():  # before it starts
                 raise ToolError(why)
             self.mtu.enter(test, by_role, mode)
             mode.setup()
@@ -351,6 +373,7 @@ class Run(Fleet):
         rec = build_sample(
             test, repeat, m, self.ctx.facts, self.req.inventory,
             error=error, mode=mode, raw=raw, started=started, extra=extra,
+            contexts=self.doc.get("hosts"),
         )  # fmt: skip
         with self._lock:
             self.doc["tests"].append(rec)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from netrun.core.linerate import ceiling_of, line_rate_mbps
+from netrun.core.linerate import Shaper, ceiling_of, line_rate_mbps, shaper_of
 from netrun.core.mtuplan import frame_mtu
 from netrun.results import flags
 from netrun.results.store import utcnow
@@ -36,11 +36,13 @@ def build_sample(
     raw: str | None = None,
     started: str | None = None,
     extra: Mapping[str, Any] | None = None,
+    contexts: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One results.json sample: what was measured (or why not), with its proof (raw
     output, NIC facts, line rate and goodput ceiling, flags); figures a tool cannot
     know are null with a reason (details.unavailable). ``extra`` joins its details (what
-    a failed fan repeat stopped)."""
+    a failed fan repeat stopped); ``contexts``: results.json's ``hosts`` (each host's
+    context: its data NIC's qdisc, whose shaping rate can be the ceiling's)."""
     nic = {side: nic_dict(facts.get(name)) for side, name in sides(test)}
     client_h = inventory.get(test.client)
     server_h = inventory.get(test.server)
@@ -67,7 +69,8 @@ def build_sample(
     ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes
     if protocol in ("tcp", "udp"):
         mtu = min(mtus) if mtus else None
-        ceiling = ceiling_of(test.options, r, speed, mtu, inner, protocol)
+        limits = shapers(test, contexts or {})
+        ceiling = ceiling_of(test.options, r, speed, mtu, inner, protocol, limits)
     declared = (*tool.metrics, *(tool.fan.metrics if test.flows and tool.fan else ()))
     metrics = {x.name: (m.metrics.get(x.name) if m else None) for x in declared}
     top = top_level(r, metrics, tool.top_level)
@@ -149,6 +152,29 @@ def tool_version(test: TestSpec, r: Iperf3Result | None, facts: Mapping[str, Any
     if r is not None and r.version:
         return r.version
     return getattr(facts.get(test.client), "iperf3_version", None)
+
+
+def shapers(test: TestSpec, contexts: Mapping[str, Any]) -> list[Shaper | None]:
+    """The rate-limiting qdisc on the egress of each sending end's data NIC, one per
+    direction the data flows (the client; -R: the server; bidir: both), read from the
+    hosts' contexts; [] for a fan-in (many senders: the receiving NIC's line rate bounds
+    it, netrun.core.linerate)."""
+    if test.flows and test.pairs != "fanout":
+        return []
+    if test.options.get("bidir"):
+        ends = [("client", test.client), ("server", test.server)]
+    else:
+        ends = (
+            [("server", test.server)] if test.options.get("reverse") else [("client", test.client)]
+        )
+    found: list[Shaper | None] = []
+    for side, name in ends:
+        host = contexts.get(name)
+        ctx = host.get("context") if isinstance(host, Mapping) else None
+        ctx = ctx if isinstance(ctx, Mapping) else {}
+        where = f"{name}'s {ctx.get('nic') or 'data NIC'} egress (the {side}, sending)"
+        found.append(shaper_of(ctx.get("qdisc"), ctx.get("qdisc_classes"), where))
+    return found
 
 
 def nic_dict(found: Any) -> dict[str, Any]:

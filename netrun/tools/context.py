@@ -71,7 +71,9 @@ if [ -n "$ctx_if" ]; then
     else
         echo '==netrun:ctx-ethtool-i=='; echo NETRUN_MISSING
     fi
-    if have tc; then run qdisc tc qdisc show dev "$ctx_if"
+    if have tc; then
+        run qdisc tc qdisc show dev "$ctx_if"
+        run qdisc-class tc class show dev "$ctx_if"
     else echo '==netrun:ctx-qdisc=='; echo NETRUN_MISSING; fi
 fi
 echo '==netrun:ctx-sysctl=='
@@ -203,6 +205,20 @@ def _nic(out: dict[str, Any], why: dict[str, str], iface: str | None, take: Any)
         out["rings"] = _rings(rings) if rings is not None else None
     qdisc = take("qdisc", "qdisc", f"tc qdisc show dev {iface}")
     out["qdisc"] = _qdisc(qdisc) if qdisc is not None else None
+    if qdisc is not None and qdisc.startswith("qdisc htb"):  # its rates are its classes'
+        classes = take("qdisc_classes", "qdisc-class", f"tc class show dev {iface}")
+        out["qdisc_classes"] = _htb_roots(classes)
+
+
+def _htb_roots(text: str | None) -> str | None:
+    """The root classes of an htb (their rate and ceil limit the whole qdisc), as
+    ``tc class show`` prints them, one per "|"; None when none was read."""
+    roots = [
+        " ".join(line.split())
+        for line in (text or "").splitlines()
+        if line.startswith("class htb ") and " root " in f"{line} "
+    ]
+    return " | ".join(roots) or None
 
 
 _QDISC = re.compile(r"^qdisc (\S+) [0-9a-f]*: (root|parent \S+)(?: refcnt \d+)? ?")

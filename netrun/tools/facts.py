@@ -50,6 +50,9 @@ class HostFacts:
     iperf3_missing: bool
     nic: NicInfo
     problems: tuple[str, ...] = ()
+    #: Every address the host's network namespace holds (``ip -o addr show``): a test
+    #: whose server end is one of the client's own is loopback (netrun.modes.sameend).
+    addresses: tuple[str, ...] = ()
 
 
 # -- the probe ------------------------------------------------------------------------------
@@ -154,12 +157,15 @@ def parse_probe(text: str, *, data_ip: str | None = None) -> HostFacts:
         except Iperf3Error:
             problems.append(f"could not read the iperf3 version from: {version_text[:120]!r}")
 
+    own_addresses = parse_addresses(sections.get("addr", ""))
     iface_words = sections.get("iface", "").split()
     iface = iface_words[0] if iface_words else None
     if iface is None:
         where = f" {data_ip}" if data_ip else ""
         problems.append(f"no interface holds the data IP{where} (ip -o addr show)")
-        return HostFacts(kernel_release, version, missing, NicInfo(None), tuple(problems))
+        return HostFacts(
+            kernel_release, version, missing, NicInfo(None), tuple(problems), own_addresses
+        )
 
     if "does not exist" in sections.get("link", ""):
         problems.append(f"interface {iface} does not exist on this host")
@@ -175,7 +181,7 @@ def parse_probe(text: str, *, data_ip: str | None = None) -> HostFacts:
         driver = parse_ethtool_driver(sections.get("ethtool-i", ""))
     network = parse_ip_network(sections.get("addr", ""), data_ip) if data_ip else None
     nic = NicInfo(iface, link.speed_mbps, mtu, driver, link.duplex, network)
-    return HostFacts(kernel_release, version, missing, nic, tuple(problems))
+    return HostFacts(kernel_release, version, missing, nic, tuple(problems), own_addresses)
 
 
 # -- small parsers --------------------------------------------------------------------------
@@ -227,6 +233,22 @@ def parse_ip_addr(text: str, ip: str) -> str | None:
         if address == wanted:
             return fields[1].split("@")[0]
     return None
+
+
+def parse_addresses(text: str) -> tuple[str, ...]:
+    """Every address in ``ip -o addr show`` output (loopback's too), in its order."""
+    found: list[str] = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 4 or fields[2] not in ("inet", "inet6"):
+            continue
+        try:
+            address = str(ipaddress.ip_address(fields[3].split("/")[0]))
+        except ValueError:
+            continue
+        if address not in found:
+            found.append(address)
+    return tuple(found)
 
 
 def parse_ip_network(text: str, ip: str) -> str | None:

@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import pty
+import re
 import signal
 import struct
 import subprocess
@@ -27,6 +28,8 @@ from typing import Any
 
 import yaml
 
+from netrun.hosts.lease import LEASE_DIR
+from netrun.hosts.lease import POLL_S as LEASE_POLL_S
 from tests.integration.conftest import LabHandle, lab_iperf3_pids
 
 NETRUN = [sys.executable, "-m", "netrun"]
@@ -188,9 +191,18 @@ def only_test(doc: Mapping[str, Any], name: str) -> dict[str, Any]:
     return found[0]
 
 
+#: What -q adds to each stderr line: the time and the run id (netrun.cli.outcome.stamp).
+STAMP = re.compile(r" \[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (?:run [0-9a-f]+|no run)\]$")
+
+
+def plain_lines(stderr: str) -> list[str]:
+    """The CLI's stderr lines without -q's stamp (`` [time run id]``)."""
+    return [STAMP.sub("", line) for line in stderr.splitlines()]
+
+
 def error_lines(stderr: str) -> list[str]:
-    """The CLI's one-line errors ("netrun: error: ...")."""
-    return [line for line in stderr.splitlines() if line.startswith("netrun: error: ")]
+    """The CLI's one-line errors ("netrun: error: ..."), without -q's stamp."""
+    return [line for line in plain_lines(stderr) if line.startswith("netrun: error: ")]
 
 
 # -- leftovers --------------------------------------------------------------------------------
@@ -217,14 +229,23 @@ def iperf3_left(lab: LabHandle, timeout: float = 2.0) -> list[int]:
     return lab_iperf3_pids(lab)
 
 
+def leases_held(run_id: str) -> list[Path]:
+    """The run's host leases still held (netrun.hosts.lease: the holder's file in /tmp)."""
+    return sorted(Path(LEASE_DIR).glob(f"netrun-lease.*.{run_id}"))
+
+
 def assert_nothing_left(lab: LabHandle, outdir: Path | None = None) -> None:
-    """No iperf3 in the lab, and no run folder for the run whose results are in ``outdir``."""
+    """No iperf3 in the lab, and no run folder nor host lease for the run whose results
+    are in ``outdir``."""
     left = iperf3_left(lab)
     assert left == [], f"iperf3 left running in the lab: pids {left}"
     if outdir is not None and (outdir / "results.json").exists():
         run_id = load_results(outdir)["run_id"]
         dirs = run_dirs(run_id)
         assert dirs == [], f"run folder left behind: {dirs}"
+        # a killed run's watcher ends within its poll once the connection has gone
+        wait_for(lambda: not leases_held(run_id), 2 * LEASE_POLL_S + 1)
+        assert leases_held(run_id) == [], f"host lease left held: {leases_held(run_id)}"
 
 
 # -- the fault suite's four promises ------------------------------------------------------------

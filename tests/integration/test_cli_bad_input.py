@@ -73,6 +73,28 @@ def test_unknown_override_key_names_the_flag(tmp_path: Path, inventory: Path) ->
     assert "-e durration=1" in lines[0] and "did you mean 'duration'?" in lines[0], lines
 
 
+def test_an_unknown_test_name_is_one_line_with_the_closest_ones(
+    tmp_path: Path, inventory: Path
+) -> None:
+    scen = write_scenario(tmp_path, [entry("tcp-forward"), entry("tcp-reverse", reverse=True)])
+    lines = refused(tmp_path, scen, "-i", inventory, "--test", "tcp-forwad")
+    assert len(lines) == 1, lines
+    assert f"{scen}: --test 'tcp-forwad' names no test; did you mean tcp-forward" in lines[0]
+
+
+def test_test_names_and_globs_choose_the_tests_listed(tmp_path: Path, inventory: Path) -> None:
+    scen = write_scenario(
+        tmp_path, [entry("tcp-forward"), entry("tcp-reverse", reverse=True), entry("other")]
+    )
+    listed = run_netrun(
+        [scen, "-i", inventory, "--list-tests", "-t", "tcp-*", "--test", "other"], cwd=tmp_path
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "3 tests" in listed.stdout, listed.stdout
+    only = run_netrun([scen, "-i", inventory, "--list-tests", "-t", "tcp-r*"], cwd=tmp_path)
+    assert "1 tests" in only.stdout and "tcp-forward" not in only.stdout, only.stdout
+
+
 def test_missing_inventory_file(tmp_path: Path) -> None:
     scen = write_scenario(tmp_path, [entry("bm")])
     missing = tmp_path / "no-such-inventory.yaml"

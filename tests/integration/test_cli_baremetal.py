@@ -140,7 +140,7 @@ def test_tcp_and_udp_end_to_end(lab: LabHandle, tmp_path: Path) -> None:
     report = (out / "report.txt").read_text()
     assert "bm-tcp" in report and "bm-udp" in report
     assert "TCP_INFO of" in report and "client bravo" in report  # the TCP internals table
-    again = run_netrun(["report", out], cwd=tmp_path, timeout=30)
+    again = run_netrun(["report", out, "--detail"], cwd=tmp_path, timeout=30)
     assert again.returncode == 0, again.stderr
     assert again.stdout == report
 

@@ -9,6 +9,7 @@ must be gone. The helpers at the top are shared with test_container_faults.py.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import subprocess
 from collections.abc import Iterator, Mapping
@@ -162,9 +163,25 @@ def raw_doc(tmp: Path, rec: Mapping[str, Any]) -> dict[str, Any]:
 
 # -- docker ------------------------------------------------------------------------------
 def test_docker_mode_end_to_end(docker_lab: LabHandle, tmp_path: Path) -> None:
+    """docker mode on the lab's routed network (netrun_docker_network): its bytes cross
+    data0 with no overlay, so docker and flannel are different paths (issue 40)."""
     scenario = container_scenario(tmp_path, "dock", "docker")
+    ends = [("bravo", "flannel.1", "tx_bytes"), ("alpha", "flannel.1", "rx_bytes"),
+            ("bravo", "data0", "tx_bytes")]  # fmt: skip
+    before = [sysfs_counter(docker_lab, *end) for end in ends]
     doc = run_ok(tmp_path, scenario, docker_lab.inventory)
+    moved = [sysfs_counter(docker_lab, *end) - b for end, b in zip(ends, before, strict=True)]
     rec = only_test(doc, "dock")
+    sent = raw_doc(tmp_path, rec)["end"]["sum_sent"]["bytes"]
+    assert moved[2] > 0.9 * sent > 10e6, (moved, sent)  # the host NIC carried the test
+    assert max(moved[:2]) < 0.01 * sent, (moved, sent)  # flannel.1 carried none of it
+    assert rec["details"]["network"] == "nr-routed"
+    for role, host in (("server", "alpha"), ("client", "bravo")):
+        (ip,) = rec["details"]["containers"][role]["ips"].values()
+        subnet = docker_lab.docker(host, "network", "inspect", "nr-routed", "--format",
+                                   "{{(index .IPAM.Config 0).Subnet}}").strip()  # fmt: skip
+        assert ipaddress.ip_address(ip) in ipaddress.ip_network(subnet), (ip, subnet)
+        assert rec["details"]["containers"][role]["mtu"] == 1500  # no encapsulation
     assert rec["status"] == "ok" and rec["error"] is None
     assert rec["mode"] == "docker"
     assert rec["throughput_bps"] > 300e6, rec["throughput_bps"]

@@ -1,6 +1,6 @@
 """The nightly-cron features end to end through the CLI, against the emulated 3-host lab.
 
-History, reports in every format, plots, baselines and verdicts, the run lock, interruption
+History, reports in every format, plots, baselines and verdicts, --wait-lock, interruption
 and --resume, the Prometheus and JUnit exporters, and a bad or locked history database.
 Every run gets ``--db <tmp>/history.sqlite`` and XDG_DATA_HOME points into the test's tmp
 folder, so no test touches the real user history. Tests judge exit codes and files
@@ -34,16 +34,17 @@ from tests.integration.helpers import (
     assert_nothing_left,
     entry,
     error_lines,
+    leases_held,
     load_results,
     netrun_process,
     run_netrun,
     samples_of,
-    start_netrun,
     wait_for,
     write_inventory,
     write_scenario,
     write_yaml,
 )
+from tests.integration.test_faults_runner import fill, tiny_tmpfs
 
 pytestmark = pytest.mark.integration
 
@@ -94,7 +95,9 @@ def cli(tmp: Path, *args: str | Path, timeout: float = 60) -> subprocess.Complet
 
 
 def expect(res: subprocess.CompletedProcess[str], code: int) -> None:
-    assert res.returncode == code, f"exit {res.returncode}, wanted {code}\n{res.stderr}"
+    why = [line for line in res.stdout.splitlines() if re.match(r"\S+ (regressed|noisy): ", line)]
+    said = "\n".join([res.stderr, *why])  # a verdict's why, when the code is a verdict's
+    assert res.returncode == code, f"exit {res.returncode}, wanted {code}\n{said}"
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -418,49 +421,21 @@ def test_tolerance_out_of_range_is_refused_before_the_run(
     assert not (tmp_path / "out").exists(), "refused only after measuring"
 
 
-# -- 5. the run lock ------------------------------------------------------------------------------
+# -- 5. runs at once: one per host (test_host_lease_lab), the old --wait-lock still waits ---------
 def lock_args(tmp: Path, lab: LabHandle, out: str, *extra: str) -> list[str | Path]:
     scen = write_scenario(tmp, [entry("lk", duration=2)], name="lock")
     return [scen, "-i", lab.inventory, "-q", "--db", tmp / "history.sqlite", "-o", out, *extra]
 
 
-def test_two_runs_at_once_one_is_refused(lab: LabHandle, tmp_path: Path) -> None:
-    first = start_netrun(lock_args(tmp_path, lab, "out"), cwd=tmp_path)
-    second = start_netrun(lock_args(tmp_path, lab, "other"), cwd=tmp_path)
-    try:
-        results = {}
-        ended = {}
-        deadline = time.monotonic() + 90
-        while len(results) < 2 and time.monotonic() < deadline:
-            for name, proc in (("out", first), ("other", second)):
-                if name not in results and proc.poll() is not None:
-                    results[name] = (proc.returncode, proc.communicate(timeout=10)[1])
-                    ended[name] = time.monotonic()
-            time.sleep(0.05)
-    finally:
-        for proc in (first, second):
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate(timeout=30)
-    codes = sorted(code for code, _ in results.values())
-    assert codes == [EXIT_OK, EXIT_LOCKED], results
-    loser = next(name for name, (code, _) in results.items() if code == EXIT_LOCKED)
-    winner = "other" if loser == "out" else "out"
-    assert ended[loser] < ended[winner], "the refused run must exit at once, not wait"
-    stderr = results[loser][1]
-    lock = str(tmp_path / "history.sqlite.lock")
-    assert lock in stderr and "--wait-lock" in stderr, stderr
-    assert not (tmp_path / loser).exists(), "the refused run wrote a results folder"
-    assert load_results(tmp_path / winner)["status"] == "finished"
-    if winner != "out":
-        assert_nothing_left(lab, tmp_path / winner)
+def holds_leases(out: Path) -> bool:
+    """Whether the run writing into ``out`` holds its hosts' leases (netrun.hosts.lease)."""
+    return (out / "results.json").exists() and bool(leases_held(load_results(out)["run_id"]))
 
 
 def test_wait_lock_waits_then_runs(lab: LabHandle, tmp_path: Path) -> None:
-    lock = tmp_path / "history.sqlite.lock"
+    """--wait-lock, from before host leases, waits for the hosts (up to an hour)."""
     with netrun_process(lock_args(tmp_path, lab, "out"), cwd=tmp_path) as first:
-        holder = wait_for(lambda: lock.exists() and lock.read_text().strip(), 30)
-        assert holder == str(first.pid), "the first run should hold the lock"
+        assert wait_for(lambda: holds_leases(tmp_path / "out"), 30), "no lease held"
         waiting = run_netrun(
             lock_args(tmp_path, lab, "second", "--wait-lock"), cwd=tmp_path, timeout=120
         )
@@ -468,7 +443,9 @@ def test_wait_lock_waits_then_runs(lab: LabHandle, tmp_path: Path) -> None:
     assert first.returncode == EXIT_OK
     expect(waiting, EXIT_OK)
     a, b = load_results(tmp_path / "out"), load_results(tmp_path / "second")
-    assert b["started"] >= a["finished"], "the waiting run started before the first ended"
+    assert b["tests"][0]["started"] >= a["finished"], (
+        "the waiting run measured before the first ended"
+    )
     assert_nothing_left(lab, tmp_path / "second")
     listed = stored_runs(tmp_path, tmp_path / "history.sqlite")
     assert a["run_id"] in listed and b["run_id"] in listed
@@ -510,8 +487,11 @@ def resume_and_check(
 
 def test_sigint_then_resume(lab: LabHandle, tmp_path: Path) -> None:
     scen = three_tests(tmp_path)
-    args = [scen, "-i", lab.inventory, "-q", "--db", tmp_path / "history.sqlite", "-o", "out"]
-    with netrun_process(args, cwd=tmp_path) as proc:
+    args: list[str | Path] = [
+        scen, "-i", lab.inventory, "-q", "--db", tmp_path / "history.sqlite", "-o", "out"
+    ]  # fmt: skip
+    xml = tmp_path / "junit.xml"
+    with netrun_process([*args, "--junit", xml], cwd=tmp_path) as proc:
         assert wait_for(lambda: first_test_ok(tmp_path / "out"), 60), "test one never passed"
         proc.send_signal(signal.SIGINT)
         _stdout, stderr = proc.communicate(timeout=30)
@@ -520,6 +500,11 @@ def test_sigint_then_resume(lab: LabHandle, tmp_path: Path) -> None:
     before = load_results(tmp_path / "out")  # valid JSON, or this raises
     assert before["status"] == "interrupted"
     assert not [t for t in samples_of(before, "three") if t["status"] == "ok"], "ran to the end"
+    # JUnit lists the tests the run never reached as skipped; none vanishes
+    suite = junit(xml)
+    assert suite.get("tests") == "3", ET.tostring(suite, encoding="unicode")
+    skipped = {c.get("name") for c in suite.findall("testcase") if c.find("skipped") is not None}
+    assert skipped == set(before["not_run"]) and "three" in skipped
     assert_nothing_left(lab)
     resume_and_check(lab, tmp_path, scen, before)
 
@@ -544,9 +529,9 @@ def metrics(path: Path) -> dict[str, list[Any]]:
     return {f.name: f.samples for f in text_string_to_metric_families(path.read_text())}
 
 
-def last_success(found: dict[str, list[Any]]) -> float:
+def last_success(found: dict[str, list[Any]], scenario: str = "exp") -> float:
     (sample,) = found["netrun_last_success_timestamp_seconds"]
-    assert sample.labels == {"scenario": "exp"}
+    assert sample.labels == {"scenario": scenario}
     return float(sample.value)
 
 
@@ -569,18 +554,24 @@ def test_prometheus_and_junit(lab: LabHandle, tmp_path: Path) -> None:
     expect(res, EXIT_OK)
     doc = load_results(tmp_path / "out")
     found = metrics(prom)
-    throughput = {s.labels["test"]: s for s in found["netrun_throughput_bps"]}
+    # base units: bytes/s, seconds (not bit/s, ms)
+    throughput = {s.labels["test"]: s for s in found["netrun_iperf3_throughput_bytes_per_second"]}
     assert set(throughput) == {"tcp", "udp"}
     tcp = sorted(t["throughput_bps"] for t in samples_of(doc, "tcp"))
-    assert throughput["tcp"].value == pytest.approx(sum(tcp) / 2, rel=1e-9)
-    assert throughput["udp"].value == pytest.approx(samples_of(doc, "udp")[0]["throughput_bps"])
+    assert throughput["tcp"].value * 8 == pytest.approx(sum(tcp) / 2, rel=1e-9)
+    udp_bps = samples_of(doc, "udp")[0]["throughput_bps"]
+    assert throughput["udp"].value * 8 == pytest.approx(udp_bps)
     assert throughput["tcp"].labels == {
         "scenario": "exp", "test": "tcp", "mode": "baremetal", "server": "alpha",
         "client": "bravo", "protocol": "tcp",
     }  # fmt: skip
-    (jitter,) = found["netrun_jitter_ms"]
+    (jitter,) = found["netrun_iperf3_jitter_seconds"]
     assert jitter.labels["test"] == "udp"
-    assert jitter.value == pytest.approx(samples_of(doc, "udp")[0]["jitter_ms"])
+    assert jitter.value * 1e3 == pytest.approx(samples_of(doc, "udp")[0]["jitter_ms"])
+    assert [s.value for s in found["netrun_run_exit_code"]] == [EXIT_OK]
+    # -q: one summary line first, stamped with the time and the run id
+    first = res.stdout.splitlines()[0]
+    assert re.fullmatch(rf"exp: 2 ok \[\S+Z run {doc['run_id']}\]", first), res.stdout
     assert {s.labels["test"]: s.value for s in found["netrun_test_ok"]} == {"tcp": 1, "udp": 1}
     passed_at = last_success(found)
     assert passed_at > 0
@@ -602,10 +593,87 @@ def test_prometheus_and_junit(lab: LabHandle, tmp_path: Path) -> None:
     assert {s.labels["test"]: s.value for s in found["netrun_test_ok"]} == {"tcp": 1, "down": 0}
     (run_at,) = found["netrun_run_timestamp_seconds"]
     assert run_at.value >= passed_at
+    assert [s.value for s in found["netrun_run_exit_code"]] == [EXIT_FAILED]
+    assert res.stdout.startswith("exp: 1 ok, 1 failed (down failed on bravo→ghost) ["), res.stdout
     suite = junit(xml)
     assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
     (failure,) = suite.iter("failure")
     assert "ghost" in (failure.get("message") or "") + (failure.text or "")
+
+
+def test_exit_2_and_75_leave_no_stale_export(lab: LabHandle, tmp_path: Path) -> None:
+    """A run that ends before measuring replaces what it was asked to write: yesterday's
+    passing JUnit and figures are not published again as tonight's."""
+    prom, xml = tmp_path / "netrun.prom", tmp_path / "junit.xml"
+    exports: list[str | Path] = ["--prometheus", prom, "--junit", xml]
+    ok = run_netrun([*lock_args(tmp_path, lab, "out"), "-q", *exports], cwd=tmp_path, timeout=90)
+    expect(ok, EXIT_OK)
+    # -qq, for a cron mail: one line on stdout, the table only in report.txt
+    (line,) = ok.stdout.splitlines()
+    assert re.fullmatch(r"lock: 1 ok \[\S+Z run [0-9a-f]+\]", line), ok.stdout
+    assert "lk " in (tmp_path / "out" / "report.txt").read_text()
+    passed_at = last_success(metrics(prom), "lock")
+    with netrun_process(
+        lock_args(tmp_path, lab, "first", "-e", "duration=60"), cwd=tmp_path
+    ) as first:
+        assert wait_for(lambda: holds_leases(tmp_path / "first"), 30), "no lease held"
+        held = run_netrun([*lock_args(tmp_path, lab, "second"), *exports], cwd=tmp_path)
+        first.send_signal(signal.SIGTERM)  # measured long enough
+        first.wait(timeout=60)
+    expect(held, EXIT_LOCKED)
+    assert_replaced(prom, xml, EXIT_LOCKED, passed_at, "--wait-for-hosts")
+    assert re.search(r"\[\S+Z run [0-9a-f]+\]$", held.stderr.strip()), held.stderr
+    bad = run_netrun([*lock_args(tmp_path, lab, "third", "-e", "nosuchkey=1"), *exports],
+                     cwd=tmp_path)  # fmt: skip
+    expect(bad, EXIT_INPUT)
+    assert_replaced(prom, xml, EXIT_INPUT, passed_at, "nosuchkey")
+    assert bad.stderr.strip().endswith(" no run]"), bad.stderr
+
+
+def assert_replaced(prom: Path, xml: Path, code: int, passed_at: float, said: str) -> None:
+    found = metrics(prom)
+    assert set(found) == {"netrun_run_exit_code", "netrun_run_timestamp_seconds",
+                          "netrun_last_success_timestamp_seconds"}, found  # fmt: skip
+    assert [s.value for s in found["netrun_run_exit_code"]] == [code]
+    assert last_success(found, "lock") == passed_at
+    suite = junit(xml)
+    assert (suite.get("tests"), suite.get("errors"), suite.get("failures")) == ("1", "1", "0")
+    assert said in ET.tostring(suite, encoding="unicode")
+
+
+def test_a_full_results_disk_exits_1_even_when_a_test_regressed(
+    lab: LabHandle, tmp_path: Path
+) -> None:
+    """reports.md promises 1 when results cannot be saved; a regression judged on the way
+    must not turn it into 3. The line saying so comes last. The regression is a ping's RTT
+    against a baseline run whose RTTs are a hundredth of this lab's: no CPU rule or noise
+    can call that change anything but a regression."""
+    scen = write_scenario(
+        tmp_path, [entry("rtt", tool="ping", count=5, interval=0.2, repeat=2)], name="full"
+    )
+    expect(netrun(tmp_path, scen, "-i", lab.inventory, out="first"), EXIT_OK)
+    base = load_results(tmp_path / "first")
+    base["run_id"] += "-fast"
+    for sample in base["tests"]:
+        sample["metrics"] = {k: v / 100 if k.startswith("rtt_") and v else v
+                             for k, v in sample["metrics"].items()}  # fmt: skip
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    prom, xml = tmp_path / "netrun.prom", tmp_path / "junit.xml"
+    with tiny_tmpfs(tmp_path / "results") as fs:
+        fill(fs)
+        res = netrun(
+            tmp_path, scen, "-i", lab.inventory, "--baseline", tmp_path / "base.json",
+            "--prometheus", prom, "--junit", xml, out=str(fs / "nightly"),
+        )  # fmt: skip
+    expect(res, EXIT_FAILED)
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"netrun: error: results not saved: {fs}/nightly"), res.stderr
+    assert "No space left on device" in last and last.endswith("]"), last
+    assert [s.value for s in metrics(prom)["netrun_run_exit_code"]] == [EXIT_FAILED]
+    (regression,) = [f for f in junit(xml).iter("failure") if f.get("type") == "regression"]
+    assert "rtt_avg_ms" in (regression.get("message") or ""), xml.read_text()
+    assert res.stdout.startswith("full: 1 regressed (rtt +"), res.stdout
+    assert_nothing_left(lab, fs / "nightly")
 
 
 # -- 8. a bad history database --------------------------------------------------------------------

@@ -36,6 +36,7 @@ from tests.integration.helpers import (
     log_fault,
     netrun_process,
     only_test,
+    plain_lines,
     run_dirs,
     run_netrun,
     run_under_fault,
@@ -89,7 +90,7 @@ def assert_interrupted(run: FaultRun, doc: dict[str, Any], name: str) -> None:
     assert rec["error"] == "interrupted", rec["error"]
     lines = error_lines(run.proc.stderr)
     assert f"netrun: error: test {name} failed: interrupted" in lines, run.proc.stderr
-    assert "netrun: interrupted; partial results saved" in run.proc.stderr.splitlines()
+    assert "netrun: interrupted; partial results saved" in plain_lines(run.proc.stderr)
 
 
 # -- SIGINT / SIGTERM -------------------------------------------------------------------------
@@ -123,6 +124,8 @@ def test_signal_during_measurement(
     assert_interrupted(run, doc, "long")
     assert samples_of(doc, "third") == []  # never started: no sample, but named
     assert doc["not_run"] == ["third"]
+    told = run_netrun(["report", tmp_path / "out"], cwd=tmp_path, timeout=60)
+    assert "INCOMPLETE RUN: interrupted" in told.stdout and "not measured: third" in told.stdout
     assert f"run interrupted by {sig.name}" in doc["errors"]
     assert only_test(doc, "first")["throughput_bps"] > 0
 
@@ -202,6 +205,12 @@ def test_sigkill_then_cleanup(lab: LabHandle, tmp_path: Path) -> None:
     killed = load_results(tmp_path / "out")
     run_id = killed["run_id"]
     assert killed["status"] == "running"  # what a killed run's results.json says
+    told = run_netrun(["report", tmp_path / "out"], cwd=tmp_path, timeout=60)
+    assert told.returncode == 0, told.stderr
+    assert told.stdout.splitlines()[1].startswith("INCOMPLETE RUN: it never saved its end"), (
+        told.stdout
+    )
+    assert "not measured: killed" in told.stdout.splitlines()[1], told.stdout  # never recorded
     assert run_dirs(run_id), "the killed run's folder should still be there"
     left = lab_iperf3_pids(lab)
     assert len(left) == 2, f"the killed run's server and client should still run: {left}"

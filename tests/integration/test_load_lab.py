@@ -78,7 +78,7 @@ def test_ping_under_a_bidirectional_load(
     assert "latency_added_p50_ms" in doc["metrics"]  # declared: reports render it alone
     report = run_netrun(["report", tmp_path / "out", "--plot"], cwd=tmp_path, timeout=60)
     assert report.returncode == 0, report.stderr
-    assert "latency under load" in report.stdout and "2x tcp both" in report.stdout
+    assert "latency under load" in report.stdout and "2+2 tcp" in report.stdout
     assert (tmp_path / "out" / "load.png").stat().st_size > 0
 
 

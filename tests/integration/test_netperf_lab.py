@@ -128,6 +128,37 @@ def test_tcp_rr_percentiles_and_two_instances_pooled(inventory: Path, tmp_path: 
     assert "pooled" in d2["percentile_source"]
 
 
+def test_percentiles_agree_with_netperfs_own_within_one_bucket(
+    inventory: Path, tmp_path: Path
+) -> None:
+    """netperf's own -o P50_LATENCY,P90_LATENCY,P99_LATENCY of the same process (read from
+    its finer internal buckets) lie in the printed bucket netrun names for that percentile;
+    the report shows the whole bucket, and 2 repeats give no interval."""
+    scen = write_scenario(tmp_path, [
+        entry("tcp", tool="netperf", duration=2, repeat=2),
+        entry("udp", tool="netperf", test="UDP_RR", duration=2, request_size=200,
+              response_size=200),
+    ])  # fmt: skip
+    res = netrun(tmp_path, scen, "-i", inventory)
+    assert res.returncode == 0, res.stderr
+    doc = load_results(tmp_path / "out")
+    for sample in doc["tests"]:
+        assert sample["status"] == "ok", sample["error"]
+        m, details = sample["metrics"], sample["details"]
+        [own] = details["per_instance"]
+        for q in ("50", "90", "99"):
+            name = f"latency_p{q}_us"
+            low, high = details["bucket_us"][name]
+            assert m[name] == low and high - low == details["bucket_width_us"][name]
+            assert low <= own[f"p{q}_us"] <= high, (sample["name"], q, own, low, high)
+    report = (tmp_path / "out" / "report.txt").read_text()
+    p50 = next(line for line in report.splitlines() if "latency_p50_us" in line)
+    assert " us)" in p50 and "(bucket" in p50, p50
+    tcp_max = next(line for line in report.splitlines() if line.startswith("tcp ")
+                   and "latency_max_us" in line)  # fmt: skip
+    assert tcp_max.rstrip().endswith(" -"), tcp_max  # 2 repeats: no 95% CI
+
+
 def test_a_missing_netserver_is_one_line_with_its_packages(
     lab: LabHandle, build: Path, tmp_path: Path
 ) -> None:

@@ -99,7 +99,7 @@ def test_ping_beside_iperf3_then_a_faster_baseline_regresses(
     assert bw["tool"] == "iperf3" and bw["metrics"]["throughput_bps"] == bw["throughput_bps"] > 0
     report = (tmp_path / "out" / "report.txt").read_text()
     assert "rtt_avg_ms" in report
-    assert 'netrun_rtt_avg_ms{scenario="mixed",test="rtt"' in prom.read_text()
+    assert 'netrun_ping_rtt_avg_seconds{scenario="mixed",test="rtt"' in prom.read_text()
     assert "rtt_avg_ms" in junit.read_text()
     for fmt in ("markdown", "csv", "json", "html"):
         got = run_netrun(["report", tmp_path / "out", "--format", fmt], cwd=tmp_path)

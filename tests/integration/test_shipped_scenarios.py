@@ -6,13 +6,17 @@ groups servers, clients and relays are the roles the files name), shortened with
 ``-e duration=1 -e repeat=1``. The lab is chosen from the modes the file uses: a mode
 whose hosts need `docker` (docker, flannel, freeflow) gets the Docker lab, any other the
 plain one, so a new scenario file is covered without a change here. The run must exit 0,
-every sample in results.json must be ok, and the lab's hosts must be as before: no new
+every sample in results.json must be ok, its terminal report must fit one screen (SCREEN
+lines, no "not applicable" note), and the lab's hosts must be as before: no new
 process in their namespaces (iperf3, iperf2, coturn, the TURN tunnel, containers' shims),
 no run folder, no container, every link's MTU, state and qdisc as it was.
 
 Each passing run's HTML page (``netrun report --format html``) is then opened in headless
 Chromium (issue 25): every image must load and decode, and a page whose tests all passed
-must not say FAILED, in its text or in any word its plots draw. Without Chromium the page
+must not say FAILED, in its text or in any word its plots draw. It must fit a 1400-pixel
+window without sideways scrolling and open with the counts and the scenario's own table,
+the detail below (issue 36); its screenshot (page.png) and plots are left in the test's
+folder to look at. Without Chromium the page
 test is skipped, with the reason, except in CI (``CI`` set), where it fails.
 """
 
@@ -32,7 +36,15 @@ from netrun.report.plots.figures import plot_all
 from tests.conftest import ROOT
 from tests.integration.conftest import LabHandle
 from tests.integration.helpers import lab_settings, leftovers, load_results, run_netrun, wait_for
-from tests.pages import broken_images, chromium, figure_texts, in_browser
+from tests.pages import (
+    broken_images,
+    chromium,
+    figure_texts,
+    in_browser,
+    inlined_pngs,
+    overflow,
+    screenshot,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -42,6 +54,9 @@ SHORT = ["-e", "duration=1", "-e", "repeat=1"]
 #: Files known to fail today, each with its issue; strict, so the fix shows as XPASS.
 #: Shipped scenarios known to fail, with the issue that tracks each (none today).
 KNOWN: dict[str, str] = {}
+#: The most lines a shipped scenario's terminal report may print (issue 36: one screen;
+#: the full report is `netrun report RUN --detail`).
+SCREEN = 40
 #: Scenario file -> the run folder of its passing run in this session (for its page test).
 RUNS: dict[str, Path] = {}
 
@@ -131,6 +146,9 @@ def test_a_shipped_scenario_runs_on_the_lab_and_leaves_nothing(
     ]
     assert doc["tests"] and bad == [], f"{bad}{where}"
     assert left == [], f"left behind: {left}"
+    screen = run.stdout.splitlines()
+    assert len(screen) <= SCREEN, f"{len(screen)} lines, more than one screen:\n{run.stdout}"
+    assert "not applicable" not in run.stdout, run.stdout
     RUNS[scenario.name] = out
 
 
@@ -154,6 +172,16 @@ def test_a_shipped_scenarios_page_loads_every_plot_and_fails_no_passing_test(
     seen = in_browser(page, binary)
     assert seen["imgs"], "the page shows no plot"
     assert broken_images(seen) == []
+    # issue 36: one 1400-pixel window wide, the answer first; the screenshot and each plot
+    # are kept in the test's folder to look at
+    assert overflow(seen) == [], overflow(seen)
+    screenshot(page, binary, tmp_path / "page.png")
+    for alt, data in inlined_pngs(page.read_text()).items():
+        (tmp_path / f"{alt}.png").write_bytes(data)
+    text = seen["text"]
+    assert text.index("summary") < text.index("detail") < text.index("environment")
+    first = next(t["name"] for t in doc["tests"])
+    assert text.index(first) < text.index("detail")  # the scenario's table above the detail
     assert "FAILED" not in seen["text"], seen["text"][:3000]
     for name in {t["name"] for t in doc["tests"]}:
         assert name in seen["text"]

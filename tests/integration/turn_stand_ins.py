@@ -1,6 +1,7 @@
 """TURN parts a test brings itself: an "existing" TURN server for ``turn_server:`` (a coturn
-the test starts in a lab host's namespace, which netrun neither starts nor stops), and a
-stand-in for STUNner's turncat for ``netrun_turncat``."""
+the test starts in a lab host's namespace, which netrun neither starts nor stops), and
+STUNner's turncat for ``netrun_turncat``: the real one where the lab's cache has it, else a
+stand-in with its command line."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from netrun.lab import stunner
 from netrun.modes.turn import relay as coturn
 from tests.conftest import ROOT
 from tests.integration.conftest import LabHandle
@@ -77,7 +79,11 @@ os.execvp("python3", ["python3", TUNNEL, listen, plain, peer, "--time", "120",
 
 
 def write_turncat(path: Path) -> Path:
-    """The turncat stand-in at ``path``, executable, running this checkout's tunnel."""
+    """STUNner's real turncat where `netrun lab turncat` built it (CI does), else the
+    stand-in at ``path``, executable, running this checkout's tunnel."""
+    real = stunner.cached()
+    if real is not None:
+        return real
     tunnel = ROOT / "netrun" / "modes" / "turn" / "tunnel.py"
     path.write_text(TURNCAT.replace("TUNNEL,", f"{str(tunnel)!r},"))
     path.chmod(0o755)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from netrun.lab.plan import POD_NET, LabHost, LabPlan
+from netrun.lab.plan import POD_NET, POD_SUBNET, LabHost, LabPlan
 
 ETCD_CLIENT_PORT = 2379
 ETCD_PEER_PORT = 2380
@@ -23,7 +23,7 @@ SERVICE_SLOT = 15
 
 
 def _net(base: int, slot: int) -> str:
-    return f"10.245.{base + slot}.0/24"
+    return POD_SUBNET.format(lease=base + slot)
 
 
 @dataclass(frozen=True)

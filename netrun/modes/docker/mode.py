@@ -24,6 +24,7 @@ from netrun.errors import Cancelled, ModeError
 from netrun.hosts.command import CommandResult
 from netrun.hosts.group import in_parallel
 from netrun.hosts.host import Host
+from netrun.modes import sameend
 from netrun.modes.baremetal.mode import client_argv, test_deadline
 from netrun.modes.docker import armed as armedexec
 from netrun.modes.docker import early, engine, keep, launch, pathbytes, serverwait
@@ -313,6 +314,9 @@ class DockerMode(ContainerMode):
         self.details["network"] = self.value("network", self.server)
         self.details["image"] = self.value("image", self.server)
         self.details["server_ip"] = self.server_ip
+        network = str(self.value("network", self.server))  # one address for both ends?
+        if why := sameend.containers_problem(self.test, self.server_ip, infos, network):
+            raise ModeError(why)
         mtus = [c.get("mtu") for c in self.details["containers"].values() if c.get("mtu")]
         if mtus:
             self.details["container_mtu"] = min(mtus)

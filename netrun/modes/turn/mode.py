@@ -48,6 +48,9 @@ OPTIONS: tuple[Option, ...] = (
                            lambda v: URI.fullmatch(v) is not None)),
     Option("turn_port", int, 3478, "port of the coturn netrun starts on the relay host",
            check=integer(1, 65535), from_inventory=True),
+    Option("turn_client", str, None, "the TURN client on the client host: netrun (netrun's "
+           "tunnel) or turncat (STUNner's, where netrun_turncat names it); null: turncat "
+           "where the host has one, else netrun", nullable=True, choices=("netrun", "turncat")),
 )
 # fmt: on
 
@@ -122,7 +125,7 @@ class Turn(Mode):
                     self.password,
                 )
                 self.owns_relay = True
-        self.turncat = str(self.client.vars.get("netrun_turncat") or "") or None
+        self.turncat = self.turn_client()
         if self.turncat:  # STUNner's own, on the client host
             remote.private_dir(self, self.client, "turn-tunnel")
         else:
@@ -137,6 +140,19 @@ class Turn(Mode):
             "transport": transport,
         }
         self.details["tunnel"] = {"transport": transport, **self.tunnel_kind()}
+
+    def turn_client(self) -> str | None:
+        """The client host's turncat when ``turn_client`` asks for it (or, unset, when the
+        host has one); None: netrun's tunnel."""
+        found = str(self.client.vars.get("netrun_turncat") or "") or None
+        wanted = self.test.options.get("turn_client")
+        if wanted == "turncat" and found is None:
+            raise ModeError(
+                f"turn_client: turncat, but host {self.client.name} has no netrun_turncat: set "
+                "it to STUNner's turncat there (netrun lab turncat builds one), or use "
+                "turn_client: netrun"
+            )
+        return None if wanted == "netrun" else found
 
     def fan_key(self) -> tuple[int, tuple[Flow, ...]]:
         """Which fan test's relay this flow shares (SharedRelays)."""

@@ -12,9 +12,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from netrun.core import metrics
 from netrun.errors import NetrunError
-from netrun.report.plots import curves, fanin, latency, load, matrix, overview, png, series, style
+from netrun.report.plots import (
+    bars,
+    curves,
+    fanin,
+    latency,
+    load,
+    matrix,
+    overview,
+    png,
+    series,
+    style,
+)
 from netrun.report.plots.style import PALETTE as COLOURS
 from netrun.report.summary import group_samples, summary_rows
 from netrun.results.store import safe_name
@@ -70,84 +80,64 @@ def plot_throughput(
     rows = _rated(every)
     if len(rows) > MAX_BARS:
         return _ranked(doc, rows, path)
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault((row["pair"], row["protocol"]), []).append(row)
-    colours = _mode_colours([r["mode"] for r in rows])
-    samples = group_samples(doc.get("tests", []))
-    fig = _figure(1.0 * len(rows) + 1.2 * len(groups) + 2)
-    ax = fig.add_subplot()
-    x = 0.0
-    ticks: list[float] = []
-    labels: list[str] = []
-    drawn: list[float] = []
-    failed: list[float] = []
-    seen_modes: set[str] = set()
-    for (pair, proto), members in groups.items():
-        start = x
-        for row in members:
-            colour = colours[row["mode"]]
-            label = row["mode"] if row["mode"] not in seen_modes else None
-            seen_modes.add(row["mode"])
-            ticks.append(x)
-            labels.append(f"{row['name']}\n{row['via']}" if row.get("via") else row["name"])
-            if row["mbps"] is None:
-                failed.append(x)
-                x += 1
-                continue
-            ax.bar(x, row["mbps"], 0.8, color=colour, alpha=0.85, label=label)
-            drawn.append(row["mbps"])
-            low, high = row["ci_low_mbps"], row["ci_high_mbps"]
-            if low is not None and high is not None:
-                low = max(low, 0.0)
-                ax.errorbar(x, (low + high) / 2, yerr=(high - low) / 2, fmt="none",
-                            ecolor="black", capsize=4, lw=1.2)  # fmt: skip
-                drawn += [low, high]
-            values = [
-                v / 1e6
-                for s in samples[row["name"]]
-                if s["status"] == "ok" and (v := _bps(s)) is not None
-            ]
-            if len(values) > 1:
-                ax.plot([x] * len(values), values, "o", ms=3, color="black", alpha=0.5)
-            drawn += values
-            x += 1
-        centre = (start + x - 1) / 2
-        ax.annotate(f"{pair} {proto}", xy=(centre, 1), xycoords=("data", "axes fraction"),
-                    xytext=(0, -14), textcoords="offset points", ha="center", fontsize=9,
-                    color="dimgrey")  # fmt: skip
-        if start > 0:
-            ax.axvline(start - 0.8, color="lightgrey", lw=1, ls=":")
-        x += 0.6
+    return _bar_figure(doc, every, rows, path, zoomed=False)
+
+
+def _bar_figure(
+    doc: dict[str, Any],
+    every: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    path: Path,
+    zoomed: bool,
+) -> Path:
+    """plot_throughput's figure: the bars from zero, and with ``zoomed`` a second panel
+    below them from just under the lowest figure (drawn again when the first pass finds
+    every bar near the top)."""
+    groups = bars.group(rows)
+    drawing = bars.Bars(
+        groups, _mode_colours([r["mode"] for r in rows]), group_samples(doc.get("tests", []))
+    )
+    fig = _figure(1.0 * len(rows) + 1.2 * len(groups) + 2, 8.0 if zoomed else 5.0)
+    ax = fig.add_subplot(2, 1, 1) if zoomed else fig.add_subplot()
+    drawing.draw(ax, first=True)
     rates = style.ceilings_in_reach(
-        drawn, (r["line_rate_mbps"] for r in rows if r["line_rate_mbps"])
+        drawing.drawn, (r["line_rate_mbps"] for r in rows if r["line_rate_mbps"])
     )
     for rate in rates:
-        ax.axhline(rate, ls="--", color=style.CEILING_COLOUR, lw=1,
+        ax.axhline(rate, ls="--", color=style.CEILING_COLOUR, lw=1, alpha=0.6,
                    label=f"line rate {rate:g} Mbit/s")  # fmt: skip
-    bottom, top = style.value_range(drawn, rates)
-    for at in failed:  # at the axis' bottom, whatever it is
-        ax.text(at, bottom, "FAILED", rotation=90, ha="center", va="bottom",
+    zoom, top = style.value_range(drawing.drawn, rates)
+    heights = [r["mbps"] for r in rows if r["mbps"]]
+    close = len(heights) > 1 and min(heights) > bars.ZOOM_ABOVE * max(heights)
+    if zoom > 0 and close and not zoomed:  # every bar near the top: a small difference matters
+        return _bar_figure(doc, every, rows, path, zoomed=True)
+    for at in drawing.failed:
+        ax.text(at, 0, "FAILED", rotation=90, ha="center", va="bottom",
                 color=style.FAILED_COLOUR)  # fmt: skip
-    ax.set_xticks(
-        ticks,
-        labels,
-        rotation=20 if len(rows) > 4 else 0,
-        ha="right" if len(rows) > 4 else "center",
-    )
-    ax.set_ylim(bottom, top)
+    many = len(rows) > 4
+    ax.set_xticks(drawing.ticks, drawing.labels, rotation=20 if many else 0,
+                  ha="right" if many else "center")  # fmt: skip
+    marked = any(bars.mark(r) for r in rows)
+    ax.set_ylim(0, top * 1.12 if marked else top)  # from zero: a bar's height is its figure
     ax.set_ylabel("throughput (Mbit/s)")
-    ax.set_xlabel("test, grouped by client→server and protocol")
+    ax.set_xlabel("test, grouped by sender→receiver and protocol")
     others = len(every) - len(rows)
     without = f"\n{others} test(s) without a throughput: see latency.png" if others else ""
-    heading = _title(doc, "median throughput; bars: 95% CI of the mean; dots: repeats"
-                     + style.from_note(bottom) + without)  # fmt: skip
+    hatched = any(bars.hatch(r) for r in rows)
+    marks = "; hatched: flagged (//) or not accelerated (xx)" if hatched else ""
+    heading = _title(doc, "median throughput from 0; red bar: the test's goodput ceiling; "
+                     f"whiskers: 95% CI of the mean; dots: repeats{marks}{without}")  # fmt: skip
+    if zoomed:
+        below = fig.add_subplot(2, 1, 2)
+        drawing.draw(below, first=False)
+        below.set_xticks(drawing.ticks, [""] * len(drawing.ticks))
+        below.set_ylim(zoom, top)
+        below.set_ylabel("Mbit/s (zoomed)")
+        below.set_title(f"zoomed: y axis from {zoom:.4g} Mbit/s, not 0: the same bars, "
+                        "their differences magnified", fontsize=9)  # fmt: skip
+        below.grid(axis="y", alpha=0.3)
     nothing = None if rows else "no tests in this run"
     return style.finish(fig, ax, path, heading, empty_text=nothing, axis="y", fontsize=10)
-
-
-def _bps(sample: dict[str, Any]) -> float | None:
-    return metrics.of_sample(sample).get("throughput_bps")
 
 
 def plot_intervals(doc: dict[str, Any], path: Path) -> Path:

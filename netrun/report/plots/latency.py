@@ -4,9 +4,9 @@ ping reports min/avg/max/mdev of its round trips, iperf2 min/avg/max/stdev of on
 latency; netrun.report.headline reads the family from the declared metric names. Each test
 is a whisker from min to max, a box of mean ± the spread, and the mean as a dot (each ok
 repeat's mean as a small dot), coloured by mode as in every plot, tests grouped by
-client→server. A test with per-packet samples (ping's ``details.rtts_ms``) is drawn as its
-percentiles instead. Values that span decades (TURN's 20 ms worst case beside a 0.01 ms
-direct path) get a log axis.
+sender→receiver, as the tables write it. A test with per-packet samples (ping's
+``details.rtts_ms``) is drawn as its percentiles instead. Values that span decades (TURN's
+20 ms worst case beside a 0.01 ms direct path) get a log axis.
 """
 
 from __future__ import annotations
@@ -54,12 +54,13 @@ def wanted(doc: dict[str, Any], rows: list[dict[str, Any]]) -> bool:
 
 
 def plot_latency(doc: dict[str, Any], path: Path, rows: list[dict[str, Any]]) -> Path:
-    """latency.png: every test with a latency family, grouped by client→server."""
+    """latency.png: every test with a latency family, grouped by sender→receiver as the
+    tables write it (a test's probes go client to server unless it is reversed)."""
     samples = group_samples(doc.get("tests", []))
     shown = [r for r in rows if r.get("latency_ms")]
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in shown:
-        groups.setdefault(row["pair"], []).append(row)
+        groups.setdefault(row.get("direction") or row["pair"], []).append(row)
     fig = style.figure(1.0 * len(shown) + 1.2 * len(groups) + 3)
     ax = fig.add_subplot()
     x = 0.0
@@ -87,7 +88,9 @@ def plot_latency(doc: dict[str, Any], path: Path, rows: list[dict[str, Any]]) ->
                 if len(means) > 1:
                     ax.plot([x] * len(means), means, "o", ms=3, color="black", alpha=0.5)
                     drawn += means
-            ax.annotate(f"{found['avg']:.3g}", (x, found["avg"]), textcoords="offset points",
+            said = f"{found['avg']:.3g}" + ("\nnot accelerated" if row.get("not_accelerated")
+                                            else "")  # fmt: skip
+            ax.annotate(said, (x, found["avg"]), textcoords="offset points",
                         xytext=(9, 0), fontsize=7, va="center")  # fmt: skip
             x += 1
         ax.annotate(pair, xy=((start + x - 1) / 2, 1), xycoords=("data", "axes fraction"),
@@ -112,7 +115,7 @@ def plot_latency(doc: dict[str, Any], path: Path, rows: list[dict[str, Any]]) ->
     ax.set_ylabel(" / ".join(_WHAT.get(f, f) for f in families) + " (ms)")
     ax.set_xticks(ticks, labels, rotation=20 if len(shown) > 4 else 0,
                   ha="right" if len(shown) > 4 else "center", fontsize=8)  # fmt: skip
-    ax.set_xlabel("test, grouped by client→server")
+    ax.set_xlabel("test, grouped by sender→receiver")
     what = "dot: median of the repeats' means (small dots: each repeat's); box: ± mdev/stdev"
     what += f";\nwhisker: median min to median max{note}"
     if any(len(_per_packet(samples[r["name"]])) >= 20 for r in shown):

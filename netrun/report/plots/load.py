@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core.metrics import finite
+from netrun.report import load_table
 from netrun.report.plots import style
 from netrun.report.summary import group_samples
 
@@ -96,6 +97,7 @@ def plot_load(doc: dict[str, Any], path: Path) -> Path:
     drawn: list[float] = []
     ticks, labels = [], []
     seen: set[str] = set()
+    bidir = False
     for i, (name, samples) in enumerate(tests.items()):
         mode = str(samples[0].get("mode"))
         colour = style.mode_colour(mode)
@@ -111,10 +113,12 @@ def plot_load(doc: dict[str, Any], path: Path) -> Path:
         if mode not in seen:
             ax.bar([i], [0], color=colour, label=mode)  # the legend's swatch
             seen.add(mode)
-        rates = [finite((s.get("metrics") or {}).get("load_throughput_bps")) for s in samples]
-        mbps = [r / 1e6 for r in rates if r is not None]
         ticks.append(i)
-        load = f"\nload {sorted(mbps)[len(mbps) // 2]:.0f} Mbit/s" if mbps else ""
+        halves = load_table.load_cell(samples)  # "938.8 + 938.3": each way of a --bidir load
+        bidir = bidir or "+" in halves
+        load = f"\nload {halves} Mbit/s" if halves != "-" else ""
+        if any((s.get("details") or {}).get("accelerated") is False for s in samples):
+            load += "\nnot accelerated"
         labels.append(f"{name}\n{samples[0].get('tool')} idle | loaded{load}")
     positive = [v for v in drawn if v > 0]
     if positive and max(positive) / min(positive) > LOG_RATIO:
@@ -126,6 +130,8 @@ def plot_load(doc: dict[str, Any], path: Path) -> Path:
     ax.set_xlim(-0.8, len(tests) - 0.2)
     ax.set_ylabel("latency (ms)")
     what = "pale idle, solid under load;\nbox p25-p75, whisker p5-p95, tick p99, dot p50"
+    if bidir:
+        what += ";\nload A + B Mbit/s: client→server + server→client"
     heading = style.title(doc, f"latency under load: {what}")
     nothing = None if tests else "no test ran with load: in this run"
     return style.finish(fig, ax, path, heading, empty_text=nothing, axis="y")

@@ -9,6 +9,7 @@ rather than always starting at 0: a 2% drop between two 940 Mbit/s bars shows.
 from __future__ import annotations
 
 import math
+import textwrap
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -95,6 +96,17 @@ def title(doc: dict[str, Any], what: str) -> str:
     return f"{doc.get('scenario')}, run {doc.get('run_id', '-')}, {doc.get('started')}\n{what}"
 
 
+def whole(heading: str, fig: Figure, fontsize: float | str) -> str:
+    """The title wrapped to the figure's width, so no line is cut off at its edges."""
+    size = fontsize if isinstance(fontsize, int | float) else 12.0
+    # the title centres on the axes (some 60% of the figure beside an outside legend);
+    # a character is about 0.55 em, an em ``size`` points of 1/72 inch
+    chars = max(int(fig.get_size_inches()[0] * 0.6 * 72 / (size * 0.55)), 30)
+    return "\n".join(
+        textwrap.fill(line, chars, break_on_hyphens=False) for line in heading.split("\n")
+    )
+
+
 def finish(
     fig: Figure,
     ax: Axes,
@@ -108,7 +120,7 @@ def finish(
     """The ending of a one-axes plot: its title, the legend outside (or ``empty_text``
     across the axes when nothing was drawn), a light grid along ``axis``, a tight layout,
     and the file written."""
-    ax.set_title(heading, fontsize=fontsize)
+    ax.set_title(whole(heading, fig, fontsize), fontsize=fontsize)
     if empty_text is None:
         legend(ax)
     else:

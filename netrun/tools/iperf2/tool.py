@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from netrun.core.measurement import Measurement
-from netrun.core.options import Option, expecting, integer, seconds
+from netrun.core.options import Option, expecting, integer, max_loss_option, seconds
 from netrun.hosts import clock_reading
 from netrun.tools.base import Tool
 from netrun.tools.iperf2 import flows as iperf2_flows
@@ -45,6 +45,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("length", int, 100, "UDP datagram bytes (iperf -l)", check=integer(16, 65507)),
     Option("port", int, DEFAULT_PORT, "the iperf2 server's UDP port (iperf -p)",
            check=integer(1, 65535), from_inventory=True),
+    max_loss_option("iperf2"),
     load_spec.OPTION,  # latency under load (netrun.tools.load)
 )
 # fmt: on

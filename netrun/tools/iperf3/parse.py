@@ -209,8 +209,9 @@ def _result(obj: Mapping[str, Any], warnings: list[str]) -> Iperf3Result:
     version = parse_version(version) if isinstance(version, str) and version else None
     raw_intervals = obj.get("intervals") or []
     end, raw_intervals, missing = _this_version(
-        end, raw_intervals, protocol, bool(test.get("reverse")), version, warnings
-    )
+        end, raw_intervals, protocol, bool(test.get("reverse")), version, warnings,
+        server=_mapping(obj.get("server_output_json")), length=_int(test.get("blksize")),
+    )  # fmt: skip
 
     sent = _summary(end, "sum_sent", *(("sum",) if protocol == "udp" else ()))
     received = _summary(end, "sum_received")
@@ -277,9 +278,13 @@ def _this_version(
     reverse: bool,
     version: str | None,
     warnings: list[str],
+    *,
+    server: Mapping[str, Any] | None = None,
+    length: int | None = None,
 ) -> tuple[Mapping[str, Any], Sequence[Any], str | None]:
     """``end`` and the intervals in 3.11+'s shape (netrun.tools.iperf3.versions), and why
-    the receiver's figure is missing when this version does not report it."""
+    the receiver's figure is missing when this version does not report it (a UDP figure
+    worked out from the server's JSON or counters says so in ``warnings``)."""
     missing = None
     if versions.old_bidir(end):
         end, missing = versions.bidir_sums(end, protocol == "udp")
@@ -289,7 +294,15 @@ def _this_version(
             "end.streams (its end sums hold one direction only)"
         )
     elif protocol == "udp":
-        end, missing = versions.udp_receiver(end, intervals, reverse, version)
+        end, missing, source = versions.udp_receiver(
+            end, intervals, reverse, version, server, length
+        )
+        if source is not None:
+            shown = f"iperf3 {version}" if version else "this iperf3"
+            warnings.append(
+                f"receiver figure from {source}: {shown} reports no UDP receiver bytes to "
+                "the client (before 3.11)"
+            )
     return end, intervals, missing
 
 

@@ -14,7 +14,17 @@ from typing import TYPE_CHECKING, Any
 from netrun.core.measurement import Measurement
 from netrun.core.metrics import SCHEMA1_METRICS, Metric
 from netrun.core.numeric import jain
-from netrun.core.options import Option, integer, matching, number, seconds, show, size, size_value
+from netrun.core.options import (
+    Option,
+    integer,
+    matching,
+    max_loss_option,
+    number,
+    seconds,
+    show,
+    size,
+    size_value,
+)
 from netrun.hosts import cpustat
 from netrun.results.flags import offered_bps
 from netrun.tools.base import Tool
@@ -39,7 +49,8 @@ OPTIONS: tuple[Option, ...] = (
            "sum of both directions, against twice one direction's ceiling"),
     Option("omit", (int, float), 0, "warm-up seconds left out of the result (iperf3 -O)",
            check=seconds(0, iperf3_options.MAX_OMIT)),
-    Option("bitrate", (int, str), None, "target rate, e.g. 800K or 1G (iperf3 -b)",
+    Option("bitrate", (int, str), None, "target rate per stream, e.g. 800K or 1G (iperf3 -b; "
+           "streams: 4 offers 4 times it)",
            check=size(0, "1000T"), nullable=True),
     Option("length", (int, str), None, "buffer or datagram length, e.g. 1400 (iperf3 -l)",
            check=size(1, "1M"), nullable=True),
@@ -57,6 +68,7 @@ OPTIONS: tuple[Option, ...] = (
            "regression", check=matching(r"[0-9]{1,3}(\.[0-9]+)?%", "a percentage such as 5%")),
     Option("loss_tolerance", (int, float), None, "allowed rise in UDP loss, percentage points",
            check=number(0, strict=False), nullable=True),
+    max_loss_option("iperf3"),
     Option("jitter_tolerance", (int, float), None, "allowed rise in UDP jitter, ms",
            check=number(0, strict=False), nullable=True),
     Option("retransmits_tolerance", int, None, "allowed rise in TCP retransmits",
@@ -143,11 +155,21 @@ def values(r: Iperf3Result, offered: float | None = None) -> dict[str, float | N
     }
 
 
-def unavailable(r: Iperf3Result) -> dict[str, str]:
-    """Why each metric iperf3 did not report is null."""
+def unavailable(r: Iperf3Result, offered: float | None = None) -> dict[str, str]:
+    """Why each metric iperf3 did not report is null: each its own reason (received_pct
+    of a UDP test with no receiver figure is missing for that figure's reason, not for
+    a bitrate it had)."""
     out = dict(r.unavailable)  # what this iperf3 version does not report (its reason)
-    no_rate = "no bitrate: an unlimited TCP test offers whatever the path takes"
-    out.update(offered_bps=no_rate, received_pct=no_rate)
+    if offered is None:
+        no_rate = (
+            "no bitrate: an unlimited TCP test offers whatever the path takes"
+            if r.protocol == "tcp"
+            else "the bitrate is not one netrun reads as bits/s"
+        )
+        out.update(offered_bps=no_rate, received_pct=no_rate)
+    elif r.receiver_bps is None:
+        why = r.unavailable.get("throughput_bps") or "iperf3 reported no receiver figure"
+        out["received_pct"] = f"no receiver figure: {why}"
     if not r.stream_bps:
         out["fairness_jain"] = (
             "one stream: nothing to share" if r.streams < 2
@@ -158,7 +180,7 @@ def unavailable(r: Iperf3Result) -> dict[str, str]:
         out["retransmits"] = "not applicable to udp"
     else:
         out.update(jitter_ms="not applicable to tcp", lost_percent="not applicable to tcp")
-    return {k: v for k, v in out.items() if values(r).get(k) is None}
+    return {k: v for k, v in out.items() if values(r, offered).get(k) is None}
 
 
 def measure(mode: Placement, repeat: int) -> Measurement:
@@ -171,7 +193,7 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     test = mode.test
     offered = offered_bps({"options": test.options, "protocol": r.protocol})
     m.metrics = values(r, offered)
-    m.unavailable = {**unavailable(r), **m.unavailable}
+    m.unavailable = {**unavailable(r, offered), **m.unavailable}
     m.details["intervals_of"] = r.intervals_of
     if r.tcp_info_of:  # whose kernel the TCP internals are (tcpinfo: the sender's)
         m.details["tcp_info_of"] = r.tcp_info_of
@@ -236,10 +258,11 @@ def fan_sum(found: Sequence[Measurement], options: Mapping[str, Any]) -> Measure
     runs: list[Iperf3Result] = [m.result for m in found]
     total = iperf3_flows.combine(runs)
     offered = offered_bps({"options": options, "protocol": total.protocol})
-    metrics = values(total, offered * len(runs) if offered else None)
+    asked = offered * len(runs) if offered else None
+    metrics = values(total, asked)
     metrics["fairness_jain"] = iperf3_flows.fairness(runs)
     metrics[AGGREGATE.name] = total.receiver_bps
-    why = {k: v for k, v in unavailable(total).items() if metrics.get(k) is None}
+    why = {k: v for k, v in unavailable(total, asked).items() if metrics.get(k) is None}
     return Measurement("", total, {"intervals_of": total.intervals_of}, metrics, why)
 
 

@@ -11,7 +11,10 @@ sender's figure for the receiver's:
   bytes (and a rate of those over the receiver's time) beside the receiver's loss. With
   ``-R`` the client is the receiver and its intervals are its own received bytes (3.11+'s
   ``sum_received`` is exactly their sum): the receiver's figure is computed from them.
-  Without ``-R`` the receiver's bytes never reach the client: null, with the reason.
+  Without ``-R`` the receiver's bytes never reach the client: they come from the server's
+  own JSON (netrun asks for it), else from the counters it hands back (packets - lost,
+  times the datagram length, over its time); null with the reason only when neither is
+  there.
 - ``--bidir`` in 3.7 to 3.10 has no ``*_bidir_reverse`` sums: ``end.sum_sent`` and
   ``sum_received`` hold the last stream's direction only (one direction as both). Each
   stream says whether the client sent on it, so both directions are summed from
@@ -77,13 +80,30 @@ def _sum(parts: Sequence[Mapping[str, Any]], sender: bool) -> dict[str, Any] | N
 
 
 # -- UDP before 3.11 ------------------------------------------------------------------------
+#: Where a pre-3.11 forward UDP test's receiver figure came from (Iperf3Result warnings).
+FROM_SERVER = "the server's own intervals (its JSON, --get-server-output)"
+FROM_COUNTERS = "iperf3's counters: (packets - lost) x datagram length over the receiver's time"
+
+
 def udp_receiver(
-    end: Mapping[str, Any], intervals: Sequence[Any], reverse: bool, version: str | None
-) -> tuple[dict[str, Any], str | None]:
-    """``end`` with a UDP ``sum_sent`` and ``sum_received`` as 3.11+ gives them, and the
-    reason the receiver's one is missing, if it is."""
+    end: Mapping[str, Any],
+    intervals: Sequence[Any],
+    reverse: bool,
+    version: str | None,
+    server: Mapping[str, Any] | None = None,
+    length: int | None = None,
+) -> tuple[dict[str, Any], str | None, str | None]:
+    """``end`` with a UDP ``sum_sent`` and ``sum_received`` as 3.11+ gives them, the
+    reason the receiver's one is missing if it is, and where it came from when it was
+    worked out (FROM_SERVER, FROM_COUNTERS; None: the client's own received intervals).
+
+    Before 3.11 the client of a forward test (the sender) gets no receiver bytes, but the
+    receiver's figure is still there, never the sender's: in the server's own JSON
+    (``server``: its intervals hold the bytes it received; its end.sum's bytes read 0 in
+    3.5), else in the counters the server hands back (``end.sum``'s packets and
+    lost_packets, over its seconds: the receiver's time) times the datagram ``length``."""
     if isinstance(end.get("sum_received"), Mapping) or not isinstance(end.get("sum"), Mapping):
-        return dict(end), None
+        return dict(end), None, None
     whole = end["sum"]
     sent = {k: whole[k] for k in ("start", "end", "seconds", "bytes", "packets") if k in whole}
     if _num(whole, "bytes") is not None and _num(whole, "seconds"):
@@ -91,16 +111,40 @@ def udp_receiver(
         # the same bytes over the sender's time, which only the stream knows
         sent["bits_per_second"] = _sender_udp_rate(end) or whole.get("bits_per_second")
     out = {**end, "sum_sent": sent}
-    if not reverse:
-        shown = f"iperf3 {version}" if version else "this iperf3"
-        return out, (
-            f"{shown} reports no UDP receiver bytes (before 3.11 end.sum holds the sender's, "
-            "and the receiver's reach only the server): run with reverse (-R), or iperf3 3.11+"
-        )
-    received = _interval_sum(intervals)
-    if received is None:
-        return out, "the receiver's intervals carry no bytes (UDP, iperf3 before 3.11)"
-    return {**out, "sum_received": received}, None
+    if reverse:
+        received = _interval_sum(intervals)
+        if received is None:
+            return out, "the receiver's intervals carry no bytes (UDP, iperf3 before 3.11)", None
+        return {**out, "sum_received": received}, None, None
+    theirs = server.get("intervals") if isinstance(server, Mapping) else None
+    received = _interval_sum(theirs) if isinstance(theirs, list) else None
+    if received is not None and received["bytes"] > 0:
+        return {**out, "sum_received": received}, None, FROM_SERVER
+    received = _counted(whole, length)
+    if received is not None:
+        return {**out, "sum_received": received}, None, FROM_COUNTERS
+    shown = f"iperf3 {version}" if version else "this iperf3"
+    return (
+        out,
+        (
+            f"{shown} reports no UDP receiver bytes to the client (before 3.11), the server's "
+            "JSON was not handed back, and its counters lack packets, lost_packets or the "
+            "datagram length: run with reverse (-R), or iperf3 3.11+"
+        ),
+        None,
+    )
+
+
+def _counted(whole: Mapping[str, Any], length: int | None) -> dict[str, Any] | None:
+    """The receiver's bytes from the counters it reports: the datagrams sent less the ones
+    it counted lost, each ``length`` bytes, over end.sum's seconds (the receiver's)."""
+    packets, lost = _num(whole, "packets"), _num(whole, "lost_packets")
+    seconds = _num(whole, "seconds")
+    if packets is None or lost is None or not seconds or not length or lost > packets:
+        return None
+    size = (packets - lost) * length
+    return {"start": 0, "end": seconds, "seconds": seconds, "bytes": int(size),
+            "bits_per_second": size * 8 / seconds}  # fmt: skip
 
 
 def _sender_udp_rate(end: Mapping[str, Any]) -> float | None:

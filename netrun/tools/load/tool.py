@@ -53,7 +53,9 @@ ADDED: tuple[Metric, ...] = (
     Metric("latency_added_p99_ms", "ms", "lower", "99th percentile latency under load minus "
            "idle (>= 100 probes)", tolerance=5.0, digits=3),
     Metric("load_throughput_bps", "bits/s", "higher", "the load's receiver throughput while "
-           "it ran (iperf3)", tolerance="10%", scale=1e6, shown_unit="Mbit/s", digits=1),
+           "it ran (iperf3; direction: both sums the two directions, each in "
+           "details.load.bidir_bps)", tolerance="10%", scale=1e6, shown_unit="Mbit/s",
+           digits=1),
 )
 # fmt: on
 

@@ -1,15 +1,15 @@
 """netperf's ``-v 2`` latency histogram: read, pooled over instances, and its percentiles.
 
-netperf (built with ``--enable-histogram``) counts every transaction's time in ten buckets
-per decade (1 us wide below 10 us, 10 us wide below 100 us, ... up to 100 s) and prints
-those counts. Percentiles of several netperf processes come from the sum of their
-histograms, as PerfKitBenchmarker's netperf benchmark does, never from an average of
-each process's own percentiles (which is not a percentile of anything).
-"""
+netperf (built with ``--enable-histogram``) counts every transaction's time in a hundred
+buckets per decade and prints them summed by ten: ten buckets per decade (1 us wide below 10
+us, 10 us wide below 100 us, ... up to 100 s). Its own P50/P90/P99 (``-o``) read the finer
+internal buckets; a percentile read from the printed ones is known to its bucket.
+Percentiles of several netperf processes come from the sum of their histograms, as
+PerfKitBenchmarker's netperf benchmark does, never from an average of each process's own
+percentiles (which is not a percentile of anything)."""
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -81,32 +81,38 @@ def pooled(histograms: Iterable[Histogram]) -> Histogram:
     return Histogram(tuple((lo, hi, c) for (lo, hi), c in sorted(counts.items())), beyond)
 
 
-def _value(hist: Histogram, index: int) -> float:
-    """The ``index``-th smallest transaction time (0-based), the ``c`` samples of a bucket
-    taken as spread evenly across it: sample j sits at low + (j + 0.5) * width / c."""
-    seen = 0
-    for lo, hi, c in hist.buckets:
-        if index < seen + c:
-            return lo + (index - seen + 0.5) * (hi - lo) / c
-        seen += c
-    raise IndexError(index)
+def rank(count: int, q: float) -> int:
+    """The 1-based rank of the transaction a q-th percentile (0-100) is: netperf's own rule
+    (HIST_get_percentile in netlib.c: ``(int)(percentile * total)``), at least the first."""
+    return max(1, min(count, int(q / 100 * count)))
 
 
-def percentile(hist: Histogram, q: float) -> float | None:
-    """The q-th percentile (0-100) in microseconds, or None for an empty histogram.
-
-    netrun.core.numeric.percentile's rule (linear interpolation between closest ranks) over
-    the samples as ``_value`` places them: the same rule as ping's RTT percentiles, applied
-    to values known only to their bucket, without building a list of millions of floats.
-    """
+def bucket(hist: Histogram, q: float) -> tuple[float, float] | None:
+    """The (low, high) microseconds of the bucket holding the q-th percentile (0-100), or
+    None for an empty histogram: the transaction at netperf's rank (``rank``)."""
     n = hist.count
     if n == 0 or not 0 <= q <= 100:
         return None
-    rank = (n - 1) * q / 100
-    low = math.floor(rank)
-    high = min(low + 1, n - 1)
-    a, b = _value(hist, low), _value(hist, high)
-    return a + (b - a) * (rank - low)
+    wanted, seen = rank(n, q), 0
+    for lo, hi, c in hist.buckets:
+        seen += c
+        if seen >= wanted:
+            return lo, hi
+    return None  # unreachable: the ranks stop at the count
+
+
+def percentile(hist: Histogram, q: float) -> float | None:
+    """The q-th percentile (0-100) in microseconds: the low edge of its bucket (``bucket``),
+    or None for an empty histogram.
+
+    The printed histogram knows a transaction only to its bucket (10 us wide from 10 to
+    100 us), so a percentile is no finer: the value is the bucket's low edge, the true one
+    lies in [value, value + width), as PerfKitBenchmarker reads netperf's histogram (its
+    ParseHistogram keys each bucket by its low edge). netperf's own P50/P90/P99, read from
+    its finer internal buckets at the same rank, fall in that bucket.
+    """
+    found = bucket(hist, q)
+    return None if found is None else found[0]
 
 
 def resolution(hist: Histogram, value: float) -> float:

@@ -97,18 +97,21 @@ def figures(
     details["percentile_source"] = (
         f"pooled -v 2 histograms of {len(found)} netperf processes" if len(found) > 1
         else "netperf's -v 2 histogram"
-    ) + " (10 buckets per decade, samples spread evenly in each)"  # fmt: skip
-    widths = {}
+    ) + (" (10 buckets per decade; a percentile is the low edge of the bucket holding "
+         "netperf's rank, int(q x count))")  # fmt: skip
+    widths, buckets = {}, {}
     for q, name in PERCENTILES.items():
         needed = math.ceil(100 / (100 - q) - 1e-9)
         if n < needed:
             why[name] = f"{n} transactions timed; a p{q:g} needs at least {needed}"
             continue
-        value = histogram.percentile(pool, q)
-        metrics[name] = value
-        if value is not None:
-            widths[name] = histogram.resolution(pool, value)
+        found_bucket = histogram.bucket(pool, q)
+        if found_bucket is not None:
+            metrics[name] = found_bucket[0]
+            buckets[name] = list(found_bucket)
+            widths[name] = found_bucket[1] - found_bucket[0]
     details["bucket_width_us"] = widths
+    details["bucket_us"] = buckets
     return metrics, why, details
 
 

@@ -49,14 +49,14 @@ OPTIONS: tuple[Option, ...] = (
 METRICS: tuple[Metric, ...] = (
     Metric("transactions_per_s", "1/s", "higher", "request/response transactions per second "
            "(summed over instances)", tolerance="10%", digits=0),
-    Metric("latency_p50_us", "us", "lower", "median transaction time (pooled histogram)",
-           tolerance="20%", digits=1),
-    Metric("latency_p90_us", "us", "lower", "90th percentile transaction time",
-           tolerance="25%", digits=1),
-    Metric("latency_p99_us", "us", "lower", "99th percentile transaction time",
-           tolerance="50%", digits=1),
-    Metric("latency_p999_us", "us", "lower", "99.9th percentile transaction time "
-           "(>= 1000 transactions)", tolerance="50%", digits=1),
+    Metric("latency_p50_us", "us", "lower", "median transaction time: the low edge of its "
+           "pooled histogram bucket (details.bucket_us)", tolerance="20%", digits=0),
+    Metric("latency_p90_us", "us", "lower", "90th percentile transaction time (bucket's low "
+           "edge)", tolerance="25%", digits=0),
+    Metric("latency_p99_us", "us", "lower", "99th percentile transaction time (bucket's low "
+           "edge)", tolerance="50%", digits=0),
+    Metric("latency_p999_us", "us", "lower", "99.9th percentile transaction time (bucket's "
+           "low edge; >= 1000 transactions)", tolerance="50%", digits=0),
     Metric("latency_mean_us", "us", "lower", "mean transaction time", tolerance="20%",
            digits=1),
     Metric("latency_stddev_us", "us", "lower", "standard deviation of the transaction times",

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from netrun import job as cli_job
+from netrun.cli import lab_parser
 from netrun.cli import main as cli
 from netrun.cli import parser as cli_parser
 from tests.conftest import RESULTS_FIXTURES
@@ -32,6 +33,25 @@ def test_every_subcommand_has_help_text(name: str, capsys: pytest.CaptureFixture
     parser = sub.choices[name]  # type: ignore[index]
     undocumented = [a.dest for a in parser._actions if not a.help]
     assert not undocumented, f"netrun {name}: options without help: {undocumented}"
+
+
+@pytest.mark.parametrize("action", list(lab_parser.ACTIONS))
+def test_each_lab_action_has_its_own_help(action: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        cli.main(["lab", action, "--help"])
+    assert done.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert lab_parser.ACTIONS[action] in out
+    assert ("--prefix PREFIX" in out) == (action == "up")  # only up takes what only up uses
+    assert ("--all" in out) == (action == "down")
+
+
+def test_lab_help_says_the_prefix_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["lab", "--help"])
+    assert "'nr' plus up to 4 lowercase letters or digits" in " ".join(
+        capsys.readouterr().out.split()
+    )
 
 
 @pytest.mark.parametrize(

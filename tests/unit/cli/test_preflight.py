@@ -6,8 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
+from netrun.cli import main as cli
 from netrun.cli import preflight
 from netrun.inventory.loader import load_inventory
+from netrun.job import EXIT_INPUT
+from netrun.modes.freeflow.sockets import STREAM_ONLY
 from netrun.scenario.loader import load_scenario
 
 INVENTORY = """\
@@ -29,7 +34,7 @@ def report(tmp_path: Path, tests: str, limit: str | None = None) -> list[str]:
     path.write_text("name: s\ndefaults: {duration: 1}\ntests:\n" + tests)
     scenario = load_scenario(path, hosts=list(inventory.hosts))
     req = SimpleNamespace(scenario=scenario, inventory=inventory, limit=limit, parallel=None)
-    lines = preflight.check_report(req).splitlines()
+    lines = preflight.check_report(req)[0].splitlines()
     return [line for line in lines if line.startswith("  ") and not line.startswith("    ")] + [
         lines[-1]
     ]
@@ -77,3 +82,56 @@ def test_a_fans_other_roles_follow_its_flows(tmp_path: Path) -> None:
         "  f[charlie->2]: turn, iperf2, 2 flows at once from client charlie (ssh 192.0.2.3)"
         " to servers alpha (ssh 192.0.2.1), bravo (ssh 192.0.2.2); relay delta (ssh 192.0.2.4)"
     )
+
+
+def test_check_only_refuses_what_the_run_would_refuse(tmp_path: Path) -> None:
+    """overlay_mtu 9000 on mtu 9000 in a VXLAN mode, and iperf3 UDP in mode freeflow: the
+    run refuses both when they start (netrun.run.mtu, FreeFlow's setup), so --check-only
+    names each test and rule, by the same code, and the CLI exits 2 on them (issue 35)."""
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(INVENTORY)
+    inventory = load_inventory(inv)
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: s\ndefaults: {duration: 1}\ntests:\n"
+        "  - {name: jumbo, mode: flannel, server: alpha, client: bravo, mtu: 9000,"
+        " overlay_mtu: 9000}\n"
+        "  - {name: ff-udp, mode: freeflow, server: alpha, client: bravo, protocol: udp}\n"
+        "  - {name: fine, mode: baremetal, server: alpha, client: bravo, mtu: 9000}\n"
+    )
+    scenario = load_scenario(path, hosts=list(inventory.hosts))
+    req = SimpleNamespace(scenario=scenario, inventory=inventory, limit=None, parallel=None)
+    text, refused = preflight.check_report(req)
+    assert text.splitlines()[0].endswith(
+        "1 of 3 tests fit -i " + str(inv) + ", 2 will be refused; nothing was contacted"
+    )
+    assert refused == [
+        "test jumbo: overlay_mtu 9000 does not fit a VXLAN overlay on MTU 9000: VXLAN adds "
+        "50 bytes, so at most 8950",
+        "test ff-udp: iperf3 protocol udp cannot run in mode freeflow: "
+        + STREAM_ONLY.format(what="iperf3 UDP"),
+    ]
+    assert "refused when it starts: test jumbo: overlay_mtu 9000" in text
+
+
+def test_the_cli_exits_2_with_one_error_line_per_refused_test(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(INVENTORY)
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: s\ndefaults: {duration: 1}\ntests:\n"
+        "  - {name: jumbo, mode: flannel, server: alpha, client: bravo, mtu: 9000,"
+        " overlay_mtu: 9000}\n"
+        "  - {name: fine, mode: baremetal, server: alpha, client: bravo}\n"
+    )
+    assert cli.main([str(path), "-i", str(inv), "--check-only"]) == EXIT_INPUT
+    out, err = capsys.readouterr()
+    assert "1 of 2 tests fit" in out.splitlines()[0]
+    assert err.splitlines() == [
+        "netrun: error: test jumbo: overlay_mtu 9000 does not fit a VXLAN overlay on MTU "
+        "9000: VXLAN adds 50 bytes, so at most 8950"
+    ]
+    path.write_text(path.read_text().replace("overlay_mtu: 9000", "overlay_mtu: 8950"))
+    assert cli.main([str(path), "-i", str(inv), "--check-only"]) == 0

@@ -263,18 +263,73 @@ def test_write_while_another_process_writes_fails_fast(tmp_path: Path) -> None:
     assert str(err.value) == LOCKED.format(path)
 
 
-def test_open_while_another_process_commits_fails_fast(tmp_path: Path) -> None:
+def test_open_while_another_process_writes_reads_at_once(tmp_path: Path) -> None:
+    """Write-ahead log: a writer mid-transaction (even EXCLUSIVE) never stops a reader;
+    another writer still fails fast, naming the file, once its wait is over."""
     path = tmp_path / "h.sqlite"
     History.open(path).close()
     holder = sqlite3.connect(path, isolation_level=None)
-    holder.execute("BEGIN EXCLUSIVE")  # mid-commit: even reading must wait
+    assert holder.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    holder.execute("BEGIN EXCLUSIVE")
     try:
-        with pytest.raises(HistoryError) as err:
-            History.open(path, timeout=0.1)
+        with History.open(path, timeout=0.1) as h:
+            assert h.runs() == []
+            with pytest.raises(HistoryError) as err:
+                h.add_run(load("baremetal-1"))
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     assert str(err.value) == LOCKED.format(path)
+
+
+def test_a_rollback_journal_file_moves_to_the_write_ahead_log(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(V1_DDL + "PRAGMA user_version = 1;")
+    old.close()
+    History.open(path).close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+def _add_many(path: str, start: Any, results: Any, name: str, count: int) -> None:
+    """Child: store ``count`` copies of a run (new ids), one transaction each."""
+    start.wait(timeout=10)
+    try:
+        doc = load(name)
+        with History.open(path) as h:
+            for i in range(count):
+                h.add_run(doc | {"run_id": f"{name}-{i}"})
+        results.put("ok")
+    except Exception as exc:  # reported to the parent, which asserts on it
+        results.put(repr(exc))
+
+
+def test_two_writers_at_once_both_store_every_run(tmp_path: Path) -> None:
+    """Two runs ending together (two labs, two controllers): neither is refused."""
+    path = tmp_path / "h.sqlite"
+    History.open(path).close()
+    assert at_once(_add_many, path, 15) == ["ok", "ok"]
+    with History.open(path) as h:
+        assert len(h.runs()) == 30
+
+
+def at_once(target: Any, path: Path, *extra: Any) -> list[str]:
+    """Run ``target`` in two processes that start together (one per saved run), each
+    reporting "ok" or its error; what they reported."""
+    ctx = multiprocessing.get_context("fork")
+    start, results = ctx.Barrier(2), ctx.Queue()
+    procs = [
+        ctx.Process(target=target, args=(str(path), start, results, name, *extra))
+        for name in ("baremetal-1", "baremetal-2")
+    ]
+    for p in procs:
+        p.start()
+    got = [results.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    return got
 
 
 def _open_and_add(path: str, start: Any, results: Any, name: str) -> None:
@@ -295,18 +350,7 @@ def test_two_processes_creating_or_migrating_at_once(tmp_path: Path, from_v1: bo
         old = sqlite3.connect(path)
         old.executescript(V1_DDL + "PRAGMA user_version = 1;")
         old.close()
-    ctx = multiprocessing.get_context("fork")
-    start, results = ctx.Barrier(2), ctx.Queue()
-    procs = [
-        ctx.Process(target=_open_and_add, args=(str(path), start, results, name))
-        for name in ("baremetal-1", "baremetal-2")
-    ]
-    for p in procs:
-        p.start()
-    got = [results.get(timeout=30) for _ in procs]
-    for p in procs:
-        p.join(timeout=30)
-    assert got == ["ok", "ok"]
+    assert at_once(_open_and_add, path) == ["ok", "ok"]
     with History.open(path) as h:
         assert len(h.runs()) == 2
 

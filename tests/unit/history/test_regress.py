@@ -120,6 +120,14 @@ def test_single_samples_use_the_bare_threshold() -> None:
     assert v.verdict == "regressed" and "no CI" in v.detail
 
 
+def test_two_samples_a_side_have_no_ci_only_the_threshold() -> None:
+    """Two repeats give Student t one degree of freedom (t = 12.7): no interval to judge by."""
+    base = doc(*run("t", 1000, 1010), run_id="base")
+    v = one(doc(*run("t", 800, 700)), base, TOL)
+    assert v.verdict == "regressed"
+    assert "fewer than 3 samples (n=2 vs 2), no CI" in v.detail and "overlap" not in v.detail
+
+
 def test_tolerance_is_per_test() -> None:
     cur = doc(*run("a", 900), *run("b", 900))
     base = doc(*run("a", 1000), *run("b", 1000), run_id="base")

@@ -30,14 +30,14 @@ def _cluster(tmp_path: Path, hosts: int = 3, net_index: int = 9):
 def test_each_node_gets_its_own_pod_subnet_cgroup_root_and_folder(tmp_path: Path) -> None:
     c = _cluster(tmp_path)
     assert [n.pod_cidr for n in c.nodes] == [
-        "10.245.144.0/24",
-        "10.245.145.0/24",
-        "10.245.146.0/24",
+        "10.246.144.0/24",
+        "10.246.145.0/24",
+        "10.246.146.0/24",
     ]
-    assert c.pod_network == "10.245.144.0/20" and c.service_range == "10.245.159.0/24"
-    assert c.service_ip == "10.245.159.1" and c.server == "https://10.201.9.1:6443"
+    assert c.pod_network == "10.246.144.0/20" and c.service_range == "10.246.159.0/24"
+    assert c.service_ip == "10.246.159.1" and c.server == "https://10.201.9.1:6443"
     assert [n.cgroup_root for n in c.nodes] == ["/nrk-alpha", "/nrk-bravo", "/nrk-charlie"]
-    assert len({n.dir for n in c.nodes}) == 3 and c.nodes[1].gateway == "10.245.145.1"
+    assert len({n.dir for n in c.nodes}) == 3 and c.nodes[1].gateway == "10.246.145.1"
 
 
 @pytest.mark.parametrize(
@@ -76,7 +76,7 @@ def test_certificates_name_each_client_and_the_apiserver_addresses(tmp_path: Pat
     sans = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert {str(ip) for ip in sans.get_values_for_type(x509.IPAddress)} == {
         "10.201.9.1",
-        "10.245.159.1",
+        "10.246.159.1",
         "127.0.0.1",
     }
     kubelet = yaml.safe_load(c.nodes[1].kubeconfig.read_text())
@@ -116,7 +116,7 @@ def test_the_cni_daemonset_renders_a_conflist_from_the_configmap_mtu(tmp_path: P
     rendered = json.loads((n.cni_conf_dir / cni.CONFLIST).read_text())
     bridge = rendered["plugins"][0]
     assert bridge["mtu"] == 1400 and bridge["ipam"]["ranges"] == [
-        [{"subnet": "10.245.145.0/24", "gateway": "10.245.145.1"}]
+        [{"subnet": "10.246.145.0/24", "gateway": "10.246.145.1"}]
     ]
 
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import json
 from pathlib import Path
 
+import pytest
+
+from netrun.report.exporters import prometheus_text
 from netrun.report.plots import fanin as fanin_plot
 from netrun.report.plots.figures import plot_all
 from netrun.report.render import render
+from netrun.report.summary import summary_rows
 from netrun.results.flags import direction
 from tests.conftest import RESULTS_FIXTURES
 
@@ -19,7 +25,7 @@ HEAD = "fanin fan[3->delta] (baremetal, tcp, 3 flows into delta, 2 ok repeat(s))
 def test_the_table_shows_the_aggregate_then_each_client() -> None:
     text = render(DOC, "table")
     row = next(line for line in text.splitlines() if line.startswith("fan[3->delta]"))
-    assert "3 clients→delta" in row
+    assert "alpha,bravo,charlie→delta" in row
     block = text[text.index(HEAD) :].splitlines()
     assert "against delta's ceiling" in block[0] and "fairness (Jain) 1.000" in block[0]
     assert [line.split()[0] for line in block[3:6]] == [
@@ -36,10 +42,27 @@ def test_markdown_json_and_html_carry_it_too() -> None:
     assert html.escape(HEAD) in render(DOC, "html")
 
 
-def test_direction_of_a_fanin_and_a_fanout() -> None:
-    assert direction(DOC["tests"][0]) == "3 clients→delta"
+def test_direction_of_a_fanin_and_a_fanout_names_every_flow() -> None:
+    assert direction(DOC["tests"][0]) == "alpha,bravo,charlie→delta"
     out = {"client": "delta", "server": "alpha", "flows": [["delta", "alpha"], ["delta", "bravo"]]}
-    assert direction(out) == "delta→2 servers"
+    assert direction(out) == "delta→alpha,bravo"
+    apart = {"client": "a", "server": "b", "flows": [["a", "b"], ["c", "d"]]}
+    assert direction(apart) == "a→b, c→d"
+
+
+def test_csv_and_prometheus_name_every_flow_of_a_fan() -> None:
+    """Not its first flow's pair (server=delta, client=alpha for three clients)."""
+    rows = list(csv.DictReader(io.StringIO(render(DOC, "csv"))))
+    assert {(r["client"], r["server"]) for r in rows} == {("alpha,bravo,charlie", "delta")}
+    prom = prometheus_text(DOC)
+    assert 'server="delta",client="alpha,bravo,charlie"' in prom
+    assert 'client="alpha"' not in prom
+
+
+def test_the_throughput_plot_groups_a_fan_by_all_its_flows() -> None:
+    """plots group rows by their pair; a fan's names every flow."""
+    [row] = summary_rows(DOC)
+    assert row["pair"] == "alpha,bravo,charlie→delta"
 
 
 def test_the_fanin_plot_is_drawn_with_the_others(tmp_path: Path) -> None:
@@ -72,3 +95,13 @@ def test_the_aggregate_by_clients_is_drawn(tmp_path: Path) -> None:
     files = plot_all(SWEPT, tmp_path)
     path = tmp_path / fanin_plot.count_filename("fan[N->delta]")
     assert path in files and path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_pct_bare_of_a_fan_is_against_the_bare_fan_of_the_same_clients() -> None:
+    doc = json.loads(json.dumps(SWEPT))
+    docker = json.loads(json.dumps(next(s for s in doc["tests"] if s["name"] == "fan[3->delta]")))
+    docker.update(name="dfan[3->delta]", mode="docker")
+    docker["throughput_bps"] = docker["metrics"]["throughput_bps"] = 0.9 * docker["throughput_bps"]
+    doc["tests"].append(docker)
+    rows = {r["name"]: r for r in summary_rows(doc)}
+    assert rows["dfan[3->delta]"]["pct_bare"] == pytest.approx(90.0)  # not 270% of 1 client

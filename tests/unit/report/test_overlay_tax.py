@@ -20,3 +20,10 @@ def test_section_names_the_gap_and_each_cause() -> None:
 def test_no_section_without_a_bare_metal_twin() -> None:
     doc = json.loads((RESULTS_FIXTURES / "baremetal-3" / "results.json").read_text())
     assert lines(doc) == []
+
+
+def test_a_mode_above_bare_metal_reads_above_not_a_negative_gap() -> None:
+    doc = json.loads((RESULTS_FIXTURES / "shipped-docker" / "results.json").read_text())
+    text = "\n".join(lines(doc))
+    assert "905.1 vs bare metal's 875.8 Mbit/s (bare-metal), 29.4 Mbit/s (3.4%) above" in text
+    assert "gap -" not in text and "within 0.5%" not in text

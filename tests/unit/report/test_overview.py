@@ -17,13 +17,16 @@ def load(name: str) -> dict[str, Any]:
     return doc
 
 
-def test_the_page_opens_with_the_counts_and_the_environment() -> None:
+def test_the_page_opens_with_the_counts_and_keeps_the_environment_in_the_detail() -> None:
     doc = load("context-b")
     page = render_html(doc)
     top = page.index('<section id="overview">')
     assert top < page.index("<th>mode</th>")  # before the main table
     part = page[top : page.index("</section>")]
     assert "<th>passed</th><th>failed</th><th>regressed</th><th>flagged</th>" in part
+    env = page.index('<section id="environment">')
+    assert page.index("<th>mode</th>") < page.index('id="detail"') < env  # issue 36
+    part = page[env : page.index("</section>", env)]
     assert "<td>data0: veth 1.0</td>" in part and "<td>reno</td>" in part
     assert "<td>iperf3 3.12</td>" in part
 

@@ -71,8 +71,8 @@ def test_single_sample_table_keeps_the_original_columns() -> None:
     assert rows[3][9] == f"{udp['jitter_ms']:.3f}/{udp['lost_percent']:.2f}"
     assert rows[0][9] == "-"
     assert rows[2][10] == "1" and rows[0][10] == "-"  # flag 1: above-ceiling
-    # above its ceiling: not the figure the test asked for (issue 25), so not plain "ok"
-    assert [r[-1] for r in rows] == ["ok", "ok", "flagged", "ok"]
+    # above its ceiling (issue 25), 19.4% lost (issue 35): not the figure the test asked for
+    assert [r[-1] for r in rows] == ["ok", "ok", "flagged", "flagged"]
 
 
 def test_single_sample_text_has_title_and_notes_and_no_stats() -> None:
@@ -176,13 +176,16 @@ def test_verdict_columns() -> None:
     doc = load("baremetal-3")
     verdicts = [Verdict("tcp-forward", "regressed", -12.345), Verdict("udp-500m", "ok", 0.5)]
     headers, rows = table_rows(doc, verdicts)
-    assert headers[-3:] == ["Δ%", "verdict", "status"]
-    assert rows[0][-3:-1] == ["-12.3", "regressed"]
-    assert rows[1][-3:-1] == ["-", "-"]
-    assert rows[3][-3:-1] == ["+0.5", "ok"]
+    assert table_rows(doc, verdicts, why_column=False)[0][-3:] == ["Δ%", "verdict", "status"]
+    assert headers[-4:] == ["Δ%", "verdict", "status", "why"]
+    assert rows[0][-4:-2] == ["-12.3", "regressed"]
+    assert rows[0][-1] == "headline -12.3%"  # a verdict with no detail: its Δ% at least
+    assert rows[1][-4:-2] == ["-", "-"]
+    assert rows[3][-4:-2] == ["+0.5", "ok"] and rows[3][-1] == ""
     assert "Δ%" not in table_rows(doc)[0]
     text = render_table(doc, verdicts=verdicts).split("\nline rate")[0]
     assert max(map(len, text.splitlines())) <= 170
+    assert "\ntcp-forward regressed: headline -12.3%" in text  # why, under the table
 
 
 # -- other formats ----------------------------------------------------------------------------
@@ -245,7 +248,8 @@ def test_html_is_standalone_escaped_and_embeds_plots(tmp_path: Path) -> None:
     assert "<b>error</b>" not in page
     parser = _Collect()
     parser.feed(page)
-    assert parser.tags.count("table") == 4  # overview counts, environment, summary, samples
+    # counts, the answer's table, then the detail: environment, summary, samples
+    assert parser.tags.count("table") == 5
     assert 'a "quoted" <b>error</b> & more' in "".join(parser.text)
     (img,) = parser.imgs
     src = img["src"] or ""
@@ -332,7 +336,7 @@ def test_a_ping_run_renders_its_metrics_and_unavailable_never_zero() -> None:
     for fmt in ("markdown", "csv", "json", "html"):
         assert "rtt_avg_ms" in render(doc, fmt), fmt
     prom = exporters.prometheus_text(doc)
-    assert "netrun_rtt_avg_ms{" in prom and "netrun_rtt_mdev_ms{" not in prom
+    assert "netrun_ping_rtt_avg_seconds{" in prom and "netrun_ping_rtt_mdev_seconds{" not in prom
 
 
 def test_html_colours_verdict_and_status_cells_and_scrolls(tmp_path: Path) -> None:

@@ -14,16 +14,18 @@ import statistics
 import pytest
 
 from netrun.results.stats import (
+    MIN_CI_SAMPLES,
     Summary,
     betainc,
     group_summaries,
+    ok_values,
     outliers,
     quartiles,
     summarize,
     t_cdf,
     t_critical,
 )
-from tests.conftest import HISTORY_FIXTURES
+from tests.conftest import HISTORY_FIXTURES, RESULTS_FIXTURES
 
 # df -> (90%, 95%, 99%) two-sided critical values, from a published t table.
 T_TABLE = {
@@ -181,3 +183,25 @@ def test_summary_ci_against_scipy() -> None:
             0.95, s.n - 1, loc=statistics.fmean(s.values), scale=scipy_stats.sem(s.values)
         )
         assert (s.ci_low, s.ci_high) == (pytest.approx(low), pytest.approx(high)), name
+
+
+def test_two_values_give_no_ci() -> None:
+    """Student t with one degree of freedom: a real 2-repeat netperf run's longest
+    transaction (tests/fixtures/results/netperf-lab) would read -23633 to 59465 us."""
+    s = summarize([14646.0, 21186.0])
+    assert s is not None and s.stdev is not None
+    assert (s.ci_low, s.ci_high) == (None, None)
+    assert MIN_CI_SAMPLES == 3
+
+
+def test_a_metric_that_cannot_be_negative_gets_no_negative_bound() -> None:
+    """The real 3-repeat run's longest transactions (us): t gives a low bound below 0."""
+    doc = json.loads((RESULTS_FIXTURES / "netperf-lab" / "results.json").read_text())
+    values = ok_values([t for t in doc["tests"] if t["name"] == "rr-3"], "latency_max_us")
+    s = summarize(values)
+    assert s is not None and s.ci_low is not None and s.ci_high is not None
+    half = t_critical(2) * statistics.stdev(values) / math.sqrt(3)
+    assert s.mean - half < 0 and s.ci_low == 0.0
+    assert s.ci_high == pytest.approx(s.mean + half)
+    signed = summarize([-1.0, 2.0, 40.0])  # a difference (latency added) may be negative
+    assert signed is not None and signed.ci_low is not None and signed.ci_low < 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -647,6 +648,30 @@ def test_option_for_prefers_explicit_then_inventory_then_default(tmp_path: Path)
     assert option_for(explicit, host, "image", (IMAGE,)) == "mine/iperf3"
     assert option_for(explicit, host, "port", (IMAGE,)) == 7000
     assert option_for(_docker_spec(tmp_path, overrides={"port": 7001}), host, "port", ()) == 7001
+
+
+def test_option_for_takes_a_mode_s_own_inventory_variable_first(tmp_path: Path) -> None:
+    """netrun_docker_network is docker mode's own: it wins over netrun_network there, and
+    a flannel test on the same host keeps netrun_network (docker0 on the lease)."""
+    host = Host("alpha", {"netrun_network": "bridge", "netrun_docker_network": "routed",
+                          "netrun_flannel_port": 6001})  # fmt: skip
+    network = Option("network", str, "bridge", "docker network", from_inventory=True)
+    assert option_for(_docker_spec(tmp_path), host, "network", (network,)) == "routed"
+    assert option_for(_docker_spec(tmp_path), host, "port", (IMAGE,)) is None
+    flannel = dataclasses.replace(_docker_spec(tmp_path), mode="flannel")
+    assert option_for(flannel, host, "network", (network,)) == "bridge"
+    assert option_for(flannel, host, "port", (IMAGE,)) == 6001
+    explicit = _docker_spec(tmp_path, ", image: mine/iperf3")
+    scoped = Host("alpha", {"netrun_docker_image": "lab/iperf3:2", "netrun_image": "x/y"})
+    assert option_for(explicit, scoped, "image", (IMAGE,)) == "mine/iperf3"  # the test wins
+    assert option_for(_docker_spec(tmp_path), scoped, "image", (IMAGE,)) == "lab/iperf3:2"
+    turn_port = Option("turn_port", int, 3478, "the relay's port", from_inventory=True)
+    turn = dataclasses.replace(flannel, mode="turn")
+    relay = Host("delta", {"netrun_turn_port": 3479, "netrun_port": 5002})
+    assert option_for(turn, relay, "port", (IMAGE, turn_port)) == 5002  # not turn_port's
+    with pytest.raises(ScenarioError, match="netrun_docker_network must be"):
+        option_for(_docker_spec(tmp_path), Host("alpha", {"netrun_docker_network": 5}),
+                   "network", (network,))  # fmt: skip
 
 
 def test_option_for_ignores_inventory_for_other_options(tmp_path: Path) -> None:

@@ -151,3 +151,18 @@ def test_beside_a_start_the_context_is_read_the_same_and_its_file_removed(tmp_pa
     assert "==netrun:ctx-" not in head and tail.startswith("==netrun:ctx-kernel==")
     assert parse_context(said) == parse_context(inline)
     assert not path.exists()
+
+
+def test_an_htb_root_keeps_its_root_classes_for_the_ceiling() -> None:
+    """veth_htb: an htb root whose rates are in its classes (a 400 Mbit/s root class and
+    a 300/400 child): the context keeps the root class, and its ceil is the shaping rate."""
+    from netrun.core.linerate import shaper_of
+
+    ctx = parse_context(out("veth_htb"))
+    assert ctx["qdisc"].startswith("htb root r2q 10 default 0x10")
+    assert ctx["qdisc_classes"] == (
+        "class htb 1:1 root rate 400Mbit ceil 400Mbit burst 1600b cburst 1600b"
+    )
+    found = shaper_of(ctx["qdisc"], ctx["qdisc_classes"], "alpha's data0 egress")
+    assert found is not None and (found.kind, found.mbps) == ("htb", 400.0)
+    assert "qdisc_classes" not in parse_context(out("veth"))  # a tbf: its rate is its own
