@@ -16,7 +16,7 @@ BINDIR ?= $(HOME)/.local/bin
 SUDO := $(shell command -v sudo >/dev/null 2>&1 && echo sudo)
 endif
 APT_PACKAGES = iperf3 iperf coturn ethtool iproute2 iptables openssh-server openssh-client \
-	docker.io procps psmisc gcc libc6-dev sudo python3 python3-venv \
+	docker.io containerd runc procps psmisc gcc libc6-dev sudo python3 python3-venv \
 	git make g++ autoconf automake libtool pkg-config iputils-ping chromium
 INVENTORY ?= inventories/local.yaml
 SCENARIO ?= scenarios/freeflow.yaml
@@ -36,7 +36,7 @@ IPERF3_VERSIONS ?= 3.5 3.7 3.9 3.12 3.16 3.19.1 3.21
 FUZZ_SEED ?= 20261130
 PYTEST_ARGS ?=
 
-.PHONY: setup packages venv link netperf turncat need-root demo iperf3-versions test unit lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
+.PHONY: k8s setup packages venv link netperf turncat need-root demo iperf3-versions test unit lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
 
 setup: packages venv link netperf  ## apt packages, the venv with netrun and its test extras, the link, netperf
 
@@ -86,6 +86,13 @@ netperf: venv  ## netperf and netserver built from NETPERF_SRC into the lab's ca
 	elif [ ! -e "$(NETPERF_SRC)" ]; then echo "netperf: not built (no source at $(NETPERF_SRC);" \
 		"set NETPERF_SRC to a clone of https://github.com/HewlettPackard/netperf)"; \
 	else $(NETRUN) lab netperf --netperf-src "$(NETPERF_SRC)"; fi
+
+k8s: venv  ## Kubernetes (K8S_VERSION) built from the Go module proxy into the lab's cache (once, as root)
+	@if [ "$$(id -u)" != 0 ]; then echo "k8s: not built (needs root: sudo make k8s)"; \
+	elif ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then \
+		echo "k8s: not built (no Go on PATH or in /usr/local/go)"; \
+	else $(PY) -c 'import sys; from netrun.lab.k8s import build; \
+		print(build.build(sys.argv[1], print))' $(or $(K8S_VERSION),1.37.2); fi
 
 turncat: venv  ## STUNner's turncat built from the Go module proxy into the lab's cache (once, as root)
 	@if [ "$$(id -u)" != 0 ]; then echo "turncat: not built (needs root: sudo make turncat)"; \

@@ -97,6 +97,9 @@ def cmd_lab(ns: argparse.Namespace) -> int:
             login_cost=ns.login_cost,
             iperf3=ns.iperf3,
             iperf3_src=ns.iperf3_src,
+            k8s=ns.k8s,
+            k8s_version=ns.k8s_version,
+            cni=ns.cni,
         )
         st = lab_core.up(cfg, progress, netperf_src=ns.netperf_src)
         print(lab_summary(st))
@@ -184,6 +187,12 @@ def lab_summary(st: Any) -> str:
     if cfg.docker:
         src = cfg.freeflow_src
         lines.append(f"freeflow router: built from {src}" if src else "freeflow router: stand-in")
+    if cfg.k8s:
+        ready = sum(1 for h in st.hosts if h.node_ready)
+        lines.append(
+            f"kubernetes {cfg.k8s_version} ({cfg.cni} CNI): {ready}/{len(st.hosts)} node(s) "
+            f"Ready; kubectl --kubeconfig {st.kubeconfig}"
+        )
     problems = st.problems()
     lines += [f"problem: {p}" for p in problems]
     lines.append("lab is up" if not problems else "lab needs 'netrun lab up' to repair")

@@ -10,6 +10,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from netrun.lab.plan import CNIS, K8S_VERSION
+
 #: Each action with the line `netrun lab --help` shows for it.
 ACTIONS = {
     "up": "bring the lab up (or change a running one): network namespaces with sshd, "
@@ -101,6 +103,26 @@ def _up(up: argparse.ArgumentParser) -> None:
         type=Path,
         help="a clone (or bundle) of github.com/esnet/iperf with its tags, for --iperf3 "
         "(default: $NETRUN_IPERF3_SRC)",
+    )
+    up.add_argument(
+        "--k8s",
+        action="store_true",
+        help="a real Kubernetes cluster whose nodes are the hosts (kubelet and containerd "
+        "in each), built once from the Go module proxy and cached; lab status names its "
+        "kubeconfig",
+    )
+    up.add_argument(
+        "--k8s-version",
+        default=K8S_VERSION,
+        metavar="VERSION",
+        help=f"the Kubernetes release --k8s builds ({K8S_VERSION})",
+    )
+    up.add_argument(
+        "--cni",
+        default="bridge",
+        choices=list(CNIS),
+        help="the cluster's pod network: bridge (one subnet per node, routed over the "
+        "data links; its MTU in ConfigMap kube-system/netrun-cni)",
     )
     _netperf_src(up)
 

@@ -21,6 +21,7 @@ from typing import Any
 from netrun.errors import NetrunError
 from netrun.lab import docker, freeflow, inventory, netperf, network, sharing, sshd, state
 from netrun.lab import iperf3 as lab_iperf3
+from netrun.lab.k8s import cluster as k8s_cluster
 from netrun.lab.plan import MGMT_NET, SWITCHABLE, LabConfig, LabPlan, plan
 from netrun.lab.state import BY_EXPORT, BY_UP, InventoryFile
 from netrun.lab.system import end_netns_processes, netns_exists, require_root, require_tools
@@ -60,10 +61,16 @@ class HostStatus:
     sshd_answers: bool
     docker_pid: int | None = None
     docker_answers: bool | None = None  # None: the lab runs no docker
+    node_ready: bool | None = None  # None: the lab runs no Kubernetes
 
     @property
     def ok(self) -> bool:
-        return self.namespace_present and self.sshd_answers and self.docker_answers is not False
+        return (
+            self.namespace_present
+            and self.sshd_answers
+            and self.docker_answers is not False
+            and self.node_ready is not False
+        )
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,8 @@ class LabStatus:
     switch_present: bool = False
     #: Every inventory file the lab wrote, in the order written (the first `up`'s first).
     inventories: tuple[InventoryFile, ...] = ()
+    #: The cluster's admin kubeconfig (kubectl --kubeconfig), when the lab runs one.
+    kubeconfig: Path | None = None
 
     @property
     def exists(self) -> bool:
@@ -127,6 +136,8 @@ class LabStatus:
                 found.append(f"{host.name}: sshd not answering: run netrun lab up")
             if host.docker_answers is False:
                 found.append(f"{host.name}: dockerd not answering: run netrun lab up")
+            if host.node_ready is False:
+                found.append(f"{host.name}: kubernetes node not Ready: run netrun lab up")
         return found
 
 
@@ -149,7 +160,9 @@ def up(cfg: LabConfig, progress: Progress = None, netperf_src: Path | None = Non
     """
     say = progress or (lambda _msg: None)
     require_root()
-    require_tools(TOOLS | (DOCKER_TOOLS if cfg.docker else {}))
+    require_tools(
+        TOOLS | (DOCKER_TOOLS if cfg.docker else {}) | (k8s_cluster.TOOLS if cfg.k8s else {})
+    )
     cfg = replace(cfg, state_dir=cfg.state_dir.absolute(), inventory=cfg.inventory.absolute())
     _check_paths(cfg)
     if cfg.freeflow_src is not None:  # a wrong source is reported before anything is made
@@ -189,6 +202,8 @@ def up(cfg: LabConfig, progress: Progress = None, netperf_src: Path | None = Non
     say(f"netperf: {built / 'bin'}" if built else "netperf: none built (netrun lab netperf)")
     if cfg.docker:
         docker.up(lab, data, lambda: state.save(lab, data), say, built)
+    if cfg.k8s:
+        k8s_cluster.up(lab, data, lambda: state.save(lab, data), say)
     if iperf3_build is not None:
         say(f"iperf3 {cfg.iperf3}: {lab_iperf3.install(iperf3_build, cfg.state_dir)}")
     else:
@@ -287,6 +302,10 @@ def status(state_dir: Path) -> LabStatus:
     cfg = LabConfig.from_json(data["config"])
     lab = plan(cfg)
     docker_mod = docker if cfg.docker else None
+    kubeconfig: Path | None = None
+    ready: dict[str, bool] = {}
+    if cfg.k8s:
+        kubeconfig, ready = k8s_cluster.status(lab, data)
     hosts = []
     for host in lab.hosts:
         present = netns_exists(host.namespace)
@@ -307,6 +326,7 @@ def status(state_dir: Path) -> LabStatus:
                 sshd_answers=present and pid is not None and sshd.answers(host.mgmt_ip, timeout=2),
                 docker_pid=dpid,
                 docker_answers=danswers,
+                node_ready=ready.get(host.name, False) if cfg.k8s else None,
             )
         )
     return LabStatus(
@@ -316,6 +336,7 @@ def status(state_dir: Path) -> LabStatus:
         bridge_present=network.link_exists(lab.mgmt_bridge),
         switch_present=netns_exists(lab.switch_namespace),
         inventories=state.files(data, state_dir),
+        kubeconfig=kubeconfig,
     )
 
 
@@ -366,6 +387,9 @@ def down(state_dir: Path, progress: Progress = None) -> list[str]:
         removed.append(what)
         say(f"removed {what}")
 
+    if cfg.k8s or data.get("k8s"):
+        for what in k8s_cluster.down(lab, data):
+            note(what)
     if cfg.docker or data["pids"].get("dockerd"):
         for what in docker.down(lab, data):
             note(what)

@@ -10,6 +10,7 @@ import yaml
 
 from netrun.lab.images import FREEFLOW_IMAGE, IPERF3_IMAGE
 from netrun.lab.iperf3 import installed
+from netrun.lab.k8s.layout import cluster
 from netrun.lab.network import FRAMING_NOTE
 from netrun.lab.plan import ROUTED_NETWORK, LabPlan, rate_mbps, shaped
 
@@ -53,6 +54,8 @@ def render(
     if lab.config.iperf3:  # --iperf3: the lab's own build, not the hosts' Debian iperf3
         lab_vars["netrun_iperf3"] = str(installed(lab.state_dir))
     lab_vars |= tool_vars or {}
+    if lab.config.k8s:  # the cluster's admin kubeconfig, for kubectl from the controller
+        lab_vars["netrun_kubeconfig"] = str(cluster(lab).admin_kubeconfig)
     if speed is not None:  # unshaped: no line rate to claim (veths report 10000 Mb/s)
         lab_vars["netrun_link_speed_mbps"] = int(speed) if speed == int(speed) else speed
     if lab.config.docker:

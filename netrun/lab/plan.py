@@ -32,6 +32,12 @@ MAX_HOSTS = 200
 MAX_DOCKER_HOSTS = 16
 MAX_NET_INDEX = 255
 MAX_DOCKER_NET_INDEX = 15
+#: Kubernetes on the lab (netrun.lab.k8s): pod and service ranges of one lab, base 16 * n
+POD_NET = "10.246.{base}.0/20"  # the cluster's pods (base = 16 * net_index)
+POD_SUBNET = "10.246.{lease}.0/24"  # host i's pods (base + i); the last /24: services
+MAX_K8S_HOSTS = 15  # the /20's last /24 is the service range
+K8S_VERSION = "1.37.2"
+CNIS = ("bridge",)
 
 NATO = (
     "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike "
@@ -96,6 +102,11 @@ class LabConfig:
     #: Not part of the lab's identity either: `up` may switch it on a running lab.
     iperf3: str | None = None
     iperf3_src: Path | None = None
+    #: A Kubernetes cluster whose nodes are the lab's hosts (netrun.lab.k8s), built from
+    #: the Go module proxy at ``k8s_version``, its pod network made by ``cni``.
+    k8s: bool = False
+    k8s_version: str = K8S_VERSION
+    cni: str = "bridge"
 
     def rate_for(self, name: str) -> str:
         """The tc rate of host ``name``'s data link."""
@@ -105,17 +116,23 @@ class LabConfig:
         """Every reason this config cannot be built, so all are reported at once."""
         found: list[str] = []
         limit = MAX_DOCKER_HOSTS if self.docker else MAX_HOSTS
+        if self.k8s:
+            limit = min(limit, MAX_K8S_HOSTS)
         if not 1 <= self.hosts <= limit:
             found.append(f"lab hosts must be 1..{limit}, got {self.hosts}")
         if not _PREFIX.match(self.prefix):
             found.append(
                 f"lab prefix {self.prefix!r} must be 'nr' plus up to 4 lowercase letters/digits"
             )
-        top = MAX_DOCKER_NET_INDEX if self.docker else MAX_NET_INDEX
+        top = MAX_DOCKER_NET_INDEX if self.docker or self.k8s else MAX_NET_INDEX
         if not 0 <= self.net_index <= top:
             found.append(f"lab net_index must be 0..{top}, got {self.net_index}")
         if self.freeflow_src is not None and not self.docker:
             found.append("--freeflow-src needs --docker: FreeFlow runs in the hosts' Docker")
+        if self.k8s and self.cni not in CNIS:
+            found.append(f"--cni {self.cni!r}: the lab's cluster has {', '.join(CNIS)}")
+        if self.k8s and not re.fullmatch(r"1\.[0-9]+\.[0-9]+", self.k8s_version):
+            found.append(f"--k8s-version {self.k8s_version!r}: give a release such as 1.37.2")
         if not 0 <= self.login_cost <= 5:
             found.append(f"lab login cost must be 0..5 s, got {self.login_cost:g}")
         names = {host_name(i) for i in range(max(0, min(self.hosts, limit)))}
@@ -155,6 +172,9 @@ class LabConfig:
             host_rates=tuple((str(k), str(v)) for k, v in (data.get("host_rates") or {}).items()),
             iperf3=str(data["iperf3"]) if data.get("iperf3") else None,
             iperf3_src=Path(data["iperf3_src"]) if data.get("iperf3_src") else None,
+            k8s=bool(data.get("k8s", False)),
+            k8s_version=str(data.get("k8s_version") or K8S_VERSION),
+            cni=str(data.get("cni") or "bridge"),
         )
 
     def differences(

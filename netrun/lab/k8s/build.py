@@ -1,0 +1,52 @@
+"""Kubernetes, etcd and the CNI plugins, built once per version from the Go module proxy.
+
+netrun/lab_assets/build-k8s.sh builds the wrapper module netrun/lab_assets/k8s (its go.mod
+replaces every staging module of k8s.io/kubernetes with the published release) into one
+multi-call binary ``kube`` (kube-apiserver, kube-controller-manager, kube-scheduler,
+kubelet, kubectl by argv[0]), etcd at the version Kubernetes' go.mod names, and the bridge,
+host-local, loopback and portmap CNI plugins. The result is cached under the lab's cache
+(``$NETRUN_CACHE_DIR`` or /var/cache/netrun) in k8s/<version>, like the iperf3 builds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from netrun.lab import build_cache, images
+from netrun.lab.freeflow import CACHE_ENV, DEFAULT_CACHE
+
+SCRIPT = images.ASSETS / "build-k8s.sh"
+MODULE = images.ASSETS / "k8s"
+#: A cold build on the project's 2-core machine (measured: see docs/kubernetes-lab.md).
+TIMEOUT = 3 * 3600.0
+GO_DIRS = ("/usr/local/go/bin", "/usr/lib/go/bin")
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE) / "k8s"
+
+
+def cached(version: str) -> Path:
+    return cache_root() / version
+
+
+def complete(build: Path) -> bool:
+    names = ("kube", "etcd", "cni/bridge", "cni/host-local")
+    return all((build / "bin" / name).is_file() for name in names)
+
+
+def go_available() -> bool:
+    """Whether this machine can build (the build script looks in the same places)."""
+    return shutil.which("go") is not None or any(Path(d, "go").is_file() for d in GO_DIRS)
+
+
+def build(version: str, say: images.Say = None) -> Path:
+    """The cached build of Kubernetes `version` (holding bin/); built when missing."""
+    return build_cache.build(
+        f"kubernetes {version}", cached(version), MODULE,
+        lambda _src, out: ["sh", str(SCRIPT), version, str(out)],
+        complete=complete, tools={"gcc": "gcc"}, timeout=TIMEOUT, say=say,
+        how_long="about 40 minutes on 2 cores",
+    )  # fmt: skip

@@ -1,0 +1,132 @@
+"""The lab's Kubernetes cluster, without root: its plan, certificates, configs and images.
+
+The cluster itself runs in tests/integration/test_k8s_lab.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+from cryptography import x509
+
+from netrun.errors import NetrunError
+from netrun.lab import inventory
+from netrun.lab.images import tar_root
+from netrun.lab.k8s import cni, images, node, pki
+from netrun.lab.k8s.layout import cluster
+from netrun.lab.plan import LabConfig, plan
+
+
+def _cluster(tmp_path: Path, hosts: int = 3, net_index: int = 9):
+    cfg = LabConfig(hosts=hosts, prefix="nrk", net_index=net_index, state_dir=tmp_path, k8s=True)
+    return cluster(plan(cfg))
+
+
+def test_each_node_gets_its_own_pod_subnet_cgroup_root_and_folder(tmp_path: Path) -> None:
+    c = _cluster(tmp_path)
+    assert [n.pod_cidr for n in c.nodes] == [
+        "10.246.144.0/24",
+        "10.246.145.0/24",
+        "10.246.146.0/24",
+    ]
+    assert c.pod_network == "10.246.144.0/20" and c.service_range == "10.246.159.0/24"
+    assert c.service_ip == "10.246.159.1" and c.server == "https://10.201.9.1:6443"
+    assert [n.cgroup_root for n in c.nodes] == ["/nrk-alpha", "/nrk-bravo", "/nrk-charlie"]
+    assert len({n.dir for n in c.nodes}) == 3 and c.nodes[1].gateway == "10.246.145.1"
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"hosts": 16}, r"lab hosts must be 1\.\.15"),
+        ({"net_index": 16}, r"net_index must be 0\.\.15"),
+        ({"cni": "calico"}, r"--cni 'calico'"),
+        ({"k8s_version": "latest"}, r"--k8s-version 'latest'"),
+    ],
+)
+def test_configs_the_cluster_cannot_have_are_refused(changes: dict, message: str) -> None:
+    with pytest.raises(NetrunError, match=message):
+        plan(LabConfig(k8s=True, **changes))
+
+
+def test_the_config_round_trips_and_old_states_read_as_no_cluster() -> None:
+    cfg = LabConfig(k8s=True, k8s_version="1.36.3")
+    assert LabConfig.from_json(cfg.to_json()) == cfg
+    old = cfg.to_json()
+    for key in ("k8s", "k8s_version", "cni"):
+        del old[key]
+    assert LabConfig.from_json(old).k8s is False
+
+
+def test_the_inventory_names_the_kubeconfig(tmp_path: Path) -> None:
+    c = _cluster(tmp_path)
+    data = yaml.safe_load(inventory.render(c.lab))
+    assert data["all"]["vars"]["netrun_kubeconfig"] == str(tmp_path / "k8s/admin.kubeconfig")
+
+
+def test_certificates_name_each_client_and_the_apiserver_addresses(tmp_path: Path) -> None:
+    c = _cluster(tmp_path, hosts=2)
+    creds = pki.make_all(c)
+    server = x509.load_pem_x509_certificate(creds.apiserver.cert.read_bytes())
+    sans = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert {str(ip) for ip in sans.get_values_for_type(x509.IPAddress)} == {
+        "10.201.9.1",
+        "10.246.159.1",
+        "127.0.0.1",
+    }
+    kubelet = yaml.safe_load(c.nodes[1].kubeconfig.read_text())
+    assert kubelet["clusters"][0]["cluster"]["server"] == c.server
+    assert kubelet["users"][0]["name"] == "system:node:bravo"
+    assert oct(creds.ca.key.stat().st_mode & 0o777) == "0o600"
+    again = pki.make_all(c)  # a second `up` keeps the CA and every certificate
+    assert again.ca.cert.read_bytes() == creds.ca.cert.read_bytes()
+
+
+def test_kubelet_and_containerd_configs_hold_the_cgroup_v1_settings(tmp_path: Path) -> None:
+    c = _cluster(tmp_path)
+    n = c.nodes[0]
+    kubelet = yaml.safe_load(node.kubelet_yaml(c, n, tmp_path / "ca.crt"))
+    assert kubelet["cgroupDriver"] == "cgroupfs" and kubelet["failCgroupV1"] is False
+    assert kubelet["cgroupRoot"] == "/nrk-alpha" and kubelet["oomScoreAdj"] == 0
+    assert kubelet["containerRuntimeEndpoint"] == f"unix://{n.sock}"
+    toml = node.containerd_toml(n, tmp_path / "nr-runc")
+    assert "restrict_oom_score_adj = true" in toml and f'BinaryName = "{tmp_path}/nr-runc"' in toml
+    assert f'sandbox_image = "{images.PAUSE_IMAGE}"' in toml
+
+
+def test_the_cni_daemonset_renders_a_conflist_from_the_configmap_mtu(tmp_path: Path) -> None:
+    c = _cluster(tmp_path)
+    n = c.nodes[1]
+    cni.write_subnet_env(n)
+    n.cni_conf_dir.mkdir(parents=True)
+    config_map, daemon_set = cni.manifests(c, mtu=1400)
+    assert config_map["data"] == {"mtu": "1400"}
+    script = daemon_set["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    # the real script, run by sh as the DaemonSet's pod runs it (minus its final sleep)
+    env = {"NODE_DIR": str(n.dir), "MTU": "1400", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        ["sh", "-c", script.replace("exec sleep infinity", "")], env=env, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+    rendered = json.loads((n.cni_conf_dir / cni.CONFLIST).read_text())
+    bridge = rendered["plugins"][0]
+    assert bridge["mtu"] == 1400 and bridge["ipam"]["ranges"] == [
+        [{"subnet": "10.246.145.0/24", "gateway": "10.246.145.1"}]
+    ]
+
+
+def test_an_image_archive_has_what_ctr_import_reads(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "hello").write_text("hi\n")
+    archive = images.write_archive(tmp_path / "x.tar", "example/x:1", tar_root(root), ["/hello"])
+    with tarfile.open(archive.path) as tar:
+        manifest = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]
+        config = json.loads(tar.extractfile(manifest[0]["Config"]).read())  # type: ignore[union-attr]
+        assert manifest[0]["RepoTags"] == ["example/x:1"]
+        assert config["rootfs"]["diff_ids"][0].split(":")[1] in manifest[0]["Layers"][0]
