@@ -29,7 +29,8 @@ from netrun.results.store import atomic_write
 TEST_LABELS = ("scenario", "test", "mode", "server", "client", "protocol")
 GAUGES = {
     "netrun_test_ok": "1 when every repeat of the test passed, else 0.",
-    "netrun_test_regressed": "1 when the test regressed against its baseline, else 0.",
+    "netrun_test_regressed": "1 when the test regressed against its baseline for a cause "
+    "that pages (--page-on), else 0.",
     "netrun_test_verdict": (
         "The test's verdict against its baseline: 1 for the verdict it got, 0 for the others "
         "(a state set)."

@@ -63,8 +63,10 @@ class VerdictLike(Protocol):
 
 
 def is_regression(verdict: VerdictLike) -> bool:
-    """True for a verdict that should fail a nightly run (shared with the exporters)."""
-    return str(verdict.verdict).lower() in REGRESSED
+    """True for a verdict that should fail a nightly run (shared with the exporters): a
+    regression whose cause pages (``--page-on``), as the exit code has it. A verdict saved
+    before causes were judged has no ``pages`` and counts, as it did then."""
+    return str(verdict.verdict).lower() in REGRESSED and bool(getattr(verdict, "pages", True))
 
 
 def group_samples(tests: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

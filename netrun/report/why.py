@@ -63,7 +63,8 @@ def stored(doc: Mapping[str, Any]) -> list[Verdict] | None:
                 noise=text["noise"] or "",
                 cause=text["cause"],
                 cause_detail=text["cause_detail"] or "",
-                pages=v.get("pages") is True,
+                # saved before causes were judged: every regression paged
+                pages=v["pages"] is True if "pages" in v else v.get("verdict") == "regressed",
             )
         )
     return out

@@ -136,6 +136,8 @@ def test_a_verdict_record_round_trips() -> None:
     assert why.record(back) == record
     (old,) = why.stored({"baseline": {"verdicts": [{"test": "t", "verdict": "ok"}]}}) or []
     assert old.cause is None and old.metric is None and not old.pages
+    (older,) = why.stored({"baseline": {"verdicts": [{"test": "t", "verdict": "regressed"}]}})
+    assert older.pages, "a regression saved before causes were judged paged, as it did then"
 
 
 def test_a_udp_drop_the_sender_never_sent_names_the_sender_and_does_not_page() -> None:
