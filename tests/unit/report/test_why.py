@@ -120,3 +120,8 @@ def test_the_summary_line_names_what_regressed_and_where(compared: dict[str, Any
         "nightly: 2 ok, 2 regressed, 1 not run, run interrupted "
         "(tcp-forward -49% on bravo→alpha, cause: network path; udp-500m"
     )
+    # a relative limit with the tool's floor beside it is still relative: the change in %
+    doc["baseline"]["verdicts"][0].update(
+        metric="rtt_avg_ms", before=0.04, after=0.06, limit="20% and 0.05 ms"
+    )
+    assert "(tcp-forward +50% rtt_avg_ms on bravo→alpha" in summary_line(doc)
