@@ -105,7 +105,7 @@ def tables(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -
     found: list[Table] = []
     if loaded:
         cells = [[*r, *outcome(r[0])] for r in load_table.brief_rows(doc)]
-        found.append(Table("load", load_table.BRIEF_TITLE,
+        found.append(Table("load", load_table.title(doc, load_table.BRIEF_TITLE),
                            *trim(load_table.BRIEF_HEADERS + tail, cells)))  # fmt: skip
     if latency:
         cells = [[*r, *outcome(r[0])] for r in latency_table.rows(doc, latency)]
