@@ -74,13 +74,13 @@ def _bucket_ms(
     phase's ``details.<phase>.bucket_us``: netperf); None for an exact figure."""
     widths = []
     for s in samples:
-        details = s.get("details") if isinstance(s.get("details"), dict) else {}
-        part = details.get(which) if isinstance(details.get(which), dict) else {}
-        buckets = part.get("bucket_us") if isinstance(part.get("bucket_us"), dict) else {}
+        details: dict[str, Any] = s["details"] if isinstance(s.get("details"), dict) else {}
+        part: dict[str, Any] = details[which] if isinstance(details.get(which), dict) else {}
+        buckets = part["bucket_us"] if isinstance(part.get("bucket_us"), dict) else {}
         edges = buckets.get(metric) if metric else None
-        if s.get("status") == "ok" and isinstance(edges, list) and len(edges) == 2:
-            if all(isinstance(e, int | float) for e in edges) and edges[1] > edges[0]:
-                widths.append((edges[1] - edges[0]) * scale)
+        pair = edges if isinstance(edges, list) and len(edges) == 2 else None
+        if s.get("status") == "ok" and pair and all(isinstance(e, int | float) for e in pair):
+            widths += [(pair[1] - pair[0]) * scale] if pair[1] > pair[0] else []
     return max(widths) if widths else None
 
 
