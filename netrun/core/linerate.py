@@ -62,6 +62,9 @@ class Ceiling:
 
     mbps: float
     basis: str
+    #: Mbit/s of goodput a test of its duration may read above ``mbps``: a token bucket's
+    #: burst (tbf) lets burst bytes through at once, so over T seconds up to burst / T more.
+    slack_mbps: float = 0.0
 
 
 def _frames(payload_bytes: int, mtu: int) -> int:
@@ -77,12 +80,15 @@ class Shaper:
     mbps: float
     #: where it sits, e.g. "bravo's data0 egress (the sender)"
     where: str
+    #: tbf's bucket (tc's ``burst 262095b``): bytes it lets through above the rate at once
+    burst_bytes: int | None = None
 
     def text(self) -> str:
         return f"{self.kind} root rate {self.mbps:g} Mbit/s on {self.where}"
 
 
 _RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMGT]?)(bit|bps)$", re.I)
+_SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([KMG]?)b$")
 _ROOT = re.compile(r"^(tbf|cake|htb) root\b(.*)$")
 
 
@@ -94,6 +100,14 @@ def tc_rate_mbps(text: str) -> float | None:
         return None
     value = float(found[1]) * 1000 ** " KMGT".index(found[2].upper() or " ") / 1e6
     return value * 8 if found[3].lower() == "bps" else value
+
+
+def tc_size_bytes(text: str) -> int | None:
+    """Bytes of a size as tc prints it: ``262095b``, ``256Kb``, ``1Mb`` (powers of 1024)."""
+    found = _SIZE.match(text.strip())
+    if not found:
+        return None
+    return round(float(found[1]) * 1024 ** " KMG".index(found[2] or " "))
 
 
 def shaper_of(qdisc: str | None, classes: str | None, where: str) -> Shaper | None:
@@ -118,7 +132,10 @@ def shaper_of(qdisc: str | None, classes: str | None, where: str) -> Shaper | No
         key = "bandwidth" if kind == "cake" else "rate"
         at = words.index(key) + 1 if key in words[:-1] else None
         top = tc_rate_mbps(words[at]) if at is not None else None
-    return Shaper(kind, top, where) if top else None
+    burst = None
+    if kind == "tbf" and "burst" in words[:-1]:
+        burst = tc_size_bytes(words[words.index("burst") + 1])
+    return Shaper(kind, top, where, burst) if top else None
 
 
 def per_test_ceiling(
@@ -174,9 +191,11 @@ def effective_ceiling(
     *,
     length: int | None = None,
     mss: int | None = None,
+    duration: float | None = None,
 ) -> Ceiling | None:
     """One direction's ceiling: the NIC's line rate or the sender's shaping qdisc,
-    whichever allows less, its basis naming the evidence (the other one beside it)."""
+    whichever allows less, its basis naming the evidence (the other one beside it). A
+    test of ``duration`` seconds under a tbf also gets its burst's slack (burst_slack_mbps)."""
     line = per_test_ceiling(speed_mbps, mtu, protocol, inner_mtu, length=length, mss=mss)
     shaped = per_test_ceiling(
         speed_mbps, mtu, protocol, inner_mtu, length=length, mss=mss, shaper=shaper
@@ -184,10 +203,36 @@ def effective_ceiling(
     if shaper is None or shaped is None:
         return line
     if line is None:
-        return Ceiling(shaped.mbps, f"{shaped.basis} (line rate unknown)")
+        return _with_burst(shaped, shaper, duration, f"{shaped.basis} (line rate unknown)", None)
     if shaped.mbps < line.mbps:
-        return Ceiling(shaped.mbps, f"{shaped.basis}, below the {speed_mbps:g} Mbit/s line")
+        basis = f"{shaped.basis}, below the {speed_mbps:g} Mbit/s line"
+        return _with_burst(shaped, shaper, duration, basis, line.mbps)
     return Ceiling(line.mbps, f"{line.basis}, below the {shaper.text()}")
+
+
+def burst_slack_mbps(shaper: Shaper, duration: float | None, share: float) -> float:
+    """Goodput a test of ``duration`` seconds may read above a tbf's rate: its bucket's burst
+    bytes pass at once, so any window of T seconds carries at most rate x T + burst; of
+    that, ``share`` (the ceiling over the qdisc's rate) is payload. 0 when not known."""
+    if not shaper.burst_bytes or not duration or duration <= 0:
+        return 0.0
+    return shaper.burst_bytes * 8 / duration / 1e6 * share
+
+
+def _with_burst(
+    shaped: Ceiling, shaper: Shaper, duration: float | None, basis: str, limit: float | None
+) -> Ceiling:
+    """The shaped ceiling with its burst's slack (never past the line's ``limit``) named."""
+    slack = burst_slack_mbps(shaper, duration, shaped.mbps / shaper.mbps)
+    if limit is not None:
+        slack = max(0.0, min(slack, limit - shaped.mbps))
+    if slack <= 0:
+        return Ceiling(shaped.mbps, basis)
+    said = (
+        f"; its {shaper.burst_bytes} B burst lets a {duration:g} s test read up to "
+        f"{slack:.1f} Mbit/s more"
+    )
+    return Ceiling(shaped.mbps, basis + said, slack)
 
 
 def ceiling_of(
@@ -211,8 +256,13 @@ def ceiling_of(
     inner = inner_mtu if isinstance(inner_mtu, int) else None
     ways = 2 if options.get("bidir") else 1
     given = [*shapers, None, None][:ways]
+    duration = options.get("duration")
+    seconds = float(duration) if isinstance(duration, int | float) else None
     found = [
-        effective_ceiling(speed_mbps, mtu, protocol, inner, s, length=size, mss=mss) for s in given
+        effective_ceiling(
+            speed_mbps, mtu, protocol, inner, s, length=size, mss=mss, duration=seconds
+        )
+        for s in given
     ]
     if any(c is None for c in found):
         return None
@@ -220,9 +270,12 @@ def ceiling_of(
     if ways == 1:
         return done[0]
     if done[0].basis == done[1].basis:  # full duplex: each direction has it all
-        return Ceiling(2 * done[0].mbps, f"{done[0].basis}, both directions (bidir)")
+        return Ceiling(
+            2 * done[0].mbps, f"{done[0].basis}, both directions (bidir)", 2 * done[0].slack_mbps
+        )
     return Ceiling(
         done[0].mbps + done[1].mbps,
         f"bidir: client to server {done[0].mbps:.1f} ({done[0].basis}) + server to client "
         f"{done[1].mbps:.1f} ({done[1].basis})",
+        done[0].slack_mbps + done[1].slack_mbps,
     )

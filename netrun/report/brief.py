@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from netrun.history import baseline
 from netrun.report import fanin, latency_table, load_table, overlay_tax, ratelimit, relay_latency
+from netrun.report.notes import shaped_notes
 from netrun.report.plots import matrix
 from netrun.report.summary import (
     VerdictLike,
@@ -105,7 +106,7 @@ def tables(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None = None) -
     found: list[Table] = []
     if loaded:
         cells = [[*r, *outcome(r[0])] for r in load_table.brief_rows(doc)]
-        found.append(Table("load", load_table.BRIEF_TITLE,
+        found.append(Table("load", load_table.title(doc, load_table.BRIEF_TITLE),
                            *trim(load_table.BRIEF_HEADERS + tail, cells)))  # fmt: skip
     if latency:
         cells = [[*r, *outcome(r[0])] for r in latency_table.rows(doc, latency)]
@@ -138,6 +139,8 @@ def brief_notes(doc: dict[str, Any], rows: list[dict[str, Any]], shown: set[str]
     if "jitter/loss" in shown:
         lines.append("jitter/loss = UDP jitter in ms / datagrams lost in %")
     lines += ratelimit.note(r for r in rows if "throughput_bps" in r["produces"])
+    # a ceiling set by the sender's shaping qdisc, not its NIC: the ceiling column's proof
+    lines += shaped_notes(doc, {r["name"] for r in rows if "throughput_bps" in r["produces"]})
     lines += flags.footnotes(f for r in rows for f in r["flags"])
     lines += flags.loss_notes(doc.get("tests", []))
     lines += baseline.describe(doc)

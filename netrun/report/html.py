@@ -178,7 +178,9 @@ def _load(page: Page) -> str:
     found = load_table.rows(page.doc)
     if not found:
         return ""
-    return f"<h2>{html.escape(load_table.TITLE)}</h2>\n" + _html_table(
+    note = load_table.bucket_note(page.doc)
+    said = f"<p>{html.escape(note)}</p>\n" if note else ""
+    return f"<h2>{html.escape(load_table.TITLE)}</h2>\n{said}" + _html_table(
         load_table.HEADERS, found, [""] * len(found)
     )
 

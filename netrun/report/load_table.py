@@ -9,8 +9,9 @@ instead, marked so. Every figure is the median over the test's ok repeats.
 
 from __future__ import annotations
 
+import math
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from netrun.report.summary import group_samples
@@ -42,6 +43,18 @@ class Loaded:
     n: int
     #: "p50" the tool's medians, "mean" a tool without percentiles (iperf2).
     basis: str = "p50"
+    #: A histogram's figures (netperf): each one's widest bucket in ms, by field name
+    #: ("idle_p50_ms"); an added figure is known to the wider of its two phases' buckets.
+    buckets_ms: dict[str, float] = field(default_factory=dict)
+
+    def width(self, name: str) -> float | None:
+        """The bucket a figure is known to: its own, or an added one's wider phase's."""
+        if name.startswith("added_"):
+            tail = name.removeprefix("added_")
+            found = [self.buckets_ms.get(f"{w}_{tail}") for w in ("idle", "loaded")]
+            known = [f for f in found if f is not None]
+            return max(known) if known else None
+        return self.buckets_ms.get(name)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,11 +67,32 @@ def _median(samples: list[dict[str, Any]], name: str | None, scale: float = 1.0)
     return None if found is None else found.median * scale
 
 
-def _phase(
+def _bucket_ms(
     samples: list[dict[str, Any]], metric: str | None, which: str, scale: float
 ) -> float | None:
-    """The median of ``<metric>_idle`` or ``_loaded`` in ms."""
-    return _median(samples, f"{metric}_{which}" if metric else None, scale)
+    """The widest histogram bucket of a phase's figure over the ok repeats, in ms (the
+    phase's ``details.<phase>.bucket_us``: netperf); None for an exact figure."""
+    widths = []
+    for s in samples:
+        details: dict[str, Any] = s["details"] if isinstance(s.get("details"), dict) else {}
+        part: dict[str, Any] = details[which] if isinstance(details.get(which), dict) else {}
+        buckets = part["bucket_us"] if isinstance(part.get("bucket_us"), dict) else {}
+        edges = buckets.get(metric) if metric else None
+        pair = edges if isinstance(edges, list) and len(edges) == 2 else None
+        if s.get("status") == "ok" and pair and all(isinstance(e, int | float) for e in pair):
+            widths += [(pair[1] - pair[0]) * scale] if pair[1] > pair[0] else []
+    return max(widths) if widths else None
+
+
+def _phase(
+    samples: list[dict[str, Any]], metric: str | None, which: str, scale: float, bucketed: bool
+) -> float | None:
+    """The median of ``<metric>_idle`` or ``_loaded`` in ms; of a histogram's figures the
+    lower middle one (a bucket's edge: the mean of two would be finer than the buckets)."""
+    if not bucketed or metric is None:
+        return _median(samples, f"{metric}_{which}" if metric else None, scale)
+    values = stats.ok_values(samples, f"{metric}_{which}")
+    return statistics.median_low(values) * scale if values else None
 
 
 def _load_text(sample: dict[str, Any]) -> str:
@@ -84,7 +118,18 @@ def loaded(doc: dict[str, Any]) -> list[Loaded]:
         ok = [s for s in samples if s.get("status") == "ok"]
         with_load = next((s for s in ok), first)
 
-        idle50, loaded50 = (_phase(samples, p50, w, scale) for w in ("idle", "loaded"))
+        buckets = {
+            f"{w}_{q}_ms": found
+            for q, metric in (("p50", p50), ("p99", p99))
+            for w in ("idle", "loaded")
+            if (found := _bucket_ms(samples, metric, w, scale)) is not None
+        }
+        phase = {
+            f"{w}_{q}": _phase(samples, metric, w, scale, f"{w}_{q}_ms" in buckets)
+            for q, metric in (("p50", p50), ("p99", p99))
+            for w in ("idle", "loaded")
+        }
+        idle50, loaded50 = phase["idle_p50"], phase["loaded_p50"]
         added50 = _median(samples, ADDED[0])
         if added50 is None and idle50 is not None and loaded50 is not None:
             added50 = loaded50 - idle50  # a mean's difference (iperf2)
@@ -92,10 +137,10 @@ def loaded(doc: dict[str, Any]) -> list[Loaded]:
             Loaded(
                 test=name, mode=str(first.get("mode")), tool=tool, load=_load_text(with_load),
                 idle_p50_ms=idle50, loaded_p50_ms=loaded50, added_p50_ms=added50,
-                idle_p99_ms=_phase(samples, p99, "idle", scale),
-                loaded_p99_ms=_phase(samples, p99, "loaded", scale),
+                idle_p99_ms=phase["idle_p99"], loaded_p99_ms=phase["loaded_p99"],
                 added_p99_ms=_median(samples, ADDED[1]),
                 load_bps=_median(samples, "load_throughput_bps"), n=len(ok), basis=basis,
+                buckets_ms=buckets,
             )
         )  # fmt: skip
     return out
@@ -105,6 +150,47 @@ def _cell(value: float | None, digits: int = 3, mean: bool = False) -> str:
     if value is None:
         return "-"
     return f"{value:.{digits}f}" + (" (mean)" if mean else "")
+
+
+def _digits(width_ms: float) -> int:
+    """Decimals that show a figure no finer than a bucket this wide (0.01 ms: 2; 1 ms: 0;
+    10 ms: -1, to the ten)."""
+    return -math.floor(math.log10(width_ms) + 1e-9)
+
+
+def _fig(r: Loaded, name: str, mean: bool = False) -> str:
+    """A figure of the row at its precision: a histogram's to its bucket; an added one to
+    the wider of its two buckets, with that width (±), as loaded - idle is known no finer."""
+    value, width = getattr(r, name), r.width(name)
+    if value is None or width is None:
+        return _cell(value, mean=mean)
+    digits = _digits(width)
+    shown = _cell(round(value, digits), max(0, digits), mean)
+    return f"{shown} ±{width:g}" if name.startswith("added_") else shown
+
+
+def bucket_note(doc: dict[str, Any]) -> str:
+    """One line naming the histogram buckets the table's figures are read to ("" when no
+    row has any): netperf's percentiles are each the low edge of a bucket."""
+    parts = []
+    for r in loaded(doc):
+        if not r.buckets_ms:
+            continue
+        said = ", ".join(
+            f"{q} {_ms(r.width(f'idle_{q}_ms'))}→{_ms(r.width(f'loaded_{q}_ms'))}"
+            for q in ("p50", "p99")
+        )
+        parts.append(f"{r.test} {said}")
+    if not parts:
+        return ""
+    return (
+        "buckets (idle→loaded, ms): " + "; ".join(parts) + ": each netperf percentile is its "
+        "histogram bucket's low edge, shown to the bucket; added ± the wider bucket"
+    )
+
+
+def _ms(width: float | None) -> str:
+    return "-" if width is None else f"{width:g}"
 
 
 def rows(doc: dict[str, Any]) -> list[list[str]]:
@@ -118,15 +204,21 @@ def rows(doc: dict[str, Any]) -> list[list[str]]:
         halves = load_cell(groups[r.test])
         both = f" (sum of {halves})" if "+" in halves else ""
         out.append([
-            r.test, r.mode, r.tool, r.load, _cell(r.idle_p50_ms, mean=mean),
-            _cell(r.loaded_p50_ms, mean=mean), _cell(r.added_p50_ms, mean=mean),
-            _cell(r.idle_p99_ms), _cell(r.loaded_p99_ms), _cell(r.added_p99_ms),
+            r.test, r.mode, r.tool, r.load, _fig(r, "idle_p50_ms", mean),
+            _fig(r, "loaded_p50_ms", mean), _fig(r, "added_p50_ms", mean),
+            _fig(r, "idle_p99_ms"), _fig(r, "loaded_p99_ms"), _fig(r, "added_p99_ms"),
             _cell(mbps, 1) + both, str(r.n),
         ])  # fmt: skip
     return out
 
 
 TITLE = "latency under load (median of the ok repeats; added = loaded - idle)"
+
+
+def title(doc: dict[str, Any], head: str = TITLE) -> str:
+    """The table's title, and the line naming its histogram buckets when it has any."""
+    note = bucket_note(doc)
+    return f"{head}\n{note}" if note else head
 
 
 #: The one-screen report's columns: idle beside loaded for the median and the p99, the
@@ -177,10 +269,14 @@ def _load_words(sample: dict[str, Any]) -> str:
     return f"{many} {load.get('protocol')}{way}{rate}"
 
 
-def _pair(idle: float | None, loaded: float | None, mean: bool) -> str:
-    if idle is None and loaded is None:
+def _pair(r: Loaded, q: str, mean: bool) -> str:
+    if getattr(r, f"idle_{q}_ms") is None and getattr(r, f"loaded_{q}_ms") is None:
         return "-"
-    return f"{_cell(idle)}→{_cell(loaded)}" + (" (mean)" if mean else "")
+    return f"{_fig(r, f'idle_{q}_ms')}→{_fig(r, f'loaded_{q}_ms')}" + (" (mean)" if mean else "")
+
+
+def _added(r: Loaded, q: str) -> str:
+    return "-" if getattr(r, f"added_{q}_ms") is None else f"+{_fig(r, f'added_{q}_ms')}"
 
 
 def brief_rows(doc: dict[str, Any]) -> list[list[str]]:
@@ -191,12 +287,9 @@ def brief_rows(doc: dict[str, Any]) -> list[list[str]]:
         samples = groups[r.test]
         first = next((s for s in samples if s.get("status") == "ok"), samples[0])
         probe = f"{r.tool} {first.get('client')}→{first.get('server')}"
-        added99 = "-" if r.added_p99_ms is None else f"+{_cell(r.added_p99_ms)}"
         out.append([
-            r.test, r.mode, probe, _load_words(first),
-            _pair(r.idle_p50_ms, r.loaded_p50_ms, r.basis == "mean"),
-            "-" if r.added_p50_ms is None else f"+{_cell(r.added_p50_ms)}",
-            _pair(r.idle_p99_ms, r.loaded_p99_ms, False), added99,
+            r.test, r.mode, probe, _load_words(first), _pair(r, "p50", r.basis == "mean"),
+            _added(r, "p50"), _pair(r, "p99", False), _added(r, "p99"),
             f"{_count(samples, 'idle')}/{_count(samples, 'loaded')}", load_cell(samples),
         ])  # fmt: skip
     return out

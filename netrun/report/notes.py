@@ -53,7 +53,7 @@ SHAPED = re.compile(
 )
 
 
-def _shaped(doc: dict[str, Any], rated: set[str]) -> list[str]:
+def shaped_notes(doc: dict[str, Any], rated: set[str]) -> list[str]:
     """One line per shaping qdisc that set tests' ceilings (netrun.core.linerate:
     the sender's tbf, htb or cake below its NIC's line rate), naming the tests."""
     by_basis: dict[str, list[str]] = {}
@@ -87,7 +87,7 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             " rate (TCP: its MSS, UDP: its datagram size); % ceil = Mbit/s as a share of it"
         )
         lines += ratelimit.note(r for r in rows if r["name"] in rated)
-        lines += _shaped(doc, rated)
+        lines += shaped_notes(doc, rated)
     shared = sorted({str(t.get("name")) for t in doc.get("tests", [])
                      if (t.get("details") or {}).get("cpu_shared_kernel")})  # fmt: skip
     if shared:

@@ -74,7 +74,7 @@ def render_table(
     if tcp := tcp_table.rows(doc):  # the senders' TCP internals (RTT, windows, path MTU)
         lines += ["", text_table(tcp_table.headers(doc), tcp)]
     if loaded := load_table.rows(doc):  # latency idle vs under load
-        lines += ["", load_table.TITLE, text_table(load_table.HEADERS, loaded)]
+        lines += ["", load_table.title(doc), text_table(load_table.HEADERS, loaded)]
     lines += notes(doc, summary_rows(doc, verdicts))
     for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
         lines += ["", head, text_table(cols, cells), *found]
@@ -105,6 +105,8 @@ def render_markdown(doc: dict[str, Any], verdicts: Sequence[VerdictLike] | None 
             loaded, headers=load_table.HEADERS, tablefmt="github", disable_numparse=True
         )
         table += f"\n\n#### {load_table.TITLE}\n\n{grid}"
+        if note := load_table.bucket_note(doc):
+            table += f"\n\n{note}"
     extra = [f"- {line}" for line in notes(doc, summary_rows(doc, verdicts))]
     for head, cols, cells, found in matrix.text_blocks(doc):  # generated pairs' grids
         grid = tabulate(cells, headers=cols, tablefmt="github", disable_numparse=True)

@@ -17,7 +17,8 @@ from netrun.results.fanin import ends, pair_label
 #: Every flag, in the order shown, with its footnote.
 FLAGS: dict[str, str] = {
     "above-ceiling": "measured above the goodput ceiling the line rate and packet size allow: "
-    "the link or its shaping is not what the inventory says",
+    "the link or its shaping is not what the inventory says (a tbf's burst over the test's "
+    "duration is allowed: ceiling_slack_mbps)",
     "same-host": "server and client are one host: loopback, not a network result "
     "(allowed by allow_same_host: true)",
     "target-not-reached": "below 95% of the offered rate (UDP or bitrate-limited test)",
@@ -136,7 +137,8 @@ def of_sample(sample: Mapping[str, Any]) -> list[str]:
     if sample.get("status") == "ok":
         bps = _number(sample.get("throughput_bps"))
         ceiling = _number(sample.get("goodput_ceiling_mbps"))
-        if bps is not None and ceiling and bps / 1e6 > ceiling * (1 + CEILING_MARGIN):
+        slack = _number(sample.get("ceiling_slack_mbps")) or 0.0  # a tbf's burst
+        if bps is not None and ceiling and bps / 1e6 > ceiling * (1 + CEILING_MARGIN) + slack:
             found.add("above-ceiling")
         offered = offered_bps(sample)
         if bps is not None and offered and bps < TARGET_SHARE * offered:

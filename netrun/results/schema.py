@@ -70,7 +70,8 @@ SAMPLE: dict[str, Check] = {
         key: _number
         for key in (
             "throughput_bps sender_bps retransmits cpu_client_pct cpu_server_pct jitter_ms "
-            "lost_percent lost_packets packets line_rate_mbps goodput_ceiling_mbps"
+            "lost_percent lost_packets packets line_rate_mbps goodput_ceiling_mbps "
+            "ceiling_slack_mbps"
         ).split()
     },
 }

@@ -104,6 +104,7 @@ def build_sample(
         "line_rate_mbps": speed,
         "goodput_ceiling_mbps": ceiling.mbps if ceiling else None,
         "ceiling_basis": ceiling.basis if ceiling else None,
+        "ceiling_slack_mbps": ceiling.slack_mbps if ceiling else None,
         "raw": raw,
         "started": started,
         "finished": utcnow(),

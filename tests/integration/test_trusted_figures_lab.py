@@ -149,7 +149,7 @@ def test_the_ceiling_is_the_senders_shaping_qdisc_not_the_nics_speed(
         assert qdisc.startswith("tbf root rate "), qdisc
         basis = rec["ceiling_basis"]
         assert "tbf root rate " in basis and f"on {sender}'s data0 egress" in basis, basis
-        assert basis.endswith("below the 10000 Mbit/s line"), basis
+        assert "below the 10000 Mbit/s line" in basis, basis  # then its burst's slack
         assert rec["goodput_ceiling_mbps"] < 2000  # the shaped rate's, not 9414.8
         assert 50 < 100 * rec["throughput_bps"] / 1e6 / rec["goodput_ceiling_mbps"] < 101
         assert "above-ceiling" not in rec["flags"]

@@ -13,7 +13,7 @@ from netrun.report.html import render_html
 from netrun.report.render import render_json, render_markdown, render_table
 from netrun.report.summary import group_samples
 from netrun.results import stats
-from tests.conftest import LOAD_FIXTURES
+from tests.conftest import LOAD_FIXTURES, RESULTS_FIXTURES
 
 
 def doc() -> dict[str, Any]:
@@ -59,3 +59,36 @@ def test_a_run_without_load_has_no_table_and_added_latency_is_no_latency_family(
     names = list(doc()["tests"][0]["metrics"])
     assert names[0] == "latency_added_p50_ms"
     assert headline.latency_prefix(names) is None  # not drawn in latency.png as a latency
+
+
+def test_netperf_under_load_is_shown_to_its_buckets_and_names_them() -> None:
+    """The real netperf-load run (TCP_RR idle, then under a 4+4 stream load): idle p50 20 us
+    (bucket 20-30 us), loaded 7000 us (7-8 ms). Each figure is shown no finer than its bucket
+    (0.02, 7: not 0.020, 7.000), the added one to the wider bucket with that width (7 ±1,
+    not 6.970), and one line names the buckets; the brief report likewise."""
+    from netrun.report import brief
+
+    doc = json.loads((RESULTS_FIXTURES / "netperf-load" / "results.json").read_text())
+    (row,) = load_table.rows(doc)
+    assert row[4:10] == ["0.02", "7", "7 ±1", "2", "10", "10 ±10"]
+    note = load_table.bucket_note(doc)
+    assert note.startswith("buckets (idle→loaded, ms): rr-load p50 0.01→1, p99 1→10")
+    assert "low edge" in note and "added ± the wider bucket" in note
+    (brow,) = load_table.brief_rows(doc)
+    assert brow[4:8] == ["0.02→7", "+7 ±1", "2→10", "+10 ±10"]
+    (table,) = [t for t in brief.tables(doc) if t.kind == "load"]
+    assert table.title.endswith(note)
+
+
+def test_ping_under_load_keeps_its_precision() -> None:
+    """ping's percentiles are not bucketed: no note, three decimals as before (a real
+    netperf-load sample turned ping: its tool and details' buckets changed)."""
+    doc = json.loads((RESULTS_FIXTURES / "netperf-load" / "results.json").read_text())
+    for s in doc["tests"]:
+        s["tool"] = "ping"
+        for phase in ("idle", "loaded"):
+            s["details"][phase].pop("bucket_us", None)
+        m = s["metrics"]
+        m.update(rtt_p50_ms_idle=0.0213, rtt_p50_ms_loaded=6.9731)
+    (row,) = load_table.rows(doc)
+    assert row[4:7] == ["0.021", "6.973", "6.970"] and load_table.bucket_note(doc) == ""
