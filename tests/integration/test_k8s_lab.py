@@ -133,8 +133,7 @@ def k8s(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                       "--inventory", str(c.inventory), timeout=300)  # fmt: skip
     assert down.returncode == 0, down.stderr[-3000:]
     left = [
-        pid for pid in os.listdir("/proc") if pid.isdigit()
-        and str(c.state_dir) in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        pid for pid in os.listdir("/proc") if pid.isdigit() and str(c.state_dir) in _cmdline(pid)
     ]  # fmt: skip
     assert left == [], f"processes left: {left}"
     mounts = [
@@ -147,6 +146,14 @@ def k8s(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     assert mounts == [], f"mounts left: {mounts[:5]}"
     assert not c.state_dir.exists() and not c.inventory.exists()
     assert snapshot() == before
+
+
+def _cmdline(pid: str) -> str:
+    """A process's command line; "" for one that ended since /proc was listed."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _mountinfo(pid: str) -> list[str]:
