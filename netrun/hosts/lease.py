@@ -176,8 +176,11 @@ def _check(run_id: str) -> None:
         raise ValueError(f"not a netrun run id: {run_id[:40]!r}")
 
 
-def parse(output: str) -> Answer | None:
-    """The lease's answer in a script's output (None: the script did not get that far)."""
+def parse(output: str, run_id: str = "") -> Answer | None:
+    """The lease's answer in a script's output (None: the script did not get that far).
+
+    ``run_id``: this run's. Two inventory names for one host probe it at once, so one
+    name can find the lease the other just took: held by this same run, it is ours."""
     for line in output.splitlines():
         if line.startswith(MARK + " "):
             rest = line[len(MARK) + 1 :].strip()
@@ -186,5 +189,7 @@ def parse(output: str) -> Answer | None:
             if state in ("taken", "ours", "held", "none"):
                 # another user's file may say anything: printable, and one line's worth
                 shown = "".join(c for c in detail.strip() if c.isprintable())
+                if state == "held" and run_id and shown.startswith(f"run {run_id} "):
+                    return Answer("ours", shown[:300])
                 return Answer(state, shown[:300])
     return None

@@ -222,7 +222,9 @@ class Fleet:
             found = probe_host(
                 host, self.needs, self.ctx.iperf3(host), extra=extra, on_output=output
             )
-        answer = lease.parse("".join(said)) or lease.Answer("none", "the probe did not say")
+        answer = lease.parse("".join(said), self.ctx.run_id) or lease.Answer(
+            "none", "the probe did not say"
+        )
         if answer.state == "held":
             raise HostLeased({host.name: answer.detail})
         if answer.state == "none":

@@ -48,7 +48,7 @@ def dead_holders(held: dict[str, str], dead: set[str]) -> dict[str, str]:
 def take(host: Host, run_id: str, who: str) -> lease.Answer:
     """Take ``host``'s lease for ``run_id`` on its own (outside a probe)."""
     res = host.run(lease.acquire_script(run_id, who), timeout=30, check=False)
-    return lease.parse(res.stdout) or lease.Answer("none", "the host did not answer")
+    return lease.parse(res.stdout, run_id) or lease.Answer("none", "the host did not answer")
 
 
 def take_all(hosts: Sequence[Host], run_id: str, who: str, forks: int) -> dict[str, lease.Answer]:

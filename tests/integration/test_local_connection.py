@@ -21,8 +21,12 @@ def test_a_run_between_two_local_hosts(tmp_path: Path) -> None:
         tmp_path / "local.yaml", {"all": {"hosts": {"here": local, "there": local}}}
     )
     scenario = write_scenario(
-        tmp_path, [{"name": "lo", "mode": "baremetal", "server": "here", "client": "there"}]
-    )
+        tmp_path,
+        [  # both ends are this machine: loopback on purpose (else refused as one host)
+            {"name": "lo", "mode": "baremetal", "server": "here", "client": "there",
+             "allow_same_host": True}
+        ],
+    )  # fmt: skip
     run = run_netrun([scenario, "-i", inventory, "-o", "out", "--no-history"], cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     doc = load_results(tmp_path / "out")

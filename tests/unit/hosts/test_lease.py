@@ -186,3 +186,12 @@ def test_parse_and_bad_run_ids() -> None:
     with pytest.raises(ValueError):
         lease.release_script("../x")
     assert lease.holder("abcd1234").startswith("run abcd1234 from ")
+
+
+def test_a_lease_held_by_this_same_run_is_ours() -> None:
+    """Two inventory names for one host probe it at once: the second finds the lease the
+    first just took, held by this same run (test_trusted_figures_lab's bravo2)."""
+    said = "NETRUN_LEASE held run e81a99a8 from vm (user root, pid 22459, started now)\n"
+    assert lease.parse(said, "e81a99a8") == lease.Answer("ours", said.split(" ", 2)[2].strip())
+    assert lease.parse(said, "0badc0de").state == "held"  # type: ignore[union-attr]
+    assert lease.parse(said).state == "held"  # type: ignore[union-attr]
