@@ -58,6 +58,10 @@ def error_kind(message: str) -> str:
     low = message.lower()
     if "busy" in low:
         return "busy"
+    if "unable to read from stream socket" in low and "temporarily unavailable" in low:
+        # a UDP stream's setup datagram (or the server's reply) was lost: iperf3 has no
+        # retransmit for it and gives up before any data (esnet/iperf#862); try again
+        return "setup-lost"
     if "refused" in low:
         return "refused"
     if "timed out" in low or "timeout" in low:

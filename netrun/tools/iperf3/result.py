@@ -10,7 +10,10 @@ from netrun.errors import ToolError
 PROTOCOLS = ("tcp", "udp")
 
 #: Error kinds ``Iperf3Error.kind`` takes.
-KINDS = ("busy", "refused", "unreachable", "timeout", "error", "bad-output", "no-output", "missing")
+KINDS = (
+    "busy", "setup-lost", "refused", "unreachable", "timeout", "error", "bad-output",
+    "no-output", "missing",
+)  # fmt: skip
 
 
 class Iperf3Error(ToolError):

@@ -136,6 +136,7 @@ def test_udp_reverse() -> None:
     ("name", "kind", "words"),
     [
         ("refused", "refused", "Connection refused"),
+        ("udp_setup_lost", "setup-lost", "unable to read from stream socket"),
         ("busy", "busy", "server is busy"),
         ("connect_timeout", "timeout", "Connection timed out"),
         ("server_killed", "error", "the server has terminated"),
