@@ -45,6 +45,8 @@ DOCKER_TOOLS = {
     "iptables": "iptables",
     "bridge": "iproute2",
     "ldd": "libc-bin",
+    "etcd": "etcd-server",
+    "etcdctl": "etcd-client",
 }
 
 
