@@ -57,11 +57,17 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 
+#: sh: whether process ``$nr_d`` (its /proc folder) is a flanneld that has not exited (a
+#: killed one stays a zombie, its comm still "flanneld", until its parent reaps it)
+_IS_FLANNELD = (
+    'nr_s=; { read -r nr_s < "$nr_d/stat"; } 2>/dev/null; '
+    'case "$nr_s" in *"(flanneld) "[!ZX]*) nr_f=1;; *) nr_f=;; esac'
+)
 #: sh printing the pid of every flanneld in this shell's network namespace (the hosts of
 #: an emulated lab share one pid namespace; a namespace it may not read counts as ours)
 FLANNELD_PIDS = (
-    "nr_me=$(readlink /proc/$$/ns/net 2>/dev/null); for nr_d in /proc/[0-9]*; do nr_c=; "
-    '{ read -r nr_c < "$nr_d/comm"; } 2>/dev/null; [ "$nr_c" = flanneld ] || continue; '
+    "nr_me=$(readlink /proc/$$/ns/net 2>/dev/null); for nr_d in /proc/[0-9]*; do "
+    f'{_IS_FLANNELD}; [ -n "$nr_f" ] || continue; '
     'nr_n=$(readlink "$nr_d/ns/net" 2>/dev/null); '
     'if [ -z "$nr_n" ] || [ -z "$nr_me" ] || [ "$nr_n" = "$nr_me" ]; then '
     'echo "${nr_d#/proc/}"; fi; done'
@@ -80,10 +86,12 @@ def start_script(subnet_env: object, iface: object) -> str:
 
 
 def gone_script(pids: list[int]) -> str:
-    """sh printing each of `pids` that is no longer a flanneld."""
+    """sh printing each of `pids` that is no longer a running flanneld."""
     listed = " ".join(str(int(pid)) for pid in pids)
-    return (f'for nr_p in {listed}; do nr_c=; {{ read -r nr_c < "/proc/$nr_p/comm"; }} '
-            '2>/dev/null; [ "$nr_c" = flanneld ] || echo "$nr_p"; done')  # fmt: skip
+    return (
+        f"for nr_p in {listed}; do nr_d=/proc/$nr_p; {_IS_FLANNELD}; "
+        '[ -n "$nr_f" ] || echo "$nr_p"; done'
+    )
 
 
 def parse_vtep(text: str) -> tuple[int | None, str | None]:

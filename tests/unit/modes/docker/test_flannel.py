@@ -25,18 +25,18 @@ def test_the_start_sections_give_the_lease_the_vtep_and_flanneld() -> None:
     env = parse_subnet_env(found["lease"])
     assert env == {
         "FLANNEL_NETWORK": "10.244.128.0/20",
-        "FLANNEL_SUBNET": "10.244.138.1/24",
+        "FLANNEL_SUBNET": "10.244.128.1/24",
         "FLANNEL_MTU": "1450",
         "FLANNEL_IPMASQ": "false",
     }
-    # flanneld gives flannel.1 the lease's first address, as a /32
-    assert parse_vtep(found["vtep"]) == (1450, "10.244.138.0/32")
-    assert found["flanneld"].split() == ["7170"]
+    # flanneld gives flannel.1 the lease's first address, as a /32 (SubnetMin: the /20's first /24)
+    assert parse_vtep(found["vtep"]) == (1450, "10.244.128.0/32")
+    assert found["flanneld"].split() == ["16007"]
 
 
 def test_the_flanneld_check_names_only_the_one_that_is_gone() -> None:
     assert (FIXTURES / "gone-alive.txt").read_text().split() == []
-    assert (FIXTURES / "gone-killed.txt").read_text().split() == ["7170"]
+    assert (FIXTURES / "gone-killed.txt").read_text().split() == ["16007"]
 
 
 @pytest.mark.parametrize(
