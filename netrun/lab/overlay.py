@@ -169,14 +169,14 @@ def lease(host: LabHost) -> tuple[str, int]:
 
 
 def up(lab: LabPlan, data: dict[str, Any], save: Callable[[], None], binary: Path) -> None:
-    """etcd, then every host's flanneld, each pid recorded (and saved) as it starts."""
+    """etcd, then every host's flanneld in turn, each pid recorded (and saved) as it starts."""
     pids = data["pids"]
     ensure_etcd(lab, pids, save)
     mine = pids.setdefault("flanneld", {})
-    for host in lab.hosts:
+    for host in lab.hosts:  # one at a time: flanneld leases a random free /24, and two
+        # started at once may pick the same one; the loser exits ("subnet already exists")
         mine[host.name] = start_flanneld(lab, host, binary)
         save()
-    for host in lab.hosts:
         wait_leased(host, mine[host.name])
 
 
