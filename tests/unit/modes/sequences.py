@@ -1,0 +1,150 @@
+"""Mode x tool command sequences as data: run one case's scenario through scripted hosts.
+
+A case (cases/<mode>-<tool>.json) holds a scenario, the inventory's hosts, what each fake
+host answers (captured output from tests/fixtures, matched by a pattern found in the
+command), and what the run sent: each host's commands in order, the progress lines and
+each sample's status. ``record`` runs the whole netrun run (connect, probe, lease, setup,
+measure, teardown, undo, sweep) with netrun.testing.scripted.ScriptedTransport standing in
+for SSH, so nothing runs and no root is needed; test_sequences.py compares, regen.py
+rewrites the expected part from the current code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from netrun.errors import NetrunError
+from netrun.hosts.host import Host
+from netrun.hosts.proc import boot_id, process_start
+from netrun.inventory.loader import load_inventory
+from netrun.run.runner import Run, RunRequest
+from netrun.scenario.loader import load_scenario
+from netrun.testing.recording import Reply
+from netrun.testing.scripted import ScriptedTransport
+from tests.conftest import FIXTURES
+
+CASES = Path(__file__).resolve().parent / "cases"
+#: Every case's run id: the folders, labels and lease files it names are stable.
+RUN_ID = "1a2b3c4d"
+#: Run-specific tokens and what stands for them in a case (besides the local folder).
+TOKENS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # who holds a host's lease (netrun.hosts.lease): this machine, user, pid and time
+    (re.compile(rf"run {RUN_ID} from [^()']*\(user [^()']*, pid \d+, started [^()']*\)"),
+     f"run {RUN_ID} from <controller>"),
+    # a generated relay credential (mode: turn) is never the same twice
+    (re.compile(r"\b[0-9a-f]{32}\b"), "<secret>"),
+)
+
+
+def case_files() -> list[Path]:
+    return sorted(CASES.glob("*.json"))
+
+
+def load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def save(path: Path, case: dict[str, Any]) -> None:
+    path.write_text(json.dumps(case, indent=1, ensure_ascii=False) + "\n")
+
+
+class ScriptedHosts:
+    """Stands in for netrun.run.preconnect.Preconnect: each host's connection is a
+    ScriptedTransport answering with the case's captured outputs, all sharing one log."""
+
+    def __init__(self, answers: dict[str, list[dict[str, Any]]]) -> None:
+        self.answers = answers
+        self.log: list[tuple[str, str]] = []
+
+    def take(self, host: Host) -> ScriptedTransport:
+        transport = ScriptedTransport(host.name, self.log)
+        for answer in [*self.answers.get(host.name, []), *self.answers.get("*", [])]:
+            transport.answer(answer["when"], reply(answer))
+        return transport
+
+    def close(self) -> None:
+        """Nothing was opened."""
+
+
+def reply(answer: dict[str, Any]) -> Reply:
+    """An answer's reply: a fixture file's text (``fixture``, under tests/fixtures) and/or
+    literal lines netrun's own scripts print (``stdout``), then its exit status."""
+    out = (FIXTURES / answer["fixture"]).read_text() if "fixture" in answer else ""
+    return Reply(out + answer.get("stdout", ""), answer.get("stderr", ""), answer.get("exited", 0))
+
+
+def record(case: dict[str, Any]) -> dict[str, Any]:
+    """Run the case; what it sent and said, normalized (the case's ``expected``). A pair
+    the inventory or scenario check refuses sends nothing: its one line is the expected."""
+    with tempfile.TemporaryDirectory(prefix="netrun-case-") as tmp:
+        local = Path(tmp)
+        (local / "inventory.yaml").write_text(yaml.safe_dump({"all": {"hosts": case["hosts"]}}))
+        (local / "scenario.yaml").write_text(case["scenario"])
+        try:
+            inventory = load_inventory(local / "inventory.yaml")
+            scenario = load_scenario(local / "scenario.yaml", hosts=list(case["hosts"]))
+        except NetrunError as exc:
+            return {"refused": normal(str(exc), tmp)}
+        hosts = ScriptedHosts(case["answers"])
+        said: list[str] = []
+        req = RunRequest(
+            scenario, inventory, local / "out", run_id=RUN_ID, progress=said.append,
+            preconnect=hosts,
+        )  # fmt: skip
+        doc = Run(req).execute()
+        commands: dict[str, list[str | list[str]]] = {}
+        for name, line in hosts.log:
+            commands.setdefault(name, []).append(shown(normal(line, tmp)))
+        return {
+            "commands": commands,
+            "progress": [normal(line, tmp) for line in said],
+            "samples": [
+                [s["name"], s.get("repeat"), s["status"], normal(s.get("error") or "", tmp)]
+                for s in doc["tests"]
+            ],
+            "errors": [normal(e, tmp) for e in doc["errors"]],
+        }
+
+
+def controller() -> list[tuple[str, str]]:
+    """This process as run folders name their owner (netrun.cleanup.owner): boot id, pid,
+    start time; then the boot id alone."""
+    pid = os.getpid()
+    boot = boot_id() or "-"
+    return [(f"{boot} {pid} {process_start(pid) or '-'}", "<controller>"), (boot, "<boot-id>")]
+
+
+def normal(text: str, local: str) -> str:
+    """``text`` with run-specific tokens replaced (the local folder, this controller
+    process, generated secrets)."""
+    text = text.replace(local, "<local>")
+    for token, shown in controller():
+        text = text.replace(token, shown)
+    for pattern, token in TOKENS:
+        text = pattern.sub(token, text)
+    return text
+
+
+def shown(line: str) -> str | list[str]:
+    """A command as a case keeps it: a script as its lines (a diff then names the line)."""
+    return line.split("\n") if "\n" in line else line
+
+
+def joined(command: str | list[str]) -> str:
+    return "\n".join(command) if isinstance(command, list) else command
+
+
+def commands(expected: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(host, command line) of every command a case expects."""
+    for host, lines in expected["commands"].items():
+        for command in lines:
+            yield host, joined(command)
