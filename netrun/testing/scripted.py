@@ -23,16 +23,33 @@ from netrun.testing.recording import RecordingTransport, Reply
 class ScriptedTransport(RecordingTransport):
     """Records every command (as RecordingTransport) and answers each with its known parts."""
 
+    #: rule index -> the later answers of a rule that answers differently each time
+    #: (``answer_each``: a log that grows between two reads).
+    later: dict[int, list[Reply]] = field(default_factory=dict)
+
+    def answer_each(self, pattern: str, replies: Sequence[Reply]) -> None:
+        """Answer the first match of ``pattern`` with ``replies[0]``, the next with
+        ``replies[1]``..., and every match after the last with the last."""
+        self.later[len(self.rules)] = list(replies[1:])
+        self.answer(pattern, replies[0])
+
     def reply(self, line: str) -> Reply:
         """The joined answer of every rule whose pattern occurs in ``line``."""
         found = sorted(
-            (match.start(), index, reply)
-            for index, (pattern, reply) in enumerate(self.rules)
+            (match.start(), index)
+            for index, (pattern, _reply) in enumerate(self.rules)
             if (match := pattern.search(line))
         )
-        parts = [reply for _at, _index, reply in found]
+        parts = [self._take(index) for _at, index in found]
         exited = next((r.exited for r in parts if r.exited), 0)
         return Reply("".join(r.stdout for r in parts), "".join(r.stderr for r in parts), exited)
+
+    def _take(self, index: int) -> Reply:
+        pattern, reply = self.rules[index]
+        later = self.later.get(index)
+        if later:
+            self.rules[index] = (pattern, later.pop(0))
+        return reply
 
     def run(
         self, argv: Sequence[str] | str, *, timeout: float, sudo: bool = False, check: bool = True

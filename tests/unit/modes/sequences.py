@@ -68,7 +68,10 @@ class ScriptedHosts:
     def take(self, host: Host) -> ScriptedTransport:
         transport = ScriptedTransport(host.name, self.log)
         for answer in [*self.answers.get(host.name, []), *self.answers.get("*", [])]:
-            transport.answer(answer["when"], reply(answer))
+            if "each" in answer:  # one answer per match, in order: a log that grows
+                transport.answer_each(answer["when"], [reply(a) for a in answer["each"]])
+            else:
+                transport.answer(answer["when"], reply(answer))
         return transport
 
     def close(self) -> None:
@@ -76,10 +79,14 @@ class ScriptedHosts:
 
 
 def reply(answer: dict[str, Any]) -> Reply:
-    """An answer's reply: a fixture file's text (``fixture``, under tests/fixtures) and/or
-    literal lines netrun's own scripts print (``stdout``), then its exit status."""
+    """An answer's reply: a fixture file's text (``fixture``, under tests/fixtures; each
+    ``replace`` pair applied, e.g. the container address of another host) between the
+    lines netrun's own scripts print before it (``head``) and after it (``stdout``)."""
     out = (FIXTURES / answer["fixture"]).read_text() if "fixture" in answer else ""
-    return Reply(out + answer.get("stdout", ""), answer.get("stderr", ""), answer.get("exited", 0))
+    for old, new in answer.get("replace", []):  # the capture as another host sees it
+        out = out.replace(old, new)
+    text = answer.get("head", "") + out + answer.get("stdout", "")
+    return Reply(text, answer.get("stderr", ""), answer.get("exited", 0))
 
 
 def record(case: dict[str, Any]) -> dict[str, Any]:
@@ -87,13 +94,14 @@ def record(case: dict[str, Any]) -> dict[str, Any]:
     the inventory or scenario check refuses sends nothing: its one line is the expected."""
     with tempfile.TemporaryDirectory(prefix="netrun-case-") as tmp:
         local = Path(tmp)
+        normal = Normal(tmp)
         (local / "inventory.yaml").write_text(yaml.safe_dump({"all": {"hosts": case["hosts"]}}))
         (local / "scenario.yaml").write_text(case["scenario"])
         try:
             inventory = load_inventory(local / "inventory.yaml")
             scenario = load_scenario(local / "scenario.yaml", hosts=list(case["hosts"]))
         except NetrunError as exc:
-            return {"refused": normal(str(exc), tmp)}
+            return {"refused": normal(str(exc))}
         hosts = ScriptedHosts(case["answers"])
         said: list[str] = []
         req = RunRequest(
@@ -102,16 +110,19 @@ def record(case: dict[str, Any]) -> dict[str, Any]:
         )  # fmt: skip
         doc = Run(req).execute()
         commands: dict[str, list[str | list[str]]] = {}
+        each = {name: Normal(tmp) for name in case["hosts"]}  # hosts run at once: undo numbers
         for name, line in hosts.log:
-            commands.setdefault(name, []).append(shown(normal(line, tmp)))
+            commands.setdefault(name, []).append(shown(each[name](line)))
+        if case.get("unordered"):  # flows start at once: their order on one host is a race
+            commands = {name: sorted(lines, key=joined) for name, lines in commands.items()}
         return {
-            "commands": commands,
-            "progress": [normal(line, tmp) for line in said],
+            "commands": dict(sorted(commands.items())),
+            "progress": [normal(line) for line in said],
             "samples": [
-                [s["name"], s.get("repeat"), s["status"], normal(s.get("error") or "", tmp)]
+                [s["name"], s.get("repeat"), s["status"], normal(s.get("error") or "")]
                 for s in doc["tests"]
             ],
-            "errors": [normal(e, tmp) for e in doc["errors"]],
+            "errors": [normal(e) for e in doc["errors"]],
         }
 
 
@@ -123,15 +134,28 @@ def controller() -> list[tuple[str, str]]:
     return [(f"{boot} {pid} {process_start(pid) or '-'}", "<controller>"), (boot, "<boot-id>")]
 
 
-def normal(text: str, local: str) -> str:
-    """``text`` with run-specific tokens replaced (the local folder, this controller
-    process, generated secrets)."""
-    text = text.replace(local, "<local>")
-    for token, shown in controller():
-        text = text.replace(token, shown)
-    for pattern, token in TOKENS:
-        text = pattern.sub(token, text)
-    return text
+#: An undo record's file name (netrun.cleanup.undo): the clock's nanoseconds and a counter.
+UNDO_FILE = re.compile(r"\b\d{20}-\d{6}\.sh\b")
+
+
+class Normal:
+    """Replaces run-specific tokens: the local folder, this controller process, generated
+    secrets, and each undo record's file name by its number in order of appearance."""
+
+    def __init__(self, local: str) -> None:
+        self.local = local
+        self.undo: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        text = text.replace(self.local, "<local>")
+        for token, shown in controller():
+            text = text.replace(token, shown)
+        for pattern, token in TOKENS:
+            text = pattern.sub(token, text)
+        return UNDO_FILE.sub(self._undo, text)
+
+    def _undo(self, found: re.Match[str]) -> str:
+        return self.undo.setdefault(found[0], f"<undo-{len(self.undo) + 1}>.sh")
 
 
 def shown(line: str) -> str | list[str]:
