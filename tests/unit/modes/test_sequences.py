@@ -19,12 +19,6 @@ from tests.unit.modes.sequences import case_files, commands, load, record
 CASES = case_files()
 
 
-@pytest.fixture(autouse=True)
-def _no_ramp(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A load test's wait for the load to ramp up is wall-clock time only."""
-    monkeypatch.setattr("netrun.tools.load.tool.RAMP", 0)
-
-
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_a_run_sends_the_recorded_sequence(path: Path) -> None:
     case = load(path)
