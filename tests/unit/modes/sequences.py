@@ -150,6 +150,10 @@ def controller() -> list[tuple[str, str]]:
 UNDO_FILE = re.compile(r"\b\d{20}-\d{6}\.sh\b")
 
 
+#: A file sent from this machine (ScriptedTransport logs ``put LOCAL REMOTE``): a temp file.
+PUT = re.compile(r"^put \S+ ")
+
+
 class Normal:
     """Replaces run-specific tokens: the local folder, this controller process, generated
     secrets, and each undo record's file name by its number in order of appearance."""
@@ -159,7 +163,7 @@ class Normal:
         self.undo: dict[str, str] = {}
 
     def __call__(self, text: str) -> str:
-        text = text.replace(self.local, "<local>")
+        text = PUT.sub("put <local-file> ", text.replace(self.local, "<local>"))
         for token, shown in controller():
             text = text.replace(token, shown)
         for pattern, token in TOKENS:
