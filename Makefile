@@ -111,7 +111,7 @@ unit: venv  ## the unit tests alone (no root, no lab)
 	$(PY) -m pytest -m "not fuzz" --hypothesis-seed=$(FUZZ_SEED) tests/unit $(PYTEST_ARGS)
 
 cases: venv  ## rewrite tests/unit/modes/cases' expected commands from the code; then read the diff
-	$(PY) -m tests.unit.modes.regen
+	$(PY) -m tests.unit.modes.regen $(CASES)
 
 lint: venv  ## ruff (lint and format), the layers and no import cycle (import-linter), mypy
 	$(VENV)/bin/ruff check .
