@@ -9,7 +9,6 @@ with the first non-zero status among them.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -62,6 +61,13 @@ class ScriptedTransport(RecordingTransport):
             raise CommandError(self.host, line, reply.exited, reply.stdout, reply.stderr)
         return result
 
+    def start(self, argv: Sequence[str] | str) -> ScriptedStart:
+        """A command waiting for a line on its stdin (what the SSH transport's start
+        gives: netrun.hosts.transport.Started)."""
+        line = command_line(argv)
+        self.log.append((self.host, line))
+        return ScriptedStart(self, line)
+
 
 @dataclass
 class ScriptedStart:
@@ -85,8 +91,3 @@ class ScriptedStart:
 
     def abandon(self) -> None:
         self.transport.log.append((self.transport.host, "<abandoned>"))
-
-
-def rule(pattern: str, reply: Reply) -> tuple[re.Pattern[str], Reply]:
-    """One answer rule: ``pattern`` (a regular expression) found in a command."""
-    return re.compile(pattern), reply

@@ -38,8 +38,10 @@ RUN_ID = "1a2b3c4d"
 #: Run-specific tokens and what stands for them in a case (besides the local folder).
 TOKENS: tuple[tuple[re.Pattern[str], str], ...] = (
     # who holds a host's lease (netrun.hosts.lease): this machine, user, pid and time
-    (re.compile(rf"run {RUN_ID} from [^()']*\(user [^()']*, pid \d+, started [^()']*\)"),
-     f"run {RUN_ID} from <controller>"),
+    (
+        re.compile(rf"run {RUN_ID} from [^()']*\(user [^()']*, pid \d+, started [^()']*\)"),
+        f"run {RUN_ID} from <controller>",
+    ),
     # a generated relay credential (mode: turn) is never the same twice
     (re.compile(r"\b[0-9a-f]{32}\b"), "<secret>"),
 )

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from netrun.hosts.host import Host
+from netrun.testing.recording import Reply
+from netrun.testing.scripted import ScriptedTransport
 from tests.unit.modes.sequences import case_files, commands, load, record
 
 CASES = case_files()
@@ -65,3 +68,18 @@ def test_a_user_supplied_token_reaches_the_hosts_quoted() -> None:
             assert any(token in words(line) for line in lines), f"{path.stem}: {token} lost"
             checked += 1
     assert checked
+
+
+def test_a_scripted_host_answers_each_part_in_the_order_the_command_holds_them() -> None:
+    log: list[tuple[str, str]] = []
+    host = Host("a")
+    host.transport = transport = ScriptedTransport("a", log)
+    transport.answer("==two==", Reply("2\n"))
+    transport.answer("==one==", Reply("1\n"))
+    transport.answer_each("cat log", [Reply(""), Reply("grown\n")])
+    assert host.run("echo ==one==; echo ==two==", timeout=1).stdout == "1\n2\n"
+    assert [host.run("cat log", timeout=1).stdout for _ in range(3)] == ["", "grown\n", "grown\n"]
+    started = transport.start("read -r port; echo ==two==")
+    started.send("5201\n")
+    assert started.wait(1) == (0, "2\n", "")
+    assert [line for _host, line in log][-2:] == ["read -r port; echo ==two==", "<stdin> 5201"]
