@@ -132,11 +132,14 @@ def record(case: dict[str, Any]) -> dict[str, Any]:
                 f"{len(hosts.log)} commands, {times} x {line[:200]!r}: a poll "
                 "never saw what it waits for; answer it"
             )
+        log = hosts.log
+        if case.get("unordered"):  # a deferred undo rides on whichever command comes first
+            log = [(name, part) for name, line in log for part in deferred(line)]
         commands: dict[str, list[str | list[str]]] = {}
         # hosts run at once: undo records are numbered per host, and not at all where flows
         # run at once on one host (their order is a race)
         each = {name: Normal(tmp, numbered=not case.get("unordered")) for name in case["hosts"]}
-        for name, line in hosts.log:
+        for name, line in log:
             commands.setdefault(name, []).append(shown(each[name](line)))
         if case.get("unordered"):  # flows start at once: their order on one host is a race
             commands = {name: sorted(lines, key=joined) for name, lines in commands.items()}
@@ -149,6 +152,19 @@ def record(case: dict[str, Any]) -> dict[str, Any]:
             ],
             "errors": [normal(e) for e in doc["errors"]],
         }
+
+
+#: How Host.defer puts the scripts it holds before a host's next command.
+DEFERRED = "\n} >/dev/null 2>&1; "
+
+
+def deferred(line: str) -> list[str]:
+    """``line`` as the lines of the deferred scripts riding on it (``<deferred> ...``: one
+    block or several, by timing) and its command."""
+    head, found, rest = line.partition(DEFERRED)
+    if not (found and head.startswith("{ ")):
+        return [line]
+    return [*(f"<deferred> {part}" for part in head[2:].split("\n")), rest]
 
 
 def controller() -> list[tuple[str, str]]:

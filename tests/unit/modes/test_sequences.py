@@ -44,9 +44,12 @@ def test_every_command_parses_as_shell_words(path: Path) -> None:
 
 
 def words(line: str, depth: int = 3) -> list[str]:
-    """``line``'s shell words, and those of every word that is itself a script (sh -c)."""
+    """``line``'s shell words (``;``, ``&&``, ``|`` apart), and those of every word that is
+    itself a script (sh -c)."""
+    lexer = shlex.shlex(code(line), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
     try:
-        found = shlex.split(code(line))
+        found = list(lexer)
     except ValueError:
         return []
     if depth:
