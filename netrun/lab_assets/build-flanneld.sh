@@ -12,12 +12,8 @@
 set -eu
 version=$1 out=$2 cache=$3
 module=github.com/flannel-io/flannel
-GO=$(command -v go || echo /usr/local/go/bin/go)
-export GOPATH="$cache" GOMODCACHE="$cache/mod" GOCACHE="$cache/build" GOFLAGS=-modcacherw \
-    GOTOOLCHAIN=local CGO_ENABLED=1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$(dirname "$0")/go-env.sh"
+export CGO_ENABLED=1
 "$GO" mod init netrun.local/flanneld >/dev/null 2>&1
 "$GO" mod edit -require="$module@$version"
 src=$("$GO" mod download -json "$module@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
