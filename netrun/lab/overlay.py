@@ -86,9 +86,10 @@ def ensure_etcd(lab: LabPlan, pids: dict[str, Any], save: Callable[[], None]) ->
         etcd_dir(lab).mkdir(parents=True, exist_ok=True)
         pid = pids["etcd"] = start_detached(etcd_argv(lab), log)
         save()
+    assert pid is not None
 
     def answers() -> bool:
-        if not etcd_running(lab, pid):
+        if not running(pid):
             raise NetrunError(f"etcd exited (see {log})")
         return etcdctl(lab, "endpoint", "health", check=False)
 
@@ -142,12 +143,22 @@ def log_file(host: LabHost) -> Path:
     return host.dir / "flanneld.log"
 
 
+def running(pid: int) -> bool:
+    """Whether `pid` is alive and not a zombie (read from its stat: its command line reads
+    empty for an instant while nsenter execs flanneld)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
+
+
 def wait_leased(host: LabHost, pid: int) -> None:
     """Until flanneld `pid` has written the host's subnet.env; its log's end if it exits."""
     log = log_file(host)
 
     def leased() -> bool:
-        if flanneld_pid(host) != pid:
+        if not running(pid):
             tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-2:])
             raise NetrunError(f"flanneld on {host.name} exited (see {log}): {tail}")
         return "FLANNEL_SUBNET" in read_subnet_env(host.subnet_env)
