@@ -105,10 +105,7 @@ class Run(Fleet):
             raise InputError(f"run id {req.run_id[:40]!r}: not a netrun run id (hex digits)")
         self.req = req
         self.ctx = RunContext(run_id=req.run_id)
-        if req.journal is not None:
-            journal = req.journal
-            self.ctx.recorded = lambda h, r: journal.note_undo(req.run_id, h, r.path, r.what)
-            self.ctx.undone = lambda h, r: journal.drop_undo(req.run_id, h, r.path)
+        self.ctx.ledger.journal = req.journal  # every undo record journaled, and its runs
         self.out = ResultsDir(req.outdir)
         self.doc = new_document(req.scenario.name, req.run_id, __version__)
         self.doc["scenario_file"] = str(req.scenario.path)
@@ -405,6 +402,7 @@ class Run(Fleet):
         if end is not None and not self.ctx.stopping.is_set():  # swept by their last test
             probed = [h for h in probed if not end.done(h)]
         swept = sweep_hosts(probed, script, retry=True, forks=self.req.settings.forks)
+        self.ctx.ledger.swept(swept.lines)  # each swept host's records ran there
         for name, err in swept.failed.items():
             reason = err.message if isinstance(err, HostError) else str(err)
             fix = cleanup_command(self.req.inventory.paths, name, self.ctx.run_id)
