@@ -40,7 +40,12 @@ def process_start(pid: int) -> str | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    # Field 22, counted after the command name (which may hold spaces and parentheses).
+    return start_in(stat)
+
+
+def start_in(stat: str) -> str | None:
+    """The start time in a /proc/PID/stat line: field 22, counted after the command name
+    (which may hold spaces and parentheses: the fields start after the last ")")."""
     fields = stat.rsplit(")", 1)[-1].split()
     return fields[19] if len(fields) > 19 else None
 

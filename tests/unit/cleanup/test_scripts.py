@@ -11,9 +11,8 @@ import pytest
 
 from netrun.cleanup.owner import HOST_FILE, mark_script
 from netrun.cleanup.scripts import cleanup_script
-from netrun.hosts.proc import kill_recorded, save_pid
 from netrun.hosts.host import Host, folder_key
-from netrun.hosts.proc import READ_HOST_ID, boot_id, recorded
+from netrun.hosts.proc import READ_HOST_ID, boot_id, kill_recorded, recorded, save_pid
 from netrun.modes.base import RunContext
 
 
