@@ -59,29 +59,32 @@ State = TypeVar("State")
 
 
 @dataclass
-class RunContext:
-    """What every mode of one run shares: the run id, host facts, and the stop flag."""
+class Known:
+    """What the run has learned of its hosts, once per host and run."""
 
-    run_id: str
+    #: Host name -> what its probe read (kernel, tools, the data NIC).
     facts: dict[str, HostFacts] = field(default_factory=dict)
     #: Host name -> Docker engine info, checked once per host and run.
     engines: dict[str, EngineInfo] = field(default_factory=dict)
+    #: (host name, image) -> image id, checked once per host and run.
+    images: dict[tuple[str, str], str] = field(default_factory=dict)
     #: Host name -> docker command, where a mode used Docker: the final sweep also
     #: removes the run's labelled containers there.
     docker_hosts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Ahead:
+    """What the run starts ahead of a measurement, to save round trips: on a host's probe,
+    while another test runs, or as a host's last measurement ends."""
+
     #: (host name, tag) -> what an iperf3 server start script printed when it rode on the
     #: host's probe (netrun.modes.probe_start); the measurement with that tag adopts the
     #: server.
     prestarted: dict[tuple[str, str], str] = field(default_factory=dict)
-    #: The run's tests in the order they run (container modes look ahead: netrun.modes.docker.keep).
-    tests: Sequence[TestSpec] = ()
-    #: (host name, image) -> image id, checked once per host and run.
-    images: dict[tuple[str, str], str] = field(default_factory=dict)
-    #: Names of the tests whose mode was torn down (what is left to run, for keep).
-    finished: set[str] = field(default_factory=set)
     #: Container name -> (its time bound's undo record, in a scope of its own until the
-    #: test adopts it, images checked, engine checked) when
-    #: its start rode on its host's probe (netrun.modes.docker.early).
+    #: test adopts it; images checked; engine checked) when its start rode on its host's
+    #: probe (netrun.modes.docker.early).
     early: dict[str, tuple[Scope, list[str], bool]] = field(default_factory=dict)
     #: (host name, tag) -> an iperf3 client already started there, waiting for its
     #: server's port (netrun.tools.iperf3.run.ArmedClient, armed during the host's probe), or a
@@ -94,6 +97,28 @@ class RunContext:
     #: The next test's server and client, started while a test runs (netrun.modes.baremetal.ahead),
     #: in a sequential bare-metal run; None otherwise.
     pipeline: StartsAhead | None = None
+
+
+@dataclass
+class Order:
+    """The run's tests in the order they run, and those done (container modes look ahead:
+    netrun.modes.docker.keep)."""
+
+    tests: Sequence[TestSpec] = ()
+    #: Names of the tests whose mode was torn down (what is left to run, for keep).
+    finished: set[str] = field(default_factory=set)
+
+
+@dataclass
+class RunContext:
+    """What every mode of one run shares, by family: what the run knows of its hosts
+    (``known``), what it starts ahead to save round trips (``ahead``), its tests' order
+    (``order``), its undo records (``ledger``), and the stop flag."""
+
+    run_id: str
+    known: Known = field(default_factory=Known)
+    ahead: Ahead = field(default_factory=Ahead)
+    order: Order = field(default_factory=Order)
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
     stopping: threading.Event = field(default_factory=threading.Event)
     #: The run's undo records, in scopes, each journaled as it is written and as it runs
@@ -245,7 +270,7 @@ class Mode:
         """Why the test's two ends are one (the server host's data address is the client
         host's own: netrun.modes.sameend), known from the probe before anything starts;
         a container mode checks its containers' addresses too, once they run."""
-        return sameend.hosts_problem(self.test, self.server, self.client, self.ctx.facts)
+        return sameend.hosts_problem(self.test, self.server, self.client, self.ctx.known.facts)
 
     def refusal(self) -> str | None:
         """Why this mode cannot carry the test, known from the files alone (its setup raises

@@ -106,7 +106,7 @@ class MtuSettings:
     def _apply(
         self, host: Host, w: MtuWant, mode: Mode, test: TestSpec, details: dict[str, Any]
     ) -> None:
-        nic = getattr(self.ctx.facts.get(host.name), "nic", None)
+        nic = getattr(self.ctx.known.facts.get(host.name), "nic", None)
         iface = getattr(nic, "iface", None)
         if not iface:
             raise MtuError(f"{host.name}: the data NIC is unknown; set netrun_iface")

@@ -40,7 +40,7 @@ def plan(
 ) -> list[Prestart]:
     """Each end's start script for the run's first test (of mode ``cls``), to ride on its
     host's probe."""
-    test = tests[0]  # ctx.tests, set by the runner, sizes the containers' time bound
+    test = tests[0]  # ctx.order.tests, set by the runner, sizes the containers' time bound
     if test.tool != "iperf3":
         return []
     if test.options.get("mtu") is not None or test.options.get("overlay_mtu") is not None:
@@ -59,13 +59,13 @@ def plan(
             if checks is None:
                 return []
             script = checks[0] + mode.launch_body(role, host)
-            pre = Prestart(host.name, mode.names[role], script, ctx)
+            pre = Prestart(host.name, mode.names[role], script, ctx.ahead)
             if role == "client":  # its first client's command starts before the probe
                 pre.mode, pre.arm_tag = mode, armedexec.tag(mode, 1)
             out.append(pre)
             # the container's record, in a scope of its own until the test adopts it
-            ctx.early[mode.names[role]] = (mode.bounds.pop_all("early"), checks[1], checks[2])
-            ctx.docker_hosts.setdefault(host.name, mode.docker(host))  # swept at the end
+            ctx.ahead.early[mode.names[role]] = (mode.bounds.pop_all("early"), checks[1], checks[2])
+            ctx.known.docker_hosts.setdefault(host.name, mode.docker(host))  # swept at the end
     except NetrunError:
         return out
     return out
@@ -76,8 +76,8 @@ def adopt(mode: ContainerMode, role: str, host: Host) -> CommandResult | None:
     None to start it as usual (anything the early script may have started is removed on
     the host's next command first)."""
     name = mode.names[role]
-    found = mode.ctx.early.pop(name, None)
-    answer = mode.ctx.prestarted.pop((host.name, name), None)
+    found = mode.ctx.ahead.early.pop(name, None)
+    answer = mode.ctx.ahead.prestarted.pop((host.name, name), None)
     if found is None:
         return None
     bound, checked, first = found

@@ -12,7 +12,7 @@ failed or was interrupted never hands its containers on.
 ``take``, at the start of a test's setup, is the one decision on which containers a test
 measures with: the kept ones (``adopt`` gives the mode their names) or its own, started
 then. Whatever names a container is built after it from the mode's names: the armed
-client commands (netrun.modes.docker.armed, whose key in ctx.armed names the container too)
+client commands (netrun.modes.docker.armed, whose key in ctx.ahead.armed names the container too)
 and the server's wait (netrun.modes.docker.serverwait).
 
 Whatever happens, nothing outlives the run: each container's time bound (a watchdog on
@@ -95,11 +95,11 @@ def next_test(ctx: RunContext, test: TestSpec) -> TestSpec | None:
     """The next test, in run order, that touches any of ``test``'s hosts and has not run."""
     hosts = set(test.hosts)
     seen = False
-    for other in ctx.tests:
+    for other in ctx.order.tests:
         if other.name == test.name:
             seen = True
             continue
-        if seen and other.name not in ctx.finished and hosts & set(other.hosts):
+        if seen and other.name not in ctx.order.finished and hosts & set(other.hosts):
             return other
     return None
 
@@ -108,7 +108,7 @@ def shared_bound(ctx: RunContext, test: TestSpec) -> float:
     """Seconds the containers of ``test`` may be needed: every test that could share
     them, one after another (a generous bound: it only matters if the controller dies)."""
     k = key(test)
-    tests: Sequence[TestSpec] = [t for t in ctx.tests if k is not None and key(t) == k]
+    tests: Sequence[TestSpec] = [t for t in ctx.order.tests if k is not None and key(t) == k]
     return sum(t.repeat * t.deadline for t in tests) or test.repeat * test.deadline
 
 
@@ -158,7 +158,7 @@ def hand_over(mode: ContainerMode) -> None:
     ones (and this one ended well), leave them to the run's final sweep when no later
     test uses these hosts, or else remove them on each host's next command (Host.defer)."""
     ctx, test = mode.ctx, mode.test
-    ctx.finished.add(test.name)
+    ctx.order.finished.add(test.name)
     if not mode.started:
         return
     k = key(test)
@@ -167,7 +167,7 @@ def hand_over(mode: ContainerMode) -> None:
     same = k is not None and after is not None and key(after) == k
     nxt = after.name if after else None
     log.debug("%s: next on its hosts %s, same containers: %s", test.name, nxt, same)
-    if not ctx.tests:  # a caller that did not say what runs next: remove now
+    if not ctx.order.tests:  # a caller that did not say what runs next: remove now
         mode.undo_stack.absorb(mode.bounds)  # run by the test's undo
         _defer_removal(mode.started, mode.bounds, docker)
     elif same and k is not None and mode.healthy and not ctx.stopping.is_set():
