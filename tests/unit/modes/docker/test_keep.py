@@ -114,7 +114,9 @@ def test_kept_containers_another_test_cannot_adopt_go_on_its_hosts_next_command(
     assert k is not None
     started = [(alpha, "netrun-1a2b-t0-server"), (bravo, "netrun-1a2b-t0-client")]
     docker = {"alpha": "docker", "bravo": "docker"}
-    keep.park(ctx, keep.Kept(k, started, [], "10.0.0.2", {}, {}, docker=docker))
+    keep.park(
+        ctx, keep.Kept(k, started, ctx.ledger.scope("kept"), "10.0.0.2", {}, {}, docker=docker)
+    )
     assert keep.take(ctx, tests[1]) is None and ctx.family(keep.Parked) == {}
     assert alpha._deferred == ["docker rm -f -v netrun-1a2b-t0-server"]
     assert bravo._deferred == ["docker rm -f -v netrun-1a2b-t0-client"]
