@@ -26,23 +26,23 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from netrun.core.measurement import Measurement
 from netrun.core.spec import Flow, TestSpec
 from netrun.errors import Cancelled, HostError, Interrupted, NetrunError, ToolError
 from netrun.hosts.cpustat import CPU_METRICS
 from netrun.hosts.shield import cleaning, shielded
-from netrun.modes.base import Mode, RunContext
-from netrun.results.store import Document, ResultsDir, utcnow
+from netrun.modes.base import Mode
+from netrun.results.store import utcnow
 from netrun.run.bound import BoundTest, bind
-from netrun.run.mtu import MtuSettings, want
+from netrun.run.mtu import want
 from netrun.run.needs import refused
-from netrun.run.request import RunRequest
+from netrun.run.request import Runner
 from netrun.run.startline import BARRIER_S, StartLineBroken, once, spread
 from netrun.tools.fan import AGGREGATE
 
@@ -55,33 +55,6 @@ FAN_OMIT_S = 1
 #: Seconds between the stops of a failed repeat's other flows (Mode.stop_flow): a client
 #: not started yet at one stop is caught by the next.
 STOP_EVERY_S = 1.0
-
-
-class Runner(Protocol):
-    """What a flow test needs of the run (netrun.run.runner.Run)."""
-
-    req: RunRequest
-    ctx: RunContext
-    out: ResultsDir
-    mtu: MtuSettings
-
-    def progress(self, line: str) -> None: ...
-    def note_error(self, message: str) -> None: ...
-    def interrupt(self, running: bool = True) -> None: ...
-    def add_sample(
-        self,
-        test: TestSpec,
-        repeat: int,
-        m: Measurement | None,
-        *,
-        error: str | None = None,
-        mode: Mode | None = None,
-        raw: str | None = None,
-        started: str | None = None,
-        extra: Mapping[str, object] | None = None,
-    ) -> Document:
-        """Add one sample (a results.json record) to the results, and save."""
-        ...
 
 
 class FlowError(ToolError):

@@ -1,20 +1,25 @@
-"""What one run is asked to do: the request the CLI (or any caller of the library) builds
-for netrun.run.runner.Run, apart from the runner so that the runner's parts (the fleet,
-the flow tests) can name its type without importing the runner.
+"""What one run is asked to do (``RunRequest``: the request the CLI, or any caller of the
+library, builds for netrun.run.runner.Run), and what the runner's parts see of the run
+(``Runner``): apart from the runner, so that its parts (the fleet, the flow tests) name
+those types without importing it.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from netrun.cleanup.journal import Journal
-from netrun.core.spec import Scenario
+from netrun.core.measurement import Measurement
+from netrun.core.spec import Scenario, TestSpec
 from netrun.hosts.ssh.settings import SSHSettings
 from netrun.inventory.model import Inventory
+from netrun.modes.base import Mode, RunContext
+from netrun.results.store import Document, ResultsDir
+from netrun.run.mtu import MtuSettings
 from netrun.run.preconnect import Preconnect
 from netrun.run.progress import Events
 
@@ -52,3 +57,30 @@ class RunRequest:
     #: Seconds to wait for hosts another run measures (netrun.hosts.lease); 0 refuses at
     #: once (HostLeased).
     wait_for_hosts: float = 0.0
+
+
+class Runner(Protocol):
+    """What a flow test needs of the run (netrun.run.runner.Run)."""
+
+    req: RunRequest
+    ctx: RunContext
+    out: ResultsDir
+    mtu: MtuSettings
+
+    def progress(self, line: str) -> None: ...
+    def note_error(self, message: str) -> None: ...
+    def interrupt(self, running: bool = True) -> None: ...
+    def add_sample(
+        self,
+        test: TestSpec,
+        repeat: int,
+        m: Measurement | None,
+        *,
+        error: str | None = None,
+        mode: Mode | None = None,
+        raw: str | None = None,
+        started: str | None = None,
+        extra: Mapping[str, object] | None = None,
+    ) -> Document:
+        """Add one sample (a results.json record) to the results, and save."""
+        ...
