@@ -83,7 +83,7 @@ class ArmedExec:
         ``sweep``: the host's sweep, run after it if ``fire`` says so."""
         self.host = mode.client
         #: The client container it runs in: mode.names's when it was armed, which the test's
-        #: keep decision set (netrun.modes.docker.keep), as its key in ctx.armed says (``tag``).
+        #: keep decision set (netrun.modes.docker.keep), as its key in ctx.ahead.armed (``tag``).
         self.container = mode.names["client"]
         #: The mode's own processes whose pids ``fire`` sends (mode.own_procs's names).
         self.own = list(mode.own_procs(self.host))
@@ -130,7 +130,7 @@ class ArmedExec:
 
 
 def tag(mode: ContainerMode, repeat: int) -> str:
-    """The key of a repeat's armed client in ctx.armed (with the client's host name). It
+    """The key of a repeat's armed client in ctx.ahead.armed (with the client's host name). It
     names the client container, as the test's keep decision does (mode.names: its own, or
     those of the test whose containers it adopted, netrun.modes.docker.keep), so a command started
     for other containers is never the one fired."""
@@ -149,8 +149,12 @@ def arm(mode: ContainerMode, repeat: int) -> ArmedExec:
 def arm_next(mode: ContainerMode, repeat: int) -> None:
     """Start ``repeat``'s client unless it already is (by the probe, or before)."""
     key = (mode.client.name, tag(mode, repeat))
-    if mode.test.tool == "iperf3" and repeat <= mode.test.repeat and key not in mode.ctx.armed:
-        mode.ctx.armed[key] = arm(mode, repeat)
+    if (
+        mode.test.tool == "iperf3"
+        and repeat <= mode.test.repeat
+        and key not in mode.ctx.ahead.armed
+    ):
+        mode.ctx.ahead.armed[key] = arm(mode, repeat)
 
 
 def run_client(
@@ -158,7 +162,7 @@ def run_client(
 ) -> CommandResult:
     """The repeat's client: its armed command fired (sweeping the client's host on its
     last measurement), else ``plain``, a command of its own."""
-    armed = mode.ctx.armed.pop((mode.client.name, tag(mode, repeat)), None)
+    armed = mode.ctx.ahead.armed.pop((mode.client.name, tag(mode, repeat)), None)
     res = None
     if isinstance(armed, ArmedExec):
         sweep = is_last(mode, mode.client, repeat)
@@ -173,14 +177,14 @@ def run_client(
             )
         finally:
             armed.abandon()
-        if armed.swept and mode.ctx.early_sweep is not None:
-            mode.ctx.early_sweep.sent(mode.client, lambda: True)
+        if armed.swept and mode.ctx.ahead.early_sweep is not None:
+            mode.ctx.ahead.early_sweep.sent(mode.client, lambda: True)
     return res if res is not None else plain()
 
 
 def forget(mode: ContainerMode) -> None:
     """Abandon the test's armed clients that never ran (a failed or interrupted test)."""
     for repeat in range(1, mode.test.repeat + 1):
-        armed = mode.ctx.armed.pop((mode.client.name, tag(mode, repeat)), None)
+        armed = mode.ctx.ahead.armed.pop((mode.client.name, tag(mode, repeat)), None)
         if armed is not None:
             armed.abandon()

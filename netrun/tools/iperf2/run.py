@@ -15,7 +15,6 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from netrun.cleanup import undo
 from netrun.errors import HostError, NetrunError
 from netrun.hosts import proc
 from netrun.tools import ports
@@ -67,9 +66,9 @@ def start_server(mode: Placement, host: Host, address: str, port: int, tag: str)
     bounded = shlex.join(["timeout", "-k", "5", f"{lifetime:g}", *argv])
     start = (
         f"mkdir -p {q(workdir)} && chmod 700 {q(workdir)} || exit 1\n"
-        f"{bounded} > {q(out)} 2>&1 < /dev/null & {undo.save_pid(pidfile)}"
+        f"{bounded} > {q(out)} 2>&1 < /dev/null & {proc.save_pid(pidfile)}"
     )
-    mode.change(host, start, undo.kill_recorded(pidfile), what=f"stop iperf2 server :{port}")
+    mode.change(host, start, proc.kill_recorded(pidfile), what=f"stop iperf2 server :{port}")
     listening = f"grep -q 'Server listening' {q(out)} 2>/dev/null && echo NETRUN_READY && exit 0"
     wait = proc.until_ready(pidfile, listening, START_WAIT) + (
         f"echo NETRUN_NOT_READY; tail -c 2000 {q(out)}"
@@ -99,9 +98,9 @@ def run_client(mode: Placement, host: Host, target: str, port: int, tag: str) ->
     argv[0] = binary(host)
     deadline = float(t.deadline)
     pidfile = client_pidfile(mode, host, tag)
-    inner = f'{undo.save_pid(pidfile, "$$")} && exec "$@"'
+    inner = f'{proc.save_pid(pidfile, "$$")} && exec "$@"'
     bounded = ["timeout", "-k", "5", f"{deadline:g}", "sh", "-c", inner, "sh", *argv]
-    stop = undo.kill_recorded(pidfile)
+    stop = proc.kill_recorded(pidfile)
     what = "stop the iperf2 client"
     return mode.change(
         host, shlex.join(bounded), stop, what=what, timeout=deadline + 15, check=False
@@ -115,10 +114,10 @@ def client_pidfile(mode: Placement, host: Host, tag: str) -> str:
 
 def stop_client(mode: Placement, host: Host, tag: str) -> None:
     """Kill the running client of measurement ``tag`` by its pid file (its identity
-    checked: netrun.cleanup.undo.kill_recorded), so a fan flow ends when another failed
+    checked: netrun.cleanup.proc.kill_recorded), so a fan flow ends when another failed
     (netrun.run.flows); its server's report wait then ends it as after any failure."""
     with contextlib.suppress(NetrunError):
-        host.run(undo.kill_recorded(client_pidfile(mode, host, tag)), timeout=15, check=False)
+        host.run(proc.kill_recorded(client_pidfile(mode, host, tag)), timeout=15, check=False)
 
 
 def stop_server(server: Server, duration: float) -> str:
@@ -134,7 +133,7 @@ def stop_server(server: Server, duration: float) -> str:
         f"n=$(grep -Ec '\\] +0\\.0+-[0-9.]+ sec' {q(server.output)} 2>/dev/null); "
         f'[ "${{n:-0}}" -ge {want} ] && break; sleep 0.05; i=$((i+1)); done; '
         # in a subshell: the undo's "exit 0" for a spared pid must not skip the cat
-        f"({undo.kill_recorded(server.pidfile)}); cat {q(server.output)}"
+        f"({proc.kill_recorded(server.pidfile)}); cat {q(server.output)}"
     )
     return server.host.run(script, timeout=REPORT_WAIT + 20, check=False).stdout
 

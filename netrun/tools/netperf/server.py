@@ -2,7 +2,7 @@
 
 netserver forks a child per test, and the child serves on when its parent is killed: so it
 runs under ``timeout`` (which leads its own process group) and is stopped by group
-(netrun.cleanup.undo.kill_recorded with ``group``, after its identity checks: pid, start
+(netrun.cleanup.proc.kill_recorded with ``group``, after its identity checks: pid, start
 time, boot, network namespace). The record is written before the start, so a SIGKILLed
 run's netserver is stopped by the next run's sweep or ``netrun cleanup``; the ``timeout``
 ends it anyway once the test's deadline is past.
@@ -14,7 +14,6 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from netrun.cleanup import undo
 from netrun.hosts import proc
 from netrun.tools import ports
 from netrun.tools.netperf.parse import NetperfError
@@ -79,9 +78,9 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
     argv = ["timeout", "-k", "5", f"{lifetime:g}", binary, "-D", "-L", address, "-p", str(port)]
     command = (
         f"mkdir -p {q(workdir)} && chmod 700 {q(workdir)} || exit 1\n"
-        f"{shlex.join(argv)} > {q(log)} 2>&1 < /dev/null & {undo.save_pid(pidfile)}"
+        f"{shlex.join(argv)} > {q(log)} 2>&1 < /dev/null & {proc.save_pid(pidfile)}"
     )
-    stop_it = undo.kill_recorded(pidfile, group=True)
+    stop_it = proc.kill_recorded(pidfile, group=True)
     mode.change(host, command, stop_it, what=f"stop netserver :{port}")
     listening = (
         f"[ -n \"$(ss -Hltn 'sport = :{int(port)}' 2>/dev/null)\" ] && echo NETRUN_READY && exit 0"
@@ -107,4 +106,4 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
 
 def stop(server: Server) -> None:
     """Stop the netserver and its children now (its undo record stays, harmless, for teardown)."""
-    server.host.run(undo.kill_recorded(server.pidfile, group=True), timeout=20, check=False)
+    server.host.run(proc.kill_recorded(server.pidfile, group=True), timeout=20, check=False)
