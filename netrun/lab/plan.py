@@ -58,6 +58,10 @@ def host_name(index: int) -> str:
 UNSHAPED = "none"
 #: The largest frame the lab's switch carries (its bridge and ports); hosts start at 1500.
 SWITCH_MTU = 9000
+#: The hosts' data0 MTU (their NICs'), ``--mtu``: 1500 as a NIC starts, up to the switch's
+#: 9000 (the write-up's jumbo-frame case); IPv6 needs 1280.
+DATA_MTU = 1500
+MIN_DATA_MTU = 1280
 
 
 def shaped(rate: str) -> bool:
@@ -107,6 +111,8 @@ class LabConfig:
     k8s: bool = False
     k8s_version: str = K8S_VERSION
     cni: str = "bridge"
+    #: Every host's data0 MTU (``--mtu``); the switch carries frames up to SWITCH_MTU.
+    mtu: int = DATA_MTU
 
     def rate_for(self, name: str) -> str:
         """The tc rate of host ``name``'s data link."""
@@ -133,6 +139,16 @@ class LabConfig:
             found.append(f"--cni {self.cni!r}: the lab's cluster has {', '.join(CNIS)}")
         if self.k8s and not re.fullmatch(r"1\.[0-9]+\.[0-9]+", self.k8s_version):
             found.append(f"--k8s-version {self.k8s_version!r}: give a release such as 1.37.2")
+        if not MIN_DATA_MTU <= self.mtu <= SWITCH_MTU:
+            found.append(
+                f"--mtu {self.mtu}: the data links take {MIN_DATA_MTU}..{SWITCH_MTU} "
+                "(the lab's switch carries up to 9000-byte frames)"
+            )
+        elif self.docker and self.mtu < OVERLAY_MTU + 50:
+            found.append(
+                f"--mtu {self.mtu} with --docker: the Docker lab's overlay (MTU {OVERLAY_MTU}) "
+                f"needs data links of at least {OVERLAY_MTU + 50}"
+            )
         if not 0 <= self.login_cost <= 5:
             found.append(f"lab login cost must be 0..5 s, got {self.login_cost:g}")
         names = {host_name(i) for i in range(max(0, min(self.hosts, limit)))}
@@ -175,6 +191,7 @@ class LabConfig:
             k8s=bool(data.get("k8s", False)),
             k8s_version=str(data.get("k8s_version") or K8S_VERSION),
             cni=str(data.get("cni") or "bridge"),
+            mtu=int(data.get("mtu") or DATA_MTU),
         )
 
     def differences(

@@ -1,10 +1,12 @@
 """`netrun lab up --k8s`: a real Kubernetes cluster on the lab, and `lab down` leaves nothing.
 
 One 2-host cluster for the module (prefix nrkt, net 12 - 3 * NETRUN_TEST_SLOT), brought up
-and taken down through the CLI. It proves: every node Ready; a DaemonSet's pods on every
-node; iperf3 from a pod on alpha to a pod on bravo crosses the data links (bravo's data0
-received at least the bytes iperf3 counted); the pods' eth0 MTU is the CNI ConfigMap's,
-and a patched ConfigMap plus a restarted CNI DaemonSet gives new pods the new MTU; and
+with jumbo frames (``--mtu 9000``, the write-up's third case) and taken down through the
+CLI. It proves: every node Ready; a DaemonSet's pods on every node; iperf3 from a pod on
+alpha to a pod on bravo crosses the data links (bravo's data0 received at least the bytes
+iperf3 counted); the data links and the pods' eth0 are at --mtu, and a don't-fragment ping
+of that size crosses from a pod on alpha to one on bravo while one byte more does not; a
+patched CNI ConfigMap plus a restarted CNI DaemonSet gives new pods the new MTU; and
 `lab down` removes every process, mount, cgroup, iptables rule and file the cluster made.
 
 The Kubernetes build (netrun.lab.k8s.build) is cached per version; with no cached build and
@@ -35,6 +37,7 @@ from tests.integration.conftest import SLOT, lab_skip_reason, sweep_stale_labs
 PREFIX = f"nrkt{SLOT or ''}"
 NET_INDEX = 12 - 3 * SLOT if SLOT <= 4 else 15
 HOSTS = ("alpha", "bravo")
+MTU = 9000
 
 
 def _skip_reason() -> str | None:
@@ -122,6 +125,7 @@ def k8s(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     before = snapshot()
     started = time.monotonic()
     up = netrun("lab", "up", "--k8s", "--hosts", str(len(HOSTS)), "--rate", "400mbit",
+                "--mtu", str(MTU),
                 "--prefix", PREFIX, "--net-index", str(NET_INDEX),
                 "--state-dir", str(c.state_dir), "--inventory", str(c.inventory))  # fmt: skip
     try:
@@ -235,7 +239,8 @@ def _finished(k8s: Cluster, name: str) -> str:
     return logs
 
 
-def test_pod_traffic_between_nodes_crosses_the_data_links(k8s: Cluster) -> None:
+def _servers(k8s: Cluster) -> dict[str, str]:
+    """Node -> pod IP of the iperf3 DaemonSet's pod there, once one runs on every node."""
     k8s.apply(IPERF_DS)
 
     def servers() -> dict[str, str] | None:
@@ -247,7 +252,11 @@ def test_pod_traffic_between_nodes_crosses_the_data_links(k8s: Cluster) -> None:
         }
         return found if set(found) == set(HOSTS) and all(found.values()) else None
 
-    ips = k8s.wait("the iperf3 DaemonSet on every node", servers)
+    return dict(k8s.wait("the iperf3 DaemonSet on every node", servers))
+
+
+def test_pod_traffic_between_nodes_crosses_the_data_links(k8s: Cluster) -> None:
+    ips = _servers(k8s)
     for host in HOSTS:  # each pod's address is in its own node's subnet
         assert ips[host].rsplit(".", 1)[0] == k8s.layout.node(host).pod_cidr.rsplit(".", 1)[0]
     before = k8s.data0("bravo")
@@ -261,9 +270,27 @@ def test_pod_traffic_between_nodes_crosses_the_data_links(k8s: Cluster) -> None:
     assert result["end"]["sum_received"]["bits_per_second"] < 420e6
 
 
+def test_the_node_mtu_is_the_pods_path_mtu_across_nodes(k8s: Cluster) -> None:
+    for host in HOSTS:
+        ns = k8s.layout.lab.host(host).namespace
+        assert ip_json("link", "show", "data0", netns=ns)[0]["mtu"] == MTU
+    bravo = _servers(k8s)["bravo"]
+    payload = MTU - 28  # IPv4 20 + ICMP 8: a packet of exactly MTU bytes
+    script = (
+        "ip -o link show eth0; "
+        f"ping -c 2 -W 3 -M do -s {payload} {bravo}; echo fits=$?; "
+        f"ping -c 1 -W 3 -M do -s {payload + 1} {bravo}; echo over=$?"
+    )
+    k8s.apply(_client("pmtu", "alpha", ["sh", "-c", script]))
+    logs = _finished(k8s, "pmtu")
+    assert f"mtu {MTU} " in logs, logs
+    assert "fits=0" in logs and f"{payload + 8} bytes from {bravo}" in logs, logs
+    assert "over=0" not in logs and "message too long" in logs.lower(), logs
+
+
 def test_the_cni_configmap_sets_new_pods_mtu(k8s: Cluster) -> None:
     logs = _finished_mtu(k8s, "mtu-a")
-    assert "mtu 1500" in logs
+    assert f"mtu {MTU} " in logs
     k8s.kubectl("-n", "kube-system", "patch", "configmap", "netrun-cni", "-p",
                 json.dumps({"data": {"mtu": "1400"}}))  # fmt: skip
     k8s.kubectl("-n", "kube-system", "rollout", "restart", "daemonset/netrun-cni")

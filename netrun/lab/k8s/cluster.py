@@ -124,7 +124,7 @@ def up(lab: LabPlan, data: dict[str, Any], save: Callable[[], None], say: Say) -
         timeout=60,
         what="kube-system's default service account (kube-controller-manager)",
     )
-    apply(c, bin_dir, cni.manifests(c))
+    apply(c, bin_dir, cni.manifests(c, cni.pod_mtu(cfg.mtu, cfg.cni)))
     started = time.monotonic()
     wait_until(
         lambda: all(node_conditions(c, bin_dir).get(n.name) for n in c.nodes),

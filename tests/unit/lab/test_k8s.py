@@ -47,6 +47,9 @@ def test_each_node_gets_its_own_pod_subnet_cgroup_root_and_folder(tmp_path: Path
         ({"net_index": 16}, r"net_index must be 0\.\.15"),
         ({"cni": "calico"}, r"--cni 'calico'"),
         ({"k8s_version": "latest"}, r"--k8s-version 'latest'"),
+        ({"mtu": 9001}, r"--mtu 9001: the data links take 1280\.\.9000"),
+        ({"mtu": 1000}, r"--mtu 1000: the data links take 1280\.\.9000"),
+        ({"mtu": 1480, "docker": True}, r"--mtu 1480 with --docker: .* at least 1500"),
     ],
 )
 def test_configs_the_cluster_cannot_have_are_refused(changes: dict, message: str) -> None:
@@ -55,12 +58,19 @@ def test_configs_the_cluster_cannot_have_are_refused(changes: dict, message: str
 
 
 def test_the_config_round_trips_and_old_states_read_as_no_cluster() -> None:
-    cfg = LabConfig(k8s=True, k8s_version="1.36.3")
+    cfg = LabConfig(k8s=True, k8s_version="1.36.3", mtu=9000)
     assert LabConfig.from_json(cfg.to_json()) == cfg
     old = cfg.to_json()
-    for key in ("k8s", "k8s_version", "cni"):
+    for key in ("k8s", "k8s_version", "cni", "mtu"):
         del old[key]
-    assert LabConfig.from_json(old).k8s is False
+    assert LabConfig.from_json(old).k8s is False and LabConfig.from_json(old).mtu == 1500
+    assert LabConfig(mtu=9000).differences(LabConfig()) == [("mtu", 9000, 1500)]
+
+
+def test_the_pod_mtu_follows_the_data_links_less_each_cnis_encapsulation() -> None:
+    # the write-up's node MTUs; VXLAN (Flannel) takes 50 bytes of each, as flanneld does
+    assert [cni.pod_mtu(m, "bridge") for m in (1500, 6000, 9000)] == [1500, 6000, 9000]
+    assert [cni.pod_mtu(m, "flannel") for m in (1500, 6000, 9000)] == [1450, 5950, 8950]
 
 
 def test_the_inventory_names_the_kubeconfig(tmp_path: Path) -> None:
