@@ -130,7 +130,8 @@ def _up(up: argparse.ArgumentParser) -> None:
         default="bridge",
         choices=list(CNIS),
         help="the cluster's pod network: bridge (one subnet per node, routed over the "
-        "data links; its MTU, --mtu's, in ConfigMap kube-system/netrun-cni)",
+        "data links; its MTU, --mtu's, in ConfigMap kube-system/netrun-cni) or flannel "
+        "(flanneld's VXLAN, pod MTU --mtu - 50; ConfigMap kube-flannel/kube-flannel-cfg)",
     )
     _netperf_src(up)
 

@@ -37,7 +37,7 @@ POD_NET = "10.246.{base}.0/20"  # the cluster's pods (base = 16 * net_index)
 POD_SUBNET = "10.246.{lease}.0/24"  # host i's pods (base + i); the last /24: services
 MAX_K8S_HOSTS = 15  # the /20's last /24 is the service range
 K8S_VERSION = "1.37.2"
-CNIS = ("bridge",)
+CNIS = ("bridge", "flannel")
 
 NATO = (
     "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike "
@@ -137,6 +137,11 @@ class LabConfig:
             found.append("--freeflow-src needs --docker: FreeFlow runs in the hosts' Docker")
         if self.k8s and self.cni not in CNIS:
             found.append(f"--cni {self.cni!r}: the lab's cluster has {', '.join(CNIS)}")
+        if self.k8s and self.cni == "flannel" and self.docker:
+            found.append(
+                "--cni flannel with --docker: both would make flannel.1 on every host; "
+                "take one (the Docker lab's overlay, or the cluster's Flannel)"
+            )
         if self.k8s and not re.fullmatch(r"1\.[0-9]+\.[0-9]+", self.k8s_version):
             found.append(f"--k8s-version {self.k8s_version!r}: give a release such as 1.37.2")
         if not MIN_DATA_MTU <= self.mtu <= SWITCH_MTU:

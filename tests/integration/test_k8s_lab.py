@@ -118,19 +118,20 @@ class Cluster:
         return {"rx": stats["rx"]["bytes"], "tx": stats["tx"]["bytes"]}
 
 
-@pytest.fixture(scope="module")
-def k8s(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def up_and_down(tmp: Path, *options: str) -> Iterator[Cluster]:
+    """A cluster brought up with `options` through the CLI, yielded, then taken down with
+    proof that nothing is left: no process, mount, file, cgroup or iptables rule."""
     sweep_stale_labs(PREFIX)
-    c = Cluster(tmp_path_factory.mktemp("k8s"))
+    c = Cluster(tmp)
     before = snapshot()
     started = time.monotonic()
     up = netrun("lab", "up", "--k8s", "--hosts", str(len(HOSTS)), "--rate", "400mbit",
-                "--mtu", str(MTU),
-                "--prefix", PREFIX, "--net-index", str(NET_INDEX),
+                *options, "--prefix", PREFIX, "--net-index", str(NET_INDEX),
                 "--state-dir", str(c.state_dir), "--inventory", str(c.inventory))  # fmt: skip
     try:
         assert up.returncode == 0, up.stderr[-3000:]
-        print(f"lab up --k8s: {time.monotonic() - started:.0f}s", file=sys.stderr)
+        print(f"lab up --k8s {' '.join(options)}: {time.monotonic() - started:.0f}s",
+              file=sys.stderr)  # fmt: skip
         yield c
     finally:
         down = netrun("lab", "down", "--state-dir", str(c.state_dir),
@@ -150,6 +151,11 @@ def k8s(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     assert mounts == [], f"mounts left: {mounts[:5]}"
     assert not c.state_dir.exists() and not c.inventory.exists()
     assert snapshot() == before
+
+
+@pytest.fixture(scope="module")
+def k8s(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    yield from up_and_down(tmp_path_factory.mktemp("k8s"), "--mtu", str(MTU))
 
 
 def _cmdline(pid: str) -> str:
