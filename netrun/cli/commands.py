@@ -121,6 +121,12 @@ def cmd_lab(ns: argparse.Namespace) -> int:
         version = ns.turncat_version or lab_stunner.VERSION
         print(f"turncat: {lab_stunner.build(version, progress)}")
         return EXIT_OK
+    if ns.action == "flanneld":
+        from netrun.lab import flannel as lab_flannel
+
+        version = ns.flannel_version or lab_flannel.VERSION
+        print(f"flanneld: {lab_flannel.build(version, progress)}")
+        return EXIT_OK
     if ns.action == "down":
         from netrun.lab.sharing import still_used
 

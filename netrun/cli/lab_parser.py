@@ -23,6 +23,7 @@ ACTIONS = {
     "netperf": "build netperf and netserver from --netperf-src into the cache lab up uses",
     "turncat": "build STUNner's turncat from the Go module proxy into the cache lab up uses "
     "(turn_client: turncat)",
+    "flanneld": "build flanneld from the Go module proxy into the cache lab up --docker uses",
 }
 PREFIX_RULE = (
     "namespace and bridge name prefix: 'nr' plus up to 4 lowercase letters or digits "
@@ -170,4 +171,8 @@ def add(sub: Any, parser_class: type[argparse.ArgumentParser], help_text: str) -
         "--turncat-version",
         help="the STUNner release to build (a tag such as v1.2.1; default: the one netrun's "
         "TURN figures were compared with)",
+    )
+    made["flanneld"].add_argument(
+        "--flannel-version",
+        help="the Flannel release to build (a tag such as v0.28.10; default: the one the lab runs)",
     )
