@@ -28,6 +28,7 @@ from tests.integration.test_k8s_lab import (
     _finished,
     _servers,
     _skip_reason,
+    assert_path_mtu,
     up_and_down,
 )
 
@@ -66,17 +67,7 @@ def _counters(c: Cluster, host: str, dev: str) -> int:
 
 def test_pod_traffic_crosses_flannel_1_and_the_data_links(flannel: Cluster) -> None:
     ips = _servers(flannel)
-    payload = POD_MTU - 28  # IPv4 20 + ICMP 8
-    script = (
-        "ip -o link show eth0; "
-        f"ping -c 2 -W 3 -M do -s {payload} {ips['bravo']}; echo fits=$?; "
-        f"ping -c 1 -W 3 -M do -s {payload + 1} {ips['bravo']}; echo over=$?"
-    )
-    flannel.apply(_client("pmtu", "alpha", ["sh", "-c", script]))
-    logs = _finished(flannel, "pmtu")
-    assert f"mtu {POD_MTU} " in logs and "fits=0" in logs, logs
-    assert "over=0" not in logs and "message too long" in logs.lower(), logs
-
+    assert_path_mtu(flannel, ips["bravo"], POD_MTU)
     before = {dev: _counters(flannel, "bravo", dev) for dev in ("flannel.1", "data0")}
     argv = ["iperf3", "-c", ips["bravo"], "-t", "2", "-J"]
     flannel.apply(_client("iperf3-client", "alpha", argv))

@@ -283,17 +283,22 @@ def test_the_node_mtu_is_the_pods_path_mtu_across_nodes(k8s: Cluster) -> None:
     for host in HOSTS:
         ns = k8s.layout.lab.host(host).namespace
         assert ip_json("link", "show", "data0", netns=ns)[0]["mtu"] == MTU
-    bravo = _servers(k8s)["bravo"]
-    payload = MTU - 28  # IPv4 20 + ICMP 8: a packet of exactly MTU bytes
+    assert_path_mtu(k8s, _servers(k8s)["bravo"], MTU)
+
+
+def assert_path_mtu(k8s: Cluster, dst: str, mtu: int) -> None:
+    """A pod on alpha: its eth0 is at `mtu`, a don't-fragment ping of exactly `mtu` bytes
+    reaches `dst` (a pod on bravo), and one byte more is refused."""
+    payload = mtu - 28  # IPv4 20 + ICMP 8: a packet of exactly mtu bytes
     script = (
         "ip -o link show eth0; "
-        f"ping -c 2 -W 3 -M do -s {payload} {bravo}; echo fits=$?; "
-        f"ping -c 1 -W 3 -M do -s {payload + 1} {bravo}; echo over=$?"
+        f"ping -c 2 -W 3 -M do -s {payload} {dst}; echo fits=$?; "
+        f"ping -c 1 -W 3 -M do -s {payload + 1} {dst}; echo over=$?"
     )
     k8s.apply(_client("pmtu", "alpha", ["sh", "-c", script]))
     logs = _finished(k8s, "pmtu")
-    assert f"mtu {MTU} " in logs, logs
-    assert "fits=0" in logs and f"{payload + 8} bytes from {bravo}" in logs, logs
+    assert f"mtu {mtu} " in logs, logs
+    assert "fits=0" in logs and f"{payload + 8} bytes from {dst}" in logs, logs
     assert "over=0" not in logs and "message too long" in logs.lower(), logs
 
 
