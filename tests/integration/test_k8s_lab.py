@@ -188,6 +188,7 @@ def test_every_node_is_ready_and_status_names_the_kubeconfig(k8s: Cluster) -> No
     status = netrun("lab", "status", "--state-dir", str(k8s.state_dir), timeout=120)
     assert status.returncode == 0, status.stdout + status.stderr
     assert f"2/2 node(s) Ready; kubectl --kubeconfig {k8s.kubeconfig}" in status.stdout
+    assert f", data MTU {MTU}" in status.stdout.splitlines()[0]
 
 
 IPERF_DS = {
