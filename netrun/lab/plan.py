@@ -17,16 +17,14 @@ from netrun.errors import NetrunError
 # -- the address plan (the only place that names a range) ---------------------------------
 MGMT_NET = "10.201.{n}.0/24"  # root-namespace bridge .1, hosts .10+i
 DATA_NET = "10.202.{n}.0/24"  # data plane behind the switch namespace, hosts .10+i
-OVERLAY_NET = "10.244.{base}.0/20"  # flannel network of one lab (base = 16 * net_index)
-OVERLAY_LEASE = "10.244.{lease}.0/24"  # one host's lease = its docker0 subnet (base + i)
+#: the Flannel network of one lab (base = 16 * net_index): flanneld leases each host a /24
+#: of it (netrun.lab.overlay), and docker0 takes the lease
+OVERLAY_NET = "10.244.{base}.0/20"
 #: docker mode's network on one host: a Docker bridge network whose subnet the other hosts
 #: route to via this host's data address (no overlay), as a routed lab network does
 ROUTED_NET = "10.245.{lease}.0/24"
 ROUTED_ALL = "10.245.{base}.0/20"  # every routed subnet of one lab (base = 16 * net_index)
 ROUTED_NETWORK = "nr-routed"  # its Docker network name, and its bridge's
-OVERLAY_MTU = 1450
-VXLAN_ID = 1
-VXLAN_PORT = 8472
 FIRST_HOST = 10
 MAX_HOSTS = 200
 MAX_DOCKER_HOSTS = 16
@@ -230,14 +228,7 @@ class LabHost:
     mgmt_veth: str  # root-namespace end of mgmt0, enslaved to the mgmt bridge
     switch_port: str  # switch-namespace end of data0
     dir: Path
-    lease: str  # overlay /24 (docker0 subnet), e.g. 10.244.16.0/24
-    bip: str  # docker0 address with prefix length, e.g. 10.244.16.1/24
     routed: str  # docker mode's routed container subnet, e.g. 10.245.16.0/24
-
-    @property
-    def lease_gateway(self) -> str:
-        """The lease's .0 address, flannel's VTEP address for routes and neighbours."""
-        return self.lease.split("/")[0]
 
     @property
     def bin_dir(self) -> Path:
@@ -259,6 +250,7 @@ class LabHost:
 
     @property
     def subnet_env(self) -> Path:
+        """Where the host's flanneld writes its lease (its --subnet-file)."""
         return self.dir / "flannel" / "subnet.env"
 
 
@@ -341,8 +333,6 @@ def plan(config: LabConfig) -> LabPlan:
                 mgmt_veth=f"{config.prefix}m{i}",
                 switch_port=f"p{i}",
                 dir=config.state_dir / "hosts" / name,
-                lease=OVERLAY_LEASE.format(lease=third),
-                bip=_addr(OVERLAY_LEASE, 1, lease=third) + "/24",
                 routed=ROUTED_NET.format(lease=third),
             )
         )
