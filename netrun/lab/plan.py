@@ -147,10 +147,10 @@ class LabConfig:
                 f"--mtu {self.mtu}: the data links take {MIN_DATA_MTU}..{SWITCH_MTU} "
                 "(the lab's switch carries up to 9000-byte frames)"
             )
-        elif self.docker and self.mtu < OVERLAY_MTU + 50:
+        elif self.docker and self.mtu < DATA_MTU:
             found.append(
-                f"--mtu {self.mtu} with --docker: the Docker lab's overlay (MTU {OVERLAY_MTU}) "
-                f"needs data links of at least {OVERLAY_MTU + 50}"
+                f"--mtu {self.mtu} with --docker: the Docker lab's routed network (nr-routed) "
+                f"is at {DATA_MTU}, so its data links need at least {DATA_MTU}"
             )
         if not 0 <= self.login_cost <= 5:
             found.append(f"lab login cost must be 0..5 s, got {self.login_cost:g}")

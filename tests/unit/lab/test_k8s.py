@@ -50,7 +50,7 @@ def test_each_node_gets_its_own_pod_subnet_cgroup_root_and_folder(tmp_path: Path
         ({"k8s_version": "latest"}, r"--k8s-version 'latest'"),
         ({"mtu": 9001}, r"--mtu 9001: the data links take 1280\.\.9000"),
         ({"mtu": 1000}, r"--mtu 1000: the data links take 1280\.\.9000"),
-        ({"mtu": 1480, "docker": True}, r"--mtu 1480 with --docker: .* at least 1500"),
+        ({"mtu": 1480, "docker": True}, r"--mtu 1480 with --docker: .*nr-routed.* at least 1500"),
     ],
 )
 def test_configs_the_cluster_cannot_have_are_refused(changes: dict, message: str) -> None:
