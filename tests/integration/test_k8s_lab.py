@@ -10,8 +10,9 @@ patched CNI ConfigMap plus a restarted CNI DaemonSet gives new pods the new MTU;
 `lab down` removes every process, mount, cgroup, iptables rule and file the cluster made.
 
 The Kubernetes build (netrun.lab.k8s.build) is cached per version; with no cached build and
-no Go toolchain the module skips. With Go and no cache it builds first: about 40 minutes
-of two cores (docs/kubernetes-lab.md).
+no Go toolchain the module skips (and when .ci/run's budget for the build ran out:
+NETRUN_K8S_NO_BUILD). With Go and no cache it builds first: about 15 CPU-minutes
+(docs/kubernetes-lab.md).
 """
 
 from __future__ import annotations
