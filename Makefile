@@ -92,8 +92,10 @@ k8s: venv  ## Kubernetes (K8S_VERSION) built from the Go module proxy into the l
 	@if [ "$$(id -u)" != 0 ]; then echo "k8s: not built (needs root: sudo make k8s)"; \
 	elif ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then \
 		echo "k8s: not built (no Go on PATH or in /usr/local/go)"; \
-	else $(PY) -c 'import sys; from netrun.lab.k8s import build; \
-		print(build.build(sys.argv[1], print))' $(or $(K8S_VERSION),1.37.2); fi
+	else $(PY) -c 'import signal, sys; from netrun.lab.k8s import build; \
+		signal.signal(signal.SIGTERM, signal.default_int_handler); \
+		built = build.build(sys.argv[1], print); build.flannel_cni(built); print(built)' \
+		$(or $(K8S_VERSION),1.37.2); fi
 
 turncat: venv  ## STUNner's turncat built from the Go module proxy into the lab's cache (once, as root)
 	@if [ "$$(id -u)" != 0 ]; then echo "turncat: not built (needs root: sudo make turncat)"; \

@@ -35,7 +35,7 @@ POD_NET = "10.246.{base}.0/20"  # the cluster's pods (base = 16 * net_index)
 POD_SUBNET = "10.246.{lease}.0/24"  # host i's pods (base + i); the last /24: services
 MAX_K8S_HOSTS = 15  # the /20's last /24 is the service range
 K8S_VERSION = "1.37.2"
-CNIS = ("bridge",)
+CNIS = ("bridge", "flannel")
 
 NATO = (
     "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike "
@@ -56,6 +56,10 @@ def host_name(index: int) -> str:
 UNSHAPED = "none"
 #: The largest frame the lab's switch carries (its bridge and ports); hosts start at 1500.
 SWITCH_MTU = 9000
+#: The hosts' data0 MTU (their NICs'), ``--mtu``: 1500 as a NIC starts, up to the switch's
+#: 9000 (the write-up's jumbo-frame case); IPv6 needs 1280.
+DATA_MTU = 1500
+MIN_DATA_MTU = 1280
 
 
 def shaped(rate: str) -> bool:
@@ -105,6 +109,8 @@ class LabConfig:
     k8s: bool = False
     k8s_version: str = K8S_VERSION
     cni: str = "bridge"
+    #: Every host's data0 MTU (``--mtu``); the switch carries frames up to SWITCH_MTU.
+    mtu: int = DATA_MTU
 
     def rate_for(self, name: str) -> str:
         """The tc rate of host ``name``'s data link."""
@@ -129,8 +135,23 @@ class LabConfig:
             found.append("--freeflow-src needs --docker: FreeFlow runs in the hosts' Docker")
         if self.k8s and self.cni not in CNIS:
             found.append(f"--cni {self.cni!r}: the lab's cluster has {', '.join(CNIS)}")
+        if self.k8s and self.cni == "flannel" and self.docker:
+            found.append(
+                "--cni flannel with --docker: both would make flannel.1 on every host; "
+                "take one (the Docker lab's overlay, or the cluster's Flannel)"
+            )
         if self.k8s and not re.fullmatch(r"1\.[0-9]+\.[0-9]+", self.k8s_version):
             found.append(f"--k8s-version {self.k8s_version!r}: give a release such as 1.37.2")
+        if not MIN_DATA_MTU <= self.mtu <= SWITCH_MTU:
+            found.append(
+                f"--mtu {self.mtu}: the data links take {MIN_DATA_MTU}..{SWITCH_MTU} "
+                "(the lab's switch carries up to 9000-byte frames)"
+            )
+        elif self.docker and self.mtu < DATA_MTU:
+            found.append(
+                f"--mtu {self.mtu} with --docker: the Docker lab's routed network (nr-routed) "
+                f"is at {DATA_MTU}, so its data links need at least {DATA_MTU}"
+            )
         if not 0 <= self.login_cost <= 5:
             found.append(f"lab login cost must be 0..5 s, got {self.login_cost:g}")
         names = {host_name(i) for i in range(max(0, min(self.hosts, limit)))}
@@ -173,6 +194,7 @@ class LabConfig:
             k8s=bool(data.get("k8s", False)),
             k8s_version=str(data.get("k8s_version") or K8S_VERSION),
             cni=str(data.get("cni") or "bridge"),
+            mtu=int(data.get("mtu") or DATA_MTU),
         )
 
     def differences(
