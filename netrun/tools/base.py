@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.core.metrics import Metric
 from netrun.core.options import Option
+from netrun.tools.ends import End, Workdirs
 from netrun.tools.fan import Fan
 
 if TYPE_CHECKING:
@@ -22,15 +23,11 @@ if TYPE_CHECKING:
     from netrun.hosts.host import Host
 
 
-class Workdirs(Protocol):
-    """The run-wide part a tool uses: where the run keeps its files on a host."""
-
-    def workdir(self, host: Host) -> str: ...
-
-
 class Placement(Protocol):
-    """What a tool's ``measure`` sees of the mode that placed its two ends (every
-    netrun.modes.base.Mode is one): tools sit below modes and know them only by this."""
+    """What a tool's ``measure`` sees of the mode that placed its ends (every
+    netrun.modes.base.Mode is one): tools sit below modes and know them only by this.
+    A tool runs its commands through ``end(role)`` (netrun.tools.ends.End), never on
+    ``server`` / ``client`` directly: those name the hosts (errors, clocks)."""
 
     @property
     def test(self) -> TestSpec: ...
@@ -44,6 +41,8 @@ class Placement(Protocol):
     def details(self) -> dict[str, Any]: ...
 
     def value(self, name: str, host: Host | None = None) -> Any: ...
+
+    def end(self, role: str) -> End: ...
 
     def measure(self, repeat: int) -> Measurement: ...
 
@@ -98,6 +97,16 @@ class Tool:
     #: How flows of this tool measured at once add up (``pairs: {fanin: HOST}``,
     #: netrun.tools.fan); None: the tool cannot run a test of several flows.
     fan: Fan | None = None
+    #: (role, command line) of each end's part of a test, built through the placement's
+    #: ends from the files alone (``--check-only``); None: shown when the test starts.
+    preview: Callable[[Placement], list[tuple[str, str]]] | None = None
+    #: Stop the measurement of tag ``TEST-TAG r REPEAT`` another thread runs now, by its
+    #: client's pid file (another flow of its test failed: netrun.run.flows); None: the
+    #: tool cannot, and the measurement runs out its duration.
+    stop: Callable[[Placement, str], None] | None = None
+    #: Its server may start before its test (in the host's probe, or while the test
+    #: before runs: netrun.modes.probe_start, netrun.modes.baremetal.ahead).
+    starts_ahead: bool = False
 
     def protocol_for(self, options: Mapping[str, Any]) -> str:
         """results.json's ``protocol`` of a test run with ``options``: its protocol option,

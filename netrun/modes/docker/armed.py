@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING
 from netrun.cleanup.scripts import SWEPT_LINE
 from netrun.errors import NetrunError
 from netrun.hosts.command import CommandResult
-from netrun.modes.baremetal.mode import client_argv, test_deadline
+from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker import launch, pathbytes
 from netrun.modes.docker.serverwait import host_sweep, is_last
 from netrun.tools import docker as dk
+from netrun.tools.iperf3.measure import client_argv
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

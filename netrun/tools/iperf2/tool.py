@@ -8,6 +8,7 @@ a mode that places the path itself (``mode: turn`` sends through a relay) define
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -69,8 +70,8 @@ def leg(mode: Placement, tag: str) -> Run:
 
     def run(target: str, port: int) -> tuple[iperf2.Iperf2Result, str]:
         server_port = int(mode.value("port"))
-        srv = iperf2_run.start_server(mode, mode.server, mode.server.data_ip, server_port, tag)
-        client = iperf2_run.run_client(mode, mode.client, target, port, tag)
+        srv = iperf2_run.start_server(mode, mode.end("server"), server_port, tag)
+        client = iperf2_run.run_client(mode, mode.end("client"), target, port, tag)
         text = iperf2_run.stop_server(srv, float(mode.test.duration))
         return iperf2_run.result_of(mode, text, client, float(mode.test.duration))
 
@@ -87,7 +88,7 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     if own is not None:
         result, raw, extra = own(repeat, run)
     else:
-        result, raw = run(mode.server.data_ip, int(mode.value("port")))
+        result, raw = run(mode.end("server").address, int(mode.value("port")))
     metrics, details = iperf2_run.metrics_of(result)
     details = {**details, **extra, "clock": found}
     why = clock_reading.latency_verdict(
@@ -104,6 +105,25 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     return Measurement(raw, result, details, metrics, unavailable)
 
 
+def preview(mode: Placement) -> list[tuple[str, str]]:
+    """Both ends' iperf2, through the placement's ends."""
+    port = int(mode.value("port"))
+    server, client = mode.end("server"), mode.end("client")
+    srv = [iperf2_run.binary(server.host), *iperf2.server_command(port, server.bind)[1:]]
+    t = mode.test
+    cli = iperf2.client_command(
+        server.address, length=int(t.value("length")), bitrate=t.value("bitrate"),
+        duration=float(t.duration), port=port,
+    )  # fmt: skip
+    cli[0] = iperf2_run.binary(client.host)
+    return [("server", shlex.join(server.wrap(srv))), ("client", shlex.join(client.wrap(cli)))]
+
+
+def stop(mode: Placement, tag: str) -> None:
+    """Kill the client of measurement ``tag`` by its pid file (Tool.stop)."""
+    iperf2_run.stop_client(mode, mode.end("client").host, tag)
+
+
 def describe(test: TestSpec) -> str:
     return f"sending {test.value('bitrate')} x {test.value('length')} B for {test.duration:g}s"
 
@@ -117,4 +137,6 @@ TOOL = Tool(
     protocol="udp",
     needs={"server": ("iperf",), "client": ("iperf",)},
     fan=iperf2_flows.FAN,
+    preview=preview,
+    stop=stop,
 )
