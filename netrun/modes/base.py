@@ -19,7 +19,7 @@ from netrun.modes import sameend
 from netrun.modes.early_sweep import EarlySweep
 from netrun.tools import get_tool, option_table
 from netrun.tools.docker import EngineInfo
-from netrun.tools.ends import Cannot, End, HostEnd, refusal
+from netrun.tools.ends import Cannot, Carried, End, HostEnd, T, refusal
 from netrun.tools.facts import HostFacts
 from netrun.tools.iperf3 import command as iperf3_command
 
@@ -235,6 +235,12 @@ class Mode:
         metal's placement); a mode that places its ends elsewhere overrides this."""
         return HostEnd(self, role, self.hosts[role])
 
+    def carry(self, repeat: int, port: int, leg: Callable[[str, int], T]) -> Carried[T]:
+        """Run a tool's client leg towards the server end's ``port``: ``leg(address,
+        port)`` dials what this mode gives (here the server end's address itself; TURN
+        a tunnel through its relay, proven after the leg)."""
+        return Carried(leg(self.end("server").address, port))
+
     def setup(self) -> None:
         """Start what the mode needs before the first repeat (containers, routers...)."""
 
@@ -249,9 +255,14 @@ class Mode:
         (another flow of its test failed: netrun.run.flows), so its ``measure`` ends soon,
         by an error its caller sets aside. Called again while that measure runs (its
         client may not have started at the first call), so a repeat must be harmless.
-        False: the mode cannot, and the measurement runs out its duration (the default;
-        an interrupt would cut every command of the hosts the flows share)."""
-        return False
+        Here: the tool's own stop (Tool.stop: its client's pid file at the client end);
+        False when the tool has none, and the measurement runs out its duration (an
+        interrupt would cut every command of the hosts the flows share)."""
+        stop = get_tool(self.test.tool).stop
+        if stop is None:
+            return False
+        stop(self, f"{self.test.tag}r{self.repeat}")
+        return True
 
     def preview(self) -> list[tuple[str, str]] | None:
         """(role, command line) of what each host will run, built from the files alone

@@ -34,7 +34,7 @@ from typing import Any, Protocol, TypeVar
 
 from netrun.core.measurement import Measurement
 from netrun.core.spec import Flow, TestSpec
-from netrun.errors import Cancelled, HostError, Interrupted, NetrunError, ToolError
+from netrun.errors import Cancelled, HostError, Interrupted, ModeError, NetrunError, ToolError
 from netrun.hosts.cpustat import CPU_METRICS
 from netrun.hosts.shield import cleaning, shielded
 from netrun.modes.base import Mode, RunContext
@@ -235,6 +235,8 @@ class FlowTest:
             if why := unsupported(test, self.bound):
                 raise ToolError(why)
             for b, mode in zip(self.bound, self.modes, strict=True):
+                if why := mode.refusal():  # what the mode cannot carry (Mode.cannot)
+                    raise ModeError(why)
                 if why := refused(b, run.ctx.facts) or mode.one_end():  # one end: loopback
                     raise ToolError(why)
             hosts = {n: run.req.inventory.get(n) for n in test.hosts}

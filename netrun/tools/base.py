@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.core.metrics import Metric
 from netrun.core.options import Option
-from netrun.tools.ends import End, Workdirs
+from netrun.tools.ends import Carried, End, T, Workdirs
 from netrun.tools.fan import Fan
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ class Placement(Protocol):
     def value(self, name: str, host: Host | None = None) -> Any: ...
 
     def end(self, role: str) -> End: ...
+
+    def carry(self, repeat: int, port: int, leg: Callable[[str, int], T]) -> Carried[T]: ...
 
     def measure(self, repeat: int) -> Measurement: ...
 

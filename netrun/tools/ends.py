@@ -28,14 +28,18 @@ is the node, ``address`` (and ``bind``) the pod IP (the node's for hostNetwork p
 ``wrap`` prefixes ``kubectl exec -n NS POD --``, ``run`` sends the script to the node
 that has kubectl (or the controller), and ``start`` keeps its pid file inside the pod;
 what the pod network cannot carry it declares as ``Cannot`` records.
+
+A mode whose path to the server needs something per measurement (TURN: a tunnel through
+the relay, opened for the client's leg and proven after it) carries the leg itself
+(``carry``: the leg dials what the mode gives, the mode proves the path was used).
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from netrun.cleanup import undo
 
@@ -152,6 +156,21 @@ class HostEnd:
     def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult:
         q = shlex.quote
         return self.run(f"printf %s {q(text)} > {q(path)}", timeout=timeout, check=True)
+
+
+#: What a tool's leg returns (Carried.value).
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Carried(Generic[T]):
+    """A leg carried the mode's way (Placement.carry): what the leg returned, the
+    mode's proof of the path (a relay's counters, its relayed address), and a note for
+    the raw output (a tunnel's own report)."""
+
+    value: T
+    details: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
 
 
 @dataclass(frozen=True)

@@ -78,16 +78,6 @@ class BareMetal(Mode):
         address = self.end("server").address
         return iperf3_measure.client_argv(self, address, port, server_output=json)
 
-    def stop_flow(self) -> bool:
-        """Stop this measurement by its tool's own client (Tool.stop: by its pid file on
-        the client end); the server is killed by pid on the measure's way out as after
-        any failure. A tool that cannot: False."""
-        stop = get_tool(self.test.tool).stop
-        if stop is None:
-            return False
-        stop(self, f"{self.test.tag}r{self.repeat}")
-        return True
-
     # -- what the run asks of the mode (netrun.run.fleet, netrun.run.runner) ---------------
     @classmethod
     def probe_starts(

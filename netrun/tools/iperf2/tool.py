@@ -1,9 +1,9 @@
 """iperf2 as a tool a test picks: latency, jitter and loss at a fixed packet rate.
 
 The command and the parser live in tools/iperf2/parse.py, the processes on the hosts in
-tools/iperf2/run.py. In bare metal the client sends straight to the server's data address;
-a mode that places the path itself (``mode: turn`` sends through a relay) defines
-``measure_iperf2(repeat, run)`` and calls ``run(target, port)`` for the client leg.
+tools/iperf2/run.py. Both run at the placement's ends (netrun.tools.ends); the client's
+leg is carried the mode's way (Placement.carry: on bare metal straight to the server end's
+address, through ``mode: turn``'s relay there).
 """
 
 from __future__ import annotations
@@ -83,12 +83,14 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     found = clocks(mode)
     run = leg(mode, f"{mode.test.tag}r{repeat}")  # a fan flow's own (its tag)
     own: Callable[[int, Run], tuple[iperf2.Iperf2Result, str, Mapping[str, Any]]] | None
-    own = getattr(mode, "measure_iperf2", None)
+    own = getattr(mode, "measure_iperf2", None)  # docker's, until its ends place it
     extra: Mapping[str, Any] = {}
     if own is not None:
         result, raw, extra = own(repeat, run)
     else:
-        result, raw = run(mode.end("server").address, int(mode.value("port")))
+        carried = mode.carry(repeat, int(mode.value("port")), run)
+        (result, raw), extra = carried.value, carried.details
+        raw += carried.note
     metrics, details = iperf2_run.metrics_of(result)
     details = {**details, **extra, "clock": found}
     why = clock_reading.latency_verdict(
