@@ -106,9 +106,18 @@ class Tool:
     #: client's pid file (another flow of its test failed: netrun.run.flows); None: the
     #: tool cannot, and the measurement runs out its duration.
     stop: Callable[[Placement, str], None] | None = None
-    #: Its server may start before its test (in the host's probe, or while the test
-    #: before runs: netrun.modes.probe_start, netrun.modes.baremetal.ahead).
+    #: The round-trip savers ride on its commands: its server may start before its test
+    #: (in the host's probe, or while the test before runs: netrun.modes.probe_start,
+    #: netrun.modes.baremetal.ahead), its client's last command may sweep the host
+    #: (netrun.modes.early_sweep).
     starts_ahead: bool = False
+    #: (option, first release) of each option a test uses that an older release of the
+    #: tool lacks (what ``refuse`` checks once the hosts' versions are known), for
+    #: ``--check-only``; None: the tool has no such options.
+    releases: Callable[[Mapping[str, Any]], list[tuple[str, str]]] | None = None
+    #: Options set on each flow of a test of several flows unless the test sets them
+    #: (iperf3: ``omit``, the flows' start spread left out of the result).
+    flow_defaults: Mapping[str, Any] | None = None
 
     def protocol_for(self, options: Mapping[str, Any]) -> str:
         """results.json's ``protocol`` of a test run with ``options``: its protocol option,

@@ -281,4 +281,6 @@ TOOL = Tool(
     preview=iperf3_measure.preview,
     stop=iperf3_measure.stop,
     starts_ahead=True,
+    releases=iperf3_options.releases_needed,
+    flow_defaults={"omit": iperf3_flows.FAN_OMIT_S},
 )

@@ -18,7 +18,6 @@ from netrun.modes.base import Mode, RunContext
 from netrun.run import flows as flows_module
 from netrun.run.bound import bind
 from netrun.run.flows import (
-    FAN_OMIT_S,
     FlowError,
     FlowTest,
     bound_flows,
@@ -31,6 +30,7 @@ from netrun.run.shortcuts import starts_ahead, sweeps_early
 from netrun.run.startline import StartLineBroken, once
 from netrun.scenario.loader import load_scenario
 from netrun.testing.recording import RecordingTransport
+from netrun.tools.iperf3.flows import FAN_OMIT_S
 
 HOSTS = ["alpha", "bravo", "charlie", "delta"]
 
