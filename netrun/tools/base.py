@@ -13,21 +13,21 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.core.metrics import Metric
 from netrun.core.options import Option
-from netrun.tools.ends import Carried, End, T, Workdirs
+from netrun.tools.ends import Carried, End, Recorder, T
 from netrun.tools.fan import Fan
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
     from netrun.core.spec import TestSpec
-    from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
 
 
-class Placement(Protocol):
+class Placement(Recorder, Protocol):
     """What a tool's ``measure`` sees of the mode that placed its ends (every
     netrun.modes.base.Mode is one): tools sit below modes and know them only by this.
     A tool runs its commands through ``end(role)`` (netrun.tools.ends.End), never on
-    ``server`` / ``client`` directly: those name the hosts (errors, clocks)."""
+    ``server`` / ``client`` directly: those name the hosts (errors, clocks). As a
+    Recorder it holds the test's undo records (``change``) and the run's folders."""
 
     @property
     def test(self) -> TestSpec: ...
@@ -35,8 +35,6 @@ class Placement(Protocol):
     def server(self) -> Host: ...
     @property
     def client(self) -> Host: ...
-    @property
-    def ctx(self) -> Workdirs: ...
     @property
     def details(self) -> dict[str, Any]: ...
 
@@ -47,19 +45,6 @@ class Placement(Protocol):
     def carry(self, repeat: int, port: int, leg: Callable[[str, int], T]) -> Carried[T]: ...
 
     def measure(self, repeat: int) -> Measurement: ...
-
-    def change(
-        self,
-        host: Host,
-        command: str,
-        undo: str,
-        *,
-        what: str,
-        timeout: float = 30,
-        sudo: bool = False,
-        per_run: bool = False,
-        check: bool = True,
-    ) -> CommandResult: ...
 
 
 @dataclass(frozen=True)
