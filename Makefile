@@ -36,7 +36,7 @@ IPERF3_VERSIONS ?= 3.5 3.7 3.9 3.12 3.16 3.19.1 3.21
 FUZZ_SEED ?= 20261130
 PYTEST_ARGS ?=
 
-.PHONY: k8s setup packages venv link netperf turncat need-root demo iperf3-versions test unit lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
+.PHONY: k8s setup packages venv link netperf turncat need-root demo iperf3-versions test unit cases lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
 
 setup: packages venv link netperf  ## apt packages, the venv with netrun and its test extras, the link, netperf
 
@@ -109,6 +109,9 @@ test: venv  ## every test but the long fuzzers; integration tests need root (the
 
 unit: venv  ## the unit tests alone (no root, no lab)
 	$(PY) -m pytest -m "not fuzz" --hypothesis-seed=$(FUZZ_SEED) tests/unit $(PYTEST_ARGS)
+
+cases: venv  ## rewrite tests/unit/modes/cases' expected commands from the code; then read the diff
+	$(PY) -m tests.unit.modes.regen $(CASES)
 
 lint: venv  ## ruff (lint and format), the layers and no import cycle (import-linter), mypy
 	$(VENV)/bin/ruff check .

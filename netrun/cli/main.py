@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun import __version__
+from netrun.cli.logs import setup_log
 from netrun.cli.parser import (
     COMMANDS,
     SUBCOMMANDS,
@@ -40,22 +41,6 @@ from netrun.job import (
 )
 
 log = logging.getLogger("netrun")
-
-
-class RedactingFilter(logging.Filter):
-    """Keeps passwords out of the debug log, whatever a library logs."""
-
-    def __init__(self, secrets: Sequence[str]) -> None:
-        super().__init__()
-        self.secrets = [s for s in secrets if s]
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if self.secrets:
-            from netrun.errors import redact
-
-            record.msg = redact(record.getMessage(), self.secrets)
-            record.args = None
-        return True
 
 
 def run_parser() -> Parser:
@@ -252,31 +237,6 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Interrupted(EXIT_TERM, "terminated")
 
 
-class LogFile(logging.FileHandler):
-    """The debug log, silent when the disk is full.
-
-    logging's default prints a traceback per failed record; the results folder already
-    reports the write failure once, as one line.
-    """
-
-    def handleError(self, record: logging.LogRecord) -> None:
-        pass
-
-
-def _setup_log(path: Path, secrets: Sequence[str]) -> None:
-    try:
-        handler = LogFile(path, encoding="utf-8")
-    except OSError:  # no log rather than no run; the results folder reports the failure
-        return
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    handler.addFilter(RedactingFilter(secrets))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    for noisy in ("paramiko", "invoke", "fabric", "urllib3", "docker"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
 #: What the old ``--wait-lock`` (wait for the run before to end) now waits for hosts.
 WAIT_LOCK_S = 3600.0
 
@@ -396,7 +356,7 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str], quiet: int) -> int
 
     try:
         out = run_and_publish(
-            req, opts, secrets, on_start=lambda _run: _setup_log(req.outdir / "netrun.log", secrets)
+            req, opts, secrets, on_start=lambda _run: setup_log(req.outdir / "netrun.log", secrets)
         )
     finally:  # the live progress line ends before anything else is printed
         close = getattr(req.events, "close", None)
@@ -409,7 +369,7 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str], quiet: int) -> int
 
 
 def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
-    from netrun.cli import baselines, commands
+    from netrun.cli import baselines, commands, history
 
     return {
         "check": commands.cmd_check,
@@ -417,7 +377,7 @@ def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
         "lab": commands.cmd_lab,
         "cleanup": commands.cmd_cleanup,
         "report": commands.cmd_report,
-        "history": commands.cmd_history,
+        "history": history.cmd_history,
         "diff": commands.cmd_diff,
         "baseline": baselines.cmd_baseline,
     }

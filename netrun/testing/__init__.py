@@ -1,4 +1,5 @@
-"""Helpers for users' and netrun's own tests (a recording transport).
+"""Helpers for users' and netrun's own tests: a recording transport (recording.py) and
+one whose hosts answer each part of a command with captured output (scripted.py).
 
 May import: netrun.hosts and netrun.errors.
 """

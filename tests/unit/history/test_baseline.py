@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from netrun.cli.commands import _history_table
+from netrun.cli.history import history_table
 from netrun.errors import InputError
 from netrun.history import baseline, marks
 from netrun.history.db import History
@@ -165,7 +165,7 @@ def test_publish_names_the_baseline_in_the_report_and_history(tmp_path: Path) ->
     text = render_table(now, verdicts=out.verdicts)
     assert f"baseline (last): run aaaa0001 of {first['started']}, tag nightly" in text
     with History.open(db) as history:
-        listing = _history_table(history, history.runs(), None)
+        listing = history_table(history, history.runs(), None)
     line = next(x for x in listing.splitlines() if x.startswith("aaaa0002"))
     assert "nightly" in line and "1 incomparable" in line
 
@@ -204,7 +204,7 @@ def test_history_shows_one_tests_verdict_with_test(tmp_path: Path) -> None:
     publish(run("aaaa0001", 1, 1000.0), tmp_path, PublishOptions(db=db))
     publish(run("aaaa0002", 2, 800.0), tmp_path, PublishOptions(db=db, baseline="last"))
     with History.open(db) as history:
-        listing = _history_table(history, history.runs(), "tcp-forward")
+        listing = history_table(history, history.runs(), "tcp-forward")
     line = next(x for x in listing.splitlines() if x.startswith("aaaa0002"))
     assert "regressed -20.0%" in line
 

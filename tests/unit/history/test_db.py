@@ -431,10 +431,10 @@ def test_any_metric_of_a_new_tool_is_stored_and_trended(db: History) -> None:
 
 def test_history_listing_shows_a_numeric_looking_run_id_verbatim(db: History) -> None:
     """Run ids are hex: 680572e5 is text, not 6.80572e+10 (tabulate's number parsing)."""
-    from netrun.cli.commands import _history_table
+    from netrun.cli.history import history_table
 
     doc = load("baremetal-1")
     doc["run_id"] = "680572e5"
     db.add_run(doc)
-    shown = _history_table(db, db.runs(), None)
+    shown = history_table(db, db.runs(), None)
     assert "680572e5" in shown and "e+10" not in shown

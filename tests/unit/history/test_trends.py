@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from netrun.cli.commands import _history_table
+from netrun.cli.history import history_table
 from netrun.history import trends
 from netrun.history.db import History
 from netrun.report.plots.trend import trend_plots
@@ -60,7 +60,7 @@ def test_a_run_with_another_bitrate_starts_a_new_line(history: History) -> None:
     assert old.delta_pct == pytest.approx((286 / 283 - 1) * 100)
     assert [p.run_id for p in new.points] == ["aaaa0004"] and new.delta_pct is None
     assert new.since == "from run aaaa0004: bitrate 500M (before 300M)"
-    listing = _history_table(history, history.runs(), None)
+    listing = history_table(history, history.runs(), None)
     rows = [x for x in listing.splitlines() if x.startswith(BASE["scenario"])]
     assert "286 → 389" not in listing and "+37.7%" not in listing
     assert any("283 → 293 → 286" in x and "+1.1%" in x for x in rows)
@@ -81,7 +81,7 @@ def test_going_back_to_the_old_options_starts_another_line(history: History) -> 
 
 def test_a_tests_only_run_has_no_delta(history: History) -> None:
     store(history, run("aaaa0001", 1, 940.0))
-    listing = _history_table(history, history.runs(), None)
+    listing = history_table(history, history.runs(), None)
     assert "+0.0%" not in listing
     row = next(x for x in listing.splitlines() if x.startswith(BASE["scenario"]))
     assert row.split()[-2:] == ["-", "-"]  # no change, no new line
