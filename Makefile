@@ -17,7 +17,8 @@ SUDO := $(shell command -v sudo >/dev/null 2>&1 && echo sudo)
 endif
 APT_PACKAGES = iperf3 iperf coturn ethtool iproute2 iptables openssh-server openssh-client \
 	docker.io containerd runc procps psmisc gcc libc6-dev sudo python3 python3-venv \
-	git make g++ autoconf automake libtool pkg-config iputils-ping chromium
+	git make g++ autoconf automake libtool pkg-config iputils-ping chromium \
+	etcd-server etcd-client
 INVENTORY ?= inventories/local.yaml
 SCENARIO ?= scenarios/freeflow.yaml
 #: A clone of https://github.com/microsoft/Freeflow (tcp and master branches): `make demo`
@@ -36,7 +37,7 @@ IPERF3_VERSIONS ?= 3.5 3.7 3.9 3.12 3.16 3.19.1 3.21
 FUZZ_SEED ?= 20261130
 PYTEST_ARGS ?=
 
-.PHONY: k8s setup packages venv link netperf turncat need-root demo iperf3-versions test unit cases lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
+.PHONY: k8s setup packages venv link netperf turncat flanneld need-root demo iperf3-versions test unit cases lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
 
 setup: packages venv link netperf  ## apt packages, the venv with netrun and its test extras, the link, netperf
 
@@ -91,14 +92,22 @@ k8s: venv  ## Kubernetes (K8S_VERSION) built from the Go module proxy into the l
 	@if [ "$$(id -u)" != 0 ]; then echo "k8s: not built (needs root: sudo make k8s)"; \
 	elif ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then \
 		echo "k8s: not built (no Go on PATH or in /usr/local/go)"; \
-	else $(PY) -c 'import sys; from netrun.lab.k8s import build; \
-		print(build.build(sys.argv[1], print))' $(or $(K8S_VERSION),1.37.2); fi
+	else $(PY) -c 'import signal, sys; from netrun.lab.k8s import build; \
+		signal.signal(signal.SIGTERM, signal.default_int_handler); \
+		built = build.build(sys.argv[1], print); build.flannel_cni(built); print(built)' \
+		$(or $(K8S_VERSION),1.37.2); fi
 
 turncat: venv  ## STUNner's turncat built from the Go module proxy into the lab's cache (once, as root)
 	@if [ "$$(id -u)" != 0 ]; then echo "turncat: not built (needs root: sudo make turncat)"; \
 	elif ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then \
 		echo "turncat: not built (no Go on PATH or in /usr/local/go)"; \
 	else nice $(NETRUN) lab turncat; fi
+
+flanneld: venv  ## flanneld built from the Go module proxy into the lab's cache (once, as root)
+	@if [ "$$(id -u)" != 0 ]; then echo "flanneld: not built (needs root: sudo make flanneld)"; \
+	elif ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then \
+		echo "flanneld: not built (no Go on PATH or in /usr/local/go)"; \
+	else nice $(NETRUN) lab flanneld; fi
 
 need-root:
 	@[ "$$(id -u)" = 0 ] || { echo "make: the emulated lab needs root: sudo make demo" >&2; exit 1; }

@@ -22,7 +22,8 @@ from netrun.errors import InputError, Interrupted, NetrunError, redact
 
 if TYPE_CHECKING:
     from netrun.publish import Published, PublishOptions
-    from netrun.run.runner import Run, RunRequest
+    from netrun.run.request import RunRequest
+    from netrun.run.runner import Run
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_REGRESSED, EXIT_LOCKED = 0, 1, 2, 3, 75
 EXIT_INT, EXIT_TERM = 130, 143
@@ -64,8 +65,8 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     from netrun.inventory.model import check_netrun_vars, resolve_role
     from netrun.modes import all_options, scoped_options
     from netrun.results.store import default_dir, load
+    from netrun.run.request import RunRequest
     from netrun.run.resume import differences
-    from netrun.run.runner import RunRequest
     from netrun.scenario.loader import MAX_FORKS, MAX_PARALLEL, load_scenario
     from netrun.scenario.only import only
     from netrun.scenario.validator import COMMON_OPTIONS

@@ -77,9 +77,11 @@ def cleanup_script(
             for rid in skip
         )
         + undo.sweep_script('"$d"')
-        + 'for f in "$d"/*.pid; do [ -e "$f" ] || continue; p=$(cat "$f" 2>/dev/null); '
-        f"if {proc.runs('iperf')}; then "
-        'kill -9 "$p" 2>/dev/null && echo "killed iperf pid $p"; fi; done; '
+        # every process a run started: the one pid-file format (netrun.hosts.proc.save_pid)
+        + 'for f in "$d"/*.pid; do [ -e "$f" ] || continue; '
+        f"if {proc.recorded(chr(34) + '$f' + chr(34))}; then "
+        'c=; { read -r c <"/proc/$p/comm"; } 2>/dev/null; '
+        'kill -9 "$p" 2>/dev/null && echo "killed $c pid $p"; fi; done; '
         'rm -rf "$d" && echo "removed $d"; done; '
         # the run's lease on the host (netrun.hosts.lease); without a run id, only the
         # files of holders that are gone

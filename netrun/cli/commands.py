@@ -100,6 +100,7 @@ def cmd_lab(ns: argparse.Namespace) -> int:
             k8s=ns.k8s,
             k8s_version=ns.k8s_version,
             cni=ns.cni,
+            mtu=ns.mtu,
         )
         st = lab_core.up(cfg, progress, netperf_src=ns.netperf_src)
         print(lab_summary(st))
@@ -119,6 +120,12 @@ def cmd_lab(ns: argparse.Namespace) -> int:
 
         version = ns.turncat_version or lab_stunner.VERSION
         print(f"turncat: {lab_stunner.build(version, progress)}")
+        return EXIT_OK
+    if ns.action == "flanneld":
+        from netrun.lab import flannel as lab_flannel
+
+        version = ns.flannel_version or lab_flannel.VERSION
+        print(f"flanneld: {lab_flannel.build(version, progress)}")
         return EXIT_OK
     if ns.action == "down":
         from netrun.lab.sharing import still_used
@@ -156,7 +163,7 @@ def lab_summary(st: Any) -> str:
     """`lab status` (and the end of `lab up`): the lab, a row per host, its inventories."""
     from tabulate import tabulate
 
-    from netrun.lab.plan import shaped
+    from netrun.lab.plan import DATA_MTU, shaped
 
     if not st.exists:
         return f"no lab in {st.state_dir} (run: sudo netrun lab up, or name its --state-dir)"
@@ -166,6 +173,7 @@ def lab_summary(st: Any) -> str:
         f"lab in {st.state_dir}: {cfg.hosts} host(s), prefix {cfg.prefix}, net {cfg.net_index}, "
         f"rate {rate}, docker {'yes' if cfg.docker else 'no'}"
         + (f", login cost {cfg.login_cost:g} s" if cfg.login_cost else "")
+        + (f", data MTU {cfg.mtu}" if cfg.mtu != DATA_MTU else "")
     )
     headers = ["host", "namespace", "management", "data", "rate", "sshd"]
     if cfg.docker:

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from netrun.lab.plan import CNIS, K8S_VERSION
+from netrun.lab.plan import CNIS, DATA_MTU, K8S_VERSION, SWITCH_MTU
 
 #: Each action with the line `netrun lab --help` shows for it.
 ACTIONS = {
@@ -23,6 +23,7 @@ ACTIONS = {
     "netperf": "build netperf and netserver from --netperf-src into the cache lab up uses",
     "turncat": "build STUNner's turncat from the Go module proxy into the cache lab up uses "
     "(turn_client: turncat)",
+    "flanneld": "build flanneld from the Go module proxy into the cache lab up --docker uses",
 }
 PREFIX_RULE = (
     "namespace and bridge name prefix: 'nr' plus up to 4 lowercase letters or digits "
@@ -70,6 +71,14 @@ def _up(up: argparse.ArgumentParser) -> None:
         metavar="HOST=RATE",
         help="one host's link at its own rate, both ways (e.g. charlie=20mbit: a constrained "
         "TURN relay); repeatable",
+    )
+    up.add_argument(
+        "--mtu",
+        type=int,
+        default=DATA_MTU,
+        metavar="BYTES",
+        help=f"every host's data-link (NIC) MTU ({DATA_MTU}; up to {SWITCH_MTU}, jumbo "
+        "frames: the switch carries them); with --k8s the CNI's pod MTU follows it",
     )
     up.add_argument("--docker", action="store_true", help="a Docker daemon and overlay per host")
     _state_dir(up)
@@ -122,7 +131,8 @@ def _up(up: argparse.ArgumentParser) -> None:
         default="bridge",
         choices=list(CNIS),
         help="the cluster's pod network: bridge (one subnet per node, routed over the "
-        "data links; its MTU in ConfigMap kube-system/netrun-cni)",
+        "data links; its MTU, --mtu's, in ConfigMap kube-system/netrun-cni) or flannel "
+        "(flanneld's VXLAN, pod MTU --mtu - 50; ConfigMap kube-flannel/kube-flannel-cfg)",
     )
     _netperf_src(up)
 
@@ -161,4 +171,8 @@ def add(sub: Any, parser_class: type[argparse.ArgumentParser], help_text: str) -
         "--turncat-version",
         help="the STUNner release to build (a tag such as v1.2.1; default: the one netrun's "
         "TURN figures were compared with)",
+    )
+    made["flanneld"].add_argument(
+        "--flannel-version",
+        help="the Flannel release to build (a tag such as v0.28.10; default: the one the lab runs)",
     )

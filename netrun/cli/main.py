@@ -309,7 +309,7 @@ def _cmd_run(ns: argparse.Namespace, seen: dict[str, str]) -> int:
     from netrun.run.preconnect import for_run
 
     # Every input checked: the handshakes overlap the run's own start.
-    req.preconnect = for_run(req)
+    req.preconnect = for_run(req.scenario, req.inventory, req.settings, req.limit)
     try:
         return _run_and_publish(req, opts, secrets, ns.quiet)
     finally:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,8 @@ class Host:
     transport: Transport | None = field(default=None, repr=False)
     #: Quiet cleanup scripts that ride on this host's next command (see ``defer``).
     _deferred: list[str] = field(default_factory=list, repr=False)
+    #: Told once the command that carried the deferred scripts has run (``defer``'s ``sent``).
+    _deferred_sent: list[Callable[[], None]] = field(default_factory=list, repr=False)
     _deferred_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     #: Commands run so far (netrun.modes.early_sweep: did anything run after a host's early sweep?)
     commands: int = field(default=0, repr=False)
@@ -139,23 +141,34 @@ class Host:
         self.commands += 1
         argv, pending = self._with_deferred(argv)
         try:
-            return self.transport.run(argv, timeout=timeout, sudo=sudo, check=check)
+            result = self.transport.run(argv, timeout=timeout, sudo=sudo, check=check)
         except (ConnectError, Cancelled):  # it may not have run: the next command retries it
             self._restore(pending)
             raise
+        except Exception:  # it ran (and failed, e.g. check=True): so did what rode on it
+            _tell(pending[1])
+            raise
+        _tell(pending[1])
+        return result
 
-    def _with_deferred(self, argv: list[str] | str) -> tuple[list[str] | str, list[str]]:
-        """``argv`` after the deferred scripts (taken), and those scripts."""
+    def _with_deferred(
+        self, argv: list[str] | str
+    ) -> tuple[list[str] | str, tuple[list[str], list[Callable[[], None]]]]:
+        """``argv`` after the deferred scripts (taken), and those scripts with whom to
+        tell once they ran."""
         with self._deferred_lock:
             pending, self._deferred = self._deferred, []
+            sent, self._deferred_sent = self._deferred_sent, []
         if not pending:
-            return argv, pending
-        return "{ " + "\n".join(pending) + "\n} >/dev/null 2>&1; " + command_line(argv), pending
+            return argv, (pending, sent)
+        line = "{ " + "\n".join(pending) + "\n} >/dev/null 2>&1; " + command_line(argv)
+        return line, (pending, sent)
 
-    def _restore(self, pending: list[str]) -> None:
-        if pending:
+    def _restore(self, pending: tuple[list[str], list[Callable[[], None]]]) -> None:
+        if pending[0]:
             with self._deferred_lock:
-                self._deferred[:0] = pending
+                self._deferred[:0] = pending[0]
+                self._deferred_sent[:0] = pending[1]
 
     def start(self, argv: list[str] | str) -> Started | None:
         """Start a command that waits for one line on its stdin (netrun.hosts.ssh.channel.Started);
@@ -167,15 +180,17 @@ class Host:
         self.commands += 1
         argv, pending = self._with_deferred(argv)  # they run before it waits on stdin
         try:
-            return start(argv)  # type: ignore[no-any-return]
+            started: Started = start(argv)
         except ConnectError:
             self._restore(pending)
             return None
         except Cancelled:
             self._restore(pending)
             raise
+        _tell(pending[1])
+        return started
 
-    def defer(self, script: str) -> None:
+    def defer(self, script: str, sent: Callable[[], None] | None = None) -> None:
         """Run ``script`` (its output and status ignored) at the start of this host's next
         command, rather than in a round trip of its own.
 
@@ -183,12 +198,22 @@ class Host:
         itself after its one test: it rides on the next test's server start or on the
         run's final sweep, which every run ends with. Its pid file stays in the run folder
         until then, so a sweep after SIGKILL still finds it.
+
+        ``sent`` is called once the command that carried ``script`` has run on the host
+        (netrun.cleanup.ledger journals a deferred undo record as undone then).
         """
         with self._deferred_lock:
             self._deferred.append(script)
+            if sent is not None:
+                self._deferred_sent.append(sent)
 
     def __str__(self) -> str:
         return self.name
+
+
+def _tell(sent: list[Callable[[], None]]) -> None:
+    for call in sent:
+        call()
 
 
 def remote_tmp(host: Host) -> str:

@@ -40,7 +40,12 @@ def process_start(pid: int) -> str | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    # Field 22, counted after the command name (which may hold spaces and parentheses).
+    return start_in(stat)
+
+
+def start_in(stat: str) -> str | None:
+    """The start time in a /proc/PID/stat line: field 22, counted after the command name
+    (which may hold spaces and parentheses: the fields start after the last ")")."""
     fields = stat.rsplit(")", 1)[-1].split()
     return fields[19] if len(fields) > 19 else None
 
@@ -59,11 +64,67 @@ def here(pid: str = "$p") -> str:
     return f'[ "$(readlink "/proc/{pid}/ns/net" 2>/dev/null)" = "$({READ_NETNS})" ]'
 
 
-def runs(word: str) -> str:
-    """sh condition: the process whose pid is in ``$p`` still runs a command line holding
-    ``word`` (it is still what netrun started, not a process that reused its pid) in this
-    host's network namespace (``here``)."""
-    return f'[ -n "$p" ] && grep -q {shlex.quote(word)} "/proc/$p/cmdline" 2>/dev/null && {here()}'
+#: sh setting ``$nrs`` to the kernel start time of the process whose pid is in ``$nrp``
+#: and ``$nrb`` to the boot id, with shell builtins alone (no process started: it runs in
+#: a wrapper on the critical path of a client's start), the way ``process_start`` reads it.
+_IDENTIFY = (
+    'nrs=; nrb=; { read -r nrs <"/proc/$nrp/stat"; read -r nrb <' + BOOT_ID + "; } 2>/dev/null; "
+    "nrs=${nrs##*) }; nrf() { if [ $# -ge 20 ]; then shift 19; nrs=$1; else nrs=; fi; }; "
+    "nrf $nrs; "
+)
+
+
+def save_pid(pidfile: str, pid_expr: str = "$!") -> str:
+    """sh saving a started process's identity in ``pidfile``, the one pid-file format of
+    every process netrun starts: ``pid start boot`` (its pid, its kernel start time from
+    /proc/PID/stat, the boot id), for ``recorded`` to tell it from a process that reused
+    its pid. ``pid_expr``: ``$!`` after ``&``, or ``$$`` in a wrapper that then execs
+    the process (exec keeps the pid and the start time). Sets ``$p`` to the pid."""
+    return f'p={pid_expr}; nrp=$p; {_IDENTIFY}echo "$p $nrs $nrb" > {_file(pidfile)}'
+
+
+def recorded(pidfile: str) -> str:
+    """sh condition: the process ``save_pid`` recorded in ``pidfile`` is still the one
+    netrun started (same pid, start time and boot) and lives in this shell's network
+    namespace (``here``): a reused pid, a process of another boot, or another host's on
+    a shared kernel fails it, as does a file without the start time. Sets ``$p``."""
+    return (
+        f'{{ read -r p nrst nrbt <{_file(pidfile)}; }} 2>/dev/null && [ -n "$p" ] && '
+        f'[ -n "$nrst" ] && [ "$nrbt" = "$({READ_BOOT_ID})" ] && {here()} && '
+        f'[ "$({start_time()})" = "$nrst" ]'
+    )
+
+
+def read_pid(pidfile: str) -> str:
+    """sh setting ``$p`` to the pid in ``pidfile`` (the file's first word), or empty."""
+    return f"p=; {{ read -r p _nr <{_file(pidfile)}; }} 2>/dev/null; "
+
+
+def _file(pidfile: str) -> str:
+    """``pidfile`` for sh: quoted, unless it is already a shell expansion (``"$f"``)."""
+    return pidfile if pidfile.startswith('"$') else shlex.quote(pidfile)
+
+
+def kill_recorded(pidfile: str, grace: float = 2, *, group: bool = False) -> str:
+    """sh stopping the process recorded in ``pidfile`` (``save_pid``), if it is still
+    the one netrun started (``recorded``): SIGTERM (and SIGCONT: a stopped process keeps
+    a SIGTERM pending), SIGKILL after ``grace`` seconds if it still runs.
+
+    With ``group``, the whole process group that pid leads is stopped too (a server whose
+    forked children serve on when it is killed, started under ``timeout``, which leads its
+    own group): signalled with it, and killed after the grace if anything of it is left.
+    The group is named as ``kill -s SIG -- -PGID``, the form dash's kill also takes (it
+    refuses ``kill -TERM -- -PGID``, and a record runs under ``sh``)."""
+    signal = 'kill -s TERM -- "-$p" 2>/dev/null; ' if group else ""
+    signal += 'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
+    last = 'kill -s KILL -- "-$p" 2>/dev/null; ' if group else ""
+    return (
+        f"{recorded(pidfile)} || exit 0; "
+        + signal
+        + wait_gone(grace, then_kill="-KILL")
+        + last
+        + "true"
+    )
 
 
 def polls(seconds: float, poll_s: float) -> int:
@@ -95,7 +156,7 @@ def wait_gone(seconds: float, poll_s: float = 0.02, *, then_kill: str = "") -> s
 def until_ready(pidfile: str, ready: str, seconds: float, poll_s: float = 0.05) -> str:
     """sh that runs ``ready`` every ``poll_s``, at most ``seconds``, until it leaves the
     loop (its ``break`` or ``exit``, once the process is ready), and stops looking at
-    once when the process whose pid begins ``pidfile`` (netrun.cleanup.undo.save_pid) is gone."""
+    once when the process whose pid begins ``pidfile`` (``save_pid``) is gone."""
     return (
         f"i=0; while [ $i -lt {polls(seconds, poll_s)} ]; do {ready}; "
         f'kill -0 "$(cut -d" " -f1 {shlex.quote(pidfile)})" 2>/dev/null || break; '
@@ -103,14 +164,13 @@ def until_ready(pidfile: str, ready: str, seconds: float, poll_s: float = 0.05) 
     )
 
 
-def state_script(pidfile: str, iface: str | None = None, must_contain: str = "iperf") -> str:
+def state_script(pidfile: str, iface: str | None = None) -> str:
     """Print ``NETRUN_STATE <s>`` (the /proc state letter: T is stopped) of the process in
-    ``pidfile`` when it is still what we started, and ``NETRUN_LINK <operstate>`` of ``iface``.
+    ``pidfile`` when it is still what we started (``recorded``), and ``NETRUN_LINK
+    <operstate>`` of ``iface``.
     """
-    f = shlex.quote(pidfile)
     script = (
-        f"p=$(cat {f} 2>/dev/null); "
-        f"if {runs(must_contain)}; then "
+        f"if {recorded(pidfile)}; then "
         's=$(cat "/proc/$p/stat" 2>/dev/null); s=${s##*) }; echo "NETRUN_STATE ${s%% *}"; '
         "else echo NETRUN_STATE gone; fi; "
     )
@@ -120,18 +180,18 @@ def state_script(pidfile: str, iface: str | None = None, must_contain: str = "ip
     return script
 
 
-def kill_script(pidfile: str, must_contain: str = "iperf", iface: str | None = None) -> str:
-    """Kill the process in ``pidfile`` if it is still what we started, then drop the file.
+def kill_script(pidfile: str, iface: str | None = None) -> str:
+    """Kill the process in ``pidfile`` if it is still what we started (``recorded``), then
+    drop the file.
 
     SIGTERM stays pending on a stopped (SIGSTOP) process, so SIGCONT follows it; whatever
     still lives after a second gets SIGKILL. The state is printed first (``state_script``).
     """
-    f = shlex.quote(pidfile)
-    return state_script(pidfile, iface, must_contain) + (
-        f"if {runs(must_contain)}; then "
+    return state_script(pidfile, iface) + (
+        f"if {recorded(pidfile)}; then "
         'kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
         + wait_gone(1.0, then_kill="-9")
-        + f"fi; rm -f {f}; true"
+        + f"fi; rm -f {_file(pidfile)}; true"
     )
 
 

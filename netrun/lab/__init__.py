@@ -1,5 +1,5 @@
 """The emulated lab: hosts as network namespaces with sshd, a shaped data plane, and
-optionally one Docker daemon per host with a Flannel-style VXLAN overlay.
+optionally one Docker daemon per host on a real flanneld's VXLAN overlay.
 
 `netrun lab up|down|status|inventory` call these; they never print (progress goes to a callback).
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.errors import NetrunError
-from netrun.lab import docker, freeflow, inventory, netperf, network, sharing, sshd, state
+from netrun.lab import docker, freeflow, inventory, netperf, network, overlay, sharing, sshd, state
 from netrun.lab import iperf3 as lab_iperf3
 from netrun.lab.k8s import cluster as k8s_cluster
 from netrun.lab.plan import MGMT_NET, SWITCHABLE, LabConfig, LabPlan, plan
@@ -45,6 +45,8 @@ DOCKER_TOOLS = {
     "iptables": "iptables",
     "bridge": "iproute2",
     "ldd": "libc-bin",
+    "etcd": "etcd-server",
+    "etcdctl": "etcd-client",
 }
 
 
@@ -61,6 +63,7 @@ class HostStatus:
     sshd_answers: bool
     docker_pid: int | None = None
     docker_answers: bool | None = None  # None: the lab runs no docker
+    flanneld_running: bool | None = None  # None: the lab runs no docker (so no Flannel)
     node_ready: bool | None = None  # None: the lab runs no Kubernetes
 
     @property
@@ -69,6 +72,7 @@ class HostStatus:
             self.namespace_present
             and self.sshd_answers
             and self.docker_answers is not False
+            and self.flanneld_running is not False
             and self.node_ready is not False
         )
 
@@ -136,6 +140,8 @@ class LabStatus:
                 found.append(f"{host.name}: sshd not answering: run netrun lab up")
             if host.docker_answers is False:
                 found.append(f"{host.name}: dockerd not answering: run netrun lab up")
+            if host.flanneld_running is False:
+                found.append(f"{host.name}: flanneld not running: run netrun lab up")
             if host.node_ready is False:
                 found.append(f"{host.name}: kubernetes node not Ready: run netrun lab up")
         return found
@@ -326,6 +332,7 @@ def status(state_dir: Path) -> LabStatus:
                 sshd_answers=present and pid is not None and sshd.answers(host.mgmt_ip, timeout=2),
                 docker_pid=dpid,
                 docker_answers=danswers,
+                flanneld_running=overlay.flanneld_pid(host) is not None if cfg.docker else None,
                 node_ready=ready.get(host.name, False) if cfg.k8s else None,
             )
         )

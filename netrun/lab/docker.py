@@ -1,8 +1,9 @@
 """One Docker daemon per lab host, the overlay between them, and the lab's images.
 
 Each dockerd runs in its host's network namespace (nsenter --net, not `ip netns exec`,
-which remounts /sys and hides the cgroup mounts), with its own data root, socket and
-docker0 subnet (the host's overlay lease). Its default runtime is the lab's runc wrapper
+which remounts /sys and hides the cgroup mounts), with its own data root and socket, and
+docker0 on the host's Flannel lease: started after the host's flanneld, from its
+subnet.env (netrun.lab.overlay). Its default runtime is the lab's runc wrapper
 (netrun/lab_assets/nr-runc), so `docker run --privileged --net=host` works on a machine
 whose capability bounding set lacks CAP_SYS_RESOURCE.
 """
@@ -16,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from netrun.errors import NetrunError
-from netrun.lab import freeflow, images, network, overlay, routed, sshd
-from netrun.lab.plan import OVERLAY_MTU, ROUTED_NETWORK, LabHost, LabPlan
+from netrun.lab import flannel, freeflow, images, network, overlay, routed, sshd
+from netrun.lab.plan import ROUTED_NETWORK, LabHost, LabPlan
 from netrun.lab.system import kill_pid, pid_matches, read_pid, run, wait_until
 
 READY_TIMEOUT = 90.0
@@ -74,6 +75,9 @@ def install_wrapper(lab: LabPlan) -> Path:
 
 
 def dockerd_argv(lab: LabPlan, host: LabHost, uts_pid: int | None) -> list[str]:
+    """The daemon's command line; --bip and --mtu from the host's subnet.env, as the
+    Flannel docs' Docker integration passes them."""
+    bip, mtu = overlay.lease(host)
     enter = ["nsenter", f"--net=/run/netns/{host.namespace}"]
     if uts_pid:  # share sshd's UTS namespace, so the daemon's name is the host's
         enter.append(f"--uts=/proc/{uts_pid}/ns/uts")
@@ -83,8 +87,8 @@ def dockerd_argv(lab: LabPlan, host: LabHost, uts_pid: int | None) -> list[str]:
         "--exec-root", str(exec_root(host)),
         "-H", docker_host(host),
         "--pidfile", str(pid_file(host)),
-        "--bip", host.bip,
-        "--mtu", str(OVERLAY_MTU),
+        "--bip", bip,
+        "--mtu", str(mtu),
         "--iptables=true",
         "--ip-masq=false",  # as with flannel: pod-to-pod traffic keeps its source address
         "--add-runtime", f"{WRAPPER_NAME}={wrapper_path(lab)}",
@@ -131,10 +135,18 @@ def up(
     say: Callable[[str], None],
     netperf_build: Path | None = None,
 ) -> None:
-    """Daemons (in parallel), overlay, images; records pids in `data` and saves.
+    """etcd and flanneld (netrun.lab.overlay), daemons (in parallel), images; records
+    pids in `data` and saves.
 
     `netperf_build` (netrun.lab.netperf) puts netperf and netserver into the lab's image."""
+    binary = flannel.build(flannel.VERSION, say)
     install_wrapper(lab)
+    overlay.up(lab, data, save, binary)
+    for host in lab.hosts:
+        bip, mtu = overlay.lease(host)
+        say(f"{host.name}: flanneld {data['pids']['flanneld'][host.name]}, lease {bip} "
+            f"(MTU {mtu}) in {host.subnet_env}")  # fmt: skip
+    say(f"flannel: etcd {overlay.etcd_url(lab)}, network {lab.overlay_network}, vxlan")
 
     def start(host: LabHost) -> int:
         return ensure_dockerd(lab, host, sshd.sshd_pid(host))
@@ -144,10 +156,8 @@ def up(
     for host, pid in zip(lab.hosts, pids, strict=True):
         data["pids"]["dockerd"][host.name] = pid
         data["pids"].setdefault("containerd", {})[host.name] = containerd_pid(host)
-        say(f"{host.name}: dockerd {pid} at {docker_host(host)}, docker0 {host.bip}")
+        say(f"{host.name}: dockerd {pid} at {docker_host(host)}")
     save()
-    overlay.ensure_overlay(lab)
-    say(f"overlay: {overlay.DEVICE} on every host, network {lab.overlay_network}")
     routed.ensure_routed(lab, {host.name: docker_host(host) for host in lab.hosts})
     say(f"routed: {ROUTED_NETWORK} on every host, network {lab.routed_network} (docker mode)")
     built = images.build(lab.state_dir / "images", netperf_build)
@@ -171,7 +181,8 @@ def up(
 
 
 def down(lab: LabPlan, data: dict[str, Any]) -> list[str]:
-    """Containers first (docker rm -f), then each daemon by its recorded pid."""
+    """Containers first (docker rm -f), then each daemon by its recorded pid, then the
+    hosts' flanneld and the lab's etcd."""
     removed: list[str] = []
     for host in lab.hosts:
         pid = data["pids"].get("dockerd", {}).get(host.name) or dockerd_pid(host)
@@ -186,6 +197,7 @@ def down(lab: LabPlan, data: dict[str, Any]) -> list[str]:
         cpid = data["pids"].get("containerd", {}).get(host.name)
         if cpid and kill_pid(cpid, "containerd", str(exec_root(host))):
             removed.append(f"containerd {host.name} (pid {cpid})")
+    removed += overlay.down(lab, data)
     for host in lab.hosts:
         if network.delete_link(overlay.DEVICE, host.namespace):
             removed.append(f"{overlay.DEVICE} on {host.name}")

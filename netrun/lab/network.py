@@ -126,11 +126,12 @@ def ensure_host_links(lab: LabPlan, host: LabHost) -> None:
                 ns,
             ]
         )
-    # The switch carries jumbo frames; the host's data0 starts at 1500, as a NIC does.
+    # The switch carries jumbo frames; the host's data0 is at the lab's --mtu (1500 unless
+    # asked), as a NIC is at what its admin set.
     run(["ip", "-n", sw, "link", "set", host.switch_port, "mtu", str(SWITCH_MTU)])
     run(["ip", "-n", sw, "link", "set", host.switch_port, "master", lab.switch_bridge, "up"])
     run(["ip", "-n", ns, "addr", "replace", f"{host.data_ip}/24", "dev", "data0"])
-    run(["ip", "-n", ns, "link", "set", "data0", "up"])
+    run(["ip", "-n", ns, "link", "set", "data0", "mtu", str(lab.config.mtu), "up"])
     shape_host_link(lab, host)
 
 

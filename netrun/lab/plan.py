@@ -17,16 +17,14 @@ from netrun.errors import NetrunError
 # -- the address plan (the only place that names a range) ---------------------------------
 MGMT_NET = "10.201.{n}.0/24"  # root-namespace bridge .1, hosts .10+i
 DATA_NET = "10.202.{n}.0/24"  # data plane behind the switch namespace, hosts .10+i
-OVERLAY_NET = "10.244.{base}.0/20"  # flannel network of one lab (base = 16 * net_index)
-OVERLAY_LEASE = "10.244.{lease}.0/24"  # one host's lease = its docker0 subnet (base + i)
+#: the Flannel network of one lab (base = 16 * net_index): flanneld leases each host a /24
+#: of it (netrun.lab.overlay), and docker0 takes the lease
+OVERLAY_NET = "10.244.{base}.0/20"
 #: docker mode's network on one host: a Docker bridge network whose subnet the other hosts
 #: route to via this host's data address (no overlay), as a routed lab network does
 ROUTED_NET = "10.245.{lease}.0/24"
 ROUTED_ALL = "10.245.{base}.0/20"  # every routed subnet of one lab (base = 16 * net_index)
 ROUTED_NETWORK = "nr-routed"  # its Docker network name, and its bridge's
-OVERLAY_MTU = 1450
-VXLAN_ID = 1
-VXLAN_PORT = 8472
 FIRST_HOST = 10
 MAX_HOSTS = 200
 MAX_DOCKER_HOSTS = 16
@@ -37,7 +35,7 @@ POD_NET = "10.246.{base}.0/20"  # the cluster's pods (base = 16 * net_index)
 POD_SUBNET = "10.246.{lease}.0/24"  # host i's pods (base + i); the last /24: services
 MAX_K8S_HOSTS = 15  # the /20's last /24 is the service range
 K8S_VERSION = "1.37.2"
-CNIS = ("bridge",)
+CNIS = ("bridge", "flannel")
 
 NATO = (
     "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike "
@@ -58,6 +56,10 @@ def host_name(index: int) -> str:
 UNSHAPED = "none"
 #: The largest frame the lab's switch carries (its bridge and ports); hosts start at 1500.
 SWITCH_MTU = 9000
+#: The hosts' data0 MTU (their NICs'), ``--mtu``: 1500 as a NIC starts, up to the switch's
+#: 9000 (the write-up's jumbo-frame case); IPv6 needs 1280.
+DATA_MTU = 1500
+MIN_DATA_MTU = 1280
 
 
 def shaped(rate: str) -> bool:
@@ -107,6 +109,8 @@ class LabConfig:
     k8s: bool = False
     k8s_version: str = K8S_VERSION
     cni: str = "bridge"
+    #: Every host's data0 MTU (``--mtu``); the switch carries frames up to SWITCH_MTU.
+    mtu: int = DATA_MTU
 
     def rate_for(self, name: str) -> str:
         """The tc rate of host ``name``'s data link."""
@@ -131,8 +135,23 @@ class LabConfig:
             found.append("--freeflow-src needs --docker: FreeFlow runs in the hosts' Docker")
         if self.k8s and self.cni not in CNIS:
             found.append(f"--cni {self.cni!r}: the lab's cluster has {', '.join(CNIS)}")
+        if self.k8s and self.cni == "flannel" and self.docker:
+            found.append(
+                "--cni flannel with --docker: both would make flannel.1 on every host; "
+                "take one (the Docker lab's overlay, or the cluster's Flannel)"
+            )
         if self.k8s and not re.fullmatch(r"1\.[0-9]+\.[0-9]+", self.k8s_version):
             found.append(f"--k8s-version {self.k8s_version!r}: give a release such as 1.37.2")
+        if not MIN_DATA_MTU <= self.mtu <= SWITCH_MTU:
+            found.append(
+                f"--mtu {self.mtu}: the data links take {MIN_DATA_MTU}..{SWITCH_MTU} "
+                "(the lab's switch carries up to 9000-byte frames)"
+            )
+        elif self.docker and self.mtu < DATA_MTU:
+            found.append(
+                f"--mtu {self.mtu} with --docker: the Docker lab's routed network (nr-routed) "
+                f"is at {DATA_MTU}, so its data links need at least {DATA_MTU}"
+            )
         if not 0 <= self.login_cost <= 5:
             found.append(f"lab login cost must be 0..5 s, got {self.login_cost:g}")
         names = {host_name(i) for i in range(max(0, min(self.hosts, limit)))}
@@ -175,6 +194,7 @@ class LabConfig:
             k8s=bool(data.get("k8s", False)),
             k8s_version=str(data.get("k8s_version") or K8S_VERSION),
             cni=str(data.get("cni") or "bridge"),
+            mtu=int(data.get("mtu") or DATA_MTU),
         )
 
     def differences(
@@ -208,14 +228,7 @@ class LabHost:
     mgmt_veth: str  # root-namespace end of mgmt0, enslaved to the mgmt bridge
     switch_port: str  # switch-namespace end of data0
     dir: Path
-    lease: str  # overlay /24 (docker0 subnet), e.g. 10.244.16.0/24
-    bip: str  # docker0 address with prefix length, e.g. 10.244.16.1/24
     routed: str  # docker mode's routed container subnet, e.g. 10.245.16.0/24
-
-    @property
-    def lease_gateway(self) -> str:
-        """The lease's .0 address, flannel's VTEP address for routes and neighbours."""
-        return self.lease.split("/")[0]
 
     @property
     def bin_dir(self) -> Path:
@@ -237,6 +250,7 @@ class LabHost:
 
     @property
     def subnet_env(self) -> Path:
+        """Where the host's flanneld writes its lease (its --subnet-file)."""
         return self.dir / "flannel" / "subnet.env"
 
 
@@ -319,8 +333,6 @@ def plan(config: LabConfig) -> LabPlan:
                 mgmt_veth=f"{config.prefix}m{i}",
                 switch_port=f"p{i}",
                 dir=config.state_dir / "hosts" / name,
-                lease=OVERLAY_LEASE.format(lease=third),
-                bip=_addr(OVERLAY_LEASE, 1, lease=third) + "/24",
                 routed=ROUTED_NET.format(lease=third),
             )
         )

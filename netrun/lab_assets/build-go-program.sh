@@ -7,12 +7,8 @@
 # caches, shared by every Go build of the lab, so a rebuild downloads nothing.
 set -eu
 pkg=$1 version=$2 out=$3 cache=$4
-GO=$(command -v go || echo /usr/local/go/bin/go)
-export GOPATH="$cache" GOMODCACHE="$cache/mod" GOCACHE="$cache/build" GOFLAGS=-modcacherw \
-    GOTOOLCHAIN=local CGO_ENABLED=0
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$(dirname "$0")/go-env.sh"
+export CGO_ENABLED=0
 "$GO" mod init netrun.local/build >/dev/null 2>&1
 "$GO" get "$pkg@$version"
 mkdir -p "$out/bin"

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from netrun.cleanup import undo as undo_records
-from netrun.cleanup.undo import Record, UndoStack
+from netrun.cleanup.ledger import Ledger, Scope
 from netrun.core.options import Option, option_for
-from netrun.hosts.host import folder_key, remote_tmp
 from netrun.modes import sameend
 from netrun.modes.early_sweep import EarlySweep
 from netrun.tools import get_tool, option_table
@@ -61,29 +60,33 @@ State = TypeVar("State")
 
 
 @dataclass
-class RunContext:
-    """What every mode of one run shares: the run id, host facts, and the stop flag."""
+class Known:
+    """What the run has learned of its hosts, once per host and run."""
 
-    run_id: str
+    #: Host name -> what its probe read (kernel, tools, the data NIC).
     facts: dict[str, HostFacts] = field(default_factory=dict)
     #: Host name -> Docker engine info, checked once per host and run.
     engines: dict[str, EngineInfo] = field(default_factory=dict)
+    #: (host name, image) -> image id, checked once per host and run.
+    images: dict[tuple[str, str], str] = field(default_factory=dict)
     #: Host name -> docker command, where a mode used Docker: the final sweep also
     #: removes the run's labelled containers there.
     docker_hosts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Ahead:
+    """What the run starts ahead of a measurement, to save round trips: on a host's probe,
+    while another test runs, or as a host's last measurement ends."""
+
     #: (host name, tag) -> what an iperf3 server start script printed when it rode on the
     #: host's probe (netrun.modes.probe_start); the measurement with that tag adopts the
     #: server.
     prestarted: dict[tuple[str, str], str] = field(default_factory=dict)
-    #: The run's tests in the order they run (container modes look ahead: netrun.modes.docker.keep).
-    tests: Sequence[TestSpec] = ()
-    #: (host name, image) -> image id, checked once per host and run.
-    images: dict[tuple[str, str], str] = field(default_factory=dict)
-    #: Names of the tests whose mode was torn down (what is left to run, for keep).
-    finished: set[str] = field(default_factory=set)
-    #: Container name -> (its time bound's undo record, images checked, engine checked) when
-    #: its start rode on its host's probe (netrun.modes.docker.early).
-    early: dict[str, tuple[tuple[Host, Record], list[str], bool]] = field(default_factory=dict)
+    #: Container name -> (its time bound's undo record, in a scope of its own until the
+    #: test adopts it; images checked; engine checked) when its start rode on its host's
+    #: probe (netrun.modes.docker.early).
+    early: dict[str, tuple[Scope, list[str], bool]] = field(default_factory=dict)
     #: (host name, tag) -> an iperf3 client already started there, waiting for its
     #: server's port (netrun.tools.iperf3.run.ArmedClient, armed during the host's probe), or a
     #: container test's ``docker exec`` waiting for its server's address
@@ -95,15 +98,39 @@ class RunContext:
     #: The next test's server and client, started while a test runs (netrun.modes.baremetal.ahead),
     #: in a sequential bare-metal run; None otherwise.
     pipeline: StartsAhead | None = None
+
+
+@dataclass
+class Order:
+    """The run's tests in the order they run, and those done (container modes look ahead:
+    netrun.modes.docker.keep)."""
+
+    tests: Sequence[TestSpec] = ()
+    #: Names of the tests whose mode was torn down (what is left to run, for keep).
+    finished: set[str] = field(default_factory=set)
+
+
+@dataclass
+class RunContext:
+    """What every mode of one run shares, by family: what the run knows of its hosts
+    (``known``), what it starts ahead to save round trips (``ahead``), its tests' order
+    (``order``), its undo records (``ledger``), and the stop flag."""
+
+    run_id: str
+    known: Known = field(default_factory=Known)
+    ahead: Ahead = field(default_factory=Ahead)
+    order: Order = field(default_factory=Order)
     #: Set when the run is being interrupted: a mode's waits (busy-port backoff) end early.
     stopping: threading.Event = field(default_factory=threading.Event)
-    #: Told of each undo record before its change is made, and once it has run (the
-    #: runner keeps them in its journal, so what a killed run changed is known).
-    recorded: Callable[[Host, Record], None] = lambda _host, _record: None
-    undone: Callable[[Host, Record], None] = lambda _host, _record: None
+    #: The run's undo records, in scopes, each journaled as it is written and as it runs
+    #: (the runner gives it the run's journal, so what a killed run changed is known).
+    ledger: Ledger = field(init=False)
     #: Each mode family's own run-wide state, one object per type (``family``).
     _families: dict[type, object] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.ledger = Ledger(self.run_id)
 
     def family(self, kind: type[State]) -> State:
         """The run's one ``kind`` (a mode family's state, e.g. the containers docker keeps:
@@ -119,7 +146,7 @@ class RunContext:
     def workdir(self, host: Host) -> str:
         """The run's private folder on a host (``netrun-<run id>-<folder key>``, one per
         host even where hosts share a remote tmp); removed at the end of the run."""
-        return f"{remote_tmp(host).rstrip('/')}/netrun-{self.run_id}-{folder_key(host.name)}"
+        return self.ledger.workdir(host)
 
     @staticmethod
     def iperf3(host: Host) -> str:
@@ -207,8 +234,9 @@ class Mode:
         #: test of several flows (netrun.run.flows), so what the flows share can serve all.
         self.fan_hosts: dict[str, Host] = {}
         self.details: dict[str, Any] = {}
-        #: Undo records of this test's changes, oldest first; ``undo`` runs them in reverse.
-        self.undo_stack = UndoStack(ctx)
+        #: Undo records of this test's changes (its scope of the run's ledger), oldest
+        #: first; ``undo`` runs them in reverse.
+        self.undo_stack: Scope = ctx.ledger.scope()
         #: Every option the test takes (general, its tool's, this mode's): given by the
         #: run's bound test (netrun.run.bound), else built at the first read.
         self._table = tuple(table) if table is not None else None
@@ -275,7 +303,7 @@ class Mode:
         """Why the test's two ends are one (the server host's data address is the client
         host's own: netrun.modes.sameend), known from the probe before anything starts;
         a container mode checks its containers' addresses too, once they run."""
-        return sameend.hosts_problem(self.test, self.server, self.client, self.ctx.facts)
+        return sameend.hosts_problem(self.test, self.server, self.client, self.ctx.known.facts)
 
     def refusal(self) -> str | None:
         """Why this mode cannot carry the test, known from the files alone (its setup raises
@@ -326,15 +354,15 @@ class Mode:
     ) -> str:
         """The sh of ``change`` (record, then the change only if the record was written),
         for a caller that sends it within a larger script of its own."""
-        record = self.undo_stack.record(host, undo, what=what, sudo=sudo, hold=not per_run)
-        return UndoStack.guarded(record, command)
+        scope = self.ctx.ledger.run if per_run else self.undo_stack
+        return undo_records.guarded(scope.record(host, undo, what=what, sudo=sudo), command)
 
     def new_record(
         self, host: Host, undo: str, *, what: str, sudo: bool = False, per_run: bool = False
     ) -> str:
         """sh writing a new undo record on ``host`` (noted in the journal first)."""
-        record = self.undo_stack.record(host, undo, what=what, sudo=sudo, hold=not per_run)
-        return undo_records.write_script(record)
+        scope = self.ctx.ledger.run if per_run else self.undo_stack
+        return undo_records.write_script(scope.record(host, undo, what=what, sudo=sudo))
 
     def undo(self) -> list[str]:
         """Run this test's undo records, newest first on each host, the hosts at once;

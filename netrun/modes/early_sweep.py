@@ -117,7 +117,7 @@ class EarlySweep:
         ``pidfile`` to exit, runs ``read`` (sh printing the host's counters: the server
         end's reading after, netrun.tools.iperf3.readings), kills the server if it did not
         exit, then sweeps. None: not started."""
-        wait = f"p=$(cat {shlex.quote(pidfile)} 2>/dev/null); " + proc.wait_gone(lifetime, POLL_S)
+        wait = proc.read_pid(pidfile) + proc.wait_gone(lifetime, POLL_S)
         stop = proc.kill_script(pidfile) + (f"; rm -f {shlex.quote(logfile)}" if logfile else "")
         reading = f"{{ {read}; }} 2>/dev/null; echo {READ}; " if read else ""
         # Host.start runs what waits on the host's next command (earlier servers' stops)

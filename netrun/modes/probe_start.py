@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 
 class Adopts(Protocol):
-    """Where a run keeps what its probe starts printed and the clients it armed (a
-    netrun.modes.base.RunContext), for the measurements to adopt."""
+    """Where a run keeps what its probe starts printed and the clients it armed (the
+    run's netrun.modes.base.Ahead), for the measurements to adopt."""
 
     prestarted: dict[tuple[str, str], str]
     armed: dict[tuple[str, str], Any]
@@ -47,7 +47,7 @@ class Prestart:
     #: The test's mode, to arm its client on the client host (``arm``); None for a
     #: start that has no client to arm (the server end's container, netrun.modes.docker.early).
     mode: Arms | None = None
-    #: The armed client's key in ctx.armed, when not ``tag`` (a container test's).
+    #: The armed client's key in ctx.ahead.armed, when not ``tag`` (a container test's).
     arm_tag: str | None = None
     #: How long the script may wait on the host before it ends (for the test running
     #: there to end: netrun.modes.baremetal.ahead), beyond its start's own time.

@@ -23,6 +23,9 @@ from netrun.errors import NetrunError
 from netrun.results import schema
 
 SCHEMA = 2
+#: A results.json document, or one sample of it, as JSON holds it (its schema:
+#: netrun.results.schema): what the run builds and saves, and reports read back.
+Document = dict[str, Any]
 #: Schemas this netrun reads: 1 (before metrics) renders as the iperf3 metrics.
 READABLE = (1, 2)
 RESULTS = "results.json"
@@ -172,7 +175,7 @@ def load(path: Path) -> dict[str, Any]:
     return schema.check(doc, path)
 
 
-def new_document(scenario: str, run_id: str, version: str) -> dict[str, Any]:
+def new_document(scenario: str, run_id: str, version: str) -> Document:
     return {
         "schema": SCHEMA,
         "scenario": scenario,

@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from netrun.cleanup import owner
 from netrun.cleanup.scripts import docker_command
@@ -29,10 +29,12 @@ from netrun.hosts.shield import cleaning
 from netrun.modes import docker_commands
 from netrun.modes import probe_start as prestart
 from netrun.modes.base import RunContext
+from netrun.results.store import Document
 from netrun.run import leases
 from netrun.run.bound import BoundTest
 from netrun.run.flows import bound_flows
 from netrun.run.needs import Needs, plan_needs, probe_host, program
+from netrun.run.request import RunRequest
 from netrun.tools import context as host_context
 
 if TYPE_CHECKING:
@@ -43,10 +45,10 @@ if TYPE_CHECKING:
 class Fleet:
     """Connecting, probing and reviving the run's hosts (mixed into netrun.run.runner.Run)."""
 
-    req: Any
+    req: RunRequest
     ctx: RunContext
     bound: dict[str, BoundTest]
-    doc: dict[str, Any]
+    doc: Document
     needs: Needs
     host_errors: dict[str, str]
     connected: list[Host]
@@ -54,7 +56,7 @@ class Fleet:
     _prestarts: dict[str, prestart.Prestart]
     _arms: dict[str, prestart.Prestart]
     progress: Callable[[str], None]
-    _host_failed: Callable[[str, NetrunError], None]
+    host_failed: Callable[[str, NetrunError], None]
     #: Who this run is, in the lease files of its hosts (netrun.hosts.lease.holder).
     lease_holder: str = ""
 
@@ -96,7 +98,7 @@ class Fleet:
         held = {n: e.held[n] for n, e in result.failed.items() if isinstance(e, HostLeased)}
         for name, err in result.failed.items():
             if name not in held:
-                self._host_failed(name, err)
+                self.host_failed(name, err)
         if held:
             held = self._take_over(held)
         if held:
@@ -126,7 +128,7 @@ class Fleet:
         still = {n: e.held[n] for n, e in again.failed.items() if isinstance(e, HostLeased)}
         for name, err in again.failed.items():
             if name not in still:
-                self._host_failed(name, err)
+                self.host_failed(name, err)
         return {n: who for n, who in held.items() if n not in ended} | still
 
     def _wait_for_hosts(self, held: dict[str, str]) -> None:
@@ -145,13 +147,13 @@ class Fleet:
         )
         again = [h for h in ready if h.name in held]
         for name, err in on_each(again, self._probe, deadline=60).failed.items():
-            self._host_failed(name, err)
+            self.host_failed(name, err)
 
     def _sweep_stale(self) -> None:
         """Remove what dead runs of this controller left on the hosts this run uses."""
         if self.req.journal is None:
             return
-        ready = [h for h in self.connected if h.name in self.ctx.facts]
+        ready = [h for h in self.connected if h.name in self.ctx.known.facts]
         ready = [h for h in ready if h.name not in self.host_errors]
         forks = self.req.settings.forks
         swept = sweep_stale(self.req.journal, self.ctx.run_id, ready, forks)
@@ -164,7 +166,7 @@ class Fleet:
         undone = [h for h in ready if any(f"{h.name}: run " in s and "undone:" in s for s in swept)]
         again = on_each(undone, self._probe, deadline=60, max_workers=forks)
         for name, err in again.failed.items():
-            self._host_failed(name, err)
+            self.host_failed(name, err)
 
     def _revive(self, name: str) -> None:
         """Reconnect a host whose connection dropped in an earlier test.
@@ -181,7 +183,7 @@ class Fleet:
             if answer.state == "held":
                 raise HostLeased({name: answer.detail})
         except NetrunError as exc:
-            self._host_failed(name, exc)
+            self.host_failed(name, exc)
 
     def _probe(self, host: Host) -> None:
         """Read kernel, iperf3 version and the data NIC, and check the tools the host's
@@ -191,7 +193,7 @@ class Fleet:
         if arm is not None:
             arm.arm()
         end = (
-            self.ctx.early_sweep
+            self.ctx.ahead.early_sweep
         )  # which folder the host keeps run folders in (netrun.modes.early_sweep)
         # the run folder's owner mark first: a cleanup on this kernel spares a live run
         mark = owner.mark_script(self.ctx.workdir(host))
@@ -232,7 +234,7 @@ class Fleet:
                 f"{host.name}: no lease ({answer.detail}): a run of another "
                 "controller measuring this host at the same time is not detected"
             )
-        self.ctx.facts[host.name] = found
+        self.ctx.known.facts[host.name] = found
         context = known or host_context.parse_context("".join(said))
         self.doc["hosts"][host.name] = dataclasses.asdict(found) | {"context": context}
         self.needs.check(host, found)

@@ -29,18 +29,19 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar
+from typing import TypeVar
 
 from netrun.core.measurement import Measurement
 from netrun.core.spec import Flow, TestSpec
 from netrun.errors import Cancelled, HostError, Interrupted, ModeError, NetrunError, ToolError
 from netrun.hosts.cpustat import CPU_METRICS
 from netrun.hosts.shield import cleaning, shielded
-from netrun.modes.base import Mode, RunContext
-from netrun.results.store import ResultsDir, utcnow
+from netrun.modes.base import Mode
+from netrun.results.store import utcnow
 from netrun.run.bound import BoundTest, bind
-from netrun.run.mtu import MtuSettings, want
+from netrun.run.mtu import want
 from netrun.run.needs import refused
+from netrun.run.request import Runner
 from netrun.run.startline import BARRIER_S, StartLineBroken, once, spread
 from netrun.tools import get_tool
 from netrun.tools.fan import AGGREGATE
@@ -49,24 +50,6 @@ T = TypeVar("T")
 #: Seconds between the stops of a failed repeat's other flows (Mode.stop_flow): a client
 #: not started yet at one stop is caught by the next.
 STOP_EVERY_S = 1.0
-
-
-class Runner(Protocol):
-    """What a flow test needs of the run (netrun.run.runner.Run)."""
-
-    req: Any
-    ctx: RunContext
-    out: ResultsDir
-    mtu: MtuSettings
-
-    def progress(self, line: str) -> None: ...
-    def _error(self, message: str) -> None: ...
-    def _interrupt(self, running: bool = True) -> None: ...
-
-    @property
-    def _record(self) -> Callable[..., dict[str, Any]]:
-        """Add one sample (test, repeat, measurement; error, mode, raw, started)."""
-        ...
 
 
 class FlowError(ToolError):
@@ -166,7 +149,7 @@ class FlowTest:
             wait(futures)
         except BaseException:  # Ctrl-C: stop what runs, let each flow end, then go on
             with shielded():
-                self.run._interrupt()
+                self.run.interrupt()
                 wait(futures)
             raise
         out = []
@@ -193,7 +176,7 @@ class FlowTest:
             out.append(fut.result())
         return out
 
-    def _stop_others(self, futures: list[Future[Any]], which: range) -> dict[int, int]:
+    def _stop_others(self, futures: list[Future[T]], which: range) -> dict[int, int]:
         """Wait for the flows' steps; once one failed, stop each other one still running
         (its mode's ``stop_flow``: its own tool processes, never the hosts' other commands),
         again every STOP_EVERY_S until it ended, so none runs out its duration. Each
@@ -234,7 +217,7 @@ class FlowTest:
             for b, mode in zip(self.bound, self.modes, strict=True):
                 if why := mode.refusal():  # what the mode cannot carry (Mode.cannot)
                     raise ModeError(why)
-                if why := refused(b, run.ctx.facts) or mode.one_end():  # one end: loopback
+                if why := refused(b, run.ctx.known.facts) or mode.one_end():  # one end: loopback
                     raise ToolError(why)
             hosts = {n: run.req.inventory.get(n) for n in test.hosts}
             run.mtu.enter(test, hosts, self.modes[0])  # the hosts' own MTUs back
@@ -251,16 +234,16 @@ class FlowTest:
                 run.progress(f"{self.label}{suffix}: {_flows(len(self.modes))}{at_once}")
                 self._measure(pool, repeat, self.label + suffix)
         except Cancelled:
-            run._record(test, repeat, None, error="interrupted", mode=self._mode())
+            run.add_sample(test, repeat, None, error="interrupted", mode=self._mode())
         except NetrunError as exc:
             for r in range(repeat, test.repeat + 1):
-                run._record(test, r, None, error=str(exc), mode=self._mode())
+                run.add_sample(test, r, None, error=str(exc), mode=self._mode())
             run.progress(f"{self.label}: FAILED {exc}")
         except (KeyboardInterrupt, Interrupted):
-            run._record(test, repeat, None, error="interrupted", mode=self._mode())
+            run.add_sample(test, repeat, None, error="interrupted", mode=self._mode())
             raise
         except Exception as exc:
-            run._record(test, repeat, None, error=f"internal error: {exc!r}", mode=self._mode())
+            run.add_sample(test, repeat, None, error=f"internal error: {exc!r}", mode=self._mode())
             raise
         finally:
             with shielded(), cleaning():  # an interrupt must not cut a teardown short
@@ -282,7 +265,7 @@ class FlowTest:
             problems += [f"flow {flow.label}: {p}" for p in mode.undo()]
         problems += self.run.mtu.leave(self.test)
         for problem in problems:
-            self.run._error(f"teardown of {self.test.name}: {problem}")
+            self.run.note_error(f"teardown of {self.test.name}: {problem}")
             self.run.progress(f"{self.label}: teardown problem: {problem}")
 
     def _measure(self, pool: ThreadPoolExecutor, repeat: int, label: str) -> None:
@@ -314,7 +297,7 @@ class FlowTest:
         except NetrunError as exc:
             # which flows the failure stopped, for results.json as for the progress lines
             halted = {"stopped_flows": list(self.stopped)} if self.stopped else None
-            run._record(
+            run.add_sample(
                 test, repeat, None, error=str(exc), mode=self.modes[0], started=started,
                 extra=halted,
             )  # fmt: skip
@@ -323,7 +306,7 @@ class FlowTest:
                 run.progress(f"{label}: {what}")
             return
         m, raw = self._aggregate(found, repeat)
-        rec = run._record(test, repeat, m, mode=self.modes[0], raw=raw, started=started)
+        rec = run.add_sample(test, repeat, m, mode=self.modes[0], raw=raw, started=started)
         agg = AGGREGATE
         fair = rec["metrics"].get("fairness_jain")
         flags = f" [{', '.join(rec['flags'])}]" if rec["flags"] else ""
@@ -354,7 +337,7 @@ class FlowTest:
         for name in ("cpu_client_pct", "cpu_server_pct", *(m.name for m in CPU_METRICS)):
             if name in declared:
                 why[name] = "each flow's own is in details.flows (the flows share hosts)"
-        details: dict[str, Any] = {
+        details: dict[str, object] = {
             "flows": flows,
             "fan": {
                 "kind": test.pairs,
@@ -368,7 +351,7 @@ class FlowTest:
         return Measurement("", total.result, details, total.metrics, why), flows[0]["raw"]
 
 
-def _failed(fut: Future[Any]) -> bool:
+def _failed(fut: Future[T]) -> bool:
     """Whether a flow's step ended in a failure of its own (not a start line another broke,
     nor the run's interrupt)."""
     if not fut.done():

@@ -3,8 +3,8 @@
 A test with ``mtu: N`` runs with the data NIC of every role's host at N; in container
 modes the overlay device (Flannel's VXLAN) gets ``overlay_mtu`` (default N - 50) and the
 containers' interfaces and bridge the overlay's MTU. Each change is written down as an
-undo record on the host (and in the run journal) before it is made, on the run's own
-UndoStack (netrun.cleanup.undo, the mechanism a mode's changes use), so a SIGKILLed run's
+undo record on the host (and in the run journal) before it is made, in a scope of the run's
+ledger that lives the whole run (netrun.cleanup.ledger, as a mode's changes), so a SIGKILLed run's
 MTUs are restored by the next run or ``netrun cleanup``; a normal run restores them after
 the last test in a row that wants them (netrun.core.mtuplan), and on Ctrl-C, SIGTERM or a
 failed test in the runner's teardown. Before measuring, don't-fragment pings at the full
@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from netrun.cleanup.undo import Record, UndoStack
+from netrun.cleanup import undo as undo_records
+from netrun.cleanup.undo import Record
 from netrun.core.mtuplan import MtuWant, next_wants, overlay_problem, wanted
 from netrun.errors import MtuError
 from netrun.modes import mode_kind
@@ -71,7 +72,7 @@ class MtuSettings:
         #: host name -> what this run set there, oldest first
         self.applied: dict[str, list[Applied]] = {}
         #: The undo records of those changes: the run's, since an MTU outlives its test.
-        self.undo = UndoStack(ctx)
+        self.undo = ctx.ledger.scope("mtu")
         self._lock = threading.Lock()
 
     # -- before the mode starts ---------------------------------------------------------------
@@ -105,7 +106,7 @@ class MtuSettings:
     def _apply(
         self, host: Host, w: MtuWant, mode: Mode, test: TestSpec, details: dict[str, Any]
     ) -> None:
-        nic = getattr(self.ctx.facts.get(host.name), "nic", None)
+        nic = getattr(self.ctx.known.facts.get(host.name), "nic", None)
         iface = getattr(nic, "iface", None)
         if not iface:
             raise MtuError(f"{host.name}: the data NIC is unknown; set netrun_iface")
@@ -165,9 +166,9 @@ class MtuSettings:
     def _change(
         self, host: Host, command: str, undo: str, *, what: str, sudo: bool
     ) -> tuple[Record, CommandResult]:
-        """Like Mode.change, but on the run's undo stack: the record outlives the test."""
+        """Like Mode.change, but in the run's MTU scope: the record outlives the test."""
         record = self.undo.record(host, undo, what=what, sudo=sudo)
-        script = UndoStack.guarded(record, command)
+        script = undo_records.guarded(record, command)
         return record, host.run(script, timeout=30, sudo=sudo, check=False)
 
     def check_path(

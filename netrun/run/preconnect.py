@@ -20,10 +20,11 @@ from netrun.errors import ConnectError, NetrunError
 from netrun.hosts.connect import open_transport
 
 if TYPE_CHECKING:
+    from netrun.core.spec import Scenario
     from netrun.hosts.host import Host
     from netrun.hosts.ssh.settings import SSHSettings
     from netrun.hosts.transport import Transport
-    from netrun.run.runner import RunRequest
+    from netrun.inventory.model import Inventory
 
 
 class Preconnect:
@@ -89,9 +90,11 @@ class Preconnect:
                     box[0].close()
 
 
-def for_run(req: RunRequest) -> Preconnect:
+def for_run(
+    scenario: Scenario, inventory: Inventory, settings: SSHSettings, limit: str | None
+) -> Preconnect:
     """Start connecting to the hosts of the tests a run will run (those within -l)."""
-    allowed = {h.name for h in req.inventory.select(req.limit)} if req.limit else None
-    tests = [t for t in req.scenario.tests if allowed is None or set(t.hosts) <= allowed]
+    allowed = {h.name for h in inventory.select(limit)} if limit else None
+    tests = [t for t in scenario.tests if allowed is None or set(t.hosts) <= allowed]
     names = dict.fromkeys(n for t in tests for n in t.hosts)
-    return Preconnect([req.inventory.get(n) for n in names], req.settings)
+    return Preconnect([inventory.get(n) for n in names], settings)

@@ -10,21 +10,18 @@ torn down, every host's run folder is swept and results.json is written.
 from __future__ import annotations
 
 import logging
-import secrets
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from netrun import __version__
-from netrun.cleanup.journal import Journal, host_key
+from netrun.cleanup.journal import host_key
 from netrun.cleanup.scripts import RUN_ID, cleanup_command, cleanup_script
 from netrun.cleanup.sweep import close_all, sweep_hosts
 from netrun.core import metrics
 from netrun.core.measurement import Measurement
 from netrun.core.mtuplan import order
-from netrun.core.spec import Scenario, TestSpec
+from netrun.core.spec import TestSpec
 from netrun.errors import (
     Cancelled,
     HostError,
@@ -38,8 +35,6 @@ from netrun.errors import (
 from netrun.hosts.group import stop_on_signal
 from netrun.hosts.host import Host, folder_key, remote_tmp
 from netrun.hosts.shield import cleaning, shielded
-from netrun.hosts.ssh.settings import SSHSettings
-from netrun.inventory.model import Inventory
 from netrun.modes import mode_kind
 from netrun.modes import probe_start as prestart
 from netrun.modes.base import Mode, RunContext
@@ -53,49 +48,14 @@ from netrun.run.fleet import Fleet
 from netrun.run.flows import FlowTest
 from netrun.run.mtu import MtuSettings
 from netrun.run.needs import Needs, refused
-from netrun.run.progress import Events
+from netrun.run.request import RunRequest
 from netrun.run.rounds import plan
 from netrun.run.sample import build_sample
 from netrun.run.scheduler import run_parallel
 from netrun.run.shortcuts import arrange
 
 log = logging.getLogger("netrun.run.runner")
-
-Progress = Callable[[str], None]
 SERVER_CLIENT = ("server", "client")
-
-
-def new_run_id() -> str:
-    return secrets.token_hex(4)
-
-
-@dataclass
-class RunRequest:
-    """Everything one run needs; built by the CLI, or by any other caller of the library."""
-
-    scenario: Scenario
-    inventory: Inventory
-    outdir: Path
-    settings: SSHSettings = field(default_factory=SSHSettings)
-    limit: str | None = None
-    run_id: str = field(default_factory=new_run_id)
-    progress: Progress = lambda _line: None
-    #: results.json of an interrupted run to finish: tests whose samples all passed are kept.
-    resume: dict[str, Any] | None = None
-    #: Tests at once (never two on one host); None takes the scenario's ``parallel``.
-    parallel: int | None = None
-    #: Where runs note the hosts they touch, so a SIGKILLed run is swept by the next one.
-    journal: Journal | None = None
-    #: Samples starting and ending, for a progress display (netrun.run.progress).
-    events: Events = field(default_factory=Events)
-    #: Called once, as the first measurement starts: work the run's end needs can be
-    #: done while the controller only waits (netrun.job imports the report renderer).
-    measuring: Callable[[], None] = lambda: None
-    #: Connections already being opened (netrun.run.preconnect.Preconnect), or None.
-    preconnect: Any = None
-    #: Seconds to wait for hosts another run measures (netrun.hosts.lease); 0 refuses at
-    #: once (HostLeased).
-    wait_for_hosts: float = 0.0
 
 
 class Run(Fleet):
@@ -106,10 +66,7 @@ class Run(Fleet):
             raise InputError(f"run id {req.run_id[:40]!r}: not a netrun run id (hex digits)")
         self.req = req
         self.ctx = RunContext(run_id=req.run_id)
-        if req.journal is not None:
-            journal = req.journal
-            self.ctx.recorded = lambda h, r: journal.note_undo(req.run_id, h, r.path, r.what)
-            self.ctx.undone = lambda h, r: journal.drop_undo(req.run_id, h, r.path)
+        self.ctx.ledger.journal = req.journal  # every undo record journaled, and its runs
         self.out = ResultsDir(req.outdir)
         self.doc = new_document(req.scenario.name, req.run_id, __version__)
         self.doc["scenario_file"] = str(req.scenario.path)
@@ -201,7 +158,7 @@ class Run(Fleet):
         # each host swept by its last test, each next server started ahead, where allowed
         bound = [self.bound[t.name] for t in ordered]
         arrange(self.ctx, ordered, bound, self.req.inventory, rounds, sequential=width == 1)
-        self.ctx.tests = tests  # container modes keep containers for the next test
+        self.ctx.order.tests = tests  # container modes keep containers for the next test
         self._connect(ordered)
         self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)
         if width > 1 and len(tests) > 1:
@@ -210,7 +167,7 @@ class Run(Fleet):
             for number, test in enumerate(tests, 1):
                 self._run_test(test, number, len(tests))
 
-    def _interrupt(self, running: bool = True) -> None:
+    def interrupt(self, running: bool = True) -> None:
         """Ctrl-C or SIGTERM: no new command starts, and with ``running`` (a parallel
         run's workers) the running ones stop; teardown, undo and sweep commands
         (shield.cleaning) are never refused or cut short."""
@@ -222,7 +179,7 @@ class Run(Fleet):
     def _refuse_new_commands(self) -> None:
         """A signal in any run: a step in another thread (the other host's docker pull)
         starts nothing more; what runs ends (and is torn down), bounded by its deadline."""
-        self._interrupt(running=False)
+        self.interrupt(running=False)
 
     def _selected_tests(self) -> list[TestSpec]:
         tests = [t for t in self.req.scenario.tests if t.name not in self.done]
@@ -241,12 +198,12 @@ class Run(Fleet):
         with self._progress_lock:
             self.req.progress(line)
 
-    def _host_failed(self, name: str, err: NetrunError) -> None:
+    def host_failed(self, name: str, err: NetrunError) -> None:
         self.host_errors[name] = str(err)
-        self._error(str(err))
+        self.note_error(str(err))
         self.progress(f"FAILED {err}")
 
-    def _error(self, message: str) -> None:
+    def note_error(self, message: str) -> None:
         with self._lock:
             self.doc["errors"].append(message)
         self.saver.changed()
@@ -258,7 +215,7 @@ class Run(Fleet):
         rounds = plan(tests, width)
         self.progress(f"{len(tests)} tests planned in {len(rounds)} rounds")
         ordered = [t for r in rounds for t in r]
-        run_parallel(ordered, width, self._run_test, self._interrupt, shielded)
+        run_parallel(ordered, width, self._run_test, self.interrupt, shielded)
 
     # -- one test -------------------------------------------------------------------------
     def _run_test(self, test: TestSpec, number: int, total: int) -> None:
@@ -276,7 +233,7 @@ class Run(Fleet):
         broken = [self.host_errors[n] for n in test.hosts if n in self.host_errors]
         if broken:
             for repeat in range(1, test.repeat + 1):
-                self._record(test, repeat, None, error=broken[0])
+                self.add_sample(test, repeat, None, error=broken[0])
             self.progress(f"{label}: FAILED {broken[0]}")
             return
         if test.flows:  # several flows at once (pairs: {fanin: HOST})
@@ -292,7 +249,7 @@ class Run(Fleet):
             self.progress(f"{label}: setting up")
             if why := mode.refusal():  # what the mode cannot carry (Mode.cannot)
                 raise ModeError(why)
-            if why := refused(bound, self.ctx.facts) or mode.one_end():  # before it starts
+            if why := refused(bound, self.ctx.known.facts) or mode.one_end():  # before it starts
                 raise ToolError(why)
             self.mtu.enter(test, by_role, mode)
             mode.setup()
@@ -305,26 +262,26 @@ class Run(Fleet):
                 self.progress(f"{label}{suffix}: {bound.tool.describe(test)}")
                 self._measure(mode, bound, repeat, label + suffix)
         except Cancelled:
-            self._record(test, repeat, None, error="interrupted", mode=mode)
+            self.add_sample(test, repeat, None, error="interrupted", mode=mode)
         except NetrunError as exc:
             for r in range(repeat, test.repeat + 1):
-                self._record(test, r, None, error=str(exc), mode=mode)
+                self.add_sample(test, r, None, error=str(exc), mode=mode)
             self.progress(f"{label}: FAILED {exc}")
         except (KeyboardInterrupt, Interrupted):
-            self._record(test, repeat, None, error="interrupted", mode=mode)
+            self.add_sample(test, repeat, None, error="interrupted", mode=mode)
             raise
         except Exception as exc:
-            self._record(test, repeat, None, error=f"internal error: {exc!r}", mode=mode)
+            self.add_sample(test, repeat, None, error=f"internal error: {exc!r}", mode=mode)
             raise
         finally:
             with shielded(), cleaning():  # an interrupt must not cut a teardown short
                 try:
                     mode.teardown()
                 except NetrunError as exc:
-                    self._error(f"teardown of {test.name}: {exc}")
+                    self.note_error(f"teardown of {test.name}: {exc}")
                     self.progress(f"{label}: teardown problem: {exc}")
                 for problem in [*mode.undo(), *self.mtu.leave(test)]:  # newest first
-                    self._error(f"teardown of {test.name}: {problem}")
+                    self.note_error(f"teardown of {test.name}: {problem}")
                     self.progress(f"{label}: teardown problem: {problem}")
 
     def _measure(self, mode: Mode, bound: BoundTest, repeat: int, label: str) -> None:
@@ -333,7 +290,9 @@ class Run(Fleet):
         hook, self.req.measuring = self.req.measuring, lambda: None
         hook()
         try:
-            with sampler.watch(self.req.events, test, repeat, self.req.inventory, self.ctx.facts):
+            with sampler.watch(
+                self.req.events, test, repeat, self.req.inventory, self.ctx.known.facts
+            ):
                 m = tool.measure(mode, repeat)  # the live line's figure meanwhile
         except Cancelled:
             raise  # the test records it as interrupted
@@ -343,15 +302,15 @@ class Run(Fleet):
                 if exc.output
                 else None
             )
-            self._record(test, repeat, None, error=str(exc), mode=mode, raw=raw, started=started)
+            self.add_sample(test, repeat, None, error=str(exc), mode=mode, raw=raw, started=started)
             self.progress(f"{label}: FAILED {exc}")
             return
         except NetrunError as exc:
-            self._record(test, repeat, None, error=str(exc), mode=mode, started=started)
+            self.add_sample(test, repeat, None, error=str(exc), mode=mode, started=started)
             self.progress(f"{label}: FAILED {exc}")
             return
         raw = self.out.save_raw(test.name, repeat, m.raw, tool.raw_suffix)
-        rec = self._record(test, repeat, m, mode=mode, raw=raw, started=started)
+        rec = self.add_sample(test, repeat, m, mode=mode, raw=raw, started=started)
         flag = ""
         if rec["details"].get("accelerated") is False:
             flag = f" NOT ACCELERATED: {rec['details'].get('path_check')}"
@@ -360,7 +319,7 @@ class Run(Fleet):
         shown = head.show(rec["metrics"].get(head.name))
         self.progress(f"{label}: {head.name} {shown} {head.shown_unit or head.unit}{flag}")
 
-    def _record(
+    def add_sample(
         self,
         test: TestSpec,
         repeat: int,
@@ -370,11 +329,11 @@ class Run(Fleet):
         mode: Mode | None = None,
         raw: str | None = None,
         started: str | None = None,
-        extra: Mapping[str, Any] | None = None,
+        extra: Mapping[str, object] | None = None,
     ) -> dict[str, Any]:
         """Add one sample (netrun.run.sample) to the results, in scenario order, and save."""
         rec = build_sample(
-            test, repeat, m, self.ctx.facts, self.req.inventory,
+            test, repeat, m, self.ctx.known.facts, self.req.inventory,
             error=error, mode=mode, raw=raw, started=started, extra=extra,
             contexts=self.doc.get("hosts"),
         )  # fmt: skip
@@ -390,28 +349,29 @@ class Run(Fleet):
     def _finish(self) -> None:
         """Sweep every host's run folder (servers by recorded pid), close, save."""
         self.saver.flush()  # what the last tests recorded, before the sweep can take long
-        if self.ctx.pipeline is not None:  # starts ahead under way end before the sweep
-            self.ctx.pipeline.join_all()
-        for armed in list(self.ctx.armed.values()):  # clients of tests that never ran
+        if self.ctx.ahead.pipeline is not None:  # starts ahead under way end before the sweep
+            self.ctx.ahead.pipeline.join_all()
+        for armed in list(self.ctx.ahead.armed.values()):  # clients of tests that never ran
             armed.abandon()
 
         def script(host: Host) -> str:
-            docker = self.ctx.docker_hosts.get(host.name)
+            docker = self.ctx.known.docker_hosts.get(host.name)
             key = folder_key(host.name)
             return cleanup_script(remote_tmp(host), self.ctx.run_id, docker=docker, host=key)
 
         # A host whose probe failed ran nothing: sweeping it would only repeat that failure.
-        probed = [h for h in self.connected if h.name in self.ctx.facts]
+        probed = [h for h in self.connected if h.name in self.ctx.known.facts]
         for problem in self.mtu.restore_all():
-            self._error(f"MTU restore: {problem}")
-        end = self.ctx.early_sweep
+            self.note_error(f"MTU restore: {problem}")
+        end = self.ctx.ahead.early_sweep
         if end is not None and not self.ctx.stopping.is_set():  # swept by their last test
             probed = [h for h in probed if not end.done(h)]
         swept = sweep_hosts(probed, script, retry=True, forks=self.req.settings.forks)
+        self.ctx.ledger.swept(swept.lines)  # each swept host's records ran there
         for name, err in swept.failed.items():
             reason = err.message if isinstance(err, HostError) else str(err)
             fix = cleanup_command(self.req.inventory.paths, name, self.ctx.run_id)
-            self._error(
+            self.note_error(
                 f"{name}: cleanup failed ({reason}); what this run started there may still be "
                 f"running: once {name} is reachable, run: {fix}"
             )

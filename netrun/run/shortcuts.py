@@ -53,7 +53,7 @@ def arrange(
     """Set the run's early sweep and its starts ahead on ``ctx``, where the tests (in run
     order, ``bound`` beside them) allow them; containers' hosts in sequential runs only."""
     if sweeps_early(bound, sequential):
-        ctx.early_sweep = EarlySweep(ordered, ctx.workdir, lease.release_script(ctx.run_id))
+        ctx.ahead.early_sweep = EarlySweep(ordered, ctx.workdir, lease.release_script(ctx.run_id))
         if bound and starts_ahead(bound):  # each next server while the one before runs
             mode = bound[0].mode
-            ctx.pipeline = mode.start_ahead(ordered, inventory, ctx, rounds)
+            ctx.ahead.pipeline = mode.start_ahead(ordered, inventory, ctx, rounds)

@@ -19,7 +19,7 @@ An End is:
 - ``run(script)``: a shell script on the end's host, its result (a script made of
   ``wrap``-ped argvs runs at the end);
 - ``start(argv, ...)``: the argv in the background at the end, bounded by a lifetime,
-  its pid in one pid-file format (netrun.cleanup.undo.save_pid) written with an undo
+  its pid in one pid-file format (netrun.hosts.proc.save_pid) written with an undo
   record that stops it: a ``Started`` handle with its output file and pid file;
 - ``put(path, text)``: a file at the end (a config the tool reads).
 
@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from netrun.cleanup import undo
+from netrun.hosts import proc
 
 if TYPE_CHECKING:
     from netrun.hosts.command import CommandResult
@@ -86,7 +86,7 @@ class Started:
     def stop(self, *, group: bool = False, timeout: float = 20) -> CommandResult:
         """Stop it now, by its pid file (identity checked); its undo record stays for
         teardown, harmless once it is gone."""
-        script = undo.kill_recorded(self.pidfile, group=group)
+        script = proc.kill_recorded(self.pidfile, group=group)
         return self.end.run(script, timeout=timeout, check=False)
 
 
@@ -148,9 +148,9 @@ class HostEnd:
         bounded = shlex.join(["timeout", "-k", "5", f"{lifetime:g}", *self.wrap(argv)])
         script = (
             f"mkdir -p {q(workdir)} && chmod 700 {q(workdir)} || exit 1\n"
-            f"{bounded} > {q(out)} 2>&1 < /dev/null & {undo.save_pid(pidfile)}"
+            f"{bounded} > {q(out)} 2>&1 < /dev/null & {proc.save_pid(pidfile)}"
         )
-        self.mode.change(self.host, script, undo.kill_recorded(pidfile, group=group), what=what)
+        self.mode.change(self.host, script, proc.kill_recorded(pidfile, group=group), what=what)
         return Started(self, out, pidfile)
 
     def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult:

@@ -18,6 +18,7 @@ import pytest
 
 from netrun.lab import core as netrun_lab_core
 from netrun.lab import plan as netrun_lab_plan
+from netrun.lab import state as netrun_lab_state
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 
 # A suite started in the background by a non-interactive shell (`make test &`, nohup, some
@@ -116,6 +117,8 @@ def lab_skip_reason(docker: bool = False) -> str | None:
             "runc": "runc",
             "nsenter": "util-linux",
             "gcc": "gcc",
+            "etcd": "etcd-server",
+            "etcdctl": "etcd-client",
         }
     for tool, pkg in needs.items():
         if not (Path(tool).exists() if tool.startswith("/") else shutil.which(tool)):
@@ -228,7 +231,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
 
 @pytest.fixture(scope="session")
 def docker_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
-    """A 3-host lab with one dockerd per host, the flannel.1 overlay and the lab images.
+    """A 3-host lab with one dockerd per host, a real flanneld per host (and the lab's
+    etcd), the flannel.1 overlay they make, and the lab images.
 
     Images: netrun-lab/iperf3:latest (entrypoint iperf3) and the FreeFlow stand-in
     netrun-lab/freeflow-standin:latest. Container names and labels are the tests' own.
@@ -244,12 +248,16 @@ def docker_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
         docker=True,
     )
     pids = [host.docker_pid for host in handle_.details.values()]
+    recorded = (netrun_lab_state.load(handle_.state_dir) or {})["pids"]
+    overlay = [recorded["etcd"], *recorded["flanneld"].values()]
     try:
         yield handle_
     finally:
         netrun_lab_core.down(handle_.state_dir)
         left = [pid for pid in pids if pid and cmdline(pid)]
         assert not left, f"dockerd still running after lab down: {left}"
+        left = [pid for pid in overlay if pid and cmdline(pid)]
+        assert not left, f"etcd or flanneld still running after lab down: {left}"
 
 
 @pytest.fixture(scope="session")

@@ -376,7 +376,7 @@ def test_sigkill_then_cleanup_removes_leftovers(lab: LabHandle, tmp_path: Path) 
     assert "Traceback" not in res.stderr
     assert f"/netrun-{run_id}" in res.stdout and "removed /" in res.stdout, res.stdout
     if left:
-        assert "killed iperf pid" in res.stdout, res.stdout
+        assert "killed iperf3 pid" in res.stdout, res.stdout
     assert iperf3_left(lab) == []
     assert run_dirs(run_id) == []
     again = run_netrun(

@@ -9,15 +9,20 @@ must be gone. The helpers at the top are shared with test_container_faults.py.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
+import os
+import signal
 import subprocess
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from netrun.lab import core as netrun_lab_core
 from tests.conftest import ROOT
 from tests.integration.conftest import LabHandle
 from tests.integration.helpers import (
@@ -232,6 +237,11 @@ def test_flannel_mode_crosses_the_vxlan_overlay(docker_lab: LabHandle, tmp_path:
         assert lease["subnet"] == env["FLANNEL_SUBNET"]
         assert lease["subnet"].startswith("10.244.")
         assert lease["mtu"] == 1450
+        # what the host's real flanneld made: flannel.1 on the lease's first address
+        assert lease["vtep_mtu"] == 1450
+        net = ipaddress.ip_interface(lease["subnet"]).network
+        assert lease["vtep_address"] == f"{net.network_address}/32", lease
+        assert lease["flanneld_pids"] == [flanneld_pid(docker_lab, host)], lease
     assert details["overlay_mtu"] == 1450
     assert rec["goodput_ceiling_mbps"] == pytest.approx(FLANNEL_CEILING, abs=0.5)
     assert rec["goodput_ceiling_mbps"] == pytest.approx(909, abs=1)
@@ -259,6 +269,46 @@ def test_flannel_mode_crosses_the_vxlan_overlay(docker_lab: LabHandle, tmp_path:
     assert client["tcp_retrans_segs"] is not None and client["udp_rcvbuf_errors"] == 0, client
     # the CPU time of the container's PID 1 and its runtime shim, per end (issue 29)
     assert set(client["procs"]) == {"container", "shim"}, client
+
+
+def flanneld_pid(lab: LabHandle, host: str) -> int:
+    """The pid of host's flanneld, as the lab recorded it."""
+    return int((lab.state_dir / "hosts" / host / "flanneld.pid").read_text())
+
+
+def test_a_flanneld_killed_during_a_test_is_named_in_its_failure(
+    docker_lab: LabHandle, tmp_path: Path
+) -> None:
+    """issue 40: the lab's real flanneld on the client's host, killed by pid mid-test."""
+    pid = flanneld_pid(docker_lab, "bravo")
+    env = docker_lab.subnet_env("bravo").read_text()
+    scenario = container_scenario(tmp_path, "flk", "flannel", duration=5)
+    done = threading.Event()
+
+    def kill_once_measuring() -> None:  # once bravo's client container runs, and a second
+        while not done.wait(0.2):
+            if labelled(docker_lab).get("bravo"):
+                done.wait(1.5)
+                os.kill(pid, signal.SIGKILL)
+                return
+
+    killer = threading.Thread(target=kill_once_measuring)
+    killer.start()
+    try:
+        res = netrun(tmp_path, scenario, docker_lab.inventory)
+    finally:
+        done.set()
+        killer.join()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    try:
+        error = failed_error(tmp_path, res, "flk")
+        assert f"bravo: flanneld (pid {pid}) exited during the test" in error, error
+        assert "alpha" not in error, error
+    finally:  # the lab's up restarts it; etcd gives it back its lease (the host's data IP)
+        netrun_lab_core.up(docker_lab.config)
+    assert flanneld_pid(docker_lab, "bravo") != pid
+    assert docker_lab.subnet_env("bravo").read_text() == env
 
 
 # -- freeflow ----------------------------------------------------------------------------

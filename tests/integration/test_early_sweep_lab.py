@@ -87,7 +87,7 @@ def test_killed_client(lab: LabHandle, tmp_path: Path) -> None:
     with netrun_process(args, cwd=tmp_path) as proc:
         pidfile = wait_for(lambda: client_pidfile(root), 30)
         assert pidfile is not None, "the client never started"
-        pid = int(wait_for(lambda: pidfile.read_text().strip(), 5))
+        pid = int(wait_for(lambda: pidfile.read_text().strip(), 5).split()[0])  # pid start boot
         os.kill(pid, signal.SIGKILL)
         proc.communicate(timeout=60)
     assert proc.returncode == 1

@@ -85,7 +85,7 @@ def run_injecting(
 
 def recorded_pid(lab: LabHandle, pidfile: Path) -> int:
     """A pid netrun recorded, checked to be an iperf3 in the lab (never anything else)."""
-    pid = int(pidfile.read_text().strip())
+    pid = int(pidfile.read_text().split()[0])  # pid start boot (netrun.hosts.proc.save_pid)
     assert pid in lab_iperf3_pids(lab), f"{pidfile} holds {pid}, not a lab iperf3"
     return pid
 

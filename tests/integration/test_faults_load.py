@@ -220,7 +220,8 @@ def test_fifty_runs_leak_nothing(docker_lab: LabHandle, tmp_path: Path) -> None:
 def library_run(lab: LabHandle, scenario: Path, outdir: Path) -> dict[str, Any]:
     """One run driven through the library, as a cron wrapper or a notebook would."""
     from netrun.inventory.loader import load_inventory
-    from netrun.run.runner import Run, RunRequest
+    from netrun.run.request import RunRequest
+    from netrun.run.runner import Run
     from netrun.scenario.loader import load_scenario
 
     inventory = load_inventory(lab.inventory)

@@ -230,7 +230,7 @@ def test_sigkill_then_cleanup(lab: LabHandle, tmp_path: Path) -> None:
         run.proc.stdout
     )
     # Killed by recorded pid (the peer of the first one killed may exit by itself).
-    assert any(f"killed iperf pid {pid}" in run.proc.stdout for pid in left), run.proc.stdout
+    assert any(f"killed iperf3 pid {pid}" in run.proc.stdout for pid in left), run.proc.stdout
     again = cleanup_run(lab, tmp_path, run_id).proc
     assert again.returncode == 0 and "nothing left behind" in again.stdout, again.stdout
 

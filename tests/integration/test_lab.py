@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import subprocess
@@ -40,11 +41,7 @@ def test_plan_addresses_and_names() -> None:
         "10.201.1.10",
         "10.202.1.10",
     )
-    assert (bravo.lease, bravo.bip, bravo.lease_gateway) == (
-        "10.244.17.0/24",
-        "10.244.17.1/24",
-        "10.244.17.0",
-    )
+    assert bravo.routed == "10.245.17.0/24"  # docker mode's; flanneld leases the overlay's
     assert (lab.mgmt_bridge, lab.mgmt_gateway, lab.switch_namespace) == (
         "nrtmgmt",
         "10.201.1.1",
@@ -307,11 +304,20 @@ def test_docker_lab_inventory_and_subnet_env(docker_lab: LabHandle) -> None:
     data = yaml.safe_load(docker_lab.inventory.read_text())["all"]["hosts"]["bravo"]
     assert data["netrun_freeflow_dir"] == str(docker_lab.freeflow_dir("bravo"))
     assert data["netrun_flannel_subnet_env"] == str(docker_lab.subnet_env("bravo"))
-    base = 16 * docker_lab.config.net_index  # the lab's /20; bravo leases its second /24
-    assert docker_lab.subnet_env("bravo").read_text() == (
-        f"FLANNEL_NETWORK=10.244.{base}.0/20\nFLANNEL_SUBNET=10.244.{base + 1}.1/24\n"
-        "FLANNEL_MTU=1450\nFLANNEL_IPMASQ=false\n"
-    )
+    base = 16 * docker_lab.config.net_index  # the lab's /20; flanneld leases bravo a /24
+    env = dict(line.split("=", 1) for line in docker_lab.subnet_env("bravo").read_text().split())
+    network = ipaddress.IPv4Network(f"10.244.{base}.0/20")
+    lease = ipaddress.IPv4Interface(env.pop("FLANNEL_SUBNET"))
+    assert env == {"FLANNEL_NETWORK": str(network), "FLANNEL_MTU": "1450",
+                   "FLANNEL_IPMASQ": "false"}  # fmt: skip
+    assert lease.network.prefixlen == 24 and lease.network.subnet_of(network), lease
+    ns = docker_lab.host("bravo").namespace
+    # written by a real flanneld in bravo's namespace, whose lease docker0 took (--bip)
+    running = [p for p in pids_in_netns(ns) if Path(f"/proc/{p}/comm").read_text() == "flanneld\n"]
+    assert len(running) == 1, running
+    docker0 = subprocess.run(["ip", "-n", ns, "-o", "-4", "addr", "show", "dev", "docker0"],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert f"inet {lease} " in docker0, docker0
 
 
 @pytest.mark.integration
@@ -335,7 +341,8 @@ def test_container_iperf3_crosses_the_vxlan_overlay(docker_lab: LabHandle) -> No
         ip = docker_lab.docker(
             "bravo", "inspect", "-f", "{{.NetworkSettings.IPAddress}}", name
         ).strip()
-        assert ip.startswith(f"10.244.{16 * docker_lab.config.net_index + 1}.")
+        lease = docker_lab.subnet_env("bravo").read_text().split("FLANNEL_SUBNET=")[1].split()[0]
+        assert ipaddress.ip_address(ip) in ipaddress.ip_interface(lease).network, (ip, lease)
         alpha_ns = docker_lab.host("alpha").namespace
         before = tx_bytes(alpha_ns, "flannel.1")
         out = docker_lab.docker(

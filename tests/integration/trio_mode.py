@@ -30,7 +30,7 @@ class Trio(BareMetal):
 
     def setup(self) -> None:
         relay = self.hosts["relay"]
-        nic = getattr(self.ctx.facts.get(relay.name), "nic", None)
+        nic = getattr(self.ctx.known.facts.get(relay.name), "nic", None)
         if nic is None or not nic.iface:
             raise ModeError(f"{relay.name}: the data NIC is unknown")
         # The MTU now, not the probe's: the run's start-up sweep may have restored it since.

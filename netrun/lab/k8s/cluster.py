@@ -19,9 +19,9 @@ from typing import Any
 
 import yaml
 
-from netrun.lab import system
+from netrun.lab import flannel, system
 from netrun.lab.images import ASSETS
-from netrun.lab.k8s import build, cni, control, images, node, pki, process
+from netrun.lab.k8s import build, cni, control, images, kube_flannel, node, pki, process
 from netrun.lab.k8s.layout import Cluster, Node, cluster
 from netrun.lab.plan import LabPlan
 from netrun.lab.system import run, wait_until
@@ -92,6 +92,10 @@ def up(lab: LabPlan, data: dict[str, Any], save: Callable[[], None], say: Say) -
     c.dir.mkdir(parents=True, exist_ok=True)
     creds = pki.make_all(c)
     archives = images.build(c.dir / "images")
+    if cfg.cni == "flannel":  # flanneld from the Go module proxy, the CNI plugin our own
+        build.flannel_cni(built)
+        flanneld = flannel.build(flannel.VERSION, say)
+        archives.append(kube_flannel.build_image(c.dir / "images", flanneld, flannel.VERSION))
     runc = runc_wrapper(lab)
 
     for name in control.COMPONENTS:
@@ -115,8 +119,9 @@ def up(lab: LabPlan, data: dict[str, Any], save: Callable[[], None], say: Say) -
         what="nodes registering (see each host's kubelet.log)",
     )
     for n in c.nodes:
-        cni.write_subnet_env(n)
-        cni.routes(c, n)
+        if cfg.cni == "bridge":  # Flannel's own subnet file and routes come from flanneld
+            cni.write_subnet_env(n)
+            cni.routes(c, n)
         patch = {"spec": {"podCIDR": n.pod_cidr, "podCIDRs": [n.pod_cidr]}}
         kubectl(c, bin_dir, "patch", "node", n.name, "-p", json.dumps(patch), check=False)
     wait_until(
@@ -124,13 +129,22 @@ def up(lab: LabPlan, data: dict[str, Any], save: Callable[[], None], say: Say) -
         timeout=60,
         what="kube-system's default service account (kube-controller-manager)",
     )
-    apply(c, bin_dir, cni.manifests(c))
+    if cfg.cni == "flannel":
+        apply(c, bin_dir, kube_flannel.manifests(c, flannel.VERSION))
+    else:
+        apply(c, bin_dir, cni.manifests(c, cni.pod_mtu(cfg.mtu, cfg.cni)))
     started = time.monotonic()
     wait_until(
         lambda: all(node_conditions(c, bin_dir).get(n.name) for n in c.nodes),
         timeout=READY_TIMEOUT,
         what="every node Ready (see each host's kubelet.log)",
     )
+    if cfg.cni == "flannel":  # Ready needs only the conflist; pods need flanneld's lease
+        wait_until(
+            lambda: all(kube_flannel.subnet_file(n).exists() for n in c.nodes),
+            timeout=READY_TIMEOUT,
+            what="flanneld's subnet file on every node (kubectl -n kube-flannel logs)",
+        )
     say(
         f"kubernetes: {len(c.nodes)} node(s) Ready "
         f"({time.monotonic() - started:.0f}s after the CNI); kubeconfig {c.admin_kubeconfig}"

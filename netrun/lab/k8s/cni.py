@@ -22,6 +22,15 @@ NAMESPACE = "kube-system"
 NAME = "netrun-cni"
 CONFLIST = "10-netrun-bridge.conflist"
 DEFAULT_MTU = 1500
+#: Bytes each CNI's pod packets carry on the data links beyond the pod's own: none for the
+#: routed bridge, VXLAN's 50 (outer IP 20 + UDP 8 + VXLAN 8 + inner Ethernet 14) for Flannel.
+OVERHEAD = {"bridge": 0, "flannel": 50}
+
+
+def pod_mtu(link_mtu: int, cni: str) -> int:
+    """The pod MTU a CNI takes on data links of ``link_mtu``, as Flannel computes its
+    FLANNEL_MTU from the external interface's MTU."""
+    return link_mtu - OVERHEAD[cni]
 
 
 def conflist(subnet: str, gateway: str, mtu: str) -> dict[str, Any]:

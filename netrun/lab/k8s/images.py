@@ -25,8 +25,9 @@ from netrun.lab.system import run
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 TOOLS_IMAGE = "docker.io/netrun-lab/k8s-tools:latest"
 PINNED_LABEL = "io.cri-containerd.pinned=pinned"
-#: What the tools image holds: iperf3 and iperf for tests, the rest for the CNI renderer.
-TOOLS = ["iperf3", "iperf", "sh", "cat", "grep", "sed", "sleep", "mkdir", "mv", "ip", "ls"]
+#: What the tools image holds: iperf3, iperf and ping (don't-fragment path MTU checks) for
+#: tests, the rest for the CNI renderer.
+TOOLS = ["iperf3", "iperf", "ping", "sh", "cat", "grep", "sed", "sleep", "mkdir", "mv", "ip", "ls"]
 
 
 @dataclass(frozen=True)

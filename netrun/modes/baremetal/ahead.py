@@ -139,7 +139,7 @@ class Pipeline:
         key, timeout = planned
         if found is not None:
             found[0].join(timeout)
-        return self.ctx.prestarted.get(key)
+        return self.ctx.ahead.prestarted.get(key)
 
     def _start(self, pre: prestart.Prestart, delay: float, cancel: threading.Event) -> None:
         # Not yet begun when its test starts (the test before it failed early), or the

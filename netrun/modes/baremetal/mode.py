@@ -139,7 +139,7 @@ class BareMetal(Mode):
         # its script waits for the probe's background jobs before its reading
         settles = bool(server.read)
         return Prestart(
-            test.server, tag, server.script(), ctx, mode, wait_s=wait_s, settles=settles
+            test.server, tag, server.script(), ctx.ahead, mode, wait_s=wait_s, settles=settles
         )
 
     def iperf3_server(self, tag: str) -> Iperf3Server:
@@ -157,13 +157,13 @@ class BareMetal(Mode):
             json=iperf3_measure.server_json(self),
         )
         server.read = reading(self, self.server, self.client)  # its own start reads too
-        if self.ctx.pipeline is not None:  # one started ahead: let its start finish
-            self.ctx.pipeline.wait(self.server.name, tag)
-        server.answer = self.ctx.prestarted.pop((self.server.name, tag), None)
+        if self.ctx.ahead.pipeline is not None:  # one started ahead: let its start finish
+            self.ctx.ahead.pipeline.wait(self.server.name, tag)
+        server.answer = self.ctx.ahead.prestarted.pop((self.server.name, tag), None)
         return server
 
     def _last(self, host: Host, probed: bool = True) -> bool:
-        sweep = self.ctx.early_sweep
+        sweep = self.ctx.ahead.early_sweep
         return sweep is not None and sweep.is_last(host, self.test, self.repeat, probed=probed)
 
     def arm_client(self, tag: str) -> ArmedClient:
@@ -171,7 +171,7 @@ class BareMetal(Mode):
         On its host's last measurement it can sweep the host after it
         (netrun.modes.early_sweep)."""
         last = self._last(self.client, probed=False)  # armed during the probe: it may be
-        sweep = self.ctx.early_sweep
+        sweep = self.ctx.ahead.early_sweep
         return ArmedClient(
             self.client,
             self.client_argv(None),
@@ -185,9 +185,9 @@ class BareMetal(Mode):
     def measure_once(self, tag: str) -> Measurement:
         self.details.pop("warnings", None)
         # The client starts first: its login overlaps the server's start (or the probe's).
-        if self.ctx.pipeline is not None:  # its client may be armed ahead, with its server
-            self.ctx.pipeline.wait(self.server.name, tag)
-        found = self.ctx.armed.pop((self.client.name, tag), None)
+        if self.ctx.ahead.pipeline is not None:  # its client may be armed ahead, with its server
+            self.ctx.ahead.pipeline.wait(self.server.name, tag)
+        found = self.ctx.ahead.armed.pop((self.client.name, tag), None)
         armed = found if isinstance(found, ArmedClient) else self.arm_client(tag)
         try:
             return self._measure_once(tag, armed)
@@ -237,19 +237,19 @@ class BareMetal(Mode):
         the next test's start, the server host's sweep, the server end's reading after."""
         assert server.port is not None
         iface = data_iface(self, self.client)
-        sweep = self.ctx.early_sweep
+        sweep = self.ctx.ahead.early_sweep
         sweep_client = self._last(self.client)
         # Same host both ends: the client's own sweep covers it, after both ended.
         sweep_server = self._last(self.server) and self.server is not self.client
 
         def then() -> None:  # while the client runs: the next test's start, and
             covered: set[str] = set()  # the server host's sweep
-            if self.ctx.pipeline is not None:
+            if self.ctx.ahead.pipeline is not None:
                 running = {
                     self.server.name: server.pidfile(),
                     self.client.name: client_pidfile(self.ctx.workdir(self.client), tag),
                 }
-                covered = self.ctx.pipeline.ahead(
+                covered = self.ctx.ahead.pipeline.ahead(
                     self.test, self.repeat, test_deadline(self), running
                 )
             if self.server.name in covered:
@@ -282,7 +282,7 @@ class BareMetal(Mode):
         )
 
     def _reading_after(self) -> str:
-        pipeline = self.ctx.pipeline
+        pipeline = self.ctx.ahead.pipeline
         found = pipeline.reading_after(self.test, self.server.name) if pipeline else None
         return found or ""
 
@@ -304,7 +304,7 @@ def end_counters(
 
 def data_iface(mode: Mode, host: Host) -> str | None:
     """The data NIC the probe found on ``host`` (or netrun_iface), to check it after a stall."""
-    nic = getattr(mode.ctx.facts.get(host.name), "nic", None)
+    nic = getattr(mode.ctx.known.facts.get(host.name), "nic", None)
     return getattr(nic, "iface", None) or host.iface
 
 

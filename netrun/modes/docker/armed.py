@@ -85,7 +85,7 @@ class ArmedExec:
         ``sweep``: the host's sweep, run after it if ``fire`` says so."""
         self.host = mode.client
         #: The client container it runs in: mode.names's when it was armed, which the test's
-        #: keep decision set (netrun.modes.docker.keep), as its key in ctx.armed says (``tag``).
+        #: keep decision set (netrun.modes.docker.keep), as its key in ctx.ahead.armed (``tag``).
         self.container = mode.names["client"]
         #: The mode's own processes whose pids ``fire`` sends (mode.own_procs's names).
         self.own = list(mode.own_procs(self.host))
@@ -132,7 +132,7 @@ class ArmedExec:
 
 
 def tag(mode: ContainerMode, repeat: int) -> str:
-    """The key of a repeat's armed client in ctx.armed (with the client's host name). It
+    """The key of a repeat's armed client in ctx.ahead.armed (with the client's host name). It
     names the client container, as the test's keep decision does (mode.names: its own, or
     those of the test whose containers it adopted, netrun.modes.docker.keep), so a command started
     for other containers is never the one fired."""
@@ -154,9 +154,9 @@ def arm_next(mode: ContainerMode, repeat: int) -> None:
     if (
         get_tool(mode.test.tool).starts_ahead
         and repeat <= mode.test.repeat
-        and key not in mode.ctx.armed
+        and key not in mode.ctx.ahead.armed
     ):
-        mode.ctx.armed[key] = arm(mode, repeat)
+        mode.ctx.ahead.armed[key] = arm(mode, repeat)
 
 
 def run_client(
@@ -164,7 +164,7 @@ def run_client(
 ) -> CommandResult:
     """The repeat's client: its armed command fired (sweeping the client's host on its
     last measurement), else ``plain``, a command of its own."""
-    armed = mode.ctx.armed.pop((mode.client.name, tag(mode, repeat)), None)
+    armed = mode.ctx.ahead.armed.pop((mode.client.name, tag(mode, repeat)), None)
     res = None
     if isinstance(armed, ArmedExec):
         sweep = is_last(mode, mode.client, repeat)
@@ -179,14 +179,14 @@ def run_client(
             )
         finally:
             armed.abandon()
-        if armed.swept and mode.ctx.early_sweep is not None:
-            mode.ctx.early_sweep.sent(mode.client, lambda: True)
+        if armed.swept and mode.ctx.ahead.early_sweep is not None:
+            mode.ctx.ahead.early_sweep.sent(mode.client, lambda: True)
     return res if res is not None else plain()
 
 
 def forget(mode: ContainerMode) -> None:
     """Abandon the test's armed clients that never ran (a failed or interrupted test)."""
     for repeat in range(1, mode.test.repeat + 1):
-        armed = mode.ctx.armed.pop((mode.client.name, tag(mode, repeat)), None)
+        armed = mode.ctx.ahead.armed.pop((mode.client.name, tag(mode, repeat)), None)
         if armed is not None:
             armed.abandon()

@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, ClassVar
 
-from netrun.cleanup import labels, undo
+from netrun.cleanup import labels
+from netrun.cleanup.ledger import Scope
 from netrun.errors import NetrunError
 from netrun.hosts.host import Host, folder_key
 from netrun.modes.base import Mode
@@ -44,8 +45,9 @@ class ContainerMode(Mode):
             "server": f"netrun-{self.ctx.run_id}-{self.test.tag}-server",
             "client": f"netrun-{self.ctx.run_id}-{self.test.tag}-client",
         }
-        #: The containers' time bounds' undo records (they go with the containers).
-        self.bounds: list[tuple[Host, undo.Record]] = []
+        #: The containers' time bounds' undo records, a scope of the run's ledger of their
+        #: own: they go with the containers (netrun.modes.docker.keep).
+        self.bounds: Scope = self.ctx.ledger.scope("containers")
         #: role -> the last byte counter reading of that end (netrun.modes.docker.pathbytes).
         self.counters: dict[str, Any] = {}
         #: Whether the containers may serve the next test (setup and the last repeat ok).

@@ -20,7 +20,6 @@ import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from netrun.cleanup import undo
 from netrun.errors import NetrunError
 from netrun.hosts.command import CommandResult
 from netrun.modes.docker import armed as armedexec
@@ -41,7 +40,7 @@ def plan(
 ) -> list[Prestart]:
     """Each end's start script for the run's first test (of mode ``cls``), to ride on its
     host's probe."""
-    test = tests[0]  # ctx.tests, set by the runner, sizes the containers' time bound
+    test = tests[0]  # ctx.order.tests, set by the runner, sizes the containers' time bound
     if test.tool != "iperf3":
         return []
     if test.options.get("mtu") is not None or test.options.get("overlay_mtu") is not None:
@@ -60,12 +59,13 @@ def plan(
             if checks is None:
                 return []
             script = checks[0] + mode.launch_body(role, host)
-            pre = Prestart(host.name, mode.names[role], script, ctx)
+            pre = Prestart(host.name, mode.names[role], script, ctx.ahead)
             if role == "client":  # its first client's command starts before the probe
                 pre.mode, pre.arm_tag = mode, armedexec.tag(mode, 1)
             out.append(pre)
-            ctx.early[mode.names[role]] = (mode.bounds[-1], checks[1], checks[2])
-            ctx.docker_hosts.setdefault(host.name, mode.docker(host))  # swept at the end
+            # the container's record, in a scope of its own until the test adopts it
+            ctx.ahead.early[mode.names[role]] = (mode.bounds.pop_all("early"), checks[1], checks[2])
+            ctx.known.docker_hosts.setdefault(host.name, mode.docker(host))  # swept at the end
     except NetrunError:
         return out
     return out
@@ -76,18 +76,18 @@ def adopt(mode: ContainerMode, role: str, host: Host) -> CommandResult | None:
     None to start it as usual (anything the early script may have started is removed on
     the host's next command first)."""
     name = mode.names[role]
-    found = mode.ctx.early.pop(name, None)
-    answer = mode.ctx.prestarted.pop((host.name, name), None)
+    found = mode.ctx.ahead.early.pop(name, None)
+    answer = mode.ctx.ahead.prestarted.pop((host.name, name), None)
     if found is None:
         return None
-    (bound_host, record), checked, first = found
+    bound, checked, first = found
     sections = launch.sections(answer or "")
     if answer is not None and sections.get("run", "").split("\n", 1)[0].strip() == "0":
         res = CommandResult(host.name, "(in the probe)", 0, answer, "", 0.0)
         if engine.read_checks(mode, host, res, checked, first):
             mode.started.append((host, name))
-            mode.bounds.append((bound_host, record))
+            mode.bounds.absorb(bound)
             return res
     rm = shlex.join(dk.rm_command([name], mode.docker(host)))
-    host.defer(f"{undo.run_script(record)}; {rm}")
+    bound.defer(then=[(host, rm)])  # journaled as undone once it ran
     return None

@@ -43,8 +43,8 @@ def first_checks(mode: ContainerMode, host: Host) -> tuple[str, list[str], bool]
     docker = mode.docker(host)
     images = mode.images(host)
     with _lock:
-        first = host.name not in mode.ctx.engines
-        known = {i: mode.ctx.images.get((host.name, i)) for i in images}
+        first = host.name not in mode.ctx.known.engines
+        known = {i: mode.ctx.known.images.get((host.name, i)) for i in images}
     if not first and all(known.values()) and mode.value("pull", host) != "always":
         note_images(mode, host, known)
         return None
@@ -94,8 +94,8 @@ def read_checks(
             host.name,
         )
         with _lock:
-            mode.ctx.engines[host.name] = engine
-            mode.ctx.docker_hosts[host.name] = mode.docker(host)
+            mode.ctx.known.engines[host.name] = engine
+            mode.ctx.known.docker_hosts[host.name] = mode.docker(host)
     if "stop" in found:
         return False
     note_images(mode, host, launch.image_ids(found, checked))
@@ -103,13 +103,13 @@ def read_checks(
 
 
 def note_images(mode: ContainerMode, host: Host, ids: Mapping[str, str | None]) -> None:
-    engine = mode.ctx.engines.get(host.name)
+    engine = mode.ctx.known.engines.get(host.name)
     if engine is not None:
         mode.details.setdefault("engine", {})[host.name] = engine.server_version
     for image, image_id in ids.items():
         if image_id:
             with _lock:
-                mode.ctx.images[(host.name, image)] = image_id
+                mode.ctx.known.images[(host.name, image)] = image_id
             mode.details.setdefault("image_ids", {}).setdefault(image, {})[host.name] = image_id
 
 

@@ -12,7 +12,7 @@ failed or was interrupted never hands its containers on.
 ``take``, at the start of a test's setup, is the one decision on which containers a test
 measures with: the kept ones (``adopt`` gives the mode their names) or its own, started
 then. Whatever names a container is built after it from the mode's names: the armed
-client commands (netrun.modes.docker.armed, whose key in ctx.armed names the container too)
+client commands (netrun.modes.docker.armed, whose key in ctx.ahead.armed names the container too)
 and the server's wait (netrun.modes.docker.serverwait).
 
 Whatever happens, nothing outlives the run: each container's time bound (a watchdog on
@@ -30,11 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from netrun.cleanup import undo
 from netrun.tools import docker as dk
 
 if TYPE_CHECKING:
-    from netrun.cleanup.undo import Record
+    from netrun.cleanup.ledger import Scope
     from netrun.core.spec import TestSpec
     from netrun.hosts.host import Host
     from netrun.modes.base import RunContext
@@ -72,8 +71,9 @@ class Kept:
     key: str
     #: (host, container name) of the containers.
     started: list[tuple[Host, str]]
-    #: Their time bounds' undo records (run when the containers go).
-    records: list[tuple[Host, Record]]
+    #: Their time bounds' undo records, kept for the next test (a scope of the run's
+    #: ledger: Scope.pop_all), run when the containers go.
+    records: Scope
     server_ip: str | None
     pids: dict[str, int | None]
     details: dict[str, Any]
@@ -95,11 +95,11 @@ def next_test(ctx: RunContext, test: TestSpec) -> TestSpec | None:
     """The next test, in run order, that touches any of ``test``'s hosts and has not run."""
     hosts = set(test.hosts)
     seen = False
-    for other in ctx.tests:
+    for other in ctx.order.tests:
         if other.name == test.name:
             seen = True
             continue
-        if seen and other.name not in ctx.finished and hosts & set(other.hosts):
+        if seen and other.name not in ctx.order.finished and hosts & set(other.hosts):
             return other
     return None
 
@@ -108,7 +108,7 @@ def shared_bound(ctx: RunContext, test: TestSpec) -> float:
     """Seconds the containers of ``test`` may be needed: every test that could share
     them, one after another (a generous bound: it only matters if the controller dies)."""
     k = key(test)
-    tests: Sequence[TestSpec] = [t for t in ctx.tests if k is not None and key(t) == k]
+    tests: Sequence[TestSpec] = [t for t in ctx.order.tests if k is not None and key(t) == k]
     return sum(t.repeat * t.deadline for t in tests) or test.repeat * test.deadline
 
 
@@ -143,7 +143,7 @@ def details_of(kept: Kept) -> dict[str, Any]:
 def adopt(mode: ContainerMode, kept: Kept) -> None:
     """Measure with the containers an earlier test of this pair and mode started."""
     mode.started = list(kept.started)
-    mode.bounds = list(kept.records)
+    mode.bounds.absorb(kept.records)
     mode.names = dict(kept.names)
     mode.server_ip = kept.server_ip
     mode.pids = dict(kept.pids)
@@ -158,7 +158,7 @@ def hand_over(mode: ContainerMode) -> None:
     ones (and this one ended well), leave them to the run's final sweep when no later
     test uses these hosts, or else remove them on each host's next command (Host.defer)."""
     ctx, test = mode.ctx, mode.test
-    ctx.finished.add(test.name)
+    ctx.order.finished.add(test.name)
     if not mode.started:
         return
     k = key(test)
@@ -167,32 +167,34 @@ def hand_over(mode: ContainerMode) -> None:
     same = k is not None and after is not None and key(after) == k
     nxt = after.name if after else None
     log.debug("%s: next on its hosts %s, same containers: %s", test.name, nxt, same)
-    if not ctx.tests:  # a caller that did not say what runs next: remove now
-        mode.undo_stack.extend(mode.bounds)
-        _defer_removal(mode.started, [], docker)
+    if not ctx.order.tests:  # a caller that did not say what runs next: remove now
+        mode.undo_stack.absorb(mode.bounds)  # run by the test's undo
+        _defer_removal(mode.started, mode.bounds, docker)
     elif same and k is not None and mode.healthy and not ctx.stopping.is_set():
         details = {n: v for n, v in mode.details.items() if n not in ("mtu", "containers_reused")}
         tests = list(mode.kept_by or [test.name])
+        kept = mode.bounds.pop_all("kept")  # (contextlib.ExitStack.pop_all: not run now)
         park(
             ctx,
-            Kept(k, list(mode.started), list(mode.bounds), mode.server_ip, dict(mode.pids),
+            Kept(k, list(mode.started), kept, mode.server_ip, dict(mode.pids),
                  details, names=dict(mode.names), counters=dict(mode.counters), tests=tests,
                  docker=docker),
         )  # fmt: skip
     elif after is not None:
         _defer_removal(mode.started, mode.bounds, docker)
-    # else: the final sweep runs the records and removes the run's labelled containers
+    else:  # the final sweep runs the records and removes the run's labelled containers
+        ctx.ledger.run.absorb(mode.bounds)
     mode.started.clear()
-    mode.bounds.clear()
 
 
-def _defer_removal(
-    started: list[tuple[Host, str]], bounds: list[tuple[Host, Record]], docker: dict[str, str]
-) -> None:
+def _defer_removal(started: list[tuple[Host, str]], bounds: Scope, docker: dict[str, str]) -> None:
+    """Remove the containers, then run their time bounds' records, on each host's next
+    command (Scope.defer: journaled as undone once it ran)."""
     by_host: dict[str, tuple[Host, list[str]]] = {}
     for host, name in started:
         by_host.setdefault(host.name, (host, []))[1].append(name)
-    for host, names in by_host.values():
-        scripts = [undo.run_script(r) for h, r in bounds if h.name == host.name]
-        rm = shlex.join(dk.rm_command(names, docker.get(host.name, "docker")))
-        host.defer("; ".join([rm, *scripts]))
+    rm = [
+        (host, shlex.join(dk.rm_command(names, docker.get(host.name, "docker"))))
+        for host, names in by_host.values()
+    ]
+    bounds.defer(then=rm)

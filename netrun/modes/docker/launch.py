@@ -15,7 +15,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
-from netrun.cleanup import undo
+from netrun.hosts import proc
 from netrun.tools import docker as dk
 from netrun.tools.facts import split_sections
 
@@ -112,8 +112,8 @@ def start(
         f"{run} >/dev/null 2>{err}; rc=$?\n"
         f'echo ==netrun:run==; echo "$rc"; cat {err}; rm -f {err}\n'
         f'if [ "$rc" = 0 ]; then nohup sh -c {shlex.quote(watchdog)} </dev/null >/dev/null 2>&1 &'
-        f" {undo.save_pid(pidfile)}\n"
+        f" {proc.save_pid(pidfile)}\n"
         f"{ready}"
         f'case "$logs" in *"Server listening"*)\n{extra}\n;; esac\nfi\ntrue'
     )
-    return command, undo.kill_recorded(pidfile)
+    return command, proc.kill_recorded(pidfile)

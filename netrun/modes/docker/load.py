@@ -18,6 +18,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from netrun.errors import NetrunError, ToolError
+from netrun.hosts import proc
 from netrun.modes.docker.preview import CONTAINER_IP
 from netrun.tools import docker as dk
 from netrun.tools.iperf3.result import Iperf3Result
@@ -32,10 +33,10 @@ PORT = 5301
 LISTEN_WAIT = 10.0
 
 #: In the server container: iperf3 -s -1 in the background with its pid recorded ($0 the
-#: pid file, $1 the port, then the argv).
-_SERVER = 'echo $$ >"$0"; shift; exec "$@" >/dev/null 2>&1'
+#: pid file, $1 the port, then the argv), in the one format (netrun.hosts.proc.save_pid).
+_SERVER = proc.save_pid('"$0"', "$$") + '; shift; exec "$@" >/dev/null 2>&1'
 #: In the client container: the client with its pid recorded ($0 the pid file).
-_CLIENT = 'echo $$ >"$0"; exec "$@"'
+_CLIENT = proc.save_pid('"$0"', "$$") + '; exec "$@"'
 #: Until the port listens in the container (the same /proc/net/tcp test as netperf's).
 _LISTENING = (
     'h=$(printf ":%04X" "$0"); i=0; '
@@ -45,8 +46,8 @@ _LISTENING = (
 
 
 def _kill(pidfile: str) -> list[str]:
-    f = shlex.quote(pidfile)
-    return ["sh", "-c", f'[ -r {f} ] && kill "$(cat {f})" 2>/dev/null; rm -f {f}; true']
+    """Stop the recorded process if it is still the one started (netrun.hosts.proc.kill_script)."""
+    return ["sh", "-c", proc.kill_script(pidfile) + " >/dev/null"]
 
 
 class ContainerFlow:

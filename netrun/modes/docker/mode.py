@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from netrun.cleanup import undo
 from netrun.core.measurement import Measurement
 from netrun.core.mtuplan import wanted
 from netrun.core.options import Option, expecting, matching, number
@@ -164,14 +165,10 @@ class DockerMode(ContainerMode):
             extra=self.ready_extra(role, host),
             env_vars=self.env_vars(host),
         )
-        body = self.recorded_change(
-            host,
-            f'{self.start_extra(role, host)}\nif [ "$go" = 1 ]; then\n{command}\nfi',
-            stop,
-            what=f"stop the time bound of container {name}",
-        )
-        self.bounds.append(self.undo_stack.pop())  # kept with the container (teardown)
-        return body
+        # in the containers' scope: the record goes with the containers (netrun.modes.docker.keep)
+        record = self.bounds.record(host, stop, what=f"stop the time bound of container {name}")
+        start = f'{self.start_extra(role, host)}\nif [ "$go" = 1 ]; then\n{command}\nfi'
+        return undo.guarded(record, start)
 
     def launch(self, role: str, host: Host) -> dk.Readiness:
         """Start one end's container: one round trip with the run's first checks on the

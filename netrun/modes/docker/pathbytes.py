@@ -207,7 +207,7 @@ def devices(mode: ContainerMode, host: Host) -> dict[str, str | None]:
 def host_nic(mode: ContainerMode, host: Host) -> str | None:
     """The host's data NIC (netrun_iface, else the probe's): where a container's traffic
     leaves the host, and its qdisc drops."""
-    nic = getattr(getattr(mode.ctx.facts.get(host.name), "nic", None), "iface", None)
+    nic = getattr(getattr(mode.ctx.known.facts.get(host.name), "nic", None), "iface", None)
     return str(host.vars.get("netrun_iface") or nic or "") or None
 
 

@@ -127,7 +127,7 @@ class ServerWait:
 def is_last(mode: ContainerMode, host: Host, repeat: int, probed: bool = True) -> bool:
     """Whether this repeat is ``host``'s last measurement of the run and the host may
     sweep itself after it (netrun.modes.early_sweep)."""
-    sweep = mode.ctx.early_sweep
+    sweep = mode.ctx.ahead.early_sweep
     return sweep is not None and sweep.is_last(host, mode.test, repeat, probed=probed)
 
 
@@ -156,6 +156,6 @@ def server_done(
     if waiting is None:
         return None, (served + 1 if served is not None else None)
     text, count = waiting.result(served or 0)
-    if waiting.sweeps and mode.ctx.early_sweep is not None:
-        mode.ctx.early_sweep.sent(mode.server, waiting.swept)
+    if waiting.sweeps and mode.ctx.ahead.early_sweep is not None:
+        mode.ctx.ahead.early_sweep.sent(mode.server, waiting.swept)
     return text, count

@@ -155,7 +155,7 @@ class FreeFlow(DockerMode):
             name=name,
             library=self.library_path(host),
             argv=argv,
-            image_id=self.ctx.images.get((host.name, image)),
+            image_id=self.ctx.known.images.get((host.name, image)),
             image=image,
             timeout=float(self.test.value("router_timeout")),
             vnet=str(vnet) if vnet else None,

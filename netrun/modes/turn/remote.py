@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from netrun.cleanup import undo
 from netrun.errors import HostError
 from netrun.hosts import proc
 from netrun.modes.turn import commands as turn
@@ -96,10 +95,10 @@ def start_relay(mode: Mode, host: Host, *, port: int, peers: list[str], password
     binary = str(host.vars.get("netrun_turnserver") or "turnserver")
     argv = ["timeout", "-k", "5", f"{lifetime:g}", *relay.command(conf, f"{folder}/db", binary)]
     q = shlex.quote
-    start = f"{shlex.join(argv)} > {q(folder + '/stdout')} 2>&1 < /dev/null & " + undo.save_pid(
+    start = f"{shlex.join(argv)} > {q(folder + '/stdout')} 2>&1 < /dev/null & " + proc.save_pid(
         pidfile
     )
-    mode.change(host, start, undo.kill_recorded(pidfile), what=f"stop turnserver :{port}")
+    mode.change(host, start, proc.kill_recorded(pidfile), what=f"stop turnserver :{port}")
     listening = (
         f"ss -Hlnu 'sport = :{port}' | grep -q . && ss -Hlnt 'sport = :{port}' | grep -q . "
         "&& echo NETRUN_READY && exit 0"
@@ -154,8 +153,8 @@ def start_tunnel(mode: Mode, host: Host, argv: list[str], tag: str) -> Tunnel:
     folder = f"{mode.ctx.workdir(host)}/turn-tunnel"
     out, err, pidfile = (f"{folder}/{tag}.{x}" for x in ("out", "err", "pid"))
     q = shlex.quote
-    start = f"{shlex.join(argv)} > {q(out)} 2> {q(err)} < /dev/null & {undo.save_pid(pidfile)}"
-    mode.change(host, start, undo.kill_recorded(pidfile), what="stop the TURN tunnel")
+    start = f"{shlex.join(argv)} > {q(out)} 2> {q(err)} < /dev/null & {proc.save_pid(pidfile)}"
+    mode.change(host, start, proc.kill_recorded(pidfile), what="stop the TURN tunnel")
     relayed = f"grep -q '^relayed ' {q(out)} 2>/dev/null && break"
     wait = (
         proc.until_ready(pidfile, relayed, TUNNEL_WAIT)
@@ -182,8 +181,8 @@ def start_turncat(
     out, err, pidfile, script = (f"{folder}/{tag}.{x}" for x in ("out", "err", "pid", "sh"))
     upload(host, script, f"exec {shlex.join(argv)}\n")
     q = shlex.quote
-    start = f"sh {q(script)} > {q(out)} 2> {q(err)} < /dev/null & {undo.save_pid(pidfile)}"
-    mode.change(host, start, undo.kill_recorded(pidfile), what="stop turncat")
+    start = f"sh {q(script)} > {q(out)} 2> {q(err)} < /dev/null & {proc.save_pid(pidfile)}"
+    mode.change(host, start, proc.kill_recorded(pidfile), what="stop turncat")
     bound = f"ss -Hlnu 'sport = :{int(port)}' | grep -q . && echo NETRUN_READY && exit 0"
     wait = (
         proc.until_ready(pidfile, bound, TUNNEL_WAIT)
@@ -202,7 +201,7 @@ def stop_tunnel(tunnel: Tunnel) -> str:
     """Stop the tunnel (SIGTERM frees its allocation) and return its exit line, if any."""
     q = shlex.quote
     # in a subshell: the undo's "exit 0" for a spared pid must not skip the cat
-    script = f"({undo.kill_recorded(tunnel.pidfile)}); cat {q(tunnel.out)}"
+    script = f"({proc.kill_recorded(tunnel.pidfile)}); cat {q(tunnel.out)}"
     res = tunnel.host.run(script, timeout=30, check=False)
     stats = [ln for ln in res.stdout.splitlines() if ln.startswith("stats ")]
     return stats[-1] if stats else ""

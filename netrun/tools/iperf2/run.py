@@ -15,7 +15,6 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from netrun.cleanup import undo
 from netrun.errors import HostError, NetrunError
 from netrun.hosts import proc
 from netrun.tools import ports
@@ -99,9 +98,9 @@ def run_client(mode: Placement, end: End, target: str, port: int, tag: str) -> C
     argv[0] = binary(end.host)
     deadline = float(t.deadline)
     pidfile = client_pidfile(mode, end.host, tag)
-    inner = f'{undo.save_pid(pidfile, "$$")} && exec "$@"'
+    inner = f'{proc.save_pid(pidfile, "$$")} && exec "$@"'
     bounded = ["timeout", "-k", "5", f"{deadline:g}", "sh", "-c", inner, "sh", *end.wrap(argv)]
-    stop = undo.kill_recorded(pidfile)
+    stop = proc.kill_recorded(pidfile)
     what = "stop the iperf2 client"
     return mode.change(
         end.host, shlex.join(bounded), stop, what=what, timeout=deadline + 15, check=False
@@ -115,10 +114,10 @@ def client_pidfile(mode: Placement, host: Host, tag: str) -> str:
 
 def stop_client(mode: Placement, host: Host, tag: str) -> None:
     """Kill the running client of measurement ``tag`` by its pid file (its identity
-    checked: netrun.cleanup.undo.kill_recorded), so a fan flow ends when another failed
+    checked: netrun.cleanup.proc.kill_recorded), so a fan flow ends when another failed
     (netrun.run.flows); its server's report wait then ends it as after any failure."""
     with contextlib.suppress(NetrunError):
-        host.run(undo.kill_recorded(client_pidfile(mode, host, tag)), timeout=15, check=False)
+        host.run(proc.kill_recorded(client_pidfile(mode, host, tag)), timeout=15, check=False)
 
 
 def stop_server(server: Server, duration: float) -> str:
@@ -134,7 +133,7 @@ def stop_server(server: Server, duration: float) -> str:
         f"n=$(grep -Ec '\\] +0\\.0+-[0-9.]+ sec' {q(server.output)} 2>/dev/null); "
         f'[ "${{n:-0}}" -ge {want} ] && break; sleep 0.05; i=$((i+1)); done; '
         # in a subshell: the undo's "exit 0" for a spared pid must not skip the cat
-        f"({undo.kill_recorded(server.pidfile)}); cat {q(server.output)}"
+        f"({proc.kill_recorded(server.pidfile)}); cat {q(server.output)}"
     )
     return server.end.run(script, timeout=REPORT_WAIT + 20, check=False).stdout
 

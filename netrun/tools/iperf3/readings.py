@@ -63,10 +63,8 @@ class ServerReadings:
         self.host = host
         wait = proc.wait_gone(bound, POLL_S)
         first = f"{read}; " if before else ""
-        script = (
-            'read -r pidfile || exit 0; [ -n "$pidfile" ] || exit 0; '
-            f'{first}p=$(cat "$pidfile" 2>/dev/null); {wait}{read}'
-        )
+        pid = proc.read_pid('"$pidfile"')
+        script = f'read -r pidfile || exit 0; [ -n "$pidfile" ] || exit 0; {first}{pid}{wait}{read}'
         self.script = script
         #: None when the host could not start it (``fire`` tries again)
         self.started: Started | None = host.start(script)

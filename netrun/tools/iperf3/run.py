@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from netrun.cleanup.scripts import SWEPT, SWEPT_LINE
 from netrun.errors import CommandTimeout, HostError, NetrunError
+from netrun.hosts import proc
 from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
 from netrun.hosts.proc import kill_script, read_state, state_script, wait_gone
@@ -41,7 +42,9 @@ _SETUP = (
     '{ ! command -v timeout >/dev/null 2>&1 || b="timeout -k 5 $t"; } && '
 )
 #: The part that runs argv: netrun.tools.iperf3.readings puts counter readings around it.
-EXEC = '{ $b sh -c \'echo $$ >"$0" && exec "$@"\' "$f" "$@"; r=$?; rm -f "$f"; '
+EXEC = (
+    "{ $b sh -c '" + proc.save_pid('"$0"', "$$") + ' && exec "$@"\' "$f" "$@"; r=$?; rm -f "$f"; '
+)
 _RUN = _SETUP + EXEC
 CLIENT_WRAPPER = _RUN + "exit $r; }"
 #: CLIENT_WRAPPER once a line came on stdin: the server's port (``-p PORT`` ends argv),

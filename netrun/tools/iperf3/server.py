@@ -11,6 +11,7 @@ import math
 import shlex
 from collections.abc import Sequence
 
+from netrun.hosts import proc
 from netrun.tools.iperf3.result import Iperf3Error
 
 _SERVER_BODY = r"""
@@ -49,7 +50,7 @@ holder() {
 ours() {
     line=$(ss -ltnpH "sport = :$1" 2>/dev/null) || return 0
     case "$line" in *users:*) ;; *) return 0 ;; esac
-    mine=$(cat "$pidfile" 2>/dev/null)
+    mine=; { read -r mine _nr <"$pidfile"; } 2>/dev/null
     [ -n "$mine" ] && case "$line" in *"pid=$mine,"*) return 0 ;; esac
     return 1
 }
@@ -65,7 +66,7 @@ for p in $ports; do
     log="$dir/$tag.$p.log"
     pidfile="$dir/$tag.$p.pid"
     # iperf3 records its own pid (sh execs it): under timeout, $! is timeout's pid.
-    $detach nohup $bound sh -c 'echo $$ >"$0" && exec "$@"' "$pidfile" \
+    $detach nohup $bound sh -c '@SAVE_SELF@ && exec "$@"' "$pidfile" \
         "$bin" -s -1 $json -B "$bind" -p "$p" </dev/null >"$log" 2>&1 &
     pid=$!
     i=0
@@ -89,7 +90,7 @@ for p in $ports; do
         fail "iperf3 server on port $p not listening after ${wait_s}s:" \
             "$(tail -n 3 "$log" 2>/dev/null | tr '\n' ' ')"
     fi
-    if [ -s "$pidfile" ]; then pid=$(cat "$pidfile"); fi
+    if [ -s "$pidfile" ]; then { read -r pid _nr <"$pidfile"; } 2>/dev/null; fi
     echo "NETRUN_READY $pid $p $log"
     exit 0
 done
@@ -114,8 +115,9 @@ def server_script(
     It prints ``NETRUN_READY <pid> <port> <logfile>`` once the server really listens, or
     ``NETRUN_FAIL <reason>``; read it with ``parse_server_ready``. A port found taken gets a
     ``NETRUN_BUSY <port> [<program> <pid>]`` line (the holder when ``ss -p`` can tell).
-    The pid is also written to ``<workdir>/<tag>.<port>.pid`` so a later sweep can stop
-    what a killed run left.
+    The server's identity (netrun.hosts.proc.save_pid: pid, start time, boot) is also
+    written to ``<workdir>/<tag>.<port>.pid`` so a later sweep can stop what a killed run
+    left, and never a process that reused its pid.
     """
     if not ports:
         raise ValueError("server_script needs at least one port")
@@ -135,7 +137,7 @@ def server_script(
         f"lifetime={math.ceil(lifetime) if lifetime else ''}",
         f"json={'-J' if json else ''}",
     ]
-    return "\n".join(head) + _SERVER_BODY
+    return "\n".join(head) + _SERVER_BODY.replace("@SAVE_SELF@", proc.save_pid('"$0"', "$$"))
 
 
 def parse_server_ready(text: str) -> tuple[int, int, str]:

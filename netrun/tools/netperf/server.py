@@ -2,7 +2,7 @@
 
 netserver forks a child per test, and the child serves on when its parent is killed: so it
 runs under ``timeout`` (which leads its own process group) and is stopped by group
-(netrun.cleanup.undo.kill_recorded with ``group``, after its identity checks: pid, start
+(netrun.cleanup.proc.kill_recorded with ``group``, after its identity checks: pid, start
 time, boot, network namespace). The record is written before the start, so a SIGKILLed
 run's netserver is stopped by the next run's sweep or ``netrun cleanup``; the ``timeout``
 ends it anyway once the test's deadline is past.
@@ -14,7 +14,6 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from netrun.cleanup import undo
 from netrun.hosts import proc
 from netrun.tools import ports
 from netrun.tools.netperf.parse import NetperfError
@@ -105,4 +104,4 @@ def start(mode: Placement, end: End, port: int, tag: str) -> Server:
 
 def stop(server: Server) -> None:
     """Stop the netserver and its children now (its undo record stays, harmless, for teardown)."""
-    server.end.run(undo.kill_recorded(server.pidfile, group=True), timeout=20, check=False)
+    server.end.run(proc.kill_recorded(server.pidfile, group=True), timeout=20, check=False)

@@ -11,9 +11,8 @@ import pytest
 
 from netrun.cleanup.owner import HOST_FILE, mark_script
 from netrun.cleanup.scripts import cleanup_script
-from netrun.cleanup.undo import kill_recorded, save_pid
 from netrun.hosts.host import Host, folder_key
-from netrun.hosts.proc import READ_HOST_ID, boot_id, runs
+from netrun.hosts.proc import READ_HOST_ID, boot_id, kill_recorded, recorded, save_pid
 from netrun.modes.base import RunContext
 
 
@@ -104,15 +103,15 @@ def test_a_pid_of_another_namespace_is_never_signalled(
 ) -> None:
     wait_unshared(elsewhere)
     pid = elsewhere.pid
-    assert sh(f"p={pid}; {runs('sleep')} && echo ours || echo not").stdout == "not\n"
     pidfile = tmp_path / "p"
     assert sh(save_pid(str(pidfile), str(pid))).returncode == 0
+    assert sh(f"{recorded(str(pidfile))} && echo ours || echo not").stdout == "not\n"
     sh(kill_recorded(str(pidfile), grace=0.1))
-    # a bare pid file in a folder of this host (a mark that matches): still spared
+    # its pid file in a folder of this host (a mark that matches): still spared
     d = tmp_path / "netrun-abcd1234-charlie"
     d.mkdir()
     (d / HOST_FILE).write_text(me() + "\n")
-    (d / "x.5201.pid").write_text(f"{pid}\n")
+    (d / "x.5201.pid").write_text(pidfile.read_text())
     out = sh(cleanup_script(str(tmp_path), None, docker=None)).stdout
     assert "killed" not in out and elsewhere.poll() is None, out
 
@@ -126,7 +125,11 @@ def test_a_recorded_pid_of_another_boot_is_never_signalled(tmp_path: Path) -> No
         pidfile.write_text(f"{pid} {start} another-boot\n")
         sh(kill_recorded(str(pidfile), grace=0.1))
         assert proc.poll() is None
-        pidfile.write_text(f"{pid} {start}\n")  # a file of an older version: no boot
+        pidfile.write_text(f"{pid} {start}\n")  # not the one format (no boot): spared
+        sh(kill_recorded(str(pidfile), grace=0.1))
+        assert proc.poll() is None
+        assert sh(save_pid(str(pidfile), str(proc.pid))).returncode == 0
+        assert sh(f"{recorded(str(pidfile))} && echo ours").stdout == "ours\n"
         sh(kill_recorded(str(pidfile), grace=0.1))
         assert proc.wait(timeout=5) != 0
     finally:

@@ -14,8 +14,11 @@ from pathlib import Path
 import pytest
 
 from netrun.cleanup import undo
+from netrun.cleanup.journal import Journal, host_key
+from netrun.cleanup.ledger import Ledger
 from netrun.cleanup.scripts import cleanup_script
 from netrun.core.spec import TestSpec
+from netrun.hosts import proc as pidfiles
 from netrun.hosts.host import Host
 from netrun.hosts.local import LocalTransport
 from netrun.hosts.proc import boot_id as proc_boot_id
@@ -31,49 +34,64 @@ def sh(script: str) -> str:
     return subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True).stdout
 
 
-def test_the_record_is_written_before_the_change_in_one_round_trip() -> None:
+def journaled(tmp_path: Path, run_id: str, *hosts: Host) -> Journal:
+    """A real journal in ``tmp_path`` with this process's run over ``hosts``."""
+    journal = Journal(tmp_path / "runs")
+    journal.begin(run_id, [(h, str(tmp_path), "docker") for h in hosts])
+    return journal
+
+
+def pending(journal: Journal, run_id: str, host: Host) -> list[str]:
+    """What the journal says is still to undo on ``host``, oldest first."""
+    (entry,) = [e for e in journal.live() if e.run_id == run_id]
+    return list(entry.hosts[host_key(host)].get("undo", {}).values())
+
+
+def test_the_record_is_written_before_the_change_in_one_round_trip(tmp_path: Path) -> None:
     host = Host("a", {"netrun_remote_tmp": "/var/tmp"})
     host.transport = RecordingTransport("a")
-    seen = []
-    ctx = RunContext("abcd1234", recorded=lambda h, r: seen.append((h.name, r.what)))
+    ctx = RunContext("abcd1234")
+    ctx.ledger.journal = journal = journaled(tmp_path, "abcd1234", host)
     mode = Mode(spec(), host, host, ctx)
     mode.change(host, "ip link set dev eth0 mtu 9000", "ip link set dev eth0 mtu 1500", what="mtu")
     (line,) = host.transport.commands
     assert line.index("/var/tmp/netrun-abcd1234-a/undo/") < line.index("mtu 9000")
     assert " && {\n" in line  # the change runs only if the record was written
-    assert seen == [("a", "mtu")]
+    assert pending(journal, "abcd1234", host) == ["mtu"]
 
 
 def test_teardown_runs_records_newest_first_and_deletes_them(tmp_path: Path) -> None:
     host = Host("me", {"ansible_connection": "local", "netrun_remote_tmp": str(tmp_path)})
     host.transport = LocalTransport(host)
-    done = []
-    ctx = RunContext("abcd1234", undone=lambda h, r: done.append(r.what))
+    ctx = RunContext("abcd1234")
+    ctx.ledger.journal = journal = journaled(tmp_path, "abcd1234", host)
     mode = Mode(spec(), host, host, ctx)
     log = tmp_path / "log"
     for n in (1, 2, 3):
         mode.change(host, f"echo do{n} >> {log}", f"echo undo{n} >> {log}", what=f"step {n}")
+    assert pending(journal, "abcd1234", host) == ["step 1", "step 2", "step 3"]
     assert mode.undo() == []
     assert log.read_text().split() == ["do1", "do2", "do3", "undo3", "undo2", "undo1"]
-    assert done == ["step 3", "step 2", "step 1"]
+    assert pending(journal, "abcd1234", host) == []
     assert list((tmp_path / "netrun-abcd1234-me" / "undo").iterdir()) == []
 
 
-def test_one_stack_runs_a_chosen_part_newest_first_and_keeps_the_rest(tmp_path: Path) -> None:
+def test_one_scope_runs_a_chosen_part_newest_first_and_keeps_the_rest(tmp_path: Path) -> None:
     """The run's MTU settings restore one layer of a host and keep the others held."""
     host = Host("me", {"ansible_connection": "local", "netrun_remote_tmp": str(tmp_path)})
     host.transport = LocalTransport(host)
-    done: list[str] = []
-    stack = undo.UndoStack(RunContext("abcd1234", undone=lambda h, r: done.append(r.what)))
+    ledger = Ledger("abcd1234", journaled(tmp_path, "abcd1234", host))
+    stack = ledger.scope("mtu")
     log = tmp_path / "log"
     records = []
     for n in (1, 2, 3):
         record = stack.record(host, f"echo undo{n} >> {log}", what=f"step {n}")
-        sh(stack.guarded(record, ":"))
+        sh(undo.guarded(record, ":"))
         records.append(record)
     assert stack.run([records[0], records[2]]) == []
     assert log.read_text().split() == ["undo3", "undo1"] and len(stack) == 1
-    assert stack.run() == [] and done == ["step 3", "step 1", "step 2"]
+    assert ledger.journal is not None and pending(ledger.journal, "abcd1234", host) == ["step 2"]
+    assert stack.run() == [] and pending(ledger.journal, "abcd1234", host) == []
     assert list((tmp_path / "netrun-abcd1234-me" / "undo").iterdir()) == []
 
 
@@ -104,15 +122,15 @@ def test_kill_recorded_spares_a_reused_pid(tmp_path: Path) -> None:
     pidfile = tmp_path / "p"
     proc = subprocess.Popen(["sleep", "30"])
     try:
-        sh(undo.save_pid(str(pidfile), str(proc.pid)))
+        sh(pidfiles.save_pid(str(pidfile), str(proc.pid)))
         pid, start, boot = pidfile.read_text().split()
         assert boot == proc_boot_id()
-        pidfile.write_text(f"{pid} {int(start) + 1}\n")  # another process with this pid
-        sh(undo.kill_recorded(str(pidfile)))
+        pidfile.write_text(f"{pid} {int(start) + 1} {boot}\n")  # another process, this pid
+        sh(pidfiles.kill_recorded(str(pidfile)))
         assert proc.poll() is None
-        pidfile.write_text(f"{pid} {start}\n")
+        pidfile.write_text(f"{pid} {start} {boot}\n")
         started = time.monotonic()
-        sh(undo.kill_recorded(str(pidfile)))  # a zombie until we reap it: that ends the wait
+        sh(pidfiles.kill_recorded(str(pidfile)))  # a zombie until we reap it: that ends the wait
         assert time.monotonic() - started < 1
         assert proc.wait(timeout=5) != 0
     finally:
@@ -139,7 +157,7 @@ def test_kill_recorded_by_group_ends_the_leader_and_its_children(
     pidfile, kids = tmp_path / "ns.pid", tmp_path / "kids"
     start = (
         f"setsid sh -c 'sleep 60 & echo $! > {kids}; wait' >/dev/null 2>&1 </dev/null & "
-        + undo.save_pid(str(pidfile))
+        + pidfiles.save_pid(str(pidfile))
     )
     sh(start)
     for _ in range(100):
@@ -148,7 +166,7 @@ def test_kill_recorded_by_group_ends_the_leader_and_its_children(
         time.sleep(0.05)
     leader, child = int(pidfile.read_text().split()[0]), int(kids.read_text())
     assert _alive(leader) and _alive(child)
-    subprocess.run([shell, "-c", undo.kill_recorded(str(pidfile), group=True)], check=True)
+    subprocess.run([shell, "-c", pidfiles.kill_recorded(str(pidfile), group=True)], check=True)
     for _ in range(100):
         if not _alive(child) and not _alive(leader):
             break
@@ -161,7 +179,7 @@ def test_kill_recorded_by_group_spares_a_reused_pid(tmp_path: Path) -> None:
     try:
         pidfile = tmp_path / "ns.pid"
         pidfile.write_text(f"{other.pid} 1 \n")  # a start time that is not this process's
-        sh(undo.kill_recorded(str(pidfile), group=True))
+        sh(pidfiles.kill_recorded(str(pidfile), group=True))
         assert other.poll() is None
     finally:
         other.kill()

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from netrun.cleanup import undo
 from netrun.hosts import proc
 from netrun.hosts.proc import kill_script
 
@@ -91,8 +90,8 @@ def test_kill_script_kills_what_ignores_sigterm_after_its_second(
     stubborn: subprocess.Popen[bytes], tmp_path: Path
 ) -> None:
     pidfile = tmp_path / "t.pid"
-    pidfile.write_text(f"{stubborn.pid}\n")
-    took, _ = timed(kill_script(str(pidfile), must_contain="sleep"))
+    assert sh(proc.save_pid(str(pidfile), str(stubborn.pid))).returncode == 0
+    took, _ = timed(kill_script(str(pidfile)))
     assert stubborn.wait(timeout=5) == -signal.SIGKILL
     assert 0.9 < took < 5 and not pidfile.exists()
 
@@ -101,10 +100,10 @@ def test_an_undo_record_kills_what_ignores_sigterm_after_its_grace(
     stubborn: subprocess.Popen[bytes], tmp_path: Path
 ) -> None:
     pidfile = tmp_path / "p"
-    assert sh(undo.save_pid(str(pidfile), str(stubborn.pid))).returncode == 0
+    assert sh(proc.save_pid(str(pidfile), str(stubborn.pid))).returncode == 0
     saved = [str(stubborn.pid), proc.process_start(stubborn.pid), proc.boot_id()]
     assert pidfile.read_text().split() == saved
-    took, _ = timed(undo.kill_recorded(str(pidfile), grace=0.4))
+    took, _ = timed(proc.kill_recorded(str(pidfile), grace=0.4))
     assert stubborn.wait(timeout=5) == -signal.SIGKILL and 0.35 < took < 5
 
 
@@ -114,8 +113,8 @@ def test_an_undo_record_of_a_process_that_obeys_sends_no_sigkill(tmp_path: Path)
     child = subprocess.Popen(["sleep", "30"])
     pidfile = tmp_path / "p"
     try:
-        assert sh(undo.save_pid(str(pidfile), str(child.pid))).returncode == 0
-        script = undo.kill_recorded(str(pidfile))
+        assert sh(proc.save_pid(str(pidfile), str(child.pid))).returncode == 0
+        script = proc.kill_recorded(str(pidfile))
         assert script.endswith('[ $i -lt 100 ] || kill -KILL "$p" 2>/dev/null; true')
         took, _ = timed(script)
         assert took < 1 and child.wait(timeout=5) == -signal.SIGTERM
@@ -142,7 +141,7 @@ def test_until_ready_ends_when_ready_when_the_process_is_gone_or_at_its_bound(
     ready = f"[ -e {flag} ] && echo READY && exit 0"
     child = subprocess.Popen(["/bin/sh", "-c", f"sleep 0.3; touch {flag}; exec sleep 30"])
     try:
-        pidfile.write_text(f"{child.pid} 1\n")  # as undo.save_pid writes it: pid, start
+        pidfile.write_text(f"{child.pid} 1\n")  # as proc.save_pid writes it: pid, start
         took, out = timed(proc.until_ready(str(pidfile), ready, 10) + "echo NOT_READY")
         assert out == "READY\n" and 0.2 < took < 5
         flag.unlink()

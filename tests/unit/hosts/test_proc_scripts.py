@@ -14,17 +14,17 @@ import pytest
 
 from netrun.errors import HostError
 from netrun.hosts.host import Host
-from netrun.hosts.proc import kill_script, read_state, state_script
+from netrun.hosts.proc import kill_script, read_state, save_pid, state_script
 from netrun.tools.iperf3.measure import busy_error
 from netrun.tools.iperf3.result import Iperf3Error
 
 
 @pytest.fixture
 def sleeper(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
-    """A process of this test's own (sleep), with its pid in a pid file."""
+    """A process of this test's own (sleep), recorded in a pid file (pid start boot)."""
     proc = subprocess.Popen(["sleep", "60"])
     pidfile = tmp_path / "t.pid"
-    pidfile.write_text(f"{proc.pid}\n")
+    subprocess.run(["sh", "-c", save_pid(str(pidfile), str(proc.pid))], check=True)
     try:
         yield proc, pidfile
     finally:
@@ -41,21 +41,26 @@ def test_state_script_reads_the_state_and_a_link(
     sleeper: tuple[subprocess.Popen[bytes], Path],
 ) -> None:
     proc, pidfile = sleeper
-    assert read_state(sh(state_script(str(pidfile), "lo", must_contain="sleep"))) == (
+    assert read_state(sh(state_script(str(pidfile), "lo"))) == (
         "S",
         "unknown",
     )
     os.kill(proc.pid, signal.SIGSTOP)
     time.sleep(0.1)
-    out = sh(state_script(str(pidfile), "nr-no-such-link", must_contain="sleep"))
+    out = sh(state_script(str(pidfile), "nr-no-such-link"))
     assert read_state(out) == ("T", "missing")
 
 
 def test_state_script_never_reports_a_process_that_is_not_ours(
     sleeper: tuple[subprocess.Popen[bytes], Path],
 ) -> None:
-    _, pidfile = sleeper
-    assert read_state(sh(state_script(str(pidfile)))) == ("gone", None)  # not an iperf
+    proc, pidfile = sleeper
+    pid, start, boot = pidfile.read_text().split()
+    for other in (f"{pid}\n", f"{pid} {int(start) + 1} {boot}\n", f"{pid} {start} other-boot\n"):
+        pidfile.write_text(other)  # no start time, a reused pid, another boot's
+        assert read_state(sh(state_script(str(pidfile)))) == ("gone", None)
+        sh(kill_script(str(pidfile)))
+        assert proc.poll() is None and not pidfile.exists()
 
 
 def test_kill_script_ends_a_stopped_process_at_once(
@@ -67,7 +72,7 @@ def test_kill_script_ends_a_stopped_process_at_once(
     os.kill(proc.pid, signal.SIGSTOP)
     time.sleep(0.1)
     started = time.monotonic()
-    out = sh(kill_script(str(pidfile), must_contain="sleep"))
+    out = sh(kill_script(str(pidfile)))
     assert time.monotonic() - started < 0.8
     assert proc.wait(timeout=5) == -signal.SIGTERM
     assert read_state(out)[0] == "T" and not pidfile.exists()

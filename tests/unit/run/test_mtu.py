@@ -208,13 +208,15 @@ def test_no_change_without_root_or_on_the_management_nic(
 ) -> None:
     from netrun.hosts.host import Host
     from netrun.modes.baremetal.mode import BareMetal
-    from netrun.modes.base import RunContext
+    from netrun.modes.base import Known, RunContext
     from netrun.tools.facts import HostFacts, NicInfo
 
     (test,) = scenario(tmp_path, "tests:\n  - {name: t, mode: baremetal, mtu: 9000}\n")
     session = _Session(output)
     host = Host("alpha", {"ansible_become": become}, transport=session)  # type: ignore[arg-type]
-    ctx = RunContext("0123abcd", facts={"alpha": HostFacts(None, None, False, NicInfo("data0"))})
+    ctx = RunContext(
+        "0123abcd", known=Known(facts={"alpha": HostFacts(None, None, False, NicInfo("data0"))})
+    )
     settings = mtu.MtuSettings(ctx, [test], grouped=True)
     with pytest.raises(mtu.MtuError, match=expected):
         settings.enter(test, {"server": host}, BareMetal(test, host, host, ctx))

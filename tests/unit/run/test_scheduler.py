@@ -16,7 +16,8 @@ from netrun.core.spec import TestSpec
 from netrun.errors import ScenarioError
 from netrun.inventory.loader import load_inventory
 from netrun.job import failure_lines
-from netrun.run.runner import Run, RunRequest
+from netrun.run.request import RunRequest
+from netrun.run.runner import Run
 from netrun.scenario.loader import MAX_PARALLEL, load_scenario
 
 HOSTS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")

@@ -133,7 +133,7 @@ def test_a_start_on_the_running_tests_host_carries_its_reading_after() -> None:
         pre.wait_s = 11.0 if after else 0.0
         pre.arm = lambda: None
         key = (test.server, f"{test.name}r1")
-        pre.take = lambda text: ctx.prestarted.__setitem__(key, text.partition("\n")[2])
+        pre.take = lambda text: ctx.ahead.prestarted.__setitem__(key, text.partition("\n")[2])
         return pre
 
     a, b, c = spec("a"), spec("b"), spec("c")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from netrun.core.spec import TestSpec
 from netrun.errors import ModeError
-from netrun.modes.base import RunContext
+from netrun.modes.base import Order, RunContext
 from netrun.modes.docker import keep, launch
 from netrun.modes.docker.mode import DockerMode
 from netrun.modes.freeflow import router
@@ -52,10 +52,10 @@ def test_the_next_test_on_the_hosts_and_the_shared_time_bound(tmp_path: Path) ->
         "allow_same_host: true}\n"
         "  - {name: b, mode: baremetal}\n",
     )
-    ctx = RunContext("1a2b", tests=tests)
+    ctx = RunContext("1a2b", order=Order(tests))
     first, second, _other, last = tests
     assert keep.next_test(ctx, first) is second
-    ctx.finished.add(first.name)
+    ctx.order.finished.add(first.name)
     assert keep.next_test(ctx, second) is last  # "other" touches neither host
     assert keep.next_test(ctx, last) is None
     assert keep.shared_bound(ctx, first) == first.deadline + second.deadline
@@ -108,13 +108,15 @@ def test_kept_containers_another_test_cannot_adopt_go_on_its_hosts_next_command(
         tmp_path,
         "  - {name: a, mode: docker}\n  - {name: b, mode: docker, image: other/iperf3}\n",
     )
-    ctx = RunContext("1a2b", tests=tests)
+    ctx = RunContext("1a2b", order=Order(tests))
     alpha, bravo = Host("alpha"), Host("bravo")
     k = keep.key(tests[0])
     assert k is not None
     started = [(alpha, "netrun-1a2b-t0-server"), (bravo, "netrun-1a2b-t0-client")]
     docker = {"alpha": "docker", "bravo": "docker"}
-    keep.park(ctx, keep.Kept(k, started, [], "10.0.0.2", {}, {}, docker=docker))
+    keep.park(
+        ctx, keep.Kept(k, started, ctx.ledger.scope("kept"), "10.0.0.2", {}, {}, docker=docker)
+    )
     assert keep.take(ctx, tests[1]) is None and ctx.family(keep.Parked) == {}
     assert alpha._deferred == ["docker rm -f -v netrun-1a2b-t0-server"]
     assert bravo._deferred == ["docker rm -f -v netrun-1a2b-t0-client"]
@@ -205,7 +207,7 @@ def test_the_armed_clients_name_the_containers_the_keep_decision_chose(
     )
     tests = scenario_tests(tmp_path, body)
     assert len({keep.key(t) for t in tests}) == 1
-    ctx = RunContext("1a2b", tests=tests)
+    ctx = RunContext("1a2b", order=Order(tests))
     alpha, bravo = Host("alpha"), Host("bravo")
     bravo.transport = Starts()  # type: ignore[assignment]
     first_names: dict[str, str] = {}
@@ -222,7 +224,7 @@ def test_the_armed_clients_name_the_containers_the_keep_decision_chose(
             assert m.details["containers_reused"] == {"from": "t0", "tests": i + 1}
         for repeat in range(1, test.repeat + 1):
             armedexec.arm_next(m, repeat)
-        armed = {k: v for k, v in ctx.armed.items() if k[1].startswith(f"{test.tag}c")}
+        armed = {k: v for k, v in ctx.ahead.armed.items() if k[1].startswith(f"{test.tag}c")}
         assert len(armed) == test.repeat
         for (host, tag), cmd in armed.items():
             assert host == "bravo" and tag.endswith(":" + first_names["client"])
@@ -230,7 +232,7 @@ def test_the_armed_clients_name_the_containers_the_keep_decision_chose(
             assert f"exec {first_names['client']} iperf3" in cmd.started.line
         commands = [cmd.started for cmd in armed.values()]
         m.teardown()  # hands them on (the next test wants the same ones)
-        assert all(c.abandoned for c in commands) and not ctx.armed
+        assert all(c.abandoned for c in commands) and not ctx.ahead.armed
     lines = bravo.transport.lines  # type: ignore[union-attr]
     assert lines and all(first_names["client"] in line for line in lines)
     assert all(f"{t.tag}-client" not in line for t in tests[1:] for line in lines)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from netrun.report.plots import matrix
 from netrun.report.render import render
-from netrun.run.runner import Run, RunRequest
+from netrun.run.request import RunRequest
+from netrun.run.runner import Run
 from tests.conftest import RESULTS_FIXTURES
 
 HOSTS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
@@ -138,6 +139,6 @@ def test_samples_are_kept_in_scenario_order_whatever_finishes_first(tmp_path: Pa
     run = Run(req)
     tests = {t.name: t for t in req.scenario.tests}
     for name, repeat in [("p2", 1), ("p1", 1), ("p4", 1), ("p2", 2), ("p3", 1), ("p1", 2)]:
-        run._record(tests[name], repeat, None, error="stand-in")
+        run.add_sample(tests[name], repeat, None, error="stand-in")
     order = [(s["name"], s["repeat"]) for s in run.doc["tests"]]
     assert order == [("p1", 1), ("p1", 2), ("p2", 1), ("p2", 2), ("p3", 1), ("p4", 1)]

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from netrun.hosts.proc import boot_id, process_start
 from netrun.tools.iperf3 import command as iperf3
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import server as iperf3_server
@@ -440,7 +441,8 @@ def test_server_script_starts_a_server_that_serves(tmp_path: Path, started: list
     assert got_port == port and listening(port)
     workdir = tmp_path / "work dir's"
     assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
-    assert (workdir / f"t1.{port}.pid").read_text().strip() == str(pid)
+    recorded = (workdir / f"t1.{port}.pid").read_text().split()  # pid start boot
+    assert recorded == [str(pid), process_start(pid), boot_id()]
     assert log == str(workdir / f"t1.{port}.log")
     assert os.getsid(pid) == pid  # detached into its own session
     client = subprocess.run(

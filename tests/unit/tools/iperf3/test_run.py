@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from netrun.cleanup.scripts import cleanup_command
+from netrun.hosts.proc import boot_id, process_start
 from netrun.tools.iperf3 import server as iperf3_server
 from netrun.tools.iperf3.run import CLIENT_WRAPPER
 
@@ -39,6 +40,12 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def identity(pidfile: Path) -> tuple[int, str | None, str]:
+    """(pid, start time, boot id) of the one pid-file format (netrun.hosts.proc.save_pid)."""
+    pid, start, boot = pidfile.read_text().split()
+    return int(pid), start, boot
 
 
 def argv_of(pid: int) -> list[str]:
@@ -83,7 +90,7 @@ def test_server_with_a_lifetime_ends_by_itself(tmp_path: Path, started: list[int
     pid, _port, pidfile = start_server(tmp_path, lifetime=1.2)
     started.append(pid)
     assert argv_of(pid)[:2] == ["iperf3", "-s"], "the reported pid must be iperf3 itself"
-    assert int(pidfile.read_text()) == pid
+    assert identity(pidfile) == (pid, process_start(pid), boot_id())  # pid start boot
     assert argv_of(parent_of(pid))[:4] == ["timeout", "-k", "5", "2"]  # ceil(1.2)
     assert gone(pid, within=6), "a server nobody connected to outlived its lifetime"
 
@@ -92,7 +99,7 @@ def test_server_with_a_lifetime_ends_by_itself(tmp_path: Path, started: list[int
 def test_server_without_a_lifetime_is_started_as_before(tmp_path: Path, started: list[int]) -> None:
     pid, _port, pidfile = start_server(tmp_path, lifetime=None)
     started.append(pid)
-    assert argv_of(pid)[:2] == ["iperf3", "-s"] and int(pidfile.read_text()) == pid
+    assert argv_of(pid)[:2] == ["iperf3", "-s"] and identity(pidfile)[0] == pid
     assert "timeout" not in argv_of(parent_of(pid))[:1]
 
 
@@ -112,7 +119,8 @@ def test_client_wrapper_records_the_tools_pid_and_bounds_it(
     proc, pidfile = run_wrapped(tmp_path, "1", "sh", "-c", "echo ready; exec sleep 30")
     started.append(proc.pid)
     assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-    pid = int(pidfile.read_text())
+    pid, start, boot = identity(pidfile)
+    assert (start, boot) == (process_start(pid), boot_id())
     started.append(pid)
     deadline = time.monotonic() + 5
     while argv_of(pid) != ["sleep", "30"] and time.monotonic() < deadline:
