@@ -16,8 +16,9 @@ from netrun.cleanup.ledger import Ledger, Scope
 from netrun.core.options import Option, option_for
 from netrun.modes import sameend
 from netrun.modes.early_sweep import EarlySweep
-from netrun.tools import option_table
+from netrun.tools import get_tool, option_table
 from netrun.tools.docker import EngineInfo
+from netrun.tools.ends import Cannot, Carried, End, HostEnd, T, refusal
 from netrun.tools.facts import HostFacts
 from netrun.tools.iperf3 import command as iperf3_command
 
@@ -153,7 +154,8 @@ class RunContext:
 
 
 class Mode:
-    """A way of placing the iperf3 ends: set up once per test, measure per repeat, tear down.
+    """A way of placing a test's ends: set up once per test, the ends a tool measures
+    through (``end``, netrun.tools.ends.End), tear down.
 
     ``teardown`` is always called, even after a failed ``setup`` or an interrupt, and must
     remove only what this mode started. ``details`` lands in results.json as the test's
@@ -167,6 +169,10 @@ class Mode:
     #: The tools it can measure with; None: any registered tool. The one place a mode/tool
     #: pairing is declared (a mode implements each tool's placement; tools never name modes).
     tools: ClassVar[tuple[str, ...] | None] = None
+    #: What the mode cannot carry among the tools it runs (a UDP test through FreeFlow's
+    #: TCP-only library, a load through a relay), as data: ``refusal`` reads it, so the
+    #: validator's ``--check-only`` and the setup refuse it with the same line.
+    cannot: ClassVar[tuple[Cannot, ...]] = ()
     #: role -> the tools a host in that role must have (see netrun.run.needs for their names).
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("iperf3",), "client": ("iperf3",)}
     # What the mode supports, asked by the run (which never names a concrete mode):
@@ -236,12 +242,32 @@ class Mode:
         self._table = tuple(table) if table is not None else None
         #: Called once per measurement, just before the client starts (has_start_line).
         self.start_line: Callable[[], None] = _nothing
+        self._ends: dict[str, End] = {}
 
     def value(self, name: str, host: Host | None = None) -> Any:
         """An option's value; inventory-settable ones are read for ``host`` (default server)."""
         if self._table is None:
             self._table = option_table(self.test.tool, self.options)
         return option_for(self.test, host or self.server, name, self._table)
+
+    def end(self, role: str) -> End:
+        """The placed end of ``role`` a tool runs its commands through
+        (netrun.tools.ends.End), made once per test by ``place``."""
+        found = self._ends.get(role)
+        if found is None:
+            found = self._ends[role] = self.place(role)
+        return found
+
+    def place(self, role: str) -> End:
+        """The end of ``role``: on its host itself, dialled at its data address (bare
+        metal's placement); a mode that places its ends elsewhere overrides this."""
+        return HostEnd(self, role, self.hosts[role])
+
+    def carry(self, repeat: int, port: int, leg: Callable[[str, int], T]) -> Carried[T]:
+        """Run a tool's client leg towards the server end's ``port``: ``leg(address,
+        port)`` dials what this mode gives (here the server end's address itself; TURN
+        a tunnel through its relay, proven after the leg)."""
+        return Carried(leg(self.end("server").address, port))
 
     def setup(self) -> None:
         """Start what the mode needs before the first repeat (containers, routers...)."""
@@ -257,14 +283,21 @@ class Mode:
         (another flow of its test failed: netrun.run.flows), so its ``measure`` ends soon,
         by an error its caller sets aside. Called again while that measure runs (its
         client may not have started at the first call), so a repeat must be harmless.
-        False: the mode cannot, and the measurement runs out its duration (the default;
-        an interrupt would cut every command of the hosts the flows share)."""
-        return False
+        Here: the tool's own stop (Tool.stop: its client's pid file at the client end);
+        False when the tool has none, and the measurement runs out its duration (an
+        interrupt would cut every command of the hosts the flows share)."""
+        stop = get_tool(self.test.tool).stop
+        if stop is None:
+            return False
+        stop(self, f"{self.test.tag}r{self.repeat}")
+        return True
 
     def preview(self) -> list[tuple[str, str]] | None:
         """(role, command line) of what each host will run, built from the files alone
-        (``--check-only``, ``--list-tests``); None: the mode builds it when the test starts."""
-        return None
+        (``--check-only``, ``--list-tests``), by the test's tool through this mode's ends;
+        None: built when the test starts."""
+        preview = get_tool(self.test.tool).preview
+        return preview(self) if preview is not None else None
 
     def one_end(self) -> str | None:
         """Why the test's two ends are one (the server host's data address is the client
@@ -274,8 +307,17 @@ class Mode:
 
     def refusal(self) -> str | None:
         """Why this mode cannot carry the test, known from the files alone (its setup raises
-        it when the test starts; ``--check-only`` shows it before); None: it can."""
-        return None
+        it when the test starts; ``--check-only`` shows it before), from what it declares
+        it ``cannot`` carry; None: it can."""
+        t = self.test
+        return refusal(self.name, self.cannot, t.name, t.tool, self._option)
+
+    def _option(self, name: str) -> Any:
+        """The test's value of ``name``, None for an option its tool has not."""
+        try:
+            return self.test.value(name)
+        except KeyError:
+            return None
 
     # -- changes and their undo -------------------------------------------------------------
     def change(

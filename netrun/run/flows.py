@@ -33,7 +33,7 @@ from typing import TypeVar
 
 from netrun.core.measurement import Measurement
 from netrun.core.spec import Flow, TestSpec
-from netrun.errors import Cancelled, HostError, Interrupted, NetrunError, ToolError
+from netrun.errors import Cancelled, HostError, Interrupted, ModeError, NetrunError, ToolError
 from netrun.hosts.cpustat import CPU_METRICS
 from netrun.hosts.shield import cleaning, shielded
 from netrun.modes.base import Mode
@@ -43,14 +43,10 @@ from netrun.run.mtu import want
 from netrun.run.needs import refused
 from netrun.run.request import Runner
 from netrun.run.startline import BARRIER_S, StartLineBroken, once, spread
+from netrun.tools import get_tool
 from netrun.tools.fan import AGGREGATE
 
 T = TypeVar("T")
-#: Seconds of each flow's start its figure leaves out (iperf3 -O) when the test sets no
-#: ``omit:``: the flows' processes start some ms apart on busy hosts and each ramps up
-#: (slow start, a shaper's burst), so a sum over their first second overstated the
-#: aggregate by 2% on the emulated lab; over the steady state it is the link's.
-FAN_OMIT_S = 1
 #: Seconds between the stops of a failed repeat's other flows (Mode.stop_flow): a client
 #: not started yet at one stop is caught by the next.
 STOP_EVERY_S = 1.0
@@ -63,15 +59,17 @@ class FlowError(ToolError):
 def flow_specs(test: TestSpec) -> list[TestSpec]:
     """Each flow as a test of its own: named ``TEST:client->server`` (its tag, hence its
     files and containers, from that name), its two hosts, its own port if ``port:`` is set,
-    and FAN_OMIT_S left out of its start unless ``omit:`` is set."""
+    and its tool's flow defaults unless the test sets them (Tool.flow_defaults: iperf3
+    leaves FAN_OMIT_S of each flow's start out)."""
     port = test.options.get("port")
     out = []
     for i, flow in enumerate(test.flows):
         options = dict(test.options)
         if port:
             options["port"] = int(port) + i
-        if test.tool == "iperf3" and "omit" not in test.explicit:
-            options["omit"] = FAN_OMIT_S
+        for key, value in (get_tool(test.tool).flow_defaults or {}).items():
+            if key not in test.explicit:
+                options[key] = value
         out.append(
             replace(
                 test,
@@ -217,6 +215,8 @@ class FlowTest:
             if why := unsupported(test, self.bound):
                 raise ToolError(why)
             for b, mode in zip(self.bound, self.modes, strict=True):
+                if why := mode.refusal():  # what the mode cannot carry (Mode.cannot)
+                    raise ModeError(why)
                 if why := refused(b, run.ctx.known.facts) or mode.one_end():  # one end: loopback
                     raise ToolError(why)
             hosts = {n: run.req.inventory.get(n) for n in test.hosts}

@@ -24,7 +24,6 @@ from netrun.run import mtu, rounds
 from netrun.run.bound import BoundTest, bind
 from netrun.run.flows import flow_specs
 from netrun.run.needs import iperf3_hosts
-from netrun.tools.iperf3 import options as iperf3_options
 from netrun.tools.load import spec as load_spec
 from netrun.tools.load.tool import flow_seconds, place
 
@@ -212,11 +211,11 @@ def refusals(bound: BoundTest, mode: Mode) -> list[str]:
     run starts, so that one may pass)."""
     out = [f"refused when it starts: {why}" for why in rules(bound.spec, mode)]
     hosts = iperf3_hosts(bound) if bound.tool.refuse is not None else []
-    if bound.spec.tool == "iperf3" and hosts:
-        for option, since in iperf3_options.releases_needed(bound.spec.options):
+    if bound.tool.releases is not None and hosts:
+        for option, since in bound.tool.releases(bound.spec.options):
             out.append(
-                f"needs iperf3 {since}+ on {', '.join(hosts)} for {option}: a host with an "
-                "older one refuses the test when it starts"
+                f"needs {bound.tool.name} {since}+ on {', '.join(hosts)} for {option}: a host "
+                "with an older one refuses the test when it starts"
             )
     return out
 

@@ -28,6 +28,7 @@ from netrun.errors import (
     HostLeased,
     InputError,
     Interrupted,
+    ModeError,
     NetrunError,
     ToolError,
 )
@@ -246,6 +247,8 @@ class Run(Fleet):
         repeat = 1
         try:
             self.progress(f"{label}: setting up")
+            if why := mode.refusal():  # what the mode cannot carry (Mode.cannot)
+                raise ModeError(why)
             if why := refused(bound, self.ctx.known.facts) or mode.one_end():  # before it starts
                 raise ToolError(why)
             self.mtu.enter(test, by_role, mode)

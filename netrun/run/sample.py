@@ -146,13 +146,12 @@ def top_level(
 
 
 def tool_version(test: TestSpec, r: Iperf3Result | None, facts: Mapping[str, Any]) -> str | None:
-    """The iperf3 that measured: its JSON's start.version, else the client's ``iperf3 -v``
-    (the probe's); None for another tool (history.baseline compares it across runs)."""
-    if test.tool != "iperf3":
-        return None
+    """The tool release that measured: its result's own (iperf3's JSON start.version),
+    else the client's as the probe read it (``<tool>_version``: iperf3 -v); None where the
+    probe reads none (history.baseline compares it across runs)."""
     if r is not None and r.version:
         return r.version
-    return getattr(facts.get(test.client), "iperf3_version", None)
+    return getattr(facts.get(test.client), f"{test.tool}_version", None)
 
 
 def shapers(test: TestSpec, contexts: Mapping[str, Any]) -> list[Shaper | None]:

@@ -26,7 +26,7 @@ def sweeps_early(tests: Sequence[BoundTest], sequential: bool) -> bool:
     allowed = ("always", "sequential") if sequential else ("always",)
     return all(
         b.mode.sweeps_early in allowed
-        and b.spec.tool == "iperf3"
+        and b.tool.starts_ahead
         and want(b.spec) is None
         and not b.spec.flows  # a flow test's measurements are its flows' (netrun.run.flows)
         for b in tests
@@ -36,10 +36,7 @@ def sweeps_early(tests: Sequence[BoundTest], sequential: bool) -> bool:
 def starts_ahead(tests: Sequence[BoundTest]) -> bool:
     """Whether each next test's server may start while the one before runs."""
     return all(
-        b.mode.starts_ahead
-        and b.spec.tool == "iperf3"
-        and want(b.spec) is None
-        and not b.spec.flows
+        b.mode.starts_ahead and b.tool.starts_ahead and want(b.spec) is None and not b.spec.flows
         for b in tests
     )
 

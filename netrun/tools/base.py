@@ -13,24 +13,21 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.core.metrics import Metric
 from netrun.core.options import Option
+from netrun.tools.ends import Carried, End, Recorder, T
 from netrun.tools.fan import Fan
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
     from netrun.core.spec import TestSpec
-    from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
 
 
-class Workdirs(Protocol):
-    """The run-wide part a tool uses: where the run keeps its files on a host."""
-
-    def workdir(self, host: Host) -> str: ...
-
-
-class Placement(Protocol):
-    """What a tool's ``measure`` sees of the mode that placed its two ends (every
-    netrun.modes.base.Mode is one): tools sit below modes and know them only by this."""
+class Placement(Recorder, Protocol):
+    """What a tool's ``measure`` sees of the mode that placed its ends (every
+    netrun.modes.base.Mode is one): tools sit below modes and know them only by this.
+    A tool runs its commands through ``end(role)`` (netrun.tools.ends.End), never on
+    ``server`` / ``client`` directly: those name the hosts (errors, clocks). As a
+    Recorder it holds the test's undo records (``change``) and the run's folders."""
 
     @property
     def test(self) -> TestSpec: ...
@@ -39,26 +36,15 @@ class Placement(Protocol):
     @property
     def client(self) -> Host: ...
     @property
-    def ctx(self) -> Workdirs: ...
-    @property
     def details(self) -> dict[str, Any]: ...
 
     def value(self, name: str, host: Host | None = None) -> Any: ...
 
-    def measure(self, repeat: int) -> Measurement: ...
+    def end(self, role: str) -> End: ...
 
-    def change(
-        self,
-        host: Host,
-        command: str,
-        undo: str,
-        *,
-        what: str,
-        timeout: float = 30,
-        sudo: bool = False,
-        per_run: bool = False,
-        check: bool = True,
-    ) -> CommandResult: ...
+    def carry(self, repeat: int, port: int, leg: Callable[[str, int], T]) -> Carried[T]: ...
+
+    def measure(self, repeat: int) -> Measurement: ...
 
 
 @dataclass(frozen=True)
@@ -98,6 +84,25 @@ class Tool:
     #: How flows of this tool measured at once add up (``pairs: {fanin: HOST}``,
     #: netrun.tools.fan); None: the tool cannot run a test of several flows.
     fan: Fan | None = None
+    #: (role, command line) of each end's part of a test, built through the placement's
+    #: ends from the files alone (``--check-only``); None: shown when the test starts.
+    preview: Callable[[Placement], list[tuple[str, str]]] | None = None
+    #: Stop the measurement of tag ``TEST-TAG r REPEAT`` another thread runs now, by its
+    #: client's pid file (another flow of its test failed: netrun.run.flows); None: the
+    #: tool cannot, and the measurement runs out its duration.
+    stop: Callable[[Placement, str], None] | None = None
+    #: The round-trip savers ride on its commands: its server may start before its test
+    #: (in the host's probe, or while the test before runs: netrun.modes.probe_start,
+    #: netrun.modes.baremetal.ahead), its client's last command may sweep the host
+    #: (netrun.modes.early_sweep).
+    starts_ahead: bool = False
+    #: (option, first release) of each option a test uses that an older release of the
+    #: tool lacks (what ``refuse`` checks once the hosts' versions are known), for
+    #: ``--check-only``; None: the tool has no such options.
+    releases: Callable[[Mapping[str, Any]], list[tuple[str, str]]] | None = None
+    #: Options set on each flow of a test of several flows unless the test sets them
+    #: (iperf3: ``omit``, the flows' start spread left out of the result).
+    flow_defaults: Mapping[str, Any] | None = None
 
     def protocol_for(self, options: Mapping[str, Any]) -> str:
         """results.json's ``protocol`` of a test run with ``options``: its protocol option,

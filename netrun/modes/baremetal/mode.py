@@ -5,23 +5,19 @@ This is the physical reference every other mode is compared with.
 
 from __future__ import annotations
 
-import contextlib
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from netrun.core.measurement import Measurement
-from netrun.errors import Cancelled, HostError, NetrunError
+from netrun.errors import HostError
 from netrun.hosts import counters
 from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
-from netrun.hosts.proc import kill_script
-from netrun.modes.baremetal import preview as baremetal_preview
 from netrun.modes.baremetal.ahead import Pipeline
 from netrun.modes.base import Mode
 from netrun.modes.probe_start import Prestart
-from netrun.tools.iperf2 import run as iperf2_run
-from netrun.tools.iperf3 import command as iperf3
+from netrun.tools import get_tool
+from netrun.tools.iperf3 import measure as iperf3_measure
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import readings as iperf3_readings
 from netrun.tools.iperf3 import result as iperf3_result
@@ -46,30 +42,6 @@ STATES = {
     "gone": "no longer running",
     "Z": "no longer running",
 }
-#: The longest one busy-port backoff waits, however many retries have doubled it.
-MAX_BACKOFF = 60.0
-
-
-def client_argv(
-    mode: Mode, server_ip: str, port: int | None, *, server_output: bool = False
-) -> list[str]:
-    """The iperf3 client command for a test (netrun.tools.iperf3.command.test_client_argv)
-    with the client host's iperf3."""
-    program = mode.ctx.iperf3(mode.client)
-    return iperf3.test_client_argv(
-        mode.test, server_ip, port, program=program, server_output=server_output
-    )
-
-
-def server_json(mode: Mode) -> bool:
-    """Whether the test asks for the server's JSON: a UDP test's receiver series (the
-    server is the receiver unless reversed), and a reversed TCP test's sender internals
-    (the server sends: its TCP_INFO, netrun.tools.iperf3.tcpinfo); --bidir's sums and
-    internals stay the client's."""
-    t = mode.test
-    if t.options.get("bidir"):
-        return False
-    return t.reverse if t.protocol == "tcp" else not t.reverse
 
 
 def reading(mode: Mode, host: Host, other: Host) -> str:
@@ -91,47 +63,20 @@ class BareMetal(Mode):
     starts_ahead = True
     has_start_line = True
 
-    def preview(self) -> list[tuple[str, str]] | None:
-        return baremetal_preview.commands(self)
-
     def measure(self, repeat: int) -> Measurement:
-        """One run; a port another iperf3 holds is retried with backoff, then reported; a UDP
-        setup datagram lost before any data is retried at once (iperf3 does not)."""
-        retries = int(self.test.value("busy_retries"))
-        wait = float(self.test.value("busy_backoff"))
-        started = time.monotonic()
-        last: iperf3_result.Iperf3Error | None = None
-        for attempt in range(retries + 1):
-            try:
-                self.repeat = repeat
-                return self.measure_once(f"{self.test.tag}r{repeat}")
-            except iperf3_result.Iperf3Error as exc:
-                if exc.kind == "setup-lost" and attempt < retries:
-                    continue  # no data was sent: the same test again, at once
-                if exc.kind != "busy":
-                    raise
-                last = exc
-            # an interrupted (parallel) run must not sit out the backoff
-            if attempt < retries and self.ctx.stopping.wait(min(wait * 2**attempt, MAX_BACKOFF)):
-                raise Cancelled(self.server.name)
-        assert last is not None
-        raise busy_error(self.server, last, retries + 1, time.monotonic() - started)
+        """One iperf3 run, retried as iperf3's own loop says (busy port, lost setup)."""
 
-    def stop_flow(self) -> bool:
-        """Kill this measurement's iperf3 client by its pid file on the client host (its
-        identity checked: netrun.hosts.proc.kill_script): the client ends with iperf3's
-        own error, its one-shot server with it, and the server is killed by pid on the
-        measure's way out as after any failure. iperf2's client likewise, by its own pid
-        file. Another tool's client: not stopped."""
-        if self.test.tool == "iperf2":
-            iperf2_run.stop_client(self, self.client, f"{self.test.tag}r{self.repeat}")
-            return True
-        if self.test.tool != "iperf3":
-            return False
-        pidfile = client_pidfile(self.ctx.workdir(self.client), f"{self.test.tag}r{self.repeat}")
-        with contextlib.suppress(NetrunError):
-            self.client.run(kill_script(pidfile), timeout=15, check=False)
-        return True
+        def once(tag: str) -> Measurement:
+            self.repeat = repeat
+            return self.measure_once(tag)
+
+        return iperf3_measure.retrying(self, repeat, once, self.ctx.stopping)
+
+    def client_argv(self, port: int | None) -> list[str]:
+        """iperf3's client at the client end, to the server end's address."""
+        json = iperf3_measure.server_json(self)
+        address = self.end("server").address
+        return iperf3_measure.client_argv(self, address, port, server_output=json)
 
     # -- what the run asks of the mode (netrun.run.fleet, netrun.run.runner) ---------------
     @classmethod
@@ -178,7 +123,7 @@ class BareMetal(Mode):
         cost. The start script rides on the probe instead (after the probe's own output, in
         a subshell); the measurement adopts the server if the script printed NETRUN_READY,
         and starts one as usual otherwise, which then reports whatever is wrong."""
-        if test.tool != "iperf3":
+        if not get_tool(test.tool).starts_ahead:
             return None
         by_role = {r: inventory.get(n) for r, n in test.hosts_by_role.items()}
         mode = cls(test, by_role["server"], by_role["client"], ctx, by_role)
@@ -209,7 +154,7 @@ class BareMetal(Mode):
             port=self.test.value("port"),
             lifetime=test_deadline(self),
             lazy_stop=True,
-            json=server_json(self),
+            json=iperf3_measure.server_json(self),
         )
         server.read = reading(self, self.server, self.client)  # its own start reads too
         if self.ctx.ahead.pipeline is not None:  # one started ahead: let its start finish
@@ -229,7 +174,7 @@ class BareMetal(Mode):
         sweep = self.ctx.ahead.early_sweep
         return ArmedClient(
             self.client,
-            client_argv(self, self.server.data_ip, None, server_output=server_json(self)),
+            self.client_argv(None),
             workdir=self.ctx.workdir(self.client),
             tag=tag,
             timeout=test_deadline(self),
@@ -328,7 +273,7 @@ class BareMetal(Mode):
         end.otherwise()
         return run_client(
             self.client,
-            client_argv(self, self.server.data_ip, server.port, server_output=server_json(self)),
+            self.client_argv(server.port),
             workdir=self.ctx.workdir(self.client),
             tag=tag,
             timeout=test_deadline(self),
@@ -385,31 +330,6 @@ def stall_error(mode: BareMetal, exc: ClientTimeout, server: Iperf3Server) -> Ho
         client.name,
         f"iperf3 client to {where} did not finish within {exc.timeout:g}s "
         f"(a {mode.test.duration:g}s test); killed it by pid: {why}",
-    )
-
-
-def busy_error(
-    server: Host, exc: iperf3_result.Iperf3Error, tries: int, seconds: float
-) -> HostError:
-    """The one line for a port another iperf3 kept: who holds it, and the two ways out."""
-    ports = sorted(exc.busy)
-    held = [h for p in ports if (h := exc.busy[p])]
-    if len(ports) == 1:
-        what = f"port {ports[0]}"
-    elif ports:
-        what = f"ports {ports[0]}-{ports[-1]}"
-    else:
-        what = "the port"
-    if held and all(h.split()[0] == "iperf3" for h in held):
-        who = f"another iperf3 (pid {', '.join(h.split()[-1] for h in held)})"
-    elif held:
-        who = f"another program ({', '.join(held)})"
-    else:
-        who = "another iperf3"
-    return HostError(
-        server.name,
-        f"{who} is using {what} on {server.name} ({tries} tries in {seconds:.1f}s): "
-        "stop it or set port: to a free one",
     )
 
 

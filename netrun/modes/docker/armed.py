@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING
 from netrun.cleanup.scripts import SWEPT_LINE
 from netrun.errors import NetrunError
 from netrun.hosts.command import CommandResult
-from netrun.modes.baremetal.mode import client_argv, test_deadline
+from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker import launch, pathbytes
 from netrun.modes.docker.serverwait import host_sweep, is_last
 from netrun.tools import docker as dk
+from netrun.tools import get_tool
+from netrun.tools.iperf3.measure import client_argv
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -150,7 +152,7 @@ def arm_next(mode: ContainerMode, repeat: int) -> None:
     """Start ``repeat``'s client unless it already is (by the probe, or before)."""
     key = (mode.client.name, tag(mode, repeat))
     if (
-        mode.test.tool == "iperf3"
+        get_tool(mode.test.tool).starts_ahead
         and repeat <= mode.test.repeat
         and key not in mode.ctx.ahead.armed
     ):

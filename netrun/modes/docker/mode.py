@@ -26,7 +26,7 @@ from netrun.hosts.command import CommandResult
 from netrun.hosts.group import in_parallel
 from netrun.hosts.host import Host
 from netrun.modes import sameend
-from netrun.modes.baremetal.mode import client_argv, test_deadline
+from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker import armed as armedexec
 from netrun.modes.docker import early, engine, keep, launch, pathbytes, serverwait
 from netrun.modes.docker import iperf2 as iperf2_container
@@ -37,6 +37,7 @@ from netrun.modes.docker.mtu import follow_container
 from netrun.tools import docker as dk
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import result as iperf3_result
+from netrun.tools.iperf3.measure import client_argv
 from netrun.tools.load.spec import Load
 
 if TYPE_CHECKING:

@@ -90,6 +90,8 @@ class FreeFlow(DockerMode):
     options = OPTIONS
     #: The tools proven through FreeFlow's preloaded socket library.
     tools = ("iperf3", "netperf")
+    #: What its library cannot carry: UDP (netrun.modes.freeflow.sockets).
+    cannot = (sockets.IPERF3_UDP, ff_netperf.UDP_RR)
     overlay_device = True
 
     counts_path = True
@@ -228,15 +230,6 @@ class FreeFlow(DockerMode):
                 "loaded in the container, so this would measure plain Docker; check "
                 "freeflow_dir and the router"
             )
-
-    def refusal(self) -> str | None:
-        """A test FreeFlow cannot carry: netperf's UDP_RR, iperf3's UDP
-        (netrun.modes.freeflow.sockets)."""
-        if self.test.tool == "netperf":
-            return ff_netperf.refusal(str(self.test.value("test")))
-        if self.test.tool == "iperf3":
-            return sockets.iperf3_refusal(self.test.name, str(self.test.value("protocol")))
-        return None
 
     def setup(self) -> None:
         """Refuses, before any container starts, a test FreeFlow cannot carry (refusal)."""

@@ -5,8 +5,8 @@ with the real router:
 
 - ``socket()`` hands only ``AF_INET``/``AF_INET6`` ``SOCK_STREAM`` sockets to the router;
   a UDP socket stays a plain overlay socket. UDP_RR would measure the overlay under a
-  FreeFlow label, so it is refused before the test (``refusal``; iperf3's UDP likewise,
-  netrun.modes.freeflow.sockets).
+  FreeFlow label, so it is refused before the test (``UDP_RR``, a Mode.cannot record;
+  iperf3's UDP likewise, netrun.modes.freeflow.sockets).
 - ``listen()`` listens on the host socket the router made without binding it: only a
   ``bind()`` asks the router to bind it to the host's address. netserver binds its data
   socket only when given a port ("bind only if we must", netperf's create_data_socket), so
@@ -33,26 +33,25 @@ from typing import TYPE_CHECKING, Any
 
 from netrun.modes.docker import netperf as netperf_container
 from netrun.modes.freeflow.sockets import STREAM_ONLY
+from netrun.tools.ends import Cannot
 from netrun.tools.netperf import command
 from netrun.tools.netperf.parse import Instance
 
 if TYPE_CHECKING:
     from netrun.modes.docker.base import ContainerMode
 
-#: netperf test -> why FreeFlow cannot carry it (libfsocket/preload.c).
-REFUSED = {"UDP_RR": STREAM_ONLY.format(what="UDP_RR")}
+#: netperf's UDP_RR, refused before its containers start (Mode.cannot; libfsocket/preload.c).
+UDP_RR = Cannot(
+    "netperf test UDP_RR cannot run in mode freeflow: " + STREAM_ONLY.format(what="UDP_RR"),
+    tool="netperf",
+    options={"test": "UDP_RR"},
+)
 #: Why a TCP_CRR repeat is not accelerated (its handshakes cross the overlay).
 CRR_NOTE = (
     "TCP_CRR opens a connection per transaction, and FreeFlow sets each one up over the "
     "overlay first (libfsocket connect() reads the peer's host address over the overlay "
     "socket): the handshakes cross the overlay, the requests and responses do not"
 )
-
-
-def refusal(test: str) -> str | None:
-    """Why netperf's ``test`` cannot run under FreeFlow, or None when it can."""
-    why = REFUSED.get(test)
-    return f"netperf test {test} cannot run in mode freeflow: {why}" if why else None
 
 
 def measure(mode: ContainerMode, repeat: int) -> tuple[list[Instance], str, dict[str, Any]]:

@@ -9,6 +9,8 @@ are refused before their containers start, each with one line.
 
 from __future__ import annotations
 
+from netrun.tools.ends import Cannot
+
 #: Why FreeFlow cannot carry a UDP test, and where to measure one instead.
 STREAM_ONLY = (
     "FreeFlow's library hands only TCP sockets to its router (libfsocket socket(): "
@@ -17,9 +19,10 @@ STREAM_ONLY = (
 )
 
 
-def iperf3_refusal(test: str, protocol: str) -> str | None:
-    """Why iperf3 test ``test`` cannot run under FreeFlow, or None when it can."""
-    if protocol != "udp":
-        return None
-    why = STREAM_ONLY.format(what="iperf3 UDP")
-    return f"test {test}: iperf3 protocol udp cannot run in mode freeflow: {why}"
+#: iperf3's UDP, refused before its containers start (Mode.cannot).
+IPERF3_UDP = Cannot(
+    "test {test}: iperf3 protocol udp cannot run in mode freeflow: "
+    + STREAM_ONLY.format(what="iperf3 UDP"),
+    tool="iperf3",
+    options={"protocol": "udp"},
+)

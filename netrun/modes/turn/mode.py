@@ -28,8 +28,8 @@ from netrun.modes.turn import commands as turn
 from netrun.modes.turn import preview as turn_preview
 from netrun.modes.turn import relay as coturn
 from netrun.modes.turn import remote
+from netrun.tools.ends import Cannot, Carried, T
 from netrun.tools.iperf2 import parse as iperf2
-from netrun.tools.iperf2 import run as iperf2_run
 
 URI = re.compile(r"turn://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})(?:\?transport=(udp|tcp))?")
 USER_ENV, PASSWORD_ENV = "NETRUN_TURN_USER", "NETRUN_TURN_PASSWORD"
@@ -78,6 +78,14 @@ class Turn(Mode):
     options = OPTIONS
     roles = ("server", "client", "relay")
     tools = ("iperf2",)  # the tunnel carries iperf2's UDP/TCP; validation refuses the rest
+    cannot = (
+        Cannot(
+            "test {test}: mode turn cannot carry a load: the load's bulk iperf3 flow would "
+            "run straight between the hosts, not through the relay; measure latency under "
+            "load in mode baremetal",
+            load=True,
+        ),
+    )
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "server": ("iperf",),
         "client": ("iperf", "python3"),
@@ -95,8 +103,8 @@ class Turn(Mode):
         return cls.needs
 
     def setup(self) -> None:
-        if self.test.tool != "iperf2":
-            raise ModeError(f"mode turn runs tool: iperf2, not {self.test.tool}")
+        if why := self.refusal():
+            raise ModeError(why)
         transport = str(self.value("turn_transport"))
         uri = self.test.options.get("turn_server")
         if uri:
@@ -193,16 +201,10 @@ class Turn(Mode):
     def measure(self, repeat: int) -> Measurement:
         raise ModeError("mode turn measures with tool: iperf2 only")
 
-    def stop_flow(self) -> bool:
-        """Kill this flow's iperf2 client (its pid file, netrun.tools.iperf2.run): its
-        tunnel then ends with the measurement, by the undo records as after any failure."""
-        iperf2_run.stop_client(self, self.client, f"{self.test.tag}r{self.repeat}")
-        return True
-
-    def measure_iperf2(
-        self, repeat: int, run: Callable[[str, int], tuple[iperf2.Iperf2Result, str]]
-    ) -> tuple[iperf2.Iperf2Result, str, dict[str, Any]]:
-        """Tunnel up, the iperf2 leg through it, tunnel down; fail if the relay was bypassed."""
+    def carry(self, repeat: int, port: int, leg: Callable[[str, int], T]) -> Carried[T]:
+        """Tunnel up, the client's leg through it (dialling the tunnel's listening end on
+        the client host), tunnel down; fail if the relay was bypassed (the iperf2 server's
+        report names its peer: the relay's address, not the client's)."""
         for key in ("peer_seen", "relayed_address", "relay_counters"):
             self.details.pop(key, None)
         relay_host = self.relay.host or (
@@ -216,7 +218,7 @@ class Turn(Mode):
         self.details["relayed_address"] = relayed
         # on an exception (an interrupt too) the undo records stop the tunnel at teardown
         try:
-            result, raw = run("127.0.0.1", banner.listen_port if banner else self.listen_port)
+            value = leg("127.0.0.1", banner.listen_port if banner else self.listen_port)
         except ToolError:  # iperf2 failed: the relay's log may say why
             self.keep_relay_log()
             raise
@@ -224,6 +226,9 @@ class Turn(Mode):
         self.details["tunnel"] = {**self.details.get("tunnel", {}), "exit": stats or None}
         self.keep_relay_log()
         after = remote.nic_counters(relay_host, iface) if relay_host and iface else None
+        result = value[0] if isinstance(value, tuple) else value
+        if not isinstance(result, iperf2.Iperf2Result):  # tools=("iperf2",): not reached
+            raise ModeError("mode turn proves its relay by iperf2's report only")
         extra: dict[str, Any] = {"peer_seen": result.peer_seen, "relayed_address": relayed}
         extra["relay_counters"] = counters(relay_host, iface, before, after, result)
         if self.test.fan and relay_host and "unavailable" not in extra["relay_counters"]:
@@ -231,7 +236,7 @@ class Turn(Mode):
             extra["relay_counters"]["flows_at_once"] = len(self.test.fan)
         self.details.update(extra)
         self.check_relayed(result, relayed)
-        return result, raw + f"\n--- tunnel ---\n{banner}\n{stats}\n", extra
+        return Carried(value, extra, f"\n--- tunnel ---\n{banner}\n{stats}\n")
 
     def keep_relay_log(self) -> None:
         """The managed relay's last log lines, credentials taken out, into the details."""

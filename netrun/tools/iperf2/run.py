@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
     from netrun.tools.base import Placement
+    from netrun.tools.ends import End
 
 #: How long the server may take to print its first line, and a flow's final report.
 START_WAIT = 5.0
@@ -36,7 +37,7 @@ REMOTE_MARGIN = 10.0
 class Server:
     """A started iperf2 server: where it listens and where its output and pid are."""
 
-    host: Host
+    end: End
     address: str
     port: int
     output: str
@@ -48,11 +49,11 @@ def binary(host: Host) -> str:
     return str(host.vars.get("netrun_iperf2") or "iperf")
 
 
-def start_server(mode: Placement, host: Host, address: str, port: int, tag: str) -> Server:
-    """The iperf2 UDP server on ``address:port``; HostError naming the port and the fix."""
-    workdir = mode.ctx.workdir(host)
-    out, pidfile = f"{workdir}/iperf2-{tag}.out", f"{workdir}/iperf2-{tag}.pid"
-    held = host.run(ports.holder_script(port, "udp"), timeout=15, check=False).stdout
+def start_server(mode: Placement, end: End, port: int, tag: str) -> Server:
+    """The iperf2 UDP server at ``end`` on its bind address and ``port``; HostError
+    naming the port and the fix."""
+    host, address = end.host, end.bind
+    held = end.run(ports.holder_script(port, "udp"), timeout=15, check=False).stdout
     users = ports.holder(held)
     if users is not None:
         raise HostError(
@@ -62,18 +63,16 @@ def start_server(mode: Placement, host: Host, address: str, port: int, tag: str)
         )
     argv = [binary(host), *iperf2.server_command(port, address)[1:]]
     lifetime = float(mode.test.deadline) + REMOTE_MARGIN
-    q = shlex.quote
-    bounded = shlex.join(["timeout", "-k", "5", f"{lifetime:g}", *argv])
-    start = (
-        f"mkdir -p {q(workdir)} && chmod 700 {q(workdir)} || exit 1\n"
-        f"{bounded} > {q(out)} 2>&1 < /dev/null & {proc.save_pid(pidfile)}"
+    started = end.start(
+        argv, f"iperf2-{tag}", lifetime=lifetime, what=f"stop iperf2 server :{port}"
     )
-    mode.change(host, start, proc.kill_recorded(pidfile), what=f"stop iperf2 server :{port}")
+    out, pidfile = started.output, started.pidfile
+    q = shlex.quote
     listening = f"grep -q 'Server listening' {q(out)} 2>/dev/null && echo NETRUN_READY && exit 0"
     wait = proc.until_ready(pidfile, listening, START_WAIT) + (
         f"echo NETRUN_NOT_READY; tail -c 2000 {q(out)}"
     )
-    res = host.run(wait, timeout=START_WAIT + 15, check=False)
+    res = end.run(wait, timeout=START_WAIT + 15, check=False)
     if "NETRUN_READY" not in res.stdout:
         text = res.stdout.split("NETRUN_NOT_READY", 1)[-1].strip()
         if "not found" in text or "No such file" in text:
@@ -81,11 +80,12 @@ def start_server(mode: Placement, host: Host, address: str, port: int, tag: str)
         else:
             why = f"it did not start: {text[-200:] or 'no output'}"
         raise HostError(host.name, f"iperf2 server on {address}:{port}: {why}")
-    return Server(host, address, port, out, pidfile)
+    return Server(end, address, port, out, pidfile)
 
 
-def run_client(mode: Placement, host: Host, target: str, port: int, tag: str) -> CommandResult:
-    """The iperf2 client at the test's rate to ``target:port``, bounded on the host too.
+def run_client(mode: Placement, end: End, target: str, port: int, tag: str) -> CommandResult:
+    """The iperf2 client at ``end``, at the test's rate to ``target:port``, bounded on
+    the host too.
 
     Its pid is an undo record: a UDP client sends on whether anyone listens, so a run
     killed mid-test must stop it by pid (the sweep) rather than leave it to its deadline.
@@ -95,15 +95,15 @@ def run_client(mode: Placement, host: Host, target: str, port: int, tag: str) ->
         target, length=int(t.value("length")), bitrate=t.value("bitrate"),
         duration=float(t.duration), port=port,
     )  # fmt: skip
-    argv[0] = binary(host)
+    argv[0] = binary(end.host)
     deadline = float(t.deadline)
-    pidfile = client_pidfile(mode, host, tag)
+    pidfile = client_pidfile(mode, end.host, tag)
     inner = f'{proc.save_pid(pidfile, "$$")} && exec "$@"'
-    bounded = ["timeout", "-k", "5", f"{deadline:g}", "sh", "-c", inner, "sh", *argv]
+    bounded = ["timeout", "-k", "5", f"{deadline:g}", "sh", "-c", inner, "sh", *end.wrap(argv)]
     stop = proc.kill_recorded(pidfile)
     what = "stop the iperf2 client"
     return mode.change(
-        host, shlex.join(bounded), stop, what=what, timeout=deadline + 15, check=False
+        end.host, shlex.join(bounded), stop, what=what, timeout=deadline + 15, check=False
     )
 
 
@@ -135,7 +135,7 @@ def stop_server(server: Server, duration: float) -> str:
         # in a subshell: the undo's "exit 0" for a spared pid must not skip the cat
         f"({proc.kill_recorded(server.pidfile)}); cat {q(server.output)}"
     )
-    return server.host.run(script, timeout=REPORT_WAIT + 20, check=False).stdout
+    return server.end.run(script, timeout=REPORT_WAIT + 20, check=False).stdout
 
 
 def parse_run(server_text: str, client: CommandResult, duration: float) -> iperf2.Iperf2Result:

@@ -1,13 +1,14 @@
 """iperf2 as a tool a test picks: latency, jitter and loss at a fixed packet rate.
 
 The command and the parser live in tools/iperf2/parse.py, the processes on the hosts in
-tools/iperf2/run.py. In bare metal the client sends straight to the server's data address;
-a mode that places the path itself (``mode: turn`` sends through a relay) defines
-``measure_iperf2(repeat, run)`` and calls ``run(target, port)`` for the client leg.
+tools/iperf2/run.py. Both run at the placement's ends (netrun.tools.ends); the client's
+leg is carried the mode's way (Placement.carry: on bare metal straight to the server end's
+address, through ``mode: turn``'s relay there).
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -69,8 +70,8 @@ def leg(mode: Placement, tag: str) -> Run:
 
     def run(target: str, port: int) -> tuple[iperf2.Iperf2Result, str]:
         server_port = int(mode.value("port"))
-        srv = iperf2_run.start_server(mode, mode.server, mode.server.data_ip, server_port, tag)
-        client = iperf2_run.run_client(mode, mode.client, target, port, tag)
+        srv = iperf2_run.start_server(mode, mode.end("server"), server_port, tag)
+        client = iperf2_run.run_client(mode, mode.end("client"), target, port, tag)
         text = iperf2_run.stop_server(srv, float(mode.test.duration))
         return iperf2_run.result_of(mode, text, client, float(mode.test.duration))
 
@@ -82,12 +83,14 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     found = clocks(mode)
     run = leg(mode, f"{mode.test.tag}r{repeat}")  # a fan flow's own (its tag)
     own: Callable[[int, Run], tuple[iperf2.Iperf2Result, str, Mapping[str, Any]]] | None
-    own = getattr(mode, "measure_iperf2", None)
+    own = getattr(mode, "measure_iperf2", None)  # docker's, until its ends place it
     extra: Mapping[str, Any] = {}
     if own is not None:
         result, raw, extra = own(repeat, run)
     else:
-        result, raw = run(mode.server.data_ip, int(mode.value("port")))
+        carried = mode.carry(repeat, int(mode.value("port")), run)
+        (result, raw), extra = carried.value, carried.details
+        raw += carried.note
     metrics, details = iperf2_run.metrics_of(result)
     details = {**details, **extra, "clock": found}
     why = clock_reading.latency_verdict(
@@ -104,6 +107,25 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     return Measurement(raw, result, details, metrics, unavailable)
 
 
+def preview(mode: Placement) -> list[tuple[str, str]]:
+    """Both ends' iperf2, through the placement's ends."""
+    port = int(mode.value("port"))
+    server, client = mode.end("server"), mode.end("client")
+    srv = [iperf2_run.binary(server.host), *iperf2.server_command(port, server.bind)[1:]]
+    t = mode.test
+    cli = iperf2.client_command(
+        server.address, length=int(t.value("length")), bitrate=t.value("bitrate"),
+        duration=float(t.duration), port=port,
+    )  # fmt: skip
+    cli[0] = iperf2_run.binary(client.host)
+    return [("server", shlex.join(server.wrap(srv))), ("client", shlex.join(client.wrap(cli)))]
+
+
+def stop(mode: Placement, tag: str) -> None:
+    """Kill the client of measurement ``tag`` by its pid file (Tool.stop)."""
+    iperf2_run.stop_client(mode, mode.end("client").host, tag)
+
+
 def describe(test: TestSpec) -> str:
     return f"sending {test.value('bitrate')} x {test.value('length')} B for {test.duration:g}s"
 
@@ -117,4 +139,6 @@ TOOL = Tool(
     protocol="udp",
     needs={"server": ("iperf",), "client": ("iperf",)},
     fan=iperf2_flows.FAN,
+    preview=preview,
+    stop=stop,
 )

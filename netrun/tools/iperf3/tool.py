@@ -31,6 +31,7 @@ from netrun.tools.base import Tool
 from netrun.tools.fan import AGGREGATE, Fan
 from netrun.tools.iperf3 import flows as iperf3_flows
 from netrun.tools.iperf3 import loss, tcpinfo
+from netrun.tools.iperf3 import measure as iperf3_measure
 from netrun.tools.iperf3 import options as iperf3_options
 
 if TYPE_CHECKING:
@@ -277,4 +278,9 @@ TOOL = Tool(
     check=check,
     refuse=iperf3_options.refuse,
     fan=Fan(metrics=(AGGREGATE,), record=iperf3_flows.record, combine=fan_sum),
+    preview=iperf3_measure.preview,
+    stop=iperf3_measure.stop,
+    starts_ahead=True,
+    releases=iperf3_options.releases_needed,
+    flow_defaults={"omit": iperf3_flows.FAN_OMIT_S},
 )

@@ -120,10 +120,11 @@ class HostFlow:
         self.load = load
         self.seconds = math.ceil(seconds)
         self.tag = tag
-        server = mode.server
+        self.ends = mode.end("server"), mode.end("client")
+        server = self.ends[0].host
         self.server = Iperf3Server(
             server,
-            bind_ip=server.data_ip,
+            bind_ip=self.ends[0].bind,
             workdir=mode.ctx.workdir(server),
             tag=tag,
             binary=iperf3_command.binary(server),
@@ -138,15 +139,15 @@ class HostFlow:
         except Iperf3Error as exc:
             raise ToolError(f"load flow {self.where}: {exc.message}", exc.output) from None
         assert self.server.port is not None
-        client = self.mode.client
+        client = self.ends[1].host
         command = argv(
             self.load,
-            self.mode.server.data_ip,
+            self.ends[0].address,
             self.server.port,
             self.seconds,
             iperf3_command.binary(client),
         )
-        workdir = self.mode.ctx.workdir(client)
+        workdir = self.ends[1].workdir
         timeout = self.seconds + SLACK
         self.client = Background(
             lambda: run_client(client, command, workdir=workdir, tag=self.tag, timeout=timeout)
@@ -163,18 +164,18 @@ class HostFlow:
         return found
 
     def preview(self) -> list[tuple[str, str]]:
-        server, client = self.mode.server, self.mode.client
-        binary = iperf3_command.binary(server)
-        srv = iperf3_command.server_command(server.data_ip, BASE_PORT, binary=binary)
-        cli = argv(self.load, server.data_ip, BASE_PORT, self.seconds,
-                   iperf3_command.binary(client))  # fmt: skip
+        server, client = self.ends
+        binary = iperf3_command.binary(server.host)
+        srv = iperf3_command.server_command(server.bind, BASE_PORT, binary=binary)
+        cli = argv(self.load, server.address, BASE_PORT, self.seconds,
+                   iperf3_command.binary(client.host))  # fmt: skip
         free = f"  (port: the first free of {BASE_PORT}-{BASE_PORT + PORT_SPAN - 1})"
         return [("load server", shlex.join(srv) + free), ("load client", shlex.join(cli))]
 
     def stop(self) -> None:
-        client = self.mode.client
+        client = self.ends[1]
         with contextlib.suppress(NetrunError):
-            pidfile = client_pidfile(self.mode.ctx.workdir(client), self.tag)
+            pidfile = client_pidfile(client.workdir, self.tag)
             client.run(kill_script(pidfile), timeout=10, check=False)
         with contextlib.suppress(NetrunError):
             self.server.stop()

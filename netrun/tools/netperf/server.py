@@ -21,6 +21,7 @@ from netrun.tools.netperf.parse import NetperfError
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
     from netrun.tools.base import Placement
+    from netrun.tools.ends import End
 
 START_WAIT = 5.0
 #: What netserver prints when it cannot bind its port (tests/fixtures/netperf/netserver_busy).
@@ -39,7 +40,7 @@ INSTALL = (
 class Server:
     """A started netserver: where it listens and where its log and pid are."""
 
-    host: Host
+    end: End
     address: str
     port: int
     log: str
@@ -51,13 +52,13 @@ def netserver(host: Host) -> str:
     return str(host.vars.get("netrun_netserver") or "netserver")
 
 
-def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Server:
-    """netserver on ``address:port`` until stopped; NetperfError naming the fix otherwise."""
-    workdir = mode.ctx.workdir(host)
-    log, pidfile = f"{workdir}/netserver-{tag}.log", f"{workdir}/netserver-{tag}.pid"
+def start(mode: Placement, end: End, port: int, tag: str) -> Server:
+    """netserver at ``end`` on its bind address and ``port`` until stopped; NetperfError
+    naming the fix otherwise."""
+    host, address = end.host, end.bind
     binary = netserver(host)
     q = shlex.quote
-    found = host.run(
+    found = end.run(
         f"command -v {q(binary)} >/dev/null 2>&1 || echo NETRUN_MISSING; "
         + ports.holder_script(port, "tcp"),
         timeout=15,
@@ -75,23 +76,20 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
             "stop it or set port: to a free one",
         )  # fmt: skip
     lifetime = float(mode.test.deadline) + REMOTE_MARGIN
-    argv = ["timeout", "-k", "5", f"{lifetime:g}", binary, "-D", "-L", address, "-p", str(port)]
-    command = (
-        f"mkdir -p {q(workdir)} && chmod 700 {q(workdir)} || exit 1\n"
-        f"{shlex.join(argv)} > {q(log)} 2>&1 < /dev/null & {proc.save_pid(pidfile)}"
+    argv = [binary, "-D", "-L", address, "-p", str(port)]
+    started = end.start(
+        argv, f"netserver-{tag}", lifetime=lifetime, what=f"stop netserver :{port}", group=True
     )
-    stop_it = proc.kill_recorded(pidfile, group=True)
-    mode.change(host, command, stop_it, what=f"stop netserver :{port}")
     listening = (
         f"[ -n \"$(ss -Hltn 'sport = :{int(port)}' 2>/dev/null)\" ] && echo NETRUN_READY && exit 0"
     )
-    wait = proc.until_ready(pidfile, listening, START_WAIT) + (
-        f"echo NETRUN_NOT_READY; tail -c 2000 {q(log)}"
+    wait = proc.until_ready(started.pidfile, listening, START_WAIT) + (
+        f"echo NETRUN_NOT_READY; tail -c 2000 {q(started.output)}"
     )
-    res = host.run(wait, timeout=START_WAIT + 15, check=False)
+    res = end.run(wait, timeout=START_WAIT + 15, check=False)
     if "NETRUN_READY" not in res.stdout:
         text = res.stdout.split("NETRUN_NOT_READY", 1)[-1].strip()
-        host.run(stop_it, timeout=15, check=False)
+        started.stop(group=True, timeout=15)
         if BUSY in text:
             raise NetperfError(
                 "busy", f"{host.name}: netserver could not listen on {address}:{port} "
@@ -101,9 +99,9 @@ def start(mode: Placement, host: Host, address: str, port: int, tag: str) -> Ser
             "failed", f"{host.name}: netserver on {address}:{port} did not start: "
             f"{text[-200:] or 'no output'}", text,
         )  # fmt: skip
-    return Server(host, address, port, log, pidfile)
+    return Server(end, address, port, started.output, started.pidfile)
 
 
 def stop(server: Server) -> None:
     """Stop the netserver and its children now (its undo record stays, harmless, for teardown)."""
-    server.host.run(proc.kill_recorded(server.pidfile, group=True), timeout=20, check=False)
+    server.end.run(proc.kill_recorded(server.pidfile, group=True), timeout=20, check=False)

@@ -98,12 +98,13 @@ def _deadline(test: TestSpec) -> float:
 def instances(mode: Placement, target: str, port: int, tag: str) -> tuple[list[Instance], str]:
     """Run the test's netperf processes from the client to ``target:port``: their parsed
     results and the raw output of all of them."""
-    t, client = mode.test, mode.client
+    t, end = mode.test, mode.end("client")
+    client = end.host
     argv = client_argv(mode, target, port, netperf(client))
     deadline = _deadline(t)
     q = shlex.quote
-    probe = client.run(f"command -v {q(argv[0])} >/dev/null 2>&1 || echo NETRUN_MISSING",
-                       timeout=15, check=False)  # fmt: skip
+    probe = end.run(f"command -v {q(argv[0])} >/dev/null 2>&1 || echo NETRUN_MISSING",
+                    timeout=15, check=False)  # fmt: skip
     if "NETRUN_MISSING" in probe.stdout:
         raise NetperfError(
             "missing", f"{client.name}: netperf not found ({argv[0]!r}): {server.INSTALL}, "
@@ -111,9 +112,9 @@ def instances(mode: Placement, target: str, port: int, tag: str) -> tuple[list[I
         )  # fmt: skip
     count = int(t.value("instances"))
     script = command.instances_script(
-        argv, count, deadline, f"{mode.ctx.workdir(client)}/netperf-{tag}.out"
+        end.wrap(argv), count, deadline, f"{end.workdir}/netperf-{tag}.out"
     )
-    res = client.run(script, timeout=deadline + 20, check=False)
+    res = end.run(script, timeout=deadline + 20, check=False)
     return results_of(res.stdout, res.stdout + res.stderr, count, client.name, deadline)
 
 
@@ -162,15 +163,30 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     if own is not None:  # a container mode: both ends in its containers
         found, raw, extra = own(repeat)
     else:
-        srv = server.start(mode, mode.server, mode.server.data_ip, port, tag)
+        srv = server.start(mode, mode.end("server"), port, tag)
         # on a failure or an interrupt the undo record stops it, in the test's teardown (a
         # command sent from here meanwhile would be cancelled, and replace the interrupt)
-        found, raw = instances(mode, mode.server.data_ip, port, tag)
+        target = mode.end("server").address
+        found, raw = instances(mode, target, port, tag)
         server.stop(srv)
-        extra = {"target": f"{mode.server.data_ip}:{port}"}
+        extra = {"target": f"{target}:{port}"}
     test = str(mode.test.value("test"))
     metrics, why, details = stats.figures(test, found, mode.client.name)
     return Measurement(raw, found, {**details, **extra}, metrics, why)
+
+
+def preview(mode: Placement) -> list[tuple[str, str]]:
+    """netserver at the server end, the test's netperf processes at the client end."""
+    port = int(mode.value("port"))
+    srv_end, cli_end = mode.end("server"), mode.end("client")
+    srv = [server.netserver(srv_end.host), "-D", "-L", srv_end.bind, "-p", str(port)]
+    cli = client_argv(mode, srv_end.address, port, netperf(cli_end.host))
+    count = int(mode.test.value("instances"))
+    times = f"  (x {count} at once)" if count > 1 else ""
+    return [
+        ("server", shlex.join(srv_end.wrap(srv))),
+        ("client", shlex.join(cli_end.wrap(cli)) + times),
+    ]
 
 
 def protocol(options: Mapping[str, Any]) -> str:
@@ -195,4 +211,5 @@ TOOL = Tool(
     # remote's received bytes), like iperf3's receiver sum
     top_level=("throughput_bps",),
     needs={"server": ("netserver",), "client": ("netperf",)},
+    preview=preview,
 )

@@ -110,15 +110,20 @@ def _deadline(test: TestSpec) -> float:
     return count * interval + REPLY_WAIT + 10
 
 
-def measure(mode: Placement, repeat: int) -> Measurement:
-    """One run from the client host to the server host's data address."""
+def argv(mode: Placement) -> list[str]:
+    """The client end's ping to the server end's address."""
     test = mode.test
-    deadline = _deadline(test)
-    argv = command(mode.server.data_ip, test.value("count"), test.value("interval"),
-                   test.value("size"))  # fmt: skip
+    found = command(mode.end("server").address, test.value("count"), test.value("interval"),
+                    test.value("size"))  # fmt: skip
+    return mode.end("client").wrap(found)
+
+
+def measure(mode: Placement, repeat: int) -> Measurement:
+    """One run from the client end to the server end's address."""
+    deadline = _deadline(mode.test)
     # coreutils timeout bounds it on the host too, should the controller disappear
-    bounded = ["timeout", "-k", "5", f"{deadline:g}", *argv]
-    res = mode.client.run(shlex.join(bounded), timeout=deadline + 15, check=False)
+    bounded = ["timeout", "-k", "5", f"{deadline:g}", *argv(mode)]
+    res = mode.end("client").run(shlex.join(bounded), timeout=deadline + 15, check=False)
     try:
         r = parse(res.stdout, res.exited, res.stderr)
     except PingError as exc:
@@ -135,10 +140,15 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     spread, why = percentiles(r.rtts_ms)
     metrics.update(spread)
     # every reply's RTT is kept, so a report can draw the distribution (not just its summary)
-    details = {"target": mode.server.data_ip, "transmitted": r.transmitted,
+    details = {"target": mode.end("server").address, "transmitted": r.transmitted,
                "received": r.received, "rtt_count": len(r.replies),
                "rtts_ms": [[seq, rtt] for seq, rtt in r.replies]}  # fmt: skip
     return Measurement(res.stdout, r, details, metrics, why)
+
+
+def preview(mode: Placement) -> list[tuple[str, str]]:
+    """The client end's ping; the server end runs nothing (its kernel answers)."""
+    return [("server", "(none: its kernel answers)"), ("client", shlex.join(argv(mode)))]
 
 
 def describe(test: TestSpec) -> str:
@@ -153,4 +163,5 @@ TOOL = Tool(
     describe=describe,
     protocol="icmp",
     needs={"client": ("ping",)},  # the server only answers: its kernel does
+    preview=preview,
 )

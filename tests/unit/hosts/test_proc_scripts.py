@@ -15,7 +15,7 @@ import pytest
 from netrun.errors import HostError
 from netrun.hosts.host import Host
 from netrun.hosts.proc import kill_script, read_state, save_pid, state_script
-from netrun.modes.baremetal.mode import busy_error
+from netrun.tools.iperf3.measure import busy_error
 from netrun.tools.iperf3.result import Iperf3Error
 
 
@@ -107,6 +107,7 @@ def test_busy_backoff_is_capped_and_ends_when_the_run_stops(
     from netrun.modes.baremetal import mode as baremetal
     from netrun.modes.base import RunContext
     from netrun.scenario.loader import load_scenario
+    from netrun.tools.iperf3 import measure as iperf3_measure
 
     scen = tmp_path / "s.yaml"
     scen.write_text(
@@ -134,7 +135,7 @@ def test_busy_backoff_is_capped_and_ends_when_the_run_stops(
     monkeypatch.setattr(ctx.stopping, "wait", wait)
     with pytest.raises(HostError, match="21 tries"):
         mode.measure(1)
-    assert len(waits) == 20 and max(waits) == baremetal.MAX_BACKOFF
+    assert len(waits) == 20 and max(waits) == iperf3_measure.MAX_BACKOFF
 
     monkeypatch.setattr(ctx.stopping, "wait", real_wait)
     threading.Timer(0.2, ctx.stopping.set).start()

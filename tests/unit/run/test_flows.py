@@ -18,7 +18,6 @@ from netrun.modes.base import Mode, RunContext
 from netrun.run import flows as flows_module
 from netrun.run.bound import bind
 from netrun.run.flows import (
-    FAN_OMIT_S,
     FlowError,
     FlowTest,
     bound_flows,
@@ -31,6 +30,7 @@ from netrun.run.shortcuts import starts_ahead, sweeps_early
 from netrun.run.startline import StartLineBroken, once
 from netrun.scenario.loader import load_scenario
 from netrun.testing.recording import RecordingTransport
+from netrun.tools.iperf3.flows import FAN_OMIT_S
 
 HOSTS = ["alpha", "bravo", "charlie", "delta"]
 
@@ -233,9 +233,11 @@ def test_a_flow_not_started_at_the_first_stop_is_stopped_again(
     assert len(flows.stopped) == 1  # the one that could not be stopped ran out its own way
 
 
-def test_a_mode_stops_no_flow_by_default() -> None:
-    """Mode's sound default: it cannot stop a running measurement, so none is cut."""
-    assert Mode.stop_flow(SimpleNamespace()) is False  # type: ignore[arg-type]
+def test_a_mode_stops_no_flow_of_a_tool_that_cannot() -> None:
+    """Mode's default asks the tool (Tool.stop); a tool with none (ping) cannot stop a
+    running measurement, so none is cut."""
+    ping = SimpleNamespace(test=SimpleNamespace(tool="ping"))
+    assert Mode.stop_flow(ping) is False  # type: ignore[arg-type]
 
 
 def test_bare_metal_stops_a_flow_by_its_clients_pid_file(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from netrun.modes.baremetal.mode import server_json
+from netrun.tools.iperf3.measure import server_json
 
 
 @pytest.mark.parametrize(

@@ -33,10 +33,13 @@ def payload(test: str, netperf_test: str) -> dict[str, int]:
 
 
 def test_udp_rr_is_refused_with_the_reason_and_tcp_tests_are_not() -> None:
-    why = ff_netperf.refusal("UDP_RR")
-    assert why is not None and "UDP_RR" in why and "SOCK_STREAM" in why
+    rule = ff_netperf.UDP_RR
+    assert rule.matches("netperf", {"test": "UDP_RR"}.get)
+    why = rule.why.format(test="t", mode="freeflow")
+    assert "UDP_RR" in why and "SOCK_STREAM" in why
     assert "\n" not in why
-    assert all(ff_netperf.refusal(t) is None for t in ("TCP_RR", "TCP_CRR", "TCP_STREAM"))
+    tcp = ("TCP_RR", "TCP_CRR", "TCP_STREAM")
+    assert not any(rule.matches("netperf", {"test": t}.get) for t in tcp)
 
 
 def test_tcp_rr_payload_is_the_histograms_transactions_each_way() -> None:

@@ -36,11 +36,13 @@ def freeflow(tmp_path: Path, test: str) -> FreeFlow:
 
 
 def test_iperf3_udp_is_refused_in_one_line_naming_the_test_and_the_other_modes() -> None:
-    why = sockets.iperf3_refusal("udp-500m", "udp")
-    assert why is not None and "\n" not in why
+    assert sockets.IPERF3_UDP in FreeFlow.cannot
+    udp = sockets.IPERF3_UDP.matches("iperf3", {"protocol": "udp"}.get)
+    assert udp and not sockets.IPERF3_UDP.matches("iperf3", {"protocol": "tcp"}.get)
+    why = sockets.IPERF3_UDP.why.format(test="udp-500m", mode="freeflow")
+    assert "\n" not in why
     assert why.startswith("test udp-500m: iperf3 protocol udp cannot run in mode freeflow: ")
     assert "SOCK_STREAM" in why and "mode flannel or docker" in why
-    assert sockets.iperf3_refusal("tcp", "tcp") is None
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from netrun.errors import ToolError
 from netrun.hosts.command import CommandResult
 from netrun.scenario.loader import load_scenario
 from netrun.tools import get_tool
+from netrun.tools.ends import HostEnd
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3.result import Iperf3Result
 from netrun.tools.load import tool as load_tool
@@ -89,6 +90,10 @@ class Mode:
         self.details: dict[str, Any] = {}
         self.flow = flow
         self.placed: list[tuple[Load, float, str]] = []
+
+    def end(self, role: str) -> HostEnd:
+        host = self.server if role == "server" else self.client
+        return HostEnd(self, role, host)  # type: ignore[arg-type]
 
     def load_flow(self, load: Load, seconds: float, tag: str) -> Flow:
         self.placed.append((load, seconds, tag))

@@ -1,0 +1,211 @@
+"""The ends a mode places and a tool measures through: ``End``, and what a mode cannot carry.
+
+A mode places a test's ends (bare metal: on the hosts themselves; docker: in a container
+on each host; FreeFlow: in a container, through its socket library; TURN: on the hosts,
+the client's traffic through a relay); a tool builds its commands, runs them through
+the ends and parses what they print. A tool never asks which mode placed it, as pyinfra's
+facts and operations never ask which connector runs them (``pyinfra/connectors/base.py``:
+run a shell command, put a file).
+
+An End is:
+
+- ``host``: the machine it runs on (its name in errors, the run's folder on it);
+- ``address``: what a peer dials to reach it (bare metal: the host's data address; a
+  container: its address on the container network; a relay mode's client: the relay's);
+- ``bind``: the address a server at this end listens on (on a host its data address,
+  in a container the container's own);
+- ``wrap(argv)``: the argv as it runs at this end (bare metal: itself; a container:
+  ``docker exec NAME argv``; FreeFlow: with its socket library preloaded);
+- ``run(script)``: a shell script on the end's host, its result (a script made of
+  ``wrap``-ped argvs runs at the end);
+- ``start(argv, ...)``: the argv in the background at the end, bounded by a lifetime,
+  its pid in one pid-file format (netrun.hosts.proc.save_pid) written with an undo
+  record that stops it: a ``Started`` handle with its output file and pid file;
+- ``put(path, text)``: a file at the end (a config the tool reads).
+
+A Kubernetes mode (pods pinned to nodes) fits without new tool code: its End's ``host``
+is the node, ``address`` (and ``bind``) the pod IP (the node's for hostNetwork pods),
+``wrap`` prefixes ``kubectl exec -n NS POD --``, ``run`` sends the script to the node
+that has kubectl (or the controller), and ``start`` keeps its pid file inside the pod;
+what the pod network cannot carry it declares as ``Cannot`` records.
+
+A mode whose path to the server needs something per measurement (TURN: a tunnel through
+the relay, opened for the client's leg and proven after it) carries the leg itself
+(``carry``: the leg dials what the mode gives, the mode proves the path was used).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from netrun.hosts import proc
+
+if TYPE_CHECKING:
+    from netrun.hosts.command import CommandResult
+    from netrun.hosts.host import Host
+
+
+class Workdirs(Protocol):
+    """The run-wide part a tool uses: where the run keeps its files on a host."""
+
+    def workdir(self, host: Host) -> str: ...
+
+
+class Recorder(Protocol):
+    """What an end needs of the mode that placed it: its test's undo stack (every
+    netrun.modes.base.Mode is one) and the run's folder on a host."""
+
+    @property
+    def ctx(self) -> Workdirs: ...
+
+    def change(
+        self,
+        host: Host,
+        command: str,
+        undo: str,
+        *,
+        what: str,
+        timeout: float = 30,
+        sudo: bool = False,
+        per_run: bool = False,
+        check: bool = True,
+    ) -> CommandResult: ...
+
+
+@dataclass(frozen=True)
+class Started:
+    """A process started at an end: where its output and its pid file are."""
+
+    end: End
+    output: str
+    pidfile: str
+
+    def stop(self, *, group: bool = False, timeout: float = 20) -> CommandResult:
+        """Stop it now, by its pid file (identity checked); its undo record stays for
+        teardown, harmless once it is gone."""
+        script = proc.kill_recorded(self.pidfile, group=group)
+        return self.end.run(script, timeout=timeout, check=False)
+
+
+class End(Protocol):
+    """One placed end of a test, as a tool sees it (see the module docstring)."""
+
+    @property
+    def role(self) -> str: ...
+    @property
+    def host(self) -> Host: ...
+    @property
+    def address(self) -> str: ...
+    @property
+    def bind(self) -> str: ...
+    @property
+    def workdir(self) -> str: ...
+
+    def wrap(self, argv: Sequence[str]) -> list[str]: ...
+
+    def run(self, script: str, *, timeout: float, check: bool = False) -> CommandResult: ...
+
+    def start(
+        self, argv: Sequence[str], name: str, *, lifetime: float, what: str, group: bool = False
+    ) -> Started: ...
+
+    def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult: ...
+
+
+class HostEnd:
+    """An end on the host itself (bare metal, and the hosts' side of the other modes):
+    argvs run as they are, peers dial the host's data address."""
+
+    def __init__(self, mode: Recorder, role: str, host: Host, address: str | None = None) -> None:
+        self.mode = mode
+        self.role = role
+        self.host = host
+        self.address = address or host.data_ip
+        self.bind = host.data_ip
+
+    @property
+    def workdir(self) -> str:
+        return self.mode.ctx.workdir(self.host)
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        return list(argv)
+
+    def run(self, script: str, *, timeout: float, check: bool = False) -> CommandResult:
+        return self.host.run(script, timeout=timeout, check=check)
+
+    def start(
+        self, argv: Sequence[str], name: str, *, lifetime: float, what: str, group: bool = False
+    ) -> Started:
+        """``argv`` in the background under ``timeout`` (it leads its own process group),
+        output in ``<workdir>/<name>.out``, pid in ``<name>.pid``, after an undo record
+        that stops it (with ``group``, its process group: a forking server's children)."""
+        workdir = self.workdir
+        out, pidfile = f"{workdir}/{name}.out", f"{workdir}/{name}.pid"
+        q = shlex.quote
+        bounded = shlex.join(["timeout", "-k", "5", f"{lifetime:g}", *self.wrap(argv)])
+        script = (
+            f"mkdir -p {q(workdir)} && chmod 700 {q(workdir)} || exit 1\n"
+            f"{bounded} > {q(out)} 2>&1 < /dev/null & {proc.save_pid(pidfile)}"
+        )
+        self.mode.change(self.host, script, proc.kill_recorded(pidfile, group=group), what=what)
+        return Started(self, out, pidfile)
+
+    def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult:
+        q = shlex.quote
+        return self.run(f"printf %s {q(text)} > {q(path)}", timeout=timeout, check=True)
+
+
+#: What a tool's leg returns (Carried.value).
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Carried(Generic[T]):
+    """A leg carried the mode's way (Placement.carry): what the leg returned, the
+    mode's proof of the path (a relay's counters, its relayed address), and a note for
+    the raw output (a tunnel's own report)."""
+
+    value: T
+    details: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Cannot:
+    """What a mode cannot carry, declared once as data and checked at planning (the
+    validator, ``--check-only``, and the mode's setup): a test matches when every field
+    set here matches it (``tool``; each ``options`` key's value, one of a tuple; ``load``:
+    the test has a ``load:`` flow)."""
+
+    #: The line refusing the test; ``{test}`` and ``{mode}`` are filled in.
+    why: str
+    tool: str | None = None
+    options: Mapping[str, Any] | None = None
+    load: bool = False
+
+    def matches(self, tool: str, value: Callable[[str], Any]) -> bool:
+        """Whether a test of ``tool`` whose options read ``value(name)`` (None for one
+        its tool has not) is one this rule refuses."""
+        if self.tool is not None and tool != self.tool:
+            return False
+        if self.load and not value("load"):
+            return False
+        for key, wanted in (self.options or {}).items():
+            allowed = wanted if isinstance(wanted, tuple) else (wanted,)
+            if value(key) not in allowed:
+                return False
+        return True
+
+
+def refusal(
+    mode: str, cannot: Sequence[Cannot], test: str, tool: str, value: Callable[[str], Any]
+) -> str | None:
+    """The one line refusing test ``test`` in ``mode``, from the mode's ``cannot``; None:
+    it can carry it."""
+    for rule in cannot:
+        if rule.matches(tool, value):
+            return rule.why.format(test=test, mode=mode)
+    return None

@@ -1,0 +1,90 @@
+"""A mode places the ends, a tool measures (netrun.tools.ends): a tool and a mode that
+exist only in the tests, each registered by one line, run together through the recording
+transport, and a shipped tool runs in the test-only mode unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from netrun import modes, tools
+from netrun.hosts.host import Host
+from netrun.modes import get_mode
+from netrun.modes.base import RunContext
+from netrun.scenario.loader import load_scenario
+from netrun.testing.recording import RecordingTransport, Reply
+from netrun.tools import get_tool
+
+HOSTS = ["alpha", "bravo"]
+
+
+@pytest.fixture(autouse=True)
+def registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one line each: the tool's module, the mode's module."""
+    monkeypatch.setitem(tools._MODULES, "probe", "tests.unit.tools.probe_tool")
+    monkeypatch.setitem(modes._MODULES, "boxed", "tests.unit.tools.boxed_mode")
+
+
+def placed(tmp_path: Path, mode: str, tool: str, extra: str = ""):
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        f"tests:\n  - {{name: t, mode: {mode}, tool: {tool}, server: alpha, client: bravo"
+        f"{extra}}}\n"
+    )
+    (test,) = load_scenario(path, hosts=HOSTS).tests
+    log: list[tuple[str, str]] = []
+    hosts = {}
+    for name, ip in (("alpha", "10.0.0.1"), ("bravo", "10.0.0.2")):
+        host = Host(name, {"netrun_data_ip": ip})
+        host.transport = RecordingTransport(name, log)  # type: ignore[assignment]
+        hosts[name] = host
+    ctx = RunContext(run_id="1a2b")
+    return get_mode(mode)(test, hosts["alpha"], hosts["bravo"], ctx), hosts, log
+
+
+@pytest.mark.parametrize(
+    ("mode", "line"),
+    [
+        ("baremetal", "probe -c 3 10.0.0.1"),
+        ("boxed", "box exec client probe -c 3 10.99.0.2"),
+    ],
+)
+def test_a_new_tool_measures_in_any_mode_through_its_ends(
+    tmp_path: Path, mode: str, line: str
+) -> None:
+    m, hosts, log = placed(tmp_path, mode, "probe")
+    hosts["bravo"].transport.answer("probe", Reply("rtt=0.25\n"))  # type: ignore[attr-defined]
+    found = get_tool("probe").measure(m, 1)
+    assert found.metrics == {"rtt_ms": 0.25}
+    assert log == [("bravo", line)]  # one command, on the client end, nothing else
+    assert m.preview() == [("client", line)]
+
+
+def test_a_new_mode_runs_a_shipped_tool_unchanged(tmp_path: Path) -> None:
+    m, hosts, log = placed(tmp_path, "boxed", "ping", ", count: 2")
+    hosts["bravo"].transport.answer("ping", Reply(PING))  # type: ignore[attr-defined]
+    found = get_tool("ping").measure(m, 1)
+    assert found.metrics["rtt_avg_ms"] == pytest.approx(0.05)
+    ((host, line),) = log
+    assert host == "bravo"
+    assert line.endswith("box exec client ping -n -c 2 -i 1 -s 56 -W 2 10.99.0.2")
+    assert found.details["target"] == "10.99.0.2"
+
+
+def test_what_a_mode_cannot_carry_is_data_read_at_planning(tmp_path: Path) -> None:
+    m, _, log = placed(tmp_path, "boxed", "iperf3", ", protocol: udp")
+    assert m.refusal() == "test t: mode boxed carries no UDP"
+    tcp, _, _ = placed(tmp_path, "boxed", "iperf3")
+    assert tcp.refusal() is None
+    assert log == []  # known from the files alone
+
+
+PING = """PING 10.99.0.2 (10.99.0.2) 56(84) bytes of data.
+64 bytes from 10.99.0.2: icmp_seq=1 ttl=64 time=0.040 ms
+64 bytes from 10.99.0.2: icmp_seq=2 ttl=64 time=0.060 ms
+
+--- 10.99.0.2 ping statistics ---
+2 packets transmitted, 2 received, 0% packet loss, time 1001ms
+rtt min/avg/max/mdev = 0.040/0.050/0.060/0.010 ms
+"""
