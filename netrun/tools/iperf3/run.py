@@ -20,7 +20,7 @@ from netrun.errors import CommandTimeout, HostError, NetrunError
 from netrun.hosts import proc
 from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
-from netrun.hosts.proc import kill_script, read_state, state_script, wait_gone
+from netrun.hosts.proc import kill_script, read_pid, read_state, state_script, wait_gone
 from netrun.tools.iperf3 import readings as iperf3_readings
 from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3 import server as iperf3_server
@@ -129,9 +129,8 @@ class Iperf3Server:
             return start
         wait = ""
         if self.after:
-            wait = f"p=$(cat {shlex.quote(self.after)} 2>/dev/null); " + wait_gone(
-                self.after_s, iperf3_readings.POLL_S
-            )
+            # the pid file's first word (pid start boot: netrun.hosts.proc.save_pid)
+            wait = read_pid(self.after) + wait_gone(self.after_s, iperf3_readings.POLL_S)
         # ``wait``: a job the probe runs beside the start (the host's context,
         # netrun.run.fleet) ends before the reading, never inside the test's window
         return f"(\n{start}\n) && {{ wait; {wait}{self.read}; }}"

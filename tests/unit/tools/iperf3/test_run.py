@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from netrun.cleanup.scripts import cleanup_command
-from netrun.hosts.proc import boot_id, process_start
+from netrun.hosts.proc import boot_id, process_start, read_pid, save_pid, wait_gone
 from netrun.tools.iperf3 import server as iperf3_server
-from netrun.tools.iperf3.run import CLIENT_WRAPPER
+from netrun.tools.iperf3.run import CLIENT_WRAPPER, Iperf3Server
 
 needs_iperf3 = pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 not installed")
 needs_timeout = pytest.mark.skipif(shutil.which("timeout") is None, reason="no timeout(1)")
@@ -147,3 +147,17 @@ def test_cleanup_command_is_quoted_for_a_shell() -> None:
     command = cleanup_command(Path("/srv/lab inv.yaml"), "node36", "1a2b3c4d")
     assert command == "netrun cleanup -i '/srv/lab inv.yaml' -l node36 --run-id 1a2b3c4d"
     assert shlex.split(command)[3] == "/srv/lab inv.yaml"
+
+
+def test_the_next_servers_reading_waits_for_the_recorded_server_to_exit(tmp_path: Path) -> None:
+    """The start that reads after the test before waits for that test's server, whose pid
+    file holds ``pid start boot``: read as a whole word (``$(cat ...)``) the wait ended at
+    once and the reading fell inside the test's window (test_round_trips caught it)."""
+    server = Iperf3Server(None, bind_ip="192.0.2.1", workdir=str(tmp_path), tag="t1")  # type: ignore[arg-type]
+    server.read, server.after, server.after_s = "echo READ", str(tmp_path / "t0.pid"), 5.0
+    assert read_pid(server.after) in server.script()
+    pidfile = shlex.quote(str(tmp_path / "t0.pid"))
+    script = f"sleep 0.6 & {save_pid(pidfile)}; {read_pid(pidfile)}{wait_gone(5.0, 0.02)}echo gone"
+    began = time.monotonic()
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=10)
+    assert out.stdout.strip() == "gone" and time.monotonic() - began >= 0.5, out
