@@ -151,14 +151,14 @@ def _check_host(host: Host, needs: Needs, images: list[str], out: HostCheck) -> 
         out.problems.append(_strip(host.name, exc))
     wanted = needs.tools.get(host.name, [])
     missing = needs.missing.get(host.name, [])
-    for tool in wanted:
-        if tool in missing:
+    for name in wanted:
+        if name in missing:
             continue
-        if tool == "iperf3":
+        if name == "iperf3":  # the probe read its version
             if facts.iperf3_version:
                 out.found.append(f"iperf3 {facts.iperf3_version}")
             continue
-        out.found.append(_version(host, tool))
+        out.found.append(_version(host, name))
     if "docker" in wanted and "docker" not in missing:
         _check_docker(host, images, out)
     _check_nic(host, facts, out)

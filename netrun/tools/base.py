@@ -103,6 +103,11 @@ class Tool:
     #: Options set on each flow of a test of several flows unless the test sets them
     #: (iperf3: ``omit``, the flows' start spread left out of the result).
     flow_defaults: Mapping[str, Any] | None = None
+    #: (port) -> the argv of its server as one process for a whole test, that prints
+    #: "Server listening" once it listens: what an end that keeps one server per test
+    #: runs (a container's PID 1, netrun.modes.docker); None: the end's default server
+    #: (iperf3's ``-s`` on the container's fixed port).
+    resident: Callable[[int], list[str]] | None = None
 
     def protocol_for(self, options: Mapping[str, Any]) -> str:
         """results.json's ``protocol`` of a test run with ``options``: its protocol option,

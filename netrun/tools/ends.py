@@ -14,13 +14,19 @@ An End is:
   container: its address on the container network; a relay mode's client: the relay's);
 - ``bind``: the address a server at this end listens on (on a host its data address,
   in a container the container's own);
+- ``program(var, default)``: the program a tool runs there (on a host its inventory
+  variable ``var``, e.g. netrun_iperf3, else ``default``; in a container the image's own);
 - ``wrap(argv)``: the argv as it runs at this end (bare metal: itself; a container:
   ``docker exec NAME argv``; FreeFlow: with its socket library preloaded);
 - ``run(script)``: a shell script on the end's host, its result (a script made of
   ``wrap``-ped argvs runs at the end);
 - ``start(argv, ...)``: the argv in the background at the end, bounded by a lifetime,
   its pid in one pid-file format (netrun.hosts.proc.save_pid) written with an undo
-  record that stops it: a ``Started`` handle with its output file and pid file;
+  record that stops it: a ``Started`` handle with its output file and pid file; with
+  ``ready``, an sh wait run at the end in the same round trip (its answer in the handle);
+- ``own_ports``: whether the end has a network namespace of the test's own (a
+  container's), where a fixed port is free, or shares the host's with whatever else
+  runs there (a tool then picks a free port of a range);
 - ``put(path, text)``: a file at the end (a config the tool reads).
 
 A Kubernetes mode (pods pinned to nodes) fits without new tool code: its End's ``host``
@@ -82,11 +88,14 @@ class Started:
     end: End
     output: str
     pidfile: str
+    #: The start's round trip, when it carried a ``ready`` wait (its exit status is the
+    #: wait's); None otherwise.
+    answer: CommandResult | None = None
 
     def stop(self, *, group: bool = False, timeout: float = 20) -> CommandResult:
         """Stop it now, by its pid file (identity checked); its undo record stays for
         teardown, harmless once it is gone."""
-        script = proc.kill_recorded(self.pidfile, group=group)
+        script = self.end.stop_script(self.pidfile, group=group)
         return self.end.run(script, timeout=timeout, check=False)
 
 
@@ -103,14 +112,27 @@ class End(Protocol):
     def bind(self) -> str: ...
     @property
     def workdir(self) -> str: ...
+    @property
+    def own_ports(self) -> bool: ...
+
+    def program(self, var: str, default: str) -> str: ...
 
     def wrap(self, argv: Sequence[str]) -> list[str]: ...
 
     def run(self, script: str, *, timeout: float, check: bool = False) -> CommandResult: ...
 
     def start(
-        self, argv: Sequence[str], name: str, *, lifetime: float, what: str, group: bool = False
+        self,
+        argv: Sequence[str],
+        name: str,
+        *,
+        lifetime: float,
+        what: str,
+        group: bool = False,
+        ready: str = "",
     ) -> Started: ...
+
+    def stop_script(self, pidfile: str, *, group: bool = False) -> str: ...
 
     def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult: ...
 
@@ -118,6 +140,9 @@ class End(Protocol):
 class HostEnd:
     """An end on the host itself (bare metal, and the hosts' side of the other modes):
     argvs run as they are, peers dial the host's data address."""
+
+    #: The host's network namespace is shared with whatever else runs there.
+    own_ports = False
 
     def __init__(self, mode: Recorder, role: str, host: Host, address: str | None = None) -> None:
         self.mode = mode
@@ -130,6 +155,9 @@ class HostEnd:
     def workdir(self) -> str:
         return self.mode.ctx.workdir(self.host)
 
+    def program(self, var: str, default: str) -> str:
+        return str(self.host.vars.get(var) or default)
+
     def wrap(self, argv: Sequence[str]) -> list[str]:
         return list(argv)
 
@@ -137,11 +165,19 @@ class HostEnd:
         return self.host.run(script, timeout=timeout, check=check)
 
     def start(
-        self, argv: Sequence[str], name: str, *, lifetime: float, what: str, group: bool = False
+        self,
+        argv: Sequence[str],
+        name: str,
+        *,
+        lifetime: float,
+        what: str,
+        group: bool = False,
+        ready: str = "",
     ) -> Started:
         """``argv`` in the background under ``timeout`` (it leads its own process group),
         output in ``<workdir>/<name>.out``, pid in ``<name>.pid``, after an undo record
-        that stops it (with ``group``, its process group: a forking server's children)."""
+        that stops it (with ``group``, its process group: a forking server's children);
+        then ``ready`` (sh), if given, in the same round trip."""
         workdir = self.workdir
         out, pidfile = f"{workdir}/{name}.out", f"{workdir}/{name}.pid"
         q = shlex.quote
@@ -150,8 +186,15 @@ class HostEnd:
             f"mkdir -p {q(workdir)} && chmod 700 {q(workdir)} || exit 1\n"
             f"{bounded} > {q(out)} 2>&1 < /dev/null & {proc.save_pid(pidfile)}"
         )
-        self.mode.change(self.host, script, proc.kill_recorded(pidfile, group=group), what=what)
-        return Started(self, out, pidfile)
+        if ready:
+            script = f"{script}\n{ready}"
+        undo = proc.kill_recorded(pidfile, group=group)
+        res = self.mode.change(self.host, script, undo, what=what, check=not ready)
+        return Started(self, out, pidfile, res if ready else None)
+
+    def stop_script(self, pidfile: str, *, group: bool = False) -> str:
+        """sh on the host stopping the process ``start`` recorded in ``pidfile``."""
+        return proc.kill_recorded(pidfile, group=group)
 
     def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult:
         q = shlex.quote

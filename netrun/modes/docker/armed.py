@@ -24,7 +24,6 @@ from netrun.hosts.command import CommandResult
 from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker import launch, pathbytes
 from netrun.modes.docker.serverwait import host_sweep, is_last
-from netrun.tools import docker as dk
 from netrun.tools import get_tool
 from netrun.tools.iperf3.measure import client_argv
 
@@ -59,7 +58,7 @@ def own_read(names: Sequence[str]) -> str:
 def body(mode: ContainerMode, argv: list[str]) -> str:
     """sh running the client's ``docker exec`` (``argv`` with IP_TOKEN for the address),
     with the counter readings around it (pathbytes.wrap's sections)."""
-    exec_argv = dk.exec_command(mode.names["client"], argv, mode.docker(mode.client))
+    exec_argv = mode.end("client").wrap(argv)
     line = launch.shell_words(exec_argv, {IP_TOKEN: "ip"})
     nic = pathbytes.host_nic(mode, mode.client)
     inside = pathbytes.shell_reading(nic=nic, own=mode.own_procs(mode.client))
@@ -142,8 +141,7 @@ def tag(mode: ContainerMode, repeat: int) -> str:
 def arm(mode: ContainerMode, repeat: int) -> ArmedExec:
     """A repeat's client, started now (its sweep included where it may be the host's
     last measurement: the probes may not have told yet whether it can sweep)."""
-    argv = client_argv(mode, IP_TOKEN, SERVER_PORT)
-    argv[0] = "iperf3"  # the container's iperf3, not the host's netrun_iperf3
+    argv = client_argv(mode, IP_TOKEN, SERVER_PORT)  # the image's iperf3
     last = is_last(mode, mode.client, repeat, probed=False)
     return ArmedExec(mode, argv, host_sweep(mode, mode.client) if last else "")
 

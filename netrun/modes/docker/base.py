@@ -9,6 +9,7 @@ they never import it.
 from __future__ import annotations
 
 import contextlib
+import shlex
 from typing import Any, ClassVar
 
 from netrun.cleanup import labels
@@ -16,8 +17,10 @@ from netrun.cleanup.ledger import Scope
 from netrun.errors import NetrunError
 from netrun.hosts.host import Host, folder_key
 from netrun.modes.base import Mode
-from netrun.modes.docker import preview as container_preview
+from netrun.modes.docker.ends import ContainerEnd
 from netrun.tools import docker as dk
+from netrun.tools import get_tool
+from netrun.tools.ends import End
 
 
 class ContainerMode(Mode):
@@ -29,8 +32,20 @@ class ContainerMode(Mode):
     #: The repeat being measured (netrun.modes.early_sweep: is it a host's last measurement?).
     repeat = 1
 
+    def place(self, role: str) -> End:
+        """The end of ``role``: its container (netrun.modes.docker.ends)."""
+        return ContainerEnd(self, role)
+
     def preview(self) -> list[tuple[str, str]] | None:
-        return container_preview.commands(self)
+        """Both containers' ``docker run`` (no host is contacted: netrun.run.preview), then
+        each repeat's client as the tool builds it through the client's end (its server is
+        the server container's PID 1)."""
+        tool = get_tool(self.test.tool).preview
+        if tool is None:
+            return None
+        runs = [(role, shlex.join(self.app_argv(role, self.hosts[role]))) for role in self.names]
+        each = [(f"{role}, each repeat", line) for role, line in tool(self) if role == "client"]
+        return [*runs, *each]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -86,6 +101,10 @@ class ContainerMode(Mode):
     # -- defined by each container mode ---------------------------------------------------
     def images(self, host: Host) -> list[str]:
         """The images its containers on ``host`` run."""
+        raise NotImplementedError
+
+    def app_argv(self, role: str, host: Host) -> list[str]:
+        """``docker run -d`` of one end's container."""
         raise NotImplementedError
 
     def launch_body(self, role: str, host: Host) -> str:

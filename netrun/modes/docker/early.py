@@ -27,6 +27,7 @@ from netrun.modes.docker import engine, keep, launch
 from netrun.modes.docker.base import ContainerMode
 from netrun.modes.probe_start import Prestart
 from netrun.tools import docker as dk
+from netrun.tools import get_tool
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -41,7 +42,7 @@ def plan(
     """Each end's start script for the run's first test (of mode ``cls``), to ride on its
     host's probe."""
     test = tests[0]  # ctx.order.tests, set by the runner, sizes the containers' time bound
-    if test.tool != "iperf3":
+    if not get_tool(test.tool).starts_ahead:  # its armed client is the tool's (iperf3's)
         return []
     if test.options.get("mtu") is not None or test.options.get("overlay_mtu") is not None:
         return []  # the containers start after the link MTU is set

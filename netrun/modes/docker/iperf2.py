@@ -1,7 +1,8 @@
 """iperf2 in the container modes: the server container's command, and one measurement.
 
 The docker modes keep both containers for the whole test, running the tool's server as
-PID 1 (the client container's idles). For ``tool: iperf2`` that is ``iperf -s -u -e -i 1``;
+PID 1 (the client container's idles). For ``tool: iperf2`` that is ``iperf -s -u -e -i 1``
+(netrun.tools.iperf2.tool.resident);
 each repeat is a ``docker exec`` of the client, and the server's report is read from the
 server container's log: the part written since the repeat began, once it holds the flow's
 whole-test line. The image must have ``iperf`` (the lab's image does; set ``image:``).
@@ -25,12 +26,6 @@ if TYPE_CHECKING:
 #: Seconds to wait for the server's whole-test report after the client ended.
 REPORT_WAIT = 5.0
 _FROM_ZERO = re.compile(r"^\[\s*\d+\]\s+0\.0+-[0-9.]+\s+sec\b", re.MULTILINE)
-
-
-def server_args(port: int) -> tuple[str, list[str]]:
-    """Entrypoint and arguments of an iperf2 server container."""
-    argv = iperf2.server_command(port)
-    return argv[0], argv[1:]
 
 
 def _log(mode: ContainerMode) -> list[str]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from netrun.tools import docker as dk
+from netrun.tools import get_tool
 
 if TYPE_CHECKING:
     from netrun.cleanup.ledger import Scope
@@ -58,8 +59,10 @@ def key(test: TestSpec) -> str | None:
     opts = test.options
     if opts.get("mtu") is not None or opts.get("overlay_mtu") is not None:
         return None
-    # iperf3's server listens on a fixed port in its container; iperf2's on the test's port
-    ignored = CLIENT_ONLY | ({"port"} if test.tool == "iperf3" else set())
+    # the default server (iperf3's) listens on a fixed port in its container; a tool's
+    # resident server (iperf2's, netserver) on the test's port (Tool.resident)
+    fixed = get_tool(test.tool).resident is None
+    ignored = CLIENT_ONLY | ({"port"} if fixed else set())
     shaped = sorted((k, repr(v)) for k, v in opts.items() if k not in ignored)
     return repr((test.mode, sorted(test.hosts_by_role.items()), test.tool, shaped))
 

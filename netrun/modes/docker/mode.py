@@ -32,13 +32,12 @@ from netrun.modes.docker import early, engine, keep, launch, pathbytes, serverwa
 from netrun.modes.docker import iperf2 as iperf2_container
 from netrun.modes.docker import netperf as netperf_container
 from netrun.modes.docker.base import ContainerMode
-from netrun.modes.docker.load import ContainerFlow
 from netrun.modes.docker.mtu import follow_container
 from netrun.tools import docker as dk
+from netrun.tools import get_tool
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3.measure import client_argv
-from netrun.tools.load.spec import Load
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -97,12 +96,13 @@ class DockerMode(ContainerMode):
         return []
 
     def app_argv(self, role: str, host: Host) -> list[str]:
-        """``docker run -d`` of one end's container."""
-        entrypoint, args = "iperf3", ["-s", "-p", str(SERVER_PORT), "--forceflush"]
-        if self.test.tool == "iperf2":  # latency at a fixed packet rate: iperf -s -u -e
-            entrypoint, args = iperf2_container.server_args(int(self.value("port")))
-        elif self.test.tool == "netperf":  # netserver, said ready once it listens
-            entrypoint, args = netperf_container.server_args(int(self.value("port")))
+        """``docker run -d`` of one end's container: PID 1 is the tool's server for the
+        whole test (Tool.resident), iperf3's ``-s`` on SERVER_PORT by default."""
+        resident = get_tool(self.test.tool).resident
+        argv = ["iperf3", "-s", "-p", str(SERVER_PORT), "--forceflush"]
+        if resident is not None:
+            argv = resident(int(self.value("port")))
+        entrypoint, args = argv[0], argv[1:]
         return dk.run_command(
             str(self.value("image", host)),
             args,
@@ -336,9 +336,8 @@ class DockerMode(ContainerMode):
         """The repeat's client in its container (the server end's wait is ``around``'s)."""
         assert self.server_ip is not None
         self.repeat = repeat
-        argv = client_argv(self, self.server_ip, SERVER_PORT)
-        argv[0] = "iperf3"  # the container's iperf3, not the host's netrun_iperf3
-        cmd = dk.exec_command(self.names["client"], argv, self.docker(self.client))
+        argv = client_argv(self, self.server_ip, SERVER_PORT)  # the image's iperf3
+        cmd = self.end("client").wrap(argv)
         self.healthy = False  # until this repeat measured: a failed one hands nothing on
 
         def plain() -> CommandResult:
@@ -395,10 +394,6 @@ class DockerMode(ContainerMode):
         found = netperf_container.measure(self, repeat)
         self.healthy = True
         return found
-
-    def load_flow(self, load: Load, seconds: float, tag: str) -> ContainerFlow:
-        """A ``load:`` test's bulk flow, in these containers (netrun.modes.docker.load)."""
-        return ContainerFlow(self, load, seconds, tag)
 
     def teardown(self) -> None:
         """Hand the containers to the next test that wants the same ones, or leave them

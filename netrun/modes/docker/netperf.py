@@ -1,12 +1,12 @@
 """netperf in the container modes: the server container's command, and one measurement.
 
 The docker modes keep both containers for the whole test (netrun.modes.docker.mode). For
-``tool: netperf`` each runs a netserver under a small sh loop that says "Server listening"
-once netserver's port is in the container's /proc/net/tcp (the launch waits for those
-words, as for iperf3 and iperf2); a repeat is one ``docker exec`` of the instances script in
-the client container towards the server container's address. Removing the containers ends
-netserver and its per-test children. The image must have netperf, netserver, sh, grep and
-sleep (the lab's image does when the lab has a netperf build; set ``image:``).
+``tool: netperf`` each runs a netserver as its PID 1 (netrun.tools.netperf.tool.resident:
+the launch waits for its "Server listening", as for iperf3 and iperf2); a repeat is one
+``docker exec`` of the instances script in the client container towards the server
+container's address. Removing the containers ends netserver and its per-test children.
+The image must have netperf, netserver, sh, grep and sleep (the lab's image does when the
+lab has a netperf build; set ``image:``).
 
 In the path-bytes modes (flannel, freeflow) each repeat reads the byte counters of both
 ends around it (netrun.modes.docker.pathbytes) and judges each direction on the payload
@@ -27,25 +27,8 @@ from netrun.tools.netperf.parse import Instance
 if TYPE_CHECKING:
     from netrun.modes.docker.base import ContainerMode
 
-#: PID 1 of a netperf container: netserver, and the words the launch waits for once it
-#: listens ($0 is the port). netserver without -L listens on both families: tcp or tcp6.
-SERVER = r"""
-netserver -D -p "$0" & n=$!
-h=$(printf ':%04X' "$0")
-while ! grep -Eq "$h [0-9A-F]+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
-    kill -0 "$n" 2>/dev/null || exit 1
-    sleep 0.05
-done
-echo "Server listening on TCP port $0 (netserver)"
-wait "$n"
-"""
 #: Where the client container keeps each process's output until it is printed.
 OUT_PREFIX = "/tmp/netrun-netperf"
-
-
-def server_args(port: int) -> tuple[str, list[str]]:
-    """Entrypoint and arguments of a netperf container."""
-    return "sh", ["-c", SERVER, str(int(port))]
 
 
 def measure(

@@ -31,12 +31,14 @@ from netrun.core.options import Option, expecting, matching, number
 from netrun.errors import ModeError
 from netrun.hosts.host import Host, folder_key
 from netrun.modes.docker import pathbytes
+from netrun.modes.docker.ends import FreeFlowEnd
 from netrun.modes.docker.flannel import OPTIONS as FLANNEL_OPTIONS
 from netrun.modes.docker.flannel import PATH_RE
 from netrun.modes.docker.mode import DockerMode
 from netrun.modes.freeflow import netperf as ff_netperf
 from netrun.modes.freeflow import router, sockets
 from netrun.tools import docker as dk
+from netrun.tools.ends import End
 from netrun.tools.iperf3 import tcpinfo
 from netrun.tools.iperf3.result import Iperf3Result
 from netrun.tools.netperf.parse import Instance
@@ -107,6 +109,10 @@ class FreeFlow(DockerMode):
 
     def images(self, host: Host) -> list[str]:
         return [str(self.value("image", host)), str(self.value("router_image", host))]
+
+    def place(self, role: str) -> End:
+        """The end of ``role``: its container, every argv with the library preloaded."""
+        return FreeFlowEnd(self, role, f"/freeflow/{LIBRARY}")
 
     def library_path(self, host: Host) -> str:
         return f"{str(self.value('freeflow_dir', host)).rstrip('/')}/{LIBRARY}"
@@ -203,7 +209,7 @@ class FreeFlow(DockerMode):
     def app_env(self, host: Host) -> dict[str, str]:
         return {
             "VNET_PREFIX": VNET_TOKEN,  # the host's script works it out (router.script)
-            "LD_PRELOAD": f"/freeflow/{LIBRARY}",
+            "LD_PRELOAD": f"/freeflow/{LIBRARY}",  # as its ends' wraps name it
         }
 
     def app_volumes(self, host: Host) -> list[str]:

@@ -111,19 +111,25 @@ def preview(mode: Placement) -> list[tuple[str, str]]:
     """Both ends' iperf2, through the placement's ends."""
     port = int(mode.value("port"))
     server, client = mode.end("server"), mode.end("client")
-    srv = [iperf2_run.binary(server.host), *iperf2.server_command(port, server.bind)[1:]]
+    srv = [server.program("netrun_iperf2", "iperf"), *iperf2.server_command(port, server.bind)[1:]]
     t = mode.test
     cli = iperf2.client_command(
         server.address, length=int(t.value("length")), bitrate=t.value("bitrate"),
         duration=float(t.duration), port=port,
     )  # fmt: skip
-    cli[0] = iperf2_run.binary(client.host)
+    cli[0] = client.program("netrun_iperf2", "iperf")
     return [("server", shlex.join(server.wrap(srv))), ("client", shlex.join(client.wrap(cli)))]
 
 
 def stop(mode: Placement, tag: str) -> None:
     """Kill the client of measurement ``tag`` by its pid file (Tool.stop)."""
     iperf2_run.stop_client(mode, mode.end("client").host, tag)
+
+
+def resident(port: int) -> list[str]:
+    """iperf2's UDP server for a whole test (Tool.resident): ``iperf -s -u -e -i 1``, the
+    report of each repeat's flow read from its output."""
+    return iperf2.server_command(port)
 
 
 def describe(test: TestSpec) -> str:
@@ -141,4 +147,5 @@ TOOL = Tool(
     fan=iperf2_flows.FAN,
     preview=preview,
     stop=stop,
+    resident=resident,
 )

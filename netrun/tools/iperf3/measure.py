@@ -34,8 +34,8 @@ def client_argv(
     mode: Placement, server_ip: str, port: int | None, *, server_output: bool = False
 ) -> list[str]:
     """The iperf3 client command for a test (netrun.tools.iperf3.command.test_client_argv)
-    with the client end's host's iperf3 (not wrapped: the mode runs it at its end)."""
-    program = iperf3.binary(mode.end("client").host)
+    with the client end's iperf3 (not wrapped: the mode runs it at its end)."""
+    program = mode.end("client").program("netrun_iperf3", "iperf3")
     return iperf3.test_client_argv(
         mode.test, server_ip, port, program=program, server_output=server_output
     )
@@ -117,7 +117,8 @@ def preview(mode: Placement) -> list[tuple[str, str]]:
     """The server at the server end's bind address, the client dialling its address."""
     port = mode.value("port")
     server, client = mode.end("server"), mode.end("client")
-    srv = iperf3.server_command(server.bind, port or BASE_PORT, binary=iperf3.binary(server.host))
+    binary = server.program("netrun_iperf3", "iperf3")
+    srv = iperf3.server_command(server.bind, port or BASE_PORT, binary=binary)
     cli = client_argv(mode, server.address, port or BASE_PORT)
     return [
         ("server", shlex.join(server.wrap(srv)) + port_note(port, BASE_PORT)),

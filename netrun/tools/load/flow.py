@@ -1,12 +1,12 @@
 """The load's bulk iperf3 flow, placed on the hosts themselves (bare metal), and what every
 placement of it is to the load measurement (``Flow``).
 
-A container mode places the same flow in the test's own containers
-(netrun.modes.docker.load); the load measurement finds that placement by the mode's
-``load_flow`` method, as netperf finds a container mode's ``measure_netperf``, and uses
-``HostFlow`` otherwise. Either way the server end starts first and answers when it
-listens; the client runs in a thread while the latency tool measures, and its iperf3 JSON
-is the load's figure and proof.
+At ends with ports of their own (a container's network namespace: End.own_ports) the same
+flow is ``EndFlow``: the server's port is fixed (``PORT``), and both ends are the ends'
+own starts and runs (netrun.tools.ends: in a container, ``docker exec`` with the pids
+recorded inside it). Either way the server end starts first and answers when it listens;
+the client runs in a thread while the latency tool measures, and its iperf3 JSON is the
+load's figure and proof.
 
 On the hosts the server is netrun's usual one-off ``iperf3 -s -1`` (Iperf3Server: a free
 port from the run's range, a lifetime bound, its pid file in the run's folder) and the
@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from netrun.errors import NetrunError, ToolError
+from netrun.hosts import proc
 from netrun.hosts.proc import kill_script
 from netrun.tools.iperf3 import command as iperf3_command
 from netrun.tools.iperf3 import parse as iperf3_parse
@@ -40,9 +41,25 @@ from netrun.tools.load.spec import Load
 if TYPE_CHECKING:
     from netrun.hosts.command import CommandResult
     from netrun.tools.base import Placement
+    from netrun.tools.ends import Started
 
 #: Seconds a flow may outlast its own -t before netrun gives up on it.
 SLACK = 15.0
+#: The load server's port at ends with ports of their own (apart from the iperf3, iperf2
+#: and netperf servers a container may hold).
+PORT = 5301
+#: Seconds the server end has to listen there.
+LISTEN_WAIT = 10.0
+
+
+def listening(port: int, seconds: float) -> str:
+    """sh until TCP ``port`` listens, failing after ``seconds`` (looks 0.05 s apart, in
+    /proc/net/tcp: no ss needed where it runs)."""
+    return (
+        f"h=:{int(port):04X}; i=0; "
+        'while ! grep -Eq "$h [0-9A-F]+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null; do '
+        f'i=$((i + 1)); [ "$i" -gt {int(seconds / 0.05)} ] && exit 1; sleep 0.05; done'
+    )
 
 
 class Flow(Protocol):
@@ -179,3 +196,74 @@ class HostFlow:
             client.run(kill_script(pidfile), timeout=10, check=False)
         with contextlib.suppress(NetrunError):
             self.server.stop()
+
+
+class EndFlow:
+    """The load at ends with ports of their own (End.own_ports: a container): the server
+    on ``PORT``, both ends started and stopped through the ends (their pids recorded
+    where they run). The image needs iperf3, sh, grep and sleep."""
+
+    def __init__(self, mode: Placement, load: Load, seconds: float, tag: str) -> None:
+        self.mode = mode
+        self.load = load
+        self.seconds = math.ceil(seconds)
+        self.tag = tag
+        self.ends = mode.end("server"), mode.end("client")
+        self.client: Background | None = None
+        self.server: Started | None = None
+        self.where = f"{mode.client.name} -> {mode.server.name} (containers)"
+
+    def _commands(self, program: str = "iperf3") -> tuple[list[str], list[str]]:
+        server, _ = self.ends
+        serve = [program, "-s", "-1", "-p", str(PORT)]
+        return serve, argv(self.load, server.address, PORT, self.seconds, program)
+
+    def start(self) -> None:
+        server, client = self.ends
+        serve, cli = self._commands()
+        self.server = server.start(
+            serve, f"load-{self.tag}-server", lifetime=self.seconds + SLACK,
+            what="load iperf3 server", ready=listening(PORT, LISTEN_WAIT),
+        )  # fmt: skip
+        answer = self.server.answer
+        if answer is not None and answer.exited != 0:
+            raise ToolError(
+                f"load flow {self.where}: the iperf3 server on {server.host.name} did not "
+                f"listen on port {PORT} within {LISTEN_WAIT:g}s (the image needs iperf3, sh "
+                "and grep)",
+                answer.stdout + answer.stderr,
+            )
+        pidfile = self._client_pidfile()
+        keep = proc.save_pid('"$0"', "$$") + '; exec "$@"'
+        line = shlex.join(client.wrap(["sh", "-c", keep, pidfile, *cli]))
+        timeout = self.seconds + SLACK
+        self.client = Background(lambda: client.run(line, timeout=timeout, check=False))
+
+    def _client_pidfile(self) -> str:
+        return f"/tmp/netrun-load-{self.tag}.client.pid"
+
+    def preview(self) -> list[tuple[str, str]]:
+        """Both ends' commands (the server container's address is known once it runs),
+        from the files alone (``--check-only``)."""
+        server, client = self.ends
+        serve, cli = self._commands()
+        return [
+            ("load server", shlex.join(server.wrap(serve))),
+            ("load client", shlex.join(client.wrap(cli))),
+        ]
+
+    def finish(self) -> tuple[Iperf3Result, str]:
+        assert self.client is not None
+        try:
+            res = self.client.join(self.seconds + 2 * SLACK)
+        except NetrunError as exc:
+            raise ToolError(f"load flow {self.where}: {exc}") from None
+        return parsed(res, self.where)
+
+    def stop(self) -> None:
+        client = self.ends[1]
+        with contextlib.suppress(NetrunError):
+            client.run(client.stop_script(self._client_pidfile()), timeout=15, check=False)
+        if self.server is not None:
+            with contextlib.suppress(NetrunError):
+                self.server.stop(timeout=15)

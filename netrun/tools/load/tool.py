@@ -38,7 +38,7 @@ from netrun.errors import Cancelled
 from netrun.tools import get_tool
 from netrun.tools.base import Tool
 from netrun.tools.load import spec as load_spec
-from netrun.tools.load.flow import Flow, HostFlow
+from netrun.tools.load.flow import EndFlow, Flow, HostFlow
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -103,12 +103,10 @@ def added(
 
 
 def place(mode: Placement, load: load_spec.Load, seconds: float, tag: str) -> Flow:
-    """The mode's own placement of the flow (a container mode's ``load_flow``), else on
-    the hosts."""
-    own = getattr(mode, "load_flow", None)
-    if own is not None:
-        flow: Flow = own(load, seconds, tag)
-        return flow
+    """The flow at the test's ends: on a fixed port where they have ports of their own
+    (a container's), else on a free one of the hosts' range."""
+    if mode.end("server").own_ports:
+        return EndFlow(mode, load, seconds, tag)
     return HostFlow(mode, load, seconds, tag)
 
 

@@ -179,14 +179,35 @@ def preview(mode: Placement) -> list[tuple[str, str]]:
     """netserver at the server end, the test's netperf processes at the client end."""
     port = int(mode.value("port"))
     srv_end, cli_end = mode.end("server"), mode.end("client")
-    srv = [server.netserver(srv_end.host), "-D", "-L", srv_end.bind, "-p", str(port)]
-    cli = client_argv(mode, srv_end.address, port, netperf(cli_end.host))
+    program = srv_end.program("netrun_netserver", "netserver")
+    srv = [program, "-D", "-L", srv_end.bind, "-p", str(port)]
+    cli = client_argv(mode, srv_end.address, port, cli_end.program("netrun_netperf", "netperf"))
     count = int(mode.test.value("instances"))
     times = f"  (x {count} at once)" if count > 1 else ""
     return [
         ("server", shlex.join(srv_end.wrap(srv))),
         ("client", shlex.join(cli_end.wrap(cli)) + times),
     ]
+
+
+#: netserver for a whole test (Tool.resident), under a small sh loop that says "Server
+#: listening" once its port is in /proc/net/tcp ($0 is the port); without -L it listens on
+#: both families: tcp or tcp6. Its end needs sh, grep and sleep.
+RESIDENT = r"""
+netserver -D -p "$0" & n=$!
+h=$(printf ':%04X' "$0")
+while ! grep -Eq "$h [0-9A-F]+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+    kill -0 "$n" 2>/dev/null || exit 1
+    sleep 0.05
+done
+echo "Server listening on TCP port $0 (netserver)"
+wait "$n"
+"""
+
+
+def resident(port: int) -> list[str]:
+    """netserver for a whole test, said ready once it listens (Tool.resident)."""
+    return ["sh", "-c", RESIDENT, str(int(port))]
 
 
 def protocol(options: Mapping[str, Any]) -> str:
@@ -212,4 +233,5 @@ TOOL = Tool(
     top_level=("throughput_bps",),
     needs={"server": ("netserver",), "client": ("netperf",)},
     preview=preview,
+    resident=resident,
 )

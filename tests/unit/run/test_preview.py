@@ -154,7 +154,7 @@ def test_a_container_load_test_shows_its_docker_execs(tmp_path: Path) -> None:
         " duration: 3, load: true}\n",
     )
     assert p.commands[-2:] == [
-        ("load server", "docker exec -d netrun-RUNID-t0-server iperf3 -s -1 -p 5301"),
+        ("load server", "docker exec netrun-RUNID-t0-server iperf3 -s -1 -p 5301"),
         (
             "load client",
             "docker exec netrun-RUNID-t0-client iperf3 -c '<server container IP>' -p 5301 -J"

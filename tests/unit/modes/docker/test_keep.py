@@ -229,7 +229,8 @@ def test_the_armed_clients_name_the_containers_the_keep_decision_chose(
         for (host, tag), cmd in armed.items():
             assert host == "bravo" and tag.endswith(":" + first_names["client"])
             assert cmd.container == first_names["client"]
-            assert f"exec {first_names['client']} iperf3" in cmd.started.line
+            # docker exec [FreeFlow's -e LD_PRELOAD=...] CONTAINER iperf3
+            assert f" {first_names['client']} iperf3" in cmd.started.line
         commands = [cmd.started for cmd in armed.values()]
         m.teardown()  # hands them on (the next test wants the same ones)
         assert all(c.abandoned for c in commands) and not ctx.ahead.armed

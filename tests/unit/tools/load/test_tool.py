@@ -24,10 +24,13 @@ from netrun.tools import get_tool
 from netrun.tools.ends import HostEnd
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3.result import Iperf3Result
+from netrun.tools.load import flow as load_flow
 from netrun.tools.load import tool as load_tool
 from netrun.tools.load.spec import Load
 from tests.conftest import LOAD_FIXTURES
 
+#: The module's own placement (the tests below stand a flow in for it).
+PLACE = load_tool.place
 RAW = json.loads((LOAD_FIXTURES / "ping-bidir-50mbit.raw.json").read_text())
 
 
@@ -95,14 +98,17 @@ class Mode:
         host = self.server if role == "server" else self.client
         return HostEnd(self, role, host)  # type: ignore[arg-type]
 
-    def load_flow(self, load: Load, seconds: float, tag: str) -> Flow:
-        self.placed.append((load, seconds, tag))
-        return self.flow
+
+def stand_in(mode: Mode, load: Load, seconds: float, tag: str) -> Flow:
+    """The flow placed at the mode's ends (load_tool.place), the stand-in here."""
+    mode.placed.append((load, seconds, tag))
+    return mode.flow
 
 
 @pytest.fixture(autouse=True)
 def no_ramp(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(load_tool, "RAMP", 0.0)
+    monkeypatch.setattr(load_tool, "place", stand_in)
 
 
 def test_idle_then_loaded_with_the_added_latency_and_the_load(tmp_path: Path) -> None:
@@ -166,3 +172,24 @@ def test_netperf_microseconds_are_added_in_milliseconds() -> None:
     values, why = load_tool.added("iperf2", idle, loaded)
     assert values == {"latency_added_p50_ms": None, "latency_added_p99_ms": None}
     assert "no such percentile" in why["latency_added_p50_ms"]
+
+
+class OwnPortsEnd(HostEnd):
+    """An end with a network namespace of its own (as a container's)."""
+
+    own_ports = True
+
+
+def test_the_flow_is_placed_by_what_its_ends_are(tmp_path: Path) -> None:
+    """Ends sharing the host's ports get a free port of the run's range (HostFlow); ends
+    with ports of their own (a container's) the load's fixed port, through the ends."""
+    test = spec(tmp_path)
+    load = Load(4, "both", "tcp", None)
+    mode = Mode(test, Flow())
+    assert isinstance(PLACE(mode, load, 3, "t0r1load"), load_flow.HostFlow)  # type: ignore[arg-type]
+    mode.end = lambda role: OwnPortsEnd(
+        mode, role, mode.server if role == "server" else mode.client
+    )  # type: ignore[method-assign,arg-type]
+    flow = PLACE(mode, load, 3, "t0r1load")  # type: ignore[arg-type]
+    assert isinstance(flow, load_flow.EndFlow)
+    assert flow.preview()[0] == ("load server", f"iperf3 -s -1 -p {load_flow.PORT}")
