@@ -27,6 +27,12 @@ An End is:
 - ``own_ports``: whether the end has a network namespace of the test's own (a
   container's), where a fixed port is free, or shares the host's with whatever else
   runs there (a tool then picks a free port of a range);
+- ``recording(argv, name)``: the argv that records its own pid at the end as it starts
+  (in the one format; at ``path(name + ".pid")``), for a client run in the foreground
+  that an undo record (``stop_script``) or a stopped flow must be able to stop;
+- ``resident``: whether the test's tool keeps its server at this end for the whole test
+  (Tool.resident: a container's PID 1), whose output so far ``resident_output`` reads;
+  a tool then measures with it instead of starting one per repeat;
 - ``put(path, text)``: a file at the end (a config the tool reads).
 
 A Kubernetes mode (pods pinned to nodes) fits without new tool code: its End's ``host``
@@ -134,6 +140,15 @@ class End(Protocol):
 
     def stop_script(self, pidfile: str, *, group: bool = False) -> str: ...
 
+    def path(self, name: str) -> str: ...
+
+    def recording(self, argv: Sequence[str], name: str) -> tuple[list[str], str]: ...
+
+    @property
+    def resident(self) -> bool: ...
+
+    def resident_output(self, *, timeout: float = 60) -> str: ...
+
     def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult: ...
 
 
@@ -143,6 +158,8 @@ class HostEnd:
 
     #: The host's network namespace is shared with whatever else runs there.
     own_ports = False
+    #: A tool starts its own server here for each measurement.
+    resident = False
 
     def __init__(self, mode: Recorder, role: str, host: Host, address: str | None = None) -> None:
         self.mode = mode
@@ -196,9 +213,29 @@ class HostEnd:
         """sh on the host stopping the process ``start`` recorded in ``pidfile``."""
         return proc.kill_recorded(pidfile, group=group)
 
+    def path(self, name: str) -> str:
+        """Where a file named ``name`` of this run lives at this end: the run's folder."""
+        return f"{self.workdir}/{name}"
+
+    def recording(self, argv: Sequence[str], name: str) -> tuple[list[str], str]:
+        """``argv`` behind a wrapper that records its pid (exec keeps it), and the pid file."""
+        return recording(self, argv, name)
+
+    def resident_output(self, *, timeout: float = 60) -> str:
+        return ""
+
     def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult:
         q = shlex.quote
         return self.run(f"printf %s {q(text)} > {q(path)}", timeout=timeout, check=True)
+
+
+def recording(end: End, argv: Sequence[str], name: str) -> tuple[list[str], str]:
+    """``argv`` at ``end`` behind ``sh -c`` recording its pid at the end's
+    ``path(name + ".pid")`` in the one format, then exec-ing it (its pid and start time),
+    wrapped to run there; and that pid file."""
+    pidfile = end.path(f"{name}.pid")
+    keep = f'{proc.save_pid(pidfile, "$$")} && exec "$@"'
+    return end.wrap(["sh", "-c", keep, "sh", *argv]), pidfile
 
 
 #: What a tool's leg returns (Carried.value).

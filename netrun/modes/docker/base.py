@@ -1,7 +1,7 @@
 """What the container modes' helpers see of a container test: its containers, their
 state, and the few steps each mode family defines (docker, flannel, freeflow).
 
-The helpers beside it (launch, engine, keep, early, armed, serverwait, pathbytes, iperf2)
+The helpers beside it (launch, engine, keep, early, armed, serverwait, pathbytes, ends)
 take a ContainerMode; netrun.modes.docker.mode's DockerMode is the one that runs them, so
 they never import it.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from netrun.cleanup import labels
@@ -20,7 +21,7 @@ from netrun.modes.base import Mode
 from netrun.modes.docker.ends import ContainerEnd
 from netrun.tools import docker as dk
 from netrun.tools import get_tool
-from netrun.tools.ends import End
+from netrun.tools.ends import Carried, End, T
 
 
 class ContainerMode(Mode):
@@ -31,6 +32,20 @@ class ContainerMode(Mode):
     counts_path: ClassVar[bool] = False
     #: The repeat being measured (netrun.modes.early_sweep: is it a host's last measurement?).
     repeat = 1
+
+    def carry(self, repeat: int, port: int, leg: Callable[[str, int], T]) -> Carried[T]:
+        """A tool's client leg towards the server container's address: the containers
+        serve the next test only once it measured (``healthy``), and the mode's checks
+        after it (``checked``: Flannel's flanneld) fail the repeat."""
+        self.repeat = repeat
+        self.healthy = False  # until this repeat measured: a failed one hands nothing on
+        value = leg(self.end("server").address, port)
+        self.checked()
+        self.healthy = True
+        return Carried(value, {"server_ip": self.server_ip})
+
+    def checked(self) -> None:
+        """What the mode checks after each repeat (Flannel: its flanneld still runs)."""
 
     def place(self, role: str) -> End:
         """The end of ``role``: its container (netrun.modes.docker.ends)."""

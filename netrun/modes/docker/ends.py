@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from netrun.hosts import proc
 from netrun.tools import docker as dk
-from netrun.tools.ends import Recorder, Started
+from netrun.tools.ends import Recorder, Started, recording
 
 if TYPE_CHECKING:
     from netrun.hosts.command import CommandResult
@@ -53,6 +53,9 @@ class ContainerEnd:
 
     #: A container has a network namespace of its own: a fixed port is free there.
     own_ports = True
+    #: Its PID 1 is the test's tool's server for the whole test (Tool.resident; iperf3's
+    #: ``-s`` by default): netrun.modes.docker.mode.DockerMode.app_argv.
+    resident = True
 
     def __init__(self, mode: Containers, role: str) -> None:
         self.mode = mode
@@ -117,14 +120,27 @@ class ContainerEnd:
         stops it there; then ``ready`` in the container, in the same round trip. The
         container's time bound stands for ``lifetime``; ``group`` is moot: removing the
         container ends whatever the process forked."""
-        out = f"{CONTAINER_TMP}/netrun-{name}.out"
-        pidfile = f"{CONTAINER_TMP}/netrun-{name}.pid"
+        out, pidfile = self.path(f"{name}.out"), self.path(f"{name}.pid")
         keep = f'{proc.save_pid(pidfile, "$$")} && exec "$@" > {shlex.quote(out)} 2>&1'
         started = shlex.join(self.wrap(["sh", "-c", keep, "sh", *argv], detach=True))
         script = f"{started} && {self.at(ready)}" if ready else started
         undo = f"{self.stop_script(pidfile)}; true"
         res = self.mode.change(self.host, script, undo, what=what, check=not ready)
         return Started(self, out, pidfile, res if ready else None)
+
+    def path(self, name: str) -> str:
+        """Where a file named ``name`` lives in the container."""
+        return f"{CONTAINER_TMP}/netrun-{name}"
+
+    def recording(self, argv: Sequence[str], name: str) -> tuple[list[str], str]:
+        """``argv`` recording its pid inside the container as it starts (exec keeps it)."""
+        return recording(self, argv, name)
+
+    def resident_output(self, *, timeout: float = 60) -> str:
+        """What the container's PID 1 (the tool's resident server) wrote on its stdout so
+        far (its stderr is another stream: joined, the cut between repeats would move)."""
+        argv = dk.logs_command(self.name, self.mode.docker(self.host), tail=100_000)
+        return self.host.run(argv, timeout=timeout, check=False).stdout
 
     def stop_script(self, pidfile: str, *, group: bool = False) -> str:
         """sh on the host stopping the process recorded in ``pidfile`` in the container."""

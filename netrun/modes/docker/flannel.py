@@ -246,10 +246,8 @@ class Flannel(DockerMode):
         self.healthy = True
         return found, raw, extra
 
-    def measure_iperf2(self, repeat: int, run: Any) -> tuple[Any, str, dict[str, Any]]:
-        found = super().measure_iperf2(repeat, run)
+    def checked(self) -> None:
         self.check_flanneld()
-        return found
 
 
 MODE = Flannel

@@ -29,7 +29,6 @@ from netrun.modes import sameend
 from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker import armed as armedexec
 from netrun.modes.docker import early, engine, keep, launch, pathbytes, serverwait
-from netrun.modes.docker import iperf2 as iperf2_container
 from netrun.modes.docker import netperf as netperf_container
 from netrun.modes.docker.base import ContainerMode
 from netrun.modes.docker.mtu import follow_container
@@ -73,7 +72,7 @@ class DockerMode(ContainerMode):
 
     name = "docker"
     options = OPTIONS
-    #: The tools it runs in containers (netrun.modes.docker.iperf2, .netperf for those).
+    #: The tools it runs in containers (each server its PID 1: Tool.resident).
     tools: ClassVar[tuple[str, ...] | None] = ("iperf3", "iperf2", "netperf")
     containers = True
     sweeps_early = "sequential"
@@ -380,13 +379,6 @@ class DockerMode(ContainerMode):
         res, before, after = pathbytes.unwrap(res)
         self.counters.update(client_before=before, client_after=after)
         return res
-
-    def measure_iperf2(self, repeat: int, run: Any) -> tuple[Any, str, dict[str, Any]]:
-        """tool: iperf2 between the containers (``run``, the bare-metal leg, is not used)."""
-        self.healthy = False
-        result, raw = iperf2_container.measure(self, int(self.value("port")))
-        self.healthy = True
-        return result, raw, {"server_ip": self.server_ip}
 
     def measure_netperf(self, repeat: int) -> tuple[Any, str, dict[str, Any]]:
         """tool: netperf between the containers (netrun.modes.docker.netperf)."""

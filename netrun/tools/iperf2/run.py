@@ -11,11 +11,13 @@ non-interactive shell ignores SIGINT) and parses what it wrote.
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from netrun.errors import HostError, NetrunError
+from netrun.errors import Cancelled, HostError, NetrunError
 from netrun.hosts import proc
 from netrun.tools import ports
 from netrun.tools.iperf2 import parse as iperf2
@@ -31,6 +33,8 @@ START_WAIT = 5.0
 REPORT_WAIT = 5.0
 #: How long an iperf2 may outlive netrun's deadline for it (``timeout`` on the host).
 REMOTE_MARGIN = 10.0
+#: A report line from 0 s: with ``-i 1`` the first per-second line, then the whole test's.
+FROM_ZERO = re.compile(r"^\[\s*\d+\]\s+0\.0+-[0-9.]+\s+sec\b", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -95,29 +99,50 @@ def run_client(mode: Placement, end: End, target: str, port: int, tag: str) -> C
         target, length=int(t.value("length")), bitrate=t.value("bitrate"),
         duration=float(t.duration), port=port,
     )  # fmt: skip
-    argv[0] = binary(end.host)
+    argv[0] = end.program("netrun_iperf2", "iperf")
     deadline = float(t.deadline)
-    pidfile = client_pidfile(mode, end.host, tag)
-    inner = f'{proc.save_pid(pidfile, "$$")} && exec "$@"'
-    bounded = ["timeout", "-k", "5", f"{deadline:g}", "sh", "-c", inner, "sh", *end.wrap(argv)]
-    stop = proc.kill_recorded(pidfile)
+    recorded, pidfile = end.recording(argv, client_name(tag))
+    bounded = ["timeout", "-k", "5", f"{deadline:g}", *recorded]
+    stop = end.stop_script(pidfile)
     what = "stop the iperf2 client"
     return mode.change(
         end.host, shlex.join(bounded), stop, what=what, timeout=deadline + 15, check=False
     )
 
 
-def client_pidfile(mode: Placement, host: Host, tag: str) -> str:
-    """Where the client of measurement ``tag`` (TEST-TAG r REPEAT) keeps its pid."""
-    return f"{mode.ctx.workdir(host)}/iperf2-{tag}.client.pid"
+def client_name(tag: str) -> str:
+    """The name of the client of measurement ``tag`` (TEST-TAG r REPEAT): its pid file is
+    End.path(NAME.pid)."""
+    return f"iperf2-{tag}.client"
 
 
-def stop_client(mode: Placement, host: Host, tag: str) -> None:
-    """Kill the running client of measurement ``tag`` by its pid file (its identity
-    checked: netrun.cleanup.proc.kill_recorded), so a fan flow ends when another failed
-    (netrun.run.flows); its server's report wait then ends it as after any failure."""
+def stop_client(end: End, tag: str) -> None:
+    """Kill the running client of measurement ``tag`` by its pid file at its end (its
+    identity checked: netrun.hosts.proc.kill_recorded), so a fan flow ends when another
+    failed (netrun.run.flows); its server's report wait then ends it as after any failure."""
+    pidfile = end.path(f"{client_name(tag)}.pid")
     with contextlib.suppress(NetrunError):
-        host.run(proc.kill_recorded(client_pidfile(mode, host, tag)), timeout=15, check=False)
+        end.run(end.stop_script(pidfile), timeout=15, check=False)
+
+
+def with_resident(
+    mode: Placement, server: End, client: End, target: str, port: int, tag: str
+) -> tuple[iperf2.Iperf2Result, str]:
+    """One run against the server the server end keeps for the whole test (End.resident:
+    a container's PID 1, Tool.resident): the client, then the part of the server's output
+    written since the run began, once it holds the flow's whole-test report."""
+    duration = float(mode.test.duration)
+    before = len(server.resident_output().splitlines())
+    res = run_client(mode, client, target, port, tag)
+    want = 1 if duration <= 1 else 2
+    stopping = getattr(mode.ctx, "stopping", None)  # the run's (RunContext.stopping)
+    deadline = time.monotonic() + REPORT_WAIT
+    text = "\n".join(server.resident_output().splitlines()[before:])
+    while len(FROM_ZERO.findall(text)) < want and time.monotonic() < deadline:
+        if stopping is not None and stopping.wait(0.1):
+            raise Cancelled(server.host.name)
+        text = "\n".join(server.resident_output().splitlines()[before:])
+    return result_of(mode, text, res, duration)
 
 
 def stop_server(server: Server, duration: float) -> str:

@@ -9,7 +9,7 @@ address, through ``mode: turn``'s relay there).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from netrun.core.measurement import Measurement
@@ -69,9 +69,12 @@ def leg(mode: Placement, tag: str) -> Run:
     """A function running one iperf2 test whose client sends to a given address and port."""
 
     def run(target: str, port: int) -> tuple[iperf2.Iperf2Result, str]:
+        server, client_end = mode.end("server"), mode.end("client")
+        if server.resident:  # the end keeps iperf2's server for the test (Tool.resident)
+            return iperf2_run.with_resident(mode, server, client_end, target, port, tag)
         server_port = int(mode.value("port"))
-        srv = iperf2_run.start_server(mode, mode.end("server"), server_port, tag)
-        client = iperf2_run.run_client(mode, mode.end("client"), target, port, tag)
+        srv = iperf2_run.start_server(mode, server, server_port, tag)
+        client = iperf2_run.run_client(mode, client_end, target, port, tag)
         text = iperf2_run.stop_server(srv, float(mode.test.duration))
         return iperf2_run.result_of(mode, text, client, float(mode.test.duration))
 
@@ -79,18 +82,13 @@ def leg(mode: Placement, tag: str) -> Run:
 
 
 def measure(mode: Placement, repeat: int) -> Measurement:
-    """One repeat: bare metal sends to the server's data address, a relay mode its own way."""
+    """One repeat: the client's leg carried the mode's way (on bare metal to the server
+    end's address, in containers to the server container's, through a relay its own)."""
     found = clocks(mode)
     run = leg(mode, f"{mode.test.tag}r{repeat}")  # a fan flow's own (its tag)
-    own: Callable[[int, Run], tuple[iperf2.Iperf2Result, str, Mapping[str, Any]]] | None
-    own = getattr(mode, "measure_iperf2", None)  # docker's, until its ends place it
-    extra: Mapping[str, Any] = {}
-    if own is not None:
-        result, raw, extra = own(repeat, run)
-    else:
-        carried = mode.carry(repeat, int(mode.value("port")), run)
-        (result, raw), extra = carried.value, carried.details
-        raw += carried.note
+    carried = mode.carry(repeat, int(mode.value("port")), run)
+    (result, raw), extra = carried.value, carried.details
+    raw += carried.note
     metrics, details = iperf2_run.metrics_of(result)
     details = {**details, **extra, "clock": found}
     why = clock_reading.latency_verdict(
@@ -123,7 +121,7 @@ def preview(mode: Placement) -> list[tuple[str, str]]:
 
 def stop(mode: Placement, tag: str) -> None:
     """Kill the client of measurement ``tag`` by its pid file (Tool.stop)."""
-    iperf2_run.stop_client(mode, mode.end("client").host, tag)
+    iperf2_run.stop_client(mode.end("client"), tag)
 
 
 def resident(port: int) -> list[str]:
