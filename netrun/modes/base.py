@@ -263,10 +263,18 @@ class Mode:
         metal's placement); a mode that places its ends elsewhere overrides this."""
         return HostEnd(self, role, self.hosts[role])
 
-    def carry(self, repeat: int, port: int, leg: Callable[[str, int], T]) -> Carried[T]:
+    def carry(
+        self,
+        repeat: int,
+        port: int,
+        leg: Callable[[str, int], T],
+        moved: Callable[[T], Mapping[str, int]] | None = None,
+    ) -> Carried[T]:
         """Run a tool's client leg towards the server end's ``port``: ``leg(address,
         port)`` dials what this mode gives (here the server end's address itself; TURN
-        a tunnel through its relay, proven after the leg)."""
+        a tunnel through its relay, proven after the leg). ``moved``: what the leg's
+        result moved each way (sender role -> payload bytes), for a mode that proves its
+        path by the bytes it counted along it (netrun.modes.docker.carry)."""
         return Carried(leg(self.end("server").address, port))
 
     def setup(self) -> None:

@@ -42,7 +42,13 @@ class Placement(Recorder, Protocol):
 
     def end(self, role: str) -> End: ...
 
-    def carry(self, repeat: int, port: int, leg: Callable[[str, int], T]) -> Carried[T]: ...
+    def carry(
+        self,
+        repeat: int,
+        port: int,
+        leg: Callable[[str, int], T],
+        moved: Callable[[T], Mapping[str, int]] | None = None,
+    ) -> Carried[T]: ...
 
     def measure(self, repeat: int) -> Measurement: ...
 

@@ -33,6 +33,10 @@ An End is:
 - ``resident``: whether the test's tool keeps its server at this end for the whole test
   (Tool.resident: a container's PID 1), whose output so far ``resident_output`` reads;
   a tool then measures with it instead of starting one per repeat;
+- ``at(script)``: sh on the end's host running ``script`` at the end (in a container,
+  through its sh);
+- ``needs_bind``: whether a server here must bind() each socket it listens on (FreeFlow's
+  library carries a listening socket only once bound): a tool then names its data ports;
 - ``put(path, text)``: a file at the end (a config the tool reads).
 
 A Kubernetes mode (pods pinned to nodes) fits without new tool code: its End's ``host``
@@ -146,6 +150,10 @@ class End(Protocol):
 
     @property
     def resident(self) -> bool: ...
+    @property
+    def needs_bind(self) -> bool: ...
+
+    def at(self, script: str) -> str: ...
 
     def resident_output(self, *, timeout: float = 60) -> str: ...
 
@@ -160,6 +168,8 @@ class HostEnd:
     own_ports = False
     #: A tool starts its own server here for each measurement.
     resident = False
+    #: A listening socket here is carried whether or not it was bound.
+    needs_bind = False
 
     def __init__(self, mode: Recorder, role: str, host: Host, address: str | None = None) -> None:
         self.mode = mode
@@ -223,6 +233,9 @@ class HostEnd:
 
     def resident_output(self, *, timeout: float = 60) -> str:
         return ""
+
+    def at(self, script: str) -> str:
+        return script
 
     def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult:
         q = shlex.quote

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from netrun.cleanup import labels
@@ -33,16 +33,41 @@ class ContainerMode(Mode):
     #: The repeat being measured (netrun.modes.early_sweep: is it a host's last measurement?).
     repeat = 1
 
-    def carry(self, repeat: int, port: int, leg: Callable[[str, int], T]) -> Carried[T]:
-        """A tool's client leg towards the server container's address: the containers
-        serve the next test only once it measured (``healthy``), and the mode's checks
-        after it (``checked``: Flannel's flanneld) fail the repeat."""
+    def carry(
+        self,
+        repeat: int,
+        port: int,
+        leg: Callable[[str, int], T],
+        moved: Callable[[T], Mapping[str, int]] | None = None,
+    ) -> Carried[T]:
+        """A tool's client leg towards the server container's address; in a path-bytes
+        mode, with what it ``moved`` judged on the bytes along its path (netrun.modes.
+        docker.carry). The containers serve the next test only once it measured
+        (``healthy``), and the mode's checks after it (``checked``: Flannel's flanneld)
+        fail the repeat."""
         self.repeat = repeat
         self.healthy = False  # until this repeat measured: a failed one hands nothing on
-        value = leg(self.end("server").address, port)
+        address = self.end("server").address
+        details: dict[str, Any] = {"server_ip": self.server_ip}
+        value = self.carry_leg(lambda: leg(address, port), moved, details)
         self.checked()
         self.healthy = True
-        return Carried(value, {"server_ip": self.server_ip})
+        return Carried(value, details)
+
+    def carry_leg(
+        self,
+        leg: Callable[[], T],
+        moved: Callable[[T], Mapping[str, int]] | None,
+        details: dict[str, Any],
+    ) -> T:
+        """The leg, and what the mode proves around it into ``details`` (the path-bytes
+        modes: netrun.modes.docker.carry); here the leg alone."""
+        return leg()
+
+    def ride(self, role: str, script: str) -> tuple[str, Callable[[Any], Any]] | None:
+        """What the ``role`` end sends for ``script`` (and reads back from its result),
+        where a reading rides on it; None: it is sent as it is."""
+        return None
 
     def checked(self) -> None:
         """What the mode checks after each repeat (Flannel: its flanneld still runs)."""
@@ -82,6 +107,9 @@ class ContainerMode(Mode):
         self.counters: dict[str, Any] = {}
         #: Whether the containers may serve the next test (setup and the last repeat ok).
         self.healthy = False
+        #: Whether the client end's next command carries the end's counter readings
+        #: (``ride``, during a path-counted leg).
+        self.riding: bool = False
         #: The tests that used these containers before this one, when it adopted them.
         self.kept_by: list[str] = []
 

@@ -18,8 +18,8 @@ again, so what a tool runs there is visibly FreeFlow's, whatever the image's ent
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.hosts import proc
 from netrun.tools import docker as dk
@@ -47,12 +47,16 @@ class Containers(Recorder, Protocol):
 
     def docker(self, host: Host) -> str: ...
 
+    def ride(self, role: str, script: str) -> tuple[str, Callable[[Any], Any]] | None: ...
+
 
 class ContainerEnd:
     """One end in its container (see the module docstring)."""
 
     #: A container has a network namespace of its own: a fixed port is free there.
     own_ports = True
+    #: A listening socket here is carried whether or not it was bound.
+    needs_bind = False
     #: Its PID 1 is the test's tool's server for the whole test (Tool.resident; iperf3's
     #: ``-s`` by default): netrun.modes.docker.mode.DockerMode.app_argv.
     resident = True
@@ -98,8 +102,14 @@ class ContainerEnd:
         return [*cmd[:2], *flags, *cmd[2:]]
 
     def run(self, script: str, *, timeout: float, check: bool = False) -> CommandResult:
-        """``script`` on the end's host (made of ``wrap``-ped argvs, it runs in the container)."""
-        return self.host.run(script, timeout=timeout, check=check)
+        """``script`` on the end's host (made of ``wrap``-ped argvs, it runs in the
+        container); a path-counted leg's first command here carries the end's counter
+        readings (Containers.ride)."""
+        riding = self.mode.ride(self.role, script)
+        if riding is None:
+            return self.host.run(script, timeout=timeout, check=check)
+        sent, done = riding
+        return done(self.host.run(sent, timeout=timeout, check=check))
 
     def at(self, script: str) -> str:
         """sh on the host running ``script`` in the container (it needs sh there)."""
@@ -153,6 +163,10 @@ class ContainerEnd:
 
 class FreeFlowEnd(ContainerEnd):
     """A container end whose every argv runs with FreeFlow's socket library preloaded."""
+
+    #: Its library's listen() listens on the host socket the router made without binding
+    #: it; only a bind() has the router bind it (netrun.modes.freeflow.netperf).
+    needs_bind = True
 
     def __init__(self, mode: Containers, role: str, library: str) -> None:
         super().__init__(mode, role)

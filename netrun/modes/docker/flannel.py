@@ -11,7 +11,7 @@ after which a flanneld seen at the start is gone, naming it, and, per run, the b
 device, the host NIC and the container's interface (``details.path_bytes``), so the result
 shows that its bytes crossed the overlay (``details.crossed_overlay``): for iperf3 on
 the bytes it received, for netperf on the payload it moved each way
-(netrun.modes.docker.netperf.measure_path).
+(netrun.modes.docker.carry).
 """
 
 from __future__ import annotations
@@ -26,12 +26,10 @@ from netrun.core.options import Option, matching
 from netrun.errors import ModeError
 from netrun.hosts.group import in_parallel
 from netrun.hosts.host import Host
-from netrun.modes.docker import netperf as netperf_container
 from netrun.modes.docker import pathbytes
 from netrun.modes.docker.mode import OPTIONS as DOCKER_OPTIONS
 from netrun.modes.docker.mode import DockerMode
 from netrun.tools import docker as dk
-from netrun.tools.netperf.parse import Instance
 
 PATH_RE = r"/[A-Za-z0-9_./-]{1,255}"
 IFACE_RE = r"[A-Za-z0-9_.:-]{1,15}"
@@ -235,16 +233,6 @@ class Flannel(DockerMode):
         m.details.update(path_bytes=path, crossed_overlay=crossed, path_check=why)
         self.check_flanneld()
         return m
-
-    def measure_netperf(self, repeat: int) -> tuple[list[Instance], str, dict[str, Any]]:
-        """tool: netperf with the counters around each repeat, as for iperf3: proof that
-        its payload crossed the overlay."""
-        self.repeat = repeat
-        self.healthy = False
-        found, raw, extra, _ = netperf_container.measure_path(self, repeat)
-        self.check_flanneld()
-        self.healthy = True
-        return found, raw, extra
 
     def checked(self) -> None:
         self.check_flanneld()

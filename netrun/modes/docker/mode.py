@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from netrun.cleanup import undo
@@ -28,12 +28,12 @@ from netrun.hosts.host import Host
 from netrun.modes import sameend
 from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker import armed as armedexec
-from netrun.modes.docker import early, engine, keep, launch, pathbytes, serverwait
-from netrun.modes.docker import netperf as netperf_container
+from netrun.modes.docker import carry, early, engine, keep, launch, pathbytes, serverwait
 from netrun.modes.docker.base import ContainerMode
 from netrun.modes.docker.mtu import follow_container
 from netrun.tools import docker as dk
 from netrun.tools import get_tool
+from netrun.tools.ends import T
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3.measure import client_argv
@@ -380,12 +380,32 @@ class DockerMode(ContainerMode):
         self.counters.update(client_before=before, client_after=after)
         return res
 
-    def measure_netperf(self, repeat: int) -> tuple[Any, str, dict[str, Any]]:
-        """tool: netperf between the containers (netrun.modes.docker.netperf)."""
-        self.healthy = False
-        found = netperf_container.measure(self, repeat)
-        self.healthy = True
-        return found
+    def carry_leg(
+        self,
+        leg: Callable[[], T],
+        moved: Callable[[T], Mapping[str, int]] | None,
+        details: dict[str, Any],
+    ) -> T:
+        """In a path-bytes mode, a leg whose tool says what it ``moved`` runs between two
+        readings of both ends, judged on them (netrun.modes.docker.carry)."""
+        if not self.counts_path or moved is None:
+            return leg()
+        value, found, accelerated = carry.with_path(self, leg, moved)
+        details.update(found)
+        self.judged(details, accelerated)
+        return value
+
+    def ride(self, role: str, script: str) -> tuple[str, Callable[[Any], Any]] | None:
+        """The client end's first command of a path-counted leg, with the end's counters
+        read around it (carry.ride), once."""
+        if role != "client" or not self.riding:
+            return None
+        self.riding = False
+        return carry.ride(self, script)
+
+    def judged(self, details: dict[str, Any], accelerated: bool) -> None:
+        """What the mode adds to a path-counted repeat's details (FreeFlow: whether it
+        left the overlay)."""
 
     def teardown(self) -> None:
         """Hand the containers to the next test that wants the same ones, or leave them

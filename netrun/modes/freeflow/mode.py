@@ -41,7 +41,6 @@ from netrun.tools import docker as dk
 from netrun.tools.ends import End
 from netrun.tools.iperf3 import tcpinfo
 from netrun.tools.iperf3.result import Iperf3Result
-from netrun.tools.netperf.parse import Instance
 
 LIBRARY = "libfsocket.so"
 #: What iperf3 reports under FreeFlow but cannot know: it reads TCP_INFO with getsockopt on
@@ -237,20 +236,19 @@ class FreeFlow(DockerMode):
                 "freeflow_dir and the router"
             )
 
+    def judged(self, details: dict[str, Any], accelerated: bool) -> None:
+        """A path-counted repeat (netperf) left the overlay or not, and why not where its
+        kind of test keeps crossing it (netrun.modes.freeflow.netperf.CRR_NOTE)."""
+        details["accelerated"] = accelerated
+        details["path_check"] = ff_netperf.checked(
+            self.test.options.get("test"), accelerated, details["path_check"]
+        )
+
     def setup(self) -> None:
         """Refuses, before any container starts, a test FreeFlow cannot carry (refusal)."""
         if why := self.refusal():
             raise ModeError(why)
         super().setup()
-
-    def measure_netperf(self, repeat: int) -> tuple[list[Instance], str, dict[str, Any]]:
-        """tool: netperf with its data ports named and the path check around it
-        (netrun.modes.freeflow.netperf)."""
-        self.repeat = repeat
-        self.healthy = False
-        found = ff_netperf.measure(self, repeat)
-        self.healthy = True
-        return found
 
     def measure(self, repeat: int) -> Measurement:
         """The measurement, with the counters that prove (or refute) acceleration."""

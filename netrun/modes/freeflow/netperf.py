@@ -24,21 +24,14 @@ with the real router:
 Each repeat reads the byte counters of the overlay device, the container's interface and
 the host NIC on both ends around it (netrun.modes.docker.pathbytes), and judges each
 direction on the payload netperf moved that way (stats.payload_bytes), as in flannel mode
-(netrun.modes.docker.netperf.measure_path); here it also says whether it left the overlay.
+(netrun.modes.docker.carry); here it also says whether it left the overlay. netperf names
+each process's data port at a FreeFlow end (End.needs_bind).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from netrun.modes.docker import netperf as netperf_container
 from netrun.modes.freeflow.sockets import STREAM_ONLY
 from netrun.tools.ends import Cannot
-from netrun.tools.netperf import command
-from netrun.tools.netperf.parse import Instance
-
-if TYPE_CHECKING:
-    from netrun.modes.docker.base import ContainerMode
 
 #: netperf's UDP_RR, refused before its containers start (Mode.cannot; libfsocket/preload.c).
 UDP_RR = Cannot(
@@ -54,13 +47,6 @@ CRR_NOTE = (
 )
 
 
-def measure(mode: ContainerMode, repeat: int) -> tuple[list[Instance], str, dict[str, Any]]:
-    """One repeat between the containers, each netperf on its own data port, with the
-    path bytes around it and the verdict on where the payload went."""
-    count = int(mode.test.value("instances"))
-    ports = command.data_ports(int(mode.value("port")), count)
-    found, raw, extra, accelerated = netperf_container.measure_path(mode, repeat, ports)
-    if str(mode.test.value("test")) == "TCP_CRR" and not accelerated:
-        extra["path_check"] = f"{extra['path_check']}; {CRR_NOTE}"
-    extra["accelerated"] = accelerated
-    return found, raw, extra
+def checked(test: object, accelerated: bool, why: str) -> str:
+    """A repeat's path check, with why TCP_CRR's is not accelerated when it is not."""
+    return f"{why}; {CRR_NOTE}" if test == "TCP_CRR" and not accelerated else why

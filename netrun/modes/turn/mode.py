@@ -201,7 +201,13 @@ class Turn(Mode):
     def measure(self, repeat: int) -> Measurement:
         raise ModeError("mode turn measures with tool: iperf2 only")
 
-    def carry(self, repeat: int, port: int, leg: Callable[[str, int], T]) -> Carried[T]:
+    def carry(
+        self,
+        repeat: int,
+        port: int,
+        leg: Callable[[str, int], T],
+        moved: Callable[[T], Mapping[str, int]] | None = None,
+    ) -> Carried[T]:
         """Tunnel up, the client's leg through it (dialling the tunnel's listening end on
         the client host), tunnel down; fail if the relay was bypassed (the iperf2 server's
         report names its peer: the relay's address, not the client's)."""

@@ -11,7 +11,7 @@ without ``--enable-histogram`` leaves them unavailable, with the reason.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from netrun.core.measurement import Measurement
@@ -154,22 +154,52 @@ def deadline(test: TestSpec) -> float:
     return _deadline(test)
 
 
+def with_resident(
+    mode: Placement, target: str, port: int, repeat: int, ports: list[int] | None
+) -> tuple[list[Instance], str]:
+    """The test's netperf processes at the client end, in one sh there, towards the
+    netserver the server end keeps for the whole test (End.resident: a container's PID 1,
+    Tool.resident); ``ports``: each process's data port, else netserver's choice."""
+    end = mode.end("client")
+    argv = client_argv(mode, target, port, end.program("netrun_netperf", "netperf"))
+    count = int(mode.test.value("instances"))
+    deadline = _deadline(mode.test)
+    script = command.instances_script(
+        argv, count, deadline, end.path(f"netperf-r{repeat}"), minimal=True, ports=ports
+    )
+    res = end.run(end.at(script), timeout=deadline + 20, check=False)
+    return results_of(res.stdout, res.stdout + res.stderr, count, mode.client.name, deadline)
+
+
 def measure(mode: Placement, repeat: int) -> Measurement:
-    """One repeat: a netserver on the server host, the netperf processes on the client."""
+    """One repeat: a netserver at the server end (or the one it keeps), the netperf
+    processes at the client end, the leg carried the mode's way."""
     tag = f"t{mode.test.index}r{repeat}"
     port = int(mode.value("port"))
-    own: Callable[[int], tuple[list[Instance], str, dict[str, Any]]] | None
-    own = getattr(mode, "measure_netperf", None)
-    if own is not None:  # a container mode: both ends in its containers
-        found, raw, extra = own(repeat)
-    else:
-        srv = server.start(mode, mode.end("server"), port, tag)
+    t, server_end = mode.test, mode.end("server")
+    count = int(t.value("instances"))
+    # a server end that must bind each socket it listens on: each netperf names its data port
+    ports = command.data_ports(port, count) if server_end.needs_bind else None
+
+    def leg(target: str, to: int) -> tuple[list[Instance], str]:
+        if server_end.resident:
+            return with_resident(mode, target, to, repeat, ports)
+        srv = server.start(mode, server_end, to, tag)
         # on a failure or an interrupt the undo record stops it, in the test's teardown (a
         # command sent from here meanwhile would be cancelled, and replace the interrupt)
-        target = mode.end("server").address
-        found, raw = instances(mode, target, port, tag)
+        found = instances(mode, target, to, tag)
         server.stop(srv)
-        extra = {"target": f"{target}:{port}"}
+        return found
+
+    def moved(value: tuple[list[Instance], str]) -> dict[str, int]:
+        size = t.value("request_size"), t.value("response_size")
+        return stats.payload_bytes(str(t.value("test")), value[0], *size)
+
+    carried = mode.carry(repeat, port, leg, moved)
+    found, raw = carried.value
+    extra: dict[str, Any] = {"target": f"{server_end.address}:{port}", **carried.details}
+    if ports:
+        extra["data_ports"] = list(ports)
     test = str(mode.test.value("test"))
     metrics, why, details = stats.figures(test, found, mode.client.name)
     return Measurement(raw, found, {**details, **extra}, metrics, why)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from netrun.modes.docker import netperf as netperf_container
+from netrun.modes.docker import carry as netperf_container
 from netrun.tools.netperf import stats
 from netrun.tools.netperf import tool as netperf_tool
 from tests.conftest import NETPERF_FIXTURES

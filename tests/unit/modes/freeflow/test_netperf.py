@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from netrun.modes.docker import netperf as netperf_container
+from netrun.modes.docker import carry as netperf_container
 from netrun.modes.freeflow import netperf as ff_netperf
 from netrun.tools.netperf import stats
 from netrun.tools.netperf.parse import NetperfError, parse
