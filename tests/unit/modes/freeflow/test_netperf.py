@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from netrun.modes.docker import carry as netperf_container
+from netrun.modes.docker import carry
 from netrun.modes.freeflow import netperf as ff_netperf
 from netrun.tools.netperf import stats
 from netrun.tools.netperf.parse import NetperfError, parse
@@ -49,7 +49,7 @@ def test_tcp_rr_payload_is_the_histograms_transactions_each_way() -> None:
 
 def test_tcp_rr_through_the_real_router_left_the_overlay() -> None:
     found = paths("tcp_rr")
-    accelerated, crossed, why = netperf_container.verdict(
+    accelerated, crossed, why = carry.verdict(
         found["path_bytes"], found["payload_bytes"]
     )
     assert (accelerated, crossed) == (True, False)
@@ -60,13 +60,13 @@ def test_tcp_stream_is_judged_on_the_clients_sending_only() -> None:
     found = paths("tcp_stream")
     moved = payload("tcp_stream", "TCP_STREAM")
     assert moved["server"] == 0 and moved["client"] > 300e6  # 940 Mbit/s for 3 s
-    accelerated, _, why = netperf_container.verdict(found["path_bytes"], moved)
+    accelerated, _, why = carry.verdict(found["path_bytes"], moved)
     assert accelerated is True and "server to client" not in why
 
 
 def test_tcp_crr_handshakes_cross_the_overlay() -> None:
     found = paths("tcp_crr")
-    accelerated, crossed, why = netperf_container.verdict(
+    accelerated, crossed, why = carry.verdict(
         found["path_bytes"], found["payload_bytes"]
     )
     assert (accelerated, crossed) == (False, True)
@@ -74,7 +74,7 @@ def test_tcp_crr_handshakes_cross_the_overlay() -> None:
 
 
 def test_no_payload_is_not_accelerated() -> None:
-    assert netperf_container.verdict(paths("tcp_rr")["path_bytes"], {"client": 0, "server": 0}) == (
+    assert carry.verdict(paths("tcp_rr")["path_bytes"], {"client": 0, "server": 0}) == (
         False, False, "the test moved no bytes",
     )  # fmt: skip
 

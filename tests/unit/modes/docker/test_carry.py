@@ -1,4 +1,4 @@
-"""netrun.modes.docker.netperf: the verdict on where a netperf repeat's payload went, each
+"""netrun.modes.docker.carry: the verdict on where a netperf repeat's payload went, each
 way, in the path-bytes modes.
 
 Fixtures are real: netperf 2.7.1 TCP_RR, two processes for 2 s, between two containers
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from netrun.modes.docker import carry as netperf_container
+from netrun.modes.docker import carry
 from netrun.tools.netperf import stats
 from netrun.tools.netperf import tool as netperf_tool
 from tests.conftest import NETPERF_FIXTURES
@@ -34,7 +34,7 @@ def test_flannel_tcp_rr_payload_is_both_processes_transactions_each_way() -> Non
 
 def test_flannel_tcp_rr_crossed_the_overlay_both_ways_and_is_not_accelerated() -> None:
     found = flannel("tcp_rr")
-    accelerated, crossed, why = netperf_container.verdict(
+    accelerated, crossed, why = carry.verdict(
         found["path_bytes"], found["payload_bytes"]
     )
     assert (accelerated, crossed) == (False, True)
@@ -44,5 +44,5 @@ def test_flannel_tcp_rr_crossed_the_overlay_both_ways_and_is_not_accelerated() -
 
 def test_only_the_directions_that_moved_payload_are_judged() -> None:
     found = flannel("tcp_rr")
-    _, crossed, why = netperf_container.verdict(found["path_bytes"], {"client": 18407, "server": 0})
+    _, crossed, why = carry.verdict(found["path_bytes"], {"client": 18407, "server": 0})
     assert crossed is True and "server to client" not in why
