@@ -277,6 +277,12 @@ class Mode:
         path by the bytes it counted along it (netrun.modes.docker.carry)."""
         return Carried(leg(self.end("server").address, port))
 
+    def dialled(self, port: int) -> tuple[str, int | None, str]:
+        """What a client leg dials for the server end's ``port``, as ``carry`` will give it,
+        known from the files alone (a tool's preview): the address, the port (None: one
+        only known when the leg runs) and a note on the way (here: none)."""
+        return self.end("server").address, port, ""
+
     def setup(self) -> None:
         """Start what the mode needs before the first repeat (containers, routers...)."""
 

@@ -25,7 +25,6 @@ from netrun.errors import HostError, ModeError, ToolError
 from netrun.modes.baremetal.mode import data_iface
 from netrun.modes.base import Mode
 from netrun.modes.turn import commands as turn
-from netrun.modes.turn import preview as turn_preview
 from netrun.modes.turn import relay as coturn
 from netrun.modes.turn import remote
 from netrun.tools.ends import Cannot, Carried, T
@@ -92,8 +91,16 @@ class Turn(Mode):
         "relay": ("turnserver",),
     }
 
-    def preview(self) -> list[tuple[str, str]] | None:
-        return turn_preview.commands(self)
+    def dialled(self, port: int) -> tuple[str, int | None, str]:
+        """The client's leg dials netrun's tunnel on its own host, on a port known when
+        the tunnel opens, through the relay."""
+        relay = self.hosts["relay"]
+        via = (
+            f"  (-p: the port of netrun's TURN tunnel on {self.client.name}, through relay "
+            f"{relay.name} {relay.data_ip}:{self.value('turn_port')} over "
+            f"{self.value('turn_transport')})"
+        )
+        return "127.0.0.1", None, via
 
     @classmethod
     def needs_for(cls, options: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:

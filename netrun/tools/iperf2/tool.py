@@ -106,17 +106,22 @@ def measure(mode: Placement, repeat: int) -> Measurement:
 
 
 def preview(mode: Placement) -> list[tuple[str, str]]:
-    """Both ends' iperf2, through the placement's ends."""
+    """Both ends' iperf2, through the placement's ends, the client dialling what the mode
+    gives it (Placement.dialled: a relay mode's tunnel)."""
     port = int(mode.value("port"))
     server, client = mode.end("server"), mode.end("client")
     srv = [server.program("netrun_iperf2", "iperf"), *iperf2.server_command(port, server.bind)[1:]]
     t = mode.test
+    target, to, note = mode.dialled(port)
     cli = iperf2.client_command(
-        server.address, length=int(t.value("length")), bitrate=t.value("bitrate"),
-        duration=float(t.duration), port=port,
+        target, length=int(t.value("length")), bitrate=t.value("bitrate"),
+        duration=float(t.duration), port=to,
     )  # fmt: skip
     cli[0] = client.program("netrun_iperf2", "iperf")
-    return [("server", shlex.join(server.wrap(srv))), ("client", shlex.join(client.wrap(cli)))]
+    return [
+        ("server", shlex.join(server.wrap(srv))),
+        ("client", shlex.join(client.wrap(cli)) + note),
+    ]
 
 
 def stop(mode: Placement, tag: str) -> None:

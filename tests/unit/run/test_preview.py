@@ -180,3 +180,20 @@ def test_refusals_known_only_at_the_start_are_one_line_each(tmp_path: Path) -> N
     ]
     assert f"    {omit.refusals[0]}" in omit.lines()
     assert plain.refusals == []
+
+
+def test_a_turn_test_shows_iperf2_from_the_tool_dialling_the_tunnel(tmp_path: Path) -> None:
+    """The relay mode's preview is the tool's, the client dialling what the mode gives
+    (Placement.dialled: its tunnel on the client host, its port known when it opens)."""
+    [p], _ = setup(
+        tmp_path,
+        "  - {name: t, tool: iperf2, mode: turn, server: alpha, client: bravo, relay: charlie}\n",
+    )
+    assert p.commands == [
+        ("server", "iperf -s -u -e -i 1 -p 5001 -B 10.9.0.1"),
+        (
+            "client",
+            "iperf -c 127.0.0.1 -u -l 100 -b 1000pps -t 10 -e --trip-times  (-p: the port of"
+            " netrun's TURN tunnel on bravo, through relay charlie 10.9.0.3:3478 over udp)",
+        ),
+    ]
