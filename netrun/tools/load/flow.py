@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from netrun.errors import NetrunError, ToolError
-from netrun.hosts import proc
 from netrun.hosts.proc import kill_script
 from netrun.tools.iperf3 import command as iperf3_command
 from netrun.tools.iperf3 import parse as iperf3_parse
@@ -129,8 +128,9 @@ class Background:
         return self._result
 
 
-class HostFlow:
-    """The load on the hosts themselves: server on the server host's data address."""
+class Placed:
+    """What every placement of the flow keeps: its test's ends, the load, its seconds,
+    its tag, and its client running in a thread once started."""
 
     def __init__(self, mode: Placement, load: Load, seconds: float, tag: str) -> None:
         self.mode = mode
@@ -138,6 +138,24 @@ class HostFlow:
         self.seconds = math.ceil(seconds)
         self.tag = tag
         self.ends = mode.end("server"), mode.end("client")
+        self.client: Background | None = None
+        self.where = f"{mode.client.name} -> {mode.server.name}"
+
+    def joined(self) -> tuple[Iperf3Result, str]:
+        """The client's result once it ended, or one line naming the flow."""
+        assert self.client is not None
+        try:
+            res = self.client.join(self.seconds + 2 * SLACK)
+        except NetrunError as exc:
+            raise ToolError(f"load flow {self.where}: {exc}") from None
+        return parsed(res, self.where)
+
+
+class HostFlow(Placed):
+    """The load on the hosts themselves: server on the server host's data address."""
+
+    def __init__(self, mode: Placement, load: Load, seconds: float, tag: str) -> None:
+        super().__init__(mode, load, seconds, tag)
         server = self.ends[0].host
         self.server = Iperf3Server(
             server,
@@ -147,8 +165,6 @@ class HostFlow:
             binary=iperf3_command.binary(server),
             lifetime=self.seconds + SLACK,
         )
-        self.client: Background | None = None
-        self.where = f"{mode.client.name} -> {server.name}"
 
     def start(self) -> None:
         try:
@@ -171,12 +187,7 @@ class HostFlow:
         )
 
     def finish(self) -> tuple[Iperf3Result, str]:
-        assert self.client is not None
-        try:
-            res = self.client.join(self.seconds + 2 * SLACK)
-        except NetrunError as exc:
-            raise ToolError(f"load flow {self.where}: {exc}") from None
-        found = parsed(res, self.where)
+        found = self.joined()
         self.server.stop(lazy=True)  # -1: it ended with its client; its files go
         return found
 
@@ -198,20 +209,16 @@ class HostFlow:
             self.server.stop()
 
 
-class EndFlow:
+class EndFlow(Placed):
     """The load at ends with ports of their own (End.own_ports: a container): the server
     on ``PORT``, both ends started and stopped through the ends (their pids recorded
     where they run). The image needs iperf3, sh, grep and sleep."""
 
     def __init__(self, mode: Placement, load: Load, seconds: float, tag: str) -> None:
-        self.mode = mode
-        self.load = load
-        self.seconds = math.ceil(seconds)
-        self.tag = tag
-        self.ends = mode.end("server"), mode.end("client")
-        self.client: Background | None = None
+        super().__init__(mode, load, seconds, tag)
         self.server: Started | None = None
-        self.where = f"{mode.client.name} -> {mode.server.name} (containers)"
+        self.client_pid = ""
+        self.where += " (containers)"
 
     def _commands(self, program: str = "iperf3") -> tuple[list[str], list[str]]:
         server, _ = self.ends
@@ -233,14 +240,10 @@ class EndFlow:
                 "and grep)",
                 answer.stdout + answer.stderr,
             )
-        pidfile = self._client_pidfile()
-        keep = proc.save_pid('"$0"', "$$") + '; exec "$@"'
-        line = shlex.join(client.wrap(["sh", "-c", keep, pidfile, *cli]))
+        recorded, self.client_pid = client.recording(cli, f"load-{self.tag}.client")
+        line = shlex.join(recorded)
         timeout = self.seconds + SLACK
         self.client = Background(lambda: client.run(line, timeout=timeout, check=False))
-
-    def _client_pidfile(self) -> str:
-        return f"/tmp/netrun-load-{self.tag}.client.pid"
 
     def preview(self) -> list[tuple[str, str]]:
         """Both ends' commands (the server container's address is known once it runs),
@@ -253,17 +256,13 @@ class EndFlow:
         ]
 
     def finish(self) -> tuple[Iperf3Result, str]:
-        assert self.client is not None
-        try:
-            res = self.client.join(self.seconds + 2 * SLACK)
-        except NetrunError as exc:
-            raise ToolError(f"load flow {self.where}: {exc}") from None
-        return parsed(res, self.where)
+        return self.joined()
 
     def stop(self) -> None:
         client = self.ends[1]
-        with contextlib.suppress(NetrunError):
-            client.run(client.stop_script(self._client_pidfile()), timeout=15, check=False)
+        if self.client_pid:
+            with contextlib.suppress(NetrunError):
+                client.run(client.stop_script(self.client_pid), timeout=15, check=False)
         if self.server is not None:
             with contextlib.suppress(NetrunError):
                 self.server.stop(timeout=15)
