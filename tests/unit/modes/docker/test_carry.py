@@ -34,9 +34,7 @@ def test_flannel_tcp_rr_payload_is_both_processes_transactions_each_way() -> Non
 
 def test_flannel_tcp_rr_crossed_the_overlay_both_ways_and_is_not_accelerated() -> None:
     found = flannel("tcp_rr")
-    accelerated, crossed, why = carry.verdict(
-        found["path_bytes"], found["payload_bytes"]
-    )
+    accelerated, crossed, why = carry.verdict(found["path_bytes"], found["payload_bytes"])
     assert (accelerated, crossed) == (False, True)
     assert why.count("crossed the overlay device") == 2
     assert why.startswith("client to server: ") and "; server to client: " in why

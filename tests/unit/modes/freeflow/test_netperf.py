@@ -49,9 +49,7 @@ def test_tcp_rr_payload_is_the_histograms_transactions_each_way() -> None:
 
 def test_tcp_rr_through_the_real_router_left_the_overlay() -> None:
     found = paths("tcp_rr")
-    accelerated, crossed, why = carry.verdict(
-        found["path_bytes"], found["payload_bytes"]
-    )
+    accelerated, crossed, why = carry.verdict(found["path_bytes"], found["payload_bytes"])
     assert (accelerated, crossed) == (True, False)
     assert "client to server" in why and "server to client" in why
 
@@ -66,9 +64,7 @@ def test_tcp_stream_is_judged_on_the_clients_sending_only() -> None:
 
 def test_tcp_crr_handshakes_cross_the_overlay() -> None:
     found = paths("tcp_crr")
-    accelerated, crossed, why = carry.verdict(
-        found["path_bytes"], found["payload_bytes"]
-    )
+    accelerated, crossed, why = carry.verdict(found["path_bytes"], found["payload_bytes"])
     assert (accelerated, crossed) == (False, True)
     assert "crossed the overlay" in why
 
