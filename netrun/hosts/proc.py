@@ -50,9 +50,16 @@ def start_in(stat: str) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
-def start_time(pid: str = "$p") -> str:
+def start_time(pid: str = "$p", *, builtins: bool = False) -> str:
     """sh printing the start time of the process whose pid is in ``pid`` (a shell
-    expansion, e.g. ``$p``), as ``process_start`` reads it; nothing once it is gone."""
+    expansion, e.g. ``$p``), as ``process_start`` reads it; nothing once it is gone.
+    With ``builtins``, with shell builtins alone (a container image with sh and no sed
+    or cut, as the lab's), as ``save_pid`` reads it."""
+    if builtins:
+        return (
+            f'{{ read -r s <"/proc/{pid}/stat"; }} 2>/dev/null || exit 0; s=${{s##*) }}; '
+            'set -- $s; [ $# -ge 20 ] && shift 19 && echo "$1"'
+        )
     return f'sed "s/.*) //" "/proc/{pid}/stat" 2>/dev/null | cut -d" " -f20'
 
 
@@ -83,15 +90,16 @@ def save_pid(pidfile: str, pid_expr: str = "$!") -> str:
     return f'p={pid_expr}; nrp=$p; {_IDENTIFY}echo "$p $nrs $nrb" > {_file(pidfile)}'
 
 
-def recorded(pidfile: str) -> str:
+def recorded(pidfile: str, *, builtins: bool = False) -> str:
     """sh condition: the process ``save_pid`` recorded in ``pidfile`` is still the one
     netrun started (same pid, start time and boot) and lives in this shell's network
     namespace (``here``): a reused pid, a process of another boot, or another host's on
-    a shared kernel fails it, as does a file without the start time. Sets ``$p``."""
+    a shared kernel fails it, as does a file without the start time. Sets ``$p``.
+    ``builtins``: the start time read with shell builtins (``start_time``)."""
     return (
         f'{{ read -r p nrst nrbt <{_file(pidfile)}; }} 2>/dev/null && [ -n "$p" ] && '
         f'[ -n "$nrst" ] && [ "$nrbt" = "$({READ_BOOT_ID})" ] && {here()} && '
-        f'[ "$({start_time()})" = "$nrst" ]'
+        f'[ "$({start_time(builtins=builtins)})" = "$nrst" ]'
     )
 
 
@@ -105,7 +113,9 @@ def _file(pidfile: str) -> str:
     return pidfile if pidfile.startswith('"$') else shlex.quote(pidfile)
 
 
-def kill_recorded(pidfile: str, grace: float = 2, *, group: bool = False) -> str:
+def kill_recorded(
+    pidfile: str, grace: float = 2, *, group: bool = False, builtins: bool = False
+) -> str:
     """sh stopping the process recorded in ``pidfile`` (``save_pid``), if it is still
     the one netrun started (``recorded``): SIGTERM (and SIGCONT: a stopped process keeps
     a SIGTERM pending), SIGKILL after ``grace`` seconds if it still runs.
@@ -114,12 +124,13 @@ def kill_recorded(pidfile: str, grace: float = 2, *, group: bool = False) -> str
     forked children serve on when it is killed, started under ``timeout``, which leads its
     own group): signalled with it, and killed after the grace if anything of it is left.
     The group is named as ``kill -s SIG -- -PGID``, the form dash's kill also takes (it
-    refuses ``kill -TERM -- -PGID``, and a record runs under ``sh``)."""
+    refuses ``kill -TERM -- -PGID``, and a record runs under ``sh``). ``builtins``: as
+    ``recorded``'s."""
     signal = 'kill -s TERM -- "-$p" 2>/dev/null; ' if group else ""
     signal += 'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
     last = 'kill -s KILL -- "-$p" 2>/dev/null; ' if group else ""
     return (
-        f"{recorded(pidfile)} || exit 0; "
+        f"{recorded(pidfile, builtins=builtins)} || exit 0; "
         + signal
         + wait_gone(grace, then_kill="-KILL")
         + last

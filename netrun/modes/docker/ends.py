@@ -153,8 +153,10 @@ class ContainerEnd:
         return self.host.run(argv, timeout=timeout, check=False).stdout
 
     def stop_script(self, pidfile: str, *, group: bool = False) -> str:
-        """sh on the host stopping the process recorded in ``pidfile`` in the container."""
-        return f"{self.at(proc.kill_recorded(pidfile, group=group) + ' >/dev/null')} 2>/dev/null"
+        """sh on the host stopping the process recorded in ``pidfile`` in the container,
+        with shell builtins alone there (an image with sh and no sed or cut)."""
+        kill = proc.kill_recorded(pidfile, group=group, builtins=True)
+        return f"{self.at(kill + ' >/dev/null')} 2>/dev/null"
 
     def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult:
         q = shlex.quote

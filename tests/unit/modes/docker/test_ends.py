@@ -6,6 +6,7 @@ library on every exec."""
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -77,7 +78,7 @@ def test_a_start_records_its_undo_first_then_the_pid_inside_the_container(
     assert started.output == "/tmp/netrun-load-x.out"
     # the undo stops it in the container, by the pid recorded there
     ((_, record_),) = m.undo_stack.records()
-    kill = proc.kill_recorded(started.pidfile) + " >/dev/null"
+    kill = proc.kill_recorded(started.pidfile, builtins=True) + " >/dev/null"
     assert record_.command.startswith(
         f"docker exec netrun-1a2b-t0-server sh -c {shlex.quote(kill)}"
     )
@@ -109,7 +110,14 @@ def test_the_recorded_pid_is_the_started_process_not_its_launcher(tmp_path: Path
         assert int(pid) == launcher.pid  # sh exec'd sleep: the same process
         assert Path(f"/proc/{pid}/comm").read_text().strip() == "sleep"
         assert start == Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-        subprocess.run(["sh", "-c", proc.kill_recorded(str(pidfile))], check=True, timeout=10)
+        # as the undo runs it in the lab's image: sh, cat and sleep, no sed, cut or readlink
+        bare = tmp_path / "bin"
+        bare.mkdir()
+        for program in ("sh", "cat", "sleep"):
+            (bare / program).symlink_to(shutil.which(program) or program)
+        kill = proc.kill_recorded(str(pidfile), builtins=True)
+        env = {"PATH": str(bare)}
+        subprocess.run([str(bare / "sh"), "-c", kill], check=True, timeout=10, env=env)
         assert launcher.wait(timeout=5) != 0  # stopped by its record
     finally:
         if launcher.poll() is None:
