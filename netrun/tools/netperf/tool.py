@@ -181,10 +181,13 @@ def measure(mode: Placement, repeat: int) -> Measurement:
     # a server end that must bind each socket it listens on: each netperf names its data port
     ports = command.data_ports(port, count) if server_end.needs_bind else None
 
+    dialled: list[str] = []
+
     def leg(target: str, to: int) -> tuple[list[Instance], str]:
+        dialled.append(f"{target}:{to}")
         if server_end.resident:
             return with_resident(mode, target, to, repeat, ports)
-        srv = server.start(mode, server_end, to, tag)
+        srv = server.start(mode, server_end, port, tag)
         # on a failure or an interrupt the undo record stops it, in the test's teardown (a
         # command sent from here meanwhile would be cancelled, and replace the interrupt)
         found = instances(mode, target, to, tag)
@@ -197,7 +200,7 @@ def measure(mode: Placement, repeat: int) -> Measurement:
 
     carried = mode.carry(repeat, port, leg, moved)
     found, raw = carried.value
-    extra: dict[str, Any] = {"target": f"{server_end.address}:{port}", **carried.details}
+    extra: dict[str, Any] = {"target": dialled[-1], **carried.details}
     if ports:
         extra["data_ports"] = list(ports)
     test = str(mode.test.value("test"))
