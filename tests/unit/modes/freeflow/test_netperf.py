@@ -80,3 +80,15 @@ def test_an_unbound_data_socket_is_netperfs_refused_data_connection() -> None:
     with pytest.raises(NetperfError) as err:
         parse((NETPERF_FIXTURES / "freeflow_unbound_data.stdout").read_text(), 1)
     assert "connect_data_socket failed: Connection refused" in err.value.output
+
+
+def test_a_crr_repeat_that_crossed_says_why_and_the_others_are_left_alone() -> None:
+    """FreeFlow's judgement of a path-counted repeat (FreeFlow.judged): TCP_CRR's
+    handshakes cross the overlay, and its path check says so when it was not accelerated."""
+    moved = payload("tcp_crr", "TCP_CRR")
+    accelerated, _, why = carry.verdict(paths("tcp_crr")["path_bytes"], moved)
+    assert ff_netperf.checked("TCP_CRR", accelerated, why) == (
+        why if accelerated else f"{why}; {ff_netperf.CRR_NOTE}"
+    )
+    assert ff_netperf.checked("TCP_CRR", True, "ok") == "ok"
+    assert ff_netperf.checked("TCP_RR", False, "crossed") == "crossed"
