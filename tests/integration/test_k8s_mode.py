@@ -5,7 +5,7 @@ The same 2-host cluster as test_k8s_lab.py (its prefix and net index: the module
 after another), at the lab's default MTU. It proves, each test a run of its own with the
 data links' counters read around it: iperf3 TCP and UDP between pods across nodes put at
 least iperf3's bytes on bravo's data0, the server pod's address in bravo's pod subnet; with
-`network: host` (hostNetwork pods) the server end is bravo's own data address and the
+`k8s_network: host` (hostNetwork pods) the server end is bravo's own data address and the
 bytes cross data0 too; two hosts standing for one node (`netrun_k8s_node`) place a test
 same-node, and its bytes stay off the data links; ping runs through the same ends
 unchanged. A pod whose image is not on its node, and a kubeconfig that reaches no API,
@@ -109,7 +109,7 @@ def test_udp_between_pods_reports_loss_and_jitter(k8s: Cluster, tmp_path: Path) 
 
 
 def test_host_network_pods_dial_the_nodes_own_address(k8s: Cluster, tmp_path: Path) -> None:
-    sample, delta, run = run_one(k8s, tmp_path, "host-cross", network="host")
+    sample, delta, run = run_one(k8s, tmp_path, "host-cross", k8s_network="host")
     assert run.returncode == 0, run.stderr[-3000:]
     kube = sample["details"]["kubernetes"]
     assert kube["network"] == "host" and kube["pod_mtu"] == {"server": None, "client": None}

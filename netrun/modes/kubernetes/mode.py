@@ -35,7 +35,7 @@ IMAGE_REASONS = ("ErrImageNeverPull", "InvalidImageName", "ImagePullBackOff", "E
 
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
-    Option("network", str, "pod", "kubernetes: pod (the CNI's pod network) or host "
+    Option("k8s_network", str, "pod", "kubernetes: pod (the CNI's pod network) or host "
            "(hostNetwork pods: the node's own network seen from Kubernetes)",
            choices=("pod", "host")),
     Option("pod_image", str, TOOLS_IMAGE, "kubernetes: the ends' image; it holds the test's "
@@ -106,13 +106,17 @@ class Kubernetes(Mode):
         if why := self.refusal():
             raise ModeError(why)
         host, kubectl = self.server, self.kubectl(self.server)
-        host_network = self.value("network") == "host"
+        host_network = self.value("k8s_network") == "host"
         lifetime = int(float(self.test.deadline) * int(self.test.value("repeat")) + 300)
         specs = [self.pod_spec(role, host_network, lifetime) for role in ("server", "client")]
         ns = self.namespace
         self.may_create(host, kubectl)
         doc = manifest.document(ns, specs, self.ctx.run_id, self.test.tag)
-        undo = kubectl.argv("delete", "namespace", ns, "--ignore-not-found", "--timeout=50s")
+        # by its labels: what a killed run left is found the same way
+        selector = ",".join(
+            f"{k}={v}" for k, v in manifest.labels(self.ctx.run_id, self.test.tag).items()
+        )
+        undo = kubectl.argv("delete", "namespace", "-l", selector, "--timeout=50s")
         apply = f"printf %s {shlex.quote(doc)} | {shlex.join(kubectl.argv('apply', '-f', '-'))}"
         res = self.change(
             host, apply, shlex.join(undo), what=f"delete namespace {ns}", timeout=60, check=False
@@ -125,7 +129,7 @@ class Kubernetes(Mode):
         mtu = {role: self.check_exec(role) for role in ("server", "client")}
         self.details["kubernetes"] = {
             "namespace": ns,
-            "network": self.value("network"),
+            "network": self.value("k8s_network"),
             "placement": self.placement(),
             "nodes": {role: self.node(role) for role in ("server", "client")},
             "pods": {
@@ -213,7 +217,7 @@ class Kubernetes(Mode):
             what = f"exec into pod {self.namespace}/{role}"
             raise ModeError(problem(end.host.name, what, text, where(end.kubectl)))
         first = res.stdout.split()[0]
-        return int(first) if first.isdigit() and self.value("network") == "pod" else None
+        return int(first) if first.isdigit() and self.value("k8s_network") == "pod" else None
 
     # -- measuring -----------------------------------------------------------------------
     def measure(self, repeat: int) -> Measurement:
