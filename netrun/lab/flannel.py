@@ -19,7 +19,7 @@ from pathlib import Path
 from netrun.errors import NetrunError
 from netrun.lab import build_cache, images
 from netrun.lab.freeflow import CACHE_ENV, DEFAULT_CACHE
-from netrun.lab.stunner import go_tools
+from netrun.lab.gotoolchain import go_binary
 
 MODULE = "github.com/flannel-io/flannel"
 #: the newest release the Go module proxy serves here (v0.28.4 and v0.28.10 are served)
@@ -56,11 +56,15 @@ def build(version: str = VERSION, say: images.Say = None) -> Path:
     returns the binary's path."""
     if not _VERSION.fullmatch(version):
         raise NetrunError(f"flanneld version {version!r}: give a release tag such as {VERSION}")
+    if found := cached(version):
+        return found  # no Go looked for (or fetched) when the build is cached
     go_cache = cache_root() / "go"
+    go = go_binary(say)
     done = build_cache.build(
         f"flanneld {version}", build_dir(version), go_cache,
-        lambda _src, out: ["sh", str(BUILD_SCRIPT), version, str(out), str(go_cache)],
-        complete=complete, tools=go_tools() | {"gcc": "gcc"}, timeout=BUILD_TIMEOUT, say=say,
+        lambda _src, out: ["env", f"GO={go}", "sh", str(BUILD_SCRIPT), version, str(out),
+                           str(go_cache)],
+        complete=complete, tools={str(go): "Go", "gcc": "gcc"}, timeout=BUILD_TIMEOUT, say=say,
         how_long="minutes cold: Go downloads and compiles its modules",
     )  # fmt: skip
     return done / "bin" / "flanneld"
