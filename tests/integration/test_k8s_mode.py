@@ -55,7 +55,7 @@ def run_one(
     """One test as a run of its own: its sample, each host's data0 counter deltas, the run."""
     scenario = write_yaml(
         tmp / f"{name}.yaml",
-        {"name": name, "defaults": {"mode": "kubernetes", "duration": 2},
+        {"name": name, "defaults": {"mode": "kubernetes"},
          "tests": [{"name": name, "server": "bravo", "client": "alpha", **test}]},
     )  # fmt: skip
     before = {h: k8s.data0(h) for h in ("alpha", "bravo")}
@@ -86,7 +86,7 @@ def received_bytes(tmp: Path, name: str, sample: dict[str, Any]) -> int:
 def test_iperf3_between_pods_across_nodes_crosses_the_data_links(
     k8s: Cluster, tmp_path: Path
 ) -> None:
-    sample, delta, run = run_one(k8s, tmp_path, "pod-cross")
+    sample, delta, run = run_one(k8s, tmp_path, "pod-cross", duration=2)
     assert run.returncode == 0, run.stderr[-3000:]
     assert sample["status"] == "ok" and sample["throughput_bps"] > 1e6
     kube = sample["details"]["kubernetes"]
@@ -100,7 +100,9 @@ def test_iperf3_between_pods_across_nodes_crosses_the_data_links(
 
 
 def test_udp_between_pods_reports_loss_and_jitter(k8s: Cluster, tmp_path: Path) -> None:
-    sample, delta, run = run_one(k8s, tmp_path, "pod-udp", protocol="udp", bitrate="50M")
+    sample, delta, run = run_one(
+        k8s, tmp_path, "pod-udp", protocol="udp", bitrate="50M", duration=2
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert sample["status"] == "ok"
     assert sample["lost_percent"] is not None and sample["jitter_ms"] is not None
@@ -109,17 +111,18 @@ def test_udp_between_pods_reports_loss_and_jitter(k8s: Cluster, tmp_path: Path) 
 
 
 def test_host_network_pods_dial_the_nodes_own_address(k8s: Cluster, tmp_path: Path) -> None:
-    sample, delta, run = run_one(k8s, tmp_path, "host-cross", k8s_network="host")
+    sample, delta, run = run_one(k8s, tmp_path, "host-cross", k8s_network="host", duration=2)
     assert run.returncode == 0, run.stderr[-3000:]
     kube = sample["details"]["kubernetes"]
     assert kube["network"] == "host" and kube["pod_mtu"] == {"server": None, "client": None}
-    assert kube["pods"]["server"]["ip"] == k8s.layout.lab.host("bravo").data_ip
+    assert kube["pods"]["server"]["ip"] == kube["pods"]["server"]["host_ip"]  # hostNetwork
+    assert sample["details"]["server_address"] == k8s.layout.lab.host("bravo").data_ip
     got = received_bytes(tmp_path, "host-cross", sample)
     assert delta["bravo"]["rx"] >= got > 1_000_000, (delta, got)
 
 
 def test_two_hosts_of_one_node_place_a_test_same_node(k8s: Cluster, tmp_path: Path) -> None:
-    sample, delta, run = run_one(k8s, tmp_path, "pod-same", server="alpha2")
+    sample, delta, run = run_one(k8s, tmp_path, "pod-same", server="alpha2", duration=2)
     assert run.returncode == 0, run.stderr[-3000:]
     kube = sample["details"]["kubernetes"]
     assert kube["placement"] == "same-node"
@@ -158,7 +161,7 @@ def test_a_missing_image_and_an_unreachable_api_fail_one_line_each(
     assert run.returncode != 0 and "Traceback" not in run.stderr
     lines = error_lines(run.stderr)
     image = [line for line in lines if "no-image" in line or "absent:1" in line]
-    assert len(image) == 1 and "never became Ready on node alpha" in image[0], lines
+    assert len(image) == 1 and "cannot become Ready on node bravo" in image[0], lines
     assert "ErrImageNeverPull" in image[0] and "put image" in image[0]
     api = [line for line in lines if "unreachable" in line]
     assert len(api) == 1 and "absent.kubeconfig" in api[0], lines

@@ -63,7 +63,7 @@ class Kubernetes(Mode):
 
     name = "kubernetes"
     options = OPTIONS
-    tools = ("iperf3", "ping")
+    tools = ("iperf3", "ping", "iperf2")
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "server": ("kubectl",),
         "client": ("kubectl",),
@@ -88,10 +88,16 @@ class Kubernetes(Mode):
 
     def place(self, role: str) -> End:
         """The role's pod (named for the role in the test's namespace), dialled at its IP;
-        before setup (a preview) its address is a placeholder."""
+        before setup (a preview) its address is a placeholder. A hostNetwork pod is in its
+        node's own network namespace: it is dialled at its host's data address
+        (netrun_data_ip), as bare metal is, not at the node's InternalIP (which may be a
+        management address)."""
         state = self.pods.get(role)
-        address = state.pod_ip if state and state.pod_ip else f"<{role} pod IP>"
         host = self.hosts[role]
+        if self.value("k8s_network") == "host":  # the node's own netns: its data address
+            address = host.data_ip
+        else:
+            address = state.pod_ip if state and state.pod_ip else f"<{role} pod IP>"
         return PodEnd(
             self, role, host, address, kubectl=self.kubectl(host),
             namespace=self.namespace, pod=role,
@@ -180,14 +186,15 @@ class Kubernetes(Mode):
                 state = states.get(spec.name)
                 why = state.why if state else "not created"
                 if state and not state.ready and (late or why.startswith(STUCK)):
-                    raise ModeError(self.not_ready(spec, why, timeout))
+                    raise ModeError(self.not_ready(spec, why, timeout if late else None))
             if late:
                 raise ModeError(self.not_ready(specs[0], "not created", timeout))
             if self.ctx.stopping.wait(1.0):
                 raise Cancelled(host.name)
 
-    def not_ready(self, spec: manifest.PodSpec, why: str, timeout: float) -> str:
-        """One line for a pod that never became Ready: which, where, why, and the fix."""
+    def not_ready(self, spec: manifest.PodSpec, why: str, timeout: float | None) -> str:
+        """One line for a pod that cannot become Ready (``timeout`` None: waiting cannot
+        help) or did not within ``timeout``: which, where, why, and the fix."""
         if why.startswith(IMAGE_REASONS):
             fix = (
                 f"put image {spec.image} on node {spec.node} (or set pod_image, or "
@@ -200,9 +207,10 @@ class Kubernetes(Mode):
             )
         else:
             fix = f"kubectl -n {self.namespace} describe pod {spec.name} says more"
+        when = "cannot become" if timeout is None else f"did not become within {timeout:g}s"
         return (
             f"test {self.test.name}: pod {self.namespace}/{spec.name} (the {spec.name} end) "
-            f"never became Ready on node {spec.node} within {timeout:g}s: {why[:300]}; {fix}"
+            f"{when} Ready on node {spec.node}: {why[:300]}; {fix}"
         )
 
     def check_exec(self, role: str) -> int | None:

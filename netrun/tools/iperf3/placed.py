@@ -88,6 +88,7 @@ def once(mode: Placement, tag: str) -> Measurement:
         raise exc.on(client_end.host.name) from None
     details = dict(mode.details)
     details["server_port"] = port
+    details["server_address"] = server_end.address
     if result.warnings:
         details["warnings"] = list(result.warnings)
     return Measurement(res.stdout, result, details)
