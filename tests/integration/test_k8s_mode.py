@@ -16,6 +16,9 @@ namespace with netrun's label is left in the cluster.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,8 +29,10 @@ import yaml
 from tests.integration.helpers import (
     error_lines,
     load_results,
+    netrun_process,
     only_test,
     run_netrun,
+    wait_for,
     write_yaml,
 )
 from tests.integration.test_k8s_lab import Cluster, _skip_reason, up_and_down
@@ -136,7 +141,7 @@ def test_two_hosts_of_one_node_place_a_test_same_node(k8s: Cluster, tmp_path: Pa
 def test_ping_runs_through_the_pods_unchanged(k8s: Cluster, tmp_path: Path) -> None:
     sample, _, run = run_one(k8s, tmp_path, "ping-pod", tool="ping", count=3, interval=0.2)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert sample["status"] == "ok" and sample["rtt_avg_ms"] > 0
+    assert sample["status"] == "ok" and sample["metrics"]["rtt_avg_ms"] > 0
     assert sample["details"]["target"] == sample["details"]["kubernetes"]["pods"]["server"]["ip"]
 
 
@@ -168,3 +173,37 @@ def test_a_missing_image_and_an_unreachable_api_fail_one_line_each(
     doc = load_results(tmp_path / "out")
     assert only_test(doc, "fine")["status"] == "ok"
     assert_nothing_left(k8s, doc["run_id"])
+
+
+def test_iperf2_runs_through_the_pods_unchanged(k8s: Cluster, tmp_path: Path) -> None:
+    sample, delta, run = run_one(k8s, tmp_path, "iperf2-pod", tool="iperf2", duration=2)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sample["status"] == "ok" and sample["details"]["kubernetes"]["network"] == "pod"
+    assert delta["bravo"]["rx"] > 0
+
+
+def test_a_killed_runs_namespace_is_removed_by_netrun_cleanup(k8s: Cluster, tmp_path: Path) -> None:
+    scenario = write_yaml(
+        tmp_path / "long.yaml",
+        {"name": "long", "defaults": {"mode": "kubernetes"},
+         "tests": [{"name": "long", "server": "bravo", "client": "alpha", "duration": 30}]},
+    )  # fmt: skip
+    inv = inventory(k8s, tmp_path)
+    with netrun_process([scenario, "-i", inv, "-o", "out", "--no-history"], cwd=tmp_path) as proc:
+
+        def measuring() -> str:
+            found = k8s.kubectl("get", "pods", "-A", "-l", "netrun", "-o", "json")
+            pods = json.loads(found)["items"]
+            running = [p for p in pods if p["status"].get("phase") == "Running"]
+            return str(pods[0]["metadata"]["namespace"]) if len(running) == 2 else ""
+
+        namespace = wait_for(measuring, 90, interval=1)
+        assert namespace, "the run's pods never ran"
+        time.sleep(3)  # its iperf3 started
+        os.kill(proc.pid, signal.SIGKILL)
+    run_id = namespace.split("-")[1]
+    assert k8s.kubectl("get", "namespace", namespace, "-o", "name").strip()  # left behind
+    clean = run_netrun(["cleanup", "-i", inv, "--run-id", run_id], cwd=tmp_path, timeout=200)
+    assert clean.returncode == 0, clean.stderr[-2000:]
+    assert f"undone: delete namespace {namespace}" in clean.stdout + clean.stderr
+    assert_nothing_left(k8s, run_id)
