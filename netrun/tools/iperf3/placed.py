@@ -44,7 +44,7 @@ def listening(end: End, port: int) -> str:
 def start_server(mode: Placement, end: End, port: int, tag: str) -> Started:
     """A one-off server at ``end`` on ``port``, once it listens; Iperf3Error ``busy`` when
     another process holds the port, ``server`` when it did not start."""
-    argv = [iperf3_command.binary(end.host), "-s", "-1", "-B", end.bind, "-p", str(port)]
+    argv = iperf3_command.server_command(end.bind, port, binary=iperf3_command.binary(end.host))
     lifetime = float(mode.test.deadline) + REMOTE_MARGIN
     started = end.start(
         argv, f"iperf3-{tag}", lifetime=lifetime, what=f"stop iperf3 server :{port}"

@@ -98,7 +98,9 @@ def test_iperf3_runs_through_the_pods(tmp_path: Path) -> None:
     server_ip = m.details["kubernetes"]["pods"]["server"]["ip"]
     (start, wait, run, stop) = log
     assert start[0] == "bravo" and "exec -i -n netrun-cap1d2e3-t0 server --" in start[1]
-    assert f"iperf3 -s -1 -B {server_ip} -p 5201" in start[1] and "mkfifo" in start[1]
+    assert f"iperf3 -s -B {server_ip} -p 5201 -1" in start[1] and "mkfifo" in start[1]
+    shown = m.preview()[0][1].split(" -- ", 1)[1].split("  (")[0]  # --check-only's line
+    assert f" sh {shown} " in start[1]
     assert wait[0] == "bravo" and "exec -n netrun-cap1d2e3-t0 server -- grep -Eq" in wait[1]
     assert (
         run[0] == "alpha"
