@@ -131,6 +131,9 @@ def test_two_hosts_of_one_node_place_a_test_same_node(k8s: Cluster, tmp_path: Pa
     assert run.returncode == 0, run.stderr[-3000:]
     kube = sample["details"]["kubernetes"]
     assert kube["placement"] == "same-node"
+    # no link ceiling is claimed for bytes that crossed no link: not flagged above it
+    assert sample["goodput_ceiling_mbps"] is None and sample["details"]["off_link"]
+    assert "above-ceiling" not in sample["flags"]
     assert kube["nodes"] == {"server": "alpha", "client": "alpha"}
     got = received_bytes(tmp_path, "pod-same", sample)
     assert got > 1_000_000

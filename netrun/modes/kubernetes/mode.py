@@ -144,6 +144,11 @@ class Kubernetes(Mode):
             },
             "pod_mtu": mtu,
         }
+        if self.placement() == "same-node":  # no data link carries it (run.sample)
+            self.details["off_link"] = (
+                f"same-node: both pods on node {self.node('server')}, the bytes never cross "
+                "a data link, whose ceiling does not bound them"
+            )
 
     def may_create(self, host: Host, kubectl: Kubectl) -> None:
         """The API answers from ``host`` and lets its user create namespaces, asked before
