@@ -10,6 +10,7 @@ import yaml
 
 from netrun.lab.images import FREEFLOW_IMAGE, IPERF3_IMAGE
 from netrun.lab.iperf3 import installed
+from netrun.lab.k8s.build import cached
 from netrun.lab.k8s.layout import cluster
 from netrun.lab.network import FRAMING_NOTE
 from netrun.lab.plan import ROUTED_NETWORK, LabPlan, rate_mbps, shaped
@@ -56,6 +57,8 @@ def render(
     lab_vars |= tool_vars or {}
     if lab.config.k8s:  # the cluster's admin kubeconfig, for kubectl from the controller
         lab_vars["netrun_kubeconfig"] = str(cluster(lab).admin_kubeconfig)
+        # and its kubectl (the hosts share this machine's files): mode kubernetes runs it
+        lab_vars["netrun_kubectl"] = str(cached(lab.config.k8s_version) / "bin" / "kubectl")
     if speed is not None:  # unshaped: no line rate to claim (veths report 10000 Mb/s)
         lab_vars["netrun_link_speed_mbps"] = int(speed) if speed == int(speed) else speed
     if lab.config.docker:

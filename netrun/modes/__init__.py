@@ -26,6 +26,7 @@ _MODULES: dict[str, str] = {
     "docker": "netrun.modes.docker.mode",
     "flannel": "netrun.modes.docker.flannel",
     "freeflow": "netrun.modes.freeflow.mode",
+    "kubernetes": "netrun.modes.kubernetes.mode",
     "turn": "netrun.modes.turn.mode",
 }
 

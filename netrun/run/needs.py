@@ -50,7 +50,12 @@ TOOLS: dict[str, Tool] = {
         Tool("netperf", "netrun_netperf", _NETPERF_DEB, "netperf (EPEL)"),
         Tool("netserver", "netrun_netserver", _NETPERF_DEB, "netperf (EPEL)"),
         Tool("ip", None, "iproute2", "iproute"),
-        Tool("kubectl", None, "kubectl (Kubernetes apt repo)", "kubectl (Kubernetes yum repo)"),
+        Tool(
+            "kubectl",
+            "netrun_kubectl",
+            "kubectl (Kubernetes apt repo)",
+            "kubectl (Kubernetes yum repo)",
+        ),
     )
 }
 SECTION = "==netrun:needs=="

@@ -67,7 +67,9 @@ def build_sample(
     protocol = tool.protocol_for(test.options)
     r = m.result if m and isinstance(m.result, Iperf3Result) else None
     ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes
-    if protocol in ("tcp", "udp"):
+    # details.off_link: the mode knows its bytes never crossed the hosts' data links (two
+    # pods on one node), so the links' ceiling does not bound them: none is claimed
+    if protocol in ("tcp", "udp") and not details.get("off_link"):
         mtu = min(mtus) if mtus else None
         limits = shapers(test, contexts or {})
         ceiling = ceiling_of(test.options, r, speed, mtu, inner, protocol, limits)

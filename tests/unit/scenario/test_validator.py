@@ -48,11 +48,11 @@ def test_every_bad_combination_is_one_line_with_the_fix(tmp_path: Path) -> None:
     ff, turn_default, turn_ping = lines
     assert "tests[0] 'ff-iperf2': mode 'freeflow' measures with tool iperf3, netperf only" in ff
     assert "not tool 'iperf2': set tool: iperf3, or another mode (iperf2 runs in mode" in ff
-    assert "baremetal, docker, flannel, turn)" in ff
+    assert "baremetal, docker, flannel, kubernetes, turn)" in ff
     assert turn_default.endswith(
         "tests[1] 'turn-default': mode 'turn' measures with tool iperf2 only, not the default"
         " tool 'iperf3': set tool: iperf2, or another mode (iperf3 runs in mode baremetal,"
-        " docker, flannel, freeflow)"
+        " docker, flannel, freeflow, kubernetes)"
     )
     assert "tests[2] 'turn-ping': mode 'turn' measures with tool iperf2 only, not tool 'ping'" in (
         turn_ping

@@ -96,7 +96,7 @@ tests:
   - {name: s, mode: baremetal, server: a, client: b, tolerances: {throughput_bps: five}}
 """))  # fmt: skip
     assert "mode 'docker' measures with tool iperf3, iperf2, netperf only, not tool 'ping'" in text
-    assert "or another mode (ping runs in mode baremetal)" in text
+    assert "or another mode (ping runs in mode baremetal, kubernetes)" in text
     assert "unknown tool 'pong'; did you mean 'ping'?" in text
     assert "tolerances: ping has no metric 'rtt'" in text
     assert "tolerances.throughput_bps: use a percentage (20%), an amount in the metric" in text

@@ -1,0 +1,212 @@
+"""`mode: kubernetes` on the lab's cluster, through the CLI: each end in a pod pinned to its
+host's node, measured through `kubectl exec` from the hosts.
+
+The same 2-host cluster as test_k8s_lab.py (its prefix and net index: the modules run one
+after another), at the lab's default MTU. It proves, each test a run of its own with the
+data links' counters read around it: iperf3 TCP and UDP between pods across nodes put at
+least iperf3's bytes on bravo's data0, the server pod's address in bravo's pod subnet; with
+`k8s_network: host` (hostNetwork pods) the server end is bravo's own data address and the
+bytes cross data0 too; two hosts standing for one node (`netrun_k8s_node`) place a test
+same-node, and its bytes stay off the data links; ping runs through the same ends
+unchanged. A pod whose image is not on its node, and a kubeconfig that reaches no API,
+each fail their test with one line while the next test still runs. After every run no
+namespace with netrun's label is left in the cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.integration.helpers import (
+    error_lines,
+    load_results,
+    netrun_process,
+    only_test,
+    run_netrun,
+    wait_for,
+    write_yaml,
+)
+from tests.integration.test_k8s_lab import Cluster, _skip_reason, up_and_down
+
+pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+
+@pytest.fixture(scope="module")
+def k8s(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    yield from up_and_down(tmp_path_factory.mktemp("k8smode"))
+
+
+def inventory(k8s: Cluster, tmp: Path) -> Path:
+    """The lab's inventory plus alpha2: a second name for alpha's host standing for node
+    alpha, so a test of alpha2 and alpha is placed same-node."""
+    data = yaml.safe_load(k8s.inventory.read_text())
+    hosts = data["all"]["hosts"]
+    hosts["alpha2"] = {**hosts["alpha"], "netrun_k8s_node": "alpha"}
+    return write_yaml(tmp / "inventory.yaml", data)
+
+
+def run_one(
+    k8s: Cluster, tmp: Path, name: str, **test: Any
+) -> tuple[dict[str, Any], dict[str, dict[str, int]], Any]:
+    """One test as a run of its own: its sample, each host's data0 counter deltas, the run."""
+    scenario = write_yaml(
+        tmp / f"{name}.yaml",
+        {"name": name, "defaults": {"mode": "kubernetes"},
+         "tests": [{"name": name, "server": "bravo", "client": "alpha", **test}]},
+    )  # fmt: skip
+    before = {h: k8s.data0(h) for h in ("alpha", "bravo")}
+    run = run_netrun(
+        [scenario, "-i", inventory(k8s, tmp), "-o", f"out-{name}", "--no-history"],
+        cwd=tmp, timeout=300,
+    )  # fmt: skip
+    after = {h: k8s.data0(h) for h in ("alpha", "bravo")}
+    delta = {h: {k: after[h][k] - before[h][k] for k in ("rx", "tx")} for h in after}
+    doc = load_results(tmp / f"out-{name}")
+    assert_nothing_left(k8s, doc["run_id"])
+    return only_test(doc, name) if run.returncode == 0 else {}, delta, run
+
+
+def assert_nothing_left(k8s: Cluster, run_id: str) -> None:
+    """No namespace of this run, nor any netrun-labelled one, is left in the cluster."""
+    mine = k8s.kubectl("get", "namespaces", "-l", f"netrun.run_id={run_id}", "-o", "name")
+    assert mine.strip() == "", mine
+    every = k8s.kubectl("get", "namespaces", "-l", "netrun", "-o", "name")
+    assert every.strip() == "", every
+
+
+def received_bytes(tmp: Path, name: str, sample: dict[str, Any]) -> int:
+    raw = json.loads((tmp / f"out-{name}" / sample["raw"]).read_text())
+    return int(raw["end"]["sum_received"]["bytes"])
+
+
+def test_iperf3_between_pods_across_nodes_crosses_the_data_links(
+    k8s: Cluster, tmp_path: Path
+) -> None:
+    sample, delta, run = run_one(k8s, tmp_path, "pod-cross", duration=2)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sample["status"] == "ok" and sample["throughput_bps"] > 1e6
+    kube = sample["details"]["kubernetes"]
+    assert kube["placement"] == "cross-node" and kube["network"] == "pod"
+    assert kube["nodes"] == {"server": "bravo", "client": "alpha"}
+    subnet = k8s.layout.node("bravo").pod_cidr.rsplit(".", 1)[0]
+    assert kube["pods"]["server"]["ip"].rsplit(".", 1)[0] == subnet
+    assert kube["pod_mtu"]["server"] == 1500
+    got = received_bytes(tmp_path, "pod-cross", sample)
+    assert delta["bravo"]["rx"] >= got > 1_000_000, (delta, got)
+
+
+def test_udp_between_pods_reports_loss_and_jitter(k8s: Cluster, tmp_path: Path) -> None:
+    sample, delta, run = run_one(
+        k8s, tmp_path, "pod-udp", protocol="udp", bitrate="50M", duration=2
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sample["status"] == "ok"
+    assert sample["lost_percent"] is not None and sample["jitter_ms"] is not None
+    assert 30e6 < sample["throughput_bps"] < 60e6
+    assert delta["bravo"]["rx"] >= 2 * 30e6 / 8, delta
+
+
+def test_host_network_pods_dial_the_nodes_own_address(k8s: Cluster, tmp_path: Path) -> None:
+    sample, delta, run = run_one(k8s, tmp_path, "host-cross", k8s_network="host", duration=2)
+    assert run.returncode == 0, run.stderr[-3000:]
+    kube = sample["details"]["kubernetes"]
+    assert kube["network"] == "host" and kube["pod_mtu"] == {"server": None, "client": None}
+    assert kube["pods"]["server"]["ip"] == kube["pods"]["server"]["host_ip"]  # hostNetwork
+    assert sample["details"]["server_address"] == k8s.layout.lab.host("bravo").data_ip
+    got = received_bytes(tmp_path, "host-cross", sample)
+    assert delta["bravo"]["rx"] >= got > 1_000_000, (delta, got)
+
+
+def test_two_hosts_of_one_node_place_a_test_same_node(k8s: Cluster, tmp_path: Path) -> None:
+    sample, delta, run = run_one(k8s, tmp_path, "pod-same", server="alpha2", duration=2)
+    assert run.returncode == 0, run.stderr[-3000:]
+    kube = sample["details"]["kubernetes"]
+    assert kube["placement"] == "same-node"
+    # no link ceiling is claimed for bytes that crossed no link: not flagged above it
+    assert sample["goodput_ceiling_mbps"] is None and sample["details"]["off_link"]
+    assert "above-ceiling" not in sample["flags"]
+    assert kube["nodes"] == {"server": "alpha", "client": "alpha"}
+    got = received_bytes(tmp_path, "pod-same", sample)
+    assert got > 1_000_000
+    # the bytes stayed on alpha: its data link carried a small part of them at most
+    assert delta["alpha"]["tx"] < got / 10, (delta, got)
+
+
+def test_ping_runs_through_the_pods_unchanged(k8s: Cluster, tmp_path: Path) -> None:
+    sample, _, run = run_one(k8s, tmp_path, "ping-pod", tool="ping", count=3, interval=0.2)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sample["status"] == "ok" and sample["metrics"]["rtt_avg_ms"] > 0
+    assert sample["details"]["target"] == sample["details"]["kubernetes"]["pods"]["server"]["ip"]
+
+
+def test_a_missing_image_and_an_unreachable_api_fail_one_line_each(
+    k8s: Cluster, tmp_path: Path
+) -> None:
+    scenario = write_yaml(
+        tmp_path / "bad.yaml",
+        {"name": "bad", "defaults": {"mode": "kubernetes", "duration": 1},
+         "tests": [
+             {"name": "no-image", "server": "bravo", "client": "alpha",
+              "pod_image": "docker.io/netrun-lab/absent:1", "image_pull_policy": "Never"},
+             {"name": "no-api", "server": "bravo", "client": "alpha",
+              "kubeconfig": str(tmp_path / "absent.kubeconfig")},
+             {"name": "fine", "server": "bravo", "client": "alpha"},
+         ]},
+    )  # fmt: skip
+    run = run_netrun(
+        [scenario, "-i", inventory(k8s, tmp_path), "-o", "out", "--no-history"],
+        cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    lines = error_lines(run.stderr)
+    image = [line for line in lines if "no-image" in line or "absent:1" in line]
+    assert len(image) == 1 and "cannot become Ready on node bravo" in image[0], lines
+    assert "ErrImageNeverPull" in image[0] and "put image" in image[0]
+    api = [line for line in lines if "unreachable" in line]
+    assert len(api) == 1 and "absent.kubeconfig" in api[0], lines
+    doc = load_results(tmp_path / "out")
+    assert only_test(doc, "fine")["status"] == "ok"
+    assert_nothing_left(k8s, doc["run_id"])
+
+
+def test_iperf2_runs_through_the_pods_unchanged(k8s: Cluster, tmp_path: Path) -> None:
+    sample, delta, run = run_one(k8s, tmp_path, "iperf2-pod", tool="iperf2", duration=2)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sample["status"] == "ok" and sample["details"]["kubernetes"]["network"] == "pod"
+    assert delta["bravo"]["rx"] > 0
+
+
+def test_a_killed_runs_namespace_is_removed_by_netrun_cleanup(k8s: Cluster, tmp_path: Path) -> None:
+    scenario = write_yaml(
+        tmp_path / "long.yaml",
+        {"name": "long", "defaults": {"mode": "kubernetes"},
+         "tests": [{"name": "long", "server": "bravo", "client": "alpha", "duration": 30}]},
+    )  # fmt: skip
+    inv = inventory(k8s, tmp_path)
+    with netrun_process([scenario, "-i", inv, "-o", "out", "--no-history"], cwd=tmp_path) as proc:
+
+        def measuring() -> str:
+            found = k8s.kubectl("get", "pods", "-A", "-l", "netrun", "-o", "json")
+            pods = json.loads(found)["items"]
+            running = [p for p in pods if p["status"].get("phase") == "Running"]
+            return str(pods[0]["metadata"]["namespace"]) if len(running) == 2 else ""
+
+        namespace = wait_for(measuring, 90, interval=1)
+        assert namespace, "the run's pods never ran"
+        time.sleep(3)  # its iperf3 started
+        os.kill(proc.pid, signal.SIGKILL)
+    run_id = namespace.split("-")[1]
+    assert k8s.kubectl("get", "namespace", namespace, "-o", "name").strip()  # left behind
+    clean = run_netrun(["cleanup", "-i", inv, "--run-id", run_id], cwd=tmp_path, timeout=200)
+    assert clean.returncode == 0, clean.stderr[-2000:]
+    assert f"undone: delete namespace {namespace}" in clean.stdout + clean.stderr
+    assert_nothing_left(k8s, run_id)
