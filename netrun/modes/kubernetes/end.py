@@ -56,11 +56,19 @@ class PodEnd(HostEnd):
         return self.kubectl.exec_argv(self.namespace, self.pod, argv)
 
     def start(
-        self, argv: Sequence[str], name: str, *, lifetime: float, what: str, group: bool = False
+        self,
+        argv: Sequence[str],
+        name: str,
+        *,
+        lifetime: float,
+        what: str,
+        group: bool = False,
+        ready: str = "",
     ) -> Started:
         """``argv`` in the pod, in the background, under ``timeout`` on the host; output
         in ``<workdir>/<name>.out`` on the host, the host's kubectl pid in ``<name>.pid``,
-        after an undo record that stops it (and with it the process in the pod)."""
+        after an undo record that stops it (and with it the process in the pod); then
+        ``ready`` in the pod, in the same round trip."""
         workdir = self.workdir
         out, pidfile, fifo = (f"{workdir}/{name}.{ext}" for ext in ("out", "pid", "in"))
         q = shlex.quote
@@ -73,8 +81,23 @@ class PodEnd(HostEnd):
             f"rm -f {q(fifo)} && mkfifo -m 600 {q(fifo)} || exit 1\n"
             f"{bounded} > {q(out)} 2>&1 0<> {q(fifo)} & {proc.save_pid(pidfile)}"
         )
-        self.mode.change(self.host, script, proc.kill_recorded(pidfile, group=group), what=what)
-        return Started(self, out, pidfile)
+        if ready:
+            script = f"{script}\n{self.at(ready)}"
+        undo = proc.kill_recorded(pidfile, group=group)
+        res = self.mode.change(self.host, script, undo, what=what, check=not ready)
+        return Started(self, out, pidfile, res if ready else None)
+
+    def at(self, script: str) -> str:
+        """sh on the host running ``script`` in the pod (it needs sh there)."""
+        return shlex.join(self.wrap(["sh", "-c", script]))
+
+    def recording(self, argv: Sequence[str], name: str) -> tuple[list[str], str]:
+        """``argv`` in the pod behind a wrapper on the host recording the pid of the
+        kubectl that runs it (in the run's folder on the host, where ``stop_script``
+        looks): stopping it ends the exec; the process in the pod ends by its own bound."""
+        pidfile = self.path(f"{name}.pid")
+        keep = f'{proc.save_pid(pidfile, "$$")} && exec "$@"'
+        return ["sh", "-c", keep, "sh", *self.wrap(argv)], pidfile
 
     def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult:
         """A file in the pod, written by ``cat`` there from kubectl's stdin."""
