@@ -47,3 +47,27 @@ def test_the_registries_are_closed_for_real(monkeypatch: pytest.MonkeyPatch) -> 
         get_tool("iperf3")
     with pytest.raises(AssertionError):
         get_mode("baremetal")
+
+
+#: Two tests of two repeats each on the same pair, one after another (bare metal starts each
+#: next server ahead; docker keeps its containers for the next test) and two at once (a
+#: parallel run's rounds): the run's look-ahead builds later tests' modes from their plans.
+MORE = {
+    "sequential": "  - {{name: t, mode: {mode}, server: alpha, client: bravo, duration: 2,"
+    " repeat: 2}}\n  - {{name: u, mode: {mode}, server: alpha, client: bravo, duration: 2,"
+    " repeat: 2, bitrate: 1M}}\n",
+    "parallel": "parallel: 2\n",
+}
+
+
+@pytest.mark.parametrize("mode", ["baremetal", "docker"])
+@pytest.mark.parametrize("kind", ["sequential", "parallel"])
+def test_the_look_ahead_of_later_tests_runs_from_their_plans_too(
+    mode: str, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = load(Path(CASES[0]).with_name(f"{mode}-iperf3.json"))
+    tests = MORE["sequential"].format(mode=mode)
+    case["scenario"] = (MORE[kind] if kind == "parallel" else "") + "tests:\n" + tests
+    opened = record(case)
+    assert [s[0] for s in opened["samples"]] == ["t", "t", "u", "u"]
+    assert record(case, planned=lambda: close_registries(monkeypatch)) == opened
