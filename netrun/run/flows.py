@@ -2,11 +2,11 @@
 
 A test of ``pairs: {fanin: HOST}`` (netrun.scenario.pairs) holds every flow's hosts
 (TestSpec.flows, TestSpec.hosts), so the scheduler never puts another test on any of them.
-Each flow is a test of its own to its mode (its plan's ``flows``: netrun.run.plan.flow_specs,
-the test's options, the
-flow's two hosts, its own name and tag, so its containers, run files and undo records
-are its own, and its own port when the test fixes one), set up (the first alone, as it
-starts what every flow shares on the fan host, then the others at once);
+Each flow is a test of its own to its mode (its plan's ``flows``, netrun.run.plan.flow_specs:
+the test's options, the flow's two hosts, its own name and tag, so its containers, run
+files and undo records are its own, and its own port when the test fixes one), set up
+(the first alone, as it starts what every flow shares on the fan host, then the others
+at once);
 each repeat then measures every flow at once, started together behind a barrier
 (netrun.run.startline), over the same duration; and every flow is torn down, with each
 undo, on every way out.
