@@ -14,7 +14,6 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from netrun.core.measurement import Measurement
 from netrun.core.options import Option, number
 from netrun.errors import Cancelled, ModeError
 from netrun.hosts.host import Host
@@ -23,8 +22,6 @@ from netrun.modes.kubernetes import manifest
 from netrun.modes.kubernetes.end import PodEnd
 from netrun.modes.kubernetes.kubectl import Kubectl, problem
 from netrun.tools.ends import End
-from netrun.tools.iperf3 import measure as iperf3_measure
-from netrun.tools.iperf3 import placed as iperf3_placed
 
 #: The lab's tools image (netrun.lab.k8s.images.TOOLS_IMAGE): iperf3, iperf, ping, sh.
 TOOLS_IMAGE = "docker.io/netrun-lab/k8s-tools:latest"
@@ -231,16 +228,6 @@ class Kubernetes(Mode):
             raise ModeError(problem(end.host.name, what, text, where(end.kubectl)))
         first = res.stdout.split()[0]
         return int(first) if first.isdigit() and self.value("k8s_network") == "pod" else None
-
-    # -- measuring -----------------------------------------------------------------------
-    def measure(self, repeat: int) -> Measurement:
-        """One iperf3 run through the pods' ends, retried as iperf3's loop says."""
-
-        def once(tag: str) -> Measurement:
-            self.repeat = repeat
-            return iperf3_placed.once(self, tag)
-
-        return iperf3_measure.retrying(self, repeat, once, self.ctx.stopping)
 
 
 def where(kubectl: Kubectl) -> str:
