@@ -18,12 +18,13 @@ from netrun.core.options import Option, number
 from netrun.errors import Cancelled, ModeError
 from netrun.hosts.host import Host
 from netrun.modes.base import Mode
-from netrun.modes.kubernetes import manifest
+from netrun.modes.kubernetes import manifest, podkeys
 from netrun.modes.kubernetes.end import PodEnd
 from netrun.modes.kubernetes.kubectl import Kubectl, problem
 from netrun.tools.ends import End
 
-#: The lab's tools image (netrun.lab.k8s.images.TOOLS_IMAGE): iperf3, iperf, ping, sh.
+#: The lab's tools image (netrun.lab.k8s.images.TOOLS_IMAGE): iperf3, iperf, ping, netperf,
+#: netserver, ss, sh.
 TOOLS_IMAGE = "docker.io/netrun-lab/k8s-tools:latest"
 #: Why a pod that is not Ready will not become Ready by waiting.
 STUCK = ("ErrImageNeverPull", "InvalidImageName", "ImagePullBackOff", "ErrImagePull",
@@ -51,6 +52,7 @@ OPTIONS: tuple[Option, ...] = (
            from_inventory=True),
     Option("pod_ready_timeout", (int, float), 120, "kubernetes: seconds the ends' pods may "
            "take to be Ready", check=number(1, strict=True, maximum=3600)),
+    *podkeys.OPTIONS,
 )
 # fmt: on
 
@@ -60,7 +62,7 @@ class Kubernetes(Mode):
 
     name = "kubernetes"
     options = OPTIONS
-    tools = ("iperf3", "ping", "iperf2")
+    tools = ("iperf3", "ping", "iperf2", "netperf")
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "server": ("kubectl",),
         "client": ("kubectl",),
@@ -68,7 +70,8 @@ class Kubernetes(Mode):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.namespace = manifest.namespace_name(self.ctx.run_id, self.test.tag)
+        prefix = str(self.value("k8s_namespace_prefix"))
+        self.namespace = manifest.namespace_name(self.ctx.run_id, self.test.tag, prefix)
         #: role -> its pod as the cluster said once Ready (setup).
         self.pods: dict[str, manifest.PodState] = {}
 
@@ -91,13 +94,14 @@ class Kubernetes(Mode):
         management address)."""
         state = self.pods.get(role)
         host = self.hosts[role]
-        if self.value("k8s_network") == "host":  # the node's own netns: its data address
+        host_network = self.value("k8s_network") == "host"
+        if host_network:  # the node's own netns: its data address
             address = host.data_ip
         else:
             address = state.pod_ip if state and state.pod_ip else f"<{role} pod IP>"
         return PodEnd(
             self, role, host, address, kubectl=self.kubectl(host),
-            namespace=self.namespace, pod=role,
+            namespace=self.namespace, pod=role, host_network=host_network,
         )  # fmt: skip
 
     def one_end(self) -> str | None:
@@ -161,10 +165,16 @@ class Kubernetes(Mode):
         raise ModeError(problem(host.name, "create namespaces", text, where(kubectl)))
 
     def pod_spec(self, role: str, host_network: bool, lifetime: int) -> manifest.PodSpec:
-        """The role's pod: named for the role, on its host's node, with its host's image."""
+        """The role's pod: named for the role, on its host's node, with its host's image,
+        resources, node selector and tolerations."""
         host = self.hosts[role]
         image, pull = self.value("pod_image", host), self.value("image_pull_policy", host)
-        return manifest.PodSpec(role, self.node(role), image, pull, host_network, lifetime)
+        return manifest.PodSpec(
+            role, self.node(role), image, pull, host_network, lifetime,
+            resources=self.value("pod_resources", host),
+            node_selector=self.value("pod_node_selector", host),
+            tolerations=tuple(self.value("pod_tolerations", host) or ()),
+        )  # fmt: skip
 
     def wait_ready(
         self, host: Host, kubectl: Kubectl, specs: list[manifest.PodSpec]
@@ -201,6 +211,11 @@ class Kubernetes(Mode):
             fix = (
                 f"put image {spec.image} on node {spec.node} (or set pod_image, or "
                 "image_pull_policy: IfNotPresent where it can be pulled)"
+            )
+        elif why.startswith("not scheduled") and "Insufficient" in why:
+            fix = (
+                f"node {spec.node} has no room for the pod's requests: lower pod_resources' "
+                "requests or free the node"
             )
         elif why.startswith("not scheduled"):
             fix = (

@@ -171,7 +171,8 @@ def test_exec_forbidden_is_one_line(tmp_path: Path) -> None:
         m.setup()
     text = str(err.value)
     assert text.startswith("bravo: the cluster refused to exec into pod netrun-cap1d2e3-t0/server")
-    assert "pods/exec" in text and "\n" not in text
+    assert "; grant the user of that kubeconfig get on pods (a Role or" in text
+    assert "\n" not in text
 
 
 def test_the_mode_is_registered_by_its_one_line() -> None:
