@@ -224,10 +224,11 @@ class Kubernetes(Mode):
             )
         else:
             fix = f"kubectl -n {self.namespace} describe pod {spec.name} says more"
-        when = "cannot become" if timeout is None else f"did not become within {timeout:g}s"
+        when = "" if timeout is None else f" within {timeout:g}s"
+        verb = "cannot become" if timeout is None else "did not become"
         return (
             f"test {self.test.name}: pod {self.namespace}/{spec.name} (the {spec.name} end) "
-            f"{when} Ready on node {spec.node}: {why[:300]}; {fix}"
+            f"{verb} Ready on node {spec.node}{when}: {why[:300]}; {fix}"
         )
 
     def check_exec(self, role: str) -> int | None:

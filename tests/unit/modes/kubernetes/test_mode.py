@@ -202,8 +202,8 @@ def test_a_node_without_room_names_the_pods_requests(tmp_path: Path) -> None:
     assert not full.ready and "Insufficient cpu" in full.why
     line = m.not_ready(m.pod_spec("server", False, 300), full.why, 120)
     assert line.startswith(
-        "test t: pod netrun-cap1d2e3-t0/server (the server end) did not become within 120s "
-        "Ready on node bravo: not scheduled (Unschedulable): 0/2 nodes are available: 1 "
+        "test t: pod netrun-cap1d2e3-t0/server (the server end) did not become Ready "
+        "on node bravo within 120s: not scheduled (Unschedulable): 0/2 nodes are available: 1 "
         "Insufficient cpu"
     )
     assert line.endswith(
