@@ -15,9 +15,9 @@ namespace with netrun's label is left in the cluster.
 
 from __future__ import annotations
 
-import re
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -259,7 +259,9 @@ def test_rbac_without_exec_and_a_full_node_fail_one_line_each(k8s: Cluster, tmp_
     assert "/server" in denied[0] and str(config) in denied[0]
     assert 'cannot create resource "pods/exec"' in denied[0]
     assert "grant the user of that kubeconfig create on pods/exec" in denied[0]
-    full = [line for line in lines if re.search(r"did not become Ready on node \w+ within 8s", line)]
+    full = [
+        line for line in lines if re.search(r"did not become Ready on node \w+ within 8s", line)
+    ]
     assert len(full) == 1 and "Insufficient cpu" in full[0], lines
     assert "lower pod_resources' requests or free the node" in full[0]
     doc = load_results(tmp_path / "out")
