@@ -75,10 +75,15 @@ def netrun(*args: str, timeout: float = 4000) -> subprocess.CompletedProcess[str
     )
 
 
+def serve(k8s: Cluster, server: str) -> subprocess.CompletedProcess[str]:
+    return netrun("lab", "k8s-netperf", "--serve", "--state-dir", str(k8s.state_dir),
+                  "--k8s-netperf-src", str(SOURCE), "--client", "alpha",
+                  "--server", server)  # fmt: skip
+
+
 def run_k8s_netperf(k8s: Cluster, tmp: Path) -> tuple[dict[str, Any], float, str]:
     """k8s-netperf's iperf3 TCP_STREAM across nodes: its pod-network result, wall seconds."""
-    served = netrun("lab", "k8s-netperf", "--serve", "--state-dir", str(k8s.state_dir),
-                    "--k8s-netperf-src", str(SOURCE), "--client", "alpha", "--server", "bravo")  # fmt: skip
+    served = serve(k8s, "bravo")
     assert served.returncode == 0, served.stdout + served.stderr
     binary = k8s_netperf.cached()
     assert binary is not None
@@ -140,7 +145,8 @@ def test_k8s_netperf_and_netrun_agree_on_the_same_pair(k8s: Cluster, tmp_path: P
 
     load = Path("/proc/loadavg").read_text().split()[:3]
     print(
-        f"k8s-netperf {k8s_netperf.VERSION}: {their_bps / 1e6:.1f} Mbit/s, {their_wall:.1f} s wall; "
+        f"k8s-netperf {k8s_netperf.VERSION}: {their_bps / 1e6:.1f} Mbit/s, "
+        f"{their_wall:.1f} s wall; "
         f"netrun: {our_bps / 1e6:.1f} Mbit/s, {our_wall:.1f} s wall; load {' '.join(load)}",
         file=sys.stderr,
     )  # fmt: skip
@@ -152,8 +158,7 @@ def test_k8s_netperf_and_netrun_agree_on_the_same_pair(k8s: Cluster, tmp_path: P
 
 
 def test_serve_refuses_a_node_the_lab_lacks(k8s: Cluster) -> None:
-    done = netrun("lab", "k8s-netperf", "--serve", "--state-dir", str(k8s.state_dir),
-                  "--k8s-netperf-src", str(SOURCE), "--client", "alpha", "--server", "zulu")  # fmt: skip
+    done = serve(k8s, "zulu")
     assert done.returncode != 0
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "no node 'zulu'" in lines[0], done.stderr

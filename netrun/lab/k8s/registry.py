@@ -24,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from netrun.lab.k8s.layout import Node
-from netrun.lab.system import pids_in_netns, pid_matches, wait_until
+from netrun.lab.system import pid_matches, pids_in_netns, wait_until
 
 PORT = 5000
 MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -68,7 +68,7 @@ def write_image(root: Path, name: str, layer: bytes, entrypoint: list[str]) -> s
 class _Handler(BaseHTTPRequestHandler):
     root = Path()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         sys.stderr.write(f"{self.command} {self.path} {args[1] if len(args) > 1 else ''}\n")
 
     def _send(self, status: int, body: bytes, ctype: str, digest: str = "") -> None:
@@ -82,7 +82,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command == "GET":
             self.wfile.write(body)
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path in ("/v2", "/v2/"):
             return self._send(200, b"{}", "application/json")
@@ -100,7 +100,7 @@ class _Handler(BaseHTTPRequestHandler):
         ctype = MANIFEST_TYPE if found["kind"] == "manifests" else "application/octet-stream"
         return self._send(200, body, ctype, ref)
 
-    do_HEAD = do_GET  # noqa: N815
+    do_HEAD = do_GET
 
 
 def hosts_dir(node: Node) -> Path:
@@ -127,8 +127,9 @@ def serve(node: Node, root: Path, registry_host: str = "quay.io", port: int = PO
                 "netrun.lab.k8s.registry", str(root), str(port)]  # fmt: skip
         proc = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
         running = [proc.pid]
+        url = f"http://127.0.0.1:{port}/v2/"
         probe = ["ip", "netns", "exec", node.host.namespace, sys.executable, "-c",
-                 f"import urllib.request as u; u.urlopen('http://127.0.0.1:{port}/v2/', timeout=2)"]  # fmt: skip
+                 f"import urllib.request as u; u.urlopen({url!r}, timeout=2)"]  # fmt: skip
         wait_until(
             lambda: subprocess.run(probe, capture_output=True).returncode == 0,
             timeout=15,

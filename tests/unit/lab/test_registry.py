@@ -54,7 +54,7 @@ def _get(url: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
 def test_a_tag_resolves_to_a_manifest_whose_blobs_are_served_by_digest(
     served: tuple[str, str, bytes],
 ) -> None:
-    base, digest, layer = served
+    base, digest, _ = served
     assert _get(f"{base}/v2/")[0] == 200
     status, headers, body = _get(
         f"{base}/v2/cloud-bulldozer/k8s-netperf/manifests/latest?ns=quay.io"
