@@ -5,7 +5,7 @@ k8s-netperf creates its pods with ``imagePullPolicy: Always`` and the image
 pull fails even when the image is in the node's containerd. So the lab serves the image
 the way such a tool expects: each node's containerd reads registry hosts from
 ``<node>/containerd/certs.d`` (``config_path``, set in netrun.lab.k8s.node), where a
-``hosts.toml`` sends quay.io's pulls to ``http://127.0.0.1:PORT`` in the node's own network
+``hosts.toml`` sends quay.io's pulls to ``http://127.0.0.1:PORT`` (and nowhere else) in the node's own network
 namespace; there this module's server (``python -m netrun.lab.k8s.registry ROOT PORT``)
 answers the distribution API's GET and HEAD of ``/v2/``, manifests and blobs from ROOT,
 an image written by `write_image`. It binds loopback only and serves nothing else;
@@ -109,10 +109,11 @@ def hosts_dir(node: Node) -> Path:
 
 
 def hosts_toml(port: int = PORT) -> str:
-    return (
-        'server = "https://quay.io"\n'
-        f'[host."http://127.0.0.1:{port}"]\n  capabilities = ["pull", "resolve"]\n'
-    )
+    """The node's loopback as the registry's host and as its server (the real quay.io is
+    named nowhere). containerd 1.6 (Debian 12) pulls through the [host] entry; with the
+    ``server`` line alone it went to https://quay.io (checked on the lab, 2026-12-03)."""
+    here = f"http://127.0.0.1:{port}"
+    return f'server = "{here}"\n[host."{here}"]\n  capabilities = ["pull", "resolve"]\n'
 
 
 def serve(node: Node, root: Path, registry_host: str = "quay.io", port: int = PORT) -> int:

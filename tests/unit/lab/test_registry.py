@@ -86,7 +86,7 @@ def test_what_it_does_not_hold_is_a_404(served: tuple[str, str, bytes]) -> None:
     assert _get(f"{base}/v2/../../etc/manifests/passwd")[0] == 404
 
 
-def test_containerd_is_sent_to_loopback_for_quay_io() -> None:
+def test_containerd_is_sent_to_loopback_for_quay_io_and_nowhere_else() -> None:
     toml = registry.hosts_toml(5000)
-    assert 'server = "https://quay.io"' in toml
+    assert toml.startswith('server = "http://127.0.0.1:5000"\n')  # not https://quay.io
     assert '[host."http://127.0.0.1:5000"]' in toml and '"pull", "resolve"' in toml
