@@ -13,11 +13,11 @@ must be within MARGIN of each other.
 MARGIN: both tests send one TCP stream through the same 400 Mbit/s shaper, so on an idle
 machine they land within a few percent (docs/k8s-netperf.md has the dated figures); what
 moves them apart here is CPU: each sender and the shaper share 2 cores with the other jobs
-of a loaded machine (load 8-15 when these figures were taken), and a 10-second test that
-loses the CPU for a second loses a tenth of its figure. 30% of the larger figure leaves
-room for two such stalls on one side and none on the other, while still failing when one
-tool measures something else (a same-node pair, a host-network path, a message size of
-1 KiB as k8s-netperf's default config has: each is off by far more than 30% here).
+of a loaded machine (load 11-18 when the figures were taken; every pair was within 1.3%),
+and a 10-second test that loses the CPU for a second loses a tenth of its figure. 30% of
+the larger figure leaves room for two such stalls on one side and none on the other,
+while still failing when one tool measures another path (same-node pods are not shaped
+here: several Gbit/s, many times the 400 Mbit/s link).
 
 Skips when there is no k8s-netperf build in the lab's cache and no source to build one
 (K8S_NETPERF_SRC, as `make k8s-netperf` takes it), as the k8s lab tests do without theirs.
