@@ -5,11 +5,12 @@ k8s-netperf creates its pods with ``imagePullPolicy: Always`` and the image
 pull fails even when the image is in the node's containerd. So the lab serves the image
 the way such a tool expects: each node's containerd reads registry hosts from
 ``<node>/containerd/certs.d`` (``config_path``, set in netrun.lab.k8s.node), where a
-``hosts.toml`` sends quay.io's pulls to ``http://127.0.0.1:PORT`` (and nowhere else) in the node's own network
-namespace; there this module's server (``python -m netrun.lab.k8s.registry ROOT PORT``)
-answers the distribution API's GET and HEAD of ``/v2/``, manifests and blobs from ROOT,
-an image written by `write_image`. It binds loopback only and serves nothing else;
-`netrun lab down` ends it with every other process of the namespace.
+``hosts.toml`` sends quay.io's pulls to ``http://127.0.0.1:PORT`` in the node's own network
+namespace (the real quay.io is not one of its hosts). There this module's server
+(``python -m netrun.lab.k8s.registry ROOT PORT``) answers the distribution API's GET and
+HEAD of ``/v2/``, manifests and blobs from ROOT, an image written by `write_image`. It binds
+loopback only and serves nothing else; `netrun lab down` ends it with every other process
+of the namespace.
 """
 
 from __future__ import annotations
