@@ -38,7 +38,7 @@ IPERF3_VERSIONS ?= 3.5 3.7 3.9 3.12 3.16 3.19.1 3.21
 #: `make k8s-netperf` builds it (its modules from the Go module proxy, which refuses the
 #: k8s-netperf module itself) into /var/cache/netrun/k8s-netperf, for
 #: tests/integration/test_k8s_netperf.py and docs/k8s-netperf.md; absent, that test skips.
-K8S_NETPERF_SRC ?= $(abspath $(CURDIR)/../shared/third_party/k8s-netperf.bundle)
+K8S_NETPERF_SRC ?= $(CURDIR)/third_party/k8s-netperf.bundle
 FUZZ_SEED ?= 20261130
 PYTEST_ARGS ?=
 

@@ -45,7 +45,7 @@ DURATION = 10
 WRITE = 131072  # iperf3's default TCP write size; k8s-netperf's example configs use 1024
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = Path(
-    os.environ.get("K8S_NETPERF_SRC") or REPO.parent / "shared/third_party/k8s-netperf.bundle"
+    os.environ.get("K8S_NETPERF_SRC") or REPO / "third_party/k8s-netperf.bundle"
 )
 
 
@@ -53,6 +53,8 @@ def _knp_skip_reason() -> str | None:
     reason = _skip_reason()
     if reason:
         return reason
+    if os.environ.get("NETRUN_K8S_NETPERF_NO_BUILD") and k8s_netperf.cached() is None:
+        return os.environ["NETRUN_K8S_NETPERF_NO_BUILD"]
     if k8s_netperf.cached() is None and not SOURCE.exists():
         return (
             f"no k8s-netperf {k8s_netperf.VERSION} build in {k8s_netperf.build_dir()} and no "
