@@ -44,9 +44,7 @@ MARGIN = 0.30
 DURATION = 10
 WRITE = 131072  # iperf3's default TCP write size; k8s-netperf's example configs use 1024
 REPO = Path(__file__).resolve().parents[2]
-SOURCE = Path(
-    os.environ.get("K8S_NETPERF_SRC") or REPO / "third_party/k8s-netperf.bundle"
-)
+SOURCE = Path(os.environ.get("K8S_NETPERF_SRC") or REPO / "third_party/k8s-netperf.bundle")
 
 
 def _knp_skip_reason() -> str | None:
