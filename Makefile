@@ -21,6 +21,14 @@ APT_PACKAGES = iperf3 iperf coturn ethtool iproute2 iptables openssh-server open
 	etcd-server etcd-client
 INVENTORY ?= inventories/local.yaml
 SCENARIO ?= scenarios/freeflow.yaml
+#: The demo's lab: `lab up`'s defaults (prefix nr, net 0, /run/netrun-lab) unless set, e.g.
+#: `make demo LAB_PREFIX=nrdemo LAB_NET_INDEX=14 LAB_STATE_DIR=/run/netrun-lab-nrdemo` beside
+#: another lab on this machine (a Docker lab's net index is 0-15); `make lab-down` takes the same.
+LAB_PREFIX ?=
+LAB_NET_INDEX ?=
+LAB_STATE_DIR ?=
+LAB_UP_FLAGS = $(if $(LAB_PREFIX),--prefix $(LAB_PREFIX)) \
+	$(if $(LAB_NET_INDEX),--net-index $(LAB_NET_INDEX)) $(if $(LAB_STATE_DIR),--state-dir $(LAB_STATE_DIR))
 #: A clone of https://github.com/microsoft/Freeflow (tcp and master branches): `make demo`
 #: then builds and runs the real FreeFlow router; without it the lab's stand-in is used.
 FREEFLOW_SRC ?=
@@ -79,7 +87,7 @@ iperf3-versions: venv  ## build each IPERF3_VERSIONS from IPERF3_SRC once (cache
 		echo "iperf3-versions: $(IPERF3_VERSIONS) ready in $$(( $$(date +%s) - start )) s"; fi
 
 demo: need-root setup  ## bring the emulated lab (with Docker) up and run the main scenario on it
-	$(NETRUN) lab up --docker $(if $(FREEFLOW_SRC),--freeflow-src "$(FREEFLOW_SRC)")
+	$(NETRUN) lab up --docker $(LAB_UP_FLAGS) $(if $(FREEFLOW_SRC),--freeflow-src "$(FREEFLOW_SRC)")
 	$(NETRUN) $(SCENARIO) -i $(INVENTORY)
 
 netperf: venv  ## netperf and netserver built from NETPERF_SRC into the lab's cache (once, as root)
@@ -134,8 +142,8 @@ docs: venv  ## the documentation site into build/site; --strict: every internal 
 docs-keys: venv  ## rewrite docs/user-guide/scenario-keys.md from the code's option declarations
 	$(PY) docs/gen_keys.py
 
-lab-down:
-	$(NETRUN) lab down
+lab-down:  ## take the demo's lab down (LAB_STATE_DIR as for make demo)
+	$(NETRUN) lab down $(if $(LAB_STATE_DIR),--state-dir $(LAB_STATE_DIR))
 
 bench: venv  ## throughput ratio, per-test overhead, and the cost at 4..32 hosts (emulated lab)
 	$(PY) bench/overhead.py --docker $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST))
