@@ -62,16 +62,22 @@ packages:  ## the Debian packages the lab and the tests need (apt-get, through s
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# netrun alone (what `make demo` needs: a fresh clone's demo skips the test and docs extras'
+# minutes of pip); `venv` adds the extras on top.
+$(VENV)/.installed-run: pyproject.toml
 	@$(SYSTEM_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
 		echo "make: netrun needs Python 3.11 or newer; $(SYSTEM_PYTHON) is older" \
 			"(SYSTEM_PYTHON=python3.11 make ...)" >&2; exit 1; }
 	@[ -x $(PY) ] && $(PY) -c 'import pip' 2>/dev/null || { rm -rf $(VENV) && \
 		$(SYSTEM_PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install -q --disable-pip-version-check -e .
+	@touch $@
+
+$(VENV)/.installed: $(VENV)/.installed-run
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,docs]'
 	@touch $@
 
-link: venv  ## netrun on PATH: a link to the venv's entry point (never over a foreign one)
+link: $(VENV)/.installed-run  ## netrun on PATH: a link to the venv's entry point (never over a foreign one)
 	@target="$(BINDIR)/netrun"; mkdir -p "$(BINDIR)"; \
 	if [ -e "$$target" ] && ! [ -L "$$target" ]; then \
 		echo "make: $$target exists and is not a link; left alone (use $(NETRUN))"; \
@@ -86,11 +92,11 @@ iperf3-versions: venv  ## build each IPERF3_VERSIONS from IPERF3_SRC once (cache
 		"$(IPERF3_SRC)" $(IPERF3_VERSIONS) && \
 		echo "iperf3-versions: $(IPERF3_VERSIONS) ready in $$(( $$(date +%s) - start )) s"; fi
 
-demo: need-root setup  ## bring the emulated lab (with Docker) up and run the main scenario on it
+demo: need-root packages link netperf  ## bring the emulated lab (with Docker) up and run the main scenario on it
 	$(NETRUN) lab up --docker $(LAB_UP_FLAGS) $(if $(FREEFLOW_SRC),--freeflow-src "$(FREEFLOW_SRC)")
 	$(NETRUN) $(SCENARIO) -i $(INVENTORY)
 
-netperf: venv  ## netperf and netserver built from NETPERF_SRC into the lab's cache (once, as root)
+netperf: $(VENV)/.installed-run  ## netperf and netserver built from NETPERF_SRC into the lab's cache (once, as root)
 	@if [ "$$(id -u)" != 0 ]; then echo "netperf: not built (needs root: sudo make netperf)"; \
 	elif [ ! -e "$(NETPERF_SRC)" ]; then echo "netperf: not built (no source at $(NETPERF_SRC);" \
 		"set NETPERF_SRC to a clone of https://github.com/HewlettPackard/netperf)"; \
