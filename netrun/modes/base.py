@@ -190,6 +190,9 @@ class Mode:
     #: armed, just before the client starts: a test of several flows (netrun.run.flows)
     #: then lines the flows' clients up there, not before their servers' starts.
     has_start_line: ClassVar[bool] = False
+    #: Its ``measure`` runs iperf3 its own way, saving round trips (Placement.
+    #: saves_round_trips); False: iperf3 measures through the ends this mode places.
+    saves_round_trips: ClassVar[bool] = False
     #: The repeat being measured, set by what measures (Baremetal.measure, netrun.run.flows):
     #: a host's last measurement (netrun.modes.early_sweep), a flow's client to stop.
     repeat: int = 1

@@ -62,6 +62,8 @@ class BareMetal(Mode):
     sweeps_early = "always"
     starts_ahead = True
     has_start_line = True
+    #: Servers started ahead and in the probe, hosts swept early (measure).
+    saves_round_trips = True
 
     def measure(self, repeat: int) -> Measurement:
         """One iperf3 run, retried as iperf3's own loop says (busy port, lost setup)."""

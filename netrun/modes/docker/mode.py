@@ -76,6 +76,8 @@ class DockerMode(ContainerMode):
     tools: ClassVar[tuple[str, ...] | None] = ("iperf3", "iperf2", "netperf")
     containers = True
     sweeps_early = "sequential"
+    #: iperf3 against each container's resident server, counters riding the client's exec.
+    saves_round_trips = True
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
 
     @classmethod
