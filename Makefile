@@ -21,6 +21,14 @@ APT_PACKAGES = iperf3 iperf coturn ethtool iproute2 iptables openssh-server open
 	etcd-server etcd-client
 INVENTORY ?= inventories/local.yaml
 SCENARIO ?= scenarios/freeflow.yaml
+#: The demo's lab: `lab up`'s defaults (prefix nr, net 0, /run/netrun-lab) unless set, e.g.
+#: `make demo LAB_PREFIX=nrdemo LAB_NET_INDEX=14 LAB_STATE_DIR=/run/netrun-lab-nrdemo` beside
+#: another lab on this machine (a Docker lab's net index is 0-15); `make lab-down` takes the same.
+LAB_PREFIX ?=
+LAB_NET_INDEX ?=
+LAB_STATE_DIR ?=
+LAB_UP_FLAGS = $(if $(LAB_PREFIX),--prefix $(LAB_PREFIX)) \
+	$(if $(LAB_NET_INDEX),--net-index $(LAB_NET_INDEX)) $(if $(LAB_STATE_DIR),--state-dir $(LAB_STATE_DIR))
 #: A clone of https://github.com/microsoft/Freeflow (tcp and master branches): `make demo`
 #: then builds and runs the real FreeFlow router; without it the lab's stand-in is used.
 FREEFLOW_SRC ?=
@@ -59,16 +67,22 @@ packages:  ## the Debian packages the lab and the tests need (apt-get, through s
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# netrun alone (what `make demo` needs: a fresh clone's demo skips the test and docs extras'
+# minutes of pip); `venv` adds the extras on top.
+$(VENV)/.installed-run: pyproject.toml
 	@$(SYSTEM_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
 		echo "make: netrun needs Python 3.11 or newer; $(SYSTEM_PYTHON) is older" \
 			"(SYSTEM_PYTHON=python3.11 make ...)" >&2; exit 1; }
 	@[ -x $(PY) ] && $(PY) -c 'import pip' 2>/dev/null || { rm -rf $(VENV) && \
 		$(SYSTEM_PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install -q --disable-pip-version-check -e .
+	@touch $@
+
+$(VENV)/.installed: $(VENV)/.installed-run
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,docs]'
 	@touch $@
 
-link: venv  ## netrun on PATH: a link to the venv's entry point (never over a foreign one)
+link: $(VENV)/.installed-run  ## netrun on PATH: a link to the venv's entry point (never over a foreign one)
 	@target="$(BINDIR)/netrun"; mkdir -p "$(BINDIR)"; \
 	if [ -e "$$target" ] && ! [ -L "$$target" ]; then \
 		echo "make: $$target exists and is not a link; left alone (use $(NETRUN))"; \
@@ -83,11 +97,11 @@ iperf3-versions: venv  ## build each IPERF3_VERSIONS from IPERF3_SRC once (cache
 		"$(IPERF3_SRC)" $(IPERF3_VERSIONS) && \
 		echo "iperf3-versions: $(IPERF3_VERSIONS) ready in $$(( $$(date +%s) - start )) s"; fi
 
-demo: need-root setup  ## bring the emulated lab (with Docker) up and run the main scenario on it
-	$(NETRUN) lab up --docker $(if $(FREEFLOW_SRC),--freeflow-src "$(FREEFLOW_SRC)")
+demo: need-root packages link netperf  ## bring the emulated lab (with Docker) up and run the main scenario on it
+	$(NETRUN) lab up --docker $(LAB_UP_FLAGS) $(if $(FREEFLOW_SRC),--freeflow-src "$(FREEFLOW_SRC)")
 	$(NETRUN) $(SCENARIO) -i $(INVENTORY)
 
-netperf: venv  ## netperf and netserver built from NETPERF_SRC into the lab's cache (once, as root)
+netperf: $(VENV)/.installed-run  ## netperf and netserver built from NETPERF_SRC into the lab's cache (once, as root)
 	@if [ "$$(id -u)" != 0 ]; then echo "netperf: not built (needs root: sudo make netperf)"; \
 	elif [ ! -e "$(NETPERF_SRC)" ]; then echo "netperf: not built (no source at $(NETPERF_SRC);" \
 		"set NETPERF_SRC to a clone of https://github.com/HewlettPackard/netperf)"; \
@@ -144,8 +158,8 @@ docs: venv  ## the documentation site into build/site; --strict: every internal 
 docs-keys: venv  ## rewrite docs/user-guide/scenario-keys.md from the code's option declarations
 	$(PY) docs/gen_keys.py
 
-lab-down:
-	$(NETRUN) lab down
+lab-down:  ## take the demo's lab down (LAB_STATE_DIR as for make demo)
+	$(NETRUN) lab down $(if $(LAB_STATE_DIR),--state-dir $(LAB_STATE_DIR))
 
 bench: venv  ## throughput ratio, per-test overhead, and the cost at 4..32 hosts (emulated lab)
 	$(PY) bench/overhead.py --docker $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST))

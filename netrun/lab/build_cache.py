@@ -4,11 +4,13 @@ The real FreeFlow, iperf3 releases and netperf are built from source the same wa
 per source key under the cache root; a build runs in a temporary sibling folder and is
 renamed into place only when it succeeded, so a half-made build is never cached; a build
 killed past its deadline leaves a temporary folder the next one removes; a failed build's
-log is kept beside the cache with a one-line error naming it.
+log is kept beside the cache with a one-line error naming it. Every build of the lab shares
+one cache root, ``$NETRUN_CACHE_DIR`` or /var/cache/netrun.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -18,6 +20,14 @@ from pathlib import Path
 from netrun.errors import NetrunError
 from netrun.lab import images
 from netrun.lab.system import run, run_build
+
+CACHE_ENV = "NETRUN_CACHE_DIR"
+DEFAULT_CACHE = Path("/var/cache/netrun")
+
+
+def cache_dir(*parts: str) -> Path:
+    """A folder of the lab's cache (``$NETRUN_CACHE_DIR``, else /var/cache/netrun)."""
+    return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE, *parts)
 
 
 def build(

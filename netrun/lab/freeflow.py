@@ -9,7 +9,6 @@ lives in a cache keyed by the two source commits, so a second `lab up` does not 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,8 +17,6 @@ from netrun.lab import build_cache, images
 from netrun.lab.system import run
 
 BRANCHES = ("tcp", "master")
-CACHE_ENV = "NETRUN_CACHE_DIR"
-DEFAULT_CACHE = Path("/var/cache/netrun")
 BUILD_SCRIPT = images.ASSETS / "build-freeflow.sh"
 BUILD_TIMEOUT = 1800.0
 #: command -> the Debian package that has it (the Makefile's APT_PACKAGES lists them too)
@@ -64,7 +61,7 @@ class Source:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE) / "freeflow"
+    return build_cache.cache_dir("freeflow")
 
 
 def _heads(path: Path) -> dict[str, str]:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from netrun.errors import NetrunError
-from netrun.lab.freeflow import CACHE_ENV, DEFAULT_CACHE
+from netrun.lab import build_cache
 
 #: the oldest Go the lab's builds take (flannel v0.28.10's go.mod: go 1.26.0)
 MINIMUM = (1, 26)
@@ -72,8 +72,7 @@ def platform_name() -> str:
 
 
 def toolchain_dir(version: str = VERSION) -> Path:
-    root = Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE)
-    return root / "go-toolchain" / f"go{version}.{platform_name()}"
+    return build_cache.cache_dir("go-toolchain", f"go{version}.{platform_name()}")
 
 
 def hash1(archive: Path) -> str:

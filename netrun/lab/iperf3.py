@@ -20,7 +20,6 @@ from pathlib import Path
 
 from netrun.errors import NetrunError
 from netrun.lab import build_cache, images
-from netrun.lab.freeflow import CACHE_ENV, DEFAULT_CACHE
 from netrun.lab.system import run
 
 #: Where --iperf3-src comes from when it is not given.
@@ -46,7 +45,7 @@ class Source:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE) / "iperf3"
+    return build_cache.cache_dir("iperf3")
 
 
 def default_source() -> Path | None:

@@ -21,7 +21,6 @@ It makes its own namespace ``netperf`` with a ServiceAccount and deletes it when
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path
@@ -29,7 +28,6 @@ from pathlib import Path
 from netrun.errors import NetrunError
 from netrun.lab import build_cache, images
 from netrun.lab.core import running
-from netrun.lab.freeflow import CACHE_ENV, DEFAULT_CACHE
 from netrun.lab.gotoolchain import go_binary
 from netrun.lab.k8s import registry
 from netrun.lab.k8s.layout import cluster
@@ -47,7 +45,7 @@ _VERSION = re.compile(r"v[0-9]+\.[0-9]+\.[0-9]+")
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE)
+    return build_cache.cache_dir()
 
 
 def build_dir(version: str = VERSION) -> Path:

@@ -10,13 +10,11 @@ build (the lab's hosts share this machine's filesystem); `lab up --netperf-src` 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from netrun.errors import NetrunError
 from netrun.lab import build_cache, images
-from netrun.lab.freeflow import CACHE_ENV, DEFAULT_CACHE
 from netrun.lab.system import run
 
 BRANCH = "master"
@@ -42,7 +40,7 @@ class Source:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE) / "netperf"
+    return build_cache.cache_dir("netperf")
 
 
 def complete(build: Path) -> bool:

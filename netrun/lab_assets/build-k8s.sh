@@ -10,8 +10,11 @@
 set -eu
 version=${1#v} out=$2
 here=$(cd "$(dirname "$0")" && pwd)
-# .ci/run calls make with a plain PATH: look where Debian's golang and the tarball put Go
-if ! command -v go >/dev/null 2>&1; then
+# GO: the Go netrun.lab.gotoolchain chose; without it (the script run by hand, or .ci/run's
+# make with a plain PATH) look where Debian's golang and the tarball put Go
+if [ -n "${GO:-}" ]; then
+    PATH=$(dirname "$GO"):$PATH
+elif ! command -v go >/dev/null 2>&1; then
     for d in /usr/local/go/bin /usr/lib/go/bin; do
         [ -x "$d/go" ] && PATH=$PATH:$d && break
     done

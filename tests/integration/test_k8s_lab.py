@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from netrun.lab import gotoolchain
 from netrun.lab.k8s import build
 from netrun.lab.k8s.layout import cluster
 from netrun.lab.plan import K8S_VERSION, LabConfig, plan
@@ -52,7 +53,7 @@ def _skip_reason() -> str | None:
     cached = build.complete(build.cached(K8S_VERSION))
     if not cached and os.environ.get("NETRUN_K8S_NO_BUILD"):  # .ci/run's budget ran out
         return f"no Kubernetes {K8S_VERSION} build: {os.environ['NETRUN_K8S_NO_BUILD']}"
-    if not cached and not build.go_available():
+    if not cached and gotoolchain.local() is None:
         return (
             f"no Kubernetes {K8S_VERSION} build in {build.cached(K8S_VERSION)} and no Go "
             "toolchain to build one (install Go, or run netrun lab up --k8s once)"

@@ -7,29 +7,27 @@ kubelet, kubectl by argv[0]), etcd at the version Kubernetes' go.mod names, and 
 host-local, loopback and portmap CNI plugins. The result is cached under the lab's cache
 (``$NETRUN_CACHE_DIR`` or /var/cache/netrun) in k8s/<version>, like the iperf3 builds.
 The lab's own Flannel CNI plugin (the wrapper module's cmd/flannel, standard library only)
-is added to a cached build that lacks it: seconds, not a rebuild.
+is added to a cached build that lacks it: seconds, not a rebuild. Go is the one every build
+of the lab uses (netrun.lab.gotoolchain: the machine's own if new enough, else fetched).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 from netrun.errors import NetrunError
 from netrun.lab import build_cache, images
-from netrun.lab.freeflow import CACHE_ENV, DEFAULT_CACHE
+from netrun.lab.gotoolchain import go_binary
 from netrun.lab.system import run
 
 SCRIPT = images.ASSETS / "build-k8s.sh"
 MODULE = images.ASSETS / "k8s"
 #: A cold build on the project's 2-core machine (measured: see docs/kubernetes-lab.md).
 TIMEOUT = 3 * 3600.0
-GO_DIRS = ("/usr/local/go/bin", "/usr/lib/go/bin")
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or DEFAULT_CACHE) / "k8s"
+    return build_cache.cache_dir("k8s")
 
 
 def cached(version: str) -> Path:
@@ -41,26 +39,13 @@ def complete(build: Path) -> bool:
     return all((build / "bin" / name).is_file() for name in names)
 
 
-def go_binary() -> str | None:
-    """Go as the build script finds it: PATH, else /usr/local/go or Debian's golang."""
-    found = shutil.which("go")
-    return found or next((str(Path(d, "go")) for d in GO_DIRS if Path(d, "go").is_file()), None)
-
-
-def go_available() -> bool:
-    """Whether this machine can build (the build script looks in the same places)."""
-    return go_binary() is not None
-
-
 def flannel_cni(built: Path) -> Path:
     """bin/cni/flannel of the cached build `built`, compiled from the wrapper module's
     cmd/flannel when missing (a build cached before the plugin existed has none)."""
     target = built / "bin" / "cni" / "flannel"
     if target.is_file():
         return target
-    go = go_binary()
-    if go is None:
-        raise NetrunError(f"no Go toolchain to build the Flannel CNI plugin into {target}")
+    go = str(go_binary())
     tmp = target.with_name(".flannel.tmp")
     env = {"CGO_ENABLED": "0", "GOTOOLCHAIN": "local"}
     done = run([go, "build", "-C", str(MODULE), "-trimpath", "-ldflags", "-s -w", "-o", str(tmp),
@@ -73,9 +58,12 @@ def flannel_cni(built: Path) -> Path:
 
 def build(version: str, say: images.Say = None) -> Path:
     """The cached build of Kubernetes `version` (holding bin/); built when missing."""
+    if complete(cached(version)):
+        return cached(version)  # no Go looked for (or fetched) when the build is cached
+    go = go_binary(say)
     return build_cache.build(
         f"kubernetes {version}", cached(version), MODULE,
-        lambda _src, out: ["sh", str(SCRIPT), version, str(out)],
-        complete=complete, tools={"gcc": "gcc"}, timeout=TIMEOUT, say=say,
+        lambda _src, out: ["env", f"GO={go}", "sh", str(SCRIPT), version, str(out)],
+        complete=complete, tools={str(go): "Go", "gcc": "gcc"}, timeout=TIMEOUT, say=say,
         how_long="about 15 CPU-minutes: 10 min on 2 idle cores, more when shared",
     )  # fmt: skip

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from netrun.errors import NetrunError
-from netrun.lab import freeflow, inventory
+from netrun.lab import build_cache, freeflow, inventory
 from netrun.lab.plan import LabConfig, plan
 from tests.conftest import ROOT
 
@@ -55,7 +55,7 @@ def test_source_without_the_tcp_branch(tmp_path: Path) -> None:
 
 
 def test_a_cached_build_is_not_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(freeflow.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(build_cache.CACHE_ENV, str(tmp_path))
     src = freeflow.Source(path=tmp_path / "src", tcp="a" * 40, master="b" * 40)
     done = tmp_path / "freeflow" / src.key
     done.mkdir(parents=True)

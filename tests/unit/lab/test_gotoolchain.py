@@ -14,7 +14,7 @@ import pytest
 
 from netrun.errors import NetrunError
 from netrun.lab import gotoolchain
-from netrun.lab.freeflow import CACHE_ENV
+from netrun.lab.build_cache import CACHE_ENV
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "gotoolchain"
 

@@ -16,7 +16,7 @@ import yaml
 from cryptography import x509
 
 from netrun.errors import NetrunError
-from netrun.lab import inventory
+from netrun.lab import gotoolchain, inventory
 from netrun.lab.images import tar_root
 from netrun.lab.k8s import build, cni, images, kube_flannel, node, pki
 from netrun.lab.k8s.layout import cluster
@@ -175,11 +175,11 @@ def test_flannel_runs_as_upstreams_daemonset_with_the_lab_s_paths(tmp_path: Path
     assert plugin["delegate"]["ipMasq"] is False
 
 
-@pytest.mark.skipif(not build.go_available(), reason="no Go toolchain to build the plugin")
+@pytest.mark.skipif(gotoolchain.local() is None, reason="no Go toolchain to build the plugin")
 def test_the_flannel_cni_plugin_delegates_to_bridge_with_the_lease_and_mtu(tmp_path: Path) -> None:
     """The real plugin (cmd/flannel), run as a container runtime runs it; the delegate is a
     script that records what it was given, as the bridge plugin would receive it."""
-    go = build.go_binary()
+    go = gotoolchain.local()
     plugin = tmp_path / "flannel"
     env = {**os.environ, "CGO_ENABLED": "0", "GOTOOLCHAIN": "local"}
     argv = [str(go), "build", "-C", str(build.MODULE), "-o", str(plugin), "./cmd/flannel"]

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from netrun.errors import NetrunError
-from netrun.lab import freeflow, inventory, netperf
+from netrun.lab import build_cache, inventory, netperf
 from netrun.lab.plan import LabConfig, plan
 from tests.conftest import ROOT
 
@@ -53,7 +53,7 @@ def fake_build(root: Path, key: str) -> Path:
 def test_the_cache_shares_freeflows_root_and_is_not_rebuilt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(freeflow.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(build_cache.CACHE_ENV, str(tmp_path))
     assert netperf.cache_root() == tmp_path / "netperf" and netperf.cached() is None
     src = netperf.Source(path=tmp_path / "src", commit="c" * 40)
     done = fake_build(tmp_path, src.key)
@@ -64,7 +64,7 @@ def test_the_cache_shares_freeflows_root_and_is_not_rebuilt(
 def test_cached_is_the_newest_complete_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(freeflow.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(build_cache.CACHE_ENV, str(tmp_path))
     old, new = fake_build(tmp_path, "a" * 12), fake_build(tmp_path, "b" * 12)
     os.utime(old / "bin" / "netperf", (time.time() - 100,) * 2)
     half = tmp_path / "netperf" / ".d" / "bin"
