@@ -20,6 +20,7 @@ from netrun.errors import Cancelled, ModeError
 from netrun.hosts.host import Host
 from netrun.modes.base import Mode
 from netrun.modes.kubernetes import manifest
+from netrun.modes.kubernetes import mtu as cni_mtu
 from netrun.modes.kubernetes.end import PodEnd
 from netrun.modes.kubernetes.kubectl import Kubectl, problem
 from netrun.tools.ends import End
@@ -62,7 +63,7 @@ class Kubernetes(Mode):
     """Both ends in pods of the test's own namespace, on their hosts' nodes."""
 
     name = "kubernetes"
-    options = OPTIONS
+    options = (*OPTIONS, *cni_mtu.OPTIONS)
     tools = ("iperf3", "ping", "iperf2")
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "server": ("kubectl",),
@@ -117,6 +118,7 @@ class Kubernetes(Mode):
         specs = [self.pod_spec(role, host_network, lifetime) for role in ("server", "client")]
         ns = self.namespace
         self.may_create(host, kubectl)
+        cni_mtu.enter(self)  # the CNI at the test's pod MTU (mtu:, cni_mtu:)
         doc = manifest.document(ns, specs, self.ctx.run_id, self.test.tag)
         # by its labels: what a killed run left is found the same way
         selector = ",".join(
@@ -144,6 +146,7 @@ class Kubernetes(Mode):
             },
             "pod_mtu": mtu,
         }
+        cni_mtu.check(self, mtu)  # eth0 and don't-fragment pings at the CNI's MTU
         if self.placement() == "same-node":  # no data link carries it (run.sample)
             self.details["off_link"] = (
                 f"same-node: both pods on node {self.node('server')}, the bytes never cross "
@@ -231,6 +234,11 @@ class Kubernetes(Mode):
             raise ModeError(problem(end.host.name, what, text, where(end.kubectl)))
         first = res.stdout.split()[0]
         return int(first) if first.isdigit() and self.value("k8s_network") == "pod" else None
+
+    def teardown(self) -> None:
+        """The CNI's MTU back unless the next test wants it as it is."""
+        if problems := cni_mtu.leave(self):
+            raise ModeError("; ".join(problems))
 
     # -- measuring -----------------------------------------------------------------------
     def measure(self, repeat: int) -> Measurement:
