@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from netrun.core.measurement import Measurement
@@ -19,11 +19,11 @@ from netrun.core.options import Option, number
 from netrun.errors import Cancelled, ModeError
 from netrun.hosts.host import Host
 from netrun.modes.base import Mode
-from netrun.modes.kubernetes import manifest
+from netrun.modes.kubernetes import manifest, pathbytes
 from netrun.modes.kubernetes import mtu as cni_mtu
 from netrun.modes.kubernetes.end import PodEnd
 from netrun.modes.kubernetes.kubectl import Kubectl, problem
-from netrun.tools.ends import End
+from netrun.tools.ends import Carried, End, T
 from netrun.tools.iperf3 import measure as iperf3_measure
 from netrun.tools.iperf3 import placed as iperf3_placed
 
@@ -242,13 +242,33 @@ class Kubernetes(Mode):
 
     # -- measuring -----------------------------------------------------------------------
     def measure(self, repeat: int) -> Measurement:
-        """One iperf3 run through the pods' ends, retried as iperf3's loop says."""
+        """One iperf3 run through the pods' ends, retried as iperf3's loop says, with the
+        nodes' device counters around it (pathbytes)."""
 
         def once(tag: str) -> Measurement:
             self.repeat = repeat
             return iperf3_placed.once(self, tag)
 
-        return iperf3_measure.retrying(self, repeat, once, self.ctx.stopping)
+        def run() -> Measurement:
+            return iperf3_measure.retrying(self, repeat, once, self.ctx.stopping)
+
+        m, path = pathbytes.proven(self, run, lambda m: m.result.bytes_received)
+        m.details.update(path)
+        return m
+
+    def carry(
+        self,
+        repeat: int,
+        port: int,
+        leg: Callable[[str, int], T],
+        moved: Callable[[T], Mapping[str, int]] | None = None,
+    ) -> Carried[T]:
+        """A tool's client leg to the server pod, with the nodes' device counters around
+        it (pathbytes; ``moved``: the payload each way, for the verdict)."""
+        address = self.end("server").address
+        total = (lambda v: sum(moved(v).values())) if moved else (lambda v: None)
+        value, details = pathbytes.proven(self, lambda: leg(address, port), total)
+        return Carried(value, details)
 
 
 def where(kubectl: Kubectl) -> str:
