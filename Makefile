@@ -34,10 +34,15 @@ NETPERF_SRC ?= ../shared/third_party/netperf.bundle
 #: tests/integration/test_iperf3_versions_lab.py use); absent, that test builds or skips.
 IPERF3_SRC ?= $(abspath $(CURDIR)/../shared/third_party/iperf.bundle)
 IPERF3_VERSIONS ?= 3.5 3.7 3.9 3.12 3.16 3.19.1 3.21
+#: A clone (or bundle) of https://github.com/cloud-bulldozer/k8s-netperf with its release tag:
+#: `make k8s-netperf` builds it (its modules from the Go module proxy, which refuses the
+#: k8s-netperf module itself) into /var/cache/netrun/k8s-netperf, for
+#: tests/integration/test_k8s_netperf.py and docs/k8s-netperf.md; absent, that test skips.
+K8S_NETPERF_SRC ?= $(CURDIR)/third_party/k8s-netperf.bundle
 FUZZ_SEED ?= 20261130
 PYTEST_ARGS ?=
 
-.PHONY: k8s setup packages venv link netperf turncat flanneld need-root demo iperf3-versions test unit cases lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
+.PHONY: k8s setup packages venv link netperf turncat flanneld k8s-netperf need-root demo iperf3-versions test unit cases lint docs docs-keys lab-down bench faults fuzz reliability wheel-check
 
 setup: packages venv link netperf  ## apt packages, the venv with netrun and its test extras, the link, netperf
 
@@ -108,6 +113,11 @@ flanneld: venv  ## flanneld built from the Go module proxy into the lab's cache 
 	elif ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then \
 		echo "flanneld: not built (no Go on PATH or in /usr/local/go)"; \
 	else nice $(NETRUN) lab flanneld; fi
+
+k8s-netperf: venv  ## k8s-netperf built from K8S_NETPERF_SRC, its modules from the Go module proxy (once, as root)
+	@if [ "$$(id -u)" != 0 ]; then echo "k8s-netperf: not built (needs root: sudo make k8s-netperf)"; \
+	elif [ ! -e "$(K8S_NETPERF_SRC)" ]; then echo "k8s-netperf: not built (no $(K8S_NETPERF_SRC))"; \
+	else nice $(NETRUN) lab k8s-netperf --k8s-netperf-src "$(K8S_NETPERF_SRC)"; fi
 
 need-root:
 	@[ "$$(id -u)" = 0 ] || { echo "make: the emulated lab needs root: sudo make demo" >&2; exit 1; }

@@ -127,6 +127,23 @@ def cmd_lab(ns: argparse.Namespace) -> int:
         version = ns.flannel_version or lab_flannel.VERSION
         print(f"flanneld: {lab_flannel.build(version, progress)}")
         return EXIT_OK
+    if ns.action == "k8s-netperf":
+        from netrun.lab import k8s_netperf as lab_knp
+
+        version = ns.k8s_netperf_version or lab_knp.VERSION
+        found = lab_knp.cached(version)
+        if found is None:
+            if ns.k8s_netperf_src is None:
+                raise InputError(
+                    f"lab k8s-netperf needs --k8s-netperf-src PATH: a clone (or bundle) of "
+                    f"{lab_knp.HOME} with the tag {version}"
+                )
+            found = lab_knp.build(ns.k8s_netperf_src, version, progress)
+        print(f"k8s-netperf: {found}")
+        if ns.serve:
+            kubeconfig = lab_knp.serve(ns.state_dir, ns.client, ns.server, progress)
+            print(f"run it: KUBECONFIG={kubeconfig} {found} --iperf --config FILE")
+        return EXIT_OK
     if ns.action == "down":
         from netrun.lab.sharing import still_used
 

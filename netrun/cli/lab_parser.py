@@ -24,6 +24,8 @@ ACTIONS = {
     "turncat": "build STUNner's turncat from the Go module proxy into the cache lab up uses "
     "(turn_client: turncat)",
     "flanneld": "build flanneld from the Go module proxy into the cache lab up --docker uses",
+    "k8s-netperf": "build k8s-netperf (its modules from the Go module proxy) into the lab's "
+    "cache; with --serve, ready the running k8s lab for it (its image, node labels)",
 }
 PREFIX_RULE = (
     "namespace and bridge name prefix: 'nr' plus up to 4 lowercase letters or digits "
@@ -137,6 +139,27 @@ def _up(up: argparse.ArgumentParser) -> None:
     _netperf_src(up)
 
 
+def _k8s_netperf(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--k8s-netperf-src",
+        type=Path,
+        help="a clone (or bundle) of github.com/cloud-bulldozer/k8s-netperf holding the "
+        "release's tag (the Go module proxy refuses that module; it serves its dependencies)",
+    )
+    parser.add_argument(
+        "--k8s-netperf-version", help="the release to build (a tag such as v0.1.43; the default)"
+    )
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="also serve its image to the nodes of the k8s lab at --state-dir and label its "
+        "nodes as k8s-netperf picks them (worker role; netperf=client, netperf=server)",
+    )
+    parser.add_argument("--client", default="alpha", help="the client's node (alpha)")
+    parser.add_argument("--server", default="bravo", help="the server's node (bravo)")
+    _state_dir(parser)
+
+
 def add(sub: Any, parser_class: type[argparse.ArgumentParser], help_text: str) -> None:
     """`lab` and its actions, on the command parser's subparsers ``sub``."""
     lab = sub.add_parser(
@@ -176,3 +199,4 @@ def add(sub: Any, parser_class: type[argparse.ArgumentParser], help_text: str) -
         "--flannel-version",
         help="the Flannel release to build (a tag such as v0.28.10; default: the one the lab runs)",
     )
+    _k8s_netperf(made["k8s-netperf"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -50,6 +50,7 @@ class MtuWant:
 
 #: mode name -> (has an overlay device, runs in containers)
 ModeKind = Callable[[str], tuple[bool, bool]]
+T = TypeVar("T")
 
 
 def wanted(test: TestSpec, kind: ModeKind) -> MtuWant | None:
@@ -77,11 +78,11 @@ def overlay_problem(test: TestSpec, w: MtuWant | None) -> str | None:
     )
 
 
-def order(tests: Sequence[TestSpec], kind: ModeKind) -> list[TestSpec]:
-    """The tests grouped by the host MTU they want, each group where its value first
-    appears, and within it by the overlay's (tests without ``mtu:`` form one group too);
-    stable within a group."""
-    keys = [(w.underlay, w.overlay) if (w := wanted(t, kind)) else None for t in tests]
+def order(tests: Sequence[T], wants: Sequence[MtuWant | None]) -> list[T]:
+    """The tests grouped by the host MTU they want (``wants``, one per test), each group
+    where its value first appears, and within it by the overlay's (tests without ``mtu:``
+    form one group too); stable within a group."""
+    keys = [(w.underlay, w.overlay) if w else None for w in wants]
     first: dict[object, int] = {}
     for i, key in enumerate(keys):
         first.setdefault(key[0] if key else None, i)
@@ -91,12 +92,12 @@ def order(tests: Sequence[TestSpec], kind: ModeKind) -> list[TestSpec]:
 
 
 def next_wants(
-    tests: Sequence[TestSpec], kind: ModeKind
+    tests: Sequence[TestSpec], wants: Sequence[MtuWant | None]
 ) -> list[dict[str, tuple[int, int | None] | None]]:
-    """For each test (in run order) and each of its hosts, what the next test on that host
-    wants there (None: the host's own MTU, or no later test): after test i, a host whose
-    next want differs from test i's is restored."""
-    keys = [(w.host_key if (w := wanted(t, kind)) else None) for t in tests]
+    """For each test (in run order, ``wants`` beside them) and each of its hosts, what the
+    next test on that host wants there (None: the host's own MTU, or no later test): after
+    test i, a host whose next want differs from test i's is restored."""
+    keys = [(w.host_key if w else None) for w in wants]
     out: list[dict[str, tuple[int, int | None] | None]] = []
     for i, test in enumerate(tests):
         nxt: dict[str, tuple[int, int | None] | None] = {}

@@ -77,7 +77,7 @@ class TestSpec:
     #: The flows of a many-into-one test (``pairs: {fanin: HOST}``, netrun.run.flows), each
     #: measured at once with the others; empty for a test of one flow (its server, client).
     flows: tuple[Flow, ...] = ()
-    #: A flow of such a test (netrun.run.flows.flow_specs): every flow of that test, so
+    #: A flow of such a test (netrun.run.plan.flow_specs): every flow of that test, so
     #: what the flows share is set up once for all (mode turn's relay, allowed to reach
     #: each flow's server); empty for any other test.
     fan: tuple[Flow, ...] = ()

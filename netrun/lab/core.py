@@ -348,7 +348,8 @@ def status(state_dir: Path) -> LabStatus:
 
 
 # -- the inventory of a running lab ---------------------------------------------------------
-def _running(state_dir: Path) -> tuple[LabPlan, dict[str, Any]]:
+def running(state_dir: Path) -> tuple[LabPlan, dict[str, Any]]:
+    """The plan and state of the lab in `state_dir`; one line when there is none."""
     data = state.load(state_dir.absolute())
     if data is None:
         raise NetrunError(
@@ -359,7 +360,7 @@ def _running(state_dir: Path) -> tuple[LabPlan, dict[str, Any]]:
 
 def inventory_text(state_dir: Path) -> str:
     """The inventory of the lab in `state_dir`, as `up` writes it."""
-    lab, data = _running(state_dir)
+    lab, data = running(state_dir)
     return _render(lab, data)
 
 
@@ -367,7 +368,7 @@ def export_inventory(state_dir: Path, path: Path) -> Path:
     """Write the running lab's inventory to `path` and record it, so `down` removes it
     (while unchanged) with the lab; an export keeps no lab up (only an `up`'s file does)."""
     require_root()
-    lab, data = _running(state_dir)
+    lab, data = running(state_dir)
     path = path.absolute()
     _check_paths(replace(lab.config, inventory=path))
     text = _render(lab, data)

@@ -6,19 +6,12 @@ of another family unless they build on it: flannel and freeflow on docker).
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
-from netrun.core.options import Option, option_for
-from netrun.errors import NetrunError
+from netrun.core.options import Option
 from netrun.modes.base import Mode
-from netrun.tools import option_table
-
-if TYPE_CHECKING:
-    from netrun.core.spec import TestSpec
 
 #: mode name -> module that defines it (imported lazily: docker's SDK is slow to import).
 _MODULES: dict[str, str] = {
@@ -47,12 +40,6 @@ def get_mode(name: str) -> type[Mode]:
     module = importlib.import_module(_modules()[name])
     cls: type[Mode] = module.MODE
     return cls
-
-
-def mode_kind(name: str) -> tuple[bool, bool]:
-    """(has an overlay device, runs in containers) for a mode, as its class declares."""
-    mode = get_mode(name)
-    return mode.overlay_device, mode.containers
 
 
 def mode_options() -> dict[str, Sequence[Option]]:
@@ -87,22 +74,4 @@ def scoped_options(common: Sequence[Option] = ()) -> dict[str, Option]:
         for opt in (*common, *options):
             if opt.from_inventory and f"{mode}_{opt.name}" not in found:
                 found[f"{mode}_{opt.name}"] = opt
-    return found
-
-
-def docker_commands(tests: Sequence[TestSpec], inventory: Any) -> dict[str, str]:
-    """Host name -> the docker command its container tests will use (a scenario may set
-    it), so the journal's sweep after a SIGKILL calls the same one."""
-    options = mode_options()
-    found: dict[str, str] = {}
-    for test in tests:
-        opts = options.get(test.mode, ())
-        if not any(o.name == "docker" for o in opts):
-            continue
-        for name in test.hosts:
-            with contextlib.suppress(NetrunError):
-                host = inventory.get(name)
-                found.setdefault(
-                    name, str(option_for(test, host, "docker", option_table(test.tool, opts)))
-                )
     return found

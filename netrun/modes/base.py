@@ -17,10 +17,12 @@ from netrun.core.options import Option, option_for
 from netrun.modes import sameend
 from netrun.modes.early_sweep import EarlySweep
 from netrun.tools import get_tool, option_table
+from netrun.tools.base import Tool
 from netrun.tools.docker import EngineInfo
 from netrun.tools.ends import Cannot, Carried, End, HostEnd, T, refusal
 from netrun.tools.facts import HostFacts
 from netrun.tools.iperf3 import command as iperf3_command
+from netrun.tools.load.tool import with_load
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -37,6 +39,18 @@ class Armed(Protocol):
     abandons the ones no measurement fired."""
 
     def abandon(self) -> None: ...
+
+
+class Planned(Protocol):
+    """A test as the run planned it (netrun.run.plan.TestPlan), as a mode's look-ahead reads
+    it (``probe_starts``, ``start_ahead``, docker's kept containers): its spec, its tool,
+    and its mode placed on the inventory's hosts, without looking either up by name."""
+
+    @property
+    def spec(self) -> TestSpec: ...
+    @property
+    def tool(self) -> Tool: ...
+    def placed(self, inventory: Inventory, ctx: RunContext) -> Mode: ...
 
 
 class StartsAhead(Protocol):
@@ -190,13 +204,16 @@ class Mode:
     #: armed, just before the client starts: a test of several flows (netrun.run.flows)
     #: then lines the flows' clients up there, not before their servers' starts.
     has_start_line: ClassVar[bool] = False
+    #: Its ``measure`` runs iperf3 its own way, saving round trips (Placement.
+    #: saves_round_trips); False: iperf3 measures through the ends this mode places.
+    saves_round_trips: ClassVar[bool] = False
     #: The repeat being measured, set by what measures (Baremetal.measure, netrun.run.flows):
     #: a host's last measurement (netrun.modes.early_sweep), a flow's client to stop.
     repeat: int = 1
 
     @classmethod
     def probe_starts(
-        cls, tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext
+        cls, plans: Sequence[Planned], inventory: Inventory, ctx: RunContext
     ) -> list[Prestart]:
         """What this mode starts in its hosts' probes when its test is the run's first
         (netrun.modes.probe_start); none by default."""
@@ -205,10 +222,10 @@ class Mode:
     @classmethod
     def start_ahead(
         cls,
-        tests: Sequence[TestSpec],
+        plans: Sequence[Planned],
         inventory: Inventory,
         ctx: RunContext,
-        rounds: Sequence[Sequence[TestSpec]] | None,
+        rounds: Sequence[Sequence[Planned]] | None,
     ) -> StartsAhead | None:
         """The run's starts ahead (each next test's server while the one before runs), for
         a mode whose ``starts_ahead`` is true; None by default."""
@@ -223,6 +240,7 @@ class Mode:
         hosts: Mapping[str, Host] | None = None,
         *,
         table: Sequence[Option] | None = None,
+        tool: Tool | None = None,
     ) -> None:
         self.test = test
         self.server = server
@@ -238,11 +256,20 @@ class Mode:
         #: first; ``undo`` runs them in reverse.
         self.undo_stack: Scope = ctx.ledger.scope()
         #: Every option the test takes (general, its tool's, this mode's): given by the
-        #: run's bound test (netrun.run.bound), else built at the first read.
+        #: run's plan (netrun.run.plan), else built at the first read.
         self._table = tuple(table) if table is not None else None
+        #: The test's tool: given by the run's plan, else looked up at the first read.
+        self._tool = tool
         #: Called once per measurement, just before the client starts (has_start_line).
         self.start_line: Callable[[], None] = _nothing
         self._ends: dict[str, End] = {}
+
+    @property
+    def tool(self) -> Tool:
+        """The test's tool (its ``load:`` form included), as the run planned it."""
+        if self._tool is None:
+            self._tool = with_load(get_tool(self.test.tool), self.test.options)
+        return self._tool
 
     def value(self, name: str, host: Host | None = None) -> Any:
         """An option's value; inventory-settable ones are read for ``host`` (default server)."""
@@ -289,6 +316,12 @@ class Mode:
     def measure(self, repeat: int) -> Measurement:
         raise NotImplementedError
 
+    def proving(self, measure: Callable[[], Measurement]) -> Measurement:
+        """One measurement through this mode's ends (``measure``: a tool's placed
+        measurement), with whatever proof of its path the mode takes around it
+        (kubernetes: both nodes' device counters); here none."""
+        return measure()
+
     def teardown(self) -> None:
         """Remove what setup and measure started."""
 
@@ -300,7 +333,7 @@ class Mode:
         Here: the tool's own stop (Tool.stop: its client's pid file at the client end);
         False when the tool has none, and the measurement runs out its duration (an
         interrupt would cut every command of the hosts the flows share)."""
-        stop = get_tool(self.test.tool).stop
+        stop = self.tool.stop
         if stop is None:
             return False
         stop(self, f"{self.test.tag}r{self.repeat}")
@@ -310,7 +343,7 @@ class Mode:
         """(role, command line) of what each host will run, built from the files alone
         (``--check-only``, ``--list-tests``), by the test's tool through this mode's ends;
         None: built when the test starts."""
-        preview = get_tool(self.test.tool).preview
+        preview = self.tool.preview
         return preview(self) if preview is not None else None
 
     def one_end(self) -> str | None:

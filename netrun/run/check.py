@@ -23,8 +23,8 @@ from netrun.hosts.connect import connect_all
 from netrun.hosts.group import on_each
 from netrun.hosts.host import Host
 from netrun.hosts.ssh.settings import SSHSettings
-from netrun.run.bound import BoundTest, bind
 from netrun.run.needs import Needs, plan_needs, probe_host, program
+from netrun.run.plan import TestPlan, plan_test
 from netrun.tools import docker as dk
 
 if TYPE_CHECKING:
@@ -81,17 +81,17 @@ def plan(
     if allowed is not None:
         tests = [t for t in tests if all(h in allowed for h in t.hosts)]
     names = list(dict.fromkeys(n for t in tests for n in t.hosts))
-    bound = [bind(t) for t in tests]
-    return [inventory.get(n) for n in names], plan_needs(bound), images_of(bound, inventory)
+    plans = [plan_test(t) for t in tests]
+    return [inventory.get(n) for n in names], plan_needs(plans), images_of(plans, inventory)
 
 
-def images_of(tests: Iterable[BoundTest], inventory: Inventory) -> dict[str, list[str]]:
+def images_of(tests: Iterable[TestPlan], inventory: Inventory) -> dict[str, list[str]]:
     """host name -> the container images its tests' modes run there (``image``,
     ``router_image``...), read per host as the modes read them."""
 
     found: dict[str, dict[str, None]] = {}
-    for bound in tests:
-        test, mode, table = bound.spec, bound.mode, bound.options
+    for plan in tests:
+        test, mode, table = plan.spec, plan.mode, plan.options
         keys = [o.name for o in mode.options if o.name == "image" or o.name.endswith("_image")]
         for name in dict.fromkeys(test.hosts):
             host = inventory.get(name)

@@ -26,19 +26,16 @@ from netrun.hosts.connect import connect_all
 from netrun.hosts.group import on_each
 from netrun.hosts.host import remote_tmp
 from netrun.hosts.shield import cleaning
-from netrun.modes import docker_commands
 from netrun.modes import probe_start as prestart
 from netrun.modes.base import RunContext
 from netrun.results.store import Document
 from netrun.run import leases
-from netrun.run.bound import BoundTest
-from netrun.run.flows import bound_flows
 from netrun.run.needs import Needs, plan_needs, probe_host, program
+from netrun.run.plan import TestPlan, docker_commands
 from netrun.run.request import RunRequest
 from netrun.tools import context as host_context
 
 if TYPE_CHECKING:
-    from netrun.core.spec import TestSpec
     from netrun.hosts.host import Host
 
 
@@ -47,7 +44,6 @@ class Fleet:
 
     req: RunRequest
     ctx: RunContext
-    bound: dict[str, BoundTest]
     doc: Document
     needs: Needs
     host_errors: dict[str, str]
@@ -60,17 +56,15 @@ class Fleet:
     #: Who this run is, in the lease files of its hosts (netrun.hosts.lease.holder).
     lease_holder: str = ""
 
-    def _connect(self, tests: list[TestSpec]) -> None:
-        names = list(dict.fromkeys(n for t in tests for n in t.hosts))
+    def _connect(self, plans: list[TestPlan]) -> None:
+        names = list(dict.fromkeys(n for p in plans for n in p.hosts))
         hosts = [self.req.inventory.get(n) for n in names]
         if not hosts:
             return
         # a flow test's hosts need what each flow's mode needs (netrun.run.flows)
-        self.needs = plan_needs(
-            [b for t in tests for b in (bound_flows(t) if t.flows else [self.bound[t.name]])]
-        )
+        self.needs = plan_needs([f for p in plans for f in (p.flows or (p,))])
         if self.req.journal is not None:
-            docker = docker_commands(tests, self.req.inventory)
+            docker = docker_commands(plans, self.req.inventory)
             self.req.journal.begin(
                 self.ctx.run_id,
                 [(h, remote_tmp(h), docker.get(h.name) or docker_command(h)) for h in hosts],
@@ -79,8 +73,8 @@ class Fleet:
         # The first test's mode starts what it can in the hosts' probes (after journal.begin:
         # a container's start is an undo record): an iperf3 server, containers.
         self._prestarts, self._arms = {}, {}
-        first = self.bound[tests[0].name].mode
-        starts = [] if tests[0].flows else first.probe_starts(tests, self.req.inventory, self.ctx)
+        first = plans[0]
+        starts = [] if first.flows else first.mode.probe_starts(plans, self.req.inventory, self.ctx)
         for pre in starts:  # (a flow test's servers are its flows', started in its setup)
             self._prestarts.setdefault(pre.host, pre)
             if pre.mode is not None:  # the client host's: its client is armed too

@@ -2,10 +2,11 @@
 
 A test of ``pairs: {fanin: HOST}`` (netrun.scenario.pairs) holds every flow's hosts
 (TestSpec.flows, TestSpec.hosts), so the scheduler never puts another test on any of them.
-Each flow is a test of its own to its mode (``flow_specs``: the test's options, the
-flow's two hosts, its own name and tag, so its containers, run files and undo records
-are its own, and its own port when the test fixes one), set up (the first alone, as it
-starts what every flow shares on the fan host, then the others at once);
+Each flow is a test of its own to its mode (its plan's ``flows``, netrun.run.plan.flow_specs:
+the test's options, the flow's two hosts, its own name and tag, so its containers, run
+files and undo records are its own, and its own port when the test fixes one), set up
+(the first alone, as it starts what every flow shares on the fan host, then the others
+at once);
 each repeat then measures every flow at once, started together behind a barrier
 (netrun.run.startline), over the same duration; and every flow is torn down, with each
 undo, on every way out.
@@ -27,8 +28,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import replace
-from types import MappingProxyType
 from typing import TypeVar
 
 from netrun.core.measurement import Measurement
@@ -38,12 +37,10 @@ from netrun.hosts.cpustat import CPU_METRICS
 from netrun.hosts.shield import cleaning, shielded
 from netrun.modes.base import Mode
 from netrun.results.store import utcnow
-from netrun.run.bound import BoundTest, bind
-from netrun.run.mtu import want
 from netrun.run.needs import refused
+from netrun.run.plan import TestPlan
 from netrun.run.request import Runner
 from netrun.run.startline import BARRIER_S, StartLineBroken, once, spread
-from netrun.tools import get_tool
 from netrun.tools.fan import AGGREGATE
 
 T = TypeVar("T")
@@ -54,45 +51,6 @@ STOP_EVERY_S = 1.0
 
 class FlowError(ToolError):
     """One flow of a test failed: the line names the flow and the host."""
-
-
-def flow_specs(test: TestSpec) -> list[TestSpec]:
-    """Each flow as a test of its own: named ``TEST:client->server`` (its tag, hence its
-    files and containers, from that name), its two hosts, its own port if ``port:`` is set,
-    and its tool's flow defaults unless the test sets them (Tool.flow_defaults: iperf3
-    leaves FAN_OMIT_S of each flow's start out)."""
-    port = test.options.get("port")
-    out = []
-    for i, flow in enumerate(test.flows):
-        options = dict(test.options)
-        if port:
-            options["port"] = int(port) + i
-        for key, value in (get_tool(test.tool).flow_defaults or {}).items():
-            if key not in test.explicit:
-                options[key] = value
-        out.append(
-            replace(
-                test,
-                name=f"{test.name}:{flow.label}",
-                server=flow.server,
-                client=flow.client,
-                # a mode's other roles (turn's relay) serve every flow
-                roles=MappingProxyType(
-                    {**test.hosts_by_role, "server": flow.server, "client": flow.client}
-                ),
-                options=MappingProxyType(options),
-                matrix=f"{test.name}:{i}",  # its own tag (TestSpec.tag)
-                pairs="",
-                flows=(),
-                fan=test.flows,
-            )
-        )
-    return out
-
-
-def bound_flows(test: TestSpec) -> list[BoundTest]:
-    """Each flow's bound test (its mode's needs, its start)."""
-    return [bind(s) for s in flow_specs(test)]
 
 
 def _where(flow: Flow, exc: BaseException) -> str:
@@ -108,11 +66,13 @@ def _where(flow: Flow, exc: BaseException) -> str:
 class FlowTest:
     """One test of several flows, as the runner's ``_run_test`` runs a test of one."""
 
-    def __init__(self, run: Runner, test: TestSpec, label: str) -> None:
+    def __init__(self, run: Runner, plan: TestPlan, label: str) -> None:
         self.run = run
-        self.test = test
+        self.plan = plan
+        self.test = plan.spec
         self.label = label
-        self.bound = bound_flows(test)
+        #: Each flow's plan (its own spec, the test's tool and mode).
+        self.flows = plan.flows
         self.modes: list[Mode] = []
         #: When each flow of the repeat being measured passed its start line (monotonic).
         self.passed: list[float] = []
@@ -121,7 +81,7 @@ class FlowTest:
 
     def _start(self) -> None:
         inventory = self.run.req.inventory
-        for b in self.bound:
+        for b in self.flows:
             server, client = inventory.get(b.spec.server), inventory.get(b.spec.client)
             by_role = {role: inventory.get(h) for role, h in b.spec.hosts_by_role.items()}
             mode = b.start(server, client, self.run.ctx, by_role)
@@ -212,15 +172,15 @@ class FlowTest:
         try:
             self._start()
             run.progress(f"{self.label}: setting up {_flows(len(self.modes))}")
-            if why := unsupported(test, self.bound):
+            if why := unsupported(self.plan):
                 raise ToolError(why)
-            for b, mode in zip(self.bound, self.modes, strict=True):
+            for b, mode in zip(self.flows, self.modes, strict=True):
                 if why := mode.refusal():  # what the mode cannot carry (Mode.cannot)
                     raise ModeError(why)
                 if why := refused(b, run.ctx.known.facts) or mode.one_end():  # one end: loopback
                     raise ToolError(why)
             hosts = {n: run.req.inventory.get(n) for n in test.hosts}
-            run.mtu.enter(test, hosts, self.modes[0])  # the hosts' own MTUs back
+            run.mtu.enter(self.plan, hosts, self.modes[0])  # the hosts' own MTUs back
             # the first flow alone: what the flows share on the fan host (a FreeFlow router,
             # the image and engine checks) is started once, then the others' at once
             self._each(pool, lambda i: self.modes[i].setup(), only=range(1))
@@ -234,16 +194,18 @@ class FlowTest:
                 run.progress(f"{self.label}{suffix}: {_flows(len(self.modes))}{at_once}")
                 self._measure(pool, repeat, self.label + suffix)
         except Cancelled:
-            run.add_sample(test, repeat, None, error="interrupted", mode=self._mode())
+            run.add_sample(self.plan, repeat, None, error="interrupted", mode=self._mode())
         except NetrunError as exc:
             for r in range(repeat, test.repeat + 1):
-                run.add_sample(test, r, None, error=str(exc), mode=self._mode())
+                run.add_sample(self.plan, r, None, error=str(exc), mode=self._mode())
             run.progress(f"{self.label}: FAILED {exc}")
         except (KeyboardInterrupt, Interrupted):
-            run.add_sample(test, repeat, None, error="interrupted", mode=self._mode())
+            run.add_sample(self.plan, repeat, None, error="interrupted", mode=self._mode())
             raise
         except Exception as exc:
-            run.add_sample(test, repeat, None, error=f"internal error: {exc!r}", mode=self._mode())
+            run.add_sample(
+                self.plan, repeat, None, error=f"internal error: {exc!r}", mode=self._mode()
+            )
             raise
         finally:
             with shielded(), cleaning():  # an interrupt must not cut a teardown short
@@ -270,7 +232,7 @@ class FlowTest:
 
     def _measure(self, pool: ThreadPoolExecutor, repeat: int, label: str) -> None:
         """One repeat: every flow at once, then one sample of their sum."""
-        run, test = self.run, self.test
+        run = self.run
         started = utcnow()
         hook, run.req.measuring = run.req.measuring, lambda: None
         hook()
@@ -285,7 +247,7 @@ class FlowTest:
                     mode.start_line = once(line, self.passed)
                 else:  # a flow that failed first breaks it: StartLineBroken, not a traceback
                     once(line, self.passed)()
-                return self.bound[i].tool.measure(mode, repeat)
+                return self.flows[i].tool.measure(mode, repeat)
             except BaseException:  # the others must not wait out BARRIER_S for it
                 line.abort()
                 raise
@@ -298,7 +260,7 @@ class FlowTest:
             # which flows the failure stopped, for results.json as for the progress lines
             halted = {"stopped_flows": list(self.stopped)} if self.stopped else None
             run.add_sample(
-                test, repeat, None, error=str(exc), mode=self.modes[0], started=started,
+                self.plan, repeat, None, error=str(exc), mode=self.modes[0], started=started,
                 extra=halted,
             )  # fmt: skip
             run.progress(f"{label}: FAILED {exc}")
@@ -306,7 +268,7 @@ class FlowTest:
                 run.progress(f"{label}: {what}")
             return
         m, raw = self._aggregate(found, repeat)
-        rec = run.add_sample(test, repeat, m, mode=self.modes[0], raw=raw, started=started)
+        rec = run.add_sample(self.plan, repeat, m, mode=self.modes[0], raw=raw, started=started)
         agg = AGGREGATE
         fair = rec["metrics"].get("fairness_jain")
         flags = f" [{', '.join(rec['flags'])}]" if rec["flags"] else ""
@@ -320,12 +282,14 @@ class FlowTest:
         each flow's figures and raw file in ``details.flows``; the first flow's raw file is
         the sample's ``raw``."""
         test = self.test
-        fan = self.bound[0].tool.fan
+        tool = self.plan.tool
+        fan = tool.fan
         if fan is None:  # validation refuses it (netrun.scenario.pairs.flow_problem)
             raise ToolError(f"tool {test.tool} cannot sum the flows of pairs: {test.pairs}")
         flows = []
-        for spec, mode, m in zip(flow_specs(test), self.modes, found, strict=True):
-            raw = self.run.out.save_raw(spec.name, repeat, m.raw, self.bound[0].tool.raw_suffix)
+        specs = [f.spec for f in self.flows]
+        for spec, mode, m in zip(specs, self.modes, found, strict=True):
+            raw = self.run.out.save_raw(spec.name, repeat, m.raw, self.flows[0].tool.raw_suffix)
             rec = fan.record(spec.client, spec.server, m, raw)
             rec.update(metrics=dict(m.metrics), counters=m.details.get("counters"))
             if "containers" in mode.details:  # each flow's own (the sample's are the first's)
@@ -333,7 +297,7 @@ class FlowTest:
             flows.append(rec)
         total = fan.combine(found, test.options)
         why = dict(total.unavailable)
-        declared = {x.name for x in self.bound[0].tool.metrics}  # iperf2 has no CPU figures
+        declared = {x.name for x in self.flows[0].tool.metrics}  # iperf2 has no CPU figures
         for name in ("cpu_client_pct", "cpu_server_pct", *(m.name for m in CPU_METRICS)):
             if name in declared:
                 why[name] = "each flow's own is in details.flows (the flows share hosts)"
@@ -344,7 +308,7 @@ class FlowTest:
                 "host": centre(test),
                 "count": len(flows),
                 "start_spread_s": spread(self.passed, len(flows)),
-                "omit_s": flow_specs(test)[0].options.get("omit"),  # each flow's left-out start
+                "omit_s": specs[0].options.get("omit"),  # each flow's left-out start
             },
             **total.details,
         }
@@ -365,11 +329,12 @@ def _flows(count: int) -> str:
     return f"{count} flow" if count == 1 else f"{count} flows"
 
 
-def unsupported(test: TestSpec, bound: list[BoundTest]) -> str | None:
+def unsupported(plan: TestPlan) -> str | None:
     """What a test of several flows cannot do yet, as its one line (before anything starts)."""
-    if want(test) is not None:
+    test = plan.spec
+    if plan.mtu is not None:
         return f"mtu: with pairs: {test.pairs} is not supported yet: drop mtu: from the test"
-    if bound and bound[0].mode.containers and test.options.get("network") == "host":
+    if plan.mode.containers and test.options.get("network") == "host":
         return (
             f"pairs: {test.pairs} with network: host: each flow's server container would"
             " listen on the same port of the host; use a bridge or overlay network"

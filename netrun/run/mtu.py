@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from netrun.cleanup import undo as undo_records
 from netrun.cleanup.undo import Record
-from netrun.core.mtuplan import MtuWant, next_wants, overlay_problem, wanted
+from netrun.core.mtuplan import MtuWant, next_wants, overlay_problem
 from netrun.errors import MtuError
-from netrun.modes import mode_kind
 from netrun.tools.ip import (
     first_int,
     parse_state,
@@ -39,13 +38,10 @@ if TYPE_CHECKING:
     from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
     from netrun.modes.base import Mode, RunContext
+    from netrun.run.plan import TestPlan
 
 #: IPv4 (20) and ICMP (8) headers: a ping of MTU - 28 bytes fills a full-size packet.
 ICMP_OVERHEAD = 28
-
-
-def want(test: TestSpec) -> MtuWant | None:
-    return wanted(test, mode_kind)
 
 
 @dataclass(frozen=True)
@@ -63,11 +59,13 @@ class Applied:
 class MtuSettings:
     """The run's MTU changes: what is set on each host, its undo records, and the plan."""
 
-    def __init__(self, ctx: RunContext, tests: Sequence[TestSpec], grouped: bool) -> None:
+    def __init__(self, ctx: RunContext, plans: Sequence[TestPlan], grouped: bool) -> None:
         self.ctx = ctx
         #: Per test (by name: a sweep's tests share an index): host -> what the next test
         #: on that host wants (grouped runs).
-        self.after = {t.name: n for t, n in zip(tests, next_wants(tests, mode_kind), strict=True)}
+        tests = [p.spec for p in plans]
+        after = next_wants(tests, [p.mtu for p in plans])
+        self.after = {t.name: n for t, n in zip(tests, after, strict=True)}
         self.grouped = grouped
         #: host name -> what this run set there, oldest first
         self.applied: dict[str, list[Applied]] = {}
@@ -76,10 +74,10 @@ class MtuSettings:
         self._lock = threading.Lock()
 
     # -- before the mode starts ---------------------------------------------------------------
-    def enter(self, test: TestSpec, hosts: Mapping[str, Host], mode: Mode) -> None:
+    def enter(self, plan: TestPlan, hosts: Mapping[str, Host], mode: Mode) -> None:
         """Set the test's MTUs on its hosts (restoring what another group set) and check the
         data path both ways; a test without ``mtu:`` gets the hosts' own MTUs back."""
-        w = want(test)
+        test, w = plan.spec, plan.mtu
         wants = {"underlay": w.underlay, "overlay": w.overlay} if w else {}
         unique = list({h.name: h for h in hosts.values()}.values())
         for host in unique:
@@ -203,10 +201,10 @@ class MtuSettings:
         return checked
 
     # -- after the mode's setup: the containers ------------------------------------------
-    def check_containers(self, test: TestSpec, mode: Mode) -> None:
+    def check_containers(self, plan: TestPlan, mode: Mode) -> None:
         """Record the MTU seen inside each container (it must be the overlay's) and check
         the path between the containers both ways."""
-        w = want(test)
+        w = plan.mtu
         if w is None or w.containers is None:
             return
         details = mode.details["mtu"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from netrun.errors import ToolError
 from netrun.hosts.host import Host
-from netrun.run.bound import BoundTest
+from netrun.run.plan import TestPlan
 from netrun.tools import facts as facts_tool
 
 if TYPE_CHECKING:
@@ -143,15 +143,15 @@ class Needs:
             raise ToolError(missing_message(host, missing, lambda t: why((host.name, t), "?")))
 
 
-def role_needs(bound: BoundTest) -> Mapping[str, tuple[str, ...]]:
+def role_needs(plan: TestPlan) -> Mapping[str, tuple[str, ...]]:
     """role -> tools for one test: its mode's needs, where a tool that declares its own
     programs (ping runs only on the client) replaces the iperf3 a host-run mode names."""
-    test, mode = bound.spec, bound.mode
+    test, mode = plan.spec, plan.mode
     needs_for = getattr(mode, "needs_for", None)  # needs that depend on the test's options
     by_role = needs_for(test.options) if needs_for else mode.needs
     if test.options.get("mtu") is not None:  # netrun.run.mtu sets it (ip) and checks it (ping)
         by_role = {r: (*tools, "ip", "ping") for r, tools in by_role.items()}
-    own = bound.tool.needs
+    own = plan.tool.needs
     if own is None:
         return by_role
     return {
@@ -164,30 +164,30 @@ def role_needs(bound: BoundTest) -> Mapping[str, tuple[str, ...]]:
     }
 
 
-def iperf3_hosts(bound: BoundTest) -> list[str]:
+def iperf3_hosts(plan: TestPlan) -> list[str]:
     """The hosts that run the test's iperf3 themselves (their role needs iperf3 there),
     the client first: the options are its."""
-    by_role = role_needs(bound)
-    roles = sorted(bound.spec.hosts_by_role.items(), key=lambda rn: rn[0] != "client")
+    by_role = role_needs(plan)
+    roles = sorted(plan.spec.hosts_by_role.items(), key=lambda rn: rn[0] != "client")
     return list(dict.fromkeys(name for role, name in roles if "iperf3" in by_role.get(role, ())))
 
 
-def refused(bound: BoundTest, facts: Mapping[str, HostFacts]) -> str | None:
+def refused(plan: TestPlan, facts: Mapping[str, HostFacts]) -> str | None:
     """One line when a host that runs the test's tool itself has a release without an
     option the test uses (Tool.refuse), else None."""
-    if bound.tool.refuse is None:
+    if plan.tool.refuse is None:
         return None
-    hosts = [(n, getattr(facts.get(n), "iperf3_version", None)) for n in iperf3_hosts(bound)]
-    return bound.tool.refuse(bound.spec.options, hosts)
+    hosts = [(n, getattr(facts.get(n), "iperf3_version", None)) for n in iperf3_hosts(plan)]
+    return plan.tool.refuse(plan.spec.options, hosts)
 
 
-def plan_needs(bound: Sequence[BoundTest]) -> Needs:
+def plan_needs(plans: Sequence[TestPlan]) -> Needs:
     """What each host of these tests needs, from each test's mode and tool and the host's
     roles."""
     needs = Needs()
-    declared = [(b.spec.hosts_by_role, role_needs(b)) for b in bound]
+    declared = [(b.spec.hosts_by_role, role_needs(b)) for b in plans]
     needs.tools = host_needs(declared)
-    tests = [b.spec for b in bound]
+    tests = [b.spec for b in plans]
     for test, (hosts, by_role) in reversed(list(zip(tests, declared, strict=True))):
         for role, name in hosts.items():
             for tool in by_role.get(role, ()):

@@ -20,10 +20,9 @@ from netrun.core.options import option_for, show
 from netrun.errors import NetrunError
 from netrun.modes import get_mode
 from netrun.modes.base import Mode, RunContext
-from netrun.run import mtu, rounds
-from netrun.run.bound import BoundTest, bind
-from netrun.run.flows import flow_specs
+from netrun.run import rounds
 from netrun.run.needs import iperf3_hosts
+from netrun.run.plan import TestPlan, plan_test
 from netrun.tools.load import spec as load_spec
 from netrun.tools.load.tool import flow_seconds, place
 
@@ -131,11 +130,15 @@ test_seconds.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 def preview(test: TestSpec, inventory: Inventory) -> Preview:
     """The test as it will run on the inventory's hosts; nothing is contacted."""
-    if test.flows:  # several flows at once: each flow's commands (netrun.run.flows)
-        return _flows_preview(test, inventory)
+    return _preview(plan_test(test), inventory)
+
+
+def _preview(plan: TestPlan, inventory: Inventory) -> Preview:
+    test = plan.spec
+    if plan.flows:  # several flows at once: each flow's commands (netrun.run.flows)
+        return _flows_preview(plan, inventory)
     hosts = {role: inventory.get(name) for role, name in test.hosts_by_role.items()}
-    bound = bind(test)
-    table = bound.options
+    table = plan.options
     server = hosts["server"]
     options = []
     for opt in table:
@@ -143,22 +146,23 @@ def preview(test: TestSpec, inventory: Inventory) -> Preview:
         inventory_set = opt.from_inventory and f"netrun_{opt.name}" in server.vars
         if value is not None:
             options.append((opt.name, value, opt.name in test.explicit or inventory_set))
-    mode = bound.start(server, hosts["client"], RunContext(RUN_ID), hosts)
+    mode = plan.start(server, hosts["client"], RunContext(RUN_ID), hosts)
     return Preview(
         test=test,
         addresses={role: (h.name, h.data_ip) for role, h in hosts.items()},
         options=options,
         commands=commands(mode) + load_commands(mode),
         seconds=test_seconds(test),
-        refusals=refusals(bound, mode),
-        refused=rules(test, mode),
+        refusals=refusals(plan, mode),
+        refused=rules(plan, mode),
     )
 
 
-def _flows_preview(test: TestSpec, inventory: Inventory) -> Preview:
+def _flows_preview(plan: TestPlan, inventory: Inventory) -> Preview:
     """A fan-in's (fan-out's) preview: the fan host, then each flow's other end, and each
     flow's commands named by the flow."""
-    parts = [preview(spec, inventory) for spec in flow_specs(test)]
+    test = plan.spec
+    parts = [_preview(flow, inventory) for flow in plan.flows]
     side = "client" if test.pairs == "fanout" else "server"
     other = "server" if side == "client" else "client"
     addresses = {side: parts[0].addresses[side]}
@@ -194,27 +198,27 @@ def load_commands(mode: Mode) -> list[tuple[str, str]]:
         return [("load", f"built when the test starts ({exc})")]
 
 
-def rules(test: TestSpec, mode: Mode) -> list[str]:
+def rules(plan: TestPlan, mode: Mode) -> list[str]:
     """The rules that refuse the test whatever the hosts say, known from the files alone,
     each the same code the run refuses it with: the mode's own (FreeFlow and UDP: its
     ``refusal``, which its setup raises) and the overlay's MTU against ``mtu:`` (the one
     netrun.run.mtu raises)."""
     out = [why] if (why := mode.refusal()) else []
-    if why := overlay_problem(test, mtu.want(test)):
+    if why := overlay_problem(plan.spec, plan.mtu):
         out.append(why)
     return out
 
 
-def refusals(bound: BoundTest, mode: Mode) -> list[str]:
+def refusals(plan: TestPlan, mode: Mode) -> list[str]:
     """What refuses the test once it starts, one line each: the certain rules (rules()),
     and each iperf3 option an older release lacks (the hosts' versions are read when the
     run starts, so that one may pass)."""
-    out = [f"refused when it starts: {why}" for why in rules(bound.spec, mode)]
-    hosts = iperf3_hosts(bound) if bound.tool.refuse is not None else []
-    if bound.tool.releases is not None and hosts:
-        for option, since in bound.tool.releases(bound.spec.options):
+    out = [f"refused when it starts: {why}" for why in rules(plan, mode)]
+    hosts = iperf3_hosts(plan) if plan.tool.refuse is not None else []
+    if plan.tool.releases is not None and hosts:
+        for option, since in plan.tool.releases(plan.spec.options):
             out.append(
-                f"needs {bound.tool.name} {since}+ on {', '.join(hosts)} for {option}: a host "
+                f"needs {plan.tool.name} {since}+ on {', '.join(hosts)} for {option}: a host "
                 "with an older one refuses the test when it starts"
             )
     return out

@@ -14,12 +14,13 @@ from typing import Any, Protocol
 
 from netrun.cleanup.journal import Journal
 from netrun.core.measurement import Measurement
-from netrun.core.spec import Scenario, TestSpec
+from netrun.core.spec import Scenario
 from netrun.hosts.ssh.settings import SSHSettings
 from netrun.inventory.model import Inventory
 from netrun.modes.base import Mode, RunContext
 from netrun.results.store import Document, ResultsDir
 from netrun.run.mtu import MtuSettings
+from netrun.run.plan import TestPlan
 from netrun.run.preconnect import Preconnect
 from netrun.run.progress import Events
 
@@ -72,7 +73,7 @@ class Runner(Protocol):
     def interrupt(self, running: bool = True) -> None: ...
     def add_sample(
         self,
-        test: TestSpec,
+        p: TestPlan,
         repeat: int,
         m: Measurement | None,
         *,
@@ -82,5 +83,5 @@ class Runner(Protocol):
         started: str | None = None,
         extra: Mapping[str, object] | None = None,
     ) -> Document:
-        """Add one sample (a results.json record) to the results, and save."""
+        """Add one sample (a results.json record) of a planned test to the results, and save."""
         ...

@@ -35,7 +35,6 @@ from netrun.errors import (
 from netrun.hosts.group import stop_on_signal
 from netrun.hosts.host import Host, folder_key, remote_tmp
 from netrun.hosts.shield import cleaning, shielded
-from netrun.modes import mode_kind
 from netrun.modes import probe_start as prestart
 from netrun.modes.base import Mode, RunContext
 from netrun.results import flags
@@ -43,11 +42,11 @@ from netrun.results.saver import Saver
 from netrun.results.stats import samples_by_test
 from netrun.results.store import ResultsDir, new_document, utcnow
 from netrun.run import sampler
-from netrun.run.bound import BoundTest, bind_all
 from netrun.run.fleet import Fleet
 from netrun.run.flows import FlowTest
 from netrun.run.mtu import MtuSettings
 from netrun.run.needs import Needs, refused
+from netrun.run.plan import TestPlan, plan_tests
 from netrun.run.request import RunRequest
 from netrun.run.rounds import plan
 from netrun.run.sample import build_sample
@@ -70,15 +69,16 @@ class Run(Fleet):
         self.out = ResultsDir(req.outdir)
         self.doc = new_document(req.scenario.name, req.run_id, __version__)
         self.doc["scenario_file"] = str(req.scenario.path)
-        #: Each test's tool and mode, looked up once (netrun.run.bound).
-        self.bound = bind_all(req.scenario.tests)
+        #: Each test's plan: its tool, mode, options, MTUs and flows, resolved once
+        #: (netrun.run.plan); nothing after this looks a tool or a mode up by name.
+        self.plans = plan_tests(req.scenario.tests)
         # What each metric is (unit, direction): a saved run renders without netrun's tools.
-        for bound in self.bound.values():
+        for p in self.plans.values():
             for metric in (
-                *bound.tool.metrics,
-                *(bound.tool.fan.metrics if bound.spec.flows and bound.tool.fan else ()),
+                *p.tool.metrics,
+                *(p.tool.fan.metrics if p.flows and p.tool.fan else ()),
             ):
-                metrics.declare(self.doc["metrics"], bound.tool.name, metric)
+                metrics.declare(self.doc["metrics"], p.tool.name, metric)
         self.host_errors: dict[str, str] = {}
         #: Samples stay in scenario order, however parallel tests finish (the table's order).
         self._position = {t.name: i for i, t in enumerate(req.scenario.tests)}
@@ -151,21 +151,21 @@ class Run(Fleet):
     def _run(self, tests: list[TestSpec]) -> None:
         self.req.events.plan(tests)
         width = self.req.parallel or self.req.scenario.parallel
+        plans = [self.plans[t.name] for t in tests]
         if width == 1:  # a sweep sets each MTU once for the tests that share it
-            tests = order(tests, mode_kind)
-        rounds = None if width == 1 else plan(tests, width)
-        ordered = tests if rounds is None else [t for r in rounds for t in r]
+            plans = order(plans, [p.mtu for p in plans])
+        rounds = None if width == 1 else self._rounds(plans, width)
+        ordered = plans if rounds is None else [p for r in rounds for p in r]
         # each host swept by its last test, each next server started ahead, where allowed
-        bound = [self.bound[t.name] for t in ordered]
-        arrange(self.ctx, ordered, bound, self.req.inventory, rounds, sequential=width == 1)
-        self.ctx.order.tests = tests  # container modes keep containers for the next test
+        arrange(self.ctx, ordered, self.req.inventory, rounds, sequential=width == 1)
+        self.ctx.order.tests = [p.spec for p in plans]  # containers kept for the next test
         self._connect(ordered)
-        self.mtu = MtuSettings(self.ctx, tests, grouped=width == 1)
-        if width > 1 and len(tests) > 1:
-            self._run_parallel(tests, width)
+        self.mtu = MtuSettings(self.ctx, plans, grouped=width == 1)
+        if width > 1 and len(plans) > 1:
+            self._run_parallel(plans, width)
         else:
-            for number, test in enumerate(tests, 1):
-                self._run_test(test, number, len(tests))
+            for number, p in enumerate(plans, 1):
+                self._run_test(p, number, len(plans))
 
     def interrupt(self, running: bool = True) -> None:
         """Ctrl-C or SIGTERM: no new command starts, and with ``running`` (a parallel
@@ -209,16 +209,25 @@ class Run(Fleet):
         self.saver.changed()
 
     # -- many tests at once ---------------------------------------------------------------
-    def _run_parallel(self, tests: list[TestSpec], width: int) -> None:
+    @staticmethod
+    def _rounds(plans: list[TestPlan], width: int) -> list[list[TestPlan]]:
+        """The rounds of a parallel run (netrun.run.rounds), as the tests' plans."""
+        by_name = {p.name: p for p in plans}
+        return [[by_name[t.name] for t in r] for r in plan([p.spec for p in plans], width)]
+
+    def _run_parallel(self, plans: list[TestPlan], width: int) -> None:
         """Up to ``width`` tests at once, never two on one host, round by round (netrun.run.rounds,
         netrun.run.scheduler)."""
-        rounds = plan(tests, width)
-        self.progress(f"{len(tests)} tests planned in {len(rounds)} rounds")
-        ordered = [t for r in rounds for t in r]
+        rounds = self._rounds(plans, width)
+        self.progress(f"{len(plans)} tests planned in {len(rounds)} rounds")
+        ordered = [p for r in rounds for p in r]
         run_parallel(ordered, width, self._run_test, self.interrupt, shielded)
 
     # -- one test -------------------------------------------------------------------------
-    def _run_test(self, test: TestSpec, number: int, total: int) -> None:
+    def _run_test(self, p: TestPlan, number: int, total: int) -> None:
+        """One test from its plan: set up, each repeat measured and saved, torn down (a
+        test of several flows: netrun.run.flows)."""
+        test = p.spec
         extra = "".join(
             f", {r} {h}" for r, h in test.hosts_by_role.items() if r not in SERVER_CLIENT
         )
@@ -233,45 +242,44 @@ class Run(Fleet):
         broken = [self.host_errors[n] for n in test.hosts if n in self.host_errors]
         if broken:
             for repeat in range(1, test.repeat + 1):
-                self.add_sample(test, repeat, None, error=broken[0])
+                self.add_sample(p, repeat, None, error=broken[0])
             self.progress(f"{label}: FAILED {broken[0]}")
             return
-        if test.flows:  # several flows at once (pairs: {fanin: HOST})
-            FlowTest(self, test, label).run_test()
+        if p.flows:  # several flows at once (pairs: {fanin: HOST})
+            FlowTest(self, p, label).run_test()
             return
         server = self.req.inventory.get(test.server)
         client = self.req.inventory.get(test.client)
         by_role = {r: self.req.inventory.get(n) for r, n in test.hosts_by_role.items()}
-        bound = self.bound[test.name]
-        mode = bound.start(server, client, self.ctx, by_role)
+        mode = p.start(server, client, self.ctx, by_role)
         repeat = 1
         try:
             self.progress(f"{label}: setting up")
             if why := mode.refusal():  # what the mode cannot carry (Mode.cannot)
                 raise ModeError(why)
-            if why := refused(bound, self.ctx.known.facts) or mode.one_end():  # before it starts
+            if why := refused(p, self.ctx.known.facts) or mode.one_end():  # before it starts
                 raise ToolError(why)
-            self.mtu.enter(test, by_role, mode)
+            self.mtu.enter(p, by_role, mode)
             mode.setup()
-            self.mtu.check_containers(test, mode)
+            self.mtu.check_containers(p, mode)
             for repeat in range(1, test.repeat + 1):
                 if self.ctx.stopping.is_set():
                     raise Cancelled(test.client)
                 suffix = f" repeat {repeat}/{test.repeat}" if test.repeat > 1 else ""
                 self.req.events.start(test, repeat)
-                self.progress(f"{label}{suffix}: {bound.tool.describe(test)}")
-                self._measure(mode, bound, repeat, label + suffix)
+                self.progress(f"{label}{suffix}: {p.tool.describe(test)}")
+                self._measure(mode, p, repeat, label + suffix)
         except Cancelled:
-            self.add_sample(test, repeat, None, error="interrupted", mode=mode)
+            self.add_sample(p, repeat, None, error="interrupted", mode=mode)
         except NetrunError as exc:
             for r in range(repeat, test.repeat + 1):
-                self.add_sample(test, r, None, error=str(exc), mode=mode)
+                self.add_sample(p, r, None, error=str(exc), mode=mode)
             self.progress(f"{label}: FAILED {exc}")
         except (KeyboardInterrupt, Interrupted):
-            self.add_sample(test, repeat, None, error="interrupted", mode=mode)
+            self.add_sample(p, repeat, None, error="interrupted", mode=mode)
             raise
         except Exception as exc:
-            self.add_sample(test, repeat, None, error=f"internal error: {exc!r}", mode=mode)
+            self.add_sample(p, repeat, None, error=f"internal error: {exc!r}", mode=mode)
             raise
         finally:
             with shielded(), cleaning():  # an interrupt must not cut a teardown short
@@ -284,9 +292,9 @@ class Run(Fleet):
                     self.note_error(f"teardown of {test.name}: {problem}")
                     self.progress(f"{label}: teardown problem: {problem}")
 
-    def _measure(self, mode: Mode, bound: BoundTest, repeat: int, label: str) -> None:
+    def _measure(self, mode: Mode, p: TestPlan, repeat: int, label: str) -> None:
         started = utcnow()
-        test, tool = bound.spec, bound.tool
+        test, tool = p.spec, p.tool
         hook, self.req.measuring = self.req.measuring, lambda: None
         hook()
         try:
@@ -302,15 +310,15 @@ class Run(Fleet):
                 if exc.output
                 else None
             )
-            self.add_sample(test, repeat, None, error=str(exc), mode=mode, raw=raw, started=started)
+            self.add_sample(p, repeat, None, error=str(exc), mode=mode, raw=raw, started=started)
             self.progress(f"{label}: FAILED {exc}")
             return
         except NetrunError as exc:
-            self.add_sample(test, repeat, None, error=str(exc), mode=mode, started=started)
+            self.add_sample(p, repeat, None, error=str(exc), mode=mode, started=started)
             self.progress(f"{label}: FAILED {exc}")
             return
         raw = self.out.save_raw(test.name, repeat, m.raw, tool.raw_suffix)
-        rec = self.add_sample(test, repeat, m, mode=mode, raw=raw, started=started)
+        rec = self.add_sample(p, repeat, m, mode=mode, raw=raw, started=started)
         flag = ""
         if rec["details"].get("accelerated") is False:
             flag = f" NOT ACCELERATED: {rec['details'].get('path_check')}"
@@ -321,7 +329,7 @@ class Run(Fleet):
 
     def add_sample(
         self,
-        test: TestSpec,
+        p: TestPlan,
         repeat: int,
         m: Measurement | None,
         *,
@@ -331,9 +339,10 @@ class Run(Fleet):
         started: str | None = None,
         extra: Mapping[str, object] | None = None,
     ) -> dict[str, Any]:
-        """Add one sample (netrun.run.sample) to the results, in scenario order, and save."""
+        """Add one sample (netrun.run.sample) of a planned test to the results, in scenario
+        order, and save."""
         rec = build_sample(
-            test, repeat, m, self.ctx.known.facts, self.req.inventory,
+            p, repeat, m, self.ctx.known.facts, self.req.inventory,
             error=error, mode=mode, raw=raw, started=started, extra=extra,
             contexts=self.doc.get("hosts"),
         )  # fmt: skip
@@ -342,7 +351,7 @@ class Run(Fleet):
             order = self._position
             self.doc["tests"].sort(key=lambda s: (order.get(s["name"], -1), s.get("repeat") or 0))
         self.saver.changed()
-        self.req.events.done(test, repeat, rec)
+        self.req.events.done(p.spec, repeat, rec)
         return rec
 
     # -- the end ----------------------------------------------------------------------------

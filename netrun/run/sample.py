@@ -1,7 +1,8 @@
 """One sample of results.json: a measurement (or a failure) with everything that proves it.
 
-Built for the runner (netrun.run.runner), which adds it to the results in scenario order;
-with the run's exit code rule, which reads the samples.
+Built for the runner (netrun.run.runner), which adds it to the results in scenario order,
+from the test's plan (netrun.run.plan: its tool's metrics, protocol and name, never
+looked up by name); with the run's exit code rule, which reads the samples.
 """
 
 from __future__ import annotations
@@ -13,19 +14,18 @@ from netrun.core.linerate import Shaper, ceiling_of, line_rate_mbps, shaper_of
 from netrun.core.mtuplan import frame_mtu
 from netrun.results import flags
 from netrun.results.store import utcnow
-from netrun.tools import get_tool
 from netrun.tools.iperf3.result import Iperf3Result
-from netrun.tools.load.tool import with_load
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
     from netrun.core.spec import TestSpec
     from netrun.inventory.model import Inventory
     from netrun.modes.base import Mode
+    from netrun.run.plan import TestPlan
 
 
 def build_sample(
-    test: TestSpec,
+    plan: TestPlan,
     repeat: int,
     m: Measurement | None,
     facts: Mapping[str, Any],
@@ -43,6 +43,7 @@ def build_sample(
     know are null with a reason (details.unavailable). ``extra`` joins its details (what
     a failed fan repeat stopped); ``contexts``: results.json's ``hosts`` (each host's
     context: its data NIC's qdisc, whose shaping rate can be the ceiling's)."""
+    test, tool = plan.spec, plan.tool  # tool: its load: form (idle/loaded metrics)
     nic = {side: nic_dict(facts.get(name)) for side, name in sides(test)}
     client_h = inventory.get(test.client)
     server_h = inventory.get(test.server)
@@ -63,7 +64,6 @@ def build_sample(
     details.update(m.details if m else {})  # this repeat's own (path bytes, verdict)
     details.update(extra or {})
     inner = details.get("overlay_mtu")
-    tool = with_load(get_tool(test.tool), test.options)  # load: its idle/loaded metrics
     protocol = tool.protocol_for(test.options)
     r = m.result if m and isinstance(m.result, Iperf3Result) else None
     ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes

@@ -15,18 +15,24 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from netrun.core.spec import TestSpec
 
-RunTest = Callable[["TestSpec", int, int], None]
+class Placed(Protocol):
+    """A test as the scheduler sees it (a TestSpec, or its plan: netrun.run.plan): the
+    hosts it holds while it runs."""
+
+    @property
+    def hosts(self) -> tuple[str, ...]: ...
+
+
+P = TypeVar("P", bound=Placed)
 
 
 def run_parallel(
-    tests: list[TestSpec],
+    tests: list[P],
     width: int,
-    run_test: RunTest,
+    run_test: Callable[[P, int, int], None],
     interrupt: Callable[[], None],
     shielded: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
 ) -> None:

@@ -52,7 +52,16 @@ class Placement(Recorder, Protocol):
 
     def dialled(self, port: int) -> tuple[str, int | None, str]: ...
 
+    #: The mode measures iperf3 its own way (``measure``), saving round trips (a server
+    #: started ahead or in the probe, a container's resident server, counters riding the
+    #: client's command); False: iperf3 measures through the placed ends alone
+    #: (netrun.tools.iperf3.placed), as for every other tool.
+    @property
+    def saves_round_trips(self) -> bool: ...
+
     def measure(self, repeat: int) -> Measurement: ...
+
+    def proving(self, measure: Callable[[], Measurement]) -> Measurement: ...
 
 
 @dataclass(frozen=True)

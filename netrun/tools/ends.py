@@ -53,6 +53,7 @@ the relay, opened for the client's leg and proven after it) carries the leg itse
 from __future__ import annotations
 
 import shlex
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -65,7 +66,11 @@ if TYPE_CHECKING:
 
 
 class Workdirs(Protocol):
-    """The run-wide part a tool uses: where the run keeps its files on a host."""
+    """The run-wide part a tool uses: where the run keeps its files on a host, and the
+    event set when the run is interrupted (a tool's waits end at it)."""
+
+    @property
+    def stopping(self) -> threading.Event: ...
 
     def workdir(self, host: Host) -> str: ...
 

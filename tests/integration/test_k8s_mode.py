@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -204,6 +205,99 @@ def test_a_missing_image_and_an_unreachable_api_fail_one_line_each(
     assert_nothing_left(k8s, doc["run_id"])
 
 
+def test_the_pods_carry_the_scenarios_resources_selector_and_tolerations(
+    k8s: Cluster, tmp_path: Path
+) -> None:
+    """The API takes the scenario's pod keys as netrun writes them, and the test runs."""
+    sample, _, run = run_one(
+        k8s, tmp_path, "shaped", duration=1, k8s_namespace_prefix="team-a",
+        pod_resources={"requests": {"cpu": "50m", "memory": "32Mi"},
+                       "limits": {"cpu": 1, "memory": "256Mi"}},
+        pod_node_selector={"kubernetes.io/os": "linux"},
+        pod_tolerations=[{"key": "netrun-test", "operator": "Exists", "effect": "NoSchedule"}],
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sample["status"] == "ok", sample.get("error")
+    assert sample["details"]["kubernetes"]["namespace"].startswith("team-a-")
+
+
+#: What netrun's ends need of the cluster, but exec: a user RBAC lets create and delete
+#: the test's namespace and pods and read them, and nothing else.
+NO_EXEC_RULES = [
+    {"apiGroups": [""], "resources": ["namespaces", "pods"],
+     "verbs": ["create", "get", "list", "watch", "patch", "delete"]},
+]  # fmt: skip
+
+
+def no_exec_kubeconfig(k8s: Cluster, tmp: Path) -> tuple[Path, str]:
+    """A kubeconfig of a ServiceAccount RBAC forbids ``pods/exec`` (the lab's API and CA,
+    the account's token), and that token, to prove netrun never shows it."""
+    rbac = "rbac.authorization.k8s.io"
+    meta = {"name": "netrun-noexec"}
+    account = {**meta, "namespace": "default"}
+    k8s.apply({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": account},
+        {"apiVersion": f"{rbac}/v1", "kind": "ClusterRole", "metadata": meta,
+         "rules": NO_EXEC_RULES},
+        {"apiVersion": f"{rbac}/v1", "kind": "ClusterRoleBinding", "metadata": meta,
+         "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": "netrun-noexec"},
+         "subjects": [{"kind": "ServiceAccount", "name": "netrun-noexec",
+                       "namespace": "default"}]},
+    ]})  # fmt: skip
+    token = k8s.kubectl("-n", "default", "create", "token", "netrun-noexec", "--duration=15m")
+    config = yaml.safe_load(k8s.kubectl("config", "view", "--raw", "--minify", "-o", "yaml"))
+    config["users"][0]["user"] = {"token": token.strip()}
+    path = tmp / "noexec.kubeconfig"
+    path.touch(mode=0o600)
+    path.write_text(yaml.safe_dump(config))
+    return path, token.strip()
+
+
+def test_rbac_without_exec_and_a_full_node_fail_one_line_each(k8s: Cluster, tmp_path: Path) -> None:
+    """A user RBAC forbids exec into the pods, and pods that ask more CPU than a node has:
+    one line each naming the object and the fix, no token shown or saved, the next test
+    runs, nothing left in the cluster."""
+    config, token = no_exec_kubeconfig(k8s, tmp_path)
+    try:
+        scenario = write_yaml(
+            tmp_path / "denied.yaml",
+            {"name": "denied", "defaults": {"mode": "kubernetes", "duration": 1},
+             "tests": [
+                 {"name": "no-exec", "server": "bravo", "client": "alpha",
+                  "kubeconfig": str(config)},
+                 {"name": "full", "server": "bravo", "client": "alpha", "pod_ready_timeout": 8,
+                  "pod_resources": {"requests": {"cpu": "500"}}},
+                 {"name": "fine", "server": "bravo", "client": "alpha"},
+             ]},
+        )  # fmt: skip
+        run = run_netrun(
+            [scenario, "-i", inventory(k8s, tmp_path), "-o", "out", "--no-history"],
+            cwd=tmp_path, timeout=300,
+        )  # fmt: skip
+    finally:
+        for kind in ("clusterrolebinding", "clusterrole"):
+            k8s.kubectl("delete", kind, "netrun-noexec", "--ignore-not-found")
+        k8s.kubectl("-n", "default", "delete", "serviceaccount", "netrun-noexec")
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    lines = error_lines(run.stderr)
+    denied = [line for line in lines if "refused to exec into pod" in line]
+    assert len(denied) == 1, lines
+    assert "/server" in denied[0] and str(config) in denied[0]
+    assert 'cannot create resource "pods/exec"' in denied[0]
+    assert "grant the user of that kubeconfig create on pods/exec" in denied[0]
+    full = [
+        line for line in lines if re.search(r"did not become Ready on node \w+ within 8s", line)
+    ]
+    assert len(full) == 1 and "Insufficient cpu" in full[0], lines
+    assert "lower pod_resources' requests or free the node" in full[0]
+    doc = load_results(tmp_path / "out")
+    assert only_test(doc, "fine")["status"] == "ok"
+    assert token not in run.stdout + run.stderr
+    saved = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert saved and not [p for p in saved if token in p.read_text(errors="replace")]
+    assert_nothing_left(k8s, doc["run_id"])
+
+
 def test_iperf2_runs_through_the_pods_unchanged(k8s: Cluster, tmp_path: Path) -> None:
     sample, delta, run = run_one(k8s, tmp_path, "iperf2-pod", tool="iperf2", duration=2)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -211,11 +305,61 @@ def test_iperf2_runs_through_the_pods_unchanged(k8s: Cluster, tmp_path: Path) ->
     assert delta["bravo"]["rx"] > 0
 
 
+def test_netperf_runs_between_pods(k8s: Cluster, tmp_path: Path) -> None:
+    """netserver and netperf from the lab's tools image (its netperf build), through the
+    pods' ends, dialled at the server pod's address."""
+    sample, delta, run = run_one(
+        k8s, tmp_path, "netperf-pod", tool="netperf", test="TCP_RR", duration=2
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sample["status"] == "ok", sample.get("error")
+    assert sample["metrics"]["transactions_per_s"] > 10
+    server_ip = sample["details"]["kubernetes"]["pods"]["server"]["ip"]
+    assert sample["details"]["target"].startswith(f"{server_ip}:")
+    assert delta["bravo"]["rx"] > 0
+
+
+def test_a_load_runs_in_the_pods_beside_ping(k8s: Cluster, tmp_path: Path) -> None:
+    sample, delta, run = run_one(
+        k8s, tmp_path, "ping-load", tool="ping", count=5, interval=0.2,
+        load={"streams": 1, "direction": "up", "protocol": "tcp"},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sample["status"] == "ok", sample.get("error")
+    m = sample["metrics"]
+    assert m["rtt_p50_ms_idle"] > 0 and m["rtt_p50_ms_loaded"] > 0
+    assert m["load_throughput_bps"] > 1e6
+    assert delta["bravo"]["rx"] > m["load_throughput_bps"] / 8  # the load crossed data0
+
+
+def test_a_fanin_places_each_flow_in_pods_of_its_own(k8s: Cluster, tmp_path: Path) -> None:
+    scenario = write_yaml(
+        tmp_path / "fan.yaml",
+        {"name": "fan", "defaults": {"mode": "kubernetes"},
+         "tests": [{"name": "fan", "hosts": "alpha,alpha2,bravo",
+                    "pairs": {"fanin": "bravo"}, "duration": 2}]},
+    )  # fmt: skip
+    run = run_netrun(
+        [scenario, "-i", inventory(k8s, tmp_path), "-o", "out", "--no-history"],
+        cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    doc = load_results(tmp_path / "out")
+    (sample,) = doc["tests"]
+    assert sample["status"] == "ok", sample.get("error")
+    flows = sample["details"]["flows"]
+    assert sorted(f["client"] for f in flows) == ["alpha", "alpha2"]
+    assert all(f["throughput_bps"] > 1e5 for f in flows), flows
+    assert sample["metrics"]["aggregate_bps"] > 1e6
+    assert_nothing_left(k8s, doc["run_id"])
+
+
 def test_a_killed_runs_namespace_is_removed_by_netrun_cleanup(k8s: Cluster, tmp_path: Path) -> None:
     scenario = write_yaml(
         tmp_path / "long.yaml",
         {"name": "long", "defaults": {"mode": "kubernetes"},
-         "tests": [{"name": "long", "server": "bravo", "client": "alpha", "duration": 30}]},
+         "tests": [{"name": "long", "server": "bravo", "client": "alpha", "duration": 30,
+                    "k8s_namespace_prefix": "lab-bench"}]},
     )  # fmt: skip
     inv = inventory(k8s, tmp_path)
     with netrun_process([scenario, "-i", inv, "-o", "out", "--no-history"], cwd=tmp_path) as proc:
@@ -226,11 +370,16 @@ def test_a_killed_runs_namespace_is_removed_by_netrun_cleanup(k8s: Cluster, tmp_
             running = [p for p in pods if p["status"].get("phase") == "Running"]
             return str(pods[0]["metadata"]["namespace"]) if len(running) == 2 else ""
 
+        def run_of(namespace: str) -> str:  # found by its label, whatever its name
+            found = k8s.kubectl("get", "namespace", namespace, "-o", "json")
+            return str(json.loads(found)["metadata"]["labels"]["netrun.run_id"])
+
         namespace = wait_for(measuring, 90, interval=1)
         assert namespace, "the run's pods never ran"
+        assert namespace.startswith("lab-bench-")  # the scenario's prefix
         time.sleep(3)  # its iperf3 started
         os.kill(proc.pid, signal.SIGKILL)
-    run_id = namespace.split("-")[1]
+    run_id = run_of(namespace)
     assert k8s.kubectl("get", "namespace", namespace, "-o", "name").strip()  # left behind
     clean = run_netrun(["cleanup", "-i", inv, "--run-id", run_id], cwd=tmp_path, timeout=200)
     assert clean.returncode == 0, clean.stderr[-2000:]

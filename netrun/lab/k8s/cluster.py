@@ -91,7 +91,8 @@ def up(lab: LabPlan, data: dict[str, Any], save: Callable[[], None], say: Say) -
     pids: dict[str, Any] = k8s["pids"]
     c.dir.mkdir(parents=True, exist_ok=True)
     creds = pki.make_all(c)
-    archives = images.build(c.dir / "images")
+    netperf = data.get("netperf", {}).get("build")  # the lab's build, if any (lab.core.up)
+    archives = images.build(c.dir / "images", Path(netperf) if netperf else None)
     if cfg.cni == "flannel":  # flanneld from the Go module proxy, the CNI plugin our own
         build.flannel_cni(built)
         flanneld = flannel.build(flannel.VERSION, say)

@@ -26,8 +26,10 @@ PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 TOOLS_IMAGE = "docker.io/netrun-lab/k8s-tools:latest"
 PINNED_LABEL = "io.cri-containerd.pinned=pinned"
 #: What the tools image holds: iperf3, iperf and ping (don't-fragment path MTU checks) for
-#: tests, the rest for the CNI renderer.
-TOOLS = ["iperf3", "iperf", "ping", "sh", "cat", "grep", "sed", "sleep", "mkdir", "mv", "ip", "ls"]
+#: tests, ss (netserver's and iperf2's port checks), the rest for the CNI renderer; with
+#: the lab's netperf build, netperf and netserver too (build_tools).
+TOOLS = ["iperf3", "iperf", "ping", "ss", "sh", "cat", "grep", "sed", "sleep", "mkdir", "mv",
+         "ip", "ls"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,16 +90,19 @@ def build_pause(work: Path, source: Path | None = None) -> Archive:
     return write_archive(work / "pause.tar", PAUSE_IMAGE, lab_images.tar_root(root), ["/pause"])
 
 
-def build_tools(work: Path) -> Archive:
-    """iperf3, iperf, a shell and what the CNI renderer DaemonSet runs."""
+def build_tools(work: Path, netperf: Path | None = None) -> Archive:
+    """iperf3, iperf, a shell and what the CNI renderer DaemonSet runs; with ``netperf``
+    (the lab's netperf build: bin/netperf, bin/netserver, netrun.lab.netperf) those two."""
     root = work / "tools-root"
-    lab_images.build_root(root, TOOLS)
+    extra = {f"/usr/bin/{p}": netperf / "bin" / p for p in ("netperf", "netserver")} if (
+        netperf) else {}  # fmt: skip
+    lab_images.build_root(root, TOOLS, extra)
     return write_archive(work / "tools.tar", TOOLS_IMAGE, lab_images.tar_root(root), ["iperf3"])
 
 
-def build(work: Path) -> list[Archive]:
+def build(work: Path, netperf: Path | None = None) -> list[Archive]:
     work.mkdir(parents=True, exist_ok=True)
-    return [build_pause(work), build_tools(work)]
+    return [build_pause(work), build_tools(work, netperf)]
 
 
 def import_pinned(address: str, archive: Archive) -> None:

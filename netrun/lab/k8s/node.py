@@ -66,6 +66,8 @@ state = "{d / "state"}"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "{node.cni_bin_dir}"
     conf_dir = "{node.cni_conf_dir}"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "{d / "certs.d"}"
 """
 
 

@@ -36,7 +36,7 @@ from netrun.modes import probe_start as prestart
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
     from netrun.inventory.model import Inventory
-    from netrun.modes.base import RunContext
+    from netrun.modes.base import Planned, RunContext
 
 #: How long before the running test's end the next server starts (its start round trip
 #: and the host's login cost fit in it).
@@ -48,32 +48,32 @@ class Pipeline:
 
     def __init__(
         self,
-        tests: Sequence[TestSpec],
+        tests: Sequence[Planned],
         inventory: Inventory,
         ctx: RunContext,
-        rounds: Sequence[Sequence[TestSpec]] | None = None,
+        rounds: Sequence[Sequence[Planned]] | None = None,
         *,
         plan: Callable[..., prestart.Prestart | None],
     ) -> None:
         """``tests`` in the order a sequential run runs them; or the ``rounds`` of a
         parallel run whose rounds run whole (each test at once with its round's); ``plan``
-        gives a test's server start (BareMetal.server_ahead)."""
+        gives a test's server start from its plan (BareMetal.server_ahead)."""
         self.plan = plan
         self.inventory = inventory
         self.ctx = ctx
         #: test name -> the tests to start ahead while it runs
-        self.next: dict[str, list[TestSpec]] = {}
+        self.next: dict[str, list[Planned]] = {}
         #: test name -> how long a server started ahead must wait for its test
         self.wait_s: dict[str, float] = {}
         if rounds is None:
-            self.next = {t.name: [n] for t, n in itertools.pairwise(tests)}
+            self.next = {t.spec.name: [n] for t, n in itertools.pairwise(tests)}
         else:
             for now, then in itertools.pairwise(rounds):
                 # A test of the next round starts ahead with the test its server is in now
                 # (no host is in two tests of a round: one test per server host).
-                by_server = {t.server: t for t in then}
-                longest = max(t.deadline for t in now)  # its client host may end last
-                for test in now:
+                by_server = {t.spec.server: t for t in then}
+                longest = max(t.spec.deadline for t in now)  # its client host may end last
+                for test in (t.spec for t in now):
                     self.next[test.name] = [by_server[h] for h in test.hosts if h in by_server]
                     self.wait_s[test.name] = longest
         #: (server host, tag) -> the thread starting that server
@@ -101,17 +101,17 @@ class Pipeline:
         if repeat != test.repeat:
             return covered
         for nxt in self.next.get(test.name, []):
-            if not nxt.value("port"):  # a fixed port is this test's until it ends
-                after = running.get(nxt.server) if running else None
+            if not nxt.spec.value("port"):  # a fixed port is this test's until it ends
+                after = running.get(nxt.spec.server) if running else None
                 if self._ahead(test, nxt, self.wait_s.get(test.name, deadline), after):
-                    covered.add(nxt.server)
+                    covered.add(nxt.spec.server)
         return covered
 
-    def _ahead(self, test: TestSpec, nxt: TestSpec, wait_s: float, after: str | None) -> bool:
+    def _ahead(self, test: TestSpec, nxt: Planned, wait_s: float, after: str | None) -> bool:
         with self._lock:  # before any plan work: a busy-port retry of this test
-            if nxt.name in self._planned:
+            if nxt.spec.name in self._planned:
                 return False
-            self._planned.add(nxt.name)
+            self._planned.add(nxt.spec.name)
         pre = self.plan(nxt, self.inventory, self.ctx, lifetime=wait_s, after=after)
         if pre is None:
             return False

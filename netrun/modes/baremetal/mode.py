@@ -14,9 +14,8 @@ from netrun.hosts import counters
 from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
 from netrun.modes.baremetal.ahead import Pipeline
-from netrun.modes.base import Mode
+from netrun.modes.base import Mode, Planned
 from netrun.modes.probe_start import Prestart
-from netrun.tools import get_tool
 from netrun.tools.iperf3 import measure as iperf3_measure
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import readings as iperf3_readings
@@ -31,7 +30,6 @@ from netrun.tools.iperf3.run import (
 )
 
 if TYPE_CHECKING:
-    from netrun.core.spec import TestSpec
     from netrun.inventory.model import Inventory
     from netrun.modes.base import RunContext
 
@@ -62,6 +60,8 @@ class BareMetal(Mode):
     sweeps_early = "always"
     starts_ahead = True
     has_start_line = True
+    #: Servers started ahead and in the probe, hosts swept early (measure).
+    saves_round_trips = True
 
     def measure(self, repeat: int) -> Measurement:
         """One iperf3 run, retried as iperf3's own loop says (busy port, lost setup)."""
@@ -81,29 +81,29 @@ class BareMetal(Mode):
     # -- what the run asks of the mode (netrun.run.fleet, netrun.run.runner) ---------------
     @classmethod
     def probe_starts(
-        cls, tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext
+        cls, plans: Sequence[Planned], inventory: Inventory, ctx: RunContext
     ) -> list[Prestart]:
         """The run's first test's iperf3 server, started in its host's probe (one round
         trip fewer, with the server end's reading before), and its client armed before
         the client host's probe."""
-        first = cls.server_ahead(tests[0], inventory, ctx, now=True)
+        first = cls.server_ahead(plans[0], inventory, ctx, now=True)
         return [first] if first is not None else []
 
     @classmethod
     def start_ahead(
         cls,
-        tests: Sequence[TestSpec],
+        plans: Sequence[Planned],
         inventory: Inventory,
         ctx: RunContext,
-        rounds: Sequence[Sequence[TestSpec]] | None,
+        rounds: Sequence[Sequence[Planned]] | None,
     ) -> Pipeline:
         """Each next test's server and client, started while the one before runs."""
-        return Pipeline(tests, inventory, ctx, rounds, plan=cls.server_ahead)
+        return Pipeline(plans, inventory, ctx, rounds, plan=cls.server_ahead)
 
     @classmethod
     def server_ahead(
         cls,
-        test: TestSpec,
+        plan: Planned,
         inventory: Inventory,
         ctx: RunContext,
         lifetime: float = 0,
@@ -123,10 +123,12 @@ class BareMetal(Mode):
         cost. The start script rides on the probe instead (after the probe's own output, in
         a subshell); the measurement adopts the server if the script printed NETRUN_READY,
         and starts one as usual otherwise, which then reports whatever is wrong."""
-        if not get_tool(test.tool).starts_ahead:
+        if not plan.tool.starts_ahead:
             return None
-        by_role = {r: inventory.get(n) for r, n in test.hosts_by_role.items()}
-        mode = cls(test, by_role["server"], by_role["client"], ctx, by_role)
+        test = plan.spec
+        mode = plan.placed(inventory, ctx)
+        if not isinstance(mode, cls):  # (the run's first test, or one started ahead: its)
+            return None
         tag = f"{test.tag}r1"  # the tag its first measurement looks for
         server = mode.iperf3_server(tag)
         server.lifetime = (server.lifetime or 0) + lifetime

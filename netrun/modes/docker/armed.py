@@ -24,7 +24,6 @@ from netrun.hosts.command import CommandResult
 from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker import launch, pathbytes
 from netrun.modes.docker.serverwait import host_sweep, is_last
-from netrun.tools import get_tool
 from netrun.tools.iperf3.measure import client_argv
 
 if TYPE_CHECKING:
@@ -149,11 +148,7 @@ def arm(mode: ContainerMode, repeat: int) -> ArmedExec:
 def arm_next(mode: ContainerMode, repeat: int) -> None:
     """Start ``repeat``'s client unless it already is (by the probe, or before)."""
     key = (mode.client.name, tag(mode, repeat))
-    if (
-        get_tool(mode.test.tool).starts_ahead
-        and repeat <= mode.test.repeat
-        and key not in mode.ctx.ahead.armed
-    ):
+    if mode.tool.starts_ahead and repeat <= mode.test.repeat and key not in mode.ctx.ahead.armed:
         mode.ctx.ahead.armed[key] = arm(mode, repeat)
 
 

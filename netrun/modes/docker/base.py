@@ -20,7 +20,6 @@ from netrun.hosts.host import Host, folder_key
 from netrun.modes.base import Mode
 from netrun.modes.docker.ends import ContainerEnd
 from netrun.tools import docker as dk
-from netrun.tools import get_tool
 from netrun.tools.ends import Carried, End, T
 
 
@@ -80,7 +79,7 @@ class ContainerMode(Mode):
         """Both containers' ``docker run`` (no host is contacted: netrun.run.preview), then
         each repeat's client as the tool builds it through the client's end (its server is
         the server container's PID 1)."""
-        tool = get_tool(self.test.tool).preview
+        tool = self.tool.preview
         if tool is None:
             return None
         runs = [(role, shlex.join(self.app_argv(role, self.hosts[role]))) for role in self.names]

@@ -27,31 +27,33 @@ from netrun.modes.docker import engine, keep, launch
 from netrun.modes.docker.base import ContainerMode
 from netrun.modes.probe_start import Prestart
 from netrun.tools import docker as dk
-from netrun.tools import get_tool
 
 if TYPE_CHECKING:
-    from netrun.core.spec import TestSpec
     from netrun.hosts.host import Host
     from netrun.inventory.model import Inventory
-    from netrun.modes.base import RunContext
+    from netrun.modes.base import Planned, RunContext
 
 
 def plan(
-    cls: type[ContainerMode], tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext
+    cls: type[ContainerMode], plans: Sequence[Planned], inventory: Inventory, ctx: RunContext
 ) -> list[Prestart]:
     """Each end's start script for the run's first test (of mode ``cls``), to ride on its
     host's probe."""
-    test = tests[0]  # ctx.order.tests, set by the runner, sizes the containers' time bound
-    if not get_tool(test.tool).starts_ahead:  # its armed client is the tool's (iperf3's)
+    first = plans[0]  # ctx.order.tests, set by the runner, sizes the containers' time bound
+    test = first.spec
+    if not first.tool.starts_ahead:  # its armed client is the tool's (iperf3's)
         return []
     if test.options.get("mtu") is not None or test.options.get("overlay_mtu") is not None:
         return []  # the containers start after the link MTU is set
     if test.server == test.client:
         return []
-    if keep.key(test) in ctx.family(keep.Parked):  # it measures with kept containers: none to start
+    if keep.key(test, first.tool) in ctx.family(
+        keep.Parked
+    ):  # it measures with kept containers: none to start
         return []
-    by_role = {r: inventory.get(n) for r, n in test.hosts_by_role.items()}
-    mode = cls(test, by_role["server"], by_role["client"], ctx, by_role)
+    mode = first.placed(inventory, ctx)
+    if not isinstance(mode, cls):  # (the run's first test: its mode's)
+        return []
     out = []
     try:
         for role in ("server", "client"):

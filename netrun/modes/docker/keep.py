@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from netrun.tools import docker as dk
-from netrun.tools import get_tool
 
 if TYPE_CHECKING:
     from netrun.cleanup.ledger import Scope
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from netrun.hosts.host import Host
     from netrun.modes.base import RunContext
     from netrun.modes.docker.base import ContainerMode
+    from netrun.tools.base import Tool
 
 log = logging.getLogger(__name__)
 
@@ -53,15 +53,17 @@ CLIENT_ONLY = frozenset(
 )  # fmt: skip
 
 
-def key(test: TestSpec) -> str | None:
+def key(test: TestSpec, tool: Tool) -> str | None:
     """What a test's containers depend on; None when they are never kept (``mtu:``: the
-    containers' veths follow a link MTU that is restored after the test)."""
+    containers' veths follow a link MTU that is restored after the test). ``tool``: the
+    tool of the test the key is compared for (netrun.run.plan): a test of another tool has
+    another key, whatever its tool's server."""
     opts = test.options
     if opts.get("mtu") is not None or opts.get("overlay_mtu") is not None:
         return None
     # the default server (iperf3's) listens on a fixed port in its container; a tool's
     # resident server (iperf2's, netserver) on the test's port (Tool.resident)
-    fixed = get_tool(test.tool).resident is None
+    fixed = tool.resident is None
     ignored = CLIENT_ONLY | ({"port"} if fixed else set())
     shaped = sorted((k, repr(v)) for k, v in opts.items() if k not in ignored)
     return repr((test.mode, sorted(test.hosts_by_role.items()), test.tool, shaped))
@@ -107,19 +109,19 @@ def next_test(ctx: RunContext, test: TestSpec) -> TestSpec | None:
     return None
 
 
-def shared_bound(ctx: RunContext, test: TestSpec) -> float:
-    """Seconds the containers of ``test`` may be needed: every test that could share
-    them, one after another (a generous bound: it only matters if the controller dies)."""
-    k = key(test)
-    tests: Sequence[TestSpec] = [t for t in ctx.order.tests if k is not None and key(t) == k]
+def shared_bound(ctx: RunContext, test: TestSpec, tool: Tool) -> float:
+    """Seconds the containers of ``test`` (of ``tool``) may be needed: every test that could
+    share them, one after another (a generous bound: it only matters if the controller dies)."""
+    k = key(test, tool)
+    tests: Sequence[TestSpec] = [t for t in ctx.order.tests if k is not None and key(t, tool) == k]
     return sum(t.repeat * t.deadline for t in tests) or test.repeat * test.deadline
 
 
-def take(ctx: RunContext, test: TestSpec) -> Kept | None:
+def take(ctx: RunContext, test: TestSpec, tool: Tool) -> Kept | None:
     """The kept containers this test can adopt (removed from the pool), if any. Kept ones
     on its hosts that it cannot adopt (a test between them failed before its setup) are
     removed on the hosts' next command: this test's container start."""
-    k = key(test)
+    k = key(test, tool)
     kept = ctx.family(Parked)
     found = kept.pop(k, None) if k is not None else None
     # (a copy: the tests of a parallel run park and take from their own threads)
@@ -164,10 +166,10 @@ def hand_over(mode: ContainerMode) -> None:
     ctx.order.finished.add(test.name)
     if not mode.started:
         return
-    k = key(test)
+    k = key(test, mode.tool)
     docker = {h.name: mode.docker(h) for h, _ in mode.started}
     after = next_test(ctx, test)
-    same = k is not None and after is not None and key(after) == k
+    same = k is not None and after is not None and key(after, mode.tool) == k
     nxt = after.name if after else None
     log.debug("%s: next on its hosts %s, same containers: %s", test.name, nxt, same)
     if not ctx.order.tests:  # a caller that did not say what runs next: remove now

@@ -32,16 +32,14 @@ from netrun.modes.docker import carry, early, engine, keep, launch, pathbytes, s
 from netrun.modes.docker.base import ContainerMode
 from netrun.modes.docker.mtu import follow_container
 from netrun.tools import docker as dk
-from netrun.tools import get_tool
 from netrun.tools.ends import T
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3.measure import client_argv
 
 if TYPE_CHECKING:
-    from netrun.core.spec import TestSpec
     from netrun.inventory.model import Inventory
-    from netrun.modes.base import RunContext
+    from netrun.modes.base import Planned, RunContext
     from netrun.modes.probe_start import Prestart
 
 SERVER_PORT = 5201
@@ -76,15 +74,17 @@ class DockerMode(ContainerMode):
     tools: ClassVar[tuple[str, ...] | None] = ("iperf3", "iperf2", "netperf")
     containers = True
     sweeps_early = "sequential"
+    #: iperf3 against each container's resident server, counters riding the client's exec.
+    saves_round_trips = True
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
 
     @classmethod
     def probe_starts(
-        cls, tests: Sequence[TestSpec], inventory: Inventory, ctx: RunContext
+        cls, plans: Sequence[Planned], inventory: Inventory, ctx: RunContext
     ) -> list[Prestart]:
         """Both containers of the run's first test, started in their hosts' probes, and
         its client's ``docker exec`` armed before the client host's (netrun.modes.docker.early)."""
-        return early.plan(cls, tests, inventory, ctx)
+        return early.plan(cls, plans, inventory, ctx)
 
     # -- containers -------------------------------------------------------------------------
     def app_env(self, host: Host) -> dict[str, str]:
@@ -97,7 +97,7 @@ class DockerMode(ContainerMode):
     def app_argv(self, role: str, host: Host) -> list[str]:
         """``docker run -d`` of one end's container: PID 1 is the tool's server for the
         whole test (Tool.resident), iperf3's ``-s`` on SERVER_PORT by default."""
-        resident = get_tool(self.test.tool).resident
+        resident = self.tool.resident
         argv = ["iperf3", "-s", "-p", str(SERVER_PORT), "--forceflush"]
         if resident is not None:
             argv = resident(int(self.value("port")))
@@ -153,7 +153,7 @@ class DockerMode(ContainerMode):
         # the longest the tests that may share it can take (netrun.modes.docker.keep); the
         # container's undo record stops the watchdog.
         start_timeout = float(self.test.value("start_timeout"))
-        bound = start_timeout + keep.shared_bound(self.ctx, self.test)
+        bound = start_timeout + keep.shared_bound(self.ctx, self.test, self.tool)
         command, stop = launch.start(
             self.app_argv(role, host),
             name,
@@ -272,7 +272,7 @@ class DockerMode(ContainerMode):
         # The one decision on which containers this test measures with (netrun.modes.docker.keep):
         # the previous test's, adopted with their names, or its own, started below. What
         # names a container (the armed client's docker exec) comes after it.
-        kept = keep.take(self.ctx, self.test)
+        kept = keep.take(self.ctx, self.test, self.tool)
         if kept is not None:
             keep.adopt(self, kept)
         armedexec.arm_next(self, 1)  # its login overlaps the containers' start

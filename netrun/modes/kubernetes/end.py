@@ -45,12 +45,20 @@ class PodEnd(HostEnd):
         kubectl: Kubectl,
         namespace: str,
         pod: str,
+        host_network: bool = False,
     ) -> None:
         super().__init__(mode, role, host, address)
         self.bind = address
         self.kubectl = kubectl
         self.namespace = namespace
         self.pod = pod
+        #: A pod-network pod has a network namespace of the test's own (a fixed port is
+        #: free there); a hostNetwork pod shares its node's.
+        self.own_ports = not host_network
+
+    def program(self, var: str, default: str) -> str:
+        """The image's own program (a host's netrun_* paths name nothing in the pod)."""
+        return default
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         return self.kubectl.exec_argv(self.namespace, self.pod, argv)

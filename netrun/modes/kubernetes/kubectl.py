@@ -47,6 +47,8 @@ _UNREACHABLE = re.compile(
     r"context .* does not exist|no configuration has been provided",
     re.IGNORECASE,
 )
+#: The verb and resource RBAC denied (``cannot create resource "pods/exec"``).
+_DENIED = re.compile(r'cannot (\w+) resource "([^"]+)"')
 _FORBIDDEN = re.compile(r"forbidden|cannot (create|get) resource|Unauthorized", re.IGNORECASE)
 
 
@@ -65,10 +67,15 @@ def problem(host: str, what: str, text: str, where: str) -> str:
             "kubeconfig / kube_context (or KUBECONFIG there) and that the API server runs"
         )
     if _FORBIDDEN.search(text):
-        return (
-            f"{host}: the cluster refused to {what} ({where}): {last}; grant the user of "
-            "that kubeconfig the RBAC verbs on namespaces, pods and pods/exec"
+        denied = _DENIED.search(text)
+        grant = (
+            f"grant the user of that kubeconfig {denied[1]} on {denied[2]} (a Role or "
+            "ClusterRole bound to it)"
+            if denied
+            else "grant the user of that kubeconfig the RBAC verbs on namespaces, pods and "
+            "pods/exec"
         )
+        return f"{host}: the cluster refused to {what} ({where}): {last}; {grant}"
     return f"{host}: kubectl could not {what} ({where}): {last or 'no output'}"
 
 

@@ -24,9 +24,9 @@ TEST_LABEL = "netrun.test"
 CONTAINER = "end"
 
 
-def namespace_name(run_id: str, tag: str) -> str:
-    """The test's namespace: ``netrun-<run id>-<test tag>``, a DNS label (63 at most)."""
-    return dns_label(f"netrun-{run_id}-{tag}")
+def namespace_name(run_id: str, tag: str, prefix: str = "netrun") -> str:
+    """The test's namespace: ``<prefix>-<run id>-<test tag>``, a DNS label (63 at most)."""
+    return dns_label(f"{prefix}-{run_id}-{tag}")
 
 
 def dns_label(text: str) -> str:
@@ -49,6 +49,11 @@ class PodSpec:
     pull: str
     host_network: bool
     lifetime: int
+    #: The container's resources (requests, limits), its nodeSelector beside the node's
+    #: name, its tolerations: as Kubernetes spells them (netrun.modes.kubernetes.podkeys).
+    resources: Mapping[str, Any] | None = None
+    node_selector: Mapping[str, str] | None = None
+    tolerations: tuple[Mapping[str, Any], ...] = ()
 
 
 def namespace(name: str, run_id: str, tag: str) -> dict[str, Any]:
@@ -63,6 +68,12 @@ def pod(spec: PodSpec, namespace: str, run_id: str, tag: str) -> dict[str, Any]:
     """An end's pod, pinned to its node by node affinity on the node's name (what a
     DaemonSet's pods use: the scheduler still checks the node has room)."""
     term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [spec.node]}]}
+    shaped: dict[str, Any] = {}  # what the scenario asks beyond the defaults
+    if spec.node_selector:
+        shaped["nodeSelector"] = dict(spec.node_selector)
+    if spec.tolerations:
+        shaped["tolerations"] = [dict(t) for t in spec.tolerations]
+    resources = {k: {n: str(a) for n, a in v.items()} for k, v in (spec.resources or {}).items()}
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -83,6 +94,7 @@ def pod(spec: PodSpec, namespace: str, run_id: str, tag: str) -> dict[str, Any]:
             "restartPolicy": "Never",
             "terminationGracePeriodSeconds": 0,
             "activeDeadlineSeconds": spec.lifetime,
+            **shaped,
             "containers": [
                 {
                     "name": CONTAINER,
@@ -90,6 +102,7 @@ def pod(spec: PodSpec, namespace: str, run_id: str, tag: str) -> dict[str, Any]:
                     "imagePullPolicy": spec.pull,
                     "command": ["sleep", str(spec.lifetime)],
                     "securityContext": {"privileged": False, "allowPrivilegeEscalation": False},
+                    **({"resources": resources} if resources else {}),
                 }
             ],
         },

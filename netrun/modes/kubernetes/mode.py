@@ -19,15 +19,14 @@ from netrun.core.options import Option, number
 from netrun.errors import Cancelled, ModeError
 from netrun.hosts.host import Host
 from netrun.modes.base import Mode
-from netrun.modes.kubernetes import manifest, pathbytes
+from netrun.modes.kubernetes import manifest, pathbytes, podkeys
 from netrun.modes.kubernetes import mtu as cni_mtu
 from netrun.modes.kubernetes.end import PodEnd
 from netrun.modes.kubernetes.kubectl import Kubectl, problem
 from netrun.tools.ends import Carried, End, T
-from netrun.tools.iperf3 import measure as iperf3_measure
-from netrun.tools.iperf3 import placed as iperf3_placed
 
-#: The lab's tools image (netrun.lab.k8s.images.TOOLS_IMAGE): iperf3, iperf, ping, sh.
+#: The lab's tools image (netrun.lab.k8s.images.TOOLS_IMAGE): iperf3, iperf, ping, netperf,
+#: netserver, ss, sh.
 TOOLS_IMAGE = "docker.io/netrun-lab/k8s-tools:latest"
 #: Why a pod that is not Ready will not become Ready by waiting.
 STUCK = ("ErrImageNeverPull", "InvalidImageName", "ImagePullBackOff", "ErrImagePull",
@@ -55,6 +54,7 @@ OPTIONS: tuple[Option, ...] = (
            from_inventory=True),
     Option("pod_ready_timeout", (int, float), 120, "kubernetes: seconds the ends' pods may "
            "take to be Ready", check=number(1, strict=True, maximum=3600)),
+    *podkeys.OPTIONS,
 )
 # fmt: on
 
@@ -64,7 +64,7 @@ class Kubernetes(Mode):
 
     name = "kubernetes"
     options = (*OPTIONS, *cni_mtu.OPTIONS)
-    tools = ("iperf3", "ping", "iperf2")
+    tools = ("iperf3", "ping", "iperf2", "netperf")
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "server": ("kubectl",),
         "client": ("kubectl",),
@@ -72,7 +72,8 @@ class Kubernetes(Mode):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.namespace = manifest.namespace_name(self.ctx.run_id, self.test.tag)
+        prefix = str(self.value("k8s_namespace_prefix"))
+        self.namespace = manifest.namespace_name(self.ctx.run_id, self.test.tag, prefix)
         #: role -> its pod as the cluster said once Ready (setup).
         self.pods: dict[str, manifest.PodState] = {}
 
@@ -95,13 +96,14 @@ class Kubernetes(Mode):
         management address)."""
         state = self.pods.get(role)
         host = self.hosts[role]
-        if self.value("k8s_network") == "host":  # the node's own netns: its data address
+        host_network = self.value("k8s_network") == "host"
+        if host_network:  # the node's own netns: its data address
             address = host.data_ip
         else:
             address = state.pod_ip if state and state.pod_ip else f"<{role} pod IP>"
         return PodEnd(
             self, role, host, address, kubectl=self.kubectl(host),
-            namespace=self.namespace, pod=role,
+            namespace=self.namespace, pod=role, host_network=host_network,
         )  # fmt: skip
 
     def one_end(self) -> str | None:
@@ -167,10 +169,16 @@ class Kubernetes(Mode):
         raise ModeError(problem(host.name, "create namespaces", text, where(kubectl)))
 
     def pod_spec(self, role: str, host_network: bool, lifetime: int) -> manifest.PodSpec:
-        """The role's pod: named for the role, on its host's node, with its host's image."""
+        """The role's pod: named for the role, on its host's node, with its host's image,
+        resources, node selector and tolerations."""
         host = self.hosts[role]
         image, pull = self.value("pod_image", host), self.value("image_pull_policy", host)
-        return manifest.PodSpec(role, self.node(role), image, pull, host_network, lifetime)
+        return manifest.PodSpec(
+            role, self.node(role), image, pull, host_network, lifetime,
+            resources=self.value("pod_resources", host),
+            node_selector=self.value("pod_node_selector", host),
+            tolerations=tuple(self.value("pod_tolerations", host) or ()),
+        )  # fmt: skip
 
     def wait_ready(
         self, host: Host, kubectl: Kubectl, specs: list[manifest.PodSpec]
@@ -208,6 +216,11 @@ class Kubernetes(Mode):
                 f"put image {spec.image} on node {spec.node} (or set pod_image, or "
                 "image_pull_policy: IfNotPresent where it can be pulled)"
             )
+        elif why.startswith("not scheduled") and "Insufficient" in why:
+            fix = (
+                f"node {spec.node} has no room for the pod's requests: lower pod_resources' "
+                "requests or free the node"
+            )
         elif why.startswith("not scheduled"):
             fix = (
                 f"check that node {spec.node} exists and has room (kubectl get node "
@@ -215,10 +228,11 @@ class Kubernetes(Mode):
             )
         else:
             fix = f"kubectl -n {self.namespace} describe pod {spec.name} says more"
-        when = "cannot become" if timeout is None else f"did not become within {timeout:g}s"
+        when = "" if timeout is None else f" within {timeout:g}s"
+        verb = "cannot become" if timeout is None else "did not become"
         return (
             f"test {self.test.name}: pod {self.namespace}/{spec.name} (the {spec.name} end) "
-            f"{when} Ready on node {spec.node}: {why[:300]}; {fix}"
+            f"{verb} Ready on node {spec.node}{when}: {why[:300]}; {fix}"
         )
 
     def check_exec(self, role: str) -> int | None:
@@ -240,19 +254,13 @@ class Kubernetes(Mode):
         if problems := cni_mtu.leave(self):
             raise ModeError("; ".join(problems))
 
-    # -- measuring -----------------------------------------------------------------------
-    def measure(self, repeat: int) -> Measurement:
-        """One iperf3 run through the pods' ends, retried as iperf3's loop says, with the
-        nodes' device counters around it (pathbytes)."""
-
-        def once(tag: str) -> Measurement:
-            self.repeat = repeat
-            return iperf3_placed.once(self, tag)
-
-        def run() -> Measurement:
-            return iperf3_measure.retrying(self, repeat, once, self.ctx.stopping)
-
-        m, path = pathbytes.proven(self, run, lambda m: m.result.bytes_received)
+    # -- measuring: the proof around each measurement ------------------------------------
+    def proving(self, measure: Callable[[], Measurement]) -> Measurement:
+        """A tool's measurement through the pods' ends, with both nodes' device counters
+        around it (pathbytes) and the verdict on the bytes it received."""
+        m, path = pathbytes.proven(
+            self, measure, lambda m: getattr(m.result, "bytes_received", None)
+        )
         m.details.update(path)
         return m
 

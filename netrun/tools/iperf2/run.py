@@ -24,7 +24,6 @@ from netrun.tools.iperf2 import parse as iperf2
 
 if TYPE_CHECKING:
     from netrun.hosts.command import CommandResult
-    from netrun.hosts.host import Host
     from netrun.tools.base import Placement
     from netrun.tools.ends import End
 
@@ -48,16 +47,11 @@ class Server:
     pidfile: str
 
 
-def binary(host: Host) -> str:
-    """The iperf2 program on a host (netrun_iperf2, default Debian's ``iperf``)."""
-    return str(host.vars.get("netrun_iperf2") or "iperf")
-
-
 def start_server(mode: Placement, end: End, port: int, tag: str) -> Server:
     """The iperf2 UDP server at ``end`` on its bind address and ``port``; HostError
     naming the port and the fix."""
     host, address = end.host, end.bind
-    held = end.run(ports.holder_script(port, "udp"), timeout=15, check=False).stdout
+    held = end.run(end.at(ports.holder_script(port, "udp")), timeout=15).stdout
     users = ports.holder(held)
     if users is not None:
         raise HostError(
@@ -65,7 +59,7 @@ def start_server(mode: Placement, end: End, port: int, tag: str) -> Server:
             f"UDP port {port} on {host.name} is in use by {users}: stop it or set "
             "port: to a free one (iperf2 would share it and lose the traffic)",
         )
-    argv = [binary(host), *iperf2.server_command(port, address)[1:]]
+    argv = [end.program("netrun_iperf2", "iperf"), *iperf2.server_command(port, address)[1:]]
     lifetime = float(mode.test.deadline) + REMOTE_MARGIN
     started = end.start(
         argv, f"iperf2-{tag}", lifetime=lifetime, what=f"stop iperf2 server :{port}"

@@ -1,5 +1,6 @@
-"""One iperf3 attempt through a mode's placed ends alone (netrun.tools.ends.End), for a mode
-with no round-trip savers of its own (kubernetes): nothing here asks where the ends are.
+"""iperf3 through a mode's placed ends alone (netrun.tools.ends.End), for a mode with no
+round-trip savers of its own (Placement.saves_round_trips false: kubernetes): nothing here
+asks where the ends are.
 
 The server end starts a one-off ``iperf3 -s -1`` on its bind address (End.start: its pid
 file and its undo record); its port is checked listening at that end (its own
@@ -68,6 +69,11 @@ def start_server(mode: Placement, end: End, port: int, tag: str) -> Started:
         f"{said[-300:] or 'no output'}",
         said,
     )
+
+
+def measure(mode: Placement, repeat: int) -> Measurement:
+    """One repeat: ``once``, retried as iperf3's loop says (a busy port, a lost setup)."""
+    return iperf3_measure.retrying(mode, repeat, lambda tag: once(mode, tag), mode.ctx.stopping)
 
 
 def once(mode: Placement, tag: str) -> Measurement:

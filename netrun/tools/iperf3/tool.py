@@ -30,7 +30,7 @@ from netrun.results.flags import offered_bps
 from netrun.tools.base import Tool
 from netrun.tools.fan import AGGREGATE, Fan
 from netrun.tools.iperf3 import flows as iperf3_flows
-from netrun.tools.iperf3 import loss, tcpinfo
+from netrun.tools.iperf3 import loss, placed, tcpinfo
 from netrun.tools.iperf3 import measure as iperf3_measure
 from netrun.tools.iperf3 import options as iperf3_options
 
@@ -185,8 +185,12 @@ def unavailable(r: Iperf3Result, offered: float | None = None) -> dict[str, str]
 
 
 def measure(mode: Placement, repeat: int) -> Measurement:
-    """One repeat, placed by the mode; the metrics come from the parsed result."""
-    m = mode.measure(repeat)
+    """One repeat, through the mode's ends (or the mode's own way, where it saves round
+    trips); the metrics come from the parsed result."""
+    if mode.saves_round_trips:
+        m = mode.measure(repeat)
+    else:  # with the mode's proof around it (Placement.proving)
+        m = mode.proving(lambda: placed.measure(mode, repeat))
     if m.result.bidir_bps:  # the sum's two halves, receiver rates in bit/s
         forward, back = m.result.bidir_bps
         m.details["bidir_bps"] = {"client_to_server": forward, "server_to_client": back}

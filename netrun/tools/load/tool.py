@@ -1,7 +1,7 @@
 """A latency test with ``load:``: its tool measured idle, then under a bulk iperf3 flow.
 
-``with_load(tool, options)`` is the test's tool when its options carry a load (the run binds
-it, netrun.run.bound; the validator reads its metrics for ``tolerances:``). Each repeat:
+``with_load(tool, options)`` is the test's tool when its options carry a load (the run plans
+it, netrun.run.plan; the validator reads its metrics for ``tolerances:``). Each repeat:
 
 1. the tool measures idle, as it would without ``load:``;
 2. the load starts on the same pair and path (netrun.tools.load.flow);

@@ -19,7 +19,6 @@ from netrun.tools import ports
 from netrun.tools.netperf.parse import NetperfError
 
 if TYPE_CHECKING:
-    from netrun.hosts.host import Host
     from netrun.tools.base import Placement
     from netrun.tools.ends import End
 
@@ -47,23 +46,14 @@ class Server:
     pidfile: str
 
 
-def netserver(host: Host) -> str:
-    """The netserver program on a host (netrun_netserver, default ``netserver``)."""
-    return str(host.vars.get("netrun_netserver") or "netserver")
-
-
 def start(mode: Placement, end: End, port: int, tag: str) -> Server:
     """netserver at ``end`` on its bind address and ``port`` until stopped; NetperfError
     naming the fix otherwise."""
     host, address = end.host, end.bind
-    binary = netserver(host)
+    binary = end.program("netrun_netserver", "netserver")
     q = shlex.quote
-    found = end.run(
-        f"command -v {q(binary)} >/dev/null 2>&1 || echo NETRUN_MISSING; "
-        + ports.holder_script(port, "tcp"),
-        timeout=15,
-        check=False,
-    ).stdout
+    look = f"command -v {q(binary)} >/dev/null 2>&1 || echo NETRUN_MISSING; "
+    found = end.run(end.at(look + ports.holder_script(port, "tcp")), timeout=15).stdout
     if "NETRUN_MISSING" in found:
         raise NetperfError(
             "missing", f"{host.name}: netserver not found ({binary!r}): {INSTALL}, "
@@ -80,9 +70,8 @@ def start(mode: Placement, end: End, port: int, tag: str) -> Server:
     started = end.start(
         argv, f"netserver-{tag}", lifetime=lifetime, what=f"stop netserver :{port}", group=True
     )
-    listening = (
-        f"[ -n \"$(ss -Hltn 'sport = :{int(port)}' 2>/dev/null)\" ] && echo NETRUN_READY && exit 0"
-    )
+    listens = f"[ -n \"$(ss -Hltn 'sport = :{int(port)}' 2>/dev/null)\" ]"
+    listening = f"{end.at(listens)} && echo NETRUN_READY && exit 0"  # where it runs
     wait = proc.until_ready(started.pidfile, listening, START_WAIT) + (
         f"echo NETRUN_NOT_READY; tail -c 2000 {q(started.output)}"
     )

@@ -24,7 +24,6 @@ from netrun.tools.netperf.parse import Instance, NetperfError, parse, split
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
-    from netrun.hosts.host import Host
     from netrun.tools.base import Placement
 
 MAX_INSTANCES = 64
@@ -77,11 +76,6 @@ METRICS: tuple[Metric, ...] = (
 # fmt: on
 
 
-def netperf(host: Host) -> str:
-    """The netperf program on a host (netrun_netperf, default ``netperf``)."""
-    return str(host.vars.get("netrun_netperf") or "netperf")
-
-
 def check(options: Mapping[str, Any]) -> list[str]:
     """Problems between options."""
     if options.get("test") == "TCP_STREAM" and options.get("response_size") is not None:
@@ -100,11 +94,11 @@ def instances(mode: Placement, target: str, port: int, tag: str) -> tuple[list[I
     results and the raw output of all of them."""
     t, end = mode.test, mode.end("client")
     client = end.host
-    argv = client_argv(mode, target, port, netperf(client))
+    argv = client_argv(mode, target, port, end.program("netrun_netperf", "netperf"))
     deadline = _deadline(t)
     q = shlex.quote
-    probe = end.run(f"command -v {q(argv[0])} >/dev/null 2>&1 || echo NETRUN_MISSING",
-                    timeout=15, check=False)  # fmt: skip
+    found = f"command -v {q(argv[0])} >/dev/null 2>&1 || echo NETRUN_MISSING"
+    probe = end.run(end.at(found), timeout=15, check=False)  # where it runs
     if "NETRUN_MISSING" in probe.stdout:
         raise NetperfError(
             "missing", f"{client.name}: netperf not found ({argv[0]!r}): {server.INSTALL}, "

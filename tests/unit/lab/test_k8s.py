@@ -108,6 +108,7 @@ def test_kubelet_and_containerd_configs_hold_the_cgroup_v1_settings(tmp_path: Pa
     toml = node.containerd_toml(n, tmp_path / "nr-runc")
     assert "restrict_oom_score_adj = true" in toml and f'BinaryName = "{tmp_path}/nr-runc"' in toml
     assert f'sandbox_image = "{images.PAUSE_IMAGE}"' in toml
+    assert f'config_path = "{n.dir}/containerd/certs.d"' in toml  # netrun.lab.k8s.registry
 
 
 def test_the_cni_daemonset_renders_a_conflist_from_the_configmap_mtu(tmp_path: Path) -> None:

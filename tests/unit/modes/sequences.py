@@ -17,7 +17,7 @@ import re
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -104,9 +104,11 @@ def reply(answer: dict[str, Any]) -> Reply:
     return Reply(text, answer.get("stderr", ""), answer.get("exited", 0))
 
 
-def record(case: dict[str, Any]) -> dict[str, Any]:
+def record(case: dict[str, Any], planned: Callable[[], None] = lambda: None) -> dict[str, Any]:
     """Run the case; what it sent and said, normalized (the case's ``expected``). A pair
-    the inventory or scenario check refuses sends nothing: its one line is the expected."""
+    the inventory or scenario check refuses sends nothing: its one line is the expected.
+    ``planned`` is called once the run planned its tests (netrun.run.plan), before any
+    host is reached."""
     with tempfile.TemporaryDirectory(prefix="netrun-case-") as tmp:
         local = Path(tmp)
         normal = Normal(tmp)
@@ -124,6 +126,7 @@ def record(case: dict[str, Any]) -> dict[str, Any]:
             preconnect=hosts,
         )  # fmt: skip
         run = Run(req)
+        planned()
         run.ctx.stopping = Instant()
         doc = run.execute()
         if len(hosts.log) > MOST:

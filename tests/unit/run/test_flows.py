@@ -11,25 +11,20 @@ from types import SimpleNamespace
 
 import pytest
 
+from netrun.core.spec import TestSpec
 from netrun.errors import ToolError
 from netrun.hosts.host import Host
 from netrun.modes.baremetal.mode import BareMetal
 from netrun.modes.base import Mode, RunContext
 from netrun.run import flows as flows_module
-from netrun.run.bound import bind
-from netrun.run.flows import (
-    FlowError,
-    FlowTest,
-    bound_flows,
-    centre,
-    flow_specs,
-    unsupported,
-)
+from netrun.run.flows import FlowError, FlowTest, centre, unsupported
+from netrun.run.plan import plan_test
 from netrun.run.sample import build_sample
 from netrun.run.shortcuts import starts_ahead, sweeps_early
 from netrun.run.startline import StartLineBroken, once
 from netrun.scenario.loader import load_scenario
 from netrun.testing.recording import RecordingTransport
+from netrun.tools import get_tool
 from netrun.tools.iperf3.flows import FAN_OMIT_S
 
 HOSTS = ["alpha", "bravo", "charlie", "delta"]
@@ -45,6 +40,11 @@ def fan(tmp_path: Path, extra: str = "", mode: str = "baremetal", kind: str = "f
     return test
 
 
+def flow_specs(test: TestSpec) -> list[TestSpec]:
+    """Each flow's spec, as the test's plan holds them (netrun.run.plan)."""
+    return [f.spec for f in plan_test(test).flows]
+
+
 def test_each_flow_is_a_test_of_its_own_name_tag_and_hosts(tmp_path: Path) -> None:
     test = fan(tmp_path)
     specs = flow_specs(test)
@@ -54,7 +54,7 @@ def test_each_flow_is_a_test_of_its_own_name_tag_and_hosts(tmp_path: Path) -> No
     assert [(s.client, s.server) for s in specs] == [(h, "delta") for h in HOSTS[:3]]
     assert len({s.tag for s in specs} | {test.tag}) == 4  # files and containers apart
     assert all(not s.flows and s.options["port"] is None for s in specs)
-    assert [b.spec.name for b in bound_flows(test)] == [s.name for s in specs]
+    assert all(f.tool.name == "iperf3" and f.mode is BareMetal for f in plan_test(test).flows)
 
 
 def test_a_fixed_port_gives_each_flow_the_next(tmp_path: Path) -> None:
@@ -64,17 +64,17 @@ def test_a_fixed_port_gives_each_flow_the_next(tmp_path: Path) -> None:
 
 def test_the_run_turns_its_shortcuts_off_for_a_flow_test(tmp_path: Path) -> None:
     test = fan(tmp_path)
-    assert not sweeps_early([bind(test)], sequential=True)
-    assert not starts_ahead([bind(test)])
-    assert sweeps_early([bind(flow_specs(test)[0])], sequential=True)  # a plain test would
+    assert not sweeps_early([plan_test(test)], sequential=True)
+    assert not starts_ahead([plan_test(test)])
+    assert sweeps_early([plan_test(flow_specs(test)[0])], sequential=True)  # a plain test would
 
 
 def test_what_a_flow_test_refuses_is_one_line(tmp_path: Path) -> None:
     test = fan(tmp_path)
-    assert unsupported(test, bound_flows(test)) is None
+    assert unsupported(plan_test(test)) is None
     hosted = fan(tmp_path, ", network: host", mode="docker")
-    assert "network: host" in (unsupported(hosted, bound_flows(hosted)) or "")
-    assert "mtu:" in (unsupported(fan(tmp_path, ", mtu: 1400"), []) or "")
+    assert "network: host" in (unsupported(plan_test(hosted)) or "")
+    assert "mtu:" in (unsupported(plan_test(fan(tmp_path, ", mtu: 1400"))) or "")
 
 
 @pytest.mark.parametrize("kind,host", [("fanin", "delta"), ("fanout", "delta")])
@@ -83,7 +83,7 @@ def test_the_sample_holds_the_fan_hosts_line_rate(tmp_path: Path, kind: str, hos
     assert centre(test) == host
     speeds = {"alpha": 1000.0, "bravo": 1000.0, "charlie": 1000.0, "delta": 100.0}
     inventory = SimpleNamespace(get=lambda n: SimpleNamespace(link_speed_mbps=speeds[n]))
-    rec = build_sample(test, 1, None, {}, inventory, error="x")  # type: ignore[arg-type]
+    rec = build_sample(plan_test(test), 1, None, {}, inventory, error="x")  # type: ignore[arg-type]
     assert rec["line_rate_mbps"] == 100.0
     assert rec["flows"] == [[f.client, f.server] for f in test.flows]
     assert "aggregate_bps" in rec["metrics"]
@@ -126,7 +126,7 @@ def test_bare_metal_flows_line_up_after_their_servers_start() -> None:
 
 def test_a_flow_that_failed_before_the_line_is_the_repeats_error(tmp_path: Path) -> None:
     """The others' broken start line is not the error: the flow that broke it is."""
-    flows = FlowTest(SimpleNamespace(), fan(tmp_path), "f")
+    flows = FlowTest(SimpleNamespace(), plan_test(fan(tmp_path)), "f")
     flows.modes = [None] * len(flows.test.flows)  # type: ignore[list-item]
     line = threading.Barrier(1)
     line.abort()
@@ -173,7 +173,7 @@ class Stoppable:
 def test_a_flow_failing_mid_measurement_stops_the_others(tmp_path: Path) -> None:
     """Flow 1 fails while 0 and 2 run: they are stopped (Mode.stop_flow), their own errors
     give way to flow 1's one line, and each stopped flow has its line."""
-    flows = FlowTest(SimpleNamespace(), fan(tmp_path), "f")
+    flows = FlowTest(SimpleNamespace(), plan_test(fan(tmp_path)), "f")
     modes = [Stoppable(), Stoppable(), Stoppable()]
     flows.modes = modes  # type: ignore[assignment]
     label = [f.label for f in flows.test.flows]
@@ -206,7 +206,7 @@ def test_a_flow_not_started_at_the_first_stop_is_stopped_again(
     stopped again every STOP_EVERY_S until it ended; one whose mode cannot stop it
     (Mode's default) is left to end on its own, and asked once."""
     monkeypatch.setattr(flows_module, "STOP_EVERY_S", 0.05)
-    flows = FlowTest(SimpleNamespace(), fan(tmp_path), "f")
+    flows = FlowTest(SimpleNamespace(), plan_test(fan(tmp_path)), "f")
     late, unable = Stoppable(), Stoppable(can=False)
     late.can = False  # its first stops find nothing to kill: it keeps running
     late_stop = late.stop_flow
@@ -236,7 +236,7 @@ def test_a_flow_not_started_at_the_first_stop_is_stopped_again(
 def test_a_mode_stops_no_flow_of_a_tool_that_cannot() -> None:
     """Mode's default asks the tool (Tool.stop); a tool with none (ping) cannot stop a
     running measurement, so none is cut."""
-    ping = SimpleNamespace(test=SimpleNamespace(tool="ping"))
+    ping = SimpleNamespace(tool=get_tool("ping"))
     assert Mode.stop_flow(ping) is False  # type: ignore[arg-type]
 
 
@@ -249,7 +249,9 @@ def test_bare_metal_stops_a_flow_by_its_clients_pid_file(tmp_path: Path) -> None
     server, client = Host(spec.server), Host(spec.client)
     for h in (server, client):
         h.transport = RecordingTransport(h.name, log)
-    mode = bind(spec).start(server, client, RunContext("abc"), {"server": server, "client": client})
+    mode = plan_test(spec).start(
+        server, client, RunContext("abc"), {"server": server, "client": client}
+    )
     mode.repeat = 2
     assert mode.stop_flow() is True
     ((host, line),) = log

@@ -4,6 +4,7 @@ one line, and the mtu: keys' validation. The changes themselves run on the lab
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,10 @@ import pytest
 from netrun.core import mtuplan
 from netrun.core.linerate import goodput_ceiling_mbps
 from netrun.core.mtuplan import MtuWant, cell, frame_mtu, next_wants, order
+from netrun.core.spec import TestSpec
 from netrun.errors import ScenarioError
 from netrun.run import mtu
+from netrun.run.plan import TestPlan, plan_test
 from netrun.scenario.loader import load_scenario
 from tests.conftest import RESULTS_FIXTURES
 
@@ -33,8 +36,14 @@ SWEEPS = """tests:
 """
 
 
+def ordered(tests: Sequence[TestSpec]) -> list[TestPlan]:
+    """The tests' plans in the order a sequential run runs them (netrun.run.runner)."""
+    plans = [plan_test(t) for t in tests]
+    return order(plans, [p.mtu for p in plans])
+
+
 def test_a_sweep_is_grouped_by_host_mtu_then_overlay(tmp_path: Path) -> None:
-    tests = order(scenario(tmp_path, SWEEPS), mtu.mode_kind)
+    tests = [p.spec for p in ordered(scenario(tmp_path, SWEEPS))]
     assert [t.name for t in tests] == [
         "fl[mtu=1500]",
         "bm[mtu=1500]",
@@ -48,8 +57,9 @@ def test_a_sweep_is_grouped_by_host_mtu_then_overlay(tmp_path: Path) -> None:
 
 
 def test_a_host_is_restored_only_when_its_next_test_wants_other_mtus(tmp_path: Path) -> None:
-    tests = order(scenario(tmp_path, SWEEPS), mtu.mode_kind)
-    after = next_wants(tests, mtu.mode_kind)
+    plans = ordered(scenario(tmp_path, SWEEPS))
+    tests = [p.spec for p in plans]
+    after = next_wants(tests, [p.mtu for p in plans])
     by = {t.name: a for t, a in zip(tests, after, strict=True)}
     # flannel at 1500/1450, then bare metal at 1500: the NIC stays, the overlay goes back
     assert by["fl[mtu=1500]"] == {"alpha": (1500, None), "bravo": (1500, None)}
@@ -70,7 +80,7 @@ def test_what_each_mode_sets(tmp_path: Path) -> None:
   - {name: none, mode: baremetal}
 """,
     )
-    wants = [mtu.want(t) for t in tests]
+    wants = [plan_test(t).mtu for t in tests]
     assert wants == [
         MtuWant(9000, 8950, 8950),
         MtuWant(6000, 5950, 5950),
@@ -217,7 +227,7 @@ def test_no_change_without_root_or_on_the_management_nic(
     ctx = RunContext(
         "0123abcd", known=Known(facts={"alpha": HostFacts(None, None, False, NicInfo("data0"))})
     )
-    settings = mtu.MtuSettings(ctx, [test], grouped=True)
+    settings = mtu.MtuSettings(ctx, [plan_test(test)], grouped=True)
     with pytest.raises(mtu.MtuError, match=expected):
-        settings.enter(test, {"server": host}, BareMetal(test, host, host, ctx))
+        settings.enter(plan_test(test), {"server": host}, BareMetal(test, host, host, ctx))
     assert not any("ip link set" in cmd for cmd in session.sent)  # nothing was changed

@@ -78,8 +78,8 @@ def test_the_needs_check_runs_for_real_and_names_packages() -> None:
 
 
 def test_container_hosts_need_docker_not_iperf3(tmp_path: Path) -> None:
-    from netrun.run.bound import bind_all
     from netrun.run.needs import plan_needs
+    from netrun.run.plan import plan_tests
 
     path = tmp_path / "s.yaml"
     path.write_text(
@@ -87,7 +87,7 @@ def test_container_hosts_need_docker_not_iperf3(tmp_path: Path) -> None:
         "  - {name: c, mode: docker, server: alpha, client: bravo}\n"
         "  - {name: b, mode: baremetal, server: charlie, client: bravo}\n"
     )
-    needs = plan_needs(list(bind_all(load_scenario(path, hosts=HOSTS).tests).values()))
+    needs = plan_needs(list(plan_tests(load_scenario(path, hosts=HOSTS).tests).values()))
     assert needs.tools == {
         "alpha": ["docker"],
         "bravo": ["docker", "iperf3"],

@@ -17,6 +17,7 @@ from netrun.core.measurement import Measurement
 from netrun.hosts.host import Host
 from netrun.inventory.model import Inventory
 from netrun.results.schema import check
+from netrun.run.plan import plan_test
 from netrun.run.sample import TOP_LEVEL, at_test, build_sample, nic_dict, tool_version
 from netrun.scenario.loader import load_scenario
 from netrun.tools import tools
@@ -85,11 +86,12 @@ def netperf_sample(tmp_path: Path, test: str, *, fail: bool = False) -> dict[str
     (spec,) = load_scenario(path, hosts=["a", "b"]).tests
     inventory = Inventory(tmp_path / "inv.yaml", {n: Host(n, {}) for n in ("a", "b")}, {})
     if fail:
-        return build_sample(spec, 1, None, {}, inventory, error="netperf failed")
+        return build_sample(plan_test(spec), 1, None, {}, inventory, error="netperf failed")
     text = (NETPERF_FIXTURES / f"{test.lower()}.stdout").read_text()
     found = [parse(text)]
     metrics, why, details = figures(test, found, "b")
-    return build_sample(spec, 1, Measurement(text, found, details, metrics, why), {}, inventory)
+    m = Measurement(text, found, details, metrics, why)
+    return build_sample(plan_test(spec), 1, m, {}, inventory)
 
 
 @pytest.mark.parametrize(

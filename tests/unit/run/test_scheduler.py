@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from netrun.core.spec import TestSpec
 from netrun.errors import ScenarioError
 from netrun.inventory.loader import load_inventory
 from netrun.job import failure_lines
+from netrun.run.plan import TestPlan
 from netrun.run.request import RunRequest
 from netrun.run.runner import Run
 from netrun.scenario.loader import MAX_PARALLEL, load_scenario
@@ -74,8 +74,8 @@ class Recorder:
         self.most = 0
         self.now = 0
 
-    def __call__(self, test: TestSpec, number: int, total: int) -> None:
-        hosts = {test.server, test.client}
+    def __call__(self, test: TestPlan, number: int, total: int) -> None:
+        hosts = set(test.hosts)
         with self.lock:
             if hosts & self.holding:
                 self.clashes.append(test.name)
@@ -94,7 +94,7 @@ def test_disjoint_pairs_overlap_and_shared_hosts_wait(tmp_path: Path) -> None:
     run, tests = make_run(tmp_path, pairs, width=4)
     rec = Recorder()
     run._run_test = rec  # type: ignore[method-assign]
-    run._run_parallel(tests, 4)
+    run._run_parallel([run.plans[t.name] for t in tests], 4)
     assert rec.clashes == []
     assert sorted(rec.started) == ["t0", "t1", "t2", "t3"]
     assert rec.most == 3  # t0, t1 and t3 together; t2 waits for both of its hosts
@@ -106,19 +106,19 @@ def test_width_caps_tests_at_once(tmp_path: Path) -> None:
     run, tests = make_run(tmp_path, pairs, width=2)
     rec = Recorder()
     run._run_test = rec  # type: ignore[method-assign]
-    run._run_parallel(tests, 2)
+    run._run_parallel([run.plans[t.name] for t in tests], 2)
     assert rec.most == 2 and len(rec.started) == 3
 
 
 def test_a_bug_in_a_worker_stops_the_run(tmp_path: Path) -> None:
     run, tests = make_run(tmp_path, [("alpha", "bravo"), ("charlie", "delta")], width=2)
 
-    def broken(test: TestSpec, number: int, total: int) -> None:
+    def broken(test: TestPlan, number: int, total: int) -> None:
         raise RuntimeError("bug")
 
     run._run_test = broken  # type: ignore[method-assign]
     with pytest.raises(RuntimeError, match="bug"):
-        run._run_parallel(tests, 2)
+        run._run_parallel([run.plans[t.name] for t in tests], 2)
 
 
 def test_failure_lines_one_per_distinct_failure() -> None:
@@ -154,10 +154,10 @@ def test_progress_reaches_the_callback_one_line_at_a_time(tmp_path: Path) -> Non
 
     run.req.progress = callback
 
-    def chatty(test: TestSpec, number: int, total: int) -> None:
+    def chatty(test: TestPlan, number: int, total: int) -> None:
         for i in range(20):
             run.progress(f"{test.name}: line {i}")
 
     run._run_test = chatty  # type: ignore[method-assign]
-    run._run_parallel(tests, 3)
+    run._run_parallel([run.plans[t.name] for t in tests], 3)
     assert overlaps == []

@@ -15,9 +15,12 @@ def NO_PLAN(*_a: Any, **_k: Any) -> None:
 
 
 def spec(name: str, repeat: int = 1, port: int | None = None) -> Any:
-    return SimpleNamespace(
+    """A test that is its own plan too (the pipeline reads a plan's ``spec``)."""
+    found = SimpleNamespace(
         name=name, repeat=repeat, duration=1, value=lambda key: port if key == "port" else None
     )
+    found.spec = found
+    return found
 
 
 def test_the_next_test_follows_in_run_order() -> None:

@@ -17,6 +17,7 @@ from netrun.modes.docker import keep, launch
 from netrun.modes.docker.mode import DockerMode
 from netrun.modes.freeflow import router
 from netrun.scenario.loader import load_scenario
+from netrun.tools import get_tool
 
 
 def scenario_tests(tmp_path: Path, body: str) -> list[TestSpec]:
@@ -36,7 +37,7 @@ def test_client_only_keys_share_containers_and_others_do_not(tmp_path: Path) -> 
         "  - {name: c, mode: docker, client: charlie}\n"
         "  - {name: m, mode: docker, sweep: {mtu: [1400, 1500]}}\n",
     )
-    keys = {t.name: keep.key(t) for t in tests}
+    keys = {t.name: keep.key(t, get_tool(t.tool)) for t in tests}
     shared = {keys[t.name] for t in tests if t.name.startswith("s[")}
     assert len(shared) == 1 and None not in shared
     others = [keys["i"], keys["f"], keys["c"]]
@@ -58,8 +59,8 @@ def test_the_next_test_on_the_hosts_and_the_shared_time_bound(tmp_path: Path) ->
     ctx.order.finished.add(first.name)
     assert keep.next_test(ctx, second) is last  # "other" touches neither host
     assert keep.next_test(ctx, last) is None
-    assert keep.shared_bound(ctx, first) == first.deadline + second.deadline
-    assert keep.shared_bound(RunContext("1a2b"), first) == first.deadline
+    assert keep.shared_bound(ctx, first, get_tool(first.tool)) == first.deadline + second.deadline
+    assert keep.shared_bound(RunContext("1a2b"), first, get_tool(first.tool)) == first.deadline
 
 
 def test_sections_and_image_ids() -> None:
@@ -110,14 +111,16 @@ def test_kept_containers_another_test_cannot_adopt_go_on_its_hosts_next_command(
     )
     ctx = RunContext("1a2b", order=Order(tests))
     alpha, bravo = Host("alpha"), Host("bravo")
-    k = keep.key(tests[0])
+    k = keep.key(tests[0], get_tool(tests[0].tool))
     assert k is not None
     started = [(alpha, "netrun-1a2b-t0-server"), (bravo, "netrun-1a2b-t0-client")]
     docker = {"alpha": "docker", "bravo": "docker"}
     keep.park(
         ctx, keep.Kept(k, started, ctx.ledger.scope("kept"), "10.0.0.2", {}, {}, docker=docker)
     )
-    assert keep.take(ctx, tests[1]) is None and ctx.family(keep.Parked) == {}
+    assert (
+        keep.take(ctx, tests[1], get_tool(tests[1].tool)) is None and ctx.family(keep.Parked) == {}
+    )
     assert alpha._deferred == ["docker rm -f -v netrun-1a2b-t0-server"]
     assert bravo._deferred == ["docker rm -f -v netrun-1a2b-t0-client"]
 
@@ -206,7 +209,7 @@ def test_the_armed_clients_name_the_containers_the_keep_decision_chose(
         for i, opts in enumerate(drawn)
     )
     tests = scenario_tests(tmp_path, body)
-    assert len({keep.key(t) for t in tests}) == 1
+    assert len({keep.key(t, get_tool(t.tool)) for t in tests}) == 1
     ctx = RunContext("1a2b", order=Order(tests))
     alpha, bravo = Host("alpha"), Host("bravo")
     bravo.transport = Starts()  # type: ignore[assignment]

@@ -48,3 +48,29 @@ def test_a_pod_is_pinned_to_its_node_unprivileged_and_bounded() -> None:
 
 def test_host_network_only_where_asked() -> None:
     assert manifest.pod(spec(host=True), "ns", "1a2b", "t0")["spec"]["hostNetwork"] is True
+
+
+def test_the_scenarios_resources_selector_and_tolerations_reach_the_pod() -> None:
+    shaped = manifest.PodSpec(
+        "server", "bravo", TOOLS_IMAGE, "IfNotPresent", False, 330,
+        resources={"requests": {"cpu": "500m", "memory": "256Mi"}, "limits": {"cpu": 2}},
+        node_selector={"kubernetes.io/os": "linux"},
+        tolerations=({"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},),
+    )  # fmt: skip
+    pod = manifest.pod(shaped, "ns", "1a2b", "t0")["spec"]
+    assert pod["containers"][0]["resources"] == {
+        "requests": {"cpu": "500m", "memory": "256Mi"},
+        "limits": {"cpu": "2"},  # a quantity is a string in the manifest
+    }
+    assert pod["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    assert pod["tolerations"] == [
+        {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+    # by default none of them: a BestEffort pod, pinned by its node's name alone
+    plain = manifest.pod(spec(), "ns", "1a2b", "t0")["spec"]
+    assert "nodeSelector" not in plain and "tolerations" not in plain
+    assert "resources" not in plain["containers"][0]
+
+
+def test_a_namespace_prefix_starts_the_name_and_the_labels_stay() -> None:
+    assert manifest.namespace_name("1a2b3c4d", "t0", "lab-nr") == "lab-nr-1a2b3c4d-t0"

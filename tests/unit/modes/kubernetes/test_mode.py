@@ -173,7 +173,45 @@ def test_exec_forbidden_is_one_line(tmp_path: Path) -> None:
         m.setup()
     text = str(err.value)
     assert text.startswith("bravo: the cluster refused to exec into pod netrun-cap1d2e3-t0/server")
-    assert "pods/exec" in text and "\n" not in text
+    assert "; grant the user of that kubeconfig get on pods (a Role or" in text
+    assert "\n" not in text
+
+
+def test_rbac_denying_exec_names_the_pod_and_the_grant(tmp_path: Path) -> None:
+    """A user RBAC lets create and read the pods but not exec into them (the API's own
+    answer, captured as a user impersonated by the lab's admin)."""
+    m, hosts, _ = placed(tmp_path)
+    ready(hosts)
+    answer(hosts["bravo"], "NETRUN_EXEC", fixture("exec_denied"))
+    hosts["bravo"].transport.rules.reverse()  # type: ignore[union-attr]
+    with pytest.raises(ModeError) as err:
+        m.setup()
+    text = str(err.value)
+    assert text.startswith(
+        "bravo: the cluster refused to exec into pod netrun-cap1d2e3-t0/server "
+        "(kubeconfig /lab/admin.kubeconfig): error: unable to upgrade connection:"
+    )
+    assert text.endswith(
+        "; grant the user of that kubeconfig create on pods/exec (a Role or ClusterRole "
+        "bound to it)"
+    )
+    assert "\n" not in text
+
+
+def test_a_node_without_room_names_the_pods_requests(tmp_path: Path) -> None:
+    m, _, _ = placed(tmp_path)
+    full = manifest.pod_states(fixture("pods").stdout)["full"]  # asks 500 CPUs of bravo
+    assert not full.ready and "Insufficient cpu" in full.why
+    line = m.not_ready(m.pod_spec("server", False, 300), full.why, 120)
+    assert line.startswith(
+        "test t: pod netrun-cap1d2e3-t0/server (the server end) did not become Ready "
+        "on node bravo within 120s: not scheduled (Unschedulable): 0/2 nodes are available: 1 "
+        "Insufficient cpu"
+    )
+    assert line.endswith(
+        "node bravo has no room for the pod's requests: lower pod_resources' requests or "
+        "free the node"
+    )
 
 
 def test_the_mode_is_registered_by_its_one_line() -> None:

@@ -12,7 +12,7 @@ from netrun.modes.base import RunContext
 from netrun.modes.turn import relay as coturn
 from netrun.modes.turn.mode import SharedRelays, Turn
 from netrun.modes.turn.remote import Relay
-from netrun.run.flows import flow_specs
+from netrun.run.plan import plan_test
 from netrun.scenario.loader import load_scenario
 
 HOSTS = {
@@ -35,7 +35,7 @@ def modes(tmp_path: Path, kind: str) -> list[Turn]:
     test = fan(tmp_path, kind)
     ctx = RunContext(run_id="r1")
     out = []
-    for spec in flow_specs(test):  # type: ignore[arg-type]
+    for spec in (f.spec for f in plan_test(test).flows):  # type: ignore[arg-type]
         by_role = {role: HOSTS[h] for role, h in spec.hosts_by_role.items()}
         mode = Turn(spec, by_role["server"], by_role["client"], ctx, by_role)
         mode.fan_hosts = {n: HOSTS[n] for n in test.hosts}  # type: ignore[attr-defined]

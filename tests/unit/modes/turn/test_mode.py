@@ -22,8 +22,8 @@ from netrun.modes import get_mode
 from netrun.modes.turn.mode import Turn, external
 from netrun.report import relay_latency
 from netrun.report.render import render_table
-from netrun.run.bound import bind_all
 from netrun.run.needs import plan_needs
+from netrun.run.plan import plan_tests
 from netrun.scenario.loader import load_scenario
 from netrun.tools.iperf2 import parse as iperf2
 from tests.conftest import RESULTS_FIXTURES, ROOT
@@ -49,7 +49,7 @@ def test_scenarios_turn_yaml_is_the_reference_three_rows() -> None:
 
 
 def test_needs_iperf_on_the_ends_turnserver_on_a_managed_relay_only(tmp_path: Path) -> None:
-    needs = plan_needs(list(bind_all(turn_yaml().tests).values()))
+    needs = plan_needs(list(plan_tests(turn_yaml().tests).values()))
     assert needs.tools["alpha"] == ["iperf"]  # no iperf3: the tool declares its own
     assert needs.tools["bravo"] == ["iperf", "python3"]
     assert needs.tools["charlie"] == ["turnserver"]

@@ -137,7 +137,7 @@ def test_samples_are_kept_in_scenario_order_whatever_finishes_first(tmp_path: Pa
 
     req = RunRequest(load_scenario(scen, hosts=HOSTS), load_inventory(inv), tmp_path / "out")
     run = Run(req)
-    tests = {t.name: t for t in req.scenario.tests}
+    tests = run.plans
     for name, repeat in [("p2", 1), ("p1", 1), ("p4", 1), ("p2", 2), ("p3", 1), ("p1", 2)]:
         run.add_sample(tests[name], repeat, None, error="stand-in")
     order = [(s["name"], s["repeat"]) for s in run.doc["tests"]]

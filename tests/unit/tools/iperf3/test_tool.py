@@ -40,6 +40,7 @@ def test_what_the_mode_says_iperf3_cannot_know_is_null_in_metrics_too() -> None:
     assert r.tcp_info["pmtu_bytes"] == 1500 and r.retransmits == 0
 
     class Placed:
+        saves_round_trips = True  # the mode measures (here: a fixed measurement)
         test = SimpleNamespace(options={"protocol": "tcp"})
         details: ClassVar[dict[str, object]] = {}
 

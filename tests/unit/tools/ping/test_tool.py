@@ -116,8 +116,8 @@ tests:
 
 
 def test_a_ping_test_needs_ping_on_its_client_and_no_iperf3(tmp_path: Path) -> None:
-    from netrun.run.bound import bind_all
     from netrun.run.needs import plan_needs
+    from netrun.run.plan import plan_tests
     from netrun.scenario.loader import load_scenario
 
     path = tmp_path / "s.yaml"
@@ -127,5 +127,5 @@ def test_a_ping_test_needs_ping_on_its_client_and_no_iperf3(tmp_path: Path) -> N
         " - {name: i, mode: baremetal, server: charlie, client: bravo}\n"
     )
     tests = load_scenario(path, hosts=("alpha", "bravo", "charlie")).tests
-    tools = plan_needs(list(bind_all(tests).values())).tools
+    tools = plan_needs(list(plan_tests(tests).values())).tools
     assert tools == {"bravo": ["ping", "iperf3"], "charlie": ["iperf3"]}  # alpha: nothing
