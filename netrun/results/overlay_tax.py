@@ -347,17 +347,24 @@ def breakdown(
 
 
 def breakdowns(doc: Mapping[str, Any]) -> list[Breakdown]:
-    """Every non-bare test of a run that has a bare-metal test of the same shape."""
+    """Every non-bare test of a run that has a bare-metal test of the same shape. A
+    mode's own bare side (``details.bare_side``: kubernetes' hostNetwork pods, the nodes'
+    own network) is its tests' reference before bare metal's."""
     tests = samples_by_test(dict(doc))
     bare: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    sides: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for samples in tests.values():
         if samples and samples[0].get("mode") == BARE:
             bare.setdefault(_shape(samples[0]), samples)
+        elif samples and _details(samples[0]).get("bare_side"):
+            sides.setdefault((samples[0].get("mode"), *_shape(samples[0])), samples)
     out = []
     for samples in tests.values():
         if not samples or samples[0].get("mode") in (BARE, None):
             continue
-        ref = bare.get(_shape(samples[0]))
+        shape = _shape(samples[0])
+        own = sides.get((samples[0].get("mode"), *shape))
+        ref = own if own is not None and own is not samples else bare.get(shape)
         found = breakdown(ref, samples) if ref else None
         if found is not None:
             out.append(found)

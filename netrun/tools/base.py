@@ -61,6 +61,8 @@ class Placement(Recorder, Protocol):
 
     def measure(self, repeat: int) -> Measurement: ...
 
+    def proving(self, measure: Callable[[], Measurement]) -> Measurement: ...
+
 
 @dataclass(frozen=True)
 class Tool:

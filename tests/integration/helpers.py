@@ -267,6 +267,9 @@ def lab_settings(lab: LabHandle) -> dict[str, Any]:
         links = {
             link["ifname"]: (link.get("mtu"), "UP" in link.get("flags", []))
             for link in ip_json("link", "show", netns=ns)
+            # a cluster's pod bridge and the pods' veths come and go with its pods (the
+            # CNI's own), not with a run's changes
+            if not (lab.config.k8s and link["ifname"].startswith(("veth", "cni0")))
         }
         qdiscs = sorted(
             (q.get("dev", ""), q.get("kind", "")) for q in ip_json("qdisc", "show", netns=ns)

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
+from netrun.lab.system import ip_json
 from tests.integration.helpers import (
     error_lines,
     load_results,
@@ -103,6 +104,31 @@ def test_iperf3_between_pods_across_nodes_crosses_the_data_links(
     assert kube["pod_mtu"]["server"] == 1500
     got = received_bytes(tmp_path, "pod-cross", sample)
     assert delta["bravo"]["rx"] >= got > 1_000_000, (delta, got)
+
+
+def test_mtu_sets_the_nodes_nics_and_the_cnis_checks_the_pods_and_restores_both(
+    k8s: Cluster, tmp_path: Path
+) -> None:
+    """The lab's bridge CNI (ConfigMap netrun-cni): mtu: 9000 puts both nodes' data0 and
+    the pods' eth0 at 9000, don't-fragment pings of 9000 bytes cross between the pods, the
+    bytes cross cni0 and data0; after the run the ConfigMap and data0 are as before."""
+    mtu_of = ("-n", "kube-system", "get", "configmap", "netrun-cni", "-o", "jsonpath={.data.mtu}")
+    before = k8s.kubectl(*mtu_of)
+    sample, _, run = run_one(k8s, tmp_path, "pod-mtu", duration=1, mtu=9000)
+    assert run.returncode == 0, run.stderr[-3000:]
+    details = sample["details"]
+    assert details["mtu"]["container"] == {"server": 9000, "client": 9000}
+    assert details["cni"]["kind"] == "bridge" and details["cni"]["want"] == 9000
+    assert details["cni"]["path_checked"] == [
+        "pod client -> pod server 9000", "pod server -> pod client 9000"
+    ]  # fmt: skip
+    assert details["overlay_mtu"] == 9000 and "MTU 9000" in sample["ceiling_basis"]
+    assert details["crossed_overlay"] is True, details["path_check"]
+    assert details["path_bytes"]["server"]["overlay"]["device"] == "cni0"
+    assert k8s.kubectl(*mtu_of) == before
+    for host in ("alpha", "bravo"):
+        ns = k8s.layout.lab.host(host).namespace
+        assert ip_json("link", "show", "data0", netns=ns)[0]["mtu"] == 1500
 
 
 def test_udp_between_pods_reports_loss_and_jitter(k8s: Cluster, tmp_path: Path) -> None:

@@ -4,8 +4,10 @@ fails fails CI.
 Each file runs unchanged through the real CLI on the inventory `netrun lab up` writes (its
 groups servers, clients and relays are the roles the files name), shortened with
 ``-e duration=1 -e repeat=1``. The lab is chosen from the modes the file uses: a mode
-whose hosts need `docker` (docker, flannel, freeflow) gets the Docker lab, any other the
-plain one, so a new scenario file is covered without a change here. The run must exit 0,
+whose hosts need `docker` (docker, flannel, freeflow) gets the Docker lab, a file of
+`mode: kubernetes` a 2-node Kubernetes lab on Flannel (skipped, with the reason, where the
+cluster cannot be built: test_k8s_lab's reasons, NETRUN_K8S_NO_BUILD among them), any other
+the plain one, so a new scenario file is covered without a change here. The run must exit 0,
 every sample in results.json must be ok, its terminal report must fit one screen (SCREEN
 lines, no "not applicable" note), and the lab's hosts must be as before: no new
 process in their namespaces (iperf3, iperf2, coturn, the TURN tunnel, containers' shims),
@@ -23,19 +25,26 @@ test is skipped, with the reason, except in CI (``CI`` set), where it fails.
 from __future__ import annotations
 
 import os
+import re
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from netrun.lab import core as netrun_lab_core
 from netrun.lab import netperf as lab_netperf
 from netrun.lab.system import netns_inode, pid_netns_inode
 from netrun.modes import get_mode
 from netrun.report.plots.figures import plot_all
 from tests.conftest import ROOT
-from tests.integration.conftest import LabHandle
+from tests.integration.conftest import LabHandle, start_lab
 from tests.integration.helpers import lab_settings, leftovers, load_results, run_netrun, wait_for
+from tests.integration.test_k8s_lab import NET_INDEX as K8S_LAB_NET_INDEX
+from tests.integration.test_k8s_lab import PREFIX as K8S_LAB_PREFIX
+from tests.integration.test_k8s_lab import _skip_reason as k8s_skip_reason
 from tests.pages import (
     broken_images,
     chromium,
@@ -59,6 +68,27 @@ KNOWN: dict[str, str] = {}
 SCREEN = 40
 #: Scenario file -> the run folder of its passing run in this session (for its page test).
 RUNS: dict[str, Path] = {}
+#: The Kubernetes lab of the files of mode: kubernetes: test_k8s_lab's prefix and net index
+#: (a cluster needs one of 0..15, all taken by the slots' labs), free again once those
+#: modules took theirs down (module fixtures, one module after another).
+K8S_PREFIX, K8S_NET_INDEX = K8S_LAB_PREFIX, K8S_LAB_NET_INDEX
+#: A kubernetes file's run restarts the CNI's DaemonSet for each MTU it sets (and once to
+#: restore): about 10 s each on the lab, more under load.
+K8S_TIMEOUT = 420
+
+
+@pytest.fixture(scope="module")
+def k8s_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabHandle]:
+    """Two nodes on Flannel's VXLAN (the pod network the write-up's MTUs are about)."""
+    if (why := k8s_skip_reason()) is not None:
+        pytest.skip(why)
+    where = tmp_path_factory.mktemp("k8slab")
+    handle = start_lab(where, hosts=2, prefix=K8S_PREFIX, net_index=K8S_NET_INDEX,
+                       rate="400mbit", k8s=True, cni="flannel")  # fmt: skip
+    try:
+        yield handle
+    finally:
+        netrun_lab_core.down(handle.state_dir)
 
 
 def modes_of(path: Path) -> set[str]:
@@ -66,6 +96,14 @@ def modes_of(path: Path) -> set[str]:
     data = yaml.safe_load(path.read_text())
     default = (data.get("defaults") or {}).get("mode")
     return {test.get("mode", default) for test in data["tests"]} - {None}
+
+
+def lab_for(path: Path, request: pytest.FixtureRequest) -> LabHandle:
+    """The lab a file's modes need: Kubernetes, Docker, or the plain one."""
+    if "kubernetes" in modes_of(path):
+        return request.getfixturevalue("k8s_lab")  # type: ignore[no-any-return]
+    name = "docker_lab" if needs_docker(path) else "lab"
+    return request.getfixturevalue(name)  # type: ignore[no-any-return]
 
 
 def needs_docker(path: Path) -> bool:
@@ -104,11 +142,31 @@ def lab_pids(lab: LabHandle) -> set[int]:
     }
 
 
-def started_since(lab: LabHandle, pids: set[int], timeout: float = 5.0) -> list[str]:
+def started_since(
+    lab: LabHandle, pids: set[int], before: Counter[str], timeout: float = 5.0
+) -> list[str]:
     """Processes in the lab that were not there before the run, after polling up to
-    ``timeout`` for them to go (one line each)."""
+    ``timeout`` for them to go (one line each). On a Kubernetes lab by command line
+    (``before``: ``commands`` before the run): a run that set the CNI's MTU restarted its
+    DaemonSet, whose pods are the same commands under new pids (a shim's container id
+    aside)."""
+    if lab.config.k8s:
+        wait_for(lambda: not commands(lab_pids(lab)) - before, 3 * timeout)
+        return [f"{n} x {cmd}" for cmd, n in (commands(lab_pids(lab)) - before).items()]
     wait_for(lambda: not described(lab_pids(lab) - pids), timeout)
     return described(lab_pids(lab) - pids)
+
+
+def commands(pids: set[int]) -> Counter[str]:
+    """How many processes run each command line (a container id as ``*``)."""
+    found = []
+    for pid in pids:
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile
+        found.append(b" ".join(argv).decode(errors="replace"))
+    return Counter(re.sub(r"\b[0-9a-f]{64}\b", "*", cmd)[:200] for cmd in found)
 
 
 def described(pids: set[int]) -> list[str]:
@@ -130,15 +188,16 @@ def test_a_shipped_scenario_runs_on_the_lab_and_leaves_nothing(
         if os.environ.get("CI"):  # CI builds every program the shipped files need
             pytest.fail(why)
         pytest.skip(why)
-    lab: LabHandle = request.getfixturevalue("docker_lab" if needs_docker(scenario) else "lab")
+    lab = lab_for(scenario, request)
     before = lab_settings(lab)
     pids = lab_pids(lab)
     assert pids, "found no process in the lab's namespaces (not even sshd)"
+    cmds = commands(pids)
     out = tmp_path / "out"
     args = [scenario, "-i", lab.inventory, "-o", out, "--no-history", *SHORT]
-    run = run_netrun(args, cwd=tmp_path, timeout=150)
+    run = run_netrun(args, cwd=tmp_path, timeout=K8S_TIMEOUT if lab.config.k8s else 150)
     where = f"\nstdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}"
-    left = started_since(lab, pids) + leftovers(lab, before, out)
+    left = started_since(lab, pids, cmds) + leftovers(lab, before, out)
     assert run.returncode == 0, f"exit {run.returncode}{where}"
     doc = load_results(out)
     bad = [

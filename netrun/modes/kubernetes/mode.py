@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from netrun.core.measurement import Measurement
 from netrun.core.options import Option, number
 from netrun.errors import Cancelled, ModeError
 from netrun.hosts.host import Host
 from netrun.modes.base import Mode
-from netrun.modes.kubernetes import manifest, podkeys
+from netrun.modes.kubernetes import manifest, pathbytes, podkeys
+from netrun.modes.kubernetes import mtu as cni_mtu
 from netrun.modes.kubernetes.end import PodEnd
 from netrun.modes.kubernetes.kubectl import Kubectl, problem
-from netrun.tools.ends import End
+from netrun.tools.ends import Carried, End, T
 
 #: The lab's tools image (netrun.lab.k8s.images.TOOLS_IMAGE): iperf3, iperf, ping, netperf,
 #: netserver, ss, sh.
@@ -61,7 +63,7 @@ class Kubernetes(Mode):
     """Both ends in pods of the test's own namespace, on their hosts' nodes."""
 
     name = "kubernetes"
-    options = OPTIONS
+    options = (*OPTIONS, *cni_mtu.OPTIONS)
     tools = ("iperf3", "ping", "iperf2", "netperf")
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "server": ("kubectl",),
@@ -118,6 +120,7 @@ class Kubernetes(Mode):
         specs = [self.pod_spec(role, host_network, lifetime) for role in ("server", "client")]
         ns = self.namespace
         self.may_create(host, kubectl)
+        cni_mtu.enter(self)  # the CNI at the test's pod MTU (mtu:, cni_mtu:)
         doc = manifest.document(ns, specs, self.ctx.run_id, self.test.tag)
         # by its labels: what a killed run left is found the same way
         selector = ",".join(
@@ -145,6 +148,7 @@ class Kubernetes(Mode):
             },
             "pod_mtu": mtu,
         }
+        cni_mtu.check(self, mtu)  # eth0 and don't-fragment pings at the CNI's MTU
         if self.placement() == "same-node":  # no data link carries it (run.sample)
             self.details["off_link"] = (
                 f"same-node: both pods on node {self.node('server')}, the bytes never cross "
@@ -244,6 +248,35 @@ class Kubernetes(Mode):
             raise ModeError(problem(end.host.name, what, text, where(end.kubectl)))
         first = res.stdout.split()[0]
         return int(first) if first.isdigit() and self.value("k8s_network") == "pod" else None
+
+    def teardown(self) -> None:
+        """The CNI's MTU back unless the next test wants it as it is."""
+        if problems := cni_mtu.leave(self):
+            raise ModeError("; ".join(problems))
+
+    # -- measuring: the proof around each measurement ------------------------------------
+    def proving(self, measure: Callable[[], Measurement]) -> Measurement:
+        """A tool's measurement through the pods' ends, with both nodes' device counters
+        around it (pathbytes) and the verdict on the bytes it received."""
+        m, path = pathbytes.proven(
+            self, measure, lambda m: getattr(m.result, "bytes_received", None)
+        )
+        m.details.update(path)
+        return m
+
+    def carry(
+        self,
+        repeat: int,
+        port: int,
+        leg: Callable[[str, int], T],
+        moved: Callable[[T], Mapping[str, int]] | None = None,
+    ) -> Carried[T]:
+        """A tool's client leg to the server pod, with the nodes' device counters around
+        it (pathbytes; ``moved``: the payload each way, for the verdict)."""
+        address = self.end("server").address
+        total = (lambda v: sum(moved(v).values())) if moved else (lambda v: None)
+        value, details = pathbytes.proven(self, lambda: leg(address, port), total)
+        return Carried(value, details)
 
 
 def where(kubectl: Kubectl) -> str:

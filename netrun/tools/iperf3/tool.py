@@ -187,7 +187,10 @@ def unavailable(r: Iperf3Result, offered: float | None = None) -> dict[str, str]
 def measure(mode: Placement, repeat: int) -> Measurement:
     """One repeat, through the mode's ends (or the mode's own way, where it saves round
     trips); the metrics come from the parsed result."""
-    m = mode.measure(repeat) if mode.saves_round_trips else placed.measure(mode, repeat)
+    if mode.saves_round_trips:
+        m = mode.measure(repeat)
+    else:  # with the mode's proof around it (Placement.proving)
+        m = mode.proving(lambda: placed.measure(mode, repeat))
     if m.result.bidir_bps:  # the sum's two halves, receiver rates in bit/s
         forward, back = m.result.bidir_bps
         m.details["bidir_bps"] = {"client_to_server": forward, "server_to_client": back}
