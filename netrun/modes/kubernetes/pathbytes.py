@@ -9,12 +9,20 @@ is what makes the host network the bare-metal side of the overlay tax
 devices' rx/tx deltas; ``details.path_check`` says in words whether each device carried
 the test's bytes (at least CARRIED of them, in either direction: a bridge counts a pod's
 sent bytes as received) or stayed out of it (below BYPASSED).
+
+The same command reads each node's kernel counters (netrun.hosts.counters: per-core CPU
+and softirq time, the data NIC's and its qdisc's drops) into ``details.counters``, whence
+the tool's CPU metrics. Its UDP and TCP counters are the node's own network namespace: on
+the pod network the test's sockets are in the pods' namespaces, so those are left out
+there (a loss is then not placed at the receiver's socket on the node's word).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from netrun.hosts import counters
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
@@ -39,9 +47,37 @@ def parse_net_dev(text: str) -> Counters:
     return out
 
 
-def read(host: Host) -> Counters:
-    """The node's device counters now (the host's own network namespace: the node's)."""
-    return parse_net_dev(host.run("cat /proc/net/dev", timeout=30, check=False).stdout)
+#: The socket counters of a reading that are its network namespace's (the node's).
+SOCKET_KEYS = tuple(k for k in counters.KEYS if k.startswith(("udp_", "tcp_")))
+
+
+def read(host: Host, nic: str | None) -> tuple[Counters, counters.Reading | None]:
+    """The node's device counters now (the host's own network namespace: the node's), and
+    its kernel counters (``nic``'s drops, per-core CPU), in one command."""
+    script = f"cat /proc/net/dev; {counters.script(nic)}"
+    text = host.run(script, timeout=30, check=False).stdout
+    return parse_net_dev(text.partition(counters.MARK)[0]), counters.parse(text)
+
+
+def node_records(
+    before: Mapping[str, counters.Reading | None],
+    after: Mapping[str, counters.Reading | None],
+    nics: Mapping[str, str | None],
+    network: str,
+) -> dict[str, Any]:
+    """Each end's counter record (netrun.hosts.counters.record) of its node; on the pod
+    network without the node's socket counters (SOCKET_KEYS), which are not the pods'."""
+    out: dict[str, Any] = {}
+    for role in before:
+        entry = counters.record(before[role], after[role], iface=nics[role], netns="node")
+        if network == "pod":
+            for key in SOCKET_KEYS:
+                entry.pop(key, None)
+            entry["sockets_unavailable"] = (
+                "the pods' own network namespaces: the node's UDP/TCP counters are not theirs"
+            )
+        out[role] = entry
+    return out
 
 
 def data_nic(mode: Kubernetes, host: Host) -> str | None:
@@ -54,15 +90,21 @@ def around(mode: Kubernetes, leg: Callable[[], T]) -> tuple[T, dict[str, Any]]:
     """``leg`` between two readings of both nodes; what it returned and the path bytes
     ({role: {host_nic, overlay: {device, rx_bytes, tx_bytes}}})."""
     hosts = {"client": mode.client, "server": mode.server}
-    before = {role: read(host) for role, host in hosts.items()}
+    nics = {role: data_nic(mode, host) for role, host in hosts.items()}
+    before = {role: read(host, nics[role]) for role, host in hosts.items()}
     value = leg()
-    after = {role: read(host) for role, host in hosts.items()}
+    after = {role: read(host, nics[role]) for role, host in hosts.items()}
     path: dict[str, Any] = {}
-    for role, host in hosts.items():
-        overlay = next((d for d in OVERLAYS if d in after[role]), None)
-        devices = {"host_nic": data_nic(mode, host), "overlay": overlay}
-        path[role] = {k: delta(dev, before[role], after[role]) for k, dev in devices.items()}
-    return value, {"path_bytes": path}
+    for role in hosts:
+        (old, _), (new, _) = before[role], after[role]
+        overlay = next((d for d in OVERLAYS if d in new), None)
+        devices = {"host_nic": nics[role], "overlay": overlay}
+        path[role] = {k: delta(dev, old, new) for k, dev in devices.items()}
+    records = node_records(
+        {r: before[r][1] for r in hosts}, {r: after[r][1] for r in hosts}, nics,
+        str(mode.value("k8s_network")),
+    )  # fmt: skip
+    return value, {"path_bytes": path, "counters": records}
 
 
 def delta(device: str | None, before: Counters, after: Counters) -> dict[str, Any]:

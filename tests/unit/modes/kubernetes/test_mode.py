@@ -96,7 +96,8 @@ def test_iperf3_runs_through_the_pods(tmp_path: Path) -> None:
     found = get_tool("iperf3").measure(m, 1)
     assert found.metrics["throughput_bps"] > 0
     server_ip = m.details["kubernetes"]["pods"]["server"]["ip"]
-    reads = [c for c in log if c[1] == "cat /proc/net/dev"]  # both nodes, before and after
+    # both nodes, before and after: the devices and the kernel counters in one command
+    reads = [c for c in log if c[1].startswith("cat /proc/net/dev; echo ==netrun:counters")]
     assert [c[0] for c in reads] == ["alpha", "bravo", "alpha", "bravo"]
     (start, wait, run, stop) = [c for c in log if c not in reads]
     assert start[0] == "bravo" and "exec -i -n netrun-cap1d2e3-t0 server --" in start[1]
