@@ -346,6 +346,13 @@ class Mode:
         preview = self.tool.preview
         return preview(self) if preview is not None else None
 
+    @classmethod
+    def alone(cls, test: TestSpec) -> str | None:
+        """Why ``test`` must run with no other test at once in a parallel run (it changes
+        something beyond its hosts that other tests share: netrun.run.scheduler); None: it
+        holds its hosts alone."""
+        return None
+
     def one_end(self) -> str | None:
         """Why the test's two ends are one (the server host's data address is the client
         host's own: netrun.modes.sameend), known from the probe before anything starts;

@@ -221,7 +221,10 @@ class Run(Fleet):
         rounds = self._rounds(plans, width)
         self.progress(f"{len(plans)} tests planned in {len(rounds)} rounds")
         ordered = [p for r in rounds for p in r]
-        run_parallel(ordered, width, self._run_test, self.interrupt, shielded)
+        run_parallel(
+            ordered, width, self._run_test, self.interrupt, shielded,
+            alone=lambda p: p.mode.alone(p.spec) is not None,
+        )  # fmt: skip
 
     # -- one test -------------------------------------------------------------------------
     def _run_test(self, p: TestPlan, number: int, total: int) -> None:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from netrun.core.measurement import Measurement
 from netrun.core.options import Option, number
+from netrun.core.spec import TestSpec
 from netrun.errors import Cancelled, ModeError
 from netrun.hosts.host import Host
 from netrun.modes.base import Mode
@@ -76,6 +77,16 @@ class Kubernetes(Mode):
         self.namespace = manifest.namespace_name(self.ctx.run_id, self.test.tag, prefix)
         #: role -> its pod as the cluster said once Ready (setup).
         self.pods: dict[str, manifest.PodState] = {}
+
+    @classmethod
+    def alone(cls, test: TestSpec) -> str | None:
+        """A pod-network test that sets the pods' MTU changes the CNI's configuration and
+        restarts its DaemonSet: the whole cluster's pod network, which every other test in
+        it shares (netrun.modes.kubernetes.mtu)."""
+        opts = test.options
+        if opts.get("k8s_network", "pod") == "pod" and (opts.get("mtu") or opts.get("cni_mtu")):
+            return "it sets the CNI's MTU, the whole cluster's"
+        return None
 
     def node(self, role: str) -> str:
         host = self.hosts[role]

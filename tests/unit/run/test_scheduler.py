@@ -15,9 +15,11 @@ import pytest
 from netrun.errors import ScenarioError
 from netrun.inventory.loader import load_inventory
 from netrun.job import failure_lines
+from netrun.modes.kubernetes.mode import Kubernetes
 from netrun.run.plan import TestPlan
 from netrun.run.request import RunRequest
 from netrun.run.runner import Run
+from netrun.run.scheduler import run_parallel
 from netrun.scenario.loader import MAX_PARALLEL, load_scenario
 
 HOSTS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
@@ -161,3 +163,52 @@ def test_progress_reaches_the_callback_one_line_at_a_time(tmp_path: Path) -> Non
     run._run_test = chatty  # type: ignore[method-assign]
     run._run_parallel([run.plans[t.name] for t in tests], 3)
     assert overlaps == []
+
+
+class Item:
+    """A test as the scheduler sees it: its hosts, its name, whether it runs alone."""
+
+    def __init__(self, name: str, hosts: tuple[str, ...], solo: bool = False) -> None:
+        self.name, self.hosts, self.solo = name, hosts, solo
+
+
+def test_a_test_that_runs_alone_waits_for_the_others_and_nothing_starts_beside_it() -> None:
+    items = [
+        Item("t0", ("alpha", "bravo")),
+        Item("t1", ("charlie", "delta")),
+        Item("cni", ("echo", "foxtrot"), solo=True),  # disjoint hosts, yet alone
+        Item("t3", ("alpha", "bravo")),
+        Item("t4", ("charlie", "delta")),
+    ]
+    lock = threading.Lock()
+    running: set[str] = set()
+    beside: dict[str, set[str]] = {}
+
+    def work(item: Item, number: int, total: int) -> None:
+        with lock:
+            beside[item.name] = set(running)
+            for other in running:
+                beside[other].add(item.name)
+            running.add(item.name)
+        time.sleep(0.05)
+        with lock:
+            running.discard(item.name)
+
+    run_parallel(items, 4, work, lambda: None, alone=lambda item: item.solo)
+    assert beside["cni"] == set()
+    assert beside["t0"] == {"t1"} and beside["t3"] == {"t4"}
+
+
+def test_a_kubernetes_test_that_sets_the_cnis_mtu_runs_alone(tmp_path: Path) -> None:
+    path = tmp_path / "k.yaml"
+    path.write_text(
+        "tests:\n"
+        "  - {name: own, mode: kubernetes, server: alpha, client: bravo}\n"
+        "  - {name: cni, mode: kubernetes, server: alpha, client: bravo, mtu: 9000}\n"
+        "  - {name: host, mode: kubernetes, server: alpha, client: bravo, mtu: 9000,"
+        " k8s_network: host}\n"
+    )
+    by_name = {t.name: t for t in load_scenario(path, hosts=HOSTS).tests}
+    assert Kubernetes.alone(by_name["own"]) is None
+    assert "CNI's MTU" in str(Kubernetes.alone(by_name["cni"]))
+    assert Kubernetes.alone(by_name["host"]) is None  # the nodes' NICs: its own hosts
