@@ -60,12 +60,20 @@ def args(
 
 
 def measuring(out: Path) -> str | None:
-    """The run id of the run writing into ``out`` once it holds its hosts' leases."""
+    """The run id of the run writing into ``out`` once it holds its hosts' leases, each
+    lease file whole."""
     try:
         run_id = load_results(out)["run_id"]
     except (OSError, ValueError, KeyError):
         return None
-    return run_id if leases_held(run_id) else None
+    held = leases_held(run_id)
+    # each lease whole: its holder's line, then its watcher's (appended as the probe goes
+    # on: read between the two, a file has the first alone)
+    try:
+        whole = all(len(path.read_text().splitlines()) >= 2 for path in held)
+    except OSError:  # released meanwhile
+        return None
+    return run_id if held and whole else None
 
 
 def test_a_second_run_on_a_leased_host_is_refused_naming_the_other_run(
