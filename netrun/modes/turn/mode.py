@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, integer
 from netrun.core.spec import Flow
 from netrun.errors import HostError, ModeError, ToolError
@@ -204,9 +203,6 @@ class Turn(Mode):
                 f"{self.client.name} in the inventory, or {USER_ENV} and {PASSWORD_ENV}"
             )
         return str(user), str(password)
-
-    def measure(self, repeat: int) -> Measurement:
-        raise ModeError("mode turn measures with tool: iperf2 only")
 
     def carry(
         self,
