@@ -402,7 +402,7 @@ def render(f: dict[str, Any], rounds: int) -> str:
         "run folders in a folder of its own here, as real hosts have their own /tmp: hosts",
         "that share one are swept at the run's end instead, one round trip more. In a",
         "sequential bare-metal run, each next test's server is started, and its client armed,",
-        "0.6 s before the running test ends (netrun.modes.baremetal.ahead); in a parallel run, a "
+        "0.6 s before the running test ends (netrun.modes.savers.pipeline); in a parallel run, a "
         "test of",
         "round k does the same for the round k+1 test whose server is one of its hosts",
         "(docs/scale.md).",
@@ -410,18 +410,21 @@ def render(f: dict[str, Any], rounds: int) -> str:
         "it: the probe, which also starts the container (the run's undo record, the engine",
         "and image checks, FreeFlow's router, whose HOST_IP_PREFIX the host works out",
         "itself, and Flannel's lease, `docker run` and its time bound, the readiness wait,",
-        "the first byte counters: netrun.modes.docker.early); the client host's `docker exec` was",
+        "the first byte counters: netrun.modes.docker.savers.probe); the client host's",
+        "`docker exec` was",
         "started before its probe and waits on its stdin for the server's address",
-        "(netrun.modes.docker.armed), reads its counters around the client and, on the host's",
+        "(netrun.modes.docker.savers.client), reads its counters around the client and, on",
+        "the host's",
         "last measurement, sweeps the host (its undo records remove the containers); the",
         "server host's wait, sent as the client starts, reads that end's counters once its",
-        "iperf3 served the test and sweeps that host (netrun.modes.docker.serverwait). What is "
+        "iperf3 served the test and sweeps that host (netrun.modes.docker.savers.serverend). "
+        "What is "
         "left",
         "is Docker's own cost (`docker run` about 0.27 s, a privileged router about 0.2 s",
         "before it, `docker rm -f` 0.15-0.2 s after the test), Python's start and exit, the",
         "handshakes and one login per host.",
         "The next test of the same pair and mode (a sweep of bitrate, streams, reverse...)",
-        "adopts the containers: it starts nothing (netrun.modes.docker.keep).",
+        "adopts the containers: it starts nothing (netrun.modes.docker.savers.keep).",
         "",
     ]
     return "\n".join(lines)

@@ -9,7 +9,7 @@ each record in a scope (``Scope``):
   teardown;
 - kept for the next test: ``Scope.pop_all`` moves a scope's records into a new scope,
   as ``contextlib.ExitStack.pop_all`` does, which a later test adopts (``Scope.absorb``:
-  containers kept for the next test of the same pair, netrun.modes.docker.keep) or runs;
+  containers kept for the next test of the same pair, netrun.modes.docker.savers.keep) or runs;
 - the run's (``Ledger.run``): records left for the run's final sweep (a ``per_run``
   change), and the run's MTU settings, which outlive their test (netrun.run.mtu).
 

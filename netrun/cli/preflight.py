@@ -64,7 +64,7 @@ def check_report(req: Any) -> tuple[str, list[str]]:
         found = preview.preview(test, inventory)
         lines += found.lines()
         if not skipped:
-            running.append(test)
+            running.append(found.plan)
             refused += found.refused
             bad += bool(found.refused)
     lines.append(preview.total_line(running, _width(req)))
@@ -82,10 +82,13 @@ def list_report(req: Any) -> str:
     head = listing(scenario, sorted(allowed) if allowed is not None else None, width)
     # listing(): the header, one line per test in scenario order, then the rounds
     lines = head[:1]
+    running = []
     for i, test in enumerate(scenario.tests, 1):
         lines.append(head[i])
-        lines += preview.preview(test, inventory).lines()
+        found = preview.preview(test, inventory)
+        lines += found.lines()
+        if allowed is None or set(test.hosts) <= allowed:
+            running.append(found.plan)
     lines += head[1 + len(scenario.tests) :]
-    running = [t for t in scenario.tests if allowed is None or set(t.hosts) <= allowed]
     lines.append(preview.total_line(running, width))
     return "\n".join(lines)

@@ -15,7 +15,8 @@ from netrun.cleanup import undo as undo_records
 from netrun.cleanup.ledger import Ledger, Scope
 from netrun.core.options import Option, option_for
 from netrun.modes import sameend
-from netrun.modes.early_sweep import EarlySweep
+from netrun.modes.savers.model import NONE, Savers
+from netrun.modes.savers.state import Ahead, StartsAhead
 from netrun.tools import get_tool, option_table
 from netrun.tools.base import Tool
 from netrun.tools.docker import EngineInfo
@@ -30,15 +31,7 @@ if TYPE_CHECKING:
     from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
     from netrun.inventory.model import Inventory
-    from netrun.modes.probe_start import Prestart
-
-
-class Armed(Protocol):
-    """A client started before its measurement, waiting for its server
-    (netrun.tools.iperf3.run.ArmedClient, netrun.modes.docker.armed.ArmedExec): the run
-    abandons the ones no measurement fired."""
-
-    def abandon(self) -> None: ...
+    from netrun.modes.savers.prestart import Prestart
 
 
 class Planned(Protocol):
@@ -51,22 +44,6 @@ class Planned(Protocol):
     @property
     def tool(self) -> Tool: ...
     def placed(self, inventory: Inventory, ctx: RunContext) -> Mode: ...
-
-
-class StartsAhead(Protocol):
-    """The run's starts ahead, each next test's server while the one before runs
-    (netrun.modes.baremetal.ahead.Pipeline), as the modes and the run drive them."""
-
-    def ahead(
-        self,
-        test: TestSpec,
-        repeat: int,
-        deadline: float,
-        running: Mapping[str, str] | None = None,
-    ) -> set[str]: ...
-    def reading_after(self, test: TestSpec, host: str) -> str | None: ...
-    def wait(self, host: str, tag: str, timeout: float = 40) -> None: ...
-    def join_all(self, timeout: float = 40) -> None: ...
 
 
 #: A mode family's own run-wide state (RunContext.family).
@@ -89,35 +66,9 @@ class Known:
 
 
 @dataclass
-class Ahead:
-    """What the run starts ahead of a measurement, to save round trips: on a host's probe,
-    while another test runs, or as a host's last measurement ends."""
-
-    #: (host name, tag) -> what an iperf3 server start script printed when it rode on the
-    #: host's probe (netrun.modes.probe_start); the measurement with that tag adopts the
-    #: server.
-    prestarted: dict[tuple[str, str], str] = field(default_factory=dict)
-    #: Container name -> (its time bound's undo record, in a scope of its own until the
-    #: test adopts it; images checked; engine checked) when its start rode on its host's
-    #: probe (netrun.modes.docker.early).
-    early: dict[str, tuple[Scope, list[str], bool]] = field(default_factory=dict)
-    #: (host name, tag) -> an iperf3 client already started there, waiting for its
-    #: server's port (netrun.tools.iperf3.run.ArmedClient, armed during the host's probe), or a
-    #: container test's ``docker exec`` waiting for its server's address
-    #: (netrun.modes.docker.armed).
-    armed: dict[tuple[str, str], Armed] = field(default_factory=dict)
-    #: Each host's last measurement sweeps the host (netrun.modes.early_sweep), when the
-    #: run allows it; None: the run's end sweeps every host.
-    early_sweep: EarlySweep | None = None
-    #: The next test's server and client, started while a test runs (netrun.modes.baremetal.ahead),
-    #: in a sequential bare-metal run; None otherwise.
-    pipeline: StartsAhead | None = None
-
-
-@dataclass
 class Order:
     """The run's tests in the order they run, and those done (container modes look ahead:
-    netrun.modes.docker.keep)."""
+    netrun.modes.docker.savers.keep)."""
 
     tests: Sequence[TestSpec] = ()
     #: Names of the tests whose mode was torn down (what is left to run, for keep).
@@ -148,7 +99,7 @@ class RunContext:
 
     def family(self, kind: type[State]) -> State:
         """The run's one ``kind`` (a mode family's state, e.g. the containers docker keeps:
-        netrun.modes.docker.keep.Parked), made on first use; the family defines the type,
+        netrun.modes.docker.savers.keep.Parked), made on first use; the family defines the type,
         so this layer never imports a mode."""
         with self._lock:
             found = self._families.get(kind)
@@ -194,29 +145,36 @@ class Mode:
     containers: ClassVar[bool] = False
     #: Its path crosses an overlay device (Flannel's VXLAN), which ``mtu:`` sets too.
     overlay_device: ClassVar[bool] = False
-    #: A host's last iperf3 measurement may sweep the host itself (netrun.modes.early_sweep):
-    #: in every run, in sequential runs only (armed container clients), or never.
-    sweeps_early: ClassVar[str] = "never"  # "always" | "sequential" | "never"
-    #: The next iperf3 test's server starts while this test's client runs
-    #: (netrun.modes.baremetal.ahead).
-    starts_ahead: ClassVar[bool] = False
+    #: The round-trip savers it allows (netrun.modes.savers.model): the run takes one only
+    #: where every test's mode allows it; none: every tool measures through its ends alone.
+    savers: ClassVar[Savers] = NONE
     #: Its ``measure`` calls ``start_line`` once its server listens and its client is
     #: armed, just before the client starts: a test of several flows (netrun.run.flows)
     #: then lines the flows' clients up there, not before their servers' starts.
     has_start_line: ClassVar[bool] = False
-    #: Its ``measure`` runs iperf3 its own way, saving round trips (Placement.
-    #: saves_round_trips); False: iperf3 measures through the ends this mode places.
-    saves_round_trips: ClassVar[bool] = False
     #: The repeat being measured, set by what measures (Baremetal.measure, netrun.run.flows):
-    #: a host's last measurement (netrun.modes.early_sweep), a flow's client to stop.
+    #: a host's last measurement (netrun.modes.savers.sweep), a flow's client to stop.
     repeat: int = 1
+
+    @property
+    def saves_round_trips(self) -> bool:
+        """Its ``measure`` runs iperf3 its own way, with its savers (Placement.
+        saves_round_trips); False: iperf3 measures through the ends this mode places."""
+        return bool(self.savers)
+
+    def last_on(self, host: Host, repeat: int, *, probed: bool = True) -> bool:
+        """Whether ``repeat`` is ``host``'s last measurement of the run and the host may
+        sweep itself after it (Saver.EARLY_SWEEP, netrun.modes.savers.sweep); with
+        ``probed`` False (a client armed before the probes answered), only the first."""
+        sweep = self.ctx.ahead.early_sweep
+        return sweep is not None and sweep.is_last(host, self.test, repeat, probed=probed)
 
     @classmethod
     def probe_starts(
         cls, plans: Sequence[Planned], inventory: Inventory, ctx: RunContext
     ) -> list[Prestart]:
         """What this mode starts in its hosts' probes when its test is the run's first
-        (netrun.modes.probe_start); none by default."""
+        (netrun.modes.savers.prestart; Saver.PROBE_START); none by default."""
         return []
 
     @classmethod
@@ -228,7 +186,7 @@ class Mode:
         rounds: Sequence[Sequence[Planned]] | None,
     ) -> StartsAhead | None:
         """The run's starts ahead (each next test's server while the one before runs), for
-        a mode whose ``starts_ahead`` is true; None by default."""
+        a mode whose savers allow Saver.START_AHEAD; None by default."""
         return None
 
     def __init__(

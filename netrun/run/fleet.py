@@ -3,7 +3,7 @@
 A part of netrun.run.runner's Run (a mixin: it reads the run's request, context and
 results): every host is connected and probed at once (up to ``forks``), each as soon as
 it answers; the run's first server and client start in the same round trips
-(netrun.modes.probe_start); then what a SIGKILLed run of this controller left on those
+(netrun.modes.savers.prestart); then what a SIGKILLed run of this controller left on those
 hosts is swept (the journal). A host that fails fails only its own tests. Each probe
 first takes the host's lease (netrun.hosts.lease): a host another run measures stops the
 run, or makes it wait for all its hosts at once (netrun.run.leases).
@@ -26,8 +26,9 @@ from netrun.hosts.connect import connect_all
 from netrun.hosts.group import on_each
 from netrun.hosts.host import remote_tmp
 from netrun.hosts.shield import cleaning
-from netrun.modes import probe_start as prestart
 from netrun.modes.base import RunContext
+from netrun.modes.savers import prestart
+from netrun.modes.savers.model import Saver
 from netrun.results.store import Document
 from netrun.run import leases
 from netrun.run.needs import Needs, plan_needs, probe_host, program
@@ -74,7 +75,8 @@ class Fleet:
         # a container's start is an undo record): an iperf3 server, containers.
         self._prestarts, self._arms = {}, {}
         first = plans[0]
-        starts = [] if first.flows else first.mode.probe_starts(plans, self.req.inventory, self.ctx)
+        rides = not first.flows and first.savers.allows(Saver.PROBE_START)
+        starts = first.mode.probe_starts(plans, self.req.inventory, self.ctx) if rides else []
         for pre in starts:  # (a flow test's servers are its flows', started in its setup)
             self._prestarts.setdefault(pre.host, pre)
             if pre.mode is not None:  # the client host's: its client is armed too
@@ -188,7 +190,7 @@ class Fleet:
             arm.arm()
         end = (
             self.ctx.ahead.early_sweep
-        )  # which folder the host keeps run folders in (netrun.modes.early_sweep)
+        )  # which folder the host keeps run folders in (netrun.modes.savers.sweep)
         # the run folder's owner mark first: a cleanup on this kernel spares a live run
         mark = owner.mark_script(self.ctx.workdir(host))
         # the host's lease before anything else: a host another run measures runs none of it
@@ -213,7 +215,7 @@ class Fleet:
                 pre.take(text)
 
         # A probe that starts a server runs whole, as a start ahead does
-        # (netrun.modes.baremetal.ahead).
+        # (netrun.modes.savers.pipeline).
         with cleaning() if pre is not None else contextlib.nullcontext():
             found = probe_host(
                 host, self.needs, self.ctx.iperf3(host), extra=extra, on_output=output

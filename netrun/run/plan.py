@@ -30,6 +30,7 @@ from netrun.core.spec import TestSpec
 from netrun.errors import NetrunError
 from netrun.modes import get_mode
 from netrun.modes.base import Mode, RunContext
+from netrun.modes.savers.model import Savers
 from netrun.tools import get_tool
 from netrun.tools.base import Tool
 from netrun.tools.load.tool import with_load
@@ -64,6 +65,11 @@ class TestPlan:
     @property
     def hosts(self) -> tuple[str, ...]:
         return self.spec.hosts
+
+    @property
+    def savers(self) -> Savers:
+        """The round-trip savers its mode allows (netrun.modes.savers.model)."""
+        return self.mode.savers
 
     def start(self, server: Host, client: Host, ctx: RunContext, hosts: Mapping[str, Host]) -> Mode:
         """The test's mode, placed on its hosts (nothing runs until its ``setup``)."""

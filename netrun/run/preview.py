@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from netrun.core.mtuplan import overlay_problem
 from netrun.core.options import option_for, show
 from netrun.errors import NetrunError
-from netrun.modes import get_mode
 from netrun.modes.base import Mode, RunContext
 from netrun.run import rounds
 from netrun.run.needs import iperf3_hosts
@@ -48,6 +47,8 @@ class Preview:
     """One test as it will run."""
 
     test: TestSpec
+    #: The test as the run plans it (netrun.run.plan): the expected time reads its mode.
+    plan: TestPlan
     #: role -> (host name, data address)
     addresses: dict[str, tuple[str, str]]
     #: (key, value, set by the scenario, -e or the inventory rather than a default)
@@ -89,8 +90,9 @@ def _value(value: Any) -> str:
 
 def _each(p: Preview) -> str:
     repeat = int(p.test.options.get("repeat", 1))
-    return f"{clock((p.seconds - _per_test(p.test)) / max(repeat, 1))} a sample" + (
-        f", + {clock(_per_test(p.test))} containers" if _per_test(p.test) else ""
+    containers = _per_test(p.plan)
+    return f"{clock((p.seconds - containers) / max(repeat, 1))} a sample" + (
+        f", + {clock(containers)} containers" if containers else ""
     )
 
 
@@ -102,8 +104,8 @@ def clock(seconds: float) -> str:
     return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
 
 
-def _per_test(test: TestSpec) -> float:
-    return CONTAINER_START_S if get_mode(test.mode).containers else 0.0
+def _per_test(plan: TestPlan) -> float:
+    return CONTAINER_START_S if plan.mode.containers else 0.0
 
 
 def traffic_seconds(test: TestSpec) -> float:
@@ -116,13 +118,15 @@ def traffic_seconds(test: TestSpec) -> float:
     return 0.0
 
 
-def test_seconds(test: TestSpec) -> float:
-    """A test's expected time: repeat x (traffic + a sample's overhead), plus containers;
-    a ``load:`` test's sample is the idle traffic, then the load's run (ramp, loaded, a s)."""
+def test_seconds(plan: TestPlan) -> float:
+    """A test's expected time: repeat x (traffic + a sample's overhead), plus containers
+    (its planned mode's); a ``load:`` test's sample is the idle traffic, then the load's
+    run (ramp, loaded, a s)."""
+    test = plan.spec
     each = traffic_seconds(test) + SAMPLE_OVERHEAD_S
     if load_spec.of(test.options) is not None:
         each += flow_seconds(test)
-    return int(test.options.get("repeat", 1)) * each + _per_test(test)
+    return int(test.options.get("repeat", 1)) * each + _per_test(plan)
 
 
 test_seconds.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
@@ -149,10 +153,11 @@ def _preview(plan: TestPlan, inventory: Inventory) -> Preview:
     mode = plan.start(server, hosts["client"], RunContext(RUN_ID), hosts)
     return Preview(
         test=test,
+        plan=plan,
         addresses={role: (h.name, h.data_ip) for role, h in hosts.items()},
         options=options,
         commands=commands(mode) + load_commands(mode),
-        seconds=test_seconds(test),
+        seconds=test_seconds(plan),
         refusals=refusals(plan, mode),
         refused=rules(plan, mode),
     )
@@ -173,7 +178,8 @@ def _flows_preview(plan: TestPlan, inventory: Inventory) -> Preview:
     ]
     said = list(dict.fromkeys(line for p in parts for line in p.refusals))
     refused = list(dict.fromkeys(line for p in parts for line in p.refused))
-    return Preview(test, addresses, parts[0].options, found, test_seconds(test), said, refused)
+    seconds = test_seconds(plan)
+    return Preview(test, plan, addresses, parts[0].options, found, seconds, said, refused)
 
 
 def commands(mode: Mode) -> list[tuple[str, str]]:
@@ -224,18 +230,20 @@ def refusals(plan: TestPlan, mode: Mode) -> list[str]:
     return out
 
 
-def run_seconds(tests: Sequence[TestSpec], width: int) -> float:
+def run_seconds(plans: Sequence[TestPlan], width: int) -> float:
     """The run's expected time: its start, then each round's longest test (one test a
     round when tests run one after another)."""
-    plan = rounds.plan(tests, width)
-    return RUN_START_S + sum(max(test_seconds(t) for t in r) for r in plan if r)
+    by_name = {p.spec.name: p for p in plans}
+    scheduled = rounds.plan([p.spec for p in plans], width)
+    return RUN_START_S + sum(max(test_seconds(by_name[t.name]) for t in r) for r in scheduled if r)
 
 
-def total_line(tests: Sequence[TestSpec], width: int) -> str:
+def total_line(plans: Sequence[TestPlan], width: int) -> str:
     """The run's expected time as one line, with what it is made of."""
-    seconds = run_seconds(tests, width)
-    how = "one after another" if width <= 1 else f"in {len(rounds.plan(tests, width))} rounds"
-    count = f"{len(tests)} test" + ("" if len(tests) == 1 else "s")
+    seconds = run_seconds(plans, width)
+    scheduled = rounds.plan([p.spec for p in plans], width)
+    how = "one after another" if width <= 1 else f"in {len(scheduled)} rounds"
+    count = f"{len(plans)} test" + ("" if len(plans) == 1 else "s")
     return (
         f"expected total: {clock(seconds)} for {count} {how} (a test: repeat x (traffic"
         f" + ~{SAMPLE_OVERHEAD_S:g} s), + ~{CONTAINER_START_S:g} s in containers; + ~"

@@ -35,8 +35,10 @@ from netrun.errors import (
 from netrun.hosts.group import stop_on_signal
 from netrun.hosts.host import Host, folder_key, remote_tmp
 from netrun.hosts.shield import cleaning, shielded
-from netrun.modes import probe_start as prestart
 from netrun.modes.base import Mode, RunContext
+from netrun.modes.savers import prestart
+from netrun.modes.savers.choice import arrange
+from netrun.modes.savers.state import StartsAhead
 from netrun.results import flags
 from netrun.results.saver import Saver
 from netrun.results.stats import samples_by_test
@@ -51,7 +53,6 @@ from netrun.run.request import RunRequest
 from netrun.run.rounds import plan
 from netrun.run.sample import build_sample
 from netrun.run.scheduler import run_parallel
-from netrun.run.shortcuts import arrange
 
 log = logging.getLogger("netrun.run.runner")
 SERVER_CLIENT = ("server", "client")
@@ -89,7 +90,7 @@ class Run(Fleet):
         #: The MTUs tests set (mtu:), restored after their group and at the end.
         self.mtu = MtuSettings(self.ctx, [], grouped=False)
         #: host name -> the first test's server start, to ride on its probe
-        #: (netrun.modes.probe_start).
+        #: (netrun.modes.savers.prestart).
         self._prestarts: dict[str, prestart.Prestart] = {}
         #: host name -> the first test, whose client is armed before that host's probe.
         self._arms: dict[str, prestart.Prestart] = {}
@@ -156,8 +157,15 @@ class Run(Fleet):
             plans = order(plans, [p.mtu for p in plans])
         rounds = None if width == 1 else self._rounds(plans, width)
         ordered = plans if rounds is None else [p for r in rounds for p in r]
+
         # each host swept by its last test, each next server started ahead, where allowed
-        arrange(self.ctx, ordered, self.req.inventory, rounds, sequential=width == 1)
+        def start_ahead() -> StartsAhead | None:  # (called only with tests to run)
+            return ordered[0].mode.start_ahead(ordered, self.req.inventory, self.ctx, rounds)
+
+        arrange(
+            self.ctx.ahead, ordered, self.ctx.workdir, self.ctx.run_id,
+            sequential=width == 1, start_ahead=start_ahead,
+        )  # fmt: skip
         self.ctx.order.tests = [p.spec for p in plans]  # containers kept for the next test
         self._connect(ordered)
         self.mtu = MtuSettings(self.ctx, plans, grouped=width == 1)

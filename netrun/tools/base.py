@@ -109,9 +109,9 @@ class Tool:
     #: tool cannot, and the measurement runs out its duration.
     stop: Callable[[Placement, str], None] | None = None
     #: The round-trip savers ride on its commands: its server may start before its test
-    #: (in the host's probe, or while the test before runs: netrun.modes.probe_start,
-    #: netrun.modes.baremetal.ahead), its client's last command may sweep the host
-    #: (netrun.modes.early_sweep).
+    #: (in the host's probe, or while the test before runs: netrun.modes.savers.prestart,
+    #: netrun.modes.savers.pipeline), its client's last command may sweep the host
+    #: (netrun.modes.savers.sweep).
     starts_ahead: bool = False
     #: (option, first release) of each option a test uses that an older release of the
     #: tool lacks (what ``refuse`` checks once the hosts' versions are known), for

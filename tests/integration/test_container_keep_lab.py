@@ -1,4 +1,4 @@
-"""Container tests of one pair and mode share their containers (netrun.modes.docker.keep).
+"""Container tests of one pair and mode share their containers (netrun.modes.docker.savers.keep).
 
 A sweep over keys that only shape the client (bitrate, reverse, streams...) and every
 repeat measure with one server container and one client container; a swept ``mtu``

@@ -1,8 +1,9 @@
-"""Consecutive container tests of one pair and mode, drawn at random (netrun.modes.docker.keep).
+"""Consecutive container tests of one pair and mode, drawn at random
+(netrun.modes.docker.savers.keep).
 
 Tests that differ only in keys that shape the client's ``docker exec`` (protocol, streams,
 direction, bitrate, length, duration, repeats, tool options) measure with the first one's
-containers, and each one's pre-started client command (netrun.modes.docker.armed) must name
+containers, and each one's pre-started client command (netrun.modes.docker.savers.client) must name
 those containers, not its own. Hypothesis draws such sequences, in docker, flannel and
 freeflow (the lab's stand-in), one after another or in a parallel run beside a second
 sequence on another host, and each run must be ok throughout and leave nothing on the
@@ -28,7 +29,7 @@ from tests.integration.test_container_modes import assert_no_containers_left, ne
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 
 MODES = ("docker", "flannel", "freeflow")
-#: Keys that shape only the client (netrun.modes.docker.keep.CLIENT_ONLY, and iperf3's port,
+#: Keys that shape only the client (netrun.modes.docker.savers.keep.CLIENT_ONLY, and iperf3's port,
 #: which the server container does not use), with values short runs may take.
 CLIENT_SIDE: dict[str, st.SearchStrategy[Any]] = {
     "protocol": st.sampled_from(["tcp", "udp"]),

@@ -1,5 +1,5 @@
-"""Each host's last container measurement sweeps the host (netrun.modes.docker.armed,
-netrun.modes.docker.serverwait): the client's command ends with its host's sweep, the server's
+"""Each host's last container measurement sweeps the host (netrun.modes.docker.savers.client,
+netrun.modes.docker.savers.serverend): the client's command ends with its host's sweep, the server's
 host sweeps once its iperf3 served the test, and the run's end sends no sweep of its own.
 Whatever way the run ends (success, a failed test, Ctrl-C, SIGKILL then ``netrun
 cleanup``), nothing is left: no container, no router the run started, no run folder.

@@ -3,7 +3,7 @@
 Counted from the run's debug log, one "run" or "start" line per command. The server
 host answers the probe with its server started (BareMetal.probe_starts), and is swept
 by a command sent as the client starts, which waits for the one-shot server to exit
-(netrun.modes.early_sweep). The client host's client is started before its probe and waits for
+(netrun.modes.savers.sweep). The client host's client is started before its probe and waits for
 the server's port (netrun.tools.iperf3.run.ArmedClient); it sweeps its host after the client.
 Seven round trips one after the other became two: the probe, then the client. Each
 host keeps its run folder apart here, as real hosts do (their own /tmp): a folder that

@@ -13,9 +13,10 @@ from netrun.errors import HostError
 from netrun.hosts import counters
 from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
-from netrun.modes.baremetal.ahead import Pipeline
 from netrun.modes.base import Mode, Planned
-from netrun.modes.probe_start import Prestart
+from netrun.modes.savers.model import Saver, Savers
+from netrun.modes.savers.pipeline import Pipeline
+from netrun.modes.savers.prestart import Prestart
 from netrun.tools.iperf3 import measure as iperf3_measure
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import readings as iperf3_readings
@@ -57,11 +58,12 @@ class BareMetal(Mode):
 
     name = "baremetal"
     options = ()
-    sweeps_early = "always"
-    starts_ahead = True
     has_start_line = True
-    #: Servers started ahead and in the probe, hosts swept early (measure).
-    saves_round_trips = True
+    #: Its first server started in the probe, each next one while the test before runs,
+    #: its clients armed before their servers, each host swept by its last client or server.
+    savers = Savers(
+        frozenset({Saver.PROBE_START, Saver.ARMED_CLIENT, Saver.START_AHEAD, Saver.EARLY_SWEEP})
+    )
 
     def measure(self, repeat: int) -> Measurement:
         """One iperf3 run, retried as iperf3's own loop says (busy port, lost setup)."""
@@ -164,15 +166,13 @@ class BareMetal(Mode):
         server.answer = self.ctx.ahead.prestarted.pop((self.server.name, tag), None)
         return server
 
-    def _last(self, host: Host, probed: bool = True) -> bool:
-        sweep = self.ctx.ahead.early_sweep
-        return sweep is not None and sweep.is_last(host, self.test, self.repeat, probed=probed)
-
     def arm_client(self, tag: str) -> ArmedClient:
         """The client of one measurement, started now: it waits for its server's port.
         On its host's last measurement it can sweep the host after it
-        (netrun.modes.early_sweep)."""
-        last = self._last(self.client, probed=False)  # armed during the probe: it may be
+        (netrun.modes.savers.sweep)."""
+        last = self.last_on(
+            self.client, self.repeat, probed=False
+        )  # armed during the probe: it may be
         sweep = self.ctx.ahead.early_sweep
         return ArmedClient(
             self.client,
@@ -240,9 +240,9 @@ class BareMetal(Mode):
         assert server.port is not None
         iface = data_iface(self, self.client)
         sweep = self.ctx.ahead.early_sweep
-        sweep_client = self._last(self.client)
+        sweep_client = self.last_on(self.client, self.repeat)
         # Same host both ends: the client's own sweep covers it, after both ended.
-        sweep_server = self._last(self.server) and self.server is not self.client
+        sweep_server = self.last_on(self.server, self.repeat) and self.server is not self.client
 
         def then() -> None:  # while the client runs: the next test's start, and
             covered: set[str] = set()  # the server host's sweep

@@ -29,7 +29,7 @@ class ContainerMode(Mode):
     containers = True
     #: Whether each repeat records the bytes along its path (netrun.modes.docker.pathbytes).
     counts_path: ClassVar[bool] = False
-    #: The repeat being measured (netrun.modes.early_sweep: is it a host's last measurement?).
+    #: The repeat being measured (netrun.modes.savers.sweep: is it a host's last measurement?).
     repeat = 1
 
     def carry(
@@ -100,7 +100,7 @@ class ContainerMode(Mode):
             "client": f"netrun-{self.ctx.run_id}-{self.test.tag}-client",
         }
         #: The containers' time bounds' undo records, a scope of the run's ledger of their
-        #: own: they go with the containers (netrun.modes.docker.keep).
+        #: own: they go with the containers (netrun.modes.docker.savers.keep).
         self.bounds: Scope = self.ctx.ledger.scope("containers")
         #: role -> the last byte counter reading of that end (netrun.modes.docker.pathbytes).
         self.counters: dict[str, Any] = {}
@@ -158,7 +158,7 @@ class ContainerMode(Mode):
         raise NotImplementedError
 
     def server_wait(self, served: int | None, reading: str = "") -> Any:
-        """The server host's wait for the repeat's end (netrun.modes.docker.serverwait)."""
+        """The server host's wait for the repeat's end (netrun.modes.docker.savers.serverend)."""
         raise NotImplementedError
 
     def server_done(self, served: int | None, waiting: Any) -> tuple[str | None, int | None]:

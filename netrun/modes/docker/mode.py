@@ -27,10 +27,12 @@ from netrun.hosts.group import in_parallel
 from netrun.hosts.host import Host
 from netrun.modes import sameend
 from netrun.modes.baremetal.mode import test_deadline
-from netrun.modes.docker import armed as armedexec
-from netrun.modes.docker import carry, early, engine, keep, launch, pathbytes, serverwait
+from netrun.modes.docker import carry, engine, launch, pathbytes
 from netrun.modes.docker.base import ContainerMode
 from netrun.modes.docker.mtu import follow_container
+from netrun.modes.docker.savers import client as armedexec
+from netrun.modes.docker.savers import keep, probe, serverend
+from netrun.modes.savers.model import Saver, Savers
 from netrun.tools import docker as dk
 from netrun.tools.ends import T
 from netrun.tools.iperf3 import parse as iperf3_parse
@@ -40,7 +42,7 @@ from netrun.tools.iperf3.measure import client_argv
 if TYPE_CHECKING:
     from netrun.inventory.model import Inventory
     from netrun.modes.base import Planned, RunContext
-    from netrun.modes.probe_start import Prestart
+    from netrun.modes.savers.prestart import Prestart
 
 SERVER_PORT = 5201
 
@@ -73,9 +75,16 @@ class DockerMode(ContainerMode):
     #: The tools it runs in containers (each server its PID 1: Tool.resident).
     tools: ClassVar[tuple[str, ...] | None] = ("iperf3", "iperf2", "netperf")
     containers = True
-    sweeps_early = "sequential"
-    #: iperf3 against each container's resident server, counters riding the client's exec.
-    saves_round_trips = True
+    #: iperf3 against each container's resident server, counters riding the client's exec:
+    #: the first test's containers started in the probes, each repeat's client armed, the
+    #: containers kept for the next test of the pair, the server end read and each host
+    #: swept by a command sent with the client (the sweep in sequential runs only).
+    savers = Savers(
+        frozenset(
+            {Saver.PROBE_START, Saver.ARMED_CLIENT, Saver.KEEP_CONTAINERS, Saver.SERVER_WAIT}
+        ),
+        sequential_only=frozenset({Saver.EARLY_SWEEP}),
+    )
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
 
     @classmethod
@@ -83,8 +92,9 @@ class DockerMode(ContainerMode):
         cls, plans: Sequence[Planned], inventory: Inventory, ctx: RunContext
     ) -> list[Prestart]:
         """Both containers of the run's first test, started in their hosts' probes, and
-        its client's ``docker exec`` armed before the client host's (netrun.modes.docker.early)."""
-        return early.plan(cls, plans, inventory, ctx)
+        its client's ``docker exec`` armed before the client host's
+        (netrun.modes.docker.savers.probe)."""
+        return probe.plan(cls, plans, inventory, ctx)
 
     # -- containers -------------------------------------------------------------------------
     def app_env(self, host: Host) -> dict[str, str]:
@@ -137,12 +147,12 @@ class DockerMode(ContainerMode):
         """Read what ``start_extra`` and ``ready_extra`` printed."""
         if role == "server" and "counters" not in found and "logs" in found:
             # the tests it served so far (its log says it is ready once per test)
-            self.counters["served"] = found["logs"].count(serverwait.LISTENING)
+            self.counters["served"] = found["logs"].count(serverend.LISTENING)
         if "counters" in found:
             reading = pathbytes.parse(found["counters"])
             if reading[0] and reading[1]:
                 self.counters[role] = reading
-                self.counters["served"] = found.get("logs", "").count(serverwait.LISTENING)
+                self.counters["served"] = found.get("logs", "").count(serverend.LISTENING)
 
     def launch_body(self, role: str, host: Host) -> str:
         """sh starting one end's container (with its undo record, noted in ``bounds``)."""
@@ -150,7 +160,7 @@ class DockerMode(ContainerMode):
         self.started.append((host, name))  # before starting: teardown finds it whatever happens
         # A time bound that holds when the controller vanishes: a watchdog on the host
         # removes the container (iperf3 server, and any docker exec client in it) after
-        # the longest the tests that may share it can take (netrun.modes.docker.keep); the
+        # the longest the tests that may share it can take (netrun.modes.docker.savers.keep); the
         # container's undo record stops the watchdog.
         start_timeout = float(self.test.value("start_timeout"))
         bound = start_timeout + keep.shared_bound(self.ctx, self.test, self.tool)
@@ -164,7 +174,8 @@ class DockerMode(ContainerMode):
             extra=self.ready_extra(role, host),
             env_vars=self.env_vars(host),
         )
-        # in the containers' scope: the record goes with the containers (netrun.modes.docker.keep)
+        # in the containers' scope: the record goes with the containers
+        # (netrun.modes.docker.savers.keep)
         record = self.bounds.record(host, stop, what=f"stop the time bound of container {name}")
         start = f'{self.start_extra(role, host)}\nif [ "$go" = 1 ]; then\n{command}\nfi'
         return undo.guarded(record, start)
@@ -173,8 +184,8 @@ class DockerMode(ContainerMode):
         """Start one end's container: one round trip with the run's first checks on the
         host, the container's undo record, ``docker run``, its time bound and the first
         readiness wait (netrun.modes.docker.launch), unless it rode on the host's probe
-        (netrun.modes.docker.early)."""
-        res = early.adopt(self, role, host)
+        (netrun.modes.docker.savers.probe)."""
+        res = probe.adopt(self, role, host)
         if res is None:
             timeout = float(self.test.value("start_timeout")) + 180
             res = engine.checked_run(self, host, self.launch_body(role, host), timeout)
@@ -269,7 +280,8 @@ class DockerMode(ContainerMode):
         """Hook to check the started containers (flannel lease, FreeFlow preload)."""
 
     def setup(self) -> None:
-        # The one decision on which containers this test measures with (netrun.modes.docker.keep):
+        # The one decision on which containers this test measures with
+        # (netrun.modes.docker.savers.keep):
         # the previous test's, adopted with their names, or its own, started below. What
         # names a container (the armed client's docker exec) comes after it.
         kept = keep.take(self.ctx, self.test, self.tool)
@@ -355,15 +367,15 @@ class DockerMode(ContainerMode):
         return Measurement(out, result, details)
 
     def server_wait(self, served: int | None, reading: str = "") -> Any:
-        """The server host's wait for the repeat's end (netrun.modes.docker.serverwait)."""
-        return serverwait.server_wait(self, served, self.repeat, reading)
+        """The server host's wait for the repeat's end (netrun.modes.docker.savers.serverend)."""
+        return serverend.server_wait(self, served, self.repeat, reading)
 
     def server_done(self, served: int | None, waiting: Any) -> tuple[str | None, int | None]:
-        return serverwait.server_done(self, served, waiting)
+        return serverend.server_done(self, served, waiting)
 
     def arm_client(self, tag: str) -> armedexec.ArmedExec:
         """The first repeat's client, started during the client host's probe
-        (netrun.modes.probe_start; ``tag`` is armedexec.tag's)."""
+        (netrun.modes.savers.prestart; ``tag`` is armedexec.tag's)."""
         return armedexec.arm(self, 1)
 
     def wrap_client(self, argv: list[str]) -> list[str] | str:
@@ -409,7 +421,8 @@ class DockerMode(ContainerMode):
 
     def teardown(self) -> None:
         """Hand the containers to the next test that wants the same ones, or leave them
-        to the final sweep, or remove them on the hosts' next command (netrun.modes.docker.keep):
+        to the final sweep, or remove them on the hosts' next command
+        (netrun.modes.docker.savers.keep):
         never a round trip of its own."""
         armedexec.forget(self)
         keep.hand_over(self)

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from netrun.hosts import counters, cpustat
 from netrun.modes.docker.launch import sections
-from netrun.modes.docker.serverwait import is_last
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -68,7 +67,7 @@ def command(container_pid: int | None, own: Own | None = None) -> str:
 def own_var(name: str) -> str:
     """The shell variable that may hold the pid of the mode's own process ``name`` (the
     FreeFlow router's start script sets ``nr_p_router``; an armed client reads it from
-    its line, netrun.modes.docker.armed); unset, the reading takes the pid the mode knew."""
+    its line, netrun.modes.docker.savers.client); unset, the reading takes the pid the mode knew."""
     if not name.isidentifier() or not name.isascii():
         raise ValueError(f"not a process name for a shell variable: {name!r}")
     return f"nr_p_{name}"
@@ -277,7 +276,7 @@ def around(
     before is the last one taken there (the container's start, or the previous repeat's
     reading after: nothing else runs in the container or on the pair in between); the
     one after is taken on the server's host as soon as its iperf3 has served the test
-    (netrun.modes.docker.serverwait, sent as the client starts, which on the host's last
+    (netrun.modes.docker.savers.serverend, sent as the client starts, which on the host's last
     measurement also sweeps it). A reading that is missing is taken on its own. With
     ``ride_only`` (docker mode, which proves no path: its CPU only), no command is sent
     for a reading: the wait is the host's last measurement's sweep, and a server end
@@ -288,7 +287,7 @@ def around(
     if before_server is None and not ride_only:
         before_server = read(mode.server, mode.pids.get("server"), own=mode.own_procs(mode.server))
     served = mode.counters.pop("served", None)  # a failed repeat leaves it unknown
-    last = is_last(mode, mode.server, mode.repeat)
+    last = mode.last_on(mode.server, mode.repeat)
     own = mode.own_procs(mode.server)
     script = shell_reading(nic=host_nic(mode, mode.server), own=own)
     waiting = mode.server_wait(served, script if last or not ride_only else "")

@@ -185,7 +185,7 @@ class FreeFlow(DockerMode):
 
     def read_sections(self, role: str, host: Host, found: dict[str, str]) -> None:
         super().read_sections(role, host, found)
-        # started in the probe (netrun.modes.docker.early): that plan was another instance's
+        # started in the probe (netrun.modes.docker.savers.probe): that plan was another instance's
         plan = self.plans.setdefault(host.name, self.router_plan(host))
         state = router.read(found, plan, host.name, self.ctx.run_id)
         self.details.setdefault("routers", {})[host.name] = state.record

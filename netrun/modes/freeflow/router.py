@@ -6,7 +6,7 @@ the library; and in the same script read the overlay CIDR for VNET_PREFIX (the F
 lease, else the docker network's subnet) and the router image's labels (the lab's
 stand-in says so). It used to be up to nine commands one after the other. The host's
 subnet (HOST_IP_PREFIX) is read there too, so the router can start in the host's probe
-(netrun.modes.docker.early). The script sets
+(netrun.modes.docker.savers.probe). The script sets
 ``go=1`` when the iperf3 container may start; the controller reads its sections
 (``router``, ``routerlogs``, ``routerpid``, ``vnet``, ``standin``) with ``read``.
 ``routerpid`` is the router container's PID 1 (docker's State.Pid, from the inspect the

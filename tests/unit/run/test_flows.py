@@ -16,11 +16,12 @@ from netrun.errors import ToolError
 from netrun.hosts.host import Host
 from netrun.modes.baremetal.mode import BareMetal
 from netrun.modes.base import Mode, RunContext
+from netrun.modes.savers.choice import takes
+from netrun.modes.savers.model import Saver
 from netrun.run import flows as flows_module
 from netrun.run.flows import FlowError, FlowTest, centre, unsupported
 from netrun.run.plan import plan_test
 from netrun.run.sample import build_sample
-from netrun.run.shortcuts import starts_ahead, sweeps_early
 from netrun.run.startline import StartLineBroken, once
 from netrun.scenario.loader import load_scenario
 from netrun.testing.recording import RecordingTransport
@@ -64,9 +65,10 @@ def test_a_fixed_port_gives_each_flow_the_next(tmp_path: Path) -> None:
 
 def test_the_run_turns_its_shortcuts_off_for_a_flow_test(tmp_path: Path) -> None:
     test = fan(tmp_path)
-    assert not sweeps_early([plan_test(test)], sequential=True)
-    assert not starts_ahead([plan_test(test)])
-    assert sweeps_early([plan_test(flow_specs(test)[0])], sequential=True)  # a plain test would
+    assert not takes([plan_test(test)], Saver.EARLY_SWEEP, sequential=True)
+    assert not takes([plan_test(test)], Saver.START_AHEAD, sequential=True)
+    plain = plan_test(flow_specs(test)[0])  # a plain test would take it
+    assert takes([plain], Saver.EARLY_SWEEP, sequential=True)
 
 
 def test_what_a_flow_test_refuses_is_one_line(tmp_path: Path) -> None:

@@ -104,10 +104,10 @@ def test_the_total_follows_the_schedule(tmp_path: Path, width: int, rounds: int)
         for i, (s, c) in enumerate([("alpha", "bravo"), ("charlie", "delta"), ("charlie", "alpha")])
     )
     previews, _ = setup(tmp_path, tests)
-    specs = [p.test for p in previews]
+    plans = [p.plan for p in previews]
     each = 10 + preview.SAMPLE_OVERHEAD_S
-    assert preview.run_seconds(specs, width) == preview.RUN_START_S + rounds * each
-    line = preview.total_line(specs, width)
+    assert preview.run_seconds(plans, width) == preview.RUN_START_S + rounds * each
+    line = preview.total_line(plans, width)
     how = "one after another" if width == 1 else f"in {rounds} rounds"
     assert line.startswith(
         f"expected total: {preview.clock(preview.RUN_START_S + rounds * each)} for 3 tests {how}"

@@ -2,12 +2,12 @@
 
 Each repeat's client is a ``docker exec`` in the client container; as its own command it
 paid the host's login cost after the containers were ready. Here the command starts at
-once (during the host's probe for the run's first test, netrun.modes.probe_start; during
+once (during the host's probe for the run's first test, netrun.modes.savers.prestart; during
 the container start otherwise) and waits on its stdin for what it needs from the start: the
 server container's address, the client container's PID 1 (for the path-bytes readings,
 netrun.modes.docker.pathbytes) and whether to sweep the host after it: on the host's last
-measurement the client's command ends with the host's sweep (netrun.modes.docker.serverwait's
-``host_sweep``), so the run's end has nothing left to do there (netrun.modes.early_sweep), as a
+measurement the client's command ends with the host's sweep (netrun.modes.docker.savers.serverend's
+``host_sweep``), so the run's end has nothing left to do there (netrun.modes.savers.sweep), as a
 bare-metal client's does (netrun.tools.iperf3.run.ArmedClient). Abandoned, or when netrun
 vanishes, its stdin ends and it exits without running anything.
 """
@@ -23,7 +23,7 @@ from netrun.errors import NetrunError
 from netrun.hosts.command import CommandResult
 from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker import launch, pathbytes
-from netrun.modes.docker.serverwait import host_sweep, is_last
+from netrun.modes.docker.savers.serverend import host_sweep
 from netrun.tools.iperf3.measure import client_argv
 
 if TYPE_CHECKING:
@@ -83,7 +83,8 @@ class ArmedExec:
         ``sweep``: the host's sweep, run after it if ``fire`` says so."""
         self.host = mode.client
         #: The client container it runs in: mode.names's when it was armed, which the test's
-        #: keep decision set (netrun.modes.docker.keep), as its key in ctx.ahead.armed (``tag``).
+        #: keep decision set (netrun.modes.docker.savers.keep), as its key in ctx.ahead.armed
+        #: (``tag``).
         self.container = mode.names["client"]
         #: The mode's own processes whose pids ``fire`` sends (mode.own_procs's names).
         self.own = list(mode.own_procs(self.host))
@@ -132,7 +133,8 @@ class ArmedExec:
 def tag(mode: ContainerMode, repeat: int) -> str:
     """The key of a repeat's armed client in ctx.ahead.armed (with the client's host name). It
     names the client container, as the test's keep decision does (mode.names: its own, or
-    those of the test whose containers it adopted, netrun.modes.docker.keep), so a command started
+    those of the test whose containers it adopted, netrun.modes.docker.savers.keep), so a command
+    started
     for other containers is never the one fired."""
     return f"{mode.test.tag}c{repeat}:{mode.names['client']}"
 
@@ -141,7 +143,7 @@ def arm(mode: ContainerMode, repeat: int) -> ArmedExec:
     """A repeat's client, started now (its sweep included where it may be the host's
     last measurement: the probes may not have told yet whether it can sweep)."""
     argv = client_argv(mode, IP_TOKEN, SERVER_PORT)  # the image's iperf3
-    last = is_last(mode, mode.client, repeat, probed=False)
+    last = mode.last_on(mode.client, repeat, probed=False)
     return ArmedExec(mode, argv, host_sweep(mode, mode.client) if last else "")
 
 
@@ -160,7 +162,7 @@ def run_client(
     armed = mode.ctx.ahead.armed.pop((mode.client.name, tag(mode, repeat)), None)
     res = None
     if isinstance(armed, ArmedExec):
-        sweep = is_last(mode, mode.client, repeat)
+        sweep = mode.last_on(mode.client, repeat)
         try:
             assert mode.server_ip is not None
             res = armed.fire(

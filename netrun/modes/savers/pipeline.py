@@ -1,11 +1,12 @@
-"""The next test's server and client, started while this test's client runs.
+"""The next test's server and client, started while this test's client runs
+(Saver.START_AHEAD; bare metal's).
 
 In a bare-metal run, each test began with a round trip to start its server (and its
 client's login) after the previous test ended (in a parallel run: after its hosts'
 tests of the previous round ended). Now, late in each test's run,
 the next test's server start script runs on its host and the next client is armed
 (netrun.tools.iperf3.run.ArmedClient), as the run's first test has them ride on the probes
-(netrun.modes.probe_start): the next test only has to give its client the port. In a
+(netrun.modes.savers.prestart): the next test only has to give its client the port. In a
 parallel run (netrun.run.rounds), a test of round k starts ahead the test of round k+1 whose server
 is one of its hosts; that test still starts when both its hosts are free, and its
 server lives until the longest test of round k could end, and its own. The early server
@@ -31,12 +32,12 @@ from typing import TYPE_CHECKING
 
 from netrun.errors import NetrunError
 from netrun.hosts.shield import cleaning
-from netrun.modes import probe_start as prestart
+from netrun.modes.savers import prestart
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
     from netrun.inventory.model import Inventory
-    from netrun.modes.base import Planned, RunContext
+    from netrun.modes.savers.state import Shares, Specced
 
 #: How long before the running test's end the next server starts (its start round trip
 #: and the host's login cost fit in it).
@@ -48,10 +49,10 @@ class Pipeline:
 
     def __init__(
         self,
-        tests: Sequence[Planned],
+        tests: Sequence[Specced],
         inventory: Inventory,
-        ctx: RunContext,
-        rounds: Sequence[Sequence[Planned]] | None = None,
+        ctx: Shares,
+        rounds: Sequence[Sequence[Specced]] | None = None,
         *,
         plan: Callable[..., prestart.Prestart | None],
     ) -> None:
@@ -62,7 +63,7 @@ class Pipeline:
         self.inventory = inventory
         self.ctx = ctx
         #: test name -> the tests to start ahead while it runs
-        self.next: dict[str, list[Planned]] = {}
+        self.next: dict[str, list[Specced]] = {}
         #: test name -> how long a server started ahead must wait for its test
         self.wait_s: dict[str, float] = {}
         if rounds is None:
@@ -107,7 +108,7 @@ class Pipeline:
                     covered.add(nxt.spec.server)
         return covered
 
-    def _ahead(self, test: TestSpec, nxt: Planned, wait_s: float, after: str | None) -> bool:
+    def _ahead(self, test: TestSpec, nxt: Specced, wait_s: float, after: str | None) -> bool:
         with self._lock:  # before any plan work: a busy-port retry of this test
             if nxt.spec.name in self._planned:
                 return False

@@ -1,5 +1,6 @@
-"""A start script that rides on a host's probe: one round trip fewer for the run's first
-test (a bare-metal iperf3 server, a container), and the client armed beside it.
+"""Saver.PROBE_START: a start script that rides on a host's probe, one round trip fewer
+for the run's first test (a bare-metal iperf3 server, a container), and the client armed
+beside it (Saver.ARMED_CLIENT).
 
 A mode offers its starts through ``Mode.probe_starts``; the run adds each to its host's
 probe (netrun.run.fleet) and the measurement adopts what the script printed. Whatever it
@@ -10,18 +11,11 @@ after SIGKILL) removes it even if no test adopts it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
-
-
-class Adopts(Protocol):
-    """Where a run keeps what its probe starts printed and the clients it armed (the
-    run's netrun.modes.base.Ahead), for the measurements to adopt."""
-
-    prestarted: dict[tuple[str, str], str]
-    armed: dict[tuple[str, str], Any]
+    from netrun.modes.savers.state import Ahead, Armed
 
 
 class Arms(Protocol):
@@ -30,7 +24,7 @@ class Arms(Protocol):
     @property
     def client(self) -> Host: ...
 
-    def arm_client(self, tag: str) -> Any: ...
+    def arm_client(self, tag: str) -> Armed: ...
 
 
 MARK = "==netrun:prestart=="
@@ -43,14 +37,16 @@ class Prestart:
     host: str
     tag: str
     script: str
-    ctx: Adopts
+    #: The run's savers' state (RunContext.ahead): where the answer and the armed client go.
+    ctx: Ahead
     #: The test's mode, to arm its client on the client host (``arm``); None for a
-    #: start that has no client to arm (the server end's container, netrun.modes.docker.early).
+    #: start that has no client to arm (the server end's container,
+    #: netrun.modes.docker.savers.probe).
     mode: Arms | None = None
     #: The armed client's key in ctx.ahead.armed, when not ``tag`` (a container test's).
     arm_tag: str | None = None
     #: How long the script may wait on the host before it ends (for the test running
-    #: there to end: netrun.modes.baremetal.ahead), beyond its start's own time.
+    #: there to end: netrun.modes.savers.pipeline), beyond its start's own time.
     wait_s: float = 0.0
     #: Whether the script lets the probe's background jobs end (sh ``wait``) before
     #: its reading: then the probe runs the host's context beside the start

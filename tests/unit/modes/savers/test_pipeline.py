@@ -1,4 +1,4 @@
-"""Which test's server and client a run starts ahead (netrun.modes.baremetal.ahead)."""
+"""Which test's server and client a run starts ahead (netrun.modes.savers.pipeline)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import time
 from types import SimpleNamespace
 from typing import Any
 
-from netrun.modes.baremetal.ahead import Pipeline
 from netrun.modes.base import RunContext
+from netrun.modes.savers.pipeline import Pipeline
 
 
 def NO_PLAN(*_a: Any, **_k: Any) -> None:

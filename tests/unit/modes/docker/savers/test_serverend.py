@@ -1,5 +1,6 @@
 """The end of a container test on its hosts: the server's wait and the armed client's
-command, run in sh against a stand-in docker CLI (netrun.modes.docker.serverwait, armedexec)."""
+command, run in sh against a stand-in docker CLI (netrun.modes.docker.savers.serverend,
+armedexec)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import time
 from pathlib import Path
 
 from netrun.cleanup import scripts as cleanup_scripts
-from netrun.modes.docker import armed as armedexec
-from netrun.modes.docker import launch, serverwait
+from netrun.modes.docker import launch
+from netrun.modes.docker.savers import client as armedexec
+from netrun.modes.docker.savers import serverend
 
 
 def fake_docker(tmp_path: Path) -> Path:
@@ -30,7 +32,7 @@ def fake_docker(tmp_path: Path) -> Path:
 
 
 def wait_script(tmp_path: Path, served: int, bound: float, sweep: str = "") -> str:
-    return serverwait.script(
+    return serverend.script(
         str(fake_docker(tmp_path)), "srv", os.getpid(), served, bound,
         reading="echo reading", sweep=sweep,
     )  # fmt: skip

@@ -1,4 +1,5 @@
-"""Each host's last measurement sweeps the host: the run's final sweep, sent while the
+"""Saver.EARLY_SWEEP: each host's last measurement sweeps the host: the run's final sweep, sent
+while the
 host's last test still runs (bare metal and container modes; the run sets it up).
 
 A run ends by sweeping every host it used (its run folder, recorded servers, undo

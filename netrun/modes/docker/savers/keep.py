@@ -12,8 +12,9 @@ failed or was interrupted never hands its containers on.
 ``take``, at the start of a test's setup, is the one decision on which containers a test
 measures with: the kept ones (``adopt`` gives the mode their names) or its own, started
 then. Whatever names a container is built after it from the mode's names: the armed
-client commands (netrun.modes.docker.armed, whose key in ctx.ahead.armed names the container too)
-and the server's wait (netrun.modes.docker.serverwait).
+client commands (netrun.modes.docker.savers.client, whose key in ctx.ahead.armed names the
+container too)
+and the server's wait (netrun.modes.docker.savers.serverend).
 
 Whatever happens, nothing outlives the run: each container's time bound (a watchdog on
 the host, an undo record) covers the tests that may share it, every container carries the

@@ -1,4 +1,5 @@
-"""Which container tests share containers (netrun.modes.docker.keep), and how the one-round-trip
+"""Which container tests share containers (netrun.modes.docker.savers.keep), and how the
+one-round-trip
 start scripts are read back (netrun.modes.docker.launch, netrun.modes.freeflow.router)."""
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from hypothesis import strategies as st
 from netrun.core.spec import TestSpec
 from netrun.errors import ModeError
 from netrun.modes.base import Order, RunContext
-from netrun.modes.docker import keep, launch
+from netrun.modes.docker import launch
 from netrun.modes.docker.mode import DockerMode
+from netrun.modes.docker.savers import keep
 from netrun.modes.freeflow import router
 from netrun.scenario.loader import load_scenario
 from netrun.tools import get_tool
@@ -200,7 +202,7 @@ def test_the_armed_clients_name_the_containers_the_keep_decision_chose(
     first repeat, and between repeats) runs in the container the decision named."""
     from netrun.hosts.host import Host
     from netrun.modes import get_mode
-    from netrun.modes.docker import armed as armedexec
+    from netrun.modes.docker.savers import client as armedexec
 
     if mode == "freeflow":  # its setup refuses UDP (netrun.modes.freeflow.sockets)
         drawn = [{**d, "protocol": "tcp"} if d.get("protocol") == "udp" else d for d in drawn]

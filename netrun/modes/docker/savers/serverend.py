@@ -1,5 +1,6 @@
 """The server end after a container test, taken on its host as soon as the test ends there;
-and each host's sweep on its last measurement (also the client's: netrun.modes.docker.armed).
+and each host's sweep on its last measurement (also the client's:
+netrun.modes.docker.savers.client).
 
 Sent as the client starts, so its login overlaps the test: it waits (bounded) until
 iperf3 in the server container has served one more test (``iperf3 -s`` prints
@@ -7,7 +8,7 @@ LISTENING again), then prints that end's byte counters (the path-bytes modes,
 netrun.modes.docker.pathbytes) and, on the host's last measurement, sweeps the host as the
 run's final sweep would (its undo records remove the run's containers, its time bounds
 and its run folder): no round trip after the test, and the run's end has nothing left to
-do there (netrun.modes.early_sweep). It stops waiting when the container is gone (a failed test's
+do there (netrun.modes.savers.sweep). It stops waiting when the container is gone (a failed test's
 final sweep removed it), so nothing of it outlives the run.
 """
 
@@ -81,7 +82,7 @@ class ServerWait:
         text = script(docker, name, pid, served, bound, reading=reading, sweep=sweep)
         timeout = bound + 60
         self.timeout = timeout  # how long ``swept`` may wait for it
-        # Started at once, so its command is counted now (netrun.modes.early_sweep), and collected
+        # Started at once, so its command is counted now (netrun.modes.savers.sweep), and collected
         # in a thread; where a command cannot be started so, it runs without the sweep.
         started = host.start(text) if sweep else None
         if started is not None:
@@ -124,13 +125,6 @@ class ServerWait:
         return self.sweeps and SWEPT in (self.found or {}).get("swept", "")
 
 
-def is_last(mode: ContainerMode, host: Host, repeat: int, probed: bool = True) -> bool:
-    """Whether this repeat is ``host``'s last measurement of the run and the host may
-    sweep itself after it (netrun.modes.early_sweep)."""
-    sweep = mode.ctx.ahead.early_sweep
-    return sweep is not None and sweep.is_last(host, mode.test, repeat, probed=probed)
-
-
 def server_wait(
     mode: ContainerMode, served: int | None, repeat: int, reading: str = ""
 ) -> ServerWait | None:
@@ -140,7 +134,7 @@ def server_wait(
     test."""
     if served is None or mode.server.name == mode.client.name:
         return None
-    last = is_last(mode, mode.server, repeat)
+    last = mode.last_on(mode.server, repeat)
     if not (reading or last):
         return None
     sweep = host_sweep(mode, mode.server) if last else ""
@@ -152,7 +146,7 @@ def server_done(
 ) -> tuple[str | None, int | None]:
     """After a measurement that worked: the server's counters text (None: not read) and
     the tests it has served now (None: unknown); its host's sweep noted
-    (netrun.modes.early_sweep)."""
+    (netrun.modes.savers.sweep)."""
     if waiting is None:
         return None, (served + 1 if served is not None else None)
     text, count = waiting.result(served or 0)
