@@ -284,7 +284,9 @@ class DockerMode(ContainerMode):
         # (netrun.modes.docker.savers.keep):
         # the previous test's, adopted with their names, or its own, started below. What
         # names a container (the armed client's docker exec) comes after it.
-        kept = keep.take(self.ctx, self.test, self.tool)
+        kept = None
+        if self.savers.allows(Saver.KEEP_CONTAINERS):
+            kept = keep.take(self.ctx, self.test, self.tool)
         if kept is not None:
             keep.adopt(self, kept)
         armedexec.arm_next(self, 1)  # its login overlaps the containers' start

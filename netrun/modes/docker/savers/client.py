@@ -24,6 +24,7 @@ from netrun.hosts.command import CommandResult
 from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker import launch, pathbytes
 from netrun.modes.docker.savers.serverend import host_sweep
+from netrun.modes.savers.model import Saver
 from netrun.tools.iperf3.measure import client_argv
 
 if TYPE_CHECKING:
@@ -150,7 +151,8 @@ def arm(mode: ContainerMode, repeat: int) -> ArmedExec:
 def arm_next(mode: ContainerMode, repeat: int) -> None:
     """Start ``repeat``'s client unless it already is (by the probe, or before)."""
     key = (mode.client.name, tag(mode, repeat))
-    if mode.tool.starts_ahead and repeat <= mode.test.repeat and key not in mode.ctx.ahead.armed:
+    allowed = mode.savers.allows(Saver.ARMED_CLIENT) and mode.tool.starts_ahead
+    if allowed and repeat <= mode.test.repeat and key not in mode.ctx.ahead.armed:
         mode.ctx.ahead.armed[key] = arm(mode, repeat)
 
 

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from netrun.modes.savers.model import Saver
 from netrun.tools import docker as dk
 
 if TYPE_CHECKING:
@@ -171,6 +172,7 @@ def hand_over(mode: ContainerMode) -> None:
     docker = {h.name: mode.docker(h) for h, _ in mode.started}
     after = next_test(ctx, test)
     same = k is not None and after is not None and key(after, mode.tool) == k
+    same = same and mode.savers.allows(Saver.KEEP_CONTAINERS)
     nxt = after.name if after else None
     log.debug("%s: next on its hosts %s, same containers: %s", test.name, nxt, same)
     if not ctx.order.tests:  # a caller that did not say what runs next: remove now

@@ -23,6 +23,7 @@ from netrun.errors import NetrunError
 from netrun.hosts.host import remote_tmp
 from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker.launch import sections
+from netrun.modes.savers.model import Saver
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
@@ -133,6 +134,8 @@ def server_wait(
     on every repeat, else only on the host's last measurement, which it sweeps after the
     test."""
     if served is None or mode.server.name == mode.client.name:
+        return None
+    if not mode.savers.allows(Saver.SERVER_WAIT):  # the reading is then taken on its own
         return None
     last = mode.last_on(mode.server, repeat)
     if not (reading or last):
