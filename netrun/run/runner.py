@@ -9,6 +9,7 @@ torn down, every host's run folder is swept and results.json is written.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Mapping
@@ -38,7 +39,6 @@ from netrun.hosts.shield import cleaning, shielded
 from netrun.modes.base import Mode, RunContext
 from netrun.modes.savers import prestart
 from netrun.modes.savers.choice import arrange
-from netrun.modes.savers.state import StartsAhead
 from netrun.results import flags
 from netrun.results.saver import Saver
 from netrun.results.stats import samples_by_test
@@ -157,15 +157,10 @@ class Run(Fleet):
             plans = order(plans, [p.mtu for p in plans])
         rounds = None if width == 1 else self._rounds(plans, width)
         ordered = plans if rounds is None else [p for r in rounds for p in r]
-
         # each host swept by its last test, each next server started ahead, where allowed
-        def start_ahead() -> StartsAhead | None:  # (called only with tests to run)
-            return ordered[0].mode.start_ahead(ordered, self.req.inventory, self.ctx, rounds)
-
-        arrange(
-            self.ctx.ahead, ordered, self.ctx.workdir, self.ctx.run_id,
-            sequential=width == 1, start_ahead=start_ahead,
-        )  # fmt: skip
+        first = ordered[0].mode if ordered else Mode  # (Mode's start_ahead: none)
+        ahead = functools.partial(first.start_ahead, ordered, self.req.inventory, self.ctx, rounds)
+        arrange(self.ctx, ordered, sequential=width == 1, start_ahead=ahead)
         self.ctx.order.tests = [p.spec for p in plans]  # containers kept for the next test
         self._connect(ordered)
         self.mtu = MtuSettings(self.ctx, plans, grouped=width == 1)

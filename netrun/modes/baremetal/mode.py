@@ -61,9 +61,7 @@ class BareMetal(Mode):
     has_start_line = True
     #: Its first server started in the probe, each next one while the test before runs,
     #: its clients armed before their servers, each host swept by its last client or server.
-    savers = Savers(
-        frozenset({Saver.PROBE_START, Saver.ARMED_CLIENT, Saver.START_AHEAD, Saver.EARLY_SWEEP})
-    )
+    savers = Savers.of(Saver.PROBE_START, Saver.ARMED_CLIENT, Saver.START_AHEAD, Saver.EARLY_SWEEP)
 
     def measure(self, repeat: int) -> Measurement:
         """One iperf3 run, retried as iperf3's own loop says (busy port, lost setup)."""

@@ -75,16 +75,13 @@ class DockerMode(ContainerMode):
     #: The tools it runs in containers (each server its PID 1: Tool.resident).
     tools: ClassVar[tuple[str, ...] | None] = ("iperf3", "iperf2", "netperf")
     containers = True
-    #: iperf3 against each container's resident server, counters riding the client's exec:
-    #: the first test's containers started in the probes, each repeat's client armed, the
-    #: containers kept for the next test of the pair, the server end read and each host
-    #: swept by a command sent with the client (the sweep in sequential runs only).
-    savers = Savers(
-        frozenset(
-            {Saver.PROBE_START, Saver.ARMED_CLIENT, Saver.KEEP_CONTAINERS, Saver.SERVER_WAIT}
-        ),
-        sequential_only=frozenset({Saver.EARLY_SWEEP}),
-    )
+    #: Its first containers started in the probes, each repeat's client armed, containers
+    #: kept for the next test, the server end read and (in sequential runs) each host swept
+    #: by a command sent with the client: iperf3 against each container's resident server.
+    savers = Savers.of(
+        Saver.PROBE_START, Saver.ARMED_CLIENT, Saver.KEEP_CONTAINERS, Saver.SERVER_WAIT,
+        sequential_only=(Saver.EARLY_SWEEP,),
+    )  # fmt: skip
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
 
     @classmethod

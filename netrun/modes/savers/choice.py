@@ -51,19 +51,28 @@ def takes(tests: Sequence[Choosable], saver: Saver, *, sequential: bool) -> bool
     )
 
 
+class Run(Protocol):
+    """What the choice reads of the run's shared state (netrun.modes.base.RunContext)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def ahead(self) -> Ahead: ...
+    def workdir(self, host: Host) -> str: ...
+
+
 def arrange(
-    ahead: Ahead,
+    ctx: Run,
     ordered: Sequence[Choosable],
-    workdir: Callable[[Host], str],
-    run_id: str,
     *,
     sequential: bool,
     start_ahead: Callable[[], StartsAhead | None],
 ) -> None:
     """Set the run's early sweep and its starts ahead (``start_ahead``: the first test's
-    mode's, Mode.start_ahead) on ``ahead``, where the tests (in run order) allow them."""
+    mode's, Mode.start_ahead) on ``ctx.ahead``, where the tests (in run order) allow them."""
     if takes(ordered, Saver.EARLY_SWEEP, sequential=sequential):
         tests = [p.spec for p in ordered]
-        ahead.early_sweep = EarlySweep(tests, workdir, lease.release_script(run_id))
+        release = lease.release_script(ctx.run_id)
+        ctx.ahead.early_sweep = EarlySweep(tests, ctx.workdir, release)
         if ordered and takes(ordered, Saver.START_AHEAD, sequential=sequential):
-            ahead.pipeline = start_ahead()
+            ctx.ahead.pipeline = start_ahead()

@@ -43,6 +43,10 @@ class Savers:
     allowed: frozenset[Saver] = frozenset()
     sequential_only: frozenset[Saver] = frozenset()
 
+    @classmethod
+    def of(cls, *allowed: Saver, sequential_only: tuple[Saver, ...] = ()) -> Savers:
+        return cls(frozenset(allowed), frozenset(sequential_only))
+
     def allows(self, saver: Saver, *, sequential: bool = True) -> bool:
         """Whether a run (sequential or not) may take ``saver`` for this mode."""
         if saver in self.sequential_only:
