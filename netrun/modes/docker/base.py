@@ -1,8 +1,8 @@
 """What the container modes' helpers see of a container test: its containers, their
 state, and the few steps each mode family defines (docker, flannel, freeflow).
 
-The helpers beside it (launch, engine, keep, early, armed, serverwait, pathbytes, ends)
-take a ContainerMode; netrun.modes.docker.mode's DockerMode is the one that runs them, so
+The helpers beside it (launch, engine, pathbytes, ends, and the savers: savers.keep,
+savers.probe, savers.client, savers.serverend) take a ContainerMode; netrun.modes.docker.mode's DockerMode is the one that runs them, so
 they never import it.
 """
 
