@@ -2,8 +2,8 @@
 state, and the few steps each mode family defines (docker, flannel, freeflow).
 
 The helpers beside it (launch, engine, pathbytes, ends, and the savers: savers.keep,
-savers.probe, savers.client, savers.serverend) take a ContainerMode; netrun.modes.docker.mode's DockerMode is the one that runs them, so
-they never import it.
+savers.probe, savers.client, savers.serverend) take a ContainerMode;
+netrun.modes.docker.mode's DockerMode is the one that runs them, so they never import it.
 """
 
 from __future__ import annotations
