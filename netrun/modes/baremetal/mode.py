@@ -168,9 +168,8 @@ class BareMetal(Mode):
         """The client of one measurement, started now: it waits for its server's port.
         On its host's last measurement it can sweep the host after it
         (netrun.modes.savers.sweep)."""
-        last = self.last_on(
-            self.client, self.repeat, probed=False
-        )  # armed during the probe: it may be
+        # armed during the probe: it may be its host's last (the probes have not told yet)
+        last = self.last_on(self.client, self.repeat, probed=False)
         sweep = self.ctx.ahead.early_sweep
         return ArmedClient(
             self.client,

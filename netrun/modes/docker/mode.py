@@ -278,9 +278,9 @@ class DockerMode(ContainerMode):
 
     def setup(self) -> None:
         # The one decision on which containers this test measures with
-        # (netrun.modes.docker.savers.keep):
-        # the previous test's, adopted with their names, or its own, started below. What
-        # names a container (the armed client's docker exec) comes after it.
+        # (netrun.modes.docker.savers.keep): the previous test's, adopted with their names,
+        # or its own, started below. What names a container (the armed client's docker
+        # exec) comes after it.
         kept = None
         if self.savers.allows(Saver.KEEP_CONTAINERS):
             kept = keep.take(self.ctx, self.test, self.tool)
