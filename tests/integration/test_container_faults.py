@@ -334,8 +334,8 @@ def test_interrupt_tears_containers_and_routers_down(
     docker_lab: LabHandle, tmp_path: Path, sig: signal.Signals, code: int, when: str
 ) -> None:
     """Interrupted while the probes start the routers and containers
-    (netrun.modes.docker.savers.probe),
-    or while the client measures: everything goes, routers included."""
+    (netrun.modes.docker.savers.probe), or while the client measures: everything goes,
+    routers included."""
     scenario = write_scenario(tmp_path, [entry("long", mode="freeflow", duration=10)])
     ready = running_app_container if when == "probe" else client_measuring
     with netrun_process(

@@ -1,4 +1,5 @@
-"""A container test's client, its command started before the containers are up.
+"""Saver.ARMED_CLIENT for containers: a container test's client, its command started
+before the containers are up.
 
 Each repeat's client is a ``docker exec`` in the client container; as its own command it
 paid the host's login cost after the containers were ready. Here the command starts at
@@ -132,11 +133,10 @@ class ArmedExec:
 
 
 def tag(mode: ContainerMode, repeat: int) -> str:
-    """The key of a repeat's armed client in ctx.ahead.armed (with the client's host name). It
-    names the client container, as the test's keep decision does (mode.names: its own, or
-    those of the test whose containers it adopted, netrun.modes.docker.savers.keep), so a command
-    started
-    for other containers is never the one fired."""
+    """The key of a repeat's armed client in ctx.ahead.armed (with the client's host name).
+    It names the client container, as the test's keep decision does (mode.names: its own,
+    or those of the test whose containers it adopted, netrun.modes.docker.savers.keep), so
+    a command started for other containers is never the one fired."""
     return f"{mode.test.tag}c{repeat}:{mode.names['client']}"
 
 

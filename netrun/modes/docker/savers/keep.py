@@ -1,4 +1,5 @@
-"""Containers kept from one test to the next of the same pair and mode.
+"""Saver.KEEP_CONTAINERS: containers kept from one test to the next of the same pair and
+mode.
 
 Starting a server and a client container costs a round trip per host and the containers'
 start; the tests of a sweep (bitrate, streams, length, duration, reverse...) or a scenario
@@ -13,8 +14,7 @@ failed or was interrupted never hands its containers on.
 measures with: the kept ones (``adopt`` gives the mode their names) or its own, started
 then. Whatever names a container is built after it from the mode's names: the armed
 client commands (netrun.modes.docker.savers.client, whose key in ctx.ahead.armed names the
-container too)
-and the server's wait (netrun.modes.docker.savers.serverend).
+container too) and the server's wait (netrun.modes.docker.savers.serverend).
 
 Whatever happens, nothing outlives the run: each container's time bound (a watchdog on
 the host, an undo record) covers the tests that may share it, every container carries the

@@ -1,4 +1,5 @@
-"""The run's first container test starts its containers in the hosts' probes.
+"""Saver.PROBE_START for containers: the run's first container test starts its
+containers in the hosts' probes.
 
 A single docker test waited for each host's probe, then started that end's container in
 a round trip of its own, each paying the host's login cost. When the run's first test is

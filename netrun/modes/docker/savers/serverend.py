@@ -1,6 +1,6 @@
-"""The server end after a container test, taken on its host as soon as the test ends there;
-and each host's sweep on its last measurement (also the client's:
-netrun.modes.docker.savers.client).
+"""Saver.SERVER_WAIT: the server end after a container test, taken on its host as soon
+as the test ends there; and each host's sweep on its last measurement (Saver.EARLY_SWEEP;
+also the client's: netrun.modes.docker.savers.client).
 
 Sent as the client starts, so its login overlaps the test: it waits (bounded) until
 iperf3 in the server container has served one more test (``iperf3 -s`` prints

@@ -1,6 +1,6 @@
 """Which container tests share containers (netrun.modes.docker.savers.keep), and how the
-one-round-trip
-start scripts are read back (netrun.modes.docker.launch, netrun.modes.freeflow.router)."""
+one-round-trip start scripts are read back (netrun.modes.docker.launch,
+netrun.modes.freeflow.router)."""
 
 from __future__ import annotations
 
