@@ -13,11 +13,15 @@ from hypothesis import strategies as st
 
 from netrun.core.spec import TestSpec
 from netrun.errors import ModeError
+from netrun.hosts.host import Host
+from netrun.modes import get_mode
 from netrun.modes.base import Order, RunContext
 from netrun.modes.docker import launch
 from netrun.modes.docker.mode import DockerMode
+from netrun.modes.docker.savers import client as armedexec
 from netrun.modes.docker.savers import keep
 from netrun.modes.freeflow import router
+from netrun.modes.savers.model import NONE
 from netrun.scenario.loader import load_scenario
 from netrun.tools import get_tool
 
@@ -200,10 +204,6 @@ def test_the_armed_clients_name_the_containers_the_keep_decision_chose(
     """Consecutive tests of one pair and mode that differ only in client-side keys: each
     adopts the first one's containers, and every client command armed for it (before its
     first repeat, and between repeats) runs in the container the decision named."""
-    from netrun.hosts.host import Host
-    from netrun.modes import get_mode
-    from netrun.modes.docker.savers import client as armedexec
-
     if mode == "freeflow":  # its setup refuses UDP (netrun.modes.freeflow.sockets)
         drawn = [{**d, "protocol": "tcp"} if d.get("protocol") == "udp" else d for d in drawn]
     body = "".join(
@@ -242,3 +242,29 @@ def test_the_armed_clients_name_the_containers_the_keep_decision_chose(
     lines = bravo.transport.lines  # type: ignore[union-attr]
     assert lines and all(first_names["client"] in line for line in lines)
     assert all(f"{t.tag}-client" not in line for t in tests[1:] for line in lines)
+
+
+class Unsaved(DockerMode):
+    """A container mode that allows no round-trip saver (netrun.modes.savers.model)."""
+
+    savers = NONE
+
+
+def test_a_container_mode_that_allows_no_saver_keeps_and_arms_nothing(tmp_path: Path) -> None:
+    """The docker savers ask the mode's declaration (Mode.savers): two tests that would
+    share containers, in a mode that allows neither keeping them nor arming a client."""
+    tests = scenario_tests(tmp_path, "  - {name: a, mode: docker, sweep: {bitrate: [1M, 2M]}}\n")
+    assert len({keep.key(t, get_tool(t.tool)) for t in tests}) == 1
+    ctx = RunContext("1a2b", order=Order(tests))
+    alpha, bravo = Host("alpha"), Host("bravo")
+    bravo.transport = Starts()  # type: ignore[assignment]
+    for cls in (Unsaved, DockerMode):
+        ctx.order.finished.clear()
+        m = cls(tests[0], alpha, bravo, ctx, {"server": alpha, "client": bravo})
+        m.started = [(alpha, m.names["server"]), (bravo, m.names["client"])]
+        m.server_ip, m.healthy = "10.244.0.2", True
+        armedexec.arm_next(m, 1)
+        assert bool(ctx.ahead.armed) is (cls is DockerMode)
+        m.teardown()  # the next test wants the same containers: kept only if allowed
+        assert bool(ctx.family(keep.Parked)) is (cls is DockerMode)
+        ctx.family(keep.Parked).clear()
