@@ -37,8 +37,8 @@ class Saver(enum.Enum):
 
 @dataclass(frozen=True)
 class Savers:
-    """The savers a mode allows, and those it allows in sequential runs only (a container
-    test's armed client in a parallel run could sweep a host another test still uses)."""
+    """The savers a mode allows, and those it allows in sequential runs only (docker's
+    early sweep, which rides on its armed container clients)."""
 
     allowed: frozenset[Saver] = frozenset()
     sequential_only: frozenset[Saver] = frozenset()
