@@ -115,7 +115,7 @@ def publish(
             out.problems.append(_not_stored(exc, outdir))
     try:
         try:
-            _compare(doc, opts, history, out, remeasure)
+            _compare(doc, opts, history, out, remeasure, outdir)
         except NetrunError as exc:  # the run is done: report, do not lose the table
             out.problems.append(f"no baseline comparison: {exc}")
         if history is not None:
@@ -147,6 +147,7 @@ def _compare(
     history: History | None,
     out: Published,
     remeasure: Remeasure | None = None,
+    outdir: Path = Path(),
 ) -> None:
     if not opts.baseline:
         return
@@ -171,7 +172,12 @@ def _compare(
             verdicts = compare(found, base, tolerances, noise, opts.page_on)
         out.verdicts = confirm.settle(out.verdicts, verdicts, why_none)
         second = {"tests": again, "run_id": (found or {}).get("run_id")}
-        second |= {"results": str(where)} if where is not None else {"unavailable": why_none}
+        if where is not None:  # beside the run's own results: the folder moves as one
+            second["results"] = str(
+                where.relative_to(outdir) if where.is_relative_to(outdir) else where
+            )
+        else:
+            second["unavailable"] = why_none
     out.baseline_id = str(base.get("run_id") or opts.baseline)
     doc["baseline"] = {
         "run_id": out.baseline_id,

@@ -123,10 +123,24 @@ def reason(verdict: Any, declared: Mapping[str, Metric] | None = None) -> str:
         text += f" ({_change(metric, before, after, str(limit or '%'))})"
         if limit:
             text += f", limit {limit}"
+    if said := _confirmation(verdict):
+        text += f"; {said}"
     if cause:  # a cause key, and what showed it when the verdict says
         detail = _get(verdict, "cause_detail")
         text += f"; cause: {cause}" + (f" ({detail})" if detail else "")
     return text
+
+
+#: How a verdict's detail begins what a second measurement said (netrun.history.confirm).
+SECOND = ("confirmed by a second measurement", "not confirmed:", "a second measurement could")
+
+
+def _confirmation(verdict: Any) -> str:
+    """What a second measurement said of a regression that would have paged, "" if none."""
+    if not _get(verdict, "confirmation"):
+        return ""
+    parts = str(_get(verdict, "detail") or "").split("; ")
+    return next((p for p in reversed(parts) if p.startswith(SECOND)), "")
 
 
 def reasons(

@@ -11,6 +11,7 @@ from typing import Any
 from netrun.history import confirm
 from netrun.history.regress import compare
 from netrun.publish import PublishOptions, publish
+from netrun.report import why
 from netrun.results import flags
 from tests.unit.history.test_baseline import run
 
@@ -41,6 +42,9 @@ def test_a_regression_the_second_measurement_repeats_pages() -> None:
     (v,) = confirm.settle(first, compare(run("b", 2, 505.0), base))
     assert v.verdict == "regressed" and v.pages and v.confirmation == confirm.CONFIRMED
     assert "confirmed by a second measurement: throughput 505.0 vs 1000.0" in v.detail
+    assert "; confirmed by a second measurement: throughput 505.0" in why.reason(v)
+    (kept,) = why.stored({"baseline": {"verdicts": [why.record(v)]}}) or []
+    assert kept.confirmation == confirm.CONFIRMED and kept.pages  # as results.json keeps it
 
 
 def test_a_dip_the_second_measurement_does_not_repeat_pages_nobody() -> None:
@@ -49,6 +53,8 @@ def test_a_dip_the_second_measurement_does_not_repeat_pages_nobody() -> None:
     assert v.verdict == "noisy" and not v.pages and v.confirmation == confirm.NOT_CONFIRMED
     assert v.after == 900.0e6  # the run's own figure stays; the second is named
     assert "not confirmed: a second measurement read throughput 995.0 vs 1000.0" in v.noise
+    assert "; not confirmed: a second measurement read" in why.reason(v)
+    assert "confirmation" not in why.record(compare(run("c", 2, 990.0), base)[0])  # not asked
 
 
 def test_a_second_measurement_that_failed_leaves_the_regression_paging() -> None:
@@ -79,7 +85,7 @@ def test_publish_measures_again_only_what_would_page(tmp_path: Path) -> None:
     assert asked == [["tcp-forward"]] and not out.regressed
     saved = doc["baseline"]
     assert saved["confirmation"]["tests"] == ["tcp-forward"]
-    assert saved["confirmation"]["results"].endswith("confirm/results.json")
+    assert saved["confirmation"]["results"] == "confirm/results.json"  # moves with the folder
     assert saved["verdicts"][0]["confirmation"] == "not confirmed"
     off = publish(
         run("c", 2, 800.0), tmp_path, PublishOptions(baseline=str(base), confirm=False), again
