@@ -58,6 +58,7 @@ def main() -> int:
             night = cron_night(work, scenario, cfg.inventory)
             shown = ", ".join(
                 f"{v['test']} {v['verdict']}"
+                + (f" ({v['confirmation']})" if v.get("confirmation") else "")
                 for v in night.verdicts
                 if v.get("verdict") not in ("ok", "new")
             )
@@ -83,10 +84,15 @@ def main() -> int:
     compared = len(nights) - 1  # the first night has no baseline
     alarms = sum(1 for n in nights if n["exit"] == 3)
     noisy = sum(1 for n in nights for v in n["verdicts"] if v.get("verdict") == "noisy")
+    # a regression that would have paged, which a second measurement did not repeat
+    cleared = sum(1 for n in nights if any(v.get("confirmation") == "not confirmed"
+                                           for v in n["verdicts"]))  # fmt: skip
     loads = sorted(n["load"] for n in nights)
     print(
         f"{started}: {alarms} exit 3 in {compared} compared nights of an unchanged link "
-        f"({len(nights)} runs, {noisy} noisy verdicts named), load {loads[0]:.1f}-{loads[-1]:.1f}"
+        f"({len(nights)} runs, {noisy} noisy verdicts named; {cleared} nights would have "
+        f"paged on their first measurement, which a second did not repeat), "
+        f"load {loads[0]:.1f}-{loads[-1]:.1f}"
         if nights
         else "no night ran"
     )

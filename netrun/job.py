@@ -13,7 +13,7 @@ import os
 import threading
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -215,7 +215,10 @@ def run_and_publish(
             f"(traceback in {req.outdir / 'netrun.log'})"
         )
         doc, code = run.doc, EXIT_FAILED
-    published = publish(doc, req.outdir, opts)
+    again = Again(req, secrets)
+    published = publish(doc, req.outdir, opts, again if code is None else None)
+    if again.interrupted is not None:  # Ctrl-C while measuring again: the run keeps its own
+        code, interrupted = again.interrupted, True
     # Only now, not with the imports above: warm_report loads it (tabulate, wcwidth) in a
     # thread while the first test runs, so the run's start does not wait for it.
     from netrun.report.render import render
@@ -244,6 +247,45 @@ def run_and_publish(
         out.problems = list(published.problems)
         out.code = EXIT_FAILED if out.code == EXIT_OK else out.code
     return out
+
+
+class Again:
+    """Measures the named tests again into the run's ``confirm`` folder (a regression
+    pages only when a second measurement repeats it: netrun.history.confirm): a run of
+    its own (its own id, cleanup and results), on the same hosts, journal and settings.
+    An interrupt is kept (``interrupted``, the exit code) for the first run's outcome."""
+
+    def __init__(self, req: RunRequest, secrets: list[str]) -> None:
+        self.req, self.secrets = req, secrets
+        self.interrupted: int | None = None
+
+    def __call__(self, names: list[str]) -> tuple[dict[str, Any] | None, Path | None, str]:
+        # Here, not at the top, as in prepare: the runner brings paramiko and every mode.
+        from netrun.run.progress import Events
+        from netrun.run.request import new_run_id
+        from netrun.run.runner import Run
+
+        req = self.req
+        outdir = req.outdir / "confirm"
+        tests = tuple(t for t in req.scenario.tests if t.name in names)  # exactly: no globs
+        sub = replace(
+            req, scenario=replace(req.scenario, tests=tests), outdir=outdir, run_id=new_run_id(),
+            resume=None, events=Events(), measuring=lambda: None, preconnect=None,
+        )  # fmt: skip
+        req.progress(f"measuring {', '.join(names)} again: a regression pages only if it repeats")
+        try:
+            return Run(sub).execute(), outdir / "results.json", ""
+        except KeyboardInterrupt:
+            self.interrupted = EXIT_INT
+            return None, None, "interrupted by SIGINT"
+        except Interrupted as exc:
+            self.interrupted = exc.code
+            return None, None, "interrupted"
+        except NetrunError as exc:
+            return None, None, redact(str(exc), self.secrets)
+        except Exception as exc:  # a bug: the first run's figures and verdicts still stand
+            log.error("internal error measuring again\n%s", traceback.format_exc())
+            return None, None, f"internal error: {type(exc).__name__}"
 
 
 def outcome_code(

@@ -7,6 +7,7 @@ and ``netrun history import`` can take the run in later.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 from netrun.core.spec import Scenario
 from netrun.errors import InputError, NetrunError
+from netrun.history import confirm
 from netrun.history.baseline import parse_spec, spreads
 from netrun.history.db import History
 from netrun.history.judge import DEFAULT_PAGE_ON
@@ -45,6 +47,14 @@ class PublishOptions:
     fail_on_flags: bool = False
     #: --page-on: the causes (netrun.history.judge.CAUSES) whose regressions exit 3
     page_on: tuple[str, ...] = DEFAULT_PAGE_ON
+    #: --no-confirm turns it off: a regression that would page is measured again first
+    #: (netrun.history.confirm)
+    confirm: bool = True
+
+
+#: Measures the named tests again (netrun.history.confirm): the second run's results
+#: document and the folder it went to, or None and why there is none.
+Remeasure = Callable[[list[str]], tuple[dict[str, Any] | None, Path | None, str]]
 
 
 @dataclass
@@ -85,8 +95,14 @@ def check_baseline(opts: PublishOptions, history: History | None, scenario: Scen
         resolve_baseline(spec, history, scenario.name)
 
 
-def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Published:
-    """Store the run, compare it with its baseline, and write plots and exporter files."""
+def publish(
+    doc: dict[str, Any],
+    outdir: Path,
+    opts: PublishOptions,
+    remeasure: Remeasure | None = None,
+) -> Published:
+    """Store the run, compare it with its baseline (a regression that would page measured
+    again first with ``remeasure``, when given), and write plots and exporter files."""
     out = Published()
     if opts.tag:
         doc["tag"] = opts.tag
@@ -99,7 +115,7 @@ def publish(doc: dict[str, Any], outdir: Path, opts: PublishOptions) -> Publishe
             out.problems.append(_not_stored(exc, outdir))
     try:
         try:
-            _compare(doc, opts, history, out)
+            _compare(doc, opts, history, out, remeasure, outdir)
         except NetrunError as exc:  # the run is done: report, do not lose the table
             out.problems.append(f"no baseline comparison: {exc}")
         if history is not None:
@@ -126,7 +142,12 @@ def _not_stored(exc: NetrunError, outdir: Path) -> str:
 
 
 def _compare(
-    doc: dict[str, Any], opts: PublishOptions, history: History | None, out: Published
+    doc: dict[str, Any],
+    opts: PublishOptions,
+    history: History | None,
+    out: Published,
+    remeasure: Remeasure | None = None,
+    outdir: Path = Path(),
 ) -> None:
     if not opts.baseline:
         return
@@ -141,6 +162,22 @@ def _compare(
     throughput = parse_tolerance(opts.tolerance) if opts.tolerance else None
     noise = spreads(history, doc, doc.get("run_id")) if history is not None else None
     out.verdicts = compare(doc, base, tolerances_from_doc(doc, throughput), noise, opts.page_on)
+    again = confirm.to_confirm(out.verdicts) if opts.confirm and remeasure else []
+    second: dict[str, Any] = {}
+    if again and remeasure is not None:
+        found, where, why_none = remeasure(again)
+        verdicts = None
+        if found is not None:
+            tolerances = tolerances_from_doc(found, throughput)
+            verdicts = compare(found, base, tolerances, noise, opts.page_on)
+        out.verdicts = confirm.settle(out.verdicts, verdicts, why_none)
+        second = {"tests": again, "run_id": (found or {}).get("run_id")}
+        if where is not None:  # beside the run's own results: the folder moves as one
+            second["results"] = str(
+                where.relative_to(outdir) if where.is_relative_to(outdir) else where
+            )
+        else:
+            second["unavailable"] = why_none
     out.baseline_id = str(base.get("run_id") or opts.baseline)
     doc["baseline"] = {
         "run_id": out.baseline_id,
@@ -150,6 +187,7 @@ def _compare(
         "context_changes": context.records(context.changes(base, doc)),
         "page_on": list(opts.page_on),
         "verdicts": [why.record(v) for v in out.verdicts],
+        **({"confirmation": second} if second else {}),
     }
 
 

@@ -156,6 +156,12 @@ def run_parser() -> Parser:
         "receiver, host, or all (default network,host: not a busy sender or receiver)",
     )
     cron.add_argument(
+        "--no-confirm",
+        action="store_true",
+        help="exit 3 on the first measurement's regression; by default a regression that "
+        "would page is measured again first, and pages only if it repeats",
+    )
+    cron.add_argument(
         "--wait-for-hosts",
         type=float,
         default=0.0,
@@ -294,6 +300,7 @@ def _cmd_run(ns: argparse.Namespace, seen: dict[str, str]) -> int:
         tag=ns.tag,
         fail_on_flags=ns.fail_on_flags,
         page_on=page_on(ns.page_on),
+        confirm=not ns.no_confirm,
     )
     history = None
     try:

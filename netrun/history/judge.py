@@ -9,9 +9,10 @@ scenario's ``tolerances:``):
 2. Noise can widen the tolerance, never beyond WIDEN_MAX times it: the two sides' 95%
    confidence intervals (their half-widths added: the change must take the intervals
    apart), the run-to-run noise (NOISE_SIGMAS standard deviations of the medians of the
-   last stored runs a baseline could be), and a test CPU-bound on either side (the CPU may
-   have moved the figure: the full WIDEN_MAX). A change within the widened tolerance is
-   ``noisy``, and the verdict names what widened it.
+   last stored runs a baseline could be), and a test CPU-bound on either side, or whose
+   host's hypervisor took its CPU (the CPU may have moved the figure: the full WIDEN_MAX).
+   A change within the widened tolerance is ``noisy``, and the verdict names what widened
+   it.
 3. A change beyond the widened tolerance is ``regressed`` (or ``improved``) whatever the
    noise says: a link halved on a loaded machine is a regression.
 
@@ -105,13 +106,13 @@ def judge(
     earlier: Sequence[float],
     limit: Limit,
     spread: tuple[float, int] | None = None,
-    cpu_bound: Sequence[str] = (),
+    cpu: Sequence[str] = (),
 ) -> Finding | None:
     """The verdict on one metric by the rule above; None when it cannot be judged (no
     figure on a side, or a relative limit against a baseline of 0).
 
-    ``spread``: (run-to-run noise in the metric's unit, runs it came from); ``cpu_bound``:
-    the sides ("this run", "the baseline") that were CPU-bound."""
+    ``spread``: (run-to-run noise in the metric's unit, runs it came from); ``cpu``: what
+    the CPUs did that may have moved the figure (cpu_reasons' phrases)."""
     if not values or not earlier:
         return None
     limit = limit.floored(metric.floor)
@@ -136,9 +137,9 @@ def judge(
     if spread is not None and spread[0] > allowed:
         widened = max(widened, spread[0])
         why.append(f"run-to-run noise of the last {spread[1]} runs")
-    if cpu_bound:
+    if cpu:
         widened = cap
-        why.append(f"cpu-bound in {' and '.join(cpu_bound)}")
+        why.extend(cpu)
     widened = min(widened, cap)
     noise = ""
     if why:
@@ -206,13 +207,22 @@ def _repeat_of(samples: Sequence[dict[str, Any]], name: str, value: float) -> st
     return "?"
 
 
-def cpu_sides(cur: Sequence[Mapping[str, Any]], base: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The sides whose samples were CPU-bound (the cpu-bound flag)."""
-    return [
-        side
-        for side, samples in (("this run", cur), ("the baseline", base))
-        if samples and "cpu-bound" in flags.of_test(samples)
-    ]
+#: The flags that say a side's CPU may have moved its figure, and how a verdict says so.
+CPU_FLAGS = {"cpu-bound": "cpu-bound", "cpu-stolen": "CPU stolen by the hypervisor"}
+
+
+def cpu_reasons(cur: Sequence[Mapping[str, Any]], base: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the CPUs did on each side that may have moved the figure, as a verdict says
+    it ("cpu-bound in this run and the baseline", "CPU stolen by the hypervisor in this
+    run"): the cpu-bound and cpu-stolen flags."""
+    found = {side: set(flags.of_test(s)) if s else set() for side, s in
+             (("this run", cur), ("the baseline", base))}  # fmt: skip
+    out = []
+    for flag, words in CPU_FLAGS.items():
+        sides = [side for side, names in found.items() if flag in names]
+        if sides:
+            out.append(f"{words} in {' and '.join(sides)}")
+    return out
 
 
 def _median(samples: Sequence[Mapping[str, Any]], name: str) -> float | None:

@@ -143,8 +143,9 @@ class Verdict:
     regressed, else the headline), its ``before`` and ``after`` figures (in the metric's
     unit, the medians or the worst repeats), ``limit`` (its tolerance: "5%", "1 point",
     "20% and 0.05 ms"), ``noise`` (what widened the tolerance, "" if nothing), ``cause``
-    (a judge.CAUSES key) with ``cause_detail``, and ``pages``: whether it exits 3.
-    results.json keeps them (netrun.report.why.record)."""
+    (a judge.CAUSES key) with ``cause_detail``, ``pages``: whether it exits 3, and
+    ``confirmation``: what a second measurement said of a paging regression
+    (netrun.history.confirm). results.json keeps them (netrun.report.why.record)."""
 
     test: str
     verdict: str
@@ -159,6 +160,7 @@ class Verdict:
     cause: str | None = None
     cause_detail: str = ""
     pages: bool = False
+    confirmation: str = ""
 
 
 def _tool(samples: Sequence[dict[str, Any]]) -> Tool | None:
@@ -188,7 +190,7 @@ def compare_test(
     limits = tol.limits(tool)
     failed = [s for s in cur if s.get("status") != "ok"]
     now, before = ok_values(cur, head.name), ok_values(base, head.name)
-    cpu = judge.cpu_sides(cur, base)
+    cpu = judge.cpu_reasons(cur, base)
     spreads = spreads or {}
     findings: list[Finding] = []
     if not before:

@@ -32,8 +32,10 @@ FILES = ("/proc/stat", "/proc/softirqs", "/proc/sys/kernel/random/boot_id")
 SNIPPET = f"awk '{AWK}' {' '.join(FILES)} 2>/dev/null"
 #: /proc/stat's columns after the name (proc(5)); guest time is already in user.
 FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
-#: What ``usage`` reports per core, as shares of that core's elapsed ticks.
-SHARES = ("user", "system", "softirq", "irq", "idle")
+#: What ``usage`` reports per core, as shares of that core's elapsed ticks. ``steal`` is
+#: time a hypervisor gave another guest while this one wanted the core (a VM's figures
+#: then move with its neighbours' load, not the network: results.flags' cpu-stolen).
+SHARES = ("user", "system", "softirq", "irq", "steal", "idle")
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ class Usage:
     """What two readings show: per core, the percentage of its time in each of SHARES."""
 
     cores: dict[str, dict[str, float]]
-    #: CPU-seconds used (not idle, not iowait), summed over cores.
+    #: CPU-seconds used (not idle, not iowait, not stolen), summed over cores.
     busy_seconds: float
     #: The busiest core's busy percentage, and its name.
     busiest_pct: float
@@ -62,13 +64,15 @@ class Usage:
     #: NET_RX / NET_TX softirqs raised over the interval, summed over CPUs.
     net_softirqs: dict[str, int]
     elapsed_seconds: float
+    #: Time the hypervisor took, in percent of all the cores' time over the interval.
+    steal_pct: float = 0.0
 
     def to_dict(self) -> dict[str, object]:
         return {
             "cores": self.cores, "busy_seconds": self.busy_seconds,
             "busiest_pct": self.busiest_pct, "busiest_core": self.busiest_core,
             "softirq_pct": self.softirq_pct, "net_softirqs": self.net_softirqs,
-            "elapsed_seconds": self.elapsed_seconds,
+            "elapsed_seconds": self.elapsed_seconds, "steal_pct": self.steal_pct,
         }  # fmt: skip
 
 
@@ -99,7 +103,8 @@ def parse(text: str) -> Reading | None:
 
 
 def _busy(ticks: Mapping[str, int]) -> int:
-    return sum(v for k, v in ticks.items() if k not in ("idle", "iowait"))
+    """Ticks this host used: stolen ones were another guest's."""
+    return sum(v for k, v in ticks.items() if k not in ("idle", "iowait", "steal"))
 
 
 def usage(before: Reading, after: Reading) -> Usage | None:
@@ -108,6 +113,7 @@ def usage(before: Reading, after: Reading) -> Usage | None:
     cores: dict[str, dict[str, float]] = {}
     busy_ticks = 0
     softirq_ticks = 0
+    steal_ticks = 0
     elapsed: list[int] = []
     for name, new in after.cores.items():
         old = before.cores.get(name)
@@ -120,7 +126,8 @@ def usage(before: Reading, after: Reading) -> Usage | None:
         elapsed.append(total)
         busy_ticks += _busy(diff)
         softirq_ticks += diff["softirq"]
-        shares = {k: 100 * diff[k] / total for k in ("user", "system", "softirq", "irq")}
+        steal_ticks += diff["steal"]
+        shares = {k: 100 * diff[k] / total for k in ("user", "system", "softirq", "irq", "steal")}
         shares["user"] += 100 * diff["nice"] / total
         shares["idle"] = 100 * (diff["idle"] + diff["iowait"]) / total
         cores[name] = {k: round(v, 2) for k, v in shares.items()}
@@ -141,6 +148,7 @@ def usage(before: Reading, after: Reading) -> Usage | None:
         softirq_pct=round(100 * softirq_ticks / max(elapsed), 2),
         net_softirqs=net,
         elapsed_seconds=seconds,
+        steal_pct=round(100 * steal_ticks / sum(elapsed), 2),
     )
 
 

@@ -19,7 +19,10 @@ from netrun.history.regress import Verdict
 #: What a verdict records beyond test, verdict, delta_pct and detail (results.json
 #: baseline.verdicts[]): the deciding metric's values, its limit, what noise widened it
 #: to, the cause (netrun.history.judge.CAUSES) and whether it pages (exits 3).
-FIELDS = ("metric", "before", "after", "limit", "noise", "cause", "cause_detail", "pages")
+FIELDS = (
+    "metric", "before", "after", "limit", "noise", "cause", "cause_detail", "pages",
+    "confirmation",
+)  # fmt: skip
 #: Verdicts that carry a reason worth printing (ok, new and incomparable say enough).
 EXPLAINED = ("failed", "regressed", "regression", "noisy", "improved")
 
@@ -34,6 +37,8 @@ def record(verdict: Any) -> dict[str, Any]:
     """A verdict as results.json keeps it: the four old keys, then FIELDS that are known."""
     out = {k: _get(verdict, k) for k in ("test", "verdict", "delta_pct", "detail")}
     out.update({k: _get(verdict, k) for k in FIELDS if _get(verdict, k) is not None})
+    if not out.get("confirmation"):  # only a paging regression was measured again
+        out.pop("confirmation", None)
     return out
 
 
@@ -48,7 +53,7 @@ def stored(doc: Mapping[str, Any]) -> list[Verdict] | None:
             continue
         text = {
             k: None if v.get(k) is None else str(v.get(k))
-            for k in ("metric", "limit", "cause", "noise", "cause_detail")
+            for k in ("metric", "limit", "cause", "noise", "cause_detail", "confirmation")
         }
         out.append(
             Verdict(
@@ -63,6 +68,7 @@ def stored(doc: Mapping[str, Any]) -> list[Verdict] | None:
                 noise=text["noise"] or "",
                 cause=text["cause"],
                 cause_detail=text["cause_detail"] or "",
+                confirmation=text["confirmation"] or "",
                 # saved before causes were judged: every regression paged
                 pages=v["pages"] is True if "pages" in v else v.get("verdict") == "regressed",
             )
@@ -117,10 +123,24 @@ def reason(verdict: Any, declared: Mapping[str, Metric] | None = None) -> str:
         text += f" ({_change(metric, before, after, str(limit or '%'))})"
         if limit:
             text += f", limit {limit}"
+    if said := _confirmation(verdict):
+        text += f"; {said}"
     if cause:  # a cause key, and what showed it when the verdict says
         detail = _get(verdict, "cause_detail")
         text += f"; cause: {cause}" + (f" ({detail})" if detail else "")
     return text
+
+
+#: How a verdict's detail begins what a second measurement said (netrun.history.confirm).
+SECOND = ("confirmed by a second measurement", "not confirmed:", "a second measurement could")
+
+
+def _confirmation(verdict: Any) -> str:
+    """What a second measurement said of a regression that would have paged, "" if none."""
+    if not _get(verdict, "confirmation"):
+        return ""
+    parts = str(_get(verdict, "detail") or "").split("; ")
+    return next((p for p in reversed(parts) if p.startswith(SECOND)), "")
 
 
 def reasons(

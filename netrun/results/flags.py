@@ -38,6 +38,8 @@ FLAGS: dict[str, str] = {
     "netrun set and checked, or the sending NIC's: a smaller hop (ICMP-learned) or a route's MTU",
     "loss-above-max": "lost more datagrams than the test's max_loss allows (default 1% for "
     "iperf3 and iperf2 UDP): a lossy or overrun path, not the rate the test asked for",
+    "cpu-stolen": "the hypervisor took 5% or more of a host's CPU time during the test "
+    "(steal in /proc/stat): the figure may have moved with another guest's load",
 }
 #: Flags that say the figure is not what the test asked for: above what the link allows,
 #: loopback, or a sender that never offered the asked rate (sender-below-target, with the
@@ -60,6 +62,9 @@ LOSS_FLAGS = {
     "network or a queue dropped": "dropped-on-path",
 }
 CPU_BOUND_PCT = 90.0
+#: cpu-stolen: this share (%) of a host's CPU time over a test went to other guests (a
+#: busy neighbour on a shared VM host slowed a 941 Mbit/s lab link's sender by 6-10%).
+STOLEN_PCT = 5.0
 #: A core this busy over a test is saturated (netrun.hosts.cpustat's busiest_core_pct_*).
 CORE_SATURATED_PCT = 95.0
 UDP_DEFAULT_BPS = 1e6  # iperf3's -b default for UDP
@@ -158,10 +163,25 @@ def of_sample(sample: Mapping[str, Any]) -> list[str]:
             c is not None and c >= CORE_SATURATED_PCT for c in cores
         ):
             found.add("cpu-bound")
+        if any(pct >= STOLEN_PCT for pct in stolen_pcts(sample).values()):
+            found.add("cpu-stolen")
         pmtu, want = _number(figures.get("pmtu_bytes")), expected_mtu(sample)
         if pmtu is not None and want is not None and pmtu != want:
             found.add("pmtu-mismatch")
     return [name for name in FLAGS if name in found]
+
+
+def stolen_pcts(sample: Mapping[str, Any]) -> dict[str, float]:
+    """Each end's share (%) of its host's CPU time the hypervisor took over the test
+    (netrun.hosts.cpustat.Usage.steal_pct), where its counters were read."""
+    found = _details(sample).get("counters")
+    out = {}
+    for end, entry in found.items() if isinstance(found, Mapping) else ():
+        cpu = entry.get("cpu") if isinstance(entry, Mapping) else None
+        pct = _number(cpu.get("steal_pct")) if isinstance(cpu, Mapping) else None
+        if pct is not None:
+            out[str(end)] = pct
+    return out
 
 
 def max_loss(sample: Mapping[str, Any]) -> float | None:

@@ -145,14 +145,15 @@ def verdicts_of(doc: dict[str, Any]) -> dict[str, str]:
 
 
 def moved_of(doc: dict[str, Any]) -> dict[str, str]:
-    """Each test's verdict, where "noisy" because a core saturated on either side reads as
-    the way the figure moved: the lab's hosts share one machine's two cores, so under a
-    loaded CI machine a TCP test at line rate is sometimes cpu-bound, and the verdict then
-    rightly says the change may be the CPU's (netrun.history.baseline)."""
+    """Each test's verdict, where "noisy" because a core saturated on either side (or the
+    hypervisor took the CPU) reads as the way the figure moved: the lab's hosts share one
+    machine's two cores, so under a loaded CI machine a TCP test at line rate is sometimes
+    cpu-bound, and the verdict then rightly says the change may be the CPU's."""
     out = {}
     for v in doc["baseline"]["verdicts"]:
         verdict = v["verdict"]
-        cpu = verdict == "noisy" and "cpu-bound in" in (v.get("detail") or "")
+        detail = v.get("detail") or ""
+        cpu = verdict == "noisy" and ("cpu-bound in" in detail or "CPU stolen by" in detail)
         # a busy receiver's UDP loss (cause receiver, no page) says nothing of the headline
         busy = verdict == "regressed" and v.get("cause") == "receiver" and not v.get("pages")
         if cpu or busy:

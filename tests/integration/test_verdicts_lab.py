@@ -48,6 +48,7 @@ def test_a_broken_link_pages_every_night_until_fixed(lab: LabHandle, tmp_path: P
             v = tcp_verdict(night)
             assert v["verdict"] == "regressed" and v["pages"] and v["metric"] == "throughput_bps"
             assert v["after"] < 0.6 * v["before"] and v["limit"] == "5%"
+            assert v["confirmation"] == "confirmed", v  # measured again, halved again
             assert v["cause"] in ("network", "host"), v  # the qdisc is the hosts' context
     night = cron_night(tmp_path, scenario, lab.inventory)  # fixed
     expect(night, EXIT_OK)
@@ -76,16 +77,19 @@ def test_accepting_a_new_level_and_pinning(lab: LabHandle, tmp_path: Path) -> No
     base = json.loads((newest / "results.json").read_text())["baseline"]
     assert base["run_id"] == run_id, base
     # a test the accepted night flagged (a shaped link's figure a hair above its ceiling)
-    # falls back to an older usable night: only such a test may still regress. The accepted
-    # level is the link's rate; ping's sub-0.1 ms RTT on this shared 2-core machine (one
-    # late echo moves its mean and p90 past the 0.05 ms floor at 2 repeats) is judged by
-    # the noise rule in test_unchanged_nights_page_nobody, not here
+    # falls back to an older usable night: only such a test may still page. The accepted
+    # level is the halved link's rate, and nothing pages against it (a regression pages
+    # only when a second measurement repeats it). ping's sub-0.1 ms RTT on this shared
+    # 2-core machine is judged by the noise rule in test_unchanged_nights_page_nobody; a
+    # starved VM may still read UDP loss as regressed (cause receiver: it pages nobody)
     elsewhere = set(base.get("tests_from") or {})
     shaped_tests = [v for v in night.verdicts if v["test"] != "ping"]
     assert {v["test"] for v in shaped_tests} == {"tcp-fwd", "tcp-rev", "udp-300m"}
     for v in shaped_tests:
-        assert v["verdict"] != "regressed" or v["test"] in elsewhere, v
-    if not elsewhere and all(v["verdict"] != "regressed" for v in night.verdicts):
+        assert not v.get("pages") or v["test"] in elsewhere, v
+        if v["test"].startswith("tcp") and v["test"] not in elsewhere:
+            assert v["before"] < 600e6, v  # the accepted level: the halved link's
+    if not elsewhere and not any(v.get("pages") for v in night.verdicts):
         expect(night, EXIT_OK)
     bad = run_netrun(["baseline", "pin", "nosuchrun", "--db", db], cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
