@@ -193,7 +193,8 @@ def _overlay_tax(page: Page) -> str:
     parts = ["<h2>overlay tax (gap to bare metal, by cause)</h2>"]
     for b in found:
         head = (f"{b.test} ({b.mode}, {b.pair}, {b.protocol}): {b.mode_mbps:.1f} vs "
-                f"{b.bare_mbps:.1f} Mbit/s bare metal ({b.bare_test}), {b.gap_words}")  # fmt: skip
+                f"{b.bare_mbps:.1f} Mbit/s {b.reference} ({b.bare_test}), "
+                f"{b.gap_words}")  # fmt: skip
         rows = [[p.cause, "evidence" if p.mbps is None else f"{p.mbps:.1f}", p.evidence]
                 for p in b.parts]  # fmt: skip
         cols = ["cause", "Mbit/s of the gap", "evidence"]

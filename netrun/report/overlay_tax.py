@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from netrun.results.overlay_tax import Breakdown, breakdowns
+from netrun.results.overlay_tax import BARE_WORDS, Breakdown, breakdowns
 
 
 def block(found: Breakdown) -> list[str]:
     """A breakdown's lines: the gap, then each cause with its share and evidence."""
     head = (
         f"{found.test} ({found.mode}, {found.pair}, {found.protocol}): "
-        f"{found.mode_mbps:.1f} vs bare metal's {found.bare_mbps:.1f} Mbit/s "
+        f"{found.mode_mbps:.1f} vs {found.reference}'s {found.bare_mbps:.1f} Mbit/s "
         f"({found.bare_test}), {found.gap_words}"
     )
     lines = [head]
@@ -45,12 +45,14 @@ def table(doc: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     causes: dict[str, None] = {}
     for item in found:
         causes.update(dict.fromkeys(p.cause for p in item.parts if p.mbps is not None))
-    headers = ["test", "mode", "Mbit/s", "bare metal", "gap %", *causes]
+    bare = all(item.reference == BARE_WORDS for item in found)
+    headers = ["test", "mode", "Mbit/s", BARE_WORDS if bare else "reference", "gap %", *causes]
     rows = []
     for item in found:
         shares = {p.cause: p.mbps for p in item.parts if p.mbps is not None}
+        ref = f"{item.bare_mbps:.1f}" + ("" if bare else f" ({item.reference})")
         rows.append(
-            [item.test, item.mode, f"{item.mode_mbps:.1f}", f"{item.bare_mbps:.1f}",
+            [item.test, item.mode, f"{item.mode_mbps:.1f}", ref,
              f"{item.gap_pct:.1f}", *(f"{shares[c]:.1f}" if c in shares else "-" for c in causes)]
         )  # fmt: skip
     return headers, rows

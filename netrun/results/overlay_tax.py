@@ -33,6 +33,8 @@ from netrun.results.flags import CORE_SATURATED_PCT
 from netrun.results.stats import samples_by_test
 
 BARE = "baremetal"
+#: How sentences name the reference: bare metal, or a mode's own bare side.
+BARE_WORDS = "bare metal"
 #: Options two tests must share to be compared (the mode's own options may differ).
 SHAPE = ("protocol", "streams", "reverse", "bidir", "bitrate", "length", "window", "mtu")
 #: A mode's CPU cost per Gbit this many times bare metal's is "more CPU per byte".
@@ -66,6 +68,9 @@ class Breakdown:
     bare_mbps: float
     mode_mbps: float
     parts: tuple[Part, ...] = field(default_factory=tuple)
+    #: What the reference test measured: bare metal, or a mode's own bare side (its
+    #: ``details.bare_side`` after a colon: "the nodes' own network"), as sentences say it.
+    reference: str = BARE_WORDS
 
     @property
     def gap_mbps(self) -> float:
@@ -79,7 +84,7 @@ class Breakdown:
     def gap_words(self) -> str:
         """The gap as a reader takes it: a negative one is this mode above bare metal."""
         if self.gap_mbps < 0:
-            return f"{-self.gap_mbps:.1f} Mbit/s ({-self.gap_pct:.1f}%) above bare metal"
+            return f"{-self.gap_mbps:.1f} Mbit/s ({-self.gap_pct:.1f}%) above {self.reference}"
         return f"gap {self.gap_mbps:.1f} Mbit/s ({self.gap_pct:.1f}%)"
 
     def to_dict(self) -> dict[str, Any]:
@@ -88,6 +93,7 @@ class Breakdown:
             "test": self.test, "mode": self.mode, "bare_test": self.bare_test,
             "pair": self.pair, "protocol": self.protocol, "bare_mbps": self.bare_mbps,
             "mode_mbps": self.mode_mbps, "gap_mbps": self.gap_mbps, "gap_pct": self.gap_pct,
+            "reference": self.reference,
             "parts": [{"cause": p.cause, "mbps": p.mbps, "evidence": p.evidence}
                       for p in self.parts],
         }  # fmt: skip
@@ -131,21 +137,24 @@ def _accelerated(samples: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def _framing(
-    bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], bare_mbps: float
+    bare: Sequence[Mapping[str, Any]],
+    mode: Sequence[Mapping[str, Any]],
+    bare_mbps: float,
+    ref: str = BARE_WORDS,
 ) -> Part:
     cb = _median(s.get("goodput_ceiling_mbps") for s in bare)
     cm = _median(s.get("goodput_ceiling_mbps") for s in mode)
     if _accelerated(mode) and cb:
         return Part("framing", 0.0, f"the test's bytes left the overlay (path counters): "
-                    f"bare metal's framing, ceiling {cb:.1f} Mbit/s")  # fmt: skip
+                    f"{ref}'s framing, ceiling {cb:.1f} Mbit/s")  # fmt: skip
     if not cb or not cm:
-        missing = "bare metal's" if not cb else "this mode's"
+        missing = f"{ref}'s" if not cb else "this mode's"
         return Part("framing", None, f"unavailable: no goodput ceiling for {missing} test "
                     "(the NIC's speed or MTU was not read)")  # fmt: skip
     mtus = sorted({str(_details(s).get("overlay_mtu")) for s in mode} - {"None"})
     inner = f" (overlay MTU {', '.join(mtus)})" if mtus else ""
     share = max(0.0, 1 - cm / cb)
-    return Part("framing", bare_mbps * share, f"ceilings {cm:.1f} vs bare metal's {cb:.1f} "
+    return Part("framing", bare_mbps * share, f"ceilings {cm:.1f} vs {ref}'s {cb:.1f} "
                 f"Mbit/s{inner}: {100 * share:.1f}% of every frame")  # fmt: skip
 
 
@@ -181,6 +190,7 @@ def _saturation(
     mode: Sequence[Mapping[str, Any]],
     busy_b: tuple[str, float] | None,
     busy_m: tuple[str, float],
+    ref: str = BARE_WORDS,
 ) -> tuple[bool, str]:
     """(only this mode saturated a core, the sentence naming which side did, with its end
     and role): a core saturated on both sides cannot explain a gap between them."""
@@ -188,15 +198,15 @@ def _saturation(
     sat_b = busy_b is not None and busy_b[1] >= CORE_SATURATED_PCT
     mine = f"this mode's busiest core {_where(mode, busy_m)}"
     if busy_b is None:
-        theirs = "bare metal's per-core CPU unavailable"
+        theirs = f"{ref}'s per-core CPU unavailable"
     else:
-        theirs = f"bare metal's busiest {_where(bare, busy_b)}"
+        theirs = f"{ref}'s busiest {_where(bare, busy_b)}"
     if sat_m and sat_b:
         return False, f"a core saturated on both sides: {mine}, {theirs}"
     if sat_m:
         return True, f"a core saturated in this mode only: {mine} ({theirs})"
     if sat_b:
-        return False, f"a core saturated in bare metal only: {theirs} ({mine})"
+        return False, f"a core saturated in {ref} only: {theirs} ({mine})"
     return False, f"no core saturated on either side: {mine} ({theirs})"
 
 
@@ -206,6 +216,7 @@ def _cpu(
     rest: float,
     *,
     share: bool = True,
+    ref: str = BARE_WORDS,
 ) -> Part:
     """The CPU line; with ``share`` False evidence only (a gap within noise, or negative)."""
     fb, fm = _cpu_figures(bare), _cpu_figures(mode)
@@ -229,7 +240,7 @@ def _cpu(
             costs.append(f"{end} {m:.2f} vs {b:.2f} CPU-s/Gbit ({m / b:.2f}x)")
     softirq = [f"{end} {fm[f'softirq_pct_{end}']:.0f}%" for end in ("client", "server")
                if fm[f"softirq_pct_{end}"] is not None]  # fmt: skip
-    saturated, said = _saturation(bare, mode, busy_b, busy_m)
+    saturated, said = _saturation(bare, mode, busy_b, busy_m, ref)
     evidence = "; ".join([said, *costs, *([f"softirq {', '.join(softirq)}"] if softirq else [])])
     evidence += named
     if any(_details(s).get("cpu_shared_kernel") for s in mode):
@@ -260,12 +271,15 @@ def _procs(samples: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _retransmits(
-    bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], rest: float
+    bare: Sequence[Mapping[str, Any]],
+    mode: Sequence[Mapping[str, Any]],
+    rest: float,
+    ref: str = BARE_WORDS,
 ) -> Part:
     rm, rb = _metric(mode, "retransmits"), _metric(bare, "retransmits")
     if rm is None:
         return Part("retransmits", None, "unavailable: not reported for this mode's test")
-    base = f"{rm:.0f} vs bare metal's {rb:.0f}" if rb is not None else f"{rm:.0f}"
+    base = f"{rm:.0f} vs {ref}'s {rb:.0f}" if rb is not None else f"{rm:.0f}"
     more = rm >= MIN_RETRANSMITS and (rb is None or rm >= MORE_RETRANSMITS * max(rb, 1))
     if more and rest > 0:
         return Part("retransmits", rest, f"{base} retransmitted segments")
@@ -303,21 +317,23 @@ def _seconds(sample: Mapping[str, Any]) -> float | None:
 
 
 def _no_tax(found: Breakdown) -> str:
-    """The ``none`` line: within noise of bare metal, or above it (a negative gap, said as
-    such: a mode faster than bare metal is a finding, not a tax of zero)."""
+    """The ``none`` line: within noise of the reference, or above it (a negative gap, said
+    as such: a mode faster than bare metal is a finding, not a tax of zero)."""
+    ref = found.reference
     if abs(found.gap_mbps) <= NOISE * found.bare_mbps:
-        return f"within {100 * NOISE:.1f}% of bare metal: no tax to explain"
+        return f"within {100 * NOISE:.1f}% of {ref}: no tax to explain"
     return (
-        f"{-found.gap_mbps:.1f} Mbit/s ({-found.gap_pct:.1f}%) above bare metal: no tax to "
-        "explain; a mode faster than bare metal on the same path is worth a look (bare "
-        "metal's test held back, or this mode's bytes took a shorter path: loopback?)"
+        f"{-found.gap_mbps:.1f} Mbit/s ({-found.gap_pct:.1f}%) above {ref}: no tax to "
+        f"explain; a mode faster than {ref} on the same path is worth a look ({ref}'s "
+        "test held back, or this mode's bytes took a shorter path: loopback?)"
     )
 
 
 def breakdown(
-    bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]]
+    bare: Sequence[Mapping[str, Any]], mode: Sequence[Mapping[str, Any]], ref: str = BARE_WORDS
 ) -> Breakdown | None:
-    """One mode test against its bare-metal test; None when either has no passing sample."""
+    """One mode test against its reference test (bare metal's, or ``ref``'s: a mode's own
+    bare side); None when either has no passing sample."""
     ok_b, ok_m = _ok(bare), _ok(mode)
     tb, tm = _metric(ok_b, "throughput_bps"), _metric(ok_m, "throughput_bps")
     if not tb or tm is None:
@@ -326,24 +342,34 @@ def breakdown(
     first = ok_m[0]
     out = Breakdown(str(first.get("name")), str(first.get("mode")), str(ok_b[0].get("name")),
                     pair_label(first), str(first.get("protocol")), bare_mbps,
-                    mode_mbps)  # fmt: skip
+                    mode_mbps, reference=ref)  # fmt: skip
     gap = out.gap_mbps
-    framing = _framing(ok_b, ok_m, bare_mbps)
+    framing = _framing(ok_b, ok_m, bare_mbps, ref)
     if gap <= NOISE * bare_mbps:
         # no tax, but the evidence still says why (FreeFlow: bare metal's framing, and
         # what its router cost; a mode above bare metal: which side's core saturated)
         none = Part("none", None, _no_tax(out))
-        evidence = (Part(framing.cause, None, framing.evidence), _cpu(ok_b, ok_m, 0.0, share=False))
+        evidence = (
+            Part(framing.cause, None, framing.evidence),
+            _cpu(ok_b, ok_m, 0.0, share=False, ref=ref),
+        )
         return Breakdown(**{**out.__dict__, "parts": (none, *evidence)})
     taken = min(framing.mbps or 0.0, gap)
     framing = Part(framing.cause, taken if framing.mbps is not None else None, framing.evidence)
-    cpu = _cpu(ok_b, ok_m, gap - taken)
+    cpu = _cpu(ok_b, ok_m, gap - taken, ref=ref)
     taken += cpu.mbps or 0.0
-    retr = _retransmits(ok_b, ok_m, gap - taken)
+    retr = _retransmits(ok_b, ok_m, gap - taken, ref)
     taken += retr.mbps or 0.0
     left = Part("unexplained", max(gap - taken, 0.0), "the gap the lines above do not account for")
     parts = (framing, cpu, retr, _wire(ok_m), left)
     return Breakdown(**{**out.__dict__, "parts": parts})
+
+
+def _reference(side: Sequence[Mapping[str, Any]]) -> str:
+    """How sentences name a mode's own bare side: its ``details.bare_side`` after a colon
+    ("hostNetwork pods: the nodes' own network" -> "the nodes' own network")."""
+    said = str(_details(side[0]).get("bare_side") or "") if side else ""
+    return said.split(":")[-1].strip() or BARE_WORDS
 
 
 def breakdowns(doc: Mapping[str, Any]) -> list[Breakdown]:
@@ -364,8 +390,10 @@ def breakdowns(doc: Mapping[str, Any]) -> list[Breakdown]:
             continue
         shape = _shape(samples[0])
         own = sides.get((samples[0].get("mode"), *shape))
-        ref = own if own is not None and own is not samples else bare.get(shape)
-        found = breakdown(ref, samples) if ref else None
+        mine = own is not None and own is not samples
+        ref = own if mine else bare.get(shape)
+        words = _reference(own) if own is not None and mine else BARE_WORDS
+        found = breakdown(ref, samples, words) if ref else None
         if found is not None:
             out.append(found)
     return out

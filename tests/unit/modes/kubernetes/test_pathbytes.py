@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from netrun.modes.kubernetes.pathbytes import parse_net_dev, verdict
+from netrun.report.overlay_tax import lines, table
 from netrun.results.overlay_tax import breakdowns
 from tests.conftest import RESULTS_FIXTURES
 
@@ -59,7 +60,14 @@ def test_the_host_network_is_the_pod_networks_bare_metal_side() -> None:
     for mtu in (1500, 6000, 9000):
         b = found[f"pod-network[mtu={mtu}]"]
         assert b.bare_test == f"host-network[mtu={mtu}]"
+        # named as what it is, in every sentence: no bare metal was measured here
+        assert b.reference == "the nodes' own network"
+        said = [b.gap_words, *(p.evidence for p in b.parts)]
+        assert not any("bare metal" in line for line in said), said
     assert not any(name.startswith("host-network") for name in found)  # no bare metal here
+    headers, rows = table(DOC)
+    assert headers[3] == "reference" and rows[0][3].endswith("(the nodes' own network)")
+    assert "vs the nodes' own network's" in lines(DOC)[1]
 
 
 def test_net_dev_reads_rx_and_tx_bytes() -> None:
