@@ -22,6 +22,7 @@ from netrun.history.judge import DEFAULT_PAGE_ON
 from netrun.history.regress import (
     Verdict,
     compare,
+    figure,
     parse_tolerance,
     resolve_baseline,
     tolerances_from_doc,
@@ -166,11 +167,14 @@ def _compare(
     second: dict[str, Any] = {}
     if again and remeasure is not None:
         found, where, why_none = remeasure(again)
-        verdicts = None
+        verdicts, figures = None, {}
         if found is not None:
             tolerances = tolerances_from_doc(found, throughput)
             verdicts = compare(found, base, tolerances, noise, opts.page_on)
-        out.verdicts = confirm.settle(out.verdicts, verdicts, why_none)
+            figures = {
+                v.test: figure(found, v.test, v.metric) for v in out.verdicts if v.test in again
+            }
+        out.verdicts = confirm.settle(out.verdicts, verdicts, why_none, figures)
         second = {"tests": again, "run_id": (found or {}).get("run_id")}
         if where is not None:  # beside the run's own results: the folder moves as one
             second["results"] = str(

@@ -17,7 +17,7 @@ them (their folder is in the run's ``baseline.confirmation``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from netrun.history.regress import Verdict
@@ -36,10 +36,15 @@ def _headline(verdict: Verdict) -> str:
 
 
 def settle(
-    first: Sequence[Verdict], second: Sequence[Verdict] | None, why_none: str = ""
+    first: Sequence[Verdict],
+    second: Sequence[Verdict] | None,
+    why_none: str = "",
+    figures: Mapping[str, float | None] | None = None,
 ) -> list[Verdict]:
     """The verdicts the run keeps, by the rule above; ``second``: the verdicts of the
-    second measurement (None: it did not happen, ``why_none`` says why)."""
+    second measurement (None: it did not happen, ``why_none`` says why); ``figures``:
+    test -> the second's figure of the metric its first verdict is about (Verdict.again:
+    the reports show both figures, in the same metric)."""
     again = {v.test: v for v in second or ()}
     wanted = set(to_confirm(first))
     out = []
@@ -48,6 +53,7 @@ def settle(
             out.append(verdict)
             continue
         found = again.get(verdict.test)
+        verdict = replace(verdict, again=(figures or {}).get(verdict.test))
         if found is None or found.verdict in ("failed", "new", "incomparable"):
             why = why_none or "no figure to compare"
             if found is not None:

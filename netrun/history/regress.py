@@ -145,7 +145,8 @@ class Verdict:
     "20% and 0.05 ms"), ``noise`` (what widened the tolerance, "" if nothing), ``cause``
     (a judge.CAUSES key) with ``cause_detail``, ``pages``: whether it exits 3, and
     ``confirmation``: what a second measurement said of a paging regression
-    (netrun.history.confirm). results.json keeps them (netrun.report.why.record)."""
+    (netrun.history.confirm) and ``again``: the second's figure of ``metric``, as
+    ``after``. results.json keeps them (netrun.report.why.record)."""
 
     test: str
     verdict: str
@@ -161,6 +162,7 @@ class Verdict:
     cause_detail: str = ""
     pages: bool = False
     confirmation: str = ""
+    again: float | None = None
 
 
 def _tool(samples: Sequence[dict[str, Any]]) -> Tool | None:
@@ -170,6 +172,21 @@ def _tool(samples: Sequence[dict[str, Any]]) -> Tool | None:
         return sample_tool(samples[0])  # a load: test's idle/loaded metrics
     except KeyError:
         return None  # a run of a tool this netrun does not know: only declared metrics
+
+
+def figure(doc: dict[str, Any], test: str, name: str | None) -> float | None:
+    """A test's figure of one metric in a run, as its verdict's ``after`` reads it (the
+    median, or the worst repeat for loss); None when the run has no such figure."""
+    samples = samples_by_test(doc).get(test) or []
+    if not samples or name is None:
+        return None
+    tool = _tool(samples)
+    found = metrics.declared(doc, str(samples[0].get("tool") or "iperf3"))
+    found |= {m.name: m for m in (tool.metrics if tool else ())}
+    values = ok_values(samples, name)
+    if name not in found or not values:
+        return None
+    return judge.sides(found[name], values, values)[0]
 
 
 def compare_test(

@@ -15,7 +15,15 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from netrun.history import baseline
-from netrun.report import fanin, latency_table, load_table, overlay_tax, ratelimit, relay_latency
+from netrun.report import (
+    fanin,
+    latency_table,
+    load_table,
+    overlay_tax,
+    ratelimit,
+    relay_latency,
+    why,
+)
 from netrun.report.notes import shaped_notes
 from netrun.report.plots import matrix
 from netrun.report.summary import (
@@ -142,6 +150,7 @@ def brief_notes(doc: dict[str, Any], rows: list[dict[str, Any]], shown: set[str]
     # a ceiling set by the sender's shaping qdisc, not its NIC: the ceiling column's proof
     lines += shaped_notes(doc, {r["name"] for r in rows if "throughput_bps" in r["produces"]})
     lines += flags.footnotes(f for r in rows for f in r["flags"])
+    lines += why.legend(r.get("confirmation") for r in rows)  # the verdicts' marks
     lines += flags.loss_notes(doc.get("tests", []))
     lines += baseline.describe(doc)
     lines += why_lines(rows)  # why each compared test got its verdict

@@ -66,7 +66,9 @@ _WRAP = 48
 def _cell(header: str, text: str) -> str:
     kind = _CELL_CLASSES.get(header)
     value = text.strip()
-    if kind in ("verdict", "status") and value not in ("", "-"):
+    if kind == "verdict" and value not in ("", "-"):  # its word, not its mark (why.MARKS)
+        return f' class="verdict-{re.sub(r"[^a-z0-9-]+", "-", value.split()[0].lower())}"'
+    if kind == "status" and value not in ("", "-"):
         return f' class="{kind}-{re.sub(r"[^a-z0-9-]+", "-", value.lower())}"'
     if kind in ("flag", "error") and value not in ("", "-"):
         return f' class="{kind}"'

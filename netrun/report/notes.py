@@ -17,6 +17,7 @@ from typing import Any
 from netrun.history import baseline
 from netrun.report import ratelimit, relay_latency
 from netrun.report.summary import ALIKE, group_samples, shows_bare, summary_rows
+from netrun.report.why import legend
 from netrun.results import flags
 from netrun.tools.load.tool import PHASES
 
@@ -122,6 +123,7 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
             lines.append(line)
     lines += flags.loss_notes(doc.get("tests", []))  # where UDP datagrams were lost
     lines += baseline.describe(doc)
+    lines += legend(r.get("confirmation") for r in rows)  # the verdicts' marks
     if any(r["samples"] > 1 and r["name"] in rated for r in rows):
         lines.append(
             "n = repeats; Mbit/s = median of the ok ones; mean±sd, min-max and the 95% CI "

@@ -219,6 +219,7 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "outliers": outliers,
         "delta_pct": None,
         "verdict": None,
+        "confirmation": None,  # a paging regression measured again (netrun.history.confirm)
         "why": None,
     }
 
@@ -268,6 +269,7 @@ def summary_rows(
         if verdict is not None:
             row["verdict"] = str(verdict.verdict)
             row["delta_pct"] = verdict.delta_pct
+            row["confirmation"] = getattr(verdict, "confirmation", None) or None
             row["why"] = because.get(row["name"])
     return rows
 
@@ -350,9 +352,11 @@ def why_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def verdict_cells(row: dict[str, Any]) -> list[str]:
-    """The Δ% and verdict cells of a test compared with a baseline."""
+    """The Δ% and verdict cells of a test compared with a baseline (a verdict measured
+    again marked: netrun.report.why.MARKS)."""
     delta = row["delta_pct"]
-    return ["-" if delta is None else f"{delta:+.1f}", row["verdict"] or "-"]
+    verdict = why.mark(row["verdict"], row.get("confirmation")) if row["verdict"] else "-"
+    return ["-" if delta is None else f"{delta:+.1f}", verdict]
 
 
 def _column(headers: list[str], rows: list[list[str]], column: str) -> list[str]:

@@ -10,19 +10,29 @@ judged it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from netrun.core.metrics import Metric, finite
+from netrun.history.confirm import CONFIRMED, NOT_CONFIRMED, UNCONFIRMED
 from netrun.history.regress import Verdict
 
 #: What a verdict records beyond test, verdict, delta_pct and detail (results.json
 #: baseline.verdicts[]): the deciding metric's values, its limit, what noise widened it
-#: to, the cause (netrun.history.judge.CAUSES) and whether it pages (exits 3).
+#: to, the cause (netrun.history.judge.CAUSES), whether it pages (exits 3), and what a
+#: second measurement said and read (netrun.history.confirm).
 FIELDS = (
     "metric", "before", "after", "limit", "noise", "cause", "cause_detail", "pages",
-    "confirmation",
+    "confirmation", "again",
 )  # fmt: skip
+#: The verdict cell's mark of a regression that would have paged and was measured again,
+#: and what it means (a line under each table that shows one: legend).
+MARKS = {CONFIRMED: "✓", NOT_CONFIRMED: "✗", UNCONFIRMED: "?"}
+MEANS = {
+    CONFIRMED: "confirmed: it pages",
+    NOT_CONFIRMED: "not confirmed: noisy, pages nobody",
+    UNCONFIRMED: "the second could not judge it: it pages",
+}
 #: Verdicts that carry a reason worth printing (ok, new and incomparable say enough).
 EXPLAINED = ("failed", "regressed", "regression", "noisy", "improved")
 
@@ -69,6 +79,7 @@ def stored(doc: Mapping[str, Any]) -> list[Verdict] | None:
                 cause=text["cause"],
                 cause_detail=text["cause_detail"] or "",
                 confirmation=text["confirmation"] or "",
+                again=finite(v.get("again")),
                 # saved before causes were judged: every regression paged
                 pages=v["pages"] is True if "pages" in v else v.get("verdict") == "regressed",
             )
@@ -123,7 +134,7 @@ def reason(verdict: Any, declared: Mapping[str, Metric] | None = None) -> str:
         text += f" ({_change(metric, before, after, str(limit or '%'))})"
         if limit:
             text += f", limit {limit}"
-    if said := _confirmation(verdict):
+    if said := _confirmation(verdict, (declared or {}).get(str(name))):
         text += f"; {said}"
     if cause:  # a cause key, and what showed it when the verdict says
         detail = _get(verdict, "cause_detail")
@@ -135,12 +146,40 @@ def reason(verdict: Any, declared: Mapping[str, Metric] | None = None) -> str:
 SECOND = ("confirmed by a second measurement", "not confirmed:", "a second measurement could")
 
 
-def _confirmation(verdict: Any) -> str:
-    """What a second measurement said of a regression that would have paged, "" if none."""
-    if not _get(verdict, "confirmation"):
+def _confirmation(verdict: Any, metric: Metric | None) -> str:
+    """What a second measurement said of a regression that would have paged, "" if none:
+    its figure of the same metric (``again``) when known, else its phrase in the detail."""
+    said = str(_get(verdict, "confirmation") or "")
+    if not said:
         return ""
+    again, before = _get(verdict, "again"), _get(verdict, "before")
+    if said in (CONFIRMED, NOT_CONFIRMED) and again is not None and before is not None:
+        unit = (metric.shown_unit or metric.unit) if metric else ""
+        figure = f"{_value(metric, again)} {unit}".rstrip()
+        figure += f" ({_change(metric, before, again, str(_get(verdict, 'limit') or '%'))})"
+        if said == CONFIRMED:
+            return f"confirmed by a second measurement: {figure}"
+        return f"not confirmed: a second measurement read {figure}"
     parts = str(_get(verdict, "detail") or "").split("; ")
     return next((p for p in reversed(parts) if p.startswith(SECOND)), "")
+
+
+def mark(verdict: str, confirmation: str | None) -> str:
+    """The verdict cell: the verdict, and its MARKS sign when it was measured again."""
+    sign = MARKS.get(confirmation or "")
+    return f"{verdict} {sign}" if sign else verdict
+
+
+def legend(confirmations: Iterable[str | None]) -> list[str]:
+    """The line under a table whose verdict cells carry MARKS: what each sign shown means."""
+    used = set(confirmations)
+    said = [f"{MARKS[k]} {MEANS[k]}" for k in MARKS if k in used]
+    if not said:
+        return []
+    return [
+        f"verdict {'; '.join(said)} (a regression that would page is measured again at "
+        "once; its reason gives both figures)"
+    ]
 
 
 def reasons(

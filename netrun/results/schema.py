@@ -85,7 +85,7 @@ VERDICT: dict[str, Check] = {
     "delta_pct": _number,
     "detail": _text,
     **dict.fromkeys(("metric", "limit", "cause"), _text),
-    **dict.fromkeys(("before", "after"), _number),
+    **dict.fromkeys(("before", "after", "again"), _number),
 }
 
 
