@@ -280,7 +280,7 @@ class Again:
             return None, None, "interrupted by SIGINT"
         except Interrupted as exc:
             self.interrupted = exc.code
-            return None, None, "interrupted"
+            return None, None, "interrupted by SIGTERM" if exc.code == EXIT_TERM else str(exc)
         except NetrunError as exc:
             return None, None, redact(str(exc), self.secrets)
         except Exception as exc:  # a bug: the first run's figures and verdicts still stand
