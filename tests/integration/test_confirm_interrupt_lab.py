@@ -78,16 +78,18 @@ def interrupted_night(
 ) -> tuple[int, str, str]:
     """A halved night, ``sig`` sent once its second measurement measures (``when``
     "measuring") or as it starts ("starting"): exit code, stdout and stderr."""
-    with shaped(lab.namespaces, HALF, FULL):
-        with netrun_process(night(tmp, scenario, lab, "out"), cwd=tmp) as proc:
-            if when == "starting":
-                assert starting_again(proc) is not None, f"never measured again: {proc.poll()}"
-            else:
-                second = wait_for(lambda: measuring_again(tmp / "out") or proc.poll(), 60)
-                assert isinstance(second, str), f"never measured again: {proc.communicate()}"
-                time.sleep(0.5)  # let iperf3 move some data
-            proc.send_signal(sig)
-            stdout, stderr = proc.communicate(timeout=60)
+    with (
+        shaped(lab.namespaces, HALF, FULL),
+        netrun_process(night(tmp, scenario, lab, "out"), cwd=tmp) as proc,
+    ):
+        if when == "starting":
+            assert starting_again(proc) is not None, f"never measured again: {proc.poll()}"
+        else:
+            second = wait_for(lambda: measuring_again(tmp / "out") or proc.poll(), 60)
+            assert isinstance(second, str), f"never measured again: {proc.communicate()}"
+            time.sleep(0.5)  # let iperf3 move some data
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
     return proc.returncode, stdout, stderr
 
 
