@@ -215,7 +215,7 @@ def run_and_publish(
             f"(traceback in {req.outdir / 'netrun.log'})"
         )
         doc, code = run.doc, EXIT_FAILED
-    again = Again(req, secrets)
+    again = Again(req, secrets, lambda: run.out.save(doc))
     published = publish(doc, req.outdir, opts, again if code is None else None)
     if again.interrupted is not None:  # Ctrl-C while measuring again: the run keeps its own
         code, interrupted = again.interrupted, True
@@ -253,10 +253,14 @@ class Again:
     """Measures the named tests again into the run's ``confirm`` folder (a regression
     pages only when a second measurement repeats it: netrun.history.confirm): a run of
     its own (its own id, cleanup and results), on the same hosts, journal and settings.
-    An interrupt is kept (``interrupted``, the exit code) for the first run's outcome."""
+    An interrupt is kept (``interrupted``, the exit code) for the first run's outcome;
+    ``save`` writes the first run's results.json before (with the verdicts that stand if
+    netrun is killed meanwhile: netrun.publish.KILLED)."""
 
-    def __init__(self, req: RunRequest, secrets: list[str]) -> None:
-        self.req, self.secrets = req, secrets
+    def __init__(
+        self, req: RunRequest, secrets: list[str], save: Callable[[], object] = lambda: None
+    ) -> None:
+        self.req, self.secrets, self.save = req, secrets, save
         self.interrupted: int | None = None
 
     def __call__(self, names: list[str]) -> tuple[dict[str, Any] | None, Path | None, str]:
@@ -272,8 +276,11 @@ class Again:
             req, scenario=replace(req.scenario, tests=tests), outdir=outdir, run_id=new_run_id(),
             resume=None, events=Events(), measuring=lambda: None, preconnect=None,
         )  # fmt: skip
-        req.progress(f"measuring {', '.join(names)} again: a regression pages only if it repeats")
-        try:
+        try:  # an interrupt from here on is the second measurement's, saying so
+            self.save()
+            req.progress(
+                f"measuring {', '.join(names)} again: a regression pages only if it repeats"
+            )
             return Run(sub).execute(), outdir / "results.json", ""
         except KeyboardInterrupt:
             self.interrupted = EXIT_INT

@@ -54,8 +54,12 @@ class PublishOptions:
 
 
 #: Measures the named tests again (netrun.history.confirm): the second run's results
-#: document and the folder it went to, or None and why there is none.
+#: document and the folder it went to, or None and why there is none. It is called with
+#: the run's baseline record already saying what stands if it never returns (KILLED), for
+#: it to save first.
 Remeasure = Callable[[list[str]], tuple[dict[str, Any] | None, Path | None, str]]
+#: Why a regression stands unconfirmed when netrun never saw its second measurement end.
+KILLED = "netrun was killed while measuring it again"
 
 
 @dataclass
@@ -164,25 +168,41 @@ def _compare(
     noise = spreads(history, doc, doc.get("run_id")) if history is not None else None
     out.verdicts = compare(doc, base, tolerances_from_doc(doc, throughput), noise, opts.page_on)
     again = confirm.to_confirm(out.verdicts) if opts.confirm and remeasure else []
-    second: dict[str, Any] = {}
-    if again and remeasure is not None:
-        found, where, why_none = remeasure(again)
-        verdicts, figures = None, {}
-        if found is not None:
-            tolerances = tolerances_from_doc(found, throughput)
-            verdicts = compare(found, base, tolerances, noise, opts.page_on)
-            figures = {
-                v.test: figure(found, v.test, v.metric) for v in out.verdicts if v.test in again
-            }
-        out.verdicts = confirm.settle(out.verdicts, verdicts, why_none, figures)
-        second = {"tests": again, "run_id": (found or {}).get("run_id")}
-        if where is not None:  # beside the run's own results: the folder moves as one
-            second["results"] = str(
-                where.relative_to(outdir) if where.is_relative_to(outdir) else where
-            )
-        else:
-            second["unavailable"] = why_none
     out.baseline_id = str(base.get("run_id") or opts.baseline)
+    if not again or remeasure is None:
+        _record(doc, base, spec, opts, out)
+        return
+    # what stands if the second measurement never returns (netrun is SIGKILLed): the
+    # remeasure callback saves it first (netrun.job.Again)
+    first = out.verdicts
+    out.verdicts = confirm.settle(first, None, KILLED)
+    _record(doc, base, spec, opts, out, {"tests": again, "run_id": None, "unavailable": KILLED})
+    found, where, why_none = remeasure(again)
+    verdicts, figures = None, {}
+    if found is not None:
+        tolerances = tolerances_from_doc(found, throughput)
+        verdicts = compare(found, base, tolerances, noise, opts.page_on)
+        figures = {v.test: figure(found, v.test, v.metric) for v in first if v.test in again}
+    out.verdicts = confirm.settle(first, verdicts, why_none, figures)
+    second: dict[str, Any] = {"tests": again, "run_id": (found or {}).get("run_id")}
+    if where is not None:  # beside the run's own results: the folder moves as one
+        second["results"] = str(
+            where.relative_to(outdir) if where.is_relative_to(outdir) else where
+        )
+    else:
+        second["unavailable"] = why_none
+    _record(doc, base, spec, opts, out, second)
+
+
+def _record(
+    doc: dict[str, Any],
+    base: dict[str, Any],
+    spec: str,
+    opts: PublishOptions,
+    out: Published,
+    second: dict[str, Any] | None = None,
+) -> None:
+    """The run's ``baseline`` record: what it was compared with, and the verdicts."""
     doc["baseline"] = {
         "run_id": out.baseline_id,
         "started": base.get("started"),

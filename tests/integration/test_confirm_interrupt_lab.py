@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from netrun.publish import KILLED
 from tests.integration.conftest import LabHandle, lab_iperf3_pids
 from tests.integration.helpers import (
     assert_nothing_left,
@@ -117,7 +118,7 @@ def test_an_interrupt_while_measuring_again_keeps_the_first_and_leaves_nothing(
     v = verdict(doc)
     assert v["verdict"] == "regressed" and v["pages"] and v["confirmation"] == "unconfirmed", v
     said = f"interrupted by {sig.name}"
-    assert f"could not confirm it ({said})" in v["detail"], v
+    assert f"could not confirm it ({said})" in v["detail"], (v, stderr[-3000:])
     assert doc["baseline"]["confirmation"]["unavailable"] == said
     if (tmp_path / "out" / "confirm" / "results.json").exists():
         again = load_results(tmp_path / "out" / "confirm")
@@ -140,6 +141,11 @@ def test_sigkill_while_measuring_again_then_cleanup_leaves_nothing(
     assert code == -signal.SIGKILL
     doc = load_results(tmp_path / "out")  # the first measurement, saved before the second
     assert doc["tests"][0]["status"] == "ok" and doc["tests"][0]["throughput_bps"] < 600e6
+    v = verdict(doc)  # with the verdict that stands: it would page, unconfirmed
+    assert v["verdict"] == "regressed" and v["pages"] and v["confirmation"] == "unconfirmed", v
+    assert f"could not confirm it ({KILLED})" in v["detail"], v
+    told = run_netrun(["report", tmp_path / "out"], cwd=tmp_path, timeout=60)
+    assert told.returncode == 0 and "regressed ?" in told.stdout, told.stdout + told.stderr
     second = str(load_results(tmp_path / "out" / "confirm")["run_id"])
     assert run_dirs(second), "the killed second measurement's folder should still be there"
     left = lab_iperf3_pids(lab)

@@ -10,7 +10,7 @@ from typing import Any
 
 from netrun.history import confirm
 from netrun.history.regress import compare
-from netrun.publish import PublishOptions, publish
+from netrun.publish import KILLED, PublishOptions, publish
 from netrun.report import why
 from netrun.results import flags
 from tests.unit.history.test_baseline import run
@@ -78,6 +78,11 @@ def test_publish_measures_again_only_what_would_page(tmp_path: Path) -> None:
 
     def again(names: list[str]) -> tuple[dict[str, Any] | None, Path | None, str]:
         asked.append(names)
+        # what it saves first: what stands if netrun is killed while it measures
+        (standing,) = doc["baseline"]["verdicts"]
+        assert standing["confirmation"] == "unconfirmed" and standing["pages"]
+        assert f"could not confirm it ({KILLED})" in standing["detail"]
+        assert doc["baseline"]["confirmation"]["unavailable"] == KILLED
         return run("b", 2, 990.0), tmp_path / "confirm" / "results.json", ""
 
     doc = run("a", 2, 800.0)
