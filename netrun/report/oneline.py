@@ -1,7 +1,8 @@
 """A run in one line, for a cron mail's first line and an appended log.
 
-``nightly: 9 ok, 1 regressed (tcp-fwd -49% on alpha→bravo, cause: network path)``: the
-run's tag (else its scenario), how many tests ended each way, and what regressed or failed.
+``nightly: 9 ok, 1 regressed (tcp-fwd -49% on alpha→bravo, cause: network, confirmed)``:
+the run's tag (else its scenario), how many tests ended each way, and what regressed or
+failed (with what a second measurement said of it: netrun.history.confirm).
 Read from the saved results alone, like every other report.
 """
 
@@ -48,6 +49,8 @@ def _named(name: str, samples: list[dict[str, Any]], verdict: Any) -> str:
     text += f" on {path}"
     if cause := getattr(verdict, "cause", None):
         text += f", cause: {cause}"
+    if said := getattr(verdict, "confirmation", None):  # measured again before it paged
+        text += f", {said}"
     return text
 
 

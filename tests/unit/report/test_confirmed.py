@@ -23,6 +23,7 @@ from netrun.publish import PublishOptions, publish
 from netrun.report import why
 from netrun.report.brief import render_brief, tables
 from netrun.report.html import render_html
+from netrun.report.oneline import summary_line
 from netrun.report.render import render
 from netrun.results import schema
 from tests.conftest import RESULTS_FIXTURES
@@ -107,6 +108,9 @@ def test_the_full_report_markdown_and_page_say_it_too(
     assert '<td class="verdict-noisy">noisy ✗</td>' in page
     assert "verdict ✓ confirmed: it pages; ✗ not confirmed" in page
     assert "not confirmed: a second measurement read 940.9 Mbit/s (+0.1%)" in page
+    assert summary_line(doc) == (
+        "nightly: 1 regressed, 1 noisy (tcp-fwd -50% on bravo→alpha, cause: host, confirmed)"
+    )  # the cron mail's first line
     rows = json.loads(render(doc, "json", verdicts))["tests"]
     assert {r["name"]: r["confirmation"] for r in rows} == {
         "tcp-fwd": CONFIRMED, "tcp-rev": NOT_CONFIRMED,
