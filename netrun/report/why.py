@@ -5,7 +5,10 @@ Every output that names a verdict (the text, markdown and HTML tables, JUnit, Pr
 the deciding metric, its baseline and current values, the limit, and the cause when the
 verdict names one (``regressed: lost_percent 0.10 -> 6.70 % (+6.60), limit 1 points``).
 A verdict saved before these fields existed falls back to the part of its detail that
-judged it.
+judged it. A regression that would have paged and was measured again
+(netrun.history.confirm) is marked in every verdict cell (``regressed ✓``, ``noisy ✗``,
+``regressed ?``: ``mark``, with a ``legend`` line under the table), and its reason gives
+the second measurement's figure beside the first's.
 """
 
 from __future__ import annotations
