@@ -8,6 +8,10 @@ import re
 from pathlib import Path
 
 import netrun
+from netrun.modes.baremetal.mode import BareMetal
+from netrun.modes.base import Mode
+from netrun.tools import get_tool
+from netrun.tools.iperf3 import ahead
 
 ROOT = Path(netrun.__file__).parent
 #: ``tool == "iperf3"``, ``test.tool != 'netperf'``, ``tool in ("iperf2", ...)``.
@@ -43,11 +47,6 @@ def test_bare_metal_places_its_ends_and_measures_nothing_itself() -> None:
     """Bare metal is declarations alone: its ends are its hosts (Mode.place), its savers
     are what it allows; iperf3 measures with them (netrun.tools.iperf3.onhost) and builds
     the starts the run sends ahead (Tool.server_ahead), and the mode imports no tool."""
-    from netrun.modes.base import Mode
-    from netrun.modes.baremetal.mode import BareMetal
-    from netrun.tools import get_tool
-    from netrun.tools.iperf3 import ahead
-
     own = {k for k, v in vars(BareMetal).items() if callable(v) or isinstance(v, classmethod)}
     assert own == set() and BareMetal.measure is Mode.measure
     assert get_tool("iperf3").server_ahead is ahead.server_ahead
