@@ -1,8 +1,10 @@
 """iperf3 as a tool a test picks: its options, its metrics and one measurement.
 
 The command and the parser live in tools/iperf3/command.py and parse.py; where the two ends run is
-the mode's business (bare metal, containers, FreeFlow), so ``measure`` asks the mode and turns the
-parsed result into the declared metrics.
+the mode's business, so ``measure`` runs through the ends it placed: on the hosts with the
+round-trip savers the mode allows (onhost.py: bare metal), or through the ends alone (placed.py:
+kubernetes), or, for the container modes, still the mode's own way (Mode.measure against the
+containers' resident server); then it turns the parsed result into the declared metrics.
 """
 
 from __future__ import annotations
