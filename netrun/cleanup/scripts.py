@@ -81,7 +81,9 @@ def cleanup_script(
         + 'for f in "$d"/*.pid; do [ -e "$f" ] || continue; '
         f"if {proc.recorded(chr(34) + '$f' + chr(34))}; then "
         'c=; { read -r c <"/proc/$p/comm"; } 2>/dev/null; '
-        'kill -9 "$p" 2>/dev/null && echo "killed $c pid $p"; fi; done; '
+        # and the group it leads (``timeout``'s: the process it bounds is in it)
+        'k=; kill -s KILL -- "-$p" 2>/dev/null && k=1; kill -9 "$p" 2>/dev/null && k=1; '
+        '[ -z "$k" ] || echo "killed $c pid $p"; fi; done; '
         'rm -rf "$d" && echo "removed $d"; done; '
         # the run's lease on the host (netrun.hosts.lease); without a run id, only the
         # files of holders that are gone

@@ -113,26 +113,31 @@ def _file(pidfile: str) -> str:
     return pidfile if pidfile.startswith('"$') else shlex.quote(pidfile)
 
 
-def kill_recorded(
-    pidfile: str, grace: float = 2, *, group: bool = False, builtins: bool = False
-) -> str:
+def kill_recorded(pidfile: str, grace: float = 2, *, builtins: bool = False) -> str:
     """sh stopping the process recorded in ``pidfile`` (``save_pid``), if it is still
     the one netrun started (``recorded``): SIGTERM (and SIGCONT: a stopped process keeps
     a SIGTERM pending), SIGKILL after ``grace`` seconds if it still runs.
 
-    With ``group``, the whole process group that pid leads is stopped too (a server whose
-    forked children serve on when it is killed, started under ``timeout``, which leads its
-    own group): signalled with it, and killed after the grace if anything of it is left.
-    The group is named as ``kill -s SIG -- -PGID``, the form dash's kill also takes (it
+    The process group that pid leads, if it leads one, is stopped too: netrun starts its
+    processes under ``timeout``, which leads its own group, and the pid recorded is
+    ``timeout``'s. A forking server's children serve on when it is killed, and a server
+    slow to end on SIGTERM outlives a ``timeout`` SIGKILLed after the grace (an orphaned
+    ``iperf -s`` held its port on the lab): the group is signalled with the pid, and
+    killed with it if the leader still runs after the grace (a pid that is gone, and
+    may be reused, is never signalled again). A pid that leads no group names none (a
+    group's id is its leader's pid, never another's while the group lives). The group
+    is named as ``kill -s SIG -- -PGID``, the form dash's kill also takes (it
     refuses ``kill -TERM -- -PGID``, and a record runs under ``sh``). ``builtins``: as
     ``recorded``'s."""
-    signal = 'kill -s TERM -- "-$p" 2>/dev/null; ' if group else ""
-    signal += 'kill -TERM "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; '
-    last = 'kill -s KILL -- "-$p" 2>/dev/null; ' if group else ""
+    signal = 'kill -s TERM -- "-$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; '
+    # the group first: while its leader lives, its id names no other group
+    last = '{ kill -s KILL -- "-$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; }; '
     return (
         f"{recorded(pidfile, builtins=builtins)} || exit 0; "
         + signal
-        + wait_gone(grace, then_kill="-KILL")
+        + 'kill -CONT "$p" 2>/dev/null; '
+        + wait_gone(grace)
+        + f"[ $i -lt {polls(grace, 0.02)} ] || "
         + last
         + "true"
     )

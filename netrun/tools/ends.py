@@ -107,10 +107,10 @@ class Started:
     #: wait's); None otherwise.
     answer: CommandResult | None = None
 
-    def stop(self, *, group: bool = False, timeout: float = 20) -> CommandResult:
+    def stop(self, *, timeout: float = 20) -> CommandResult:
         """Stop it now, by its pid file (identity checked); its undo record stays for
         teardown, harmless once it is gone."""
-        script = self.end.stop_script(self.pidfile, group=group)
+        script = self.end.stop_script(self.pidfile)
         return self.end.run(script, timeout=timeout, check=False)
 
 
@@ -143,11 +143,10 @@ class End(Protocol):
         *,
         lifetime: float,
         what: str,
-        group: bool = False,
         ready: str = "",
     ) -> Started: ...
 
-    def stop_script(self, pidfile: str, *, group: bool = False) -> str: ...
+    def stop_script(self, pidfile: str) -> str: ...
 
     def path(self, name: str) -> str: ...
 
@@ -203,12 +202,12 @@ class HostEnd:
         *,
         lifetime: float,
         what: str,
-        group: bool = False,
         ready: str = "",
     ) -> Started:
         """``argv`` in the background under ``timeout`` (it leads its own process group),
         output in ``<workdir>/<name>.out``, pid in ``<name>.pid``, after an undo record
-        that stops it (with ``group``, its process group: a forking server's children);
+        that stops it and its process group (a forking server's children, or a server
+        slow on SIGTERM that would outlive its SIGKILLed ``timeout``);
         then ``ready`` (sh), if given, in the same round trip."""
         workdir = self.workdir
         out, pidfile = f"{workdir}/{name}.out", f"{workdir}/{name}.pid"
@@ -220,13 +219,13 @@ class HostEnd:
         )
         if ready:
             script = f"{script}\n{ready}"
-        undo = proc.kill_recorded(pidfile, group=group)
+        undo = proc.kill_recorded(pidfile)
         res = self.mode.change(self.host, script, undo, what=what, check=not ready)
         return Started(self, out, pidfile, res if ready else None)
 
-    def stop_script(self, pidfile: str, *, group: bool = False) -> str:
+    def stop_script(self, pidfile: str) -> str:
         """sh on the host stopping the process ``start`` recorded in ``pidfile``."""
-        return proc.kill_recorded(pidfile, group=group)
+        return proc.kill_recorded(pidfile)
 
     def path(self, name: str) -> str:
         """Where a file named ``name`` of this run lives at this end: the run's folder."""

@@ -122,14 +122,13 @@ class ContainerEnd:
         *,
         lifetime: float,
         what: str,
-        group: bool = False,
         ready: str = "",
     ) -> Started:
         """``argv`` in the background in the container (``docker exec -d``), its output
         and pid in the container's CONTAINER_TMP, after the undo record on the host that
         stops it there; then ``ready`` in the container, in the same round trip. The
-        container's time bound stands for ``lifetime``; ``group`` is moot: removing the
-        container ends whatever the process forked."""
+        container's time bound stands for ``lifetime``; removing the container ends
+        whatever the process forked."""
         out, pidfile = self.path(f"{name}.out"), self.path(f"{name}.pid")
         keep = f'{proc.save_pid(pidfile, "$$")} && exec "$@" > {shlex.quote(out)} 2>&1'
         started = shlex.join(self.wrap(["sh", "-c", keep, "sh", *argv], detach=True))
@@ -152,10 +151,10 @@ class ContainerEnd:
         argv = dk.logs_command(self.name, self.mode.docker(self.host), tail=100_000)
         return self.host.run(argv, timeout=timeout, check=False).stdout
 
-    def stop_script(self, pidfile: str, *, group: bool = False) -> str:
+    def stop_script(self, pidfile: str) -> str:
         """sh on the host stopping the process recorded in ``pidfile`` in the container,
         with shell builtins alone there (an image with sh and no sed or cut)."""
-        kill = proc.kill_recorded(pidfile, group=group, builtins=True)
+        kill = proc.kill_recorded(pidfile, builtins=True)
         return f"{self.at(kill + ' >/dev/null')} 2>/dev/null"
 
     def put(self, path: str, text: str, *, timeout: float = 15) -> CommandResult:

@@ -70,7 +70,6 @@ class PodEnd(HostEnd):
         *,
         lifetime: float,
         what: str,
-        group: bool = False,
         ready: str = "",
     ) -> Started:
         """``argv`` in the pod, in the background, under ``timeout`` on the host; output
@@ -91,7 +90,7 @@ class PodEnd(HostEnd):
         )
         if ready:
             script = f"{script}\n{self.at(ready)}"
-        undo = proc.kill_recorded(pidfile, group=group)
+        undo = proc.kill_recorded(pidfile)
         res = self.mode.change(self.host, script, undo, what=what, check=not ready)
         return Started(self, out, pidfile, res if ready else None)
 

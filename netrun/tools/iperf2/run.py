@@ -61,11 +61,8 @@ def start_server(mode: Placement, end: End, port: int, tag: str) -> Server:
         )
     argv = [end.program("netrun_iperf2", "iperf"), *iperf2.server_command(port, address)[1:]]
     lifetime = float(mode.test.deadline) + REMOTE_MARGIN
-    # group: the record's pid is ``timeout``'s, which leads its own process group; an
-    # iperf2 server slow to end on SIGTERM got the SIGKILL meant for it only after the
-    # grace, and outlived its killed ``timeout`` (a SIGKILLed run's leftover on the lab)
     started = end.start(
-        argv, f"iperf2-{tag}", lifetime=lifetime, what=f"stop iperf2 server :{port}", group=True
+        argv, f"iperf2-{tag}", lifetime=lifetime, what=f"stop iperf2 server :{port}"
     )
     out, pidfile = started.output, started.pidfile
     q = shlex.quote
@@ -155,7 +152,7 @@ def stop_server(server: Server, duration: float) -> str:
         f"n=$(grep -Ec '\\] +0\\.0+-[0-9.]+ sec' {q(server.output)} 2>/dev/null); "
         f'[ "${{n:-0}}" -ge {want} ] && break; sleep 0.05; i=$((i+1)); done; '
         # in a subshell: the undo's "exit 0" for a spared pid must not skip the cat
-        f"({proc.kill_recorded(server.pidfile, group=True)}); cat {q(server.output)}"
+        f"({proc.kill_recorded(server.pidfile)}); cat {q(server.output)}"
     )
     return server.end.run(script, timeout=REPORT_WAIT + 20, check=False).stdout
 

@@ -2,7 +2,7 @@
 
 netserver forks a child per test, and the child serves on when its parent is killed: so it
 runs under ``timeout`` (which leads its own process group) and is stopped by group
-(netrun.cleanup.proc.kill_recorded with ``group``, after its identity checks: pid, start
+(netrun.hosts.proc.kill_recorded, after its identity checks: pid, start
 time, boot, network namespace). The record is written before the start, so a SIGKILLed
 run's netserver is stopped by the next run's sweep or ``netrun cleanup``; the ``timeout``
 ends it anyway once the test's deadline is past.
@@ -67,9 +67,7 @@ def start(mode: Placement, end: End, port: int, tag: str) -> Server:
         )  # fmt: skip
     lifetime = float(mode.test.deadline) + REMOTE_MARGIN
     argv = [binary, "-D", "-L", address, "-p", str(port)]
-    started = end.start(
-        argv, f"netserver-{tag}", lifetime=lifetime, what=f"stop netserver :{port}", group=True
-    )
+    started = end.start(argv, f"netserver-{tag}", lifetime=lifetime, what=f"stop netserver :{port}")
     listens = f"[ -n \"$(ss -Hltn 'sport = :{int(port)}' 2>/dev/null)\" ]"
     listening = f"{end.at(listens)} && echo NETRUN_READY && exit 0"  # where it runs
     wait = proc.until_ready(started.pidfile, listening, START_WAIT) + (
@@ -78,7 +76,7 @@ def start(mode: Placement, end: End, port: int, tag: str) -> Server:
     res = end.run(wait, timeout=START_WAIT + 15, check=False)
     if "NETRUN_READY" not in res.stdout:
         text = res.stdout.split("NETRUN_NOT_READY", 1)[-1].strip()
-        started.stop(group=True, timeout=15)
+        started.stop(timeout=15)
         if BUSY in text:
             raise NetperfError(
                 "busy", f"{host.name}: netserver could not listen on {address}:{port} "
@@ -93,4 +91,4 @@ def start(mode: Placement, end: End, port: int, tag: str) -> Server:
 
 def stop(server: Server) -> None:
     """Stop the netserver and its children now (its undo record stays, harmless, for teardown)."""
-    server.end.run(proc.kill_recorded(server.pidfile, group=True), timeout=20, check=False)
+    server.end.run(proc.kill_recorded(server.pidfile), timeout=20, check=False)

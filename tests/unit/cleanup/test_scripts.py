@@ -3,8 +3,13 @@ acts only on the run folders, records and pids it made (run in real sh)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shlex
+import signal
 import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -217,3 +222,68 @@ def test_a_cleanup_removes_only_its_hosts_containers_on_a_shared_daemon(tmp_path
     )
     out = sh(script).stdout
     assert removed.read_text().split() == ["c1", "c3"], out
+
+
+def timed_stubborn(tmp: Path, pidfile: Path) -> int:
+    """What netrun starts (netrun.tools.ends.End.start): a program under ``timeout``, the
+    pid recorded ``timeout``'s; the program ignores SIGTERM (an iperf2 server slow to end
+    on it) and outlives a ``timeout`` killed alone. Its own pid is returned."""
+    child = tmp / "child.pid"
+    program = f"echo $$ > {child}; trap '' TERM; while :; do sleep 0.1; done"
+    start = (
+        f"timeout -k 60 60 sh -c {shlex.quote(program)} >/dev/null 2>&1 </dev/null & "
+        + save_pid(str(pidfile))
+    )
+    assert sh(start).returncode == 0
+    for _ in range(100):
+        if child.exists() and child.read_text().strip():
+            return int(child.read_text())
+        time.sleep(0.05)
+    raise AssertionError("the program under timeout did not start")
+
+
+@pytest.fixture
+def started() -> Iterator[list[int]]:
+    """The programs a test started: killed by pid at its end, whatever it asserted."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def gone(pid: int) -> bool:
+    for _ in range(100):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_an_undo_ends_what_runs_under_a_recorded_timeout_after_the_grace(
+    tmp_path: Path, started: list[int]
+) -> None:
+    pidfile = tmp_path / "server.pid"
+    program = timed_stubborn(tmp_path, pidfile)
+    started.append(program)
+    timeout_pid = int(pidfile.read_text().split()[0])
+    sh(kill_recorded(str(pidfile), grace=0.2))
+    assert gone(timeout_pid) and gone(program)
+
+
+def test_a_sweep_ends_what_runs_under_a_recorded_timeout(
+    tmp_path: Path, started: list[int]
+) -> None:
+    """A SIGKILLed run's server: the next run's sweep kills the group ``timeout`` leads."""
+    d = tmp_path / "netrun-abcd1234-alpha"
+    d.mkdir()
+    (d / HOST_FILE).write_text(me() + "\n")
+    program = timed_stubborn(tmp_path, d / "iperf2-t0r1.pid")
+    started.append(program)
+    out = sh(cleanup_script(str(tmp_path), None, docker=None, spare_live=True)).stdout
+    assert "killed timeout pid" in out, out
+    assert gone(program) and not d.exists()

@@ -166,7 +166,7 @@ def test_kill_recorded_by_group_ends_the_leader_and_its_children(
         time.sleep(0.05)
     leader, child = int(pidfile.read_text().split()[0]), int(kids.read_text())
     assert _alive(leader) and _alive(child)
-    subprocess.run([shell, "-c", pidfiles.kill_recorded(str(pidfile), group=True)], check=True)
+    subprocess.run([shell, "-c", pidfiles.kill_recorded(str(pidfile))], check=True)
     for _ in range(100):
         if not _alive(child) and not _alive(leader):
             break
@@ -179,7 +179,7 @@ def test_kill_recorded_by_group_spares_a_reused_pid(tmp_path: Path) -> None:
     try:
         pidfile = tmp_path / "ns.pid"
         pidfile.write_text(f"{other.pid} 1 \n")  # a start time that is not this process's
-        sh(pidfiles.kill_recorded(str(pidfile), group=True))
+        sh(pidfiles.kill_recorded(str(pidfile)))
         assert other.poll() is None
     finally:
         other.kill()
