@@ -161,8 +161,7 @@ class Mode:
     @property
     def saves_round_trips(self) -> bool:
         """Its ``measure`` runs iperf3 its own way (Placement.saves_round_trips: the
-        container modes); False: iperf3 measures through the ends this mode places, with
-        the savers it allows (netrun.tools.iperf3.onhost) or alone."""
+        container modes); here False: iperf3 measures through the ends."""
         return False
 
     def last_on(self, host: Host, repeat: int, *, probed: bool = True) -> bool:
@@ -176,10 +175,9 @@ class Mode:
     def probe_starts(
         cls, plans: Sequence[Planned], inventory: Inventory, ctx: RunContext
     ) -> list[Prestart]:
-        """What this mode starts in its hosts' probes when its test is the run's first
-        (netrun.tools.savers.prestart; Saver.PROBE_START): here its tool's server at the
-        server end, its client armed (Tool.server_ahead), where the mode allows it; a
-        container mode starts its containers instead."""
+        """What starts in its hosts' probes when its test is the run's first (Saver.
+        PROBE_START): its tool's server, its client armed (Tool.server_ahead); a container
+        mode starts its containers instead."""
         if not cls.savers.allows(Saver.PROBE_START):
             return []
         first = server_ahead(plans[0], inventory, ctx, now=True)
@@ -401,9 +399,8 @@ def server_ahead(
     *,
     now: bool = False,
 ) -> Prestart | None:
-    """A test's server start to run before it (its tool's Tool.server_ahead, through its
-    mode's ends), in its host's probe (``now``) or while the test before runs; None when
-    its tool or its mode takes none (the run's first test, or one started ahead: its)."""
+    """A test's server start (its tool's Tool.server_ahead, through its mode's ends), in
+    its host's probe (``now``) or while the test before runs; None: its tool or mode has none."""
     start = plan.tool.server_ahead
     if start is None:
         return None
