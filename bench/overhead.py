@@ -402,7 +402,7 @@ def render(f: dict[str, Any], rounds: int) -> str:
         "run folders in a folder of its own here, as real hosts have their own /tmp: hosts",
         "that share one are swept at the run's end instead, one round trip more. In a",
         "sequential bare-metal run, each next test's server is started, and its client armed,",
-        "0.6 s before the running test ends (netrun.modes.savers.pipeline); in a parallel",
+        "0.6 s before the running test ends (netrun.tools.savers.pipeline); in a parallel",
         "run, a test of round k does the same for the round k+1 test whose server is one of",
         "its hosts (docs/scale.md).",
         "A container test costs, per host, one round trip before the test and none after",

@@ -21,7 +21,7 @@ from netrun.cleanup.labels import HOST_LABEL, RUN_LABEL
 from netrun.hosts import lease, proc
 from netrun.hosts.host import Host
 
-#: What a host's early sweep (netrun.modes.savers.sweep) prints on stderr once it worked.
+#: What a host's early sweep (netrun.tools.savers.sweep) prints on stderr once it worked.
 SWEPT = "NETRUN_SWEPT"
 #: The stderr line the sweep adds (stripped before iperf3's output is read).
 SWEPT_LINE = SWEPT + "\n"

@@ -43,7 +43,7 @@ class Host:
     #: Told once the command that carried the deferred scripts has run (``defer``'s ``sent``).
     _deferred_sent: list[Callable[[], None]] = field(default_factory=list, repr=False)
     _deferred_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    #: Commands run so far (netrun.modes.savers.sweep: did anything run after a host's early sweep?)
+    #: Commands run so far (netrun.tools.savers.sweep: did anything run after a host's early sweep?)
     commands: int = field(default=0, repr=False)
 
     # -- connection keys -------------------------------------------------------------

@@ -114,7 +114,7 @@ def acquire_script(run_id: str, who: str, folder: str = LEASE_DIR) -> str:
     _check(run_id)
     q = shlex.quote
     # Started by a subshell that ends at once (no job of the script's shell: a later
-    # ``wait`` in the same probe, netrun.modes.savers.prestart, must not wait for it), which
+    # ``wait`` in the same probe, netrun.tools.savers.prestart, must not wait for it), which
     # notes its pid and start time (field 22 of its stat, as proc.start_time reads it)
     # before the script goes on, so a release right after finds it.
     watcher = (

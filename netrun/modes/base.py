@@ -15,8 +15,6 @@ from netrun.cleanup import undo as undo_records
 from netrun.cleanup.ledger import Ledger, Scope
 from netrun.core.options import Option, option_for
 from netrun.modes import sameend
-from netrun.modes.savers.model import NONE, Savers
-from netrun.modes.savers.state import Ahead, StartsAhead
 from netrun.tools import get_tool, option_table
 from netrun.tools.base import Tool
 from netrun.tools.docker import EngineInfo
@@ -24,6 +22,9 @@ from netrun.tools.ends import Cannot, Carried, End, HostEnd, T, refusal
 from netrun.tools.facts import HostFacts
 from netrun.tools.iperf3 import command as iperf3_command
 from netrun.tools.load.tool import with_load
+from netrun.tools.savers.model import NONE, Saver, Savers
+from netrun.tools.savers.pipeline import Pipeline
+from netrun.tools.savers.state import Ahead, StartsAhead
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
     from netrun.inventory.model import Inventory
-    from netrun.modes.savers.prestart import Prestart
+    from netrun.tools.savers.prestart import Prestart
 
 
 class Planned(Protocol):
@@ -145,26 +146,27 @@ class Mode:
     containers: ClassVar[bool] = False
     #: Its path crosses an overlay device (Flannel's VXLAN), which ``mtu:`` sets too.
     overlay_device: ClassVar[bool] = False
-    #: The round-trip savers it allows (netrun.modes.savers.model): the run takes one only
+    #: The round-trip savers it allows (netrun.tools.savers.model): the run takes one only
     #: where every test's mode allows it; none: every tool measures through its ends alone.
     savers: ClassVar[Savers] = NONE
     #: Its ``measure`` calls ``start_line`` once its server listens and its client is
     #: armed, just before the client starts: a test of several flows (netrun.run.flows)
     #: then lines the flows' clients up there, not before their servers' starts.
     has_start_line: ClassVar[bool] = False
-    #: The repeat being measured, set by what measures (Baremetal.measure, netrun.run.flows):
-    #: a host's last measurement (netrun.modes.savers.sweep), a flow's client to stop.
+    #: The repeat being measured, set by what measures (netrun.tools.iperf3.onhost,
+    #: netrun.run.flows): a host's last measurement (netrun.tools.savers.sweep), a flow's
+    #: client to stop.
     repeat: int = 1
 
     @property
     def saves_round_trips(self) -> bool:
-        """Its ``measure`` runs iperf3 its own way, with its savers (Placement.
-        saves_round_trips); False: iperf3 measures through the ends this mode places."""
-        return bool(self.savers)
+        """Its ``measure`` runs iperf3 its own way (Placement.saves_round_trips: the
+        container modes); here False: iperf3 measures through the ends."""
+        return False
 
     def last_on(self, host: Host, repeat: int, *, probed: bool = True) -> bool:
         """Whether ``repeat`` is ``host``'s last measurement of the run and the host may
-        sweep itself after it (Saver.EARLY_SWEEP, netrun.modes.savers.sweep); with
+        sweep itself after it (Saver.EARLY_SWEEP, netrun.tools.savers.sweep); with
         ``probed`` False (a client armed before the probes answered), only the first."""
         sweep = self.ctx.ahead.early_sweep
         return sweep is not None and sweep.is_last(host, self.test, repeat, probed=probed)
@@ -173,9 +175,13 @@ class Mode:
     def probe_starts(
         cls, plans: Sequence[Planned], inventory: Inventory, ctx: RunContext
     ) -> list[Prestart]:
-        """What this mode starts in its hosts' probes when its test is the run's first
-        (netrun.modes.savers.prestart; Saver.PROBE_START); none by default."""
-        return []
+        """What starts in its hosts' probes when its test is the run's first (Saver.
+        PROBE_START): its tool's server, its client armed (Tool.server_ahead); a container
+        mode starts its containers instead."""
+        if not cls.savers.allows(Saver.PROBE_START):
+            return []
+        first = server_ahead(plans[0], inventory, ctx, now=True)
+        return [first] if first is not None else []
 
     @classmethod
     def start_ahead(
@@ -185,9 +191,11 @@ class Mode:
         ctx: RunContext,
         rounds: Sequence[Sequence[Planned]] | None,
     ) -> StartsAhead | None:
-        """The run's starts ahead (each next test's server while the one before runs), for
-        a mode whose savers allow Saver.START_AHEAD; None by default."""
-        return None
+        """The run's starts ahead: each next test's server (its tool's Tool.server_ahead)
+        while the one before runs, for a mode whose savers allow Saver.START_AHEAD."""
+        if not cls.savers.allows(Saver.START_AHEAD):
+            return None
+        return Pipeline(plans, inventory, ctx, rounds, plan=server_ahead)
 
     def __init__(
         self,
@@ -380,6 +388,26 @@ class Mode:
         """Run this test's undo records, newest first on each host, the hosts at once;
         the problems, one line each."""
         return self.undo_stack.run()
+
+
+def server_ahead(
+    plan: Planned,
+    inventory: Inventory,
+    ctx: RunContext,
+    lifetime: float = 0,
+    after: str | None = None,
+    *,
+    now: bool = False,
+) -> Prestart | None:
+    """A test's server start (its tool's Tool.server_ahead, through its mode's ends), in
+    its host's probe (``now``) or while the test before runs; None: its tool or mode has none."""
+    start = plan.tool.server_ahead
+    if start is None:
+        return None
+    mode = plan.placed(inventory, ctx)
+    if not mode.savers.allows(Saver.PROBE_START if now else Saver.START_AHEAD):
+        return None
+    return start(mode, lifetime, after, now)
 
 
 def _nothing() -> None:

@@ -3,7 +3,7 @@
 A part of netrun.run.runner's Run (a mixin: it reads the run's request, context and
 results): every host is connected and probed at once (up to ``forks``), each as soon as
 it answers; the run's first server and client start in the same round trips
-(netrun.modes.savers.prestart); then what a SIGKILLed run of this controller left on those
+(netrun.tools.savers.prestart); then what a SIGKILLed run of this controller left on those
 hosts is swept (the journal). A host that fails fails only its own tests. Each probe
 first takes the host's lease (netrun.hosts.lease): a host another run measures stops the
 run, or makes it wait for all its hosts at once (netrun.run.leases).
@@ -27,14 +27,14 @@ from netrun.hosts.group import on_each
 from netrun.hosts.host import remote_tmp
 from netrun.hosts.shield import cleaning
 from netrun.modes.base import RunContext
-from netrun.modes.savers import prestart
-from netrun.modes.savers.model import Saver
 from netrun.results.store import Document
 from netrun.run import leases
 from netrun.run.needs import Needs, plan_needs, probe_host, program
 from netrun.run.plan import TestPlan, docker_commands
 from netrun.run.request import RunRequest
 from netrun.tools import context as host_context
+from netrun.tools.savers import prestart
+from netrun.tools.savers.model import Saver
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
@@ -190,7 +190,7 @@ class Fleet:
             arm.arm()
         end = (
             self.ctx.ahead.early_sweep
-        )  # which folder the host keeps run folders in (netrun.modes.savers.sweep)
+        )  # which folder the host keeps run folders in (netrun.tools.savers.sweep)
         # the run folder's owner mark first: a cleanup on this kernel spares a live run
         mark = owner.mark_script(self.ctx.workdir(host))
         # the host's lease before anything else: a host another run measures runs none of it
@@ -215,7 +215,7 @@ class Fleet:
                 pre.take(text)
 
         # A probe that starts a server runs whole, as a start ahead does
-        # (netrun.modes.savers.pipeline).
+        # (netrun.tools.savers.pipeline).
         with cleaning() if pre is not None else contextlib.nullcontext():
             found = probe_host(
                 host, self.needs, self.ctx.iperf3(host), extra=extra, on_output=output

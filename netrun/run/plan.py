@@ -30,10 +30,10 @@ from netrun.core.spec import TestSpec
 from netrun.errors import NetrunError
 from netrun.modes import get_mode
 from netrun.modes.base import Mode, RunContext
-from netrun.modes.savers.model import Savers
 from netrun.tools import get_tool
 from netrun.tools.base import Tool
 from netrun.tools.load.tool import with_load
+from netrun.tools.savers.model import Savers
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
@@ -68,7 +68,7 @@ class TestPlan:
 
     @property
     def savers(self) -> Savers:
-        """The round-trip savers its mode allows (netrun.modes.savers.model)."""
+        """The round-trip savers its mode allows (netrun.tools.savers.model)."""
         return self.mode.savers
 
     def start(self, server: Host, client: Host, ctx: RunContext, hosts: Mapping[str, Host]) -> Mode:

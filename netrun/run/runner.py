@@ -37,8 +37,6 @@ from netrun.hosts.group import stop_on_signal
 from netrun.hosts.host import Host, folder_key, remote_tmp
 from netrun.hosts.shield import cleaning, shielded
 from netrun.modes.base import Mode, RunContext
-from netrun.modes.savers import prestart
-from netrun.modes.savers.choice import arrange
 from netrun.results import flags
 from netrun.results.saver import Saver
 from netrun.results.stats import samples_by_test
@@ -53,6 +51,8 @@ from netrun.run.request import RunRequest
 from netrun.run.rounds import plan
 from netrun.run.sample import build_sample
 from netrun.run.scheduler import run_parallel
+from netrun.tools.savers import prestart
+from netrun.tools.savers.choice import arrange
 
 log = logging.getLogger("netrun.run.runner")
 SERVER_CLIENT = ("server", "client")
@@ -90,7 +90,7 @@ class Run(Fleet):
         #: The MTUs tests set (mtu:), restored after their group and at the end.
         self.mtu = MtuSettings(self.ctx, [], grouped=False)
         #: host name -> the first test's server start, to ride on its probe
-        #: (netrun.modes.savers.prestart).
+        #: (netrun.tools.savers.prestart).
         self._prestarts: dict[str, prestart.Prestart] = {}
         #: host name -> the first test, whose client is armed before that host's probe.
         self._arms: dict[str, prestart.Prestart] = {}

@@ -13,13 +13,36 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from netrun.core.metrics import Metric
 from netrun.core.options import Option
-from netrun.tools.ends import Carried, End, Recorder, T
+from netrun.tools.ends import Carried, End, Recorder, T, Workdirs
 from netrun.tools.fan import Fan
+from netrun.tools.savers.model import Savers
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
     from netrun.core.spec import TestSpec
     from netrun.hosts.host import Host
+    from netrun.tools.savers.prestart import Prestart
+    from netrun.tools.savers.state import Ahead
+
+
+class Knows(Protocol):
+    """What the run learned of its hosts (netrun.modes.base.Known), as a tool reads it."""
+
+    #: Host name -> what its probe read (netrun.tools.facts.HostFacts: its data NIC...).
+    @property
+    def facts(self) -> Mapping[str, object]: ...
+
+
+class Shared(Workdirs, Protocol):
+    """What a tool sees of the run's shared state (netrun.modes.base.RunContext): its
+    folders and stop flag, what the probes found, and the round-trip savers' state
+    (``ahead``: servers started in the probe or ahead, armed clients, the early sweep)
+    that a tool's measurement on the hosts drives (netrun.tools.iperf3.onhost)."""
+
+    @property
+    def known(self) -> Knows: ...
+    @property
+    def ahead(self) -> Ahead: ...
 
 
 class Placement(Recorder, Protocol):
@@ -29,8 +52,17 @@ class Placement(Recorder, Protocol):
     ``server`` / ``client`` directly: those name the hosts (errors, clocks). As a
     Recorder it holds the test's undo records (``change``) and the run's folders."""
 
+    #: The repeat being measured (a host's last measurement, a flow's client to stop).
+    repeat: int
+    #: Called once per measurement, just before the client starts (Mode.has_start_line).
+    start_line: Callable[[], None]
+
+    @property
+    def ctx(self) -> Shared: ...
     @property
     def test(self) -> TestSpec: ...
+    @property
+    def savers(self) -> Savers: ...
     @property
     def server(self) -> Host: ...
     @property
@@ -52,10 +84,11 @@ class Placement(Recorder, Protocol):
 
     def dialled(self, port: int) -> tuple[str, int | None, str]: ...
 
-    #: The mode measures iperf3 its own way (``measure``), saving round trips (a server
-    #: started ahead or in the probe, a container's resident server, counters riding the
-    #: client's command); False: iperf3 measures through the placed ends alone
-    #: (netrun.tools.iperf3.placed), as for every other tool.
+    #: The mode measures iperf3 its own way (``measure``), saving round trips (a
+    #: container's resident server, counters riding the client's command: the docker
+    #: family); False: iperf3 measures through the placed ends, with the savers the mode
+    #: allows (``savers``: bare metal's, netrun.tools.iperf3.onhost) or alone
+    #: (netrun.tools.iperf3.placed), as every other tool.
     @property
     def saves_round_trips(self) -> bool: ...
 
@@ -108,11 +141,12 @@ class Tool:
     #: client's pid file (another flow of its test failed: netrun.run.flows); None: the
     #: tool cannot, and the measurement runs out its duration.
     stop: Callable[[Placement, str], None] | None = None
-    #: The round-trip savers ride on its commands: its server may start before its test
-    #: (in the host's probe, or while the test before runs: netrun.modes.savers.prestart,
-    #: netrun.modes.savers.pipeline), its client's last command may sweep the host
-    #: (netrun.modes.savers.sweep).
-    starts_ahead: bool = False
+    #: The round-trip savers ride on its commands: (placement, lifetime, after, now) ->
+    #: the start script of a test's server, to run before its test (in the host's probe
+    #: with ``now``, or while the test before runs: netrun.tools.savers.prestart,
+    #: netrun.tools.savers.pipeline), with its client armed; its client's last command
+    #: may sweep the host (netrun.tools.savers.sweep). None: no saver rides on it.
+    server_ahead: Callable[[Placement, float, str | None, bool], Prestart | None] | None = None
     #: (option, first release) of each option a test uses that an older release of the
     #: tool lacks (what ``refuse`` checks once the hosts' versions are known), for
     #: ``--check-only``; None: the tool has no such options.
@@ -134,6 +168,11 @@ class Tool:
         if self.protocol_of is not None:
             return self.protocol_of(options)
         return self.protocol
+
+    @property
+    def starts_ahead(self) -> bool:
+        """Whether the round-trip savers ride on its commands (``server_ahead``)."""
+        return self.server_ahead is not None
 
     def headline(self) -> Metric:
         """The metric a progress line and a verdict's delta are about (the first declared)."""

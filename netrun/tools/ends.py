@@ -246,6 +246,14 @@ class HostEnd:
         return self.run(f"printf %s {q(text)} > {q(path)}", timeout=timeout, check=True)
 
 
+def data_iface(facts: Mapping[str, object], host: Host) -> str | None:
+    """The data NIC the probe found on ``host`` (``facts``: host name -> its
+    netrun.tools.facts.HostFacts), else its netrun_iface: where a host end's counters
+    are read and its link checked after a stall."""
+    nic = getattr(facts.get(host.name), "nic", None)
+    return getattr(nic, "iface", None) or host.iface
+
+
 def recording(end: End, argv: Sequence[str], name: str) -> tuple[list[str], str]:
     """``argv`` at ``end`` behind ``sh -c`` recording its pid at the end's
     ``path(name + ".pid")`` in the one format, then exec-ing it (its pid and start time),

@@ -2,7 +2,7 @@
 
 A bare-metal client now starts before its server and waits on its stdin for the port
 (netrun.tools.iperf3.run.ArmedClient), and each host's last measurement sweeps the host
-(netrun.modes.savers.sweep). These tests give each lab host a folder of its own (as real hosts
+(netrun.tools.savers.sweep). These tests give each lab host a folder of its own (as real hosts
 each have their own /tmp) and break the test in the ways that matter: the client
 killed, a server that never listens, netrun SIGKILLed while a client still waits for
 its port. Every time: no iperf3, no waiting client shell, no run folder.

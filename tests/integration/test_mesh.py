@@ -115,7 +115,7 @@ def test_an_unreachable_node_fails_only_its_own_pairs(big_lab: LabHandle, tmp_pa
 def test_stopped_while_the_next_rounds_servers_wait(
     big_lab: LabHandle, tmp_path: Path, sig: signal.Signals, code: int
 ) -> None:
-    """Round 2's servers are started during round 1 (netrun.modes.savers.pipeline): stopped then,
+    """Round 2's servers are started during round 1 (netrun.tools.savers.pipeline): stopped then,
     the run (or, after SIGKILL, `netrun cleanup`) must remove them and their armed clients."""
     scen = dict(MESH, name="stopped-ahead", defaults={"duration": 4})
     scen["tests"] = [dict(MESH["tests"][0], hosts="all[0:3]")]

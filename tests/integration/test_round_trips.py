@@ -1,10 +1,11 @@
 """The single bare-metal test in as few SSH round trips as it can (issue 14, point 6).
 
 Counted from the run's debug log, one "run" or "start" line per command. The server
-host answers the probe with its server started (BareMetal.probe_starts), and is swept
-by a command sent as the client starts, which waits for the one-shot server to exit
-(netrun.modes.savers.sweep). The client host's client is started before its probe and waits for
-the server's port (netrun.tools.iperf3.run.ArmedClient); it sweeps its host after the client.
+host answers the probe with its server started (Mode.probe_starts: iperf3's
+Tool.server_ahead), and is swept by a command sent as the client starts, which waits for
+the one-shot server to exit (netrun.tools.savers.sweep). The client host's client is
+started before its probe and waits for the server's port
+(netrun.tools.iperf3.run.ArmedClient); it sweeps its host after the client.
 Seven round trips one after the other became two: the probe, then the client. Each
 host keeps its run folder apart here, as real hosts do (their own /tmp): a folder that
 hosts share is swept at the end, as before. The server host's counters around each

@@ -8,6 +8,10 @@ import re
 from pathlib import Path
 
 import netrun
+from netrun.modes.baremetal.mode import BareMetal
+from netrun.modes.base import Mode
+from netrun.tools import get_tool
+from netrun.tools.iperf3 import ahead
 
 ROOT = Path(netrun.__file__).parent
 #: ``tool == "iperf3"``, ``test.tool != 'netperf'``, ``tool in ("iperf2", ...)``.
@@ -31,12 +35,23 @@ def offending(pattern: re.Pattern[str], files: list[Path]) -> list[str]:
 
 def test_no_mode_and_no_run_step_branches_on_a_tools_name() -> None:
     """What differs by tool is the tool's declaration (netrun.tools.base.Tool: resident,
-    starts_ahead, preview...), read by whoever needs it."""
+    server_ahead, preview...), read by whoever needs it."""
     assert offending(TOOL_BRANCH, sources("modes", "run")) == []
 
 
 def test_no_tool_reaches_a_mode_through_a_named_hook() -> None:
     assert offending(HOOK, sources("tools")) == []
+
+
+def test_bare_metal_places_its_ends_and_measures_nothing_itself() -> None:
+    """Bare metal is declarations alone: its ends are its hosts (Mode.place), its savers
+    are what it allows; iperf3 measures with them (netrun.tools.iperf3.onhost) and builds
+    the starts the run sends ahead (Tool.server_ahead), and the mode imports no tool."""
+    own = {k for k, v in vars(BareMetal).items() if callable(v) or isinstance(v, classmethod)}
+    assert own == set() and BareMetal.measure is Mode.measure
+    assert get_tool("iperf3").server_ahead is ahead.server_ahead
+    text = (ROOT / "modes" / "baremetal" / "mode.py").read_text()
+    assert "from netrun.tools.iperf3" not in text  # (.importlinter: the "places" contract)
 
 
 def test_the_patterns_catch_what_they_are_for() -> None:

@@ -29,8 +29,14 @@ class ContainerMode(Mode):
     containers = True
     #: Whether each repeat records the bytes along its path (netrun.modes.docker.pathbytes).
     counts_path: ClassVar[bool] = False
-    #: The repeat being measured (netrun.modes.savers.sweep: is it a host's last measurement?).
+    #: The repeat being measured (netrun.tools.savers.sweep: is it a host's last measurement?).
     repeat = 1
+
+    @property
+    def saves_round_trips(self) -> bool:
+        """iperf3 against each container's resident server, its own way (``measure``),
+        with the savers it allows (Placement.saves_round_trips)."""
+        return bool(self.savers)
 
     def carry(
         self,

@@ -26,23 +26,22 @@ from netrun.hosts.command import CommandResult
 from netrun.hosts.group import in_parallel
 from netrun.hosts.host import Host
 from netrun.modes import sameend
-from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker import carry, engine, launch, pathbytes
 from netrun.modes.docker.base import ContainerMode
 from netrun.modes.docker.mtu import follow_container
 from netrun.modes.docker.savers import client as armedexec
 from netrun.modes.docker.savers import keep, probe, serverend
-from netrun.modes.savers.model import Saver, Savers
 from netrun.tools import docker as dk
 from netrun.tools.ends import T
 from netrun.tools.iperf3 import parse as iperf3_parse
 from netrun.tools.iperf3 import result as iperf3_result
 from netrun.tools.iperf3.measure import client_argv
+from netrun.tools.savers.model import Saver, Savers
 
 if TYPE_CHECKING:
     from netrun.inventory.model import Inventory
     from netrun.modes.base import Planned, RunContext
-    from netrun.modes.savers.prestart import Prestart
+    from netrun.tools.savers.prestart import Prestart
 
 SERVER_PORT = 5201
 
@@ -352,7 +351,7 @@ class DockerMode(ContainerMode):
 
         def plain() -> CommandResult:
             wrapped = self.wrap_client(cmd)
-            return self.client.run(wrapped, timeout=test_deadline(self), check=False)
+            return self.client.run(wrapped, timeout=float(self.test.deadline), check=False)
 
         res = self.unwrap_client(armedexec.run_client(self, repeat, plain))
         armedexec.arm_next(self, repeat + 1)  # the next repeat's login, while this one ends
@@ -374,7 +373,7 @@ class DockerMode(ContainerMode):
 
     def arm_client(self, tag: str) -> armedexec.ArmedExec:
         """The first repeat's client, started during the client host's probe
-        (netrun.modes.savers.prestart; ``tag`` is armedexec.tag's)."""
+        (netrun.tools.savers.prestart; ``tag`` is armedexec.tag's)."""
         return armedexec.arm(self, 1)
 
     def wrap_client(self, argv: list[str]) -> list[str] | str:

@@ -21,12 +21,11 @@ from urllib.parse import quote
 from netrun.core.options import Option, expecting, integer
 from netrun.core.spec import Flow
 from netrun.errors import HostError, ModeError, ToolError
-from netrun.modes.baremetal.mode import data_iface
 from netrun.modes.base import Mode
 from netrun.modes.turn import commands as turn
 from netrun.modes.turn import relay as coturn
 from netrun.modes.turn import remote
-from netrun.tools.ends import Cannot, Carried, T
+from netrun.tools.ends import Cannot, Carried, T, data_iface
 from netrun.tools.iperf2 import parse as iperf2
 
 URI = re.compile(r"turn://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})(?:\?transport=(udp|tcp))?")
@@ -219,7 +218,7 @@ class Turn(Mode):
         relay_host = self.relay.host or (
             self.hosts["relay"] if self.hosts["relay"].data_ip == self.relay.address else None
         )
-        iface = data_iface(self, relay_host) if relay_host else None
+        iface = data_iface(self.ctx.known.facts, relay_host) if relay_host else None
         before = remote.nic_counters(relay_host, iface) if relay_host and iface else None
         tunnel = self.start_tunnel(repeat)
         banner = tunnel.banner

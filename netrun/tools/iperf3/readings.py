@@ -3,11 +3,11 @@
 netrun.hosts.counters builds the reading. The client end's two readings ride on the
 client's own command (netrun.tools.iperf3.run: just before iperf3 starts, just after it
 ends, printed after its JSON behind ``MARK``). The server end's ride on the commands the
-server host gets anyway (netrun.modes.baremetal.mode): the reading before on its server's
-start (the probe's, netrun.modes.savers.prestart; the test's own; or a start ahead,
-netrun.modes.savers.pipeline, that waits for the test before on that host to end there,
+server host gets anyway (netrun.tools.iperf3.onhost): the reading before on its server's
+start (the probe's, netrun.tools.savers.prestart; the test's own; or a start ahead,
+netrun.tools.savers.pipeline, that waits for the test before on that host to end there,
 so that test's reading after is this one's before), the reading after on the next test's
-start ahead on that host or on the host's early sweep (netrun.modes.savers.sweep), each of
+start ahead on that host or on the host's early sweep (netrun.tools.savers.sweep), each of
 which waits for the server to exit. Where neither rides (the next test's server is on
 another host, a start ahead with nothing to wait for), ``ServerReadings`` is a command of
 its own beside the client, as every test had before. ``analysis``

@@ -49,7 +49,7 @@ _RUN = _SETUP + EXEC
 CLIENT_WRAPPER = _RUN + "exit $r; }"
 #: CLIENT_WRAPPER once a line came on stdin: the server's port (``-p PORT`` ends argv),
 #: and ``sweep`` when the client's host is to be swept right after it (the script in $1,
-#: netrun.modes.savers.sweep; SWEPT on stderr when it worked). No line (netrun abandoned it, or
+#: netrun.tools.savers.sweep; SWEPT on stderr when it worked). No line (netrun abandoned it, or
 #: vanished): it exits and runs nothing.
 ARMED_WRAPPER = (
     'read -r port then || exit 0; case "$port" in ""|*[!0-9]*) exit 0 ;; esac; '
@@ -303,7 +303,7 @@ class ArmedClient:
         read: str = "",
     ) -> None:
         """``sweep``: the host's final sweep script, run after the client if ``fire``
-        says so (netrun.modes.savers.sweep); ``read``: the client end's counter reading
+        says so (netrun.tools.savers.sweep); ``read``: the client end's counter reading
         (``with_readings``)."""
         self.host = host
         self.argv = argv

@@ -1,8 +1,10 @@
 """iperf3 as a tool a test picks: its options, its metrics and one measurement.
 
 The command and the parser live in tools/iperf3/command.py and parse.py; where the two ends run is
-the mode's business (bare metal, containers, FreeFlow), so ``measure`` asks the mode and turns the
-parsed result into the declared metrics.
+the mode's business, so ``measure`` runs through the ends it placed: on the hosts with the
+round-trip savers the mode allows (onhost.py: bare metal), or through the ends alone (placed.py:
+kubernetes), or, for the container modes, still the mode's own way (Mode.measure against the
+containers' resident server); then it turns the parsed result into the declared metrics.
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ from netrun.hosts import cpustat
 from netrun.results.flags import offered_bps
 from netrun.tools.base import Tool
 from netrun.tools.fan import AGGREGATE, Fan
+from netrun.tools.iperf3 import ahead, loss, onhost, placed, tcpinfo
 from netrun.tools.iperf3 import flows as iperf3_flows
-from netrun.tools.iperf3 import loss, placed, tcpinfo
 from netrun.tools.iperf3 import measure as iperf3_measure
 from netrun.tools.iperf3 import options as iperf3_options
+from netrun.tools.savers.model import Saver
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -185,10 +188,13 @@ def unavailable(r: Iperf3Result, offered: float | None = None) -> dict[str, str]
 
 
 def measure(mode: Placement, repeat: int) -> Measurement:
-    """One repeat, through the mode's ends (or the mode's own way, where it saves round
-    trips); the metrics come from the parsed result."""
+    """One repeat, through the mode's ends: with the round-trip savers the mode allows
+    (its ends are its hosts: netrun.tools.iperf3.onhost), or alone (or the mode's own
+    way: a container mode's resident server); the metrics come from the parsed result."""
     if mode.saves_round_trips:
         m = mode.measure(repeat)
+    elif mode.savers.allows(Saver.ARMED_CLIENT):
+        m = onhost.measure(mode, repeat)
     else:  # with the mode's proof around it (Placement.proving)
         m = mode.proving(lambda: placed.measure(mode, repeat))
     if m.result.bidir_bps:  # the sum's two halves, receiver rates in bit/s
@@ -284,7 +290,7 @@ TOOL = Tool(
     fan=Fan(metrics=(AGGREGATE,), record=iperf3_flows.record, combine=fan_sum),
     preview=iperf3_measure.preview,
     stop=iperf3_measure.stop,
-    starts_ahead=True,
+    server_ahead=ahead.server_ahead,
     releases=iperf3_options.releases_needed,
     flow_defaults={"omit": iperf3_flows.FAN_OMIT_S},
 )

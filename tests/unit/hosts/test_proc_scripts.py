@@ -108,6 +108,7 @@ def test_busy_backoff_is_capped_and_ends_when_the_run_stops(
     from netrun.modes.base import RunContext
     from netrun.scenario.loader import load_scenario
     from netrun.tools.iperf3 import measure as iperf3_measure
+    from netrun.tools.iperf3 import onhost
 
     scen = tmp_path / "s.yaml"
     scen.write_text(
@@ -119,7 +120,7 @@ def test_busy_backoff_is_capped_and_ends_when_the_run_stops(
     ctx = RunContext(run_id="1a2b")
     mode = baremetal.BareMetal(test, alpha, bravo, ctx)
 
-    def busy(tag: str) -> None:
+    def busy(mode: object, tag: str) -> None:
         err = Iperf3Error("busy", "iperf3 server did not start: all ports busy: 5201")
         err.busy = {5201: None}
         raise err
@@ -131,15 +132,15 @@ def test_busy_backoff_is_capped_and_ends_when_the_run_stops(
         waits.append(timeout or 0.0)
         return real_wait(0)
 
-    monkeypatch.setattr(mode, "measure_once", busy)
+    monkeypatch.setattr(onhost, "measure_once", busy)
     monkeypatch.setattr(ctx.stopping, "wait", wait)
     with pytest.raises(HostError, match="21 tries"):
-        mode.measure(1)
+        onhost.measure(mode, 1)
     assert len(waits) == 20 and max(waits) == iperf3_measure.MAX_BACKOFF
 
     monkeypatch.setattr(ctx.stopping, "wait", real_wait)
     threading.Timer(0.2, ctx.stopping.set).start()
     started = time.monotonic()
     with pytest.raises(Cancelled):
-        mode.measure(1)
+        onhost.measure(mode, 1)
     assert time.monotonic() - started < 5

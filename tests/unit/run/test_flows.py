@@ -16,8 +16,6 @@ from netrun.errors import ToolError
 from netrun.hosts.host import Host
 from netrun.modes.baremetal.mode import BareMetal
 from netrun.modes.base import Mode, RunContext
-from netrun.modes.savers.choice import takes
-from netrun.modes.savers.model import Saver
 from netrun.run import flows as flows_module
 from netrun.run.flows import FlowError, FlowTest, centre, unsupported
 from netrun.run.plan import plan_test
@@ -27,6 +25,8 @@ from netrun.scenario.loader import load_scenario
 from netrun.testing.recording import RecordingTransport
 from netrun.tools import get_tool
 from netrun.tools.iperf3.flows import FAN_OMIT_S
+from netrun.tools.savers.choice import takes
+from netrun.tools.savers.model import Saver
 
 HOSTS = ["alpha", "bravo", "charlie", "delta"]
 

@@ -3,12 +3,12 @@ before the containers are up.
 
 Each repeat's client is a ``docker exec`` in the client container; as its own command it
 paid the host's login cost after the containers were ready. Here the command starts at
-once (during the host's probe for the run's first test, netrun.modes.savers.prestart; during
+once (during the host's probe for the run's first test, netrun.tools.savers.prestart; during
 the container start otherwise) and waits on its stdin for what it needs from the start: the
 server container's address, the client container's PID 1 (for the path-bytes readings,
 netrun.modes.docker.pathbytes) and whether to sweep the host after it: on the host's last
 measurement the client's command ends with the host's sweep (netrun.modes.docker.savers.serverend's
-``host_sweep``), so the run's end has nothing left to do there (netrun.modes.savers.sweep), as a
+``host_sweep``), so the run's end has nothing left to do there (netrun.tools.savers.sweep), as a
 bare-metal client's does (netrun.tools.iperf3.run.ArmedClient). Abandoned, or when netrun
 vanishes, its stdin ends and it exits without running anything.
 """
@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING
 from netrun.cleanup.scripts import SWEPT_LINE
 from netrun.errors import NetrunError
 from netrun.hosts.command import CommandResult
-from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker import launch, pathbytes
 from netrun.modes.docker.savers.serverend import host_sweep
-from netrun.modes.savers.model import Saver
 from netrun.tools.iperf3.measure import client_argv
+from netrun.tools.savers.model import Saver
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -170,7 +169,7 @@ def run_client(
             res = armed.fire(
                 mode.server_ip,
                 mode.pids.get("client"),
-                test_deadline(mode),
+                float(mode.test.deadline),
                 sweep=sweep,
                 own=mode.own_procs(mode.client),
             )

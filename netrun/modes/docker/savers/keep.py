@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from netrun.modes.savers.model import Saver
 from netrun.tools import docker as dk
+from netrun.tools.savers.model import Saver
 
 if TYPE_CHECKING:
     from netrun.cleanup.ledger import Scope

@@ -6,7 +6,7 @@ a round trip of its own, each paying the host's login cost. When the run's first
 a docker or flannel iperf3 test between two hosts, each end's start script (the run's
 first checks there, the container's undo record, ``docker run`` and its time bound, the
 readiness wait: netrun.modes.docker.launch) rides on that host's probe instead, as bare metal's
-first server does (netrun.modes.savers.prestart). The test adopts what the script printed; if
+first server does (netrun.tools.savers.prestart). The test adopts what the script printed; if
 it did not start the container (the probe failed, an image must be pulled...), the test removes
 whatever it may have started, on the host's next command, and starts it as usual, which
 then reports whatever is wrong. Its undo record is written before the container starts,
@@ -27,8 +27,8 @@ from netrun.modes.docker import engine, launch
 from netrun.modes.docker.base import ContainerMode
 from netrun.modes.docker.savers import client as armedexec
 from netrun.modes.docker.savers import keep
-from netrun.modes.savers.prestart import Prestart
 from netrun.tools import docker as dk
+from netrun.tools.savers.prestart import Prestart
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host

@@ -8,7 +8,7 @@ LISTENING again), then prints that end's byte counters (the path-bytes modes,
 netrun.modes.docker.pathbytes) and, on the host's last measurement, sweeps the host as the
 run's final sweep would (its undo records remove the run's containers, its time bounds
 and its run folder): no round trip after the test, and the run's end has nothing left to
-do there (netrun.modes.savers.sweep). It stops waiting when the container is gone (a failed test's
+do there (netrun.tools.savers.sweep). It stops waiting when the container is gone (a failed test's
 final sweep removed it), so nothing of it outlives the run.
 """
 
@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING
 from netrun.cleanup.scripts import SWEPT, cleanup_script
 from netrun.errors import NetrunError
 from netrun.hosts.host import remote_tmp
-from netrun.modes.baremetal.mode import test_deadline
 from netrun.modes.docker.launch import sections
-from netrun.modes.savers.model import Saver
+from netrun.tools.savers.model import Saver
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
@@ -74,7 +73,7 @@ class ServerWait:
         ``sweep``: the host's sweep (host_sweep) after it, on its last measurement."""
         self.found: dict[str, str] | None = None
         host: Host = mode.server
-        bound = test_deadline(mode)
+        bound = float(mode.test.deadline)
         docker, name, pid = (
             mode.docker(host),
             mode.names["server"],
@@ -83,7 +82,7 @@ class ServerWait:
         text = script(docker, name, pid, served, bound, reading=reading, sweep=sweep)
         timeout = bound + 60
         self.timeout = timeout  # how long ``swept`` may wait for it
-        # Started at once, so its command is counted now (netrun.modes.savers.sweep), and collected
+        # Started at once, so its command is counted now (netrun.tools.savers.sweep), and collected
         # in a thread; where a command cannot be started so, it runs without the sweep.
         started = host.start(text) if sweep else None
         if started is not None:
@@ -149,7 +148,7 @@ def server_done(
 ) -> tuple[str | None, int | None]:
     """After a measurement that worked: the server's counters text (None: not read) and
     the tests it has served now (None: unknown); its host's sweep noted
-    (netrun.modes.savers.sweep)."""
+    (netrun.tools.savers.sweep)."""
     if waiting is None:
         return None, (served + 1 if served is not None else None)
     text, count = waiting.result(served or 0)

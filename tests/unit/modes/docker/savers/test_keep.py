@@ -21,9 +21,9 @@ from netrun.modes.docker.mode import DockerMode
 from netrun.modes.docker.savers import client as armedexec
 from netrun.modes.docker.savers import keep
 from netrun.modes.freeflow import router
-from netrun.modes.savers.model import NONE
 from netrun.scenario.loader import load_scenario
 from netrun.tools import get_tool
+from netrun.tools.savers.model import NONE
 
 
 def scenario_tests(tmp_path: Path, body: str) -> list[TestSpec]:
@@ -245,7 +245,7 @@ def test_the_armed_clients_name_the_containers_the_keep_decision_chose(
 
 
 class Unsaved(DockerMode):
-    """A container mode that allows no round-trip saver (netrun.modes.savers.model)."""
+    """A container mode that allows no round-trip saver (netrun.tools.savers.model)."""
 
     savers = NONE
 

@@ -15,15 +15,21 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from netrun.hosts import lease
-from netrun.modes.savers.model import Saver, Savers
-from netrun.modes.savers.sweep import EarlySweep
+from netrun.tools.savers.model import Saver, Savers
+from netrun.tools.savers.sweep import EarlySweep
 
 if TYPE_CHECKING:
     from netrun.core.mtuplan import MtuWant
     from netrun.core.spec import TestSpec
     from netrun.hosts.host import Host
-    from netrun.modes.savers.state import Ahead, StartsAhead
-    from netrun.tools.base import Tool
+    from netrun.tools.savers.state import Ahead, StartsAhead
+
+
+class Starting(Protocol):
+    """A test's tool as the choice reads it (netrun.tools.base.Tool)."""
+
+    @property
+    def starts_ahead(self) -> bool: ...
 
 
 class Choosable(Protocol):
@@ -32,7 +38,7 @@ class Choosable(Protocol):
     @property
     def spec(self) -> TestSpec: ...
     @property
-    def tool(self) -> Tool: ...
+    def tool(self) -> Starting: ...
     @property
     def mtu(self) -> MtuWant | None: ...
     @property

@@ -1,4 +1,4 @@
-"""Which test's server and client a run starts ahead (netrun.modes.savers.pipeline)."""
+"""Which test's server and client a run starts ahead (netrun.tools.savers.pipeline)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from netrun.modes.base import RunContext
-from netrun.modes.savers.pipeline import Pipeline
+from netrun.tools.savers.pipeline import Pipeline
 
 
 def NO_PLAN(*_a: Any, **_k: Any) -> None:

@@ -1,7 +1,7 @@
 """What each round-trip saver does, and which of them a mode allows.
 
 A mode declares the savers it allows once (``Mode.savers``); the run takes a saver only
-where every test's mode allows it (netrun.modes.savers.choice), and a mode's own code asks
+where every test's mode allows it (netrun.tools.savers.choice), and a mode's own code asks
 ``allows`` before it takes one. A mode that allows none measures every tool through the
 ends it places alone (Placement.saves_round_trips false: kubernetes, TURN).
 """
@@ -16,16 +16,16 @@ class Saver(enum.Enum):
     """One round trip a run saves, by what rides on which command."""
 
     #: The run's first test's server (bare metal) or containers start in the script its
-    #: hosts' probes send anyway (netrun.modes.savers.prestart).
+    #: hosts' probes send anyway (netrun.tools.savers.prestart).
     PROBE_START = "start the server with the probe"
     #: The client's command starts before its server is up and waits on its stdin for
     #: what it needs (a port, an address): its login overlaps the server's start.
     ARMED_CLIENT = "start the client before its server"
     #: Each next test's server and client start while this test's client runs
-    #: (netrun.modes.savers.pipeline).
+    #: (netrun.tools.savers.pipeline).
     START_AHEAD = "start the next server while this test runs"
     #: A host's last measurement ends with the host's sweep, so the run's final sweep has
-    #: nothing left to send there (netrun.modes.savers.sweep).
+    #: nothing left to send there (netrun.tools.savers.sweep).
     EARLY_SWEEP = "sweep after the client"
     #: A test's containers stay for the next test of the same pair and mode
     #: (netrun.modes.docker.savers.keep).

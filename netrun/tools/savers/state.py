@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from netrun.modes.savers.sweep import EarlySweep
+from netrun.tools.savers.sweep import EarlySweep
 
 if TYPE_CHECKING:
     from netrun.cleanup.ledger import Scope
@@ -25,7 +25,7 @@ class Armed(Protocol):
 
 class StartsAhead(Protocol):
     """The run's starts ahead, each next test's server while the one before runs
-    (netrun.modes.savers.pipeline.Pipeline), as the modes and the run drive them."""
+    (netrun.tools.savers.pipeline.Pipeline), as the modes and the run drive them."""
 
     def ahead(
         self,
@@ -45,7 +45,7 @@ class Ahead:
     while another test runs, or as a host's last measurement ends."""
 
     #: (host name, tag) -> what a start script printed when it rode on the host's probe
-    #: or ran ahead (netrun.modes.savers.prestart); the measurement with that tag adopts
+    #: or ran ahead (netrun.tools.savers.prestart); the measurement with that tag adopts
     #: the server.
     prestarted: dict[tuple[str, str], str] = field(default_factory=dict)
     #: Container name -> (its time bound's undo record, in a scope of its own until the
@@ -57,11 +57,11 @@ class Ahead:
     #: container test's ``docker exec`` waiting for its server's address
     #: (netrun.modes.docker.savers.client).
     armed: dict[tuple[str, str], Armed] = field(default_factory=dict)
-    #: Each host's last measurement sweeps the host (netrun.modes.savers.sweep), when the
+    #: Each host's last measurement sweeps the host (netrun.tools.savers.sweep), when the
     #: run allows it; None: the run's end sweeps every host.
     early_sweep: EarlySweep | None = None
     #: The next test's server and client, started while a test runs
-    #: (netrun.modes.savers.pipeline), in a sequential bare-metal run; None otherwise.
+    #: (netrun.tools.savers.pipeline), in a sequential bare-metal run; None otherwise.
     pipeline: StartsAhead | None = None
 
 

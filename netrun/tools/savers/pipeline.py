@@ -6,7 +6,7 @@ client's login) after the previous test ended (in a parallel run: after its host
 tests of the previous round ended). Now, late in each test's run,
 the next test's server start script runs on its host and the next client is armed
 (netrun.tools.iperf3.run.ArmedClient), as the run's first test has them ride on the probes
-(netrun.modes.savers.prestart): the next test only has to give its client the port. In a
+(netrun.tools.savers.prestart): the next test only has to give its client the port. In a
 parallel run (netrun.run.rounds), a test of round k starts ahead the test of round k+1 whose server
 is one of its hosts; that test still starts when both its hosts are free, and its
 server lives until the longest test of round k could end, and its own. The early server
@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING
 
 from netrun.errors import NetrunError
 from netrun.hosts.shield import cleaning
-from netrun.modes.savers import prestart
+from netrun.tools.savers import prestart
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
     from netrun.inventory.model import Inventory
-    from netrun.modes.savers.state import Shares, Specced
+    from netrun.tools.savers.state import Shares, Specced
 
 #: How long before the running test's end the next server starts (its start round trip
 #: and the host's login cost fit in it).
@@ -58,7 +58,8 @@ class Pipeline:
     ) -> None:
         """``tests`` in the order a sequential run runs them; or the ``rounds`` of a
         parallel run whose rounds run whole (each test at once with its round's); ``plan``
-        gives a test's server start from its plan (BareMetal.server_ahead)."""
+        gives a test's server start from its plan (netrun.modes.base.server_ahead: its
+        tool's Tool.server_ahead)."""
         self.plan = plan
         self.inventory = inventory
         self.ctx = ctx

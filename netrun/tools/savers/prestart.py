@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
-    from netrun.modes.savers.state import Ahead, Armed
+    from netrun.tools.savers.state import Ahead, Armed
 
 
 class Arms(Protocol):
@@ -46,7 +46,7 @@ class Prestart:
     #: The armed client's key in ctx.ahead.armed, when not ``tag`` (a container test's).
     arm_tag: str | None = None
     #: How long the script may wait on the host before it ends (for the test running
-    #: there to end: netrun.modes.savers.pipeline), beyond its start's own time.
+    #: there to end: netrun.tools.savers.pipeline), beyond its start's own time.
     wait_s: float = 0.0
     #: Whether the script lets the probe's background jobs end (sh ``wait``) before
     #: its reading: then the probe runs the host's context beside the start

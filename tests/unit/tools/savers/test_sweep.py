@@ -1,4 +1,4 @@
-"""Which measurement sweeps which host early (netrun.modes.savers.sweep), and the armed client's
+"""Which measurement sweeps which host early (netrun.tools.savers.sweep), and the armed client's
 shell (netrun.tools.iperf3.run.ARMED_WRAPPER) run by a real sh."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 from netrun.cleanup.scripts import SWEPT
 from netrun.hosts.host import Host
-from netrun.modes.savers.sweep import FOLDER, EarlySweep
 from netrun.tools.iperf3.run import ARMED_WRAPPER
+from netrun.tools.savers.sweep import FOLDER, EarlySweep
 
 
 def spec(name: str, hosts: tuple[str, ...], repeat: int = 1) -> Any:

@@ -1,5 +1,5 @@
-"""What each mode allows of the round-trip savers (netrun.modes.savers.model), and which of
-them a run takes (netrun.modes.savers.choice): the choices the modes' old flags made
+"""What each mode allows of the round-trip savers (netrun.tools.savers.model), and which of
+them a run takes (netrun.tools.savers.choice): the choices the modes' old flags made
 (bare metal: every saver in every run; docker: the early sweep in sequential runs only;
 the others: none, so every tool measures through their ends)."""
 
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from netrun.modes import get_mode
-from netrun.modes.savers.choice import takes
-from netrun.modes.savers.model import NONE, Saver, Savers
+from netrun.tools.savers.choice import takes
+from netrun.tools.savers.model import NONE, Saver, Savers
 
 
 def plan(mode: str, *, tool_starts_ahead: bool = True, mtu: Any = None, flows: bool = False) -> Any:

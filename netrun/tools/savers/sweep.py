@@ -1,6 +1,6 @@
 """Saver.EARLY_SWEEP: each host's last measurement sweeps the host: the run's final sweep,
 sent while the host's last test still runs (bare metal and container modes; the run sets
-it up: netrun.modes.savers.choice).
+it up: netrun.tools.savers.choice).
 
 A run ends by sweeping every host it used (its run folder, recorded servers, undo
 records): one more round trip on each host after the last test, on the critical path.
