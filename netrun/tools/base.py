@@ -154,6 +154,10 @@ class Tool:
     #: Options set on each flow of a test of several flows unless the test sets them
     #: (iperf3: ``omit``, the flows' start spread left out of the result).
     flow_defaults: Mapping[str, Any] | None = None
+    #: (its parsed result) -> what one repeat moved: sender role -> the payload bytes its
+    #: receiver got, the figure a mode judges its path's byte counters on
+    #: (Placement.proving: flannel, freeflow, kubernetes); None or empty: it does not say.
+    moved: Callable[[Any], Mapping[str, int]] | None = None
     #: (port) -> the argv of its server as one process for a whole test, that prints
     #: "Server listening" once it listens: what an end that keeps one server per test
     #: runs (a container's PID 1, netrun.modes.docker); None: the end's default server

@@ -69,6 +69,10 @@ class ContainerMode(Mode):
         modes: netrun.modes.docker.carry); here the leg alone."""
         return leg()
 
+    def judged(self, details: dict[str, Any], accelerated: bool) -> None:
+        """What the mode adds to a path-counted repeat's details (FreeFlow: whether it
+        left the overlay)."""
+
     def ride(self, role: str, script: str) -> tuple[str, Callable[[Any], Any]] | None:
         """What the ``role`` end sends for ``script`` (and reads back from its result),
         where a reading rides on it; None: it is sent as it is."""

@@ -74,6 +74,34 @@ def with_path(
     return done[0], details, accelerated
 
 
+def proving(mode: ContainerMode, measure: Callable[[], Measurement]) -> Measurement:
+    """A tool's whole measurement between two readings of both ends (Placement.proving:
+    the client end's ride on its command, the server end's on its host as it ends); in a
+    path-bytes mode judged on what its tool says it moved (Tool.moved: iperf3's receiver
+    bytes), with the mode's own word on it (``judged``: FreeFlow's accelerated) and its
+    checks after it (``checked``: Flannel's flanneld)."""
+    if not mode.counts_path:  # docker mode proves no path: its CPU readings only
+        m, _ = pathbytes.around(mode, measure, ride_only=True)
+        return m
+    m, path = pathbytes.around(mode, measure)
+    moved = mode.tool.moved(m.result) if mode.tool.moved is not None else {}
+    accelerated, crossed, why = whole(path, moved)
+    m.details.update(path_bytes=path, crossed_overlay=crossed, path_check=why)
+    mode.judged(m.details, accelerated)
+    mode.checked()
+    return m
+
+
+def whole(path: dict[str, Any], moved: Mapping[str, int]) -> tuple[bool, bool, str]:
+    """(accelerated, crossed_overlay, why) of a measurement whose tool moved its payload
+    one way (iperf3's: its sender's bytes as received), judged on them without naming the
+    direction; several ways: ``verdict``."""
+    if len(moved) > 1:
+        return verdict(path, dict(moved))
+    sender, sent = next(iter(moved.items()), ("client", 0))
+    return pathbytes.verdict(path, sent, sender)
+
+
 def verdict(path: dict[str, Any], moved: dict[str, int]) -> tuple[bool, bool, str]:
     """(accelerated, crossed_overlay, why) over each direction that moved payload: it is
     accelerated (crossed) only when every such direction is."""

@@ -333,13 +333,9 @@ class DockerMode(ContainerMode):
         self.healthy = True
 
     def measure(self, repeat: int) -> Measurement:
-        """One repeat, with both ends' counters where a command rides them
-        (netrun.modes.docker.pathbytes; the path-bytes modes wrap this in ``around``)."""
-        self.repeat = repeat
-        if self.counts_path:
-            return self.measure_client(repeat)
-        m, _path = pathbytes.around(self, lambda: self.measure_client(repeat), ride_only=True)
-        return m
+        """One repeat against the server container's PID 1 (both ends' counters around it
+        are ``proving``'s)."""
+        return self.measure_client(repeat)
 
     def measure_client(self, repeat: int) -> Measurement:
         """The repeat's client in its container (the server end's wait is ``around``'s)."""
@@ -405,6 +401,11 @@ class DockerMode(ContainerMode):
         self.judged(details, accelerated)
         return value
 
+    def proving(self, measure: Callable[[], Measurement]) -> Measurement:
+        """A tool's whole measurement with both ends' counters around it, judged in a
+        path-bytes mode on what its tool says it moved (netrun.modes.docker.carry)."""
+        return carry.proving(self, measure)
+
     def ride(self, role: str, script: str) -> tuple[str, Callable[[Any], Any]] | None:
         """The client end's first command of a path-counted leg, with the end's counters
         read around it (carry.ride), once."""
@@ -412,10 +413,6 @@ class DockerMode(ContainerMode):
             return None
         self.riding = False
         return carry.ride(self, script)
-
-    def judged(self, details: dict[str, Any], accelerated: bool) -> None:
-        """What the mode adds to a path-counted repeat's details (FreeFlow: whether it
-        left the overlay)."""
 
     def teardown(self) -> None:
         """Hand the containers to the next test that wants the same ones, or leave them

@@ -21,8 +21,8 @@ and so are the other TCP internals (RTT, windows, path MTU: netrun.tools.iperf3.
 
 from __future__ import annotations
 
-import dataclasses
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from netrun.cleanup.labels import HOST_LABEL, LABEL, RUN_LABEL
@@ -30,7 +30,6 @@ from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, matching, number
 from netrun.errors import ModeError
 from netrun.hosts.host import Host, folder_key
-from netrun.modes.docker import pathbytes
 from netrun.modes.docker.ends import FreeFlowEnd
 from netrun.modes.docker.flannel import OPTIONS as FLANNEL_OPTIONS
 from netrun.modes.docker.flannel import PATH_RE
@@ -39,8 +38,6 @@ from netrun.modes.freeflow import netperf as ff_netperf
 from netrun.modes.freeflow import router, sockets
 from netrun.tools import docker as dk
 from netrun.tools.ends import End
-from netrun.tools.iperf3 import tcpinfo
-from netrun.tools.iperf3.result import Iperf3Result
 
 LIBRARY = "libfsocket.so"
 #: What iperf3 reports under FreeFlow but cannot know: it reads TCP_INFO with getsockopt on
@@ -54,7 +51,6 @@ OVERLAY_SOCKET = (
     "FreeFlow: iperf3 reads TCP_INFO (getsockopt) on the idle overlay socket, not on the "
     "host socket that carries the data"
 )
-UNAVAILABLE = dict.fromkeys(("retransmits", *tcpinfo.NAMES), OVERLAY_SOCKET)
 CIDR_RE = r"[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}"
 #: Stands for VNET_PREFIX in the container's ``docker run``, which the host's script
 #: replaces with what it read (launch.start's env_vars).
@@ -250,27 +246,15 @@ class FreeFlow(DockerMode):
             raise ModeError(why)
         super().setup()
 
-    def measure(self, repeat: int) -> Measurement:
-        """The measurement, with the counters that prove (or refute) acceleration."""
-        self.repeat = repeat
-        m, path = pathbytes.around(self, lambda: super(FreeFlow, self).measure(repeat))
-        accelerated, crossed, why = pathbytes.verdict(
-            path, m.result.bytes_received, m.result.sender
-        )
-        m.details.update(
-            path_bytes=path,
-            accelerated=accelerated,
-            crossed_overlay=crossed,
-            path_check=why,
-            unavailable=dict(UNAVAILABLE),
-        )
-        if accelerated:  # the data left the overlay: the host's MTU sets the ceiling
+    def proving(self, measure: Callable[[], Measurement]) -> Measurement:
+        """The measurement with the counters that prove (or refute) acceleration
+        (netrun.modes.docker.carry); the socket a tool makes is the overlay one, idle
+        while the router's host socket carries the data (``idle_socket``: what a tool
+        reads on it is not the flow's); accelerated, the host's MTU sets the ceiling."""
+        m = super().proving(measure)
+        m.details["idle_socket"] = OVERLAY_SOCKET
+        if m.details.get("accelerated"):  # the data left the overlay
             m.details["overlay_mtu"] = None
-            # and iperf3's MSS, like its cwnd, is the idle overlay socket's (1398 under a
-            # 1450 overlay, where the host socket carrying the data has 1448): the ceiling
-            # then takes full-size packets at the host's MTU
-            if isinstance(m.result, Iperf3Result):
-                m.result = dataclasses.replace(m.result, tcp_mss=None)
         return m
 
 

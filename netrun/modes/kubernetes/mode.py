@@ -268,12 +268,16 @@ class Kubernetes(Mode):
     # -- measuring: the proof around each measurement ------------------------------------
     def proving(self, measure: Callable[[], Measurement]) -> Measurement:
         """A tool's measurement through the pods' ends, with both nodes' device counters
-        around it (pathbytes) and the verdict on the bytes it received."""
-        m, path = pathbytes.proven(
-            self, measure, lambda m: getattr(m.result, "bytes_received", None)
-        )
+        around it (pathbytes) and the verdict on the bytes it says it moved (Tool.moved)."""
+        m, path = pathbytes.proven(self, measure, self.bytes_moved)
         m.details.update(path)
         return m
+
+    def bytes_moved(self, m: Measurement) -> int | None:
+        """The payload the measurement moved, as its tool says (Tool.moved); None: it
+        does not say."""
+        moved = self.tool.moved(m.result) if self.tool.moved is not None else {}
+        return sum(moved.values()) if moved else None
 
     def carry(
         self,

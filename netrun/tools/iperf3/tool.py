@@ -187,16 +187,47 @@ def unavailable(r: Iperf3Result, offered: float | None = None) -> dict[str, str]
     return {k: v for k, v in out.items() if values(r, offered).get(k) is None}
 
 
+def moved(r: Iperf3Result) -> dict[str, int]:
+    """What one run moved (Tool.moved): its sender -> the bytes its receiver got; none
+    where iperf3 reported no receiver figure."""
+    return {} if r.bytes_received is None else {r.sender: r.bytes_received}
+
+
+#: What iperf3 reads on the socket it made (getsockopt TCP_INFO: its TCP internals and
+#: retransmits), not on the data.
+SOCKET_FIGURES = ("retransmits", *tcpinfo.NAMES)
+
+
+def idle_socket(m: Measurement) -> None:
+    """Where the mode says the socket a tool makes idles while another carries its data
+    (``details.idle_socket``, its reason: FreeFlow's overlay socket beside its router's
+    host socket), what iperf3 read on it is unavailable with that reason; and where the
+    data left that socket's path (``details.accelerated``), the MSS it read is that idle
+    socket's, not the one the goodput ceiling takes (null: full-size packets at the
+    host's MTU)."""
+    why = m.details.pop("idle_socket", None)
+    if not why:
+        return
+    m.details["unavailable"] = {
+        **dict.fromkeys(SOCKET_FIGURES, str(why)),
+        **(m.details.get("unavailable") or {}),
+    }
+    if m.details.get("accelerated"):
+        m.result = replace(m.result, tcp_mss=None)
+
+
 def measure(mode: Placement, repeat: int) -> Measurement:
     """One repeat, through the mode's ends: with the round-trip savers the mode allows
     (its ends are its hosts: netrun.tools.iperf3.onhost), or alone (or the mode's own
     way: a container mode's resident server); the metrics come from the parsed result."""
-    if mode.saves_round_trips:
-        m = mode.measure(repeat)
+    if mode.saves_round_trips:  # the mode's proof around it (Placement.proving) too
+        mode.repeat = repeat
+        m = mode.proving(lambda: mode.measure(repeat))
     elif mode.savers.allows(Saver.ARMED_CLIENT):
         m = onhost.measure(mode, repeat)
     else:  # with the mode's proof around it (Placement.proving)
         m = mode.proving(lambda: placed.measure(mode, repeat))
+    idle_socket(m)
     if m.result.bidir_bps:  # the sum's two halves, receiver rates in bit/s
         forward, back = m.result.bidir_bps
         m.details["bidir_bps"] = {"client_to_server": forward, "server_to_client": back}
@@ -291,6 +322,7 @@ TOOL = Tool(
     preview=iperf3_measure.preview,
     stop=iperf3_measure.stop,
     server_ahead=ahead.server_ahead,
+    moved=moved,
     releases=iperf3_options.releases_needed,
     flow_defaults={"omit": iperf3_flows.FAN_OMIT_S},
 )
