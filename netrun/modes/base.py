@@ -158,12 +158,6 @@ class Mode:
     #: client to stop.
     repeat: int = 1
 
-    @property
-    def saves_round_trips(self) -> bool:
-        """Its ``measure`` runs iperf3 its own way (Placement.saves_round_trips: the
-        container modes); here False: iperf3 measures through the ends."""
-        return False
-
     def last_on(self, host: Host, repeat: int, *, probed: bool = True) -> bool:
         """Whether ``repeat`` is ``host``'s last measurement of the run and the host may
         sweep itself after it (Saver.EARLY_SWEEP, netrun.tools.savers.sweep); with
@@ -279,8 +273,10 @@ class Mode:
     def setup(self) -> None:
         """Start what the mode needs before the first repeat (containers, routers...)."""
 
-    def measure(self, repeat: int) -> Measurement:
-        raise NotImplementedError
+    def resident_client(self, repeat: int) -> CommandResult:
+        """One repeat's client towards a server its end keeps for the whole test
+        (Placement.resident_client); here no end keeps one."""
+        raise NotImplementedError(f"mode {self.name} keeps no server at its ends")
 
     def proving(self, measure: Callable[[], Measurement]) -> Measurement:
         """One measurement through this mode's ends (``measure``: a tool's placed

@@ -20,6 +20,7 @@ from netrun.tools.savers.model import Savers
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
     from netrun.core.spec import TestSpec
+    from netrun.hosts.command import CommandResult
     from netrun.hosts.host import Host
     from netrun.tools.savers.prestart import Prestart
     from netrun.tools.savers.state import Ahead
@@ -84,15 +85,12 @@ class Placement(Recorder, Protocol):
 
     def dialled(self, port: int) -> tuple[str, int | None, str]: ...
 
-    #: The mode measures iperf3 its own way (``measure``), saving round trips (a
-    #: container's resident server, counters riding the client's command: the docker
-    #: family); False: iperf3 measures through the placed ends, with the savers the mode
-    #: allows (``savers``: bare metal's, netrun.tools.iperf3.onhost) or alone
-    #: (netrun.tools.iperf3.placed), as every other tool.
-    @property
-    def saves_round_trips(self) -> bool: ...
-
-    def measure(self, repeat: int) -> Measurement: ...
+    def resident_client(self, repeat: int) -> CommandResult:
+        """One repeat's client of the test's tool (Tool.resident_client) at the client end,
+        towards the server its end keeps for the whole test (End.resident), as the mode
+        runs it: its command armed ahead, the client end's counters riding on it (a
+        container's ``docker exec``: netrun.modes.docker.savers.client)."""
+        ...
 
     def proving(self, measure: Callable[[], Measurement]) -> Measurement: ...
 
@@ -158,10 +156,18 @@ class Tool:
     #: receiver got, the figure a mode judges its path's byte counters on
     #: (Placement.proving: flannel, freeflow, kubernetes); None or empty: it does not say.
     moved: Callable[[Any], Mapping[str, int]] | None = None
+    #: (placement, address, port) -> the argv (unwrapped) of one repeat's client towards
+    #: the server its end keeps for the whole test (``resident``) at ``address:port``: what
+    #: a mode that keeps one runs each repeat, armed ahead (Placement.resident_client);
+    #: None: the tool runs its client itself (through ``carry``).
+    resident_client: Callable[[Placement, str, int], list[str]] | None = None
+    #: The port its resident server listens on at an end with a network namespace of the
+    #: test's own (iperf3's 5201 in its container), whatever the test's ``port``; None:
+    #: the test's port.
+    resident_port: int | None = None
     #: (port) -> the argv of its server as one process for a whole test, that prints
     #: "Server listening" once it listens: what an end that keeps one server per test
-    #: runs (a container's PID 1, netrun.modes.docker); None: the end's default server
-    #: (iperf3's ``-s`` on the container's fixed port).
+    #: runs (a container's PID 1, netrun.modes.docker); None: the tool keeps none.
     resident: Callable[[int], list[str]] | None = None
 
     def protocol_for(self, options: Mapping[str, Any]) -> str:

@@ -8,10 +8,11 @@ import re
 from pathlib import Path
 
 import netrun
+from netrun.modes import get_mode, mode_tools
 from netrun.modes.baremetal.mode import BareMetal
 from netrun.modes.base import Mode
 from netrun.tools import get_tool
-from netrun.tools.iperf3 import ahead
+from netrun.tools.iperf3 import ahead, resident
 
 ROOT = Path(netrun.__file__).parent
 #: ``tool == "iperf3"``, ``test.tool != 'netperf'``, ``tool in ("iperf2", ...)``.
@@ -48,10 +49,23 @@ def test_bare_metal_places_its_ends_and_measures_nothing_itself() -> None:
     are what it allows; iperf3 measures with them (netrun.tools.iperf3.onhost) and builds
     the starts the run sends ahead (Tool.server_ahead), and the mode imports no tool."""
     own = {k for k, v in vars(BareMetal).items() if callable(v) or isinstance(v, classmethod)}
-    assert own == set() and BareMetal.measure is Mode.measure
+    assert own == set() and not hasattr(Mode, "measure")
     assert get_tool("iperf3").server_ahead is ahead.server_ahead
     text = (ROOT / "modes" / "baremetal" / "mode.py").read_text()
     assert "from netrun.tools.iperf3" not in text  # (.importlinter: the "places" contract)
+
+
+def test_no_mode_measures_a_tool_itself() -> None:
+    """Every tool measures through the ends a mode places; against a server its end keeps
+    for the whole test (a container's PID 1, Tool.resident), the mode runs the client the
+    tool builds (Placement.resident_client: docker's armed ``docker exec``) and the tool
+    parses it (netrun.tools.iperf3.resident). No mode has a ``measure``, and the container
+    modes import no iperf3 (.importlinter: the "places" contracts)."""
+    for name in mode_tools():
+        assert not hasattr(get_mode(name), "measure"), name
+    assert get_tool("iperf3").resident_client is resident.client
+    texts = [p.read_text() for p in sources("modes/docker", "modes/freeflow")]
+    assert texts and not any("from netrun.tools.iperf3" in text for text in texts)
 
 
 def test_the_patterns_catch_what_they_are_for() -> None:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from netrun.cleanup import labels
 from netrun.cleanup.ledger import Scope
-from netrun.errors import NetrunError
+from netrun.errors import ModeError, NetrunError
 from netrun.hosts.host import Host, folder_key
 from netrun.modes.base import Mode
 from netrun.modes.docker.ends import ContainerEnd
@@ -31,12 +31,6 @@ class ContainerMode(Mode):
     counts_path: ClassVar[bool] = False
     #: The repeat being measured (netrun.tools.savers.sweep: is it a host's last measurement?).
     repeat = 1
-
-    @property
-    def saves_round_trips(self) -> bool:
-        """iperf3 against each container's resident server, its own way (``measure``),
-        with the savers it allows (Placement.saves_round_trips)."""
-        return bool(self.savers)
 
     def carry(
         self,
@@ -72,6 +66,19 @@ class ContainerMode(Mode):
     def judged(self, details: dict[str, Any], accelerated: bool) -> None:
         """What the mode adds to a path-counted repeat's details (FreeFlow: whether it
         left the overlay)."""
+
+    def resident_port(self) -> int:
+        """The port the tool's resident server listens on in its container: its own fixed
+        one (Tool.resident_port), else the test's."""
+        return self.tool.resident_port or int(self.value("port"))
+
+    def tool_client(self, address: str) -> list[str]:
+        """One repeat's client argv of the test's tool (Tool.resident_client) towards the
+        resident server at ``address`` (unwrapped)."""
+        client = self.tool.resident_client
+        if client is None:
+            raise ModeError(f"tool {self.tool.name} has no client for a server it keeps")
+        return client(self, address, self.resident_port())
 
     def ride(self, role: str, script: str) -> tuple[str, Callable[[Any], Any]] | None:
         """What the ``role`` end sends for ``script`` (and reads back from its result),

@@ -33,17 +33,12 @@ from netrun.modes.docker.savers import client as armedexec
 from netrun.modes.docker.savers import keep, probe, serverend
 from netrun.tools import docker as dk
 from netrun.tools.ends import T
-from netrun.tools.iperf3 import parse as iperf3_parse
-from netrun.tools.iperf3 import result as iperf3_result
-from netrun.tools.iperf3.measure import client_argv
 from netrun.tools.savers.model import Saver, Savers
 
 if TYPE_CHECKING:
     from netrun.inventory.model import Inventory
     from netrun.modes.base import Planned, RunContext
     from netrun.tools.savers.prestart import Prestart
-
-SERVER_PORT = 5201
 
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
@@ -102,12 +97,11 @@ class DockerMode(ContainerMode):
 
     def app_argv(self, role: str, host: Host) -> list[str]:
         """``docker run -d`` of one end's container: PID 1 is the tool's server for the
-        whole test (Tool.resident), iperf3's ``-s`` on SERVER_PORT by default."""
+        whole test (Tool.resident), on its fixed port (Tool.resident_port) or the test's."""
         resident = self.tool.resident
-        argv = ["iperf3", "-s", "-p", str(SERVER_PORT), "--forceflush"]
-        if resident is not None:
-            argv = resident(int(self.value("port")))
-        entrypoint, args = argv[0], argv[1:]
+        if resident is None:
+            raise ModeError(f"tool {self.tool.name} keeps no server in a container")
+        entrypoint, *args = resident(self.resident_port())
         return dk.run_command(
             str(self.value("image", host)),
             args,
@@ -332,17 +326,14 @@ class DockerMode(ContainerMode):
         self.after_apps(infos)
         self.healthy = True
 
-    def measure(self, repeat: int) -> Measurement:
-        """One repeat against the server container's PID 1 (both ends' counters around it
-        are ``proving``'s)."""
-        return self.measure_client(repeat)
-
-    def measure_client(self, repeat: int) -> Measurement:
-        """The repeat's client in its container (the server end's wait is ``around``'s)."""
+    def resident_client(self, repeat: int) -> CommandResult:
+        """The repeat's client of the test's tool (Placement.resident_client) in its
+        container: its armed command fired, else a command of its own, the client end's
+        counters riding on it (the server end's wait is pathbytes.around's); then the
+        next repeat's armed."""
         assert self.server_ip is not None
         self.repeat = repeat
-        argv = client_argv(self, self.server_ip, SERVER_PORT)  # the image's iperf3
-        cmd = self.end("client").wrap(argv)
+        cmd = self.end("client").wrap(self.tool_client(self.server_ip))
         self.healthy = False  # until this repeat measured: a failed one hands nothing on
 
         def plain() -> CommandResult:
@@ -351,14 +342,7 @@ class DockerMode(ContainerMode):
 
         res = self.unwrap_client(armedexec.run_client(self, repeat, plain))
         armedexec.arm_next(self, repeat + 1)  # the next repeat's login, while this one ends
-        out = res.stdout if res.stdout.strip() else res.stderr
-        try:
-            result = iperf3_parse.parse(res.stdout, res.exited, stderr=res.stderr)
-        except iperf3_result.Iperf3Error as exc:
-            raise exc.on(self.client.name) from None
-        details = {"warnings": list(result.warnings)} if result.warnings else {}
-        self.healthy = True
-        return Measurement(out, result, details)
+        return res
 
     def server_wait(self, served: int | None, reading: str = "") -> Any:
         """The server host's wait for the repeat's end (netrun.modes.docker.savers.serverend)."""
@@ -403,8 +387,15 @@ class DockerMode(ContainerMode):
 
     def proving(self, measure: Callable[[], Measurement]) -> Measurement:
         """A tool's whole measurement with both ends' counters around it, judged in a
-        path-bytes mode on what its tool says it moved (netrun.modes.docker.carry)."""
-        return carry.proving(self, measure)
+        path-bytes mode on what its tool says it moved (netrun.modes.docker.carry); once
+        it measured, the containers may serve the next test."""
+
+        def measured() -> Measurement:
+            m = measure()
+            self.healthy = True
+            return m
+
+        return carry.proving(self, measured)
 
     def ride(self, role: str, script: str) -> tuple[str, Callable[[Any], Any]] | None:
         """The client end's first command of a path-counted leg, with the end's counters

@@ -1,5 +1,5 @@
-"""iperf3 through a mode's placed ends alone (netrun.tools.ends.End), for a mode with no
-round-trip savers of its own (Placement.saves_round_trips false: kubernetes): nothing here
+"""iperf3 through a mode's placed ends alone (netrun.tools.ends.End), for a mode that
+allows no round-trip savers and keeps no server at its ends (kubernetes): nothing here
 asks where the ends are.
 
 The server end starts a one-off ``iperf3 -s -1`` on its bind address (End.start: its pid

@@ -3,8 +3,9 @@
 The command and the parser live in tools/iperf3/command.py and parse.py; where the two ends run is
 the mode's business, so ``measure`` runs through the ends it placed: on the hosts with the
 round-trip savers the mode allows (onhost.py: bare metal), or through the ends alone (placed.py:
-kubernetes), or, for the container modes, still the mode's own way (Mode.measure against the
-containers' resident server); then it turns the parsed result into the declared metrics.
+kubernetes), or against the server its end keeps for the whole test, the client run by the
+mode each repeat (resident.py: the container modes); then it turns the parsed result into
+the declared metrics.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from netrun.hosts import cpustat
 from netrun.results.flags import offered_bps
 from netrun.tools.base import Tool
 from netrun.tools.fan import AGGREGATE, Fan
-from netrun.tools.iperf3 import ahead, loss, onhost, placed, tcpinfo
+from netrun.tools.iperf3 import ahead, loss, onhost, placed, resident, tcpinfo
 from netrun.tools.iperf3 import flows as iperf3_flows
 from netrun.tools.iperf3 import measure as iperf3_measure
 from netrun.tools.iperf3 import options as iperf3_options
@@ -217,12 +218,13 @@ def idle_socket(m: Measurement) -> None:
 
 
 def measure(mode: Placement, repeat: int) -> Measurement:
-    """One repeat, through the mode's ends: with the round-trip savers the mode allows
-    (its ends are its hosts: netrun.tools.iperf3.onhost), or alone (or the mode's own
-    way: a container mode's resident server); the metrics come from the parsed result."""
-    if mode.saves_round_trips:  # the mode's proof around it (Placement.proving) too
+    """One repeat, through the mode's ends: against the server its end keeps (End.resident:
+    netrun.tools.iperf3.resident), or with the round-trip savers the mode allows (its ends
+    are its hosts: netrun.tools.iperf3.onhost), or alone (netrun.tools.iperf3.placed),
+    the mode's proof around it; the metrics come from the parsed result."""
+    if mode.end("server").resident:  # the server its end keeps (a container's PID 1)
         mode.repeat = repeat
-        m = mode.proving(lambda: mode.measure(repeat))
+        m = mode.proving(lambda: resident.measure(mode, repeat))
     elif mode.savers.allows(Saver.ARMED_CLIENT):
         m = onhost.measure(mode, repeat)
     else:  # with the mode's proof around it (Placement.proving)
@@ -323,6 +325,9 @@ TOOL = Tool(
     stop=iperf3_measure.stop,
     server_ahead=ahead.server_ahead,
     moved=moved,
+    resident_client=resident.client,
+    resident_port=resident.PORT,
+    resident=resident.server,
     releases=iperf3_options.releases_needed,
     flow_defaults={"omit": iperf3_flows.FAN_OMIT_S},
 )

@@ -3,7 +3,7 @@
 A mode declares the savers it allows once (``Mode.savers``); the run takes a saver only
 where every test's mode allows it (netrun.tools.savers.choice), and a mode's own code asks
 ``allows`` before it takes one. A mode that allows none measures every tool through the
-ends it places alone (Placement.saves_round_trips false: kubernetes, TURN).
+ends it places alone (kubernetes, TURN).
 """
 
 from __future__ import annotations

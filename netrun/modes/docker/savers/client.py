@@ -24,7 +24,6 @@ from netrun.errors import NetrunError
 from netrun.hosts.command import CommandResult
 from netrun.modes.docker import launch, pathbytes
 from netrun.modes.docker.savers.serverend import host_sweep
-from netrun.tools.iperf3.measure import client_argv
 from netrun.tools.savers.model import Saver
 
 if TYPE_CHECKING:
@@ -32,9 +31,6 @@ if TYPE_CHECKING:
 
     from netrun.hosts.transport import Started
     from netrun.modes.docker.base import ContainerMode
-
-#: The port iperf3 listens on in the server container (netrun.modes.docker.mode).
-SERVER_PORT = 5201
 
 #: Stands for the server container's address in the client's argv ($ip on the host).
 IP_TOKEN = "@@netrun-server-ip@@"
@@ -80,7 +76,7 @@ class ArmedExec:
     """One repeat's client command, started now; ``fire`` gives it what it waits for."""
 
     def __init__(self, mode: ContainerMode, argv: list[str], sweep: str) -> None:
-        """``argv``: the client's iperf3 argv (IP_TOKEN for the server's address);
+        """``argv``: the client's argv (IP_TOKEN for the server's address);
         ``sweep``: the host's sweep, run after it if ``fire`` says so."""
         self.host = mode.client
         #: The client container it runs in: mode.names's when it was armed, which the test's
@@ -142,7 +138,7 @@ def tag(mode: ContainerMode, repeat: int) -> str:
 def arm(mode: ContainerMode, repeat: int) -> ArmedExec:
     """A repeat's client, started now (its sweep included where it may be the host's
     last measurement: the probes may not have told yet whether it can sweep)."""
-    argv = client_argv(mode, IP_TOKEN, SERVER_PORT)  # the image's iperf3
+    argv = mode.tool_client(IP_TOKEN)  # the tool's client (Tool.resident_client)
     last = mode.last_on(mode.client, repeat, probed=False)
     return ArmedExec(mode, argv, host_sweep(mode, mode.client) if last else "")
 
@@ -150,7 +146,7 @@ def arm(mode: ContainerMode, repeat: int) -> ArmedExec:
 def arm_next(mode: ContainerMode, repeat: int) -> None:
     """Start ``repeat``'s client unless it already is (by the probe, or before)."""
     key = (mode.client.name, tag(mode, repeat))
-    allowed = mode.savers.allows(Saver.ARMED_CLIENT) and mode.tool.starts_ahead
+    allowed = mode.savers.allows(Saver.ARMED_CLIENT) and mode.tool.resident_client is not None
     if allowed and repeat <= mode.test.repeat and key not in mode.ctx.ahead.armed:
         mode.ctx.ahead.armed[key] = arm(mode, repeat)
 

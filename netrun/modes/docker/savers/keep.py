@@ -63,9 +63,9 @@ def key(test: TestSpec, tool: Tool) -> str | None:
     opts = test.options
     if opts.get("mtu") is not None or opts.get("overlay_mtu") is not None:
         return None
-    # the default server (iperf3's) listens on a fixed port in its container; a tool's
-    # resident server (iperf2's, netserver) on the test's port (Tool.resident)
-    fixed = tool.resident is None
+    # a tool's resident server listens on its own fixed port in its container (iperf3's),
+    # or on the test's port (iperf2's, netserver: Tool.resident_port)
+    fixed = tool.resident_port is not None
     ignored = CLIENT_ONLY | ({"port"} if fixed else set())
     shaped = sorted((k, repr(v)) for k, v in opts.items() if k not in ignored)
     return repr((test.mode, sorted(test.hosts_by_role.items()), test.tool, shaped))

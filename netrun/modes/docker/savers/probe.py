@@ -43,7 +43,7 @@ def plan(
     host's probe."""
     first = plans[0]  # ctx.order.tests, set by the runner, sizes the containers' time bound
     test = first.spec
-    if not first.tool.starts_ahead:  # its armed client is the tool's (iperf3's)
+    if first.tool.resident_client is None:  # its armed client is the tool's
         return []
     if test.options.get("mtu") is not None or test.options.get("overlay_mtu") is not None:
         return []  # the containers start after the link MTU is set

@@ -10,6 +10,7 @@ from typing import ClassVar
 import pytest
 
 from netrun.core.measurement import Measurement
+from netrun.hosts.command import CommandResult
 from netrun.modes.freeflow.mode import OVERLAY_SOCKET
 from netrun.tools.iperf3 import tool
 from netrun.tools.iperf3.parse import parse
@@ -34,20 +35,24 @@ def test_an_unlimited_tcp_test_offers_nothing_and_says_why() -> None:
 
 
 def placed(text: str, details: dict[str, object]) -> object:
-    """A container mode as iperf3's measure sees it, its measurement a fixed one (its
-    proof around it: none here)."""
+    """A container mode as iperf3's measure sees it: its client's run a fixed one, its
+    proof around it saying ``details``."""
 
     class Placed:
-        saves_round_trips = True  # the mode measures (here: a fixed measurement)
         repeat = 0
         test = SimpleNamespace(options={"protocol": "tcp"})
         details: ClassVar[dict[str, object]] = {}
 
-        def measure(self, repeat: int) -> Measurement:
-            return Measurement(raw=text, result=parse(text), details=dict(details))
+        def end(self, role: str) -> object:
+            return SimpleNamespace(resident=True)  # its server kept: the mode runs the client
 
         def proving(self, measure: Callable[[], Measurement]) -> Measurement:
-            return measure()
+            found = measure()
+            found.details.update(details)  # what the mode's proof says of the repeat
+            return found
+
+        def resident_client(self, repeat: int) -> CommandResult:
+            return CommandResult("bravo", "iperf3 -c", 0, text, "", 2.0)
 
     return Placed()
 
