@@ -57,8 +57,8 @@ class ContainerEnd:
     own_ports = True
     #: A listening socket here is carried whether or not it was bound.
     needs_bind = False
-    #: Its PID 1 is the test's tool's server for the whole test (Tool.resident; iperf3's
-    #: ``-s`` by default): netrun.modes.docker.mode.DockerMode.app_argv.
+    #: Its PID 1 is the test's tool's server for the whole test (Tool.resident):
+    #: netrun.modes.docker.mode.DockerMode.app_argv.
     resident = True
 
     def __init__(self, mode: Containers, role: str) -> None:

@@ -1,11 +1,13 @@
-"""Docker: the iperf3 server and client each run in a container on their host's engine.
+"""Docker: the test tool's server and client each run in a container on their host's engine.
 
-Both containers are long-lived for the test: the server container runs ``iperf3 -s``; the
-client container idles as an ``iperf3 -s`` too, and each repeat is a ``docker exec`` of the
-client in it. So the container start cost is paid once per test, every process in both
-containers carries the container's environment (FreeFlow's LD_PRELOAD is checked on PID 1),
-and any image with iperf3 works, without a shell or ``sleep`` in it. The client reaches
-the server container's own address on the named network.
+Both containers are long-lived for the test: each one's PID 1 is the tool's server
+(Tool.resident: iperf3's ``iperf3 -s``, so the client container idles as one too), and
+each repeat is a ``docker exec`` of the tool's client in the client container
+(Tool.resident_client, run by ``resident_client`` with the savers; or the tool's own leg,
+``carry``). So the container start cost is paid once per test, every process in both
+containers carries the container's environment (FreeFlow's LD_PRELOAD is checked on PID
+1), and any image with the tool works, without a shell or ``sleep`` in it. The client
+reaches the server container's own address on the named network. The mode names no tool.
 
 The flannel and freeflow modes build on this one.
 """
@@ -62,7 +64,7 @@ OPTIONS: tuple[Option, ...] = (
 
 
 class DockerMode(ContainerMode):
-    """iperf3 server and client in containers, talking over a docker network."""
+    """The tool's server and client in containers, talking over a docker network."""
 
     name = "docker"
     options = OPTIONS
@@ -71,7 +73,7 @@ class DockerMode(ContainerMode):
     containers = True
     #: Its first containers started in the probes, each repeat's client armed, containers
     #: kept for the next test, the server end read and (in sequential runs) each host swept
-    #: by a command sent with the client: iperf3 against each container's resident server.
+    #: by a command sent with the client: the tool's client against the resident server.
     savers = Savers.of(
         Saver.PROBE_START, Saver.ARMED_CLIENT, Saver.KEEP_CONTAINERS, Saver.SERVER_WAIT,
         sequential_only=(Saver.EARLY_SWEEP,),
