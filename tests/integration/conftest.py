@@ -98,6 +98,19 @@ class LabHandle:
     def subnet_env(self, name: str) -> Path:
         return self.state_dir / "hosts" / name / "flannel" / "subnet.env"
 
+    def flanneld_logs(self, lines: int = 15) -> str:
+        """Each host's flanneld log, its last ``lines``: why a flanneld exited, for a
+        failure that names one (the lab's state dir goes at lab down)."""
+        out = []
+        for name in self.hosts:
+            log = self.state_dir / "hosts" / name / "flanneld.log"
+            try:
+                tail = log.read_text(errors="replace").splitlines()[-lines:]
+            except OSError:
+                continue
+            out.append(f"--- {name}: {log}\n" + "\n".join(tail))
+        return "\n".join(out)
+
 
 def lab_skip_reason(docker: bool = False) -> str | None:
     """Why the lab cannot run here, or None."""

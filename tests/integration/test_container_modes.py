@@ -9,7 +9,6 @@ must be gone. The helpers at the top are shared with test_container_faults.py.
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import json
 import os
@@ -23,6 +22,7 @@ from typing import Any
 import pytest
 
 from netrun.lab import core as netrun_lab_core
+from netrun.lab import system as netrun_lab_system
 from tests.conftest import ROOT
 from tests.integration.conftest import LabHandle
 from tests.integration.helpers import (
@@ -299,7 +299,7 @@ def test_a_flanneld_killed_during_a_test_is_named_in_its_failure(
     finally:
         done.set()
         killer.join()
-        with contextlib.suppress(ProcessLookupError):
+        if netrun_lab_system.pid_matches(pid, "flanneld"):  # not killed: never a reused pid
             os.kill(pid, signal.SIGKILL)
     try:
         error = failed_error(tmp_path, res, "flk")

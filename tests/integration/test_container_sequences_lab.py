@@ -90,7 +90,9 @@ def check_run(lab: LabHandle, parallel: int, tests: list[dict[str, Any]]) -> Non
             res = netrun(tmp, scenario, lab.inventory, "-p", str(parallel), timeout=240)
             doc = load_results(tmp / "out")
             errors = [(s["name"], s["error"]) for s in doc["tests"] if s["status"] != "ok"]
-            assert res.returncode == 0 and not errors, (res.stderr, errors)
+            # a flanneld that exited is the lab's fault, named by netrun: say why it did
+            why = lab.flanneld_logs() if "flanneld" in res.stderr else ""
+            assert res.returncode == 0 and not errors, (res.stderr, errors, why)
             assert doc["status"] == "finished"
             wanted = sum(t.get("repeat", 1) for t in tests)
             assert len(doc["tests"]) == wanted, [s["name"] for s in doc["tests"]]
