@@ -219,6 +219,8 @@ def run_and_publish(
     published = publish(doc, req.outdir, opts, again if code is None else None)
     if again.interrupted is not None:  # Ctrl-C while measuring again: the run keeps its own
         code, interrupted = again.interrupted, True
+    elif published.interrupted is not None:  # Ctrl-C while publishing: the table still prints
+        code, interrupted = published.interrupted, True
     # Only now, not with the imports above: warm_report loads it (tabulate, wcwidth) in a
     # thread while the first test runs, so the run's start does not wait for it.
     from netrun.report.render import render
@@ -242,7 +244,15 @@ def run_and_publish(
     out.code = code if code is not None else outcome_code(doc, opts, published, out, secrets)
     if run.out.error is not None and code is None:  # nothing else matters as much
         out.code = EXIT_FAILED
-    export(doc, opts, published, out.code)
+    try:
+        export(doc, opts, published, out.code)
+    except (KeyboardInterrupt, Interrupted) as exc:  # the table and results.json stand
+        out.code = exc.code if isinstance(exc, Interrupted) else EXIT_INT
+        out.interrupted = True
+        published.problems.append(
+            f"exports interrupted by {'SIGTERM' if out.code == EXIT_TERM else 'SIGINT'}: "
+            "the Prometheus textfile or the JUnit XML may be the previous run's"
+        )
     if len(published.problems) > len(out.problems):  # an export was not written
         out.problems = list(published.problems)
         out.code = EXIT_FAILED if out.code == EXIT_OK else out.code

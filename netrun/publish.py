@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core.spec import Scenario
-from netrun.errors import InputError, NetrunError
+from netrun.errors import InputError, Interrupted, NetrunError
 from netrun.history import confirm
 from netrun.history.baseline import parse_spec, spreads
 from netrun.history.db import History
@@ -74,6 +74,9 @@ class Published:
     problems: list[str] = field(default_factory=list)
     #: One line per passing test whose figure is not what it asked for (flags.NOT_AS_ASKED).
     flagged: list[str] = field(default_factory=list)
+    #: Ctrl-C (130) or SIGTERM (143) while publishing: the run's exit code; what publishing
+    #: had not done yet is in ``problems``.
+    interrupted: int | None = None
 
     @property
     def regressed(self) -> bool:
@@ -113,30 +116,56 @@ def publish(
         doc["tag"] = opts.tag
     out.flagged = flags.flagged_lines(samples_by_test(doc))
     history: History | None = None
-    if opts.db is not None:
-        try:
-            history = History.open(opts.db)
-        except NetrunError as exc:
-            out.problems.append(_not_stored(exc, outdir))
+    #: What is left to do, for the line an interrupt leaves (the run's table still prints).
+    left = [
+        *(["the baseline comparison"] if opts.baseline else []),
+        *(["the history"] if opts.db is not None else []),
+        *(["the plots"] if opts.plot else []),
+    ]
     try:
+        if opts.db is not None:
+            try:
+                history = History.open(opts.db)
+            except NetrunError as exc:
+                left.remove("the history")
+                out.problems.append(_not_stored(exc, outdir))
         try:
             _compare(doc, opts, history, out, remeasure, outdir)
         except NetrunError as exc:  # the run is done: report, do not lose the table
             out.problems.append(f"no baseline comparison: {exc}")
+        _done(left, "the baseline comparison")
         if history is not None:
             try:
                 history.add_run(doc, outdir)
             except NetrunError as exc:
                 out.problems.append(_not_stored(exc, outdir))
+        _done(left, "the history")
         if opts.plot:
             try:
                 out.plots = _plots(doc, outdir, history, opts)
             except NetrunError as exc:
                 out.problems.append(f"plots not written: {exc}")
+    except (KeyboardInterrupt, Interrupted) as exc:  # the measurements stand: keep them
+        out.interrupted = exc.code if isinstance(exc, Interrupted) else 130
+        out.problems.append(_cut_short(out.interrupted, left, outdir))
     finally:
         if history is not None:
             history.close()
     return out
+
+
+def _done(left: list[str], step: str) -> None:
+    if step in left:
+        left.remove(step)
+
+
+def _cut_short(code: int, left: list[str], outdir: Path) -> str:
+    """The line an interrupt while publishing leaves: what was not done, and how to do it."""
+    signal = "SIGTERM" if code == 143 else "SIGINT"
+    line = f"publishing interrupted by {signal}; not done: {', '.join(left) or 'nothing'}"
+    if "the history" in left:
+        line += f"; store the run later with: netrun history import {outdir.resolve()}"
+    return line
 
 
 def _not_stored(exc: NetrunError, outdir: Path) -> str:
