@@ -14,6 +14,11 @@ from collections.abc import Sequence
 from netrun.hosts import proc
 from netrun.tools.iperf3.result import Iperf3Error
 
+#: The first QUICK looks for the server's socket, QUICK_S apart: iperf3 listens some 5-10 ms
+#: after its start, and the test's client waits for it (the first test's start is on the
+#: critical path of a single test). Then POLL_S apart, so a slow host is not kept busy.
+QUICK, QUICK_S, POLL_S = 8, 0.004, 0.02
+
 _SERVER_BODY = r"""
 fail() { echo "NETRUN_FAIL $*"; exit 1; }
 mkdir -p "$dir" 2>/dev/null && chmod 700 "$dir" 2>/dev/null \
@@ -33,7 +38,9 @@ else
 fi
 alive() {
     if [ -r "/proc/$1/stat" ]; then
-        st=$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null)
+        # read, a builtin: no process per look (the state follows the last ") ")
+        { read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+        st=${st##*) }; st=${st%% *}
         [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
     else
         kill -0 "$1" 2>/dev/null
@@ -74,7 +81,8 @@ for p in $ports; do
     while [ "$i" -lt "$steps" ]; do
         if listening "$p" && ours "$p"; then state=ready; break; fi
         if ! alive "$pid"; then state=dead; break; fi
-        sleep 0.02
+        # iperf3 listens some 5-10 ms after its start: look often at first, then less
+        if [ "$i" -lt @QUICK@ ]; then sleep @QUICK_S@; else sleep @POLL_S@; fi
         i=$((i + 1))
     done
     if [ "$state" = dead ]; then
@@ -121,7 +129,8 @@ def server_script(
     """
     if not ports:
         raise ValueError("server_script needs at least one port")
-    steps = max(1, math.ceil(wait_s / 0.02))
+    # QUICK looks QUICK_S apart, then POLL_S apart: wait_s in all
+    steps = QUICK + max(1, math.ceil((wait_s - QUICK * QUICK_S) / POLL_S))
     q = shlex.quote
     head = [
         "set -u",
@@ -137,7 +146,9 @@ def server_script(
         f"lifetime={math.ceil(lifetime) if lifetime else ''}",
         f"json={'-J' if json else ''}",
     ]
-    return "\n".join(head) + _SERVER_BODY.replace("@SAVE_SELF@", proc.save_pid('"$0"', "$$"))
+    body = _SERVER_BODY.replace("@SAVE_SELF@", proc.save_pid('"$0"', "$$"))
+    body = body.replace("@QUICK@", str(QUICK)).replace("@QUICK_S@", f"{QUICK_S:g}")
+    return "\n".join(head) + body.replace("@POLL_S@", f"{POLL_S:g}")
 
 
 def parse_server_ready(text: str) -> tuple[int, int, str]:
