@@ -26,6 +26,12 @@ if TYPE_CHECKING:
     from netrun.tools.savers.state import Ahead
 
 
+#: In a mode's ``needs`` (netrun.modes.base.Mode.needs): "the test's tool runs here, on the
+#: host itself". The run (netrun.run.needs.role_needs) replaces it by the programs of the
+#: test's tool for that role (Tool.programs), so a mode never names a tool it places.
+TOOL = "<tool>"
+
+
 class Knows(Protocol):
     """What the run learned of its hosts (netrun.modes.base.Known), as a tool reads it."""
 
@@ -122,7 +128,8 @@ class Tool:
     #: Problems between options (each "key must ..."), after each option passed its own check.
     check: Callable[[Mapping[str, Any]], list[str]] | None = None
     #: role -> programs it runs on the hosts themselves, where a mode runs the tool there
-    #: (bare metal); None: the mode's own needs, written for iperf3, stand.
+    #: (bare metal: TOOL in the mode's needs, ``programs``); None: its own name, on every
+    #: such role.
     needs: Mapping[str, tuple[str, ...]] | None = None
     #: (test options, [(host, its tool version)] of the hosts that run it) -> one line when
     #: a host's release lacks an option the test uses (checked before the test), else None.
@@ -169,6 +176,14 @@ class Tool:
     #: "Server listening" once it listens: what an end that keeps one server per test
     #: runs (a container's PID 1, netrun.modes.docker); None: the tool keeps none.
     resident: Callable[[int], list[str]] | None = None
+
+    def programs(self, role: str) -> tuple[str, ...]:
+        """The programs it runs on a host in ``role`` where a mode runs it there itself
+        (what TOOL in a mode's needs stands for): its ``needs`` for the role (none: the
+        role only answers, as ping's server), else its own name."""
+        if self.needs is None:
+            return (self.name,)
+        return tuple(self.needs.get(role, ()))
 
     def protocol_for(self, options: Mapping[str, Any]) -> str:
         """results.json's ``protocol`` of a test run with ``options``: its protocol option,

@@ -18,6 +18,10 @@ from netrun.tools.iperf3.result import Iperf3Error
 
 SECTION = re.compile(r"^==netrun:([a-z0-9-]+)==$")
 MISSING = "NETRUN_MISSING"
+#: The program whose version the probe reads (``HostFacts.version``; its path on the host
+#: is probe_script's ``iperf3``): a host that needs it and whose copy does not answer
+#: ``--version`` lacks it (netrun.run.needs), and a tool's ``refuse`` reads that version.
+PROBED = "iperf3"
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,11 @@ class HostFacts:
     #: Every address the host's network namespace holds (``ip -o addr show``): a test
     #: whose server end is one of the client's own is loopback (netrun.modes.sameend).
     addresses: tuple[str, ...] = ()
+
+    def version(self, program: str) -> str | None:
+        """The version the probe read of ``program``; None where it read none (it reads
+        PROBED's alone)."""
+        return self.iperf3_version if program == PROBED else None
 
 
 # -- the probe ------------------------------------------------------------------------------
