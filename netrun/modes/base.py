@@ -16,11 +16,10 @@ from netrun.cleanup.ledger import Ledger, Scope
 from netrun.core.options import Option, option_for
 from netrun.modes import sameend
 from netrun.tools import get_tool, option_table
-from netrun.tools.base import Tool
+from netrun.tools.base import TOOL, Tool
 from netrun.tools.docker import EngineInfo
 from netrun.tools.ends import Cannot, Carried, End, HostEnd, T, refusal
 from netrun.tools.facts import HostFacts
-from netrun.tools.iperf3 import command as iperf3_command
 from netrun.tools.load.tool import with_load
 from netrun.tools.savers.model import NONE, Saver, Savers
 from netrun.tools.savers.pipeline import Pipeline
@@ -114,10 +113,6 @@ class RunContext:
         host even where hosts share a remote tmp); removed at the end of the run."""
         return self.ledger.workdir(host)
 
-    @staticmethod
-    def iperf3(host: Host) -> str:
-        return iperf3_command.binary(host)
-
 
 class Mode:
     """A way of placing a test's ends: set up once per test, the ends a tool measures
@@ -139,8 +134,9 @@ class Mode:
     #: TCP-only library, a load through a relay), as data: ``refusal`` reads it, so the
     #: validator's ``--check-only`` and the setup refuse it with the same line.
     cannot: ClassVar[tuple[Cannot, ...]] = ()
-    #: role -> the tools a host in that role must have (see netrun.run.needs for their names).
-    needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("iperf3",), "client": ("iperf3",)}
+    #: role -> the programs a host in that role must have (see netrun.run.needs for their
+    #: names); TOOL: the test's tool runs there on the host itself (its programs replace it).
+    needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": (TOOL,), "client": (TOOL,)}
     # What the mode supports, asked by the run (which never names a concrete mode):
     #: Its ends run in containers (an ``mtu:`` test also sets the containers' interfaces).
     containers: ClassVar[bool] = False

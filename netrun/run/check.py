@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from netrun.cleanup.sweep import close_all
 from netrun.core.options import option_for
+from netrun.core.spec import DEFAULT_TOOL
 from netrun.errors import NetrunError
 from netrun.hosts import clock, clock_reading
 from netrun.hosts.connect import connect_all
@@ -26,6 +27,8 @@ from netrun.hosts.ssh.settings import SSHSettings
 from netrun.run.needs import Needs, plan_needs, probe_host, program
 from netrun.run.plan import TestPlan, plan_test
 from netrun.tools import docker as dk
+from netrun.tools import get_tool
+from netrun.tools.facts import PROBED
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -69,14 +72,17 @@ def plan(
 ) -> tuple[list[Host], Needs, dict[str, list[str]]]:
     """The hosts to check, the tools each needs, and the images each needs.
 
-    Without a scenario every inventory host (within ``limit``) is checked for iperf3, what
-    the default mode (baremetal) runs.
+    Without a scenario every inventory host (within ``limit``) is checked for the default
+    tool's programs (DEFAULT_TOOL: iperf3), what the default mode (baremetal) runs.
     """
     allowed = {h.name for h in inventory.select(limit)} if limit else None
     if tests is None:
         hosts = [h for h in inventory.hosts.values() if allowed is None or h.name in allowed]
-        needs = Needs(tools={h.name: ["iperf3"] for h in hosts})
-        needs.needed_by = {(h.name, "iperf3"): "baremetal (the default mode)" for h in hosts}
+        tool = get_tool(DEFAULT_TOOL)
+        wanted = list(dict.fromkeys(p for r in ("client", "server") for p in tool.programs(r)))
+        needs = Needs(tools={h.name: list(wanted) for h in hosts})
+        why = "baremetal (the default mode)"
+        needs.needed_by = {(h.name, p): why for h in hosts for p in wanted}
         return hosts, needs, {}
     if allowed is not None:
         tests = [t for t in tests if all(h in allowed for h in t.hosts)]
@@ -143,8 +149,7 @@ def _check_host(host: Host, needs: Needs, images: list[str], out: HostCheck) -> 
                 f"become (sudo) failed: {(res.stderr or res.stdout).strip()[:160]}; allow "
                 f"{host.user or 'the user'} passwordless sudo or set ansible_become_password"
             )
-    iperf3 = program(host, "iperf3")
-    facts = probe_host(host, needs, iperf3)
+    facts = probe_host(host, needs)
     try:
         needs.check(host, facts)
     except NetrunError as exc:
@@ -154,9 +159,9 @@ def _check_host(host: Host, needs: Needs, images: list[str], out: HostCheck) -> 
     for name in wanted:
         if name in missing:
             continue
-        if name == "iperf3":  # the probe read its version
-            if facts.iperf3_version:
-                out.found.append(f"iperf3 {facts.iperf3_version}")
+        if name == PROBED:  # the probe read its version
+            if version := facts.version(name):
+                out.found.append(f"{name} {version}")
             continue
         out.found.append(_version(host, name))
     if "docker" in wanted and "docker" not in missing:
@@ -197,7 +202,7 @@ def _check_docker(host: Host, images: list[str], out: HostCheck) -> None:
 def _check_nic(host: Host, facts: Any, out: HostCheck) -> None:
     nic = facts.nic
     for problem in facts.problems:
-        if "iperf3" not in problem:  # the tool check above names it with its fix
+        if PROBED not in problem:  # the tool check above names it with its fix
             out.problems.append(f"{problem}; set netrun_data_ip or netrun_iface")
     if nic.iface is None:
         return

@@ -182,8 +182,9 @@ class Fleet:
             self.host_failed(name, exc)
 
     def _probe(self, host: Host) -> None:
-        """Read kernel, iperf3 version and the data NIC, and check the tools the host's
-        roles need (and only those), in one round trip."""
+        """Read kernel, the probed program's version (netrun.tools.facts.PROBED) and the
+        data NIC, and check the tools the host's roles need (and only those), in one round
+        trip."""
         pre = self._prestarts.pop(host.name, None)  # once: not on a second probe
         arm = self._arms.pop(host.name, None)
         if arm is not None:
@@ -217,9 +218,7 @@ class Fleet:
         # A probe that starts a server runs whole, as a start ahead does
         # (netrun.tools.savers.pipeline).
         with cleaning() if pre is not None else contextlib.nullcontext():
-            found = probe_host(
-                host, self.needs, self.ctx.iperf3(host), extra=extra, on_output=output
-            )
+            found = probe_host(host, self.needs, extra=extra, on_output=output)
         answer = lease.parse("".join(said), self.ctx.run_id) or lease.Answer(
             "none", "the probe did not say"
         )

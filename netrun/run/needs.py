@@ -1,9 +1,11 @@
 """What each host must have installed for the tests it takes part in, checked before any test.
 
-A mode declares, per role, the tools it runs there (``Mode.needs``): iperf3 on bare-metal
-hosts, docker where iperf3 runs in containers, later turnserver, iperf2 or kubectl. The
-runner gathers one set per host over all of its tests and the probe checks exactly those,
-so a container host needs no iperf3 and a missing tool is named with its install command.
+A mode declares, per role, the programs it runs there (``Mode.needs``): TOOL where the
+test's tool runs on the host itself (bare metal), replaced by that tool's programs
+(``Tool.programs``: iperf3, iperf, ping...); docker where the tool runs in containers;
+turnserver, kubectl. The runner gathers one set per host over all of its tests and the
+probe checks exactly those, so a container host needs no iperf3 and a missing program is
+named with its install command.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from netrun.errors import ToolError
 from netrun.hosts.host import Host
 from netrun.run.plan import TestPlan
 from netrun.tools import facts as facts_tool
+from netrun.tools.base import TOOL
 
 if TYPE_CHECKING:
     from netrun.tools.facts import HostFacts
@@ -136,49 +139,67 @@ class Needs:
         """Raise one ToolError naming every tool the host lacks, and how to install it."""
         missing = list(self.missing.get(host.name, []))
         wanted = self.tools.get(host.name, [])
-        if "iperf3" in wanted and found.iperf3_version is None and "iperf3" not in missing:
-            missing.insert(0, "iperf3")  # found, but it does not answer --version
+        probed = facts_tool.PROBED  # the probe reads its version
+        if probed in wanted and found.version(probed) is None and probed not in missing:
+            missing.insert(0, probed)  # found, but it does not answer --version
         if missing:
             why = self.needed_by.get
             raise ToolError(missing_message(host, missing, lambda t: why((host.name, t), "?")))
 
 
 def role_needs(plan: TestPlan) -> Mapping[str, tuple[str, ...]]:
-    """role -> tools for one test: its mode's needs, where a tool that declares its own
-    programs (ping runs only on the client) replaces the iperf3 a host-run mode names."""
-    test, mode = plan.spec, plan.mode
+    """role -> programs for one test: its mode's needs, where the test's tool's programs
+    for the role (Tool.programs: ping runs only on the client) replace TOOL."""
+    test, mode, tool = plan.spec, plan.mode, plan.tool
     needs_for = getattr(mode, "needs_for", None)  # needs that depend on the test's options
     by_role = needs_for(test.options) if needs_for else mode.needs
     if test.options.get("mtu") is not None:  # netrun.run.mtu sets it (ip) and checks it (ping)
         by_role = {r: (*tools, "ip", "ping") for r, tools in by_role.items()}
-    own = plan.tool.needs
-    if own is None:
-        return by_role
     return {
         role: tuple(
             dict.fromkeys(
-                t for name in tools for t in (own.get(role, ()) if name == "iperf3" else (name,))
+                p for name in tools for p in (tool.programs(role) if name == TOOL else (name,))
             )
         )
         for role, tools in by_role.items()
     }
 
 
-def iperf3_hosts(plan: TestPlan) -> list[str]:
-    """The hosts that run the test's iperf3 themselves (their role needs iperf3 there),
-    the client first: the options are its."""
-    by_role = role_needs(plan)
+def _tool_roles(plan: TestPlan) -> dict[str, str]:
+    """host name -> its role, for the hosts that run the test's tool themselves (their
+    role needs the tool's programs there), the client first: the options are its."""
+    by_role, tool = role_needs(plan), plan.tool
     roles = sorted(plan.spec.hosts_by_role.items(), key=lambda rn: rn[0] != "client")
-    return list(dict.fromkeys(name for role, name in roles if "iperf3" in by_role.get(role, ())))
+    found: dict[str, str] = {}
+    for role, name in roles:
+        if any(p in by_role.get(role, ()) for p in tool.programs(role)):
+            found.setdefault(name, role)
+    return found
+
+
+def tool_hosts(plan: TestPlan) -> list[str]:
+    """The hosts that run the test's tool themselves, the client first."""
+    return list(_tool_roles(plan))
 
 
 def refused(plan: TestPlan, facts: Mapping[str, HostFacts]) -> str | None:
     """One line when a host that runs the test's tool itself has a release without an
-    option the test uses (Tool.refuse), else None."""
+    option the test uses (Tool.refuse: each host with the version the probe read of the
+    tool's programs there), else None."""
     if plan.tool.refuse is None:
         return None
-    hosts = [(n, getattr(facts.get(n), "iperf3_version", None)) for n in iperf3_hosts(plan)]
+    hosts = [
+        (name, _version(facts.get(name), plan.tool.programs(role)))
+        for name, role in _tool_roles(plan).items()
+    ]
     return plan.tool.refuse(plan.spec.options, hosts)
+
+
+def _version(found: HostFacts | None, programs: Iterable[str]) -> str | None:
+    """The first version the probe read of ``programs`` on a host (None: not probed)."""
+    if found is None:
+        return None
+    return next((v for p in programs if (v := found.version(p)) is not None), None)
 
 
 def plan_needs(plans: Sequence[TestPlan]) -> Needs:
@@ -198,7 +219,6 @@ def plan_needs(plans: Sequence[TestPlan]) -> Needs:
 def probe_host(
     host: Host,
     needs: Needs,
-    iperf3: str,
     extra: str = "",
     on_output: Callable[[str], None] | None = None,
 ) -> HostFacts:
@@ -208,7 +228,7 @@ def probe_host(
 
     wanted = needs.tools.get(host.name, [])
     script = check_script(host, wanted) + facts_tool.probe_script(
-        data_ip=host.data_ip, iface=host.iface, iperf3=iperf3
+        data_ip=host.data_ip, iface=host.iface, iperf3=program(host, facts_tool.PROBED)
     )
     if extra:
         script += f"\n(\n{extra}\n)\n"

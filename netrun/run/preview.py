@@ -20,7 +20,7 @@ from netrun.core.options import option_for, show
 from netrun.errors import NetrunError
 from netrun.modes.base import Mode, RunContext
 from netrun.run import rounds
-from netrun.run.needs import iperf3_hosts
+from netrun.run.needs import tool_hosts
 from netrun.run.plan import TestPlan, plan_test
 from netrun.tools.load import spec as load_spec
 from netrun.tools.load.tool import flow_seconds, place
@@ -220,7 +220,7 @@ def refusals(plan: TestPlan, mode: Mode) -> list[str]:
     and each iperf3 option an older release lacks (the hosts' versions are read when the
     run starts, so that one may pass)."""
     out = [f"refused when it starts: {why}" for why in rules(plan, mode)]
-    hosts = iperf3_hosts(plan) if plan.tool.refuse is not None else []
+    hosts = tool_hosts(plan) if plan.tool.refuse is not None else []
     if plan.tool.releases is not None and hosts:
         for option, since in plan.tool.releases(plan.spec.options):
             out.append(

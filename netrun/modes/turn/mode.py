@@ -25,6 +25,7 @@ from netrun.modes.base import Mode
 from netrun.modes.turn import commands as turn
 from netrun.modes.turn import relay as coturn
 from netrun.modes.turn import remote
+from netrun.tools.base import TOOL
 from netrun.tools.ends import Cannot, Carried, T, data_iface
 from netrun.tools.iperf2 import parse as iperf2
 
@@ -84,8 +85,8 @@ class Turn(Mode):
         ),
     )
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {
-        "server": ("iperf",),
-        "client": ("iperf", "python3"),
+        "server": (TOOL,),  # the tool's own programs (Tool.programs)
+        "client": (TOOL, "python3"),  # python3: netrun's TURN tunnel (commands.py)
         "relay": ("turnserver",),
     }
 
