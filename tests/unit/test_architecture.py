@@ -4,6 +4,7 @@ no tool is found on a mode by a ``measure_<tool>``-style hook."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -11,7 +12,8 @@ import netrun
 from netrun.modes import get_mode, mode_tools
 from netrun.modes.baremetal.mode import BareMetal
 from netrun.modes.base import Mode
-from netrun.tools import get_tool
+from netrun.tools import get_tool, tools
+from netrun.tools.base import TOOL
 from netrun.tools.iperf3 import ahead, resident
 
 ROOT = Path(netrun.__file__).parent
@@ -38,6 +40,71 @@ def test_no_mode_and_no_run_step_branches_on_a_tools_name() -> None:
     """What differs by tool is the tool's declaration (netrun.tools.base.Tool: resident,
     server_ahead, preview...), read by whoever needs it."""
     assert offending(TOOL_BRANCH, sources("modes", "run")) == []
+
+
+def tool_words() -> set[str]:
+    """Every registered tool's name and every program a tool declares it runs."""
+    words = set(tools())
+    for tool in tools().values():
+        words.update(p for programs in (tool.needs or {}).values() for p in programs)
+    return words
+
+
+def literal_comparisons(tree: ast.AST, words: set[str]) -> list[int]:
+    """Lines comparing something with one of ``words`` as a string literal (``==``, ``!=``,
+    ``in``, ``not in``, either side, alone or in a tuple, list or set)."""
+
+    def names_one(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, str) and node.value in words
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(names_one(e) for e in node.elts)
+        return False
+
+    ops = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        and any(isinstance(op, ops) for op in node.ops)
+        and any(names_one(e) for e in (node.left, *node.comparators))
+    ]
+
+
+def test_no_mode_and_no_run_step_compares_with_a_tools_name() -> None:
+    """Whatever the variable is called (``name == "iperf3"``, ``"iperf3" in wanted``): a
+    mode says where the test's tool runs (TOOL in its needs), the tool says what that is
+    (Tool.programs), and the probe what it reads a version of (netrun.tools.facts.PROBED)."""
+    words = tool_words()
+    found = [
+        f"{path.relative_to(ROOT.parent)}:{n}"
+        for path in sources("modes", "run")
+        for n in literal_comparisons(ast.parse(path.read_text()), words)
+    ]
+    assert found == []
+
+
+def test_the_mode_base_imports_no_tool_and_its_needs_name_none() -> None:
+    """A mode's default needs are "the test's tool, on both hosts" (TOOL), and the module
+    every mode builds on imports no tool's package (the tools' shared parts only)."""
+    assert Mode.needs == {"server": (TOOL,), "client": (TOOL,)}
+    packages = {f"netrun.tools.{name}" for name in tools()}
+    assert all((ROOT / "tools" / p.rsplit(".", 1)[1]).is_dir() for p in packages)
+    tree = ast.parse((ROOT / "modes" / "base.py").read_text())
+    imported = [
+        name
+        for node in ast.walk(tree)
+        for name in (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or "", *(f"{node.module}.{a.name}" for a in node.names)]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+    ]
+    assert imported and not [
+        n for n in imported for p in packages if n == p or n.startswith(p + ".")
+    ]
 
 
 def test_no_tool_reaches_a_mode_through_a_named_hook() -> None:
@@ -75,3 +142,18 @@ def test_the_patterns_catch_what_they_are_for() -> None:
     assert not TOOL_BRANCH.search("tool = get_tool(test.tool)")
     assert not TOOL_BRANCH.search("if self.tool is not None and tool != self.tool:")
     assert HOOK.search('own = getattr(mode, "measure_netperf", None)')
+
+
+def test_the_comparison_check_catches_what_it_is_for() -> None:
+    words = {"iperf3", "iperf"}
+    caught = (
+        'found = name == "iperf3"',
+        'found = "iperf3" in wanted and x',
+        "found = tool not in ('ping', 'iperf')",
+        'found = x != "iperf3" or y',
+    )
+    for line in caught:
+        assert literal_comparisons(ast.parse(line), words), line
+    left = ('needs = {"server": ("iperf3",)}', "found = name == TOOL", 'found = "ip" in x')
+    for line in left:
+        assert not literal_comparisons(ast.parse(line), words), line
