@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 
+from netrun.hosts import proc
 from netrun.tools.netperf.parse import FIELDS, MARK
 
 #: The tests netrun runs; the request/response ones report latency.
@@ -71,13 +72,22 @@ def instances_script(
     lines = [f"prefix={q(out_prefix)}"]
     if not minimal:
         lines.append('mkdir -p "$(dirname "$prefix")" || exit 1')
+    # each process's pid in the one pid-file format beside its output (exec keeps it): a
+    # run killed meanwhile leaves it to the next run's sweep or `netrun cleanup`
+    keep = f'{proc.save_pid(chr(34) + "$0" + chr(34), "$$")} && exec "$@"'
     for i in range(instances):
         one = [*argv, "-P", f",{ports[i]}"] if ports else argv
-        bounded = shlex.join(one if minimal else ["timeout", "-k", "5", f"{deadline:g}", *one])
-        lines.append(f'{bounded} >"$prefix.{i}" 2>&1 </dev/null & p{i}=$!')
+        if minimal:
+            lines.append(f'{shlex.join(one)} >"$prefix.{i}" 2>&1 </dev/null & p{i}=$!')
+            continue
+        bounded = shlex.join(["timeout", "-k", "5", f"{deadline:g}", "sh", "-c", keep])
+        lines.append(
+            f'{bounded} "$prefix.{i}.pid" {shlex.join(one)} >"$prefix.{i}" 2>&1 </dev/null '
+            f"& p{i}=$!"
+        )
     for i in range(instances):
         lines.append(f'wait "$p{i}"; r{i}=$?')
     for i in range(instances):
-        drop = "" if minimal else f'; rm -f "$prefix.{i}"'
+        drop = "" if minimal else f'; rm -f "$prefix.{i}" "$prefix.{i}.pid"'
         lines.append(f'echo "{MARK}{i} rc $r{i}"; cat "$prefix.{i}"{drop}')
     return "\n".join(lines) + "\n"

@@ -110,20 +110,28 @@ def _deadline(test: TestSpec) -> float:
     return count * interval + REPLY_WAIT + 10
 
 
+def _command(mode: Placement) -> list[str]:
+    """The ping to the server end's address, as the client end runs it."""
+    test = mode.test
+    return command(mode.end("server").address, test.value("count"), test.value("interval"),
+                   test.value("size"))  # fmt: skip
+
+
 def argv(mode: Placement) -> list[str]:
     """The client end's ping to the server end's address."""
-    test = mode.test
-    found = command(mode.end("server").address, test.value("count"), test.value("interval"),
-                    test.value("size"))  # fmt: skip
-    return mode.end("client").wrap(found)
+    return mode.end("client").wrap(_command(mode))
 
 
 def measure(mode: Placement, repeat: int) -> Measurement:
     """One run from the client end to the server end's address."""
     deadline = _deadline(mode.test)
+    client = mode.end("client")
+    # its pid in the one pid-file format at its end, as every process netrun starts: a run
+    # killed meanwhile leaves it to the next run's sweep or `netrun cleanup`, not to its bound;
     # coreutils timeout bounds it on the host too, should the controller disappear
-    bounded = ["timeout", "-k", "5", f"{deadline:g}", *argv(mode)]
-    res = mode.end("client").run(shlex.join(bounded), timeout=deadline + 15, check=False)
+    recorded, _ = client.recording(_command(mode), f"ping-t{mode.test.index}r{repeat}")
+    bounded = ["timeout", "-k", "5", f"{deadline:g}", *recorded]
+    res = client.run(shlex.join(bounded), timeout=deadline + 15, check=False)
     try:
         r = parse(res.stdout, res.exited, res.stderr)
     except PingError as exc:

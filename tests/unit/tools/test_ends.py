@@ -68,7 +68,10 @@ def test_a_new_mode_runs_a_shipped_tool_unchanged(tmp_path: Path) -> None:
     assert found.metrics["rtt_avg_ms"] == pytest.approx(0.05)
     ((host, line),) = log
     assert host == "bravo"
-    assert line.endswith("box exec client ping -n -c 2 -i 1 -s 56 -W 2 10.99.0.2")
+    # in the box, behind the wrapper that records its pid in the one format at that end
+    assert line.startswith("timeout -k 5 14 box exec client sh -c ")
+    assert "> /tmp/netrun-1a2b-bravo/ping-t0r1.pid && exec" in line
+    assert line.endswith("' sh ping -n -c 2 -i 1 -s 56 -W 2 10.99.0.2")
     assert found.details["target"] == "10.99.0.2"
 
 
