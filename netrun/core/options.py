@@ -252,8 +252,10 @@ def max_loss_option(tool: str) -> Option:
 
 
 # fmt: off
-#: Options of every test, whatever its tool and mode.
-GENERAL_OPTIONS: tuple[Option, ...] = (
+#: Options of every test that say how it is run and judged, never where its ends are or
+#: what they start (a kept container serves tests that differ in them:
+#: netrun.modes.docker.savers.keep).
+RUN_OPTIONS: tuple[Option, ...] = (
     Option("repeat", int, 1, "how many times the runner repeats the test",
            check=integer(1, 10000)),
     Option("timeout", (int, float), None, "deadline in seconds for one run; null: derived",
@@ -263,6 +265,10 @@ GENERAL_OPTIONS: tuple[Option, ...] = (
     Option("tolerances", dict, None, "allowed change per metric against the baseline, "
            "e.g. {rtt_avg_ms: 20%, lost_percent: 0.5, rtt_min_ms: [20%, 0.05], "
            "rtt_mdev_ms: null}", check=_tolerances, nullable=True),
+)
+#: Options of every test, whatever its tool and mode.
+GENERAL_OPTIONS: tuple[Option, ...] = (
+    *RUN_OPTIONS,
     # MTU tuning (netrun.run.mtu): set for the test on every role's data NIC, checked, restored
     Option("mtu", int, None, "MTU of every role's data NIC during the test; null: as is",
            check=integer(576, 65535), nullable=True),

@@ -173,9 +173,24 @@ class Tool:
     #: the test's port.
     resident_port: int | None = None
     #: (port) -> the argv of its server as one process for a whole test, that prints
-    #: "Server listening" once it listens: what an end that keeps one server per test
+    #: ``resident_ready`` once it listens: what an end that keeps one server per test
     #: runs (a container's PID 1, netrun.modes.docker); None: the tool keeps none.
     resident: Callable[[int], list[str]] | None = None
+    #: What its resident server prints once it listens: an end that keeps it waits for
+    #: this text in its output (a container's log) before the test measures.
+    resident_ready: str = ""
+    #: What its resident server prints once per test it served (its first when it starts
+    #: listening: iperf3 -s says it listens again after each test): counted in its output,
+    #: it tells an end's wait on the server's host that a repeat ended (Saver.SERVER_WAIT,
+    #: and the host's early sweep riding on that wait); None: it prints nothing per test,
+    #: and no saver waits on it.
+    resident_served: str | None = None
+    #: Its options that never shape the server an end keeps (``resident``): they shape
+    #: each repeat's client run, or how the test is run and judged. Tests that differ only
+    #: in them (and in the run's own keys, netrun.core.options.RUN_OPTIONS) may measure
+    #: with the same kept server (a container kept for the next test,
+    #: netrun.modes.docker.savers.keep).
+    client_only: frozenset[str] = frozenset()
 
     def programs(self, role: str) -> tuple[str, ...]:
         """The programs it runs on a host in ``role`` where a mode runs it there itself

@@ -12,6 +12,7 @@ into an argv that is quoted with ``shlex.join``; output is read as JSON.
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -220,10 +221,21 @@ def logs_command(container: str, docker: str = "docker", tail: int = 20) -> list
     return [docker, "logs", "--tail", str(tail), container]
 
 
+def sh_quoted(text: str) -> str:
+    """``text`` as one double-quoted sh word (in a ``case`` pattern, matched literally)."""
+    return '"' + re.sub(r'([$`"\\])', r"\\\1", text) + '"'
+
+
+def grep_literal(text: str) -> str:
+    """``text`` as a grep basic regular expression that matches it literally."""
+    return re.sub(r"([.\[\]*^$\\])", r"\\\1", text)
+
+
+#: @@grep@@ and @@case@@ stand for the words its PID 1 prints once it listens (``ready``).
 _READY_BODY = r"""
 i=0
 while [ "$i" -lt "$steps" ]; do
-    if "$d" logs --tail 20 "$n" 2>&1 | grep -q "Server listening"; then break; fi
+    if "$d" logs --tail 20 "$n" 2>&1 | grep -q @@grep@@; then break; fi
     [ "$("$d" container inspect -f '{{.State.Running}}' "$n" 2>/dev/null)" = false ] && break
     sleep 0.05
     i=$((i + 1))
@@ -235,7 +247,7 @@ logs=$("$d" logs --tail 20 "$n" 2>&1)
 echo "$logs"
 echo ==netrun:mtu==
 case "$logs" in
-*"Server listening"*)
+*@@case@@*)
     pid=$("$d" container inspect -f '{{.State.Pid}}' "$n" 2>/dev/null)
     cat "/proc/$pid/root/sys/class/net/eth0/mtu" 2>/dev/null ||
         "$d" exec "$n" cat /sys/class/net/eth0/mtu 2>/dev/null ;;
@@ -244,26 +256,25 @@ true
 """
 
 
-def ready_script(container: str, docker: str = "docker", wait_s: float = 2.0) -> str:
-    """sh that waits (up to ``wait_s``, on the host) until iperf3 in ``container`` listens
-    or the container stopped, then prints its inspect JSON, its last log lines and, once
-    it listens, its eth0 MTU (read through /proc/PID/root from the host, else with a
-    docker exec), leaving ``$pid`` set to its PID 1: one round trip instead of an
-    inspect, a logs and an exec per poll. Read it with ``parse_ready``."""
-    import math
-    import shlex
-
+def ready_script(container: str, docker: str = "docker", wait_s: float = 2.0, *, ready: str) -> str:
+    """sh that waits (up to ``wait_s``, on the host) until the server in ``container``
+    listens (its log says ``ready``) or the container stopped, then prints its inspect
+    JSON, its last log lines and, once it listens, its eth0 MTU (read through
+    /proc/PID/root from the host, else with a docker exec), leaving ``$pid`` set to its
+    PID 1: one round trip instead of an inspect, a logs and an exec per poll. Read it
+    with ``parse_ready``."""
     head = (
         f"d={shlex.quote(docker)}; n={shlex.quote(container)}; "
         f"steps={max(1, math.ceil(wait_s / 0.05))}"
     )
-    return head + _READY_BODY
+    body = _READY_BODY.replace("@@grep@@", sh_quoted(grep_literal(ready)))
+    return head + body.replace("@@case@@", sh_quoted(ready))
 
 
 @dataclass(frozen=True)
 class Readiness:
     """What ``ready_script`` found: the container (None: not created yet), its log tail,
-    whether iperf3 listens, and its eth0 MTU."""
+    whether its server listens, and its eth0 MTU."""
 
     info: ContainerInfo | None
     logs: str
@@ -271,7 +282,8 @@ class Readiness:
     mtu: int | None
 
 
-def parse_ready(text: str) -> Readiness:
+def parse_ready(text: str, *, ready: str) -> Readiness:
+    """What ``ready_script`` printed for a server that says ``ready`` once it listens."""
     parts: dict[str, list[str]] = {}
     current = None
     for line in text.splitlines():
@@ -288,7 +300,7 @@ def parse_ready(text: str) -> Readiness:
     return Readiness(
         infos[0] if infos else None,
         logs,
-        "Server listening" in logs,
+        ready in logs,
         int(mtu_text) if mtu_text.isdigit() else None,
     )
 

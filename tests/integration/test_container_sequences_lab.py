@@ -29,8 +29,8 @@ from tests.integration.test_container_modes import assert_no_containers_left, ne
 pytestmark = [pytest.mark.integration, pytest.mark.docker]
 
 MODES = ("docker", "flannel", "freeflow")
-#: Keys that shape only the client (netrun.modes.docker.savers.keep.CLIENT_ONLY, and iperf3's port,
-#: which the server container does not use), with values short runs may take.
+#: Keys that shape only the client (iperf3's Tool.client_only, the run's RUN_OPTIONS, and
+#: iperf3's port, which the server container does not use), with values short runs may take.
 CLIENT_SIDE: dict[str, st.SearchStrategy[Any]] = {
     "protocol": st.sampled_from(["tcp", "udp"]),
     "streams": st.integers(1, 3),

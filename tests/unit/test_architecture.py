@@ -157,3 +157,19 @@ def test_the_comparison_check_catches_what_it_is_for() -> None:
     left = ('needs = {"server": ("iperf3",)}', "found = name == TOOL", 'found = "ip" in x')
     for line in left:
         assert not literal_comparisons(ast.parse(line), words), line
+
+
+def test_what_a_resident_server_says_and_which_keys_shape_a_client_are_the_tools() -> None:
+    """The words a tool's resident server prints once it listens and once per test it
+    served, and the options that shape only its client, are its declaration
+    (Tool.resident_ready, resident_served, client_only): the container modes count and
+    compare them without holding any (issue 37)."""
+    for name, tool in tools().items():
+        assert tool.client_only <= {o.name for o in tool.options}, name
+        if tool.resident is not None:
+            assert tool.resident_ready, name
+    assert get_tool("iperf3").resident_served == resident.LISTENING
+    assert get_tool("iperf2").resident_served is None  # it says it listens once, at start
+    assert get_tool("netperf").resident_served is None
+    texts = [p.read_text() for p in sources("modes")]
+    assert not any("Server listening" in text for text in texts)

@@ -47,9 +47,10 @@ def with_path(
     """``leg`` between two readings of both ends; what it returned, the details (each
     end's counters, the path bytes, the payload each way, whether it crossed the overlay
     and why), and whether every direction left the overlay (accelerated)."""
-    # only iperf3's resident server says it served a test (savers.serverend counts its
-    # LISTENING lines): without a count the server end's reading after is taken as soon
-    # as the leg ends, not after a wait for words that do not come (10 s a repeat)
+    # a leg is the tool's own: no wait on its server's words per served test
+    # (savers.serverend, Tool.resident_served) rides on it, so without a count the server
+    # end's reading after is taken as soon as the leg ends, not after a wait for words
+    # that may not come (10 s a repeat)
     mode.counters.pop("served", None)
     done: list[T] = []
 

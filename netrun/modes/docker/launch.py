@@ -93,11 +93,14 @@ def start(
     ready_wait: float,
     extra: str = "",
     env_vars: dict[str, str] | None = None,
+    *,
+    ready: str,
 ) -> tuple[str, str]:
     """(command, undo): sh that runs ``argv`` (``docker run -d``) and its time
-    bound, then waits up to ``ready_wait`` s on the host for iperf3 in it to listen
-    (dk.ready_script's sections, which leave ``$pid`` set to the container's PID 1) and,
-    once it does, runs ``extra``. The caller wraps it in an undo record (Mode.recorded_change).
+    bound, then waits up to ``ready_wait`` s on the host for the tool's server in it to
+    listen (its log says ``ready``, Tool.resident_ready: dk.ready_script's sections, which
+    leave ``$pid`` set to the container's PID 1) and, once it does, runs ``extra``. The
+    caller wraps it in an undo record (Mode.recorded_change).
 
     ``env_vars`` maps a token found in ``argv`` to the shell variable that replaces it
     (a value the host works out in the same script, such as FreeFlow's VNET_PREFIX)."""
@@ -107,13 +110,13 @@ def start(
     pidfile = f"{workdir}/{name}.watchdog"
     watchdog = f'sleep {int(bound) + 120} & w=$!; trap "kill $w; exit" TERM; wait $w; {rm}'
     run = shell_words(argv, env_vars or {})
-    ready = dk.ready_script(name, docker, ready_wait)
+    wait = dk.ready_script(name, docker, ready_wait, ready=ready)
     command = (
         f"{run} >/dev/null 2>{err}; rc=$?\n"
         f'echo ==netrun:run==; echo "$rc"; cat {err}; rm -f {err}\n'
         f'if [ "$rc" = 0 ]; then nohup sh -c {shlex.quote(watchdog)} </dev/null >/dev/null 2>&1 &'
         f" {proc.save_pid(pidfile)}\n"
-        f"{ready}"
-        f'case "$logs" in *"Server listening"*)\n{extra}\n;; esac\nfi\ntrue'
+        f"{wait}"
+        f'case "$logs" in *{dk.sh_quoted(ready)}*)\n{extra}\n;; esac\nfi\ntrue'
     )
     return command, proc.kill_recorded(pidfile)

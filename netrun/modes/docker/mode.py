@@ -1,13 +1,13 @@
 """Docker: the test tool's server and client each run in a container on their host's engine.
 
 Both containers are long-lived for the test: each one's PID 1 is the tool's server
-(Tool.resident: iperf3's ``iperf3 -s``, so the client container idles as one too), and
-each repeat is a ``docker exec`` of the tool's client in the client container
-(Tool.resident_client, run by ``resident_client`` with the savers; or the tool's own leg,
-``carry``). So the container start cost is paid once per test, every process in both
-containers carries the container's environment (FreeFlow's LD_PRELOAD is checked on PID
-1), and any image with the tool works, without a shell or ``sleep`` in it. The client
-reaches the server container's own address on the named network. The mode names no tool.
+(Tool.resident, so the client container idles as one too), and each repeat is a ``docker
+exec`` of the tool's client in the client container (Tool.resident_client, run by
+``resident_client`` with the savers; or the tool's own leg, ``carry``). So the container
+start cost is paid once per test, every process in both containers carries the
+container's environment (FreeFlow's LD_PRELOAD is checked on PID 1), and any image with
+the tool works, without a shell or ``sleep`` in it. The client reaches the server
+container's own address on the named network. The mode names no tool.
 
 The flannel and freeflow modes build on this one.
 """
@@ -91,7 +91,7 @@ class DockerMode(ContainerMode):
 
     # -- containers -------------------------------------------------------------------------
     def app_env(self, host: Host) -> dict[str, str]:
-        """Extra environment of the iperf3 containers (FreeFlow sets LD_PRELOAD here)."""
+        """Extra environment of the test's containers (FreeFlow sets LD_PRELOAD here)."""
         return {}
 
     def app_volumes(self, host: Host) -> list[str]:
@@ -138,20 +138,19 @@ class DockerMode(ContainerMode):
     def read_sections(self, role: str, host: Host, found: dict[str, str]) -> None:
         """Read what ``start_extra`` and ``ready_extra`` printed."""
         if role == "server" and "counters" not in found and "logs" in found:
-            # the tests it served so far (its log says it is ready once per test)
-            self.counters["served"] = found["logs"].count(serverend.LISTENING)
+            serverend.count_served(self, found["logs"])
         if "counters" in found:
             reading = pathbytes.parse(found["counters"])
             if reading[0] and reading[1]:
                 self.counters[role] = reading
-                self.counters["served"] = found.get("logs", "").count(serverend.LISTENING)
+                serverend.count_served(self, found.get("logs", ""))
 
     def launch_body(self, role: str, host: Host) -> str:
         """sh starting one end's container (with its undo record, noted in ``bounds``)."""
         name = self.names[role]
         self.started.append((host, name))  # before starting: teardown finds it whatever happens
         # A time bound that holds when the controller vanishes: a watchdog on the host
-        # removes the container (iperf3 server, and any docker exec client in it) after
+        # removes the container (the tool's server, and any docker exec client in it) after
         # the longest the tests that may share it can take (netrun.modes.docker.savers.keep); the
         # container's undo record stops the watchdog.
         start_timeout = float(self.test.value("start_timeout"))
@@ -165,6 +164,7 @@ class DockerMode(ContainerMode):
             min(2.0, start_timeout),
             extra=self.ready_extra(role, host),
             env_vars=self.env_vars(host),
+            ready=self.tool.resident_ready,
         )
         # in the containers' scope: the record goes with the containers
         # (netrun.modes.docker.savers.keep)
@@ -199,12 +199,13 @@ class DockerMode(ContainerMode):
                     "exist; create it or set network: to one listed by 'docker network ls'"
                 )
             raise dk.DockerError(f"{host.name}: docker run of {role} container failed", text)
-        return dk.parse_ready(res.stdout)
+        return dk.parse_ready(res.stdout, ready=self.tool.resident_ready)
 
     def wait_ready(
         self, role: str, host: Host, found: dk.Readiness | None = None
     ) -> dk.ContainerInfo:
-        """Until the container runs and iperf3 in it listens; a dead one reports its logs.
+        """Until the container runs and the tool's server in it listens
+        (Tool.resident_ready); a dead one reports its logs.
 
         ``found`` is what the launch's own wait saw; after it, the host polls
         (``ready_script``), a slice of up to 2 s per round trip, and reads the container's
@@ -215,9 +216,10 @@ class DockerMode(ContainerMode):
         while True:
             if found is None:
                 wait_s = max(0.05, min(2.0, deadline - time.monotonic()))
-                script = dk.ready_script(name, docker, wait_s)
+                ready = self.tool.resident_ready
+                script = dk.ready_script(name, docker, wait_s, ready=ready)
                 res = host.run(script, timeout=wait_s + 30, check=False)
-                found = dk.parse_ready(res.stdout)
+                found = dk.parse_ready(res.stdout, ready=ready)
             info, text = found.info, found.logs
             if info is not None and not info.running:
                 raise ModeError(

@@ -149,6 +149,10 @@ def packets_per_second(bitrate: str | int | float, length: int) -> float:
     return value if match.group(3) else value / (8 * length)
 
 
+#: What the server prints once it listens (its first line), and only then.
+LISTENING = "Server listening"
+
+
 def server_command(port: int, bind: str | None = None, *, interval: int = 1) -> list[str]:
     """The UDP server with the enhanced (latency) report, one line per ``interval`` s."""
     argv = ["iperf", "-s", "-u", "-e", "-i", str(interval), "-p", str(port)]

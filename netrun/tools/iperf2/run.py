@@ -66,7 +66,7 @@ def start_server(mode: Placement, end: End, port: int, tag: str) -> Server:
     )
     out, pidfile = started.output, started.pidfile
     q = shlex.quote
-    listening = f"grep -q 'Server listening' {q(out)} 2>/dev/null && echo NETRUN_READY && exit 0"
+    listening = f"grep -q {q(iperf2.LISTENING)} {q(out)} 2>/dev/null && echo NETRUN_READY && exit 0"
     wait = proc.until_ready(pidfile, listening, START_WAIT) + (
         f"echo NETRUN_NOT_READY; tail -c 2000 {q(out)}"
     )

@@ -131,8 +131,13 @@ def stop(mode: Placement, tag: str) -> None:
 
 def resident(port: int) -> list[str]:
     """iperf2's UDP server for a whole test (Tool.resident): ``iperf -s -u -e -i 1``, the
-    report of each repeat's flow read from its output."""
+    report of each repeat's flow read from its output. It says it listens once, at start,
+    and nothing once per test (Tool.resident_served: None)."""
     return iperf2.server_command(port)
+
+
+#: Options that shape only each repeat's client (Tool.client_only).
+CLIENT_ONLY = frozenset({"duration", "bitrate", "length"})
 
 
 def describe(test: TestSpec) -> str:
@@ -151,4 +156,6 @@ TOOL = Tool(
     preview=preview,
     stop=stop,
     resident=resident,
+    resident_ready=iperf2.LISTENING,
+    client_only=CLIENT_ONLY,
 )

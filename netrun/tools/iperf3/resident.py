@@ -22,11 +22,24 @@ if TYPE_CHECKING:
 
 #: The port the resident ``iperf3 -s`` listens on at its end (Tool.resident_port).
 PORT = 5201
+#: What ``iperf3 -s`` prints when it is ready for a test: once at start, then after each
+#: test it served (Tool.resident_ready, Tool.resident_served).
+LISTENING = "Server listening"
+#: Options that shape only each repeat's client (its argv: ``client``) or how the test is
+#: judged, never the resident server (Tool.client_only); the port is the server's, but
+#: it listens on PORT whatever the test's.
+CLIENT_ONLY = frozenset(
+    {
+        "duration", "protocol", "streams", "reverse", "bidir", "omit", "bitrate", "length",
+        "connect_timeout", "window", "busy_retries", "busy_backoff", "tolerance",
+        "loss_tolerance", "jitter_tolerance", "retransmits_tolerance",
+    }
+)  # fmt: skip
 
 
 def server(port: int) -> list[str]:
     """The resident server (Tool.resident): the image's ``iperf3 -s`` on PORT, whatever
-    the test's port, flushing each line (its "Server listening" says a test ended)."""
+    the test's port, flushing each line (its LISTENING says a test ended)."""
     return ["iperf3", "-s", "-p", str(PORT), "--forceflush"]
 
 

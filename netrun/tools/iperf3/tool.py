@@ -328,6 +328,9 @@ TOOL = Tool(
     resident_client=resident.client,
     resident_port=resident.PORT,
     resident=resident.server,
+    resident_ready=resident.LISTENING,
+    resident_served=resident.LISTENING,
+    client_only=resident.CLIENT_ONLY,
     releases=iperf3_options.releases_needed,
     flow_defaults={"omit": iperf3_flows.FAN_OMIT_S},
 )

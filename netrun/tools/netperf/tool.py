@@ -217,17 +217,20 @@ def preview(mode: Placement) -> list[tuple[str, str]]:
     ]
 
 
-#: netserver for a whole test (Tool.resident), under a small sh loop that says "Server
-#: listening" once its port is in /proc/net/tcp ($0 is the port); without -L it listens on
-#: both families: tcp or tcp6. Its end needs sh, grep and sleep.
-RESIDENT = r"""
+#: What the resident netserver's loop prints once it listens (Tool.resident_ready); it
+#: prints nothing once per test (Tool.resident_served: None).
+READY = "Server listening"
+#: netserver for a whole test (Tool.resident), under a small sh loop that says READY once
+#: its port is in /proc/net/tcp ($0 is the port); without -L it listens on both families:
+#: tcp or tcp6. Its end needs sh, grep and sleep.
+RESIDENT = rf"""
 netserver -D -p "$0" & n=$!
 h=$(printf ':%04X' "$0")
 while ! grep -Eq "$h [0-9A-F]+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
     kill -0 "$n" 2>/dev/null || exit 1
     sleep 0.05
 done
-echo "Server listening on TCP port $0 (netserver)"
+echo "{READY} on TCP port $0 (netserver)"
 wait "$n"
 """
 
@@ -261,4 +264,7 @@ TOOL = Tool(
     needs={"server": ("netserver",), "client": ("netperf",)},
     preview=preview,
     resident=resident,
+    resident_ready=READY,
+    # only each repeat's netperf processes (Tool.client_only)
+    client_only=frozenset({"duration"}),
 )

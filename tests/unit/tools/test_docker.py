@@ -10,20 +10,23 @@ from __future__ import annotations
 from netrun.tools.docker import parse_ready, ready_script, stop_execs_script
 from tests.conftest import DOCKER_FIXTURES
 
+#: What the lab image's ``iperf3 -s`` says once it listens (Tool.resident_ready).
+READY = "Server listening"
+
 
 def read(name: str) -> str:
     return (DOCKER_FIXTURES / f"ready-{name}.txt").read_text()
 
 
 def test_a_listening_server_with_its_mtu() -> None:
-    found = parse_ready(read("listening"))
+    found = parse_ready(read("listening"), ready=READY)
     assert found.info is not None and found.info.running
     assert found.info.name == "nrcap-server" and found.info.ips
     assert found.listening and found.mtu == 1450
 
 
 def test_a_container_that_exited_keeps_its_status_and_log() -> None:
-    found = parse_ready(read("exited"))
+    found = parse_ready(read("exited"), ready=READY)
     assert found.info is not None and not found.info.running
     assert found.info.exit_code not in (None, 0)
     assert not found.listening and found.mtu is None
@@ -31,13 +34,13 @@ def test_a_container_that_exited_keeps_its_status_and_log() -> None:
 
 
 def test_no_container_yet_is_not_ready() -> None:
-    found = parse_ready(read("missing"))
+    found = parse_ready(read("missing"), ready=READY)
     assert found.info is None and not found.listening and found.mtu is None
-    assert parse_ready("").info is None  # a host that printed nothing at all
+    assert parse_ready("", ready=READY).info is None  # a host that printed nothing at all
 
 
 def test_the_script_quotes_its_names_and_bounds_its_wait() -> None:
-    script = ready_script("n; rm -rf /", "/opt/my docker/docker", 0.5)
+    script = ready_script("n; rm -rf /", "/opt/my docker/docker", 0.5, ready=READY)
     assert "n='n; rm -rf /'" in script and "d='/opt/my docker/docker'" in script
     assert "steps=10" in script
 

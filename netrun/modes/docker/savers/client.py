@@ -9,7 +9,7 @@ server container's address, the client container's PID 1 (for the path-bytes rea
 netrun.modes.docker.pathbytes) and whether to sweep the host after it: on the host's last
 measurement the client's command ends with the host's sweep (netrun.modes.docker.savers.serverend's
 ``host_sweep``), so the run's end has nothing left to do there (netrun.tools.savers.sweep), as a
-bare-metal client's does (netrun.tools.iperf3.run.ArmedClient). Abandoned, or when netrun
+bare-metal client's does (the tool's armed client, Tool.server_ahead). Abandoned, or when netrun
 vanishes, its stdin ends and it exits without running anything.
 """
 

@@ -2,13 +2,15 @@
 mode.
 
 Starting a server and a client container costs a round trip per host and the containers'
-start; the tests of a sweep (bitrate, streams, length, duration, reverse...) or a scenario
-that repeats one pair measure with the same containers, since nothing in them depends on
-those keys, which only change the client's ``docker exec``. So when a test ends and the
-next test that touches its hosts wants the same containers (same mode, hosts, tool and
-every option that shapes a container: image, network, mtu, overlay_mtu, FreeFlow's...),
-the containers stay and that test adopts them; otherwise they are removed. A test that
-failed or was interrupted never hands its containers on.
+start; the tests of a sweep (of a rate, a length, a duration...) or a scenario that
+repeats one pair measure with the same containers, since nothing in them depends on the
+keys such a sweep changes: its tool's options that only shape each repeat's client
+(Tool.client_only) and the run's own (netrun.core.options.RUN_OPTIONS: repeat, timeout,
+tolerances...). So when a test ends and the next test that touches its hosts wants the
+same containers (same mode, hosts, tool and every option that shapes a container: image,
+network, mtu, overlay_mtu, FreeFlow's...), the containers stay and that test adopts them;
+otherwise they are removed. A test that failed or was interrupted never hands its
+containers on.
 
 ``take``, at the start of a test's setup, is the one decision on which containers a test
 measures with: the kept ones (``adopt`` gives the mode their names) or its own, started
@@ -31,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from netrun.core.options import RUN_OPTIONS
 from netrun.tools import docker as dk
 from netrun.tools.savers.model import Saver
 
@@ -44,15 +47,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Keys that only shape the client's run (its ``docker exec``), never a container.
-CLIENT_ONLY = frozenset(
-    {
-        "repeat", "timeout", "tolerances", "tolerance", "loss_tolerance", "jitter_tolerance",
-        "retransmits_tolerance", "duration", "protocol", "streams", "reverse", "bidir",
-        "omit", "bitrate", "length", "connect_timeout", "window", "busy_retries",
-        "busy_backoff", "allow_same_host",
-    }
-)  # fmt: skip
+#: The keys of every test that say how it is run and judged, never a container.
+RUN_KEYS = frozenset(o.name for o in RUN_OPTIONS)
 
 
 def key(test: TestSpec, tool: Tool) -> str | None:
@@ -63,10 +59,10 @@ def key(test: TestSpec, tool: Tool) -> str | None:
     opts = test.options
     if opts.get("mtu") is not None or opts.get("overlay_mtu") is not None:
         return None
-    # a tool's resident server listens on its own fixed port in its container (iperf3's),
-    # or on the test's port (iperf2's, netserver: Tool.resident_port)
+    # a tool's resident server listens on its own fixed port in its container, or on the
+    # test's port (Tool.resident_port)
     fixed = tool.resident_port is not None
-    ignored = CLIENT_ONLY | ({"port"} if fixed else set())
+    ignored = RUN_KEYS | tool.client_only | ({"port"} if fixed else set())
     shaped = sorted((k, repr(v)) for k, v in opts.items() if k not in ignored)
     return repr((test.mode, sorted(test.hosts_by_role.items()), test.tool, shaped))
 

@@ -3,16 +3,17 @@ containers in the hosts' probes.
 
 A single docker test waited for each host's probe, then started that end's container in
 a round trip of its own, each paying the host's login cost. When the run's first test is
-a docker or flannel iperf3 test between two hosts, each end's start script (the run's
-first checks there, the container's undo record, ``docker run`` and its time bound, the
-readiness wait: netrun.modes.docker.launch) rides on that host's probe instead, as bare metal's
-first server does (netrun.tools.savers.prestart). The test adopts what the script printed; if
-it did not start the container (the probe failed, an image must be pulled...), the test removes
-whatever it may have started, on the host's next command, and starts it as usual, which
-then reports whatever is wrong. Its undo record is written before the container starts,
-as always, so the final sweep (or the next run's, after SIGKILL) removes it even if no
-test adopts it. FreeFlow's router starts there too, before the container: the host
-works out its HOST_IP_PREFIX itself (netrun.modes.freeflow.router).
+a docker or flannel test between two hosts of a tool whose client the mode runs
+(Tool.resident_client), each end's start script (the run's first checks there, the
+container's undo record, ``docker run`` and its time bound, the readiness wait:
+netrun.modes.docker.launch) rides on that host's probe instead, as bare metal's first
+server does (netrun.tools.savers.prestart). The test adopts what the script printed; if
+it did not start the container (the probe failed, an image must be pulled...), the test
+removes whatever it may have started, on the host's next command, and starts it as
+usual, which then reports whatever is wrong. Its undo record is written before the
+container starts, as always, so the final sweep (or the next run's, after SIGKILL)
+removes it even if no test adopts it. FreeFlow's router starts there too, before the
+container: the host works out its HOST_IP_PREFIX itself (netrun.modes.freeflow.router).
 """
 
 from __future__ import annotations

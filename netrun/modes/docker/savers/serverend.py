@@ -2,14 +2,16 @@
 as the test ends there; and each host's sweep on its last measurement (Saver.EARLY_SWEEP;
 also the client's: netrun.modes.docker.savers.client).
 
-Sent as the client starts, so its login overlaps the test: it waits (bounded) until
-iperf3 in the server container has served one more test (``iperf3 -s`` prints
-LISTENING again), then prints that end's byte counters (the path-bytes modes,
-netrun.modes.docker.pathbytes) and, on the host's last measurement, sweeps the host as the
-run's final sweep would (its undo records remove the run's containers, its time bounds
-and its run folder): no round trip after the test, and the run's end has nothing left to
-do there (netrun.tools.savers.sweep). It stops waiting when the container is gone (a failed test's
-final sweep removed it), so nothing of it outlives the run.
+Sent as the client starts, so its login overlaps the test: it waits (bounded) until the
+tool's server in the server container has served one more test (its log holds one more
+of what it prints once per test, Tool.resident_served), then prints that end's byte
+counters (the path-bytes modes, netrun.modes.docker.pathbytes) and, on the host's last
+measurement, sweeps the host as the run's final sweep would (its undo records remove the
+run's containers, its time bounds and its run folder): no round trip after the test, and
+the run's end has nothing left to do there (netrun.tools.savers.sweep). It stops waiting
+when the container is gone (a failed test's final sweep removed it), so nothing of it
+outlives the run. A tool whose server prints nothing per test has no such wait: the
+reading is then taken on its own, and the host is left to the run's final sweep.
 """
 
 from __future__ import annotations
@@ -22,27 +24,43 @@ from netrun.cleanup.scripts import SWEPT, cleanup_script
 from netrun.errors import NetrunError
 from netrun.hosts.host import remote_tmp
 from netrun.modes.docker.launch import sections
+from netrun.tools import docker as dk
 from netrun.tools.savers.model import Saver
 
 if TYPE_CHECKING:
     from netrun.hosts.host import Host
     from netrun.modes.docker.base import ContainerMode
 
-#: What iperf3 -s prints when it is ready for a test: once at start, then after each test.
-LISTENING = "Server listening"
-#: Printed once the host's sweep removed its run folder.
+
+def count_served(mode: ContainerMode, logs: str) -> None:
+    """Note the tests the server container's tool served so far, from its log (``logs``):
+    the lines it prints once per test (Tool.resident_served); nothing for a tool that
+    prints none, whose repeats then have no wait here (``server_wait``)."""
+    line = mode.tool.resident_served
+    if line is not None:
+        mode.counters["served"] = logs.count(line)
 
 
 def script(
-    docker: str, name: str, pid: int, served: int, bound: float, *, reading: str, sweep: str
+    docker: str,
+    name: str,
+    pid: int,
+    served: int,
+    bound: float,
+    *,
+    line: str,
+    reading: str,
+    sweep: str,
 ) -> str:
-    """sh: wait up to ``bound`` s until the container's iperf3 served more than ``served``
-    tests, print the count (section count), then ``reading`` (that end's counters, section
-    counters; ``$pid`` is the container's PID 1), then run ``sweep`` (section swept)."""
+    """sh: wait up to ``bound`` s until the container's log holds more than ``served``
+    lines with ``line`` (Tool.resident_served: one per test its server served), print
+    their count (section count), then ``reading`` (that end's counters, section counters;
+    ``$pid`` is the container's PID 1), then run ``sweep`` (section swept)."""
     q = shlex.quote
+    grep = q(dk.grep_literal(line))
     lines = [
         f"d={q(docker)}; n={q(name)}; pid={int(pid)}; end=$(($(date +%s) + {int(bound) + 1}))",
-        f'while l=$("$d" logs "$n" 2>&1); do c=$(printf %s "$l" | grep -c {q(LISTENING)}); '
+        f'while l=$("$d" logs "$n" 2>&1); do c=$(printf %s "$l" | grep -c {grep}); '
         f'[ "$c" -gt {int(served)} ] && break; [ "$(date +%s)" -lt "$end" ] || break; '
         "sleep 0.05; done",
         'echo ==netrun:count==; echo "${c:-0}"',
@@ -68,8 +86,11 @@ def host_sweep(mode: ContainerMode, host: Host) -> str:
 class ServerWait:
     """The wait on the server's host, started now; ``result`` and ``swept`` read it."""
 
-    def __init__(self, mode: ContainerMode, served: int, *, reading: str, sweep: str) -> None:
-        """``reading``: sh printing that end's counters once the test ended (none: "");
+    def __init__(
+        self, mode: ContainerMode, served: int, *, line: str, reading: str, sweep: str
+    ) -> None:
+        """``line``: what the server prints once per test (Tool.resident_served);
+        ``reading``: sh printing that end's counters once the test ended (none: "");
         ``sweep``: the host's sweep (host_sweep) after it, on its last measurement."""
         self.found: dict[str, str] | None = None
         host: Host = mode.server
@@ -79,7 +100,7 @@ class ServerWait:
             mode.names["server"],
             int(mode.pids.get("server") or 0),
         )
-        text = script(docker, name, pid, served, bound, reading=reading, sweep=sweep)
+        text = script(docker, name, pid, served, bound, line=line, reading=reading, sweep=sweep)
         timeout = bound + 60
         self.timeout = timeout  # how long ``swept`` may wait for it
         # Started at once, so its command is counted now (netrun.tools.savers.sweep), and collected
@@ -94,7 +115,7 @@ class ServerWait:
         #: Whether this wait sweeps the host.
         self.sweeps = started is not None
         if sweep and started is None:
-            text = script(docker, name, pid, served, bound, reading=reading, sweep="")
+            text = script(docker, name, pid, served, bound, line=line, reading=reading, sweep="")
 
         def run() -> None:
             try:
@@ -128,11 +149,12 @@ class ServerWait:
 def server_wait(
     mode: ContainerMode, served: int | None, repeat: int, reading: str = ""
 ) -> ServerWait | None:
-    """The server host's wait for the test's end (``served``: the tests its iperf3 served
-    so far), sent as the client starts: with ``reading`` (the path-bytes modes' counters)
-    on every repeat, else only on the host's last measurement, which it sweeps after the
-    test."""
-    if served is None or mode.server.name == mode.client.name:
+    """The server host's wait for the test's end (``served``: the tests its server served
+    so far, ``count_served``), sent as the client starts: with ``reading`` (the path-bytes
+    modes' counters) on every repeat, else only on the host's last measurement, which it
+    sweeps after the test. None where its tool's server prints nothing per test."""
+    line = mode.tool.resident_served
+    if served is None or line is None or mode.server.name == mode.client.name:
         return None
     if not mode.savers.allows(Saver.SERVER_WAIT):  # the reading is then taken on its own
         return None
@@ -140,7 +162,7 @@ def server_wait(
     if not (reading or last):
         return None
     sweep = host_sweep(mode, mode.server) if last else ""
-    return ServerWait(mode, served, reading=reading, sweep=sweep)
+    return ServerWait(mode, served, line=line, reading=reading, sweep=sweep)
 
 
 def server_done(

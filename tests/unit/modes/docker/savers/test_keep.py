@@ -268,3 +268,16 @@ def test_a_container_mode_that_allows_no_saver_keeps_and_arms_nothing(tmp_path: 
         m.teardown()  # the next test wants the same containers: kept only if allowed
         assert bool(ctx.family(keep.Parked)) is (cls is DockerMode)
         ctx.family(keep.Parked).clear()
+
+
+def test_the_keys_that_never_shape_a_container_are_the_runs_and_the_tools() -> None:
+    """The run's keys (RUN_OPTIONS) and the tool's client-only options (Tool.client_only)
+    are what a kept container ignores: for iperf3 the same keys as before they moved out
+    of this module (the port too: its server listens on its own, Tool.resident_port)."""
+    assert {"repeat", "timeout", "tolerances", "allow_same_host"} == keep.RUN_KEYS
+    assert keep.RUN_KEYS | get_tool("iperf3").client_only == {
+        "repeat", "timeout", "tolerances", "tolerance", "loss_tolerance", "jitter_tolerance",
+        "retransmits_tolerance", "duration", "protocol", "streams", "reverse", "bidir",
+        "omit", "bitrate", "length", "connect_timeout", "window", "busy_retries",
+        "busy_backoff", "allow_same_host",
+    }  # fmt: skip

@@ -34,7 +34,7 @@ def fake_docker(tmp_path: Path) -> Path:
 def wait_script(tmp_path: Path, served: int, bound: float, sweep: str = "") -> str:
     return serverend.script(
         str(fake_docker(tmp_path)), "srv", os.getpid(), served, bound,
-        reading="echo reading", sweep=sweep,
+        line="Server listening", reading="echo reading", sweep=sweep,
     )  # fmt: skip
 
 
