@@ -305,7 +305,7 @@ class Run(Fleet):
         hook()
         try:
             with sampler.watch(
-                self.req.events, test, repeat, self.req.inventory, self.ctx.known.facts
+                self.req.events, test, repeat, self.req.inventory, self.ctx.known.facts, tool
             ):
                 m = tool.measure(mode, repeat)  # the live line's figure meanwhile
         except Cancelled:

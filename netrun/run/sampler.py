@@ -28,16 +28,17 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from netrun.core.numeric import short
+
+if TYPE_CHECKING:
+    from netrun.tools.base import Tool
 
 log = logging.getLogger("netrun.run.sampler")
 
 #: Seconds the counter loop runs beyond the test's own time (setup, the client's start).
 GRACE_S = 15
-#: Tools whose headline is a throughput the NIC's counters show while they run.
-TOOLS = ("iperf3", "iperf2")
 
 
 @dataclass(frozen=True)
@@ -105,11 +106,12 @@ def describe(target: Target, now_bps: float, mean_bps: float | None) -> str:
     return text if mean_bps is None else f"{text} avg {mbps(mean_bps)}"
 
 
-def target(test: Any, facts: dict[str, Any]) -> Target | None:
+def target(test: Any, facts: dict[str, Any], tool: Tool) -> Target | None:
     """The receiving host of a test and its data NIC, or None when the NIC cannot tell:
-    a tool that is not a throughput, a same-host (loopback) test, an unknown NIC."""
+    a tool whose headline is not a throughput the NIC shows (Tool.live_nic), a same-host
+    (loopback) test, an unknown NIC."""
     options = getattr(test, "options", {}) or {}
-    if getattr(test, "tool", "iperf3") not in TOOLS or test.server == test.client:
+    if not tool.live_nic or test.server == test.client:
         return None
     try:
         seconds = float(options.get("duration") or 0) + float(options.get("omit") or 0)
@@ -251,11 +253,11 @@ def _close(handle: Any) -> None:
 
 @contextlib.contextmanager
 def watch(
-    events: Any, test: Any, repeat: int, inventory: Any, facts: dict[str, Any]
+    events: Any, test: Any, repeat: int, inventory: Any, facts: dict[str, Any], tool: Tool
 ) -> Iterator[None]:
     """Sample the test's receiving NIC while the block runs, when ``events`` shows a live
     line (a terminal, not -q); otherwise, and when the NIC cannot tell, do nothing."""
-    where = target(test, facts) if getattr(events, "wants_live", False) else None
+    where = target(test, facts, tool) if getattr(events, "wants_live", False) else None
     transport = getattr(inventory.get(where.host), "transport", None) if where else None
     if where is None or transport is None:
         yield

@@ -191,6 +191,9 @@ class Tool:
     #: with the same kept server (a container kept for the next test,
     #: netrun.modes.docker.savers.keep).
     client_only: frozenset[str] = frozenset()
+    #: Its headline is a throughput the receiving host's NIC counters show while it runs:
+    #: a terminal's live line samples them during the test (netrun.run.sampler).
+    live_nic: bool = False
 
     def programs(self, role: str) -> tuple[str, ...]:
         """The programs it runs on a host in ``role`` where a mode runs it there itself

@@ -146,6 +146,7 @@ def describe(test: TestSpec) -> str:
 
 TOOL = Tool(
     name="iperf2",
+    live_nic=True,
     options=OPTIONS,
     metrics=iperf2.METRICS,
     measure=measure,

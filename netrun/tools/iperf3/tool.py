@@ -312,6 +312,7 @@ def fan_sum(found: Sequence[Measurement], options: Mapping[str, Any]) -> Measure
 
 TOOL = Tool(
     name="iperf3",
+    live_nic=True,
     options=OPTIONS,
     metrics=METRICS,
     measure=measure,

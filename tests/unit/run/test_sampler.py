@@ -18,6 +18,7 @@ import pytest
 
 from netrun.run import sampler
 from netrun.run.progress import Console, Events
+from netrun.tools import get_tool
 from tests.conftest import SAMPLER_FIXTURES
 
 
@@ -84,12 +85,17 @@ def test_the_loop_runs_in_sh_ends_by_itself_and_quotes_the_interface() -> None:
     assert "'/sys/class/net/x;reboot/statistics'" in sampler.script("x;reboot", 1)
 
 
+def find(test: Any, facts: dict[str, Any]) -> sampler.Target | None:
+    """The NIC sampled for ``test``, its tool's declaration read (Tool.live_nic)."""
+    return sampler.target(test, facts, get_tool(test.tool))
+
+
 def test_the_receiver_is_sampled() -> None:
-    assert sampler.target(spec(), FACTS) == sampler.Target("alpha", "data0", "rx", 4 + 15)
-    assert sampler.target(spec(reverse=True), FACTS).host == "bravo"  # type: ignore[union-attr]
-    both = sampler.target(spec(bidir=True, omit=2), FACTS)
+    assert find(spec(), FACTS) == sampler.Target("alpha", "data0", "rx", 4 + 15)
+    assert find(spec(reverse=True), FACTS).host == "bravo"  # type: ignore[union-attr]
+    both = find(spec(bidir=True, omit=2), FACTS)
     assert both == sampler.Target("bravo", "data0", "rx+tx", 6 + 15)
-    assert sampler.target(spec(tool="iperf2"), FACTS) is not None
+    assert find(spec(tool="iperf2"), FACTS) is not None
 
 
 @pytest.mark.parametrize(
@@ -103,7 +109,7 @@ def test_the_receiver_is_sampled() -> None:
     ],
 )
 def test_no_figure_where_the_nic_cannot_tell(test: Any, facts: dict[str, Any]) -> None:
-    assert sampler.target(test, facts) is None
+    assert find(test, facts) is None
 
 
 def test_a_local_host_is_sampled_by_a_local_process() -> None:
@@ -124,10 +130,10 @@ def test_a_local_host_is_sampled_by_a_local_process() -> None:
 
 def test_watch_does_nothing_unless_a_live_line_wants_it() -> None:
     inventory = SimpleNamespace(get=lambda name: pytest.fail("no host looked up"))
-    with sampler.watch(Events(), spec(), 1, inventory, FACTS):
+    with sampler.watch(Events(), spec(), 1, inventory, FACTS, get_tool("iperf3")):
         pass
     off_tty = Console(io.StringIO(), live=False)
-    with sampler.watch(off_tty, spec(), 1, inventory, FACTS):
+    with sampler.watch(off_tty, spec(), 1, inventory, FACTS, get_tool("iperf3")):
         pass
 
 
