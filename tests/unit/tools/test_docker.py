@@ -42,7 +42,7 @@ def test_no_container_yet_is_not_ready() -> None:
 def test_the_script_quotes_its_names_and_bounds_its_wait() -> None:
     script = ready_script("n; rm -rf /", "/opt/my docker/docker", 0.5, ready=READY)
     assert "n='n; rm -rf /'" in script and "d='/opt/my docker/docker'" in script
-    assert "steps=10" in script
+    assert "steps=50" in script  # 10 ms looks at the log file (50 ms ones count 5)
 
 
 def test_stopping_a_containers_execs_quotes_its_name_and_spares_pid_1() -> None:

@@ -16,6 +16,8 @@ reading is then taken on its own, and the host is left to the run's final sweep.
 
 from __future__ import annotations
 
+import json
+import math
 import shlex
 import threading
 from typing import TYPE_CHECKING
@@ -58,9 +60,23 @@ def script(
     ``$pid`` is the container's PID 1), then run ``sweep`` (section swept)."""
     q = shlex.quote
     grep = q(dk.grep_literal(line))
+    # Where the host reads the container's json-file log (dk.ready_script's way), each look
+    # greps it every 20 ms while PID 1 lives: no docker command per look; else `docker logs`
+    # every 50 ms, until the container is gone.
+    plain = json.dumps(line)[1:-1] == line and int(pid) > 0
     lines = [
         f"d={q(docker)}; n={q(name)}; pid={int(pid)}; end=$(($(date +%s) + {int(bound) + 1}))",
-        f'while l=$("$d" logs "$n" 2>&1); do c=$(printf %s "$l" | grep -c {grep}); '
+        "lp="
+        + (
+            '$("$d" container inspect -f \'{{.LogPath}}\' "$n" 2>/dev/null); '
+            '[ -n "$lp" ] && [ -r "$lp" ] || lp='
+            if plain
+            else ""
+        ),
+        f'i=0; while [ -n "$lp" ] && [ $i -lt {math.ceil((bound + 1) / 0.02)} ]; do '
+        f'c=$(grep -c {grep} "$lp" 2>/dev/null); [ "${{c:-0}}" -gt {int(served)} ] && break; '
+        '[ -d "/proc/$pid" ] || break; sleep 0.02; i=$((i + 1)); done',
+        f'[ -n "$lp" ] || while l=$("$d" logs "$n" 2>&1); do c=$(printf %s "$l" | grep -c {grep}); '
         f'[ "$c" -gt {int(served)} ] && break; [ "$(date +%s)" -lt "$end" ] || break; '
         "sleep 0.05; done",
         'echo ==netrun:count==; echo "${c:-0}"',
