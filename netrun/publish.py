@@ -127,7 +127,7 @@ def publish(
             try:
                 history = History.open(opts.db)
             except NetrunError as exc:
-                left.remove("the history")
+                _done(left, "the history")
                 out.problems.append(_not_stored(exc, outdir))
         try:
             _compare(doc, opts, history, out, remeasure, outdir)
