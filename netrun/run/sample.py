@@ -14,7 +14,8 @@ from netrun.core.linerate import Shaper, ceiling_of, line_rate_mbps, shaper_of
 from netrun.core.mtuplan import frame_mtu
 from netrun.results import flags
 from netrun.results.store import utcnow
-from netrun.tools.iperf3.result import Iperf3Result
+from netrun.tools.base import SampleFigures
+from netrun.tools.facts import HostFacts
 
 if TYPE_CHECKING:
     from netrun.core.measurement import Measurement
@@ -65,7 +66,8 @@ def build_sample(
     details.update(extra or {})
     inner = details.get("overlay_mtu")
     protocol = tool.protocol_for(test.options)
-    r = m.result if m and isinstance(m.result, Iperf3Result) else None
+    # a result that fills the schema 1 figures itself (iperf3's): its own, not the metrics'
+    r = m.result if m and isinstance(m.result, SampleFigures) else None
     ceiling = None  # a goodput ceiling is about TCP/UDP payload, not ICMP echoes
     # details.off_link: the mode knows its bytes never crossed the hosts' data links (two
     # pods on one node), so the links' ceiling does not bound them: none is claimed
@@ -112,7 +114,7 @@ def build_sample(
         "finished": utcnow(),
         "options": dict(test.options),
         "details": details,
-        "intervals": [[i.start, i.end, i.bits_per_second] for i in r.intervals] if r else [],
+        "intervals": r.series() if r else [],
     }
     if test.flows:  # several flows at once (netrun.run.flows): who sent to whom
         rec["flows"] = [[f.client, f.server] for f in test.flows]
@@ -133,27 +135,26 @@ TOP_LEVEL = ("throughput_bps", "sender_bps", "retransmits", "cpu_client_pct",
 
 
 def top_level(
-    r: Iperf3Result | None, metrics: Mapping[str, float | None], names: tuple[str, ...]
+    r: SampleFigures | None, metrics: Mapping[str, float | None], names: tuple[str, ...]
 ) -> dict[str, float | None]:
-    """The sample's top-level figures: an iperf3 result's own, else the tool's metrics of
-    those names it declares to mean the same (Tool.top_level), else None: a figure of
-    another side or kind never fills one (netperf's throughput is not a sender_bps)."""
+    """The sample's top-level figures: a result's own where it fills them (SampleFigures:
+    iperf3's), else the tool's metrics of those names it declares to mean the same
+    (Tool.top_level), else None: a figure of another side or kind never fills one
+    (netperf's throughput is not a sender_bps)."""
     if r is not None:
-        return {
-            "throughput_bps": r.receiver_bps, "sender_bps": r.sender_bps,
-            "retransmits": r.retransmits, "cpu_client_pct": r.cpu_client_pct,
-            "cpu_server_pct": r.cpu_server_pct, "jitter_ms": r.jitter_ms,
-        }  # fmt: skip
+        own = r.top_level()
+        return {name: own.get(name) for name in TOP_LEVEL}
     return {name: metrics.get(name) if name in names else None for name in TOP_LEVEL}
 
 
-def tool_version(test: TestSpec, r: Iperf3Result | None, facts: Mapping[str, Any]) -> str | None:
-    """The tool release that measured: its result's own (iperf3's JSON start.version),
-    else the client's as the probe read it (``<tool>_version``: iperf3 -v); None where the
-    probe reads none (history.baseline compares it across runs)."""
+def tool_version(test: TestSpec, r: SampleFigures | None, facts: Mapping[str, Any]) -> str | None:
+    """The tool release that measured: its result's own (SampleFigures.version: iperf3's
+    JSON start.version), else the client's as the probe read it (HostFacts.version: iperf3
+    -v); None where the probe reads none (history.baseline compares it across runs)."""
     if r is not None and r.version:
         return r.version
-    return getattr(facts.get(test.client), f"{test.tool}_version", None)
+    found = facts.get(test.client)
+    return found.version(test.tool) if isinstance(found, HostFacts) else None
 
 
 def shapers(test: TestSpec, contexts: Mapping[str, Any]) -> list[Shaper | None]:

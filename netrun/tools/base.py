@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from netrun.core.metrics import Metric
 from netrun.core.options import Option
@@ -99,6 +99,53 @@ class Placement(Recorder, Protocol):
         ...
 
     def proving(self, measure: Callable[[], Measurement]) -> Measurement: ...
+
+
+@runtime_checkable
+class SampleFigures(Protocol):
+    """A parsed result that fills a sample's schema 1 figures itself (iperf3's), read by
+    netrun.run.sample: its top-level figures, packet counts and interval series, the release
+    its output names, and what its goodput ceiling is computed from (blksize, tcp_mss:
+    netrun.core.linerate.ceiling_of). A result without them (iperf2's, ping's, netperf's, a
+    ``load:`` test's phases) leaves the figures to its tool's metrics (Tool.top_level), the
+    release to the probe's (HostFacts.version) and the ceiling to the options."""
+
+    @property
+    def version(self) -> str | None: ...
+    @property
+    def blksize(self) -> int | None: ...
+    @property
+    def tcp_mss(self) -> int | None: ...
+    @property
+    def lost_packets(self) -> int | None: ...
+    @property
+    def packets(self) -> int | None: ...
+
+    def top_level(self) -> Mapping[str, float | None]:
+        """Its figures of a sample's top level, by name (``throughput_bps``: the
+        receiver's rate, never the sender's in its place)."""
+        ...
+
+    def series(self) -> list[list[float]]:
+        """``[start, end, bits/s]`` of each reporting interval (results.json's intervals)."""
+        ...
+
+
+@runtime_checkable
+class PeersSeen(Protocol):
+    """A parsed result that reports the peers its server saw (iperf2's server report): what
+    a relay mode proves its relay by (netrun.modes.turn: the relayed address must be the
+    server's peer, and the relay's NIC must have counted what the server received)."""
+
+    #: ``ADDR port N`` of each flow, as the server saw it.
+    @property
+    def peers(self) -> tuple[str, ...]: ...
+    #: The one address every flow came from, else None.
+    @property
+    def peer_seen(self) -> str | None: ...
+    #: Datagrams the server received (sent less lost; 0 when its report has no count).
+    @property
+    def received(self) -> int: ...
 
 
 @dataclass(frozen=True)

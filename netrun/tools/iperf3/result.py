@@ -93,6 +93,19 @@ class Iperf3Result:
     tcp_info: Mapping[str, float] = field(default_factory=dict)
     tcp_info_of: str | None = None
 
+    def top_level(self) -> dict[str, float | None]:
+        """Its figures of a sample's top level (netrun.tools.base.SampleFigures):
+        ``throughput_bps`` is the receiver's rate."""
+        return {
+            "throughput_bps": self.receiver_bps, "sender_bps": self.sender_bps,
+            "retransmits": self.retransmits, "cpu_client_pct": self.cpu_client_pct,
+            "cpu_server_pct": self.cpu_server_pct, "jitter_ms": self.jitter_ms,
+        }  # fmt: skip
+
+    def series(self) -> list[list[float]]:
+        """``[start, end, bits/s]`` of each interval, as results.json keeps them."""
+        return [[i.start, i.end, i.bits_per_second] for i in self.intervals]
+
     @property
     def sender(self) -> str:
         """Which end sent the data: "server" for a reversed (-R) test, else "client"."""
