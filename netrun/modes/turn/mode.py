@@ -25,9 +25,8 @@ from netrun.modes.base import Mode
 from netrun.modes.turn import commands as turn
 from netrun.modes.turn import relay as coturn
 from netrun.modes.turn import remote
-from netrun.tools.base import TOOL
+from netrun.tools.base import TOOL, PeersSeen
 from netrun.tools.ends import Cannot, Carried, T, data_iface
-from netrun.tools.iperf2 import parse as iperf2
 
 URI = re.compile(r"turn://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})(?:\?transport=(udp|tcp))?")
 USER_ENV, PASSWORD_ENV = "NETRUN_TURN_USER", "NETRUN_TURN_PASSWORD"
@@ -236,7 +235,7 @@ class Turn(Mode):
         self.keep_relay_log()
         after = remote.nic_counters(relay_host, iface) if relay_host and iface else None
         result = value[0] if isinstance(value, tuple) else value
-        if not isinstance(result, iperf2.Iperf2Result):  # tools=("iperf2",): not reached
+        if not isinstance(result, PeersSeen):  # tools=("iperf2",): not reached
             raise ModeError("mode turn proves its relay by iperf2's report only")
         extra: dict[str, Any] = {"peer_seen": result.peer_seen, "relayed_address": relayed}
         extra["relay_counters"] = counters(relay_host, iface, before, after, result)
@@ -280,7 +279,7 @@ class Turn(Mode):
         )  # fmt: skip
         return remote.start_tunnel(self, self.client, argv, tag)
 
-    def check_relayed(self, result: iperf2.Iperf2Result, relayed: str | None) -> None:
+    def check_relayed(self, result: PeersSeen, relayed: str | None) -> None:
         """Fail the test unless the iperf2 server's peer was the relay, not the client."""
         seen = {p.replace(" port ", ":") for p in result.peers}
         shown = ", ".join(sorted(seen)) or "no peer"
@@ -308,7 +307,7 @@ class Turn(Mode):
 
 def counters(
     host: Any, iface: str | None, before: dict[str, int] | None, after: dict[str, int] | None,
-    result: iperf2.Iperf2Result,
+    result: PeersSeen,
 ) -> dict[str, Any]:  # fmt: skip
     """The relay NIC's packet counts over the test. Each datagram leaves the relay in a
     packet of its own to the server; over TURN-TCP several may arrive in one segment."""
@@ -318,7 +317,7 @@ def counters(
         return {"host": host.name, "unavailable": f"could not read {iface}'s counters"}
     rx = after["rx_packets"] - before["rx_packets"]
     tx = after["tx_packets"] - before["tx_packets"]
-    received = int(result.metrics.get("total") or 0) - int(result.metrics.get("lost") or 0)
+    received = result.received
     return {"host": host.name, "iface": iface, "rx_packets": rx, "tx_packets": tx,
             "server_received": received, "crossed": rx > 0 and tx >= received}  # fmt: skip
 

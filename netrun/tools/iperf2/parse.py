@@ -100,6 +100,12 @@ class Iperf2Result:
     sent: int | None  # datagrams the client says it sent
     warnings: tuple[str, ...] = field(default=())
 
+    @property
+    def received(self) -> int:
+        """Datagrams the server received: its total less the lost (0 where it counts none;
+        netrun.tools.base.PeersSeen, a relay mode's proof)."""
+        return int(self.metrics.get("total") or 0) - int(self.metrics.get("lost") or 0)
+
     def details(self) -> dict[str, Any]:
         """What results.json keeps beside the metrics: the series, the peers, the proof."""
         return {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,14 +20,15 @@ from netrun.hosts import clock_reading
 from netrun.lab.inventory import render
 from netrun.lab.plan import LabConfig, plan
 from netrun.modes import get_mode
-from netrun.modes.turn.mode import Turn, external
+from netrun.modes.turn.mode import Turn, counters, external
 from netrun.report import relay_latency
 from netrun.report.render import render_table
 from netrun.run.needs import plan_needs
 from netrun.run.plan import plan_tests
 from netrun.scenario.loader import load_scenario
+from netrun.tools.base import PeersSeen
 from netrun.tools.iperf2 import parse as iperf2
-from tests.conftest import RESULTS_FIXTURES, ROOT
+from tests.conftest import IPERF2_FIXTURES, RESULTS_FIXTURES, ROOT
 
 FIXTURE = RESULTS_FIXTURES / "turn-lab" / "results.json"
 GROUPS = {"servers": "alpha", "clients": "bravo", "relays": "charlie"}
@@ -156,3 +158,18 @@ def test_two_clocks_give_a_corrected_latency_one_clock_none() -> None:
     receiver = {"shared_clock": False, "offset_ms": 2.0}  # 3 ms ahead of the sender
     assert clock_reading.corrected_ms(5.0, sender, receiver) == 2.0
     assert clock_reading.corrected_ms(5.0, sender, {"offset_ms": None}) is None
+
+
+def test_the_relay_is_proven_by_a_result_that_reports_its_servers_peers() -> None:
+    """The mode asks for the capability (netrun.tools.base.PeersSeen), which iperf2's server
+    report has: the peers it saw, and what it received for the relay's NIC to match."""
+    result = iperf2.parse((IPERF2_FIXTURES / "2.1.8-turn-fanin-alpha.server.txt").read_text())
+    assert isinstance(result, PeersSeen) and result.peers
+    received = int(result.metrics["total"] or 0) - int(result.metrics["lost"] or 0)
+    before = {"rx_packets": 10, "tx_packets": 10}
+    after = {"rx_packets": 10 + received, "tx_packets": 10 + received}
+    found = counters(SimpleNamespace(name="charlie"), "data0", before, after, result)
+    assert found["server_received"] == received > 0 and found["crossed"] is True
+    assert counters(None, None, None, None, result) == {
+        "unavailable": "the TURN server is not an inventory host: its NIC is not read"
+    }
