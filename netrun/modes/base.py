@@ -15,12 +15,11 @@ from netrun.cleanup import undo as undo_records
 from netrun.cleanup.ledger import Ledger, Scope
 from netrun.core.options import Option, option_for
 from netrun.modes import sameend
-from netrun.tools import get_tool, option_table
+from netrun.tools import form, get_tool, option_table
 from netrun.tools.base import TOOL, Tool
 from netrun.tools.docker import EngineInfo
 from netrun.tools.ends import Cannot, Carried, End, HostEnd, T, refusal
 from netrun.tools.facts import HostFacts
-from netrun.tools.load.tool import with_load
 from netrun.tools.savers.model import NONE, Saver, Savers
 from netrun.tools.savers.pipeline import Pipeline
 from netrun.tools.savers.state import Ahead, StartsAhead
@@ -224,7 +223,7 @@ class Mode:
     def tool(self) -> Tool:
         """The test's tool (its ``load:`` form included), as the run planned it."""
         if self._tool is None:
-            self._tool = with_load(get_tool(self.test.tool), self.test.options)
+            self._tool = form.of(get_tool(self.test.tool), self.test.options)
         return self._tool
 
     def value(self, name: str, host: Host | None = None) -> Any:

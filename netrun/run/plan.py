@@ -30,9 +30,8 @@ from netrun.core.spec import TestSpec
 from netrun.errors import NetrunError
 from netrun.modes import get_mode
 from netrun.modes.base import Mode, RunContext
-from netrun.tools import get_tool
+from netrun.tools import form, get_tool
 from netrun.tools.base import Tool
-from netrun.tools.load.tool import with_load
 from netrun.tools.savers.model import Savers
 
 if TYPE_CHECKING:
@@ -47,7 +46,7 @@ class TestPlan:
     __test__ = False  # not a pytest test class
 
     spec: TestSpec
-    #: The test's tool (load: its idle/loaded form, netrun.tools.load.tool.with_load).
+    #: The test's tool in the form its options ask for (load: idle/loaded, netrun.tools.form).
     tool: Tool
     mode: type[Mode]
     #: Every option a test of this tool in this mode takes: the general ones, the tool's,
@@ -93,7 +92,7 @@ def plan_test(spec: TestSpec) -> TestPlan:
 def _resolved(
     spec: TestSpec, tool: Tool, mode: type[Mode], flows: tuple[TestPlan, ...] = ()
 ) -> TestPlan:
-    tool = with_load(tool, spec.options)  # load: its idle/loaded form
+    tool = form.of(tool, spec.options)  # load: its idle/loaded form
     mtu = wanted(spec, lambda _name: (mode.overlay_device, mode.containers))
     table = (*GENERAL_OPTIONS, *tool.options, *mode.options)
     return TestPlan(spec, tool, mode, table, mtu, flows)

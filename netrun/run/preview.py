@@ -22,8 +22,6 @@ from netrun.modes.base import Mode, RunContext
 from netrun.run import rounds
 from netrun.run.needs import tool_hosts
 from netrun.run.plan import TestPlan, plan_test
-from netrun.tools.load import spec as load_spec
-from netrun.tools.load.tool import flow_seconds, place
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
@@ -121,11 +119,11 @@ def traffic_seconds(test: TestSpec) -> float:
 def test_seconds(plan: TestPlan) -> float:
     """A test's expected time: repeat x (traffic + a sample's overhead), plus containers
     (its planned mode's); a ``load:`` test's sample is the idle traffic, then the load's
-    run (ramp, loaded, a s)."""
+    run (ramp, loaded, a s: its tool's ``beside_seconds``)."""
     test = plan.spec
     each = traffic_seconds(test) + SAMPLE_OVERHEAD_S
-    if load_spec.of(test.options) is not None:
-        each += flow_seconds(test)
+    if plan.tool.beside_seconds is not None:
+        each += plan.tool.beside_seconds(test)
     return int(test.options.get("repeat", 1)) * each + _per_test(plan)
 
 
@@ -192,14 +190,14 @@ def commands(mode: Mode) -> list[tuple[str, str]]:
 
 
 def load_commands(mode: Mode) -> list[tuple[str, str]]:
-    """A ``load:`` test's bulk iperf3 flow, both ends, placed as the run places it (on the
-    hosts, or in a container mode's containers); none without a load."""
-    test = mode.test
-    load = load_spec.of(test.options)
-    if load is None:
+    """What runs beside the tool's commands (its ``beside_preview``: a ``load:`` test's
+    bulk iperf3 flow, both ends, placed as the run places it, on the hosts or in a
+    container mode's containers); none without."""
+    beside = mode.tool.beside_preview
+    if beside is None:
         return []
     try:
-        return place(mode, load, flow_seconds(test), f"{test.tag}r1load").preview()
+        return beside(mode)
     except (NetrunError, KeyError, ValueError) as exc:  # a value only the run can work out
         return [("load", f"built when the test starts ({exc})")]
 

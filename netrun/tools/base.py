@@ -241,6 +241,13 @@ class Tool:
     #: Its headline is a throughput the receiving host's NIC counters show while it runs:
     #: a terminal's live line samples them during the test (netrun.run.sampler).
     live_nic: bool = False
+    #: (role, command line) of what runs beside the tool's own commands, built through the
+    #: placement's ends from the files alone (``--check-only``: ``load:``'s bulk flow,
+    #: netrun.tools.load.tool); None: nothing runs beside them.
+    beside_preview: Callable[[Placement], list[tuple[str, str]]] | None = None
+    #: (test) -> seconds a repeat spends beyond the test's own traffic (``load:``: the
+    #: load's run: its ramp, the loaded window and a second), for a run's expected time.
+    beside_seconds: Callable[[TestSpec], float] | None = None
 
     def programs(self, role: str) -> tuple[str, ...]:
         """The programs it runs on a host in ``role`` where a mode runs it there itself

@@ -167,6 +167,15 @@ def flow_seconds(test: TestSpec) -> int:
     return int(-(-(RAMP + window(test) + 1) // 1))
 
 
+def preview(mode: Placement) -> list[tuple[str, str]]:
+    """The load's bulk iperf3 flow, both ends, placed as the run places it (on the hosts,
+    or in a container mode's containers): what ``--check-only`` shows beside the tool's."""
+    test = mode.test
+    load = load_spec.of(test.options)
+    assert load is not None  # the loaded form's (with_load)
+    return place(mode, load, flow_seconds(test), f"{test.tag}r1load").preview()
+
+
 def with_load(tool: Tool, options: Mapping[str, Any]) -> Tool:
     """The test's tool: ``tool`` itself, or its loaded form when ``options`` carry a load."""
     if load_spec.of(options) is None:
@@ -187,6 +196,8 @@ def with_load(tool: Tool, options: Mapping[str, Any]) -> Tool:
         describe=describe,
         needs=needs,
         raw_suffix=".json",  # one JSON document: idle, loaded, the load's iperf3 JSON
+        beside_preview=preview,
+        beside_seconds=flow_seconds,
     )
 
 

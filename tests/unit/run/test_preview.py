@@ -143,6 +143,8 @@ def test_a_load_test_shows_the_loads_own_iperf3_on_the_hosts(tmp_path: Path) -> 
         ),
     ]  # -t: the 2 s ramp, the 1.6 s loaded window and a second, rounded up
     assert "    load client: /opt/iperf3 -c 10.9.0.1" in "\n".join(p.lines())
+    # a sample: the idle probes, then the load's run (its -t above): the loaded form's own
+    assert p.seconds == 8 * 0.2 + preview.SAMPLE_OVERHEAD_S + 5
     # the load as written, not "a mapping" as one-line errors shorten it
     assert "    options set: count=8 interval=0.2 load={streams: 2, direction: both}" in p.lines()
 
