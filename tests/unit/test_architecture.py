@@ -84,27 +84,85 @@ def test_no_mode_and_no_run_step_compares_with_a_tools_name() -> None:
     assert found == []
 
 
+#: Packages of netrun/tools that are no tool's: what every tool shares (the round-trip
+#: savers). Every other package there is a tool's (tool_packages).
+SHARED_PACKAGES = {"savers"}
+#: A tool's package that is not in the registry: ``load:``'s idle-then-loaded form of any
+#: latency tool (the run and the modes take it through netrun.tools.form).
+FORM_PACKAGES = {"load"}
+
+
+def tool_packages() -> set[str]:
+    """Every tool's package: each registered tool's (netrun.tools._MODULES) and each form's."""
+    return {f"netrun.tools.{name}" for name in (*tools(), *FORM_PACKAGES)}
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import in a file, ``TYPE_CHECKING`` ones and those inside
+    functions too; ``from A import b`` counts as ``A`` and as ``A.b`` (b may be a module)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return found
+
+
+def tool_imports(files: list[Path], root: Path = ROOT.parent) -> list[str]:
+    """Where ``files`` (under ``root``) import a tool's package or a module of one."""
+    packages = tool_packages()
+    return [
+        f"{path.relative_to(root)}:{line}: {name}"
+        for path in files
+        for line, name in imports_of(path)
+        if any(name == p or name.startswith(p + ".") for p in packages)
+    ]
+
+
+def test_every_package_of_tools_is_a_tools_or_shared() -> None:
+    """A new package under netrun/tools is a tool's (registered, or a form) or named here
+    as shared, so the check below never misses one by not knowing it."""
+    found = {p.name for p in (ROOT / "tools").iterdir() if (p / "__init__.py").is_file()}
+    assert found == {p.rsplit(".", 1)[1] for p in tool_packages()} | SHARED_PACKAGES
+
+
+def test_no_mode_and_no_run_step_imports_a_tools_package() -> None:
+    """A mode places the ends and a tool measures (issue 37): the modes and the run import
+    netrun.tools, its base and its shared modules (ends, savers, facts, docker, ip, form...),
+    never a tool's package. What they ask of a tool or its result is a declaration:
+    Tool's fields, a result's capabilities (netrun.tools.base.SampleFigures for a sample's
+    figures, PeersSeen for a relay's proof), the test's tool in its form (netrun.tools.form)."""
+    assert tool_imports(sources("modes", "run")) == []
+
+
+def test_the_import_check_catches_what_it_is_for(tmp_path: Path) -> None:
+    caught = (
+        "from netrun.tools.iperf2 import parse as iperf2",
+        "from netrun.tools import iperf3",
+        "import netrun.tools.ping.tool",
+        "if TYPE_CHECKING:\n    from netrun.tools.load.spec import Load",
+        "def f():\n    from netrun.tools.netperf.parse import parse",
+    )
+    left = (
+        "from netrun.tools import form, get_tool",
+        "from netrun.tools.base import TOOL, PeersSeen",
+        "from netrun.tools.savers.model import Saver",
+        "from netrun.tools import docker as dk",
+    )
+    for n, text in enumerate((*caught, *left)):
+        path = tmp_path / f"m{n}.py"
+        path.write_text(text + "\n")
+        assert bool(tool_imports([path], tmp_path)) == (text in caught), text
+
+
 def test_the_mode_base_imports_no_tool_and_its_needs_name_none() -> None:
     """A mode's default needs are "the test's tool, on both hosts" (TOOL), and the module
     every mode builds on imports no tool's package (the tools' shared parts only)."""
     assert Mode.needs == {"server": (TOOL,), "client": (TOOL,)}
-    packages = {f"netrun.tools.{name}" for name in tools()}
-    assert all((ROOT / "tools" / p.rsplit(".", 1)[1]).is_dir() for p in packages)
-    tree = ast.parse((ROOT / "modes" / "base.py").read_text())
-    imported = [
-        name
-        for node in ast.walk(tree)
-        for name in (
-            [a.name for a in node.names]
-            if isinstance(node, ast.Import)
-            else [node.module or "", *(f"{node.module}.{a.name}" for a in node.names)]
-            if isinstance(node, ast.ImportFrom)
-            else []
-        )
-    ]
-    assert imported and not [
-        n for n in imported for p in packages if n == p or n.startswith(p + ".")
-    ]
+    path = ROOT / "modes" / "base.py"
+    assert imports_of(path) and tool_imports([path]) == []
 
 
 def test_no_tool_reaches_a_mode_through_a_named_hook() -> None:
