@@ -53,15 +53,25 @@ holder() {
 }
 # Listening, but by our server? Two scripts that found one port free at once both start a
 # server there; the one that lost the bind exits ("Address already in use") and tries the
-# next port. Without ss -p's pids (another user's socket), the port counts as ours.
+# next port. Such a start beside ours (a fan-in's servers, a load's) is in this run folder,
+# and its pid file is written before its iperf3 runs: with none, the port, free when looked
+# at, is ours (leases keep other runs off the host), and ss -p, which reads every process's
+# descriptors, is not run. Without ss -p's pids (another user's socket), the port counts as
+# ours.
 ours() {
+    beside=
+    for f in "$dir"/*."$1".pid; do
+        if [ -e "$f" ] && [ "$f" != "$pidfile" ]; then beside=1; fi
+    done
+    [ -n "$beside" ] || return 0
     line=$(ss -ltnpH "sport = :$1" 2>/dev/null) || return 0
     case "$line" in *users:*) ;; *) return 0 ;; esac
     mine=; { read -r mine _nr <"$pidfile"; } 2>/dev/null
     [ -n "$mine" ] && case "$line" in *"pid=$mine,"*) return 0 ;; esac
     return 1
 }
-detach=
+# a session of its own (setsid) is out of reach of a hangup; nohup where there is no setsid
+detach=nohup
 command -v setsid >/dev/null 2>&1 && detach=setsid
 bound=
 if [ -n "$lifetime" ] && command -v timeout >/dev/null 2>&1; then
@@ -73,7 +83,7 @@ for p in $ports; do
     log="$dir/$tag.$p.log"
     pidfile="$dir/$tag.$p.pid"
     # iperf3 records its own pid (sh execs it): under timeout, $! is timeout's pid.
-    $detach nohup $bound sh -c '@SAVE_SELF@ && exec "$@"' "$pidfile" \
+    $detach $bound sh -c '@SAVE_SELF@ && exec "$@"' "$pidfile" \
         "$bin" -s -1 $json -B "$bind" -p "$p" </dev/null >"$log" 2>&1 &
     pid=$!
     i=0
