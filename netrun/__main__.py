@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
+from netrun.cli.main import entry
 
-from netrun.cli.main import main
-
-sys.exit(main())
+entry()

@@ -18,9 +18,10 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from netrun import __version__
+from netrun.cli import lifetime
 from netrun.cli.logs import setup_log
 from netrun.cli.parser import (
     COMMANDS,
@@ -215,8 +216,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
+def entry() -> NoReturn:
+    """The ``netrun`` command (and ``python -m netrun``): ``main`` with the collector paused
+    for the start, then a quick exit (netrun.cli.lifetime). Tests call ``main``."""
+    lifetime.pause_collector()
+    lifetime.leave(main())
+
+
 def _dispatch(args: list[str]) -> int:
     if args and args[0] in SUBCOMMANDS:
+        lifetime.collect_again()
         ns = sub_parser().parse_args(args)
         handler = _commands()[ns.command]
         return handler(ns)
@@ -363,7 +372,7 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str], quiet: int) -> int
 
     try:
         out = run_and_publish(
-            req, opts, secrets, on_start=lambda _run: setup_log(req.outdir / "netrun.log", secrets)
+            req, opts, secrets, on_start=lambda _run: _started(req.outdir, secrets)
         )
     finally:  # the live progress line ends before anything else is printed
         close = getattr(req.events, "close", None)
@@ -373,6 +382,13 @@ def _run_and_publish(req: Any, opts: Any, secrets: list[str], quiet: int) -> int
 
     print_outcome(out, req.run_id, quiet)
     return out.code
+
+
+def _started(outdir: Path, secrets: list[str]) -> None:
+    """The run has everything it needs imported and touches its hosts next: its log opens
+    and the garbage collector runs again, for a run of hours."""
+    setup_log(outdir / "netrun.log", secrets)
+    lifetime.collect_again()
 
 
 def _commands() -> dict[str, Callable[[argparse.Namespace], int]]:
