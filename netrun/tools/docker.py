@@ -237,13 +237,17 @@ def grep_literal(text: str) -> str:
 #: every 10 ms and checks PID 1 in /proc: no docker command per look (each costs some
 #: 25 ms); else each look asks `docker logs` and `docker inspect`, 50 ms apart.
 _READY_BODY = r"""
-i=0; lp=$("$d" container inspect -f '{{.State.Pid}} {{.LogPath}}' "$n" 2>/dev/null)
+i=0; ready=; nl='
+'
+f='{{.State.Pid}} {{.LogPath}}{{println}}[{{json .}}]'
+info=$("$d" container inspect -f "$f" "$n" 2>/dev/null)
+lp=${info%%"$nl"*}; json=${info#*"$nl"}; [ "$json" != "$info" ] || json=
 pid=${lp%% *}; lp=${lp#"$pid"}; lp=${lp# }
 case "$pid" in ""|*[!0-9]*) pid=0 ;; esac
 { [ @@plain@@ = 1 ] && [ -n "$lp" ] && [ -r "$lp" ]; } || lp=
 while [ "$i" -lt "$steps" ]; do
     if [ -n "$lp" ]; then
-        grep -q @@grep@@ "$lp" 2>/dev/null && break
+        grep -q @@grep@@ "$lp" 2>/dev/null && { ready=1; break; }
         [ "$pid" != 0 ] && [ -d "/proc/$pid" ] || break
         sleep 0.01
         i=$((i + 1))
@@ -255,10 +259,19 @@ while [ "$i" -lt "$steps" ]; do
     i=$((i + 5))
 done
 echo ==netrun:inspect==
-"$d" container inspect "$n" 2>/dev/null
-echo ==netrun:logs==
-logs=$("$d" logs --tail 20 "$n" 2>&1)
-echo "$logs"
+if [ -n "$ready" ] && [ -n "$json" ]; then
+    printf '%s\n' "$json"
+else
+    "$d" container inspect "$n" 2>/dev/null
+fi
+if [ -n "$ready" ]; then
+    echo ==netrun:logjson==
+    logs=$(tail -n 20 "$lp" 2>/dev/null)
+else
+    echo ==netrun:logs==
+    logs=$("$d" logs --tail 20 "$n" 2>&1)
+fi
+printf '%s\n' "$logs"
 echo ==netrun:mtu==
 case "$logs" in
 *@@case@@*)
@@ -276,7 +289,14 @@ def ready_script(container: str, docker: str = "docker", wait_s: float = 2.0, *,
     JSON, its last log lines and, once it listens, its eth0 MTU (read through
     /proc/PID/root from the host, else with a docker exec), leaving ``$pid`` set to its
     PID 1: one round trip instead of an inspect, a logs and an exec per poll. Read it
-    with ``parse_ready``."""
+    with ``parse_ready``.
+
+    Where the host can read the container's json-file log, one ``docker inspect`` (its
+    JSON, PID 1 and log path, taken once the container runs) serves the whole wait: the
+    log file is grepped, and once the server listens its last lines are the file's (JSON
+    lines: section ``logjson``) and the inspect is that first one (the address and state
+    do not change once it started; each docker command costs some 0.04 s). A container
+    that never listened is inspected and its logs read again, as they stand then."""
     head = (
         f"d={shlex.quote(docker)}; n={shlex.quote(container)}; "
         f"steps={max(1, math.ceil(wait_s / 0.01))}"
@@ -310,7 +330,7 @@ def parse_ready(text: str, *, ready: str) -> Readiness:
         infos = parse_inspect("\n".join(parts.get("inspect", [])))
     except DockerError:
         infos = []
-    logs = "\n".join(parts.get("logs", []))
+    logs = logs_of({name: "\n".join(lines) for name, lines in parts.items()})
     mtu_text = "".join(parts.get("mtu", [])).strip()
     return Readiness(
         infos[0] if infos else None,
@@ -318,6 +338,28 @@ def parse_ready(text: str, *, ready: str) -> Readiness:
         ready in logs,
         int(mtu_text) if mtu_text.isdigit() else None,
     )
+
+
+def logs_of(found: Mapping[str, str]) -> str:
+    """A container's last log lines from ``ready_script``'s sections: ``logs`` (docker's
+    own), or ``logjson`` (its json-file log's lines, read on the host)."""
+    if "logs" in found:
+        return found["logs"]
+    return json_log_lines(found.get("logjson", "").splitlines())
+
+
+def json_log_lines(lines: Sequence[str]) -> str:
+    """The text of json-file log lines (``{"log": "...\\n", "stream": ...}``) as ``docker
+    logs`` shows it; a line that is no such object is kept as it is."""
+    out = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            entry = None
+        text = entry.get("log") if isinstance(entry, dict) else None
+        out.append(text.rstrip("\n") if isinstance(text, str) else line)
+    return "\n".join(out)
 
 
 def rm_command(containers: Sequence[str], docker: str = "docker") -> list[str]:

@@ -137,13 +137,14 @@ class DockerMode(ContainerMode):
 
     def read_sections(self, role: str, host: Host, found: dict[str, str]) -> None:
         """Read what ``start_extra`` and ``ready_extra`` printed."""
-        if role == "server" and "counters" not in found and "logs" in found:
-            serverend.count_served(self, found["logs"])
+        logs = dk.logs_of(found)
+        if role == "server" and "counters" not in found and ("logs" in found or logs):
+            serverend.count_served(self, logs)
         if "counters" in found:
             reading = pathbytes.parse(found["counters"])
             if reading[0] and reading[1]:
                 self.counters[role] = reading
-                serverend.count_served(self, found.get("logs", ""))
+                serverend.count_served(self, logs)
 
     def launch_body(self, role: str, host: Host) -> str:
         """sh starting one end's container (with its undo record, noted in ``bounds``)."""

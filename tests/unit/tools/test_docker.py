@@ -2,12 +2,20 @@
 
 Fixtures are its real output on the emulated lab's dockerd (20.10) with the lab's iperf3
 image: a server container listening, one that exited at once (a bad -p), and a name
-with no container behind it.
+with no container behind it; and (ready-logfile.txt, 2026-12-04, the lab's dockerd with its
+json-file log readable by the host) a listening one whose log lines the script read from
+that file.
 """
 
 from __future__ import annotations
 
-from netrun.tools.docker import parse_ready, ready_script, stop_execs_script
+from netrun.tools.docker import (
+    json_log_lines,
+    logs_of,
+    parse_ready,
+    ready_script,
+    stop_execs_script,
+)
 from tests.conftest import DOCKER_FIXTURES
 
 #: What the lab image's ``iperf3 -s`` says once it listens (Tool.resident_ready).
@@ -23,6 +31,25 @@ def test_a_listening_server_with_its_mtu() -> None:
     assert found.info is not None and found.info.running
     assert found.info.name == "nrcap-server" and found.info.ips
     assert found.listening and found.mtu == 1450
+
+
+def test_a_listening_server_read_from_its_log_file() -> None:
+    """The host read the json-file log: its lines are decoded as docker logs shows them,
+    and the one inspect taken as the container started stands for the container."""
+    found = parse_ready(read("logfile"), ready=READY)
+    assert found.info is not None and found.info.running and found.info.pid
+    assert found.info.name == "nrcap-server" and found.info.ips
+    assert found.listening and found.mtu == 1450
+    assert "Server listening on 5201 (test #1)" in found.logs.splitlines()
+    assert '"stream"' not in found.logs
+
+
+def test_log_lines_of_either_section() -> None:
+    line = '{"log":"Server listening on 5201\\n","stream":"stdout","time":"x"}'
+    assert json_log_lines([line, "not json"]) == "Server listening on 5201\nnot json"
+    assert logs_of({"logs": "plain"}) == "plain"
+    assert logs_of({"logjson": line}) == "Server listening on 5201"
+    assert logs_of({}) == ""
 
 
 def test_a_container_that_exited_keeps_its_status_and_log() -> None:
