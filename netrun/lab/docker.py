@@ -10,24 +10,22 @@ whose capability bounding set lacks CAP_SYS_RESOURCE.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from netrun.errors import NetrunError
-from netrun.lab import flannel, freeflow, images, network, overlay, routed, sshd
+from netrun.lab import flannel, freeflow, images, network, overlay, routed, runtime, sshd
 from netrun.lab.plan import ROUTED_NETWORK, LabHost, LabPlan
 from netrun.lab.system import kill_pid, pid_matches, read_pid, run, wait_until
 
 READY_TIMEOUT = 90.0
 STOP_TIMEOUT = 30.0
-WRAPPER_NAME = "nr-runc"
 
 
 def wrapper_path(lab: LabPlan) -> Path:
-    return lab.state_dir / WRAPPER_NAME
+    return lab.state_dir / runtime.WRAPPER_NAME
 
 
 def docker_host(host: LabHost) -> str:
@@ -68,10 +66,7 @@ def answers(host: LabHost) -> bool:
 
 
 def install_wrapper(lab: LabPlan) -> Path:
-    target = wrapper_path(lab)
-    shutil.copyfile(images.ASSETS / WRAPPER_NAME, target)
-    target.chmod(0o755)
-    return target
+    return runtime.install(lab.state_dir)
 
 
 def dockerd_argv(lab: LabPlan, host: LabHost, uts_pid: int | None) -> list[str]:
@@ -91,8 +86,8 @@ def dockerd_argv(lab: LabPlan, host: LabHost, uts_pid: int | None) -> list[str]:
         "--mtu", str(mtu),
         "--iptables=true",
         "--ip-masq=false",  # as with flannel: pod-to-pod traffic keeps its source address
-        "--add-runtime", f"{WRAPPER_NAME}={wrapper_path(lab)}",
-        "--default-runtime", WRAPPER_NAME,
+        "--add-runtime", f"{runtime.WRAPPER_NAME}={wrapper_path(lab)}",
+        "--default-runtime", runtime.WRAPPER_NAME,
     ]  # fmt: skip
 
 

@@ -19,8 +19,7 @@ from typing import Any
 
 import yaml
 
-from netrun.lab import flannel, system
-from netrun.lab.images import ASSETS
+from netrun.lab import flannel, runtime, system
 from netrun.lab.k8s import build, cni, control, images, kube_flannel, node, pki, process
 from netrun.lab.k8s.layout import Cluster, Node, cluster
 from netrun.lab.plan import LabPlan
@@ -42,11 +41,7 @@ Say = Callable[[str], None]
 
 def runc_wrapper(lab: LabPlan) -> Path:
     """The lab's runc wrapper (drops CAP_SYS_RESOURCE), shared with the Docker lab."""
-    target = lab.state_dir / "nr-runc"
-    if not target.exists():
-        target.write_bytes((ASSETS / "nr-runc").read_bytes())
-        target.chmod(0o755)
-    return target
+    return runtime.install(lab.state_dir)
 
 
 def kubectl(c: Cluster, bin_dir: Path, *args: str, input: bytes | None = None,
