@@ -104,13 +104,31 @@ def context_script(tools: Mapping[str, str], iface: str | None = None) -> str:
     return f"(\n{body}\n)\n"  # a subshell: its functions and variables stay inside
 
 
+#: sh a start beside the context calls before a reading (defined by ``beside``; a start
+#: in a subshell of its own cannot ``wait`` for the probe's jobs): it returns once the
+#: context's output is whole, or after 3 s.
+SETTLE = "nr_settle"
+
+
 def beside(script: str, path: str) -> tuple[str, str]:
     """``script`` run in the background (its output into ``path``), and the sh that
     waits for it and prints that output: a probe that starts a server runs the context
     beside the start (about 0.05 s of processes the start's waits leave room for)
-    instead of before it."""
+    instead of before it. The first part also defines SETTLE, for a start that reads
+    counters before the probe ends."""
     q = shlex.quote(path)
-    return f"{script.rstrip()} >{q} 2>&1 &", f"wait; cat {q} 2>/dev/null; rm -f {q}"
+    end = shlex.quote(f"==netrun:{PREFIX}end==")
+    settle = (
+        f"{SETTLE}() {{ nr_i=0; while [ $nr_i -lt 150 ] && ! grep -qxF {end} {q} 2>/dev/null; "
+        "do sleep 0.02; nr_i=$((nr_i + 1)); done; }"
+    )
+    return f"{settle}\n{script.rstrip()} >{q} 2>&1 &", f"wait; cat {q} 2>/dev/null; rm -f {q}"
+
+
+def settled(reading: str) -> str:
+    """``reading`` after the host's context has ended where a probe runs it beside this
+    start (SETTLE), at once elsewhere: its processes never fall in a reading's window."""
+    return f"{{ ! type {SETTLE} >/dev/null 2>&1 || {SETTLE}; }}; {reading}"
 
 
 def _section(tool: str) -> str:

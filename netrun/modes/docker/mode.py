@@ -33,6 +33,7 @@ from netrun.modes.docker.base import ContainerMode
 from netrun.modes.docker.mtu import follow_container
 from netrun.modes.docker.savers import client as armedexec
 from netrun.modes.docker.savers import keep, probe, serverend
+from netrun.tools import context as host_context
 from netrun.tools import docker as dk
 from netrun.tools.ends import T
 from netrun.tools.savers.model import Saver, Savers
@@ -128,7 +129,7 @@ class DockerMode(ContainerMode):
         if role == "server":
             nic = pathbytes.host_nic(self, host)
             reading = pathbytes.shell_reading(nic=nic, own=self.own_procs(host))
-            return f"echo ==netrun:counters==; {reading}"
+            return host_context.settled(f"echo ==netrun:counters==; {reading}")
         return ""
 
     def env_vars(self, host: Host) -> dict[str, str]:

@@ -48,9 +48,10 @@ class Prestart:
     #: How long the script may wait on the host before it ends (for the test running
     #: there to end: netrun.tools.savers.pipeline), beyond its start's own time.
     wait_s: float = 0.0
-    #: Whether the script lets the probe's background jobs end (sh ``wait``) before
-    #: its reading: then the probe runs the host's context beside the start
-    #: (netrun.run.fleet) instead of before it.
+    #: Whether the script lets the probe's background jobs end (sh ``wait``, or
+    #: tools.context.SETTLE from a subshell of its own) before its reading: then the
+    #: probe runs the host's context beside the start (netrun.run.fleet) instead of
+    #: before it.
     settles: bool = False
 
     def extra(self) -> str:

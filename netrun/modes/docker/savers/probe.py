@@ -64,8 +64,10 @@ def plan(
             checks = engine.first_checks(mode, host)
             if checks is None:
                 return []
-            script = checks[0] + mode.launch_body(role, host)
-            pre = Prestart(host.name, mode.names[role], script, ctx.ahead)
+            # a subshell of its own: where it stops early (an image to pull), the probe
+            # still prints the host's context, which it runs beside the start (settles)
+            script = f"(\n{checks[0]}{mode.launch_body(role, host)}\n)"
+            pre = Prestart(host.name, mode.names[role], script, ctx.ahead, settles=True)
             if role == "client":  # its first client's command starts before the probe
                 pre.mode, pre.arm_tag = mode, armedexec.tag(mode, 1)
             out.append(pre)
