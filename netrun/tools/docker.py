@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from netrun.errors import ToolError
+from netrun.tools.facts import split_sections
 
 #: Docker API 1.25 (engine 1.13) is the oldest with everything used here.
 MIN_API = (1, 25)
@@ -318,20 +319,17 @@ class Readiness:
 
 
 def parse_ready(text: str, *, ready: str) -> Readiness:
-    """What ``ready_script`` printed for a server that says ``ready`` once it listens."""
-    parts: dict[str, list[str]] = {}
-    current = None
-    for line in text.splitlines():
-        if line.startswith("==netrun:") and line.endswith("==") and line[9:-2].isalpha():
-            current = parts.setdefault(line[9:-2], [])
-        elif current is not None:
-            current.append(line)
+    """What ``ready_script`` printed for a server that says ``ready`` once it listens. The
+    output is cut at every ``==netrun:NAME==`` line (tools.facts.split_sections): what a
+    probe prints after the script (the host's context, run beside it) stays out of its
+    sections."""
+    found = split_sections(text, strip=False)
     try:
-        infos = parse_inspect("\n".join(parts.get("inspect", [])))
+        infos = parse_inspect(found.get("inspect", ""))
     except DockerError:
         infos = []
-    logs = logs_of({name: "\n".join(lines) for name, lines in parts.items()})
-    mtu_text = "".join(parts.get("mtu", [])).strip()
+    logs = logs_of(found)
+    mtu_text = found.get("mtu", "").strip()
     return Readiness(
         infos[0] if infos else None,
         logs,

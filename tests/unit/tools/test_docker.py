@@ -16,7 +16,7 @@ from netrun.tools.docker import (
     ready_script,
     stop_execs_script,
 )
-from tests.conftest import DOCKER_FIXTURES
+from tests.conftest import DOCKER_FIXTURES, FIXTURES
 
 #: What the lab image's ``iperf3 -s`` says once it listens (Tool.resident_ready).
 READY = "Server listening"
@@ -42,6 +42,16 @@ def test_a_listening_server_read_from_its_log_file() -> None:
     assert found.listening and found.mtu == 1450
     assert "Server listening on 5201 (test #1)" in found.logs.splitlines()
     assert '"stream"' not in found.logs
+
+
+def test_the_context_a_probe_prints_after_it_stays_out_of_its_sections() -> None:
+    """A probe runs the host's context beside a container's start and prints it after
+    the start's own output: the MTU and the logs are the script's alone."""
+    probe = (FIXTURES / "context" / "host_nic.stdout").read_text()
+    context = probe[probe.index("==netrun:ctx-") :]  # the context's part of a real probe
+    found = parse_ready(read("logfile").rstrip("\n") + "\n" + context, ready=READY)
+    assert found.mtu == 1450 and found.listening
+    assert "ctx-" not in found.logs
 
 
 def test_log_lines_of_either_section() -> None:
