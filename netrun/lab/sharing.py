@@ -37,7 +37,15 @@ FLAGS = {
     "host_rates": "--host-rate",
     "state_dir": "--state-dir",
     "inventory": "--inventory",
+    "iperf3": "--iperf3",
+    "iperf3_src": "--iperf3-src",
+    "k8s": "--k8s",
+    "k8s_version": "--k8s-version",
+    "cni": "--cni",
+    "mtu": "--mtu",
 }
+#: The fields that are a flag alone (on) or absent (off).
+SWITCHES = ("docker", "k8s")
 DEFAULT = LabConfig()
 
 
@@ -77,7 +85,7 @@ def up_flags(cfg: LabConfig, *, where: bool = True) -> str:
         if not where and f.name in ("prefix", "net_index", "state_dir"):
             continue
         flag = FLAGS[f.name]
-        if f.name == "docker":
+        if f.name in SWITCHES:
             parts.append(flag)
         elif f.name == "host_rates":
             parts += [f"{flag} {k}={v}" for k, v in value]

@@ -3,6 +3,7 @@ how the lab tells the inventory files it wrote from the ones it must leave alone
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 from netrun.lab import inventory, sharing, state
@@ -192,3 +193,13 @@ def test_up_rewrites_other_checkouts_inventories_only_while_as_written(tmp_path:
         f"inventory: {tmp_path / 'a.yaml'} (rewritten: the lab wrote it for another checkout)"
     ]
     assert state.files(data, mine)[0].state == "written"
+
+
+def test_every_lab_setting_has_its_flag() -> None:
+    """A running lab that refuses a second one names the flags that ask for it: a setting
+    with none was an internal error (KeyError: 'k8s') instead of that line."""
+    assert {f.name for f in fields(LabConfig)} <= set(sharing.FLAGS)
+    cfg = LabConfig(hosts=2, k8s=True, cni="flannel", mtu=9000, iperf3="3.9", docker=True)
+    assert sharing.up_flags(cfg, where=False) == (
+        "--hosts 2 --docker --iperf3 3.9 --k8s --cni flannel --mtu 9000"
+    )
