@@ -56,7 +56,7 @@ def preamble(
         '[ "$rc" = 0 ] || { echo ==netrun:stop==; exit 0; }',
         "missing=1" if pull else "missing=",
     ]
-    for i, _image in enumerate(images):
+    for i in range(len(images)):
         lines.append(f'echo ==netrun:image{i}==; echo "$i{i}"; [ -n "$i{i}" ] || missing=1')
     lines.append('[ -z "$missing" ] || { echo ==netrun:stop==; exit 0; }')
     return "\n".join(lines) + "\n"

@@ -139,7 +139,7 @@ class DockerMode(ContainerMode):
     def read_sections(self, role: str, host: Host, found: dict[str, str]) -> None:
         """Read what ``start_extra`` and ``ready_extra`` printed."""
         logs = dk.logs_of(found)
-        if role == "server" and "counters" not in found and ("logs" in found or logs):
+        if role == "server" and "counters" not in found and ("logs" in found or "logjson" in found):
             serverend.count_served(self, logs)
         if "counters" in found:
             reading = pathbytes.parse(found["counters"])
