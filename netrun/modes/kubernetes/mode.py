@@ -209,11 +209,15 @@ class Kubernetes(Mode):
             if all(s.name in states and states[s.name].ready for s in specs):
                 return {s.name: states[s.name] for s in specs}
             late = time.monotonic() > deadline
-            for spec in specs:
-                state = states.get(spec.name)
-                why = state.why if state else "not created"
-                if state and not state.ready and (late or why.startswith(STUCK)):
-                    raise ModeError(self.not_ready(spec, why, timeout if late else None))
+            stuck = [
+                self.pod_not_ready(spec, state.why, timeout if late else None)
+                for spec in specs
+                if (state := states.get(spec.name))
+                and not state.ready
+                and (late or state.why.startswith(STUCK))
+            ]
+            if stuck:  # every pod that cannot become Ready, in one line: both ends' causes
+                raise ModeError(f"test {self.test.name}: " + "; and ".join(stuck))
             if late:
                 raise ModeError(self.not_ready(specs[0], "not created", timeout))
             if self.ctx.stopping.wait(1.0):
@@ -221,7 +225,11 @@ class Kubernetes(Mode):
 
     def not_ready(self, spec: manifest.PodSpec, why: str, timeout: float | None) -> str:
         """One line for a pod that cannot become Ready (``timeout`` None: waiting cannot
-        help) or did not within ``timeout``: which, where, why, and the fix."""
+        help) or did not within ``timeout``: the test, which pod, where, why, and the fix."""
+        return f"test {self.test.name}: {self.pod_not_ready(spec, why, timeout)}"
+
+    def pod_not_ready(self, spec: manifest.PodSpec, why: str, timeout: float | None) -> str:
+        """``not_ready`` without the test's name, to join the pods of one test."""
         if why.startswith(IMAGE_REASONS):
             fix = (
                 f"put image {spec.image} on node {spec.node} (or set pod_image, or "
@@ -242,7 +250,7 @@ class Kubernetes(Mode):
         when = "" if timeout is None else f" within {timeout:g}s"
         verb = "cannot become" if timeout is None else "did not become"
         return (
-            f"test {self.test.name}: pod {self.namespace}/{spec.name} (the {spec.name} end) "
+            f"pod {self.namespace}/{spec.name} (the {spec.name} end) "
             f"{verb} Ready on node {spec.node}{when}: {why[:300]}; {fix}"
         )
 

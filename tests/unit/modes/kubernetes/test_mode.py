@@ -4,6 +4,8 @@ one line of each failure."""
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +142,26 @@ def test_a_missing_image_is_one_line_naming_pod_node_and_fix(tmp_path: Path) -> 
         "ErrImageNeverPull" in line
         and "put image docker.io/netrun-lab/k8s-tools:latest on node alpha" in line
     )
+
+
+def test_both_pods_stuck_are_named_in_one_line_each_on_its_node(tmp_path: Path) -> None:
+    """Both ends lack the image: whichever the kubelets report first, the one line names
+    every pod stuck at that look, each with its own node (not the first pod's alone)."""
+    m, hosts, _ = placed(tmp_path)
+    doc = json.loads(fixture("pods").stdout)
+    lost = next(i for i in doc["items"] if i["metadata"]["name"] == "lost")
+    for item in doc["items"]:
+        if item["metadata"]["name"] in ("server", "client"):
+            item["status"] = copy.deepcopy(lost["status"])
+    for host in hosts.values():
+        answer(host, "auth can-i", fixture("can_i_yes"))
+        answer(host, "get pods", Reply(json.dumps(doc), "", 0))
+    with pytest.raises(ModeError) as caught:
+        m.setup()
+    line = str(caught.value)
+    assert line.startswith("test t: pod netrun-cap1d2e3-t0/server (the server end) cannot")
+    assert "on node bravo: ErrImageNeverPull" in line and "on node alpha: ErrImageNeverPull" in line
+    assert line.count("test t:") == 1 and "\n" not in line
 
 
 @pytest.mark.parametrize(
