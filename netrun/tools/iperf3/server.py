@@ -21,8 +21,9 @@ QUICK, QUICK_S, POLL_S = 8, 0.004, 0.02
 
 _SERVER_BODY = r"""
 fail() { echo "NETRUN_FAIL $*"; exit 1; }
-mkdir -p "$dir" 2>/dev/null && chmod 700 "$dir" 2>/dev/null \
-    || fail "cannot create work directory $dir"
+# the reason (mkdir's or chmod's own line) asked again only on failure: no fork otherwise
+mkwork() { mkdir -p "$dir" && chmod 700 "$dir"; }
+mkwork 2>/dev/null || fail "cannot create work directory $dir: $(mkwork 2>&1 | tail -n 1)"
 command -v "$bin" >/dev/null 2>&1 || fail "iperf3 not found: $bin is not installed or not in PATH"
 can_check=1
 if command -v ss >/dev/null 2>&1; then
