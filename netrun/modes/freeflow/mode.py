@@ -162,6 +162,7 @@ class FreeFlow(DockerMode):
             vnet=str(vnet) if vnet else None,
             subnet_env=str(self.value("flannel_subnet_env", host)),
             network=str(self.value("network", host)),
+            scratch=f"{self.ctx.workdir(host)}/router-state.out",
             data_ip=None if explicit else host.data_ip,
         )
 

@@ -68,6 +68,8 @@ class RouterPlan:
     vnet: str | None
     subnet_env: str
     network: str
+    #: A file in the run's folder: the router container's state, looked up beside its image.
+    scratch: str
     #: The data address whose subnet becomes HOST_IP_PREFIX, worked out on the host
     #: (``PREFIX_TOKEN`` in ``argv``); None when host_ip_prefix sets it.
     data_ip: str | None = None
@@ -141,9 +143,13 @@ def script(plan: RouterPlan) -> str:
     )
     prefix = prefix_script(plan.data_ip) if plan.data_ip else "hostprefix=1"
     run = launch.shell_words(plan.argv, {PREFIX_TOKEN: "hostprefix"})
-    return f"""img=$({look} 2>/dev/null) || img=
-rn={q(plan.name)}; lib={q(plan.library)}; want={want}; go=; nr_rp=
-st=$({d} container inspect -f {q(_FORMAT)} "$rn" 2>/dev/null) || st=
+    # the image and the router container asked side by side (a docker command each)
+    return f"""rn={q(plan.name)}; lib={q(plan.library)}; go=; nr_rp=
+mkdir -p {q(plan.scratch.rsplit("/", 1)[0] or "/")}
+{d} container inspect -f {q(_FORMAT)} "$rn" >{q(plan.scratch)} 2>/dev/null & nr_sv=$!
+img=$({look} 2>/dev/null) || img=
+wait $nr_sv && st=$(cat {q(plan.scratch)}) || st=; rm -f {q(plan.scratch)}
+want={want}
 o=$IFS; IFS='|'; set -- $st; IFS=$o
 echo ==netrun:router==
 if [ -n "${{ffclaim:-}}" ]; then
@@ -159,16 +165,22 @@ else
   elif ! rm -f "$lib" 2>/dev/null; then echo libstuck
   elif ! out=$({run} 2>&1); then echo runfailed; echo "$out" | tail -n 3
   else
-    end=$(($(date +%s) + {max(1, int(plan.timeout + 0.999))})); r=true
+    end=$(($(date +%s) + {max(1, int(plan.timeout + 0.999))})); r=true; k=0
     while :; do
-      r=$({d} container inspect -f '{{{{.State.Running}}}}' "$rn" 2>/dev/null)
-      [ "$r" = true ] || break
       if [ -s "$lib" ]; then go=1; break; fi
-      [ "$(date +%s)" -lt "$end" ] || break
-      sleep 0.05
+      if [ $((k % 10)) = 9 ]; then
+        r=$({d} container inspect -f '{{{{.State.Running}}}}' "$rn" 2>/dev/null)
+        [ "$r" = true ] || break
+        [ "$(date +%s)" -lt "$end" ] || break
+      fi
+      k=$((k + 1)); sleep 0.01
     done
     if [ "$go" = 1 ]; then
-      st=$({d} container inspect -f '{{{{.Id}}}} {{{{.Image}}}} {{{{.State.Pid}}}}' "$rn"); echo "started $st"; nr_rp=${{st##* }}
+      st=$({d} container inspect -f '{{{{.State.Running}}}} {{{{.Id}}}} {{{{.Image}}}} {{{{.State.Pid}}}}' "$rn" 2>/dev/null)
+      r=${{st%% *}}; [ "$r" = true ] || go=
+    fi
+    if [ "$go" = 1 ]; then
+      echo "started ${{st#* }}"; nr_rp=${{st##* }}
     elif [ "$r" = true ]; then echo timeout; else echo exited; fi
     [ "$go" = 1 ] || {{ echo ==netrun:routerlogs==; {d} logs --tail 3 "$rn" 2>&1; }}
   fi

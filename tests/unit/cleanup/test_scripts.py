@@ -175,6 +175,7 @@ def test_two_hosts_on_one_freeflow_dir_one_claims_it_the_other_is_refused(
         docker="docker", name="freeflow", library=f"{tmp_path}/libfsocket.so", argv=[],
         image_id=None, image="freeflow/freeflow:tcp", timeout=30, vnet=None,
         subnet_env="/run/flannel/subnet.env", network="bridge",
+        scratch="/tmp/netrun-1a2b/router-state.out",
     )  # fmt: skip
     with pytest.raises(ModeError) as err:
         read({"router": "shared alpha"}, plan, "bravo", "abcd1234")

@@ -74,6 +74,7 @@ def test_a_reused_router_gives_its_pids_from_the_lab(tmp_path: Path) -> None:
         docker="docker", name="freeflow", library="/x/libfsocket.so", argv=[],
         image_id=None, image="netrun-lab/freeflow:tcp-d4df2ed5cd01", timeout=30,
         vnet=None, subnet_env="/x/subnet.env", network="bridge",
+        scratch="/tmp/netrun-x/router-state.out",
     )  # fmt: skip
     state = router.read(found, plan, "alpha", "run")
     pids = router.router_pids(found["routerpid"])

@@ -83,6 +83,7 @@ def plan() -> router.RouterPlan:
         argv=["docker", "run", "-d", "--name", "freeflow", "img"], image_id=None,
         image="img", timeout=30, vnet=None, subnet_env="/run/flannel/subnet.env",
         network="bridge",
+        scratch="/tmp/netrun-abc/router-state.out",
     )  # fmt: skip
 
 
