@@ -7,11 +7,11 @@ the one-shot server to exit (netrun.tools.savers.sweep). The client host's clien
 started before its probe and waits for the server's port
 (netrun.tools.iperf3.run.ArmedClient); it sweeps its host after the client.
 Seven round trips one after the other became two: the probe, then the client. Each
-host keeps its run folder apart here, as real hosts do (their own /tmp): a folder that
-hosts share is swept at the end, as before. The server host's counters around each
-measurement (issues 25 and 29, netrun.tools.iperf3.readings) cost no command of their
-own: the reading before rides on the server's start, the reading after on the next
-test's start there or on the host's sweep.
+host keeps its run folder apart here, as real hosts do (their own /tmp); hosts that
+keep theirs in one folder (a lab's namespaces in one /tmp) count the same. The server
+host's counters around each measurement (issues 25 and 29, netrun.tools.iperf3.readings)
+cost no command of their own: the reading before rides on the server's start, the
+reading after on the next test's start there or on the host's sweep.
 """
 
 from __future__ import annotations
@@ -100,10 +100,20 @@ def test_later_tests_start_their_own_servers_and_stop_the_last_ones(
     assert not list((tmp_path / "remote").glob("*/*")), "a run folder was left"
 
 
-def test_hosts_sharing_one_folder_are_swept_at_the_end(lab: LabHandle, tmp_path: Path) -> None:
-    """The lab's hosts share this machine's /tmp: a host's early sweep finds the other
-    host's files in the run folder, so the run's end sweeps what is left."""
+def test_hosts_sharing_one_folder_are_swept_early_too(lab: LabHandle, tmp_path: Path) -> None:
+    """The lab's hosts keep their run folders in one folder (as namespaces of one
+    machine in its /tmp, or NFS homes): each has a run folder of its own and a sweep acts
+    only on its own host's, so each host still sweeps itself with its last measurement:
+    the same two commands per host as with folders apart, and nothing left."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    inv = write_inventory(
+        tmp_path, lab, host_vars={h: {"netrun_remote_tmp": str(shared)} for h in lab.hosts}
+    )
     scen = write_scenario(tmp_path, [entry("t", duration=1)], name="shared")
-    proc = run_netrun([scen, "-i", lab.inventory, "-q", "-o", "out", "--no-history"], cwd=tmp_path)
+    proc = run_netrun([scen, "-i", inv, "-q", "-o", "out", "--no-history"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+    want = {"alpha run": 1, "alpha start": 1, "bravo run": 1, "bravo start": 1}
+    assert commands(tmp_path / "out") == want
     assert_nothing_left(lab, tmp_path / "out")
+    assert list(shared.iterdir()) == [], "a run folder was left"

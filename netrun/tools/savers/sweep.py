@@ -12,16 +12,18 @@ the same command; on the server host it is sent as the client starts and waits
 files. Either then removes the run folder, which works only if nothing else is left in
 it. The run's end skips the hosts whose early sweep worked and that ran nothing after
 it; any other host (a failure, an interrupt, a folder with something left in it) gets
-the usual final sweep. Hosts that share one folder (a lab's hosts in one machine's /tmp,
-two inventory names of one machine: the probe tells) are never swept early, since one's
-rmdir could remove the folder as another's next test starts in it. The next run's
-sweep still finds what a killed run left. Sweeping twice is harmless: the scripts
-remove only what exists.
+the usual final sweep. Two inventory names of one host (one kernel, one network
+namespace: the probe tells) are never swept early: each one's sweep acts on the folders
+and the lease of that host (netrun.cleanup.owner.mine_test, netrun.hosts.lease), so the
+first name's would end the second's while its tests run. Hosts that only share a folder
+(a lab's namespaces in one machine's /tmp, NFS homes) are swept early like any other:
+each has a run folder of its own, and a sweep acts only on its own host's. A host whose
+probe could not tell is left to the final sweep. The next run's sweep still finds what a
+killed run left. Sweeping twice is harmless: the scripts remove only what exists.
 """
 
 from __future__ import annotations
 
-import posixpath
 import shlex
 import threading
 from collections.abc import Callable, Sequence
@@ -62,33 +64,33 @@ class EarlySweep:
         #: host name -> its early sweep: the host's command count when it was sent, and
         #: how to learn whether it worked
         self._sent: dict[str, tuple[int, Callable[[], bool]]] = {}
-        #: host name -> "boot id, device:inode" of the folder its run folders go in
-        self.folders: dict[str, str] = {}
+        #: host name -> "boot id, network namespace" of the host ("": the probe could
+        #: not tell)
+        self.identities: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def probe_script(self, host: Host) -> str:
-        """What the host's probe adds: which machine it is and which folder its run
-        folders go in, to find hosts that share one (a lab's, two names of one host)."""
-        parent = shlex.quote(posixpath.dirname(self.workdir(host)))
-        return f'echo {FOLDER}; echo "$({proc.READ_BOOT_ID}) $(stat -c %d:%i {parent} 2>/dev/null)"'
+        """What the host's probe adds: which host it is (its kernel's boot id and its
+        network namespace), to find two inventory names of one host."""
+        return f"echo {FOLDER}; {proc.READ_HOST_ID}"
 
     def note(self, host: Host, output: str) -> None:
         """Keep what ``probe_script`` printed (nothing usable: the host is not swept early)."""
         _, found, rest = output.partition(FOLDER + "\n")
         line = rest.splitlines()[0].strip() if found and rest.strip() else ""
-        self.folders[host.name] = line if len(line.split()) == 2 else ""
+        self.identities[host.name] = line if len(line.split()) == 2 else ""
 
     def is_last(self, host: Host, test: TestSpec, repeat: int, *, probed: bool = True) -> bool:
         """Whether this is the host's last measurement and the host can sweep itself:
-        its folder is known and no other host of the run uses it (a host's rmdir there
-        could remove the folder while another host's next test starts in it). With
-        ``probed`` False (before the probes answered), only the first part."""
+        the probe told which host it is and no other name of the run is that host (its
+        sweep would end that name's folders and lease too). With ``probed`` False
+        (before the probes answered), only the first part."""
         if self.last.get(host.name) != (test.name, repeat):
             return False
         if not probed:
             return True
-        folder = self.folders.get(host.name)
-        return bool(folder) and sum(f == folder for f in self.folders.values()) == 1
+        me = self.identities.get(host.name)
+        return bool(me) and sum(i == me for i in self.identities.values()) == 1
 
     def folder_gone(self, host: Host) -> str:
         """Remove the host's run folder if nothing but its marks (netrun.cleanup.owner: owner and

@@ -3,6 +3,7 @@ shell (netrun.tools.iperf3.run.ARMED_WRAPPER) run by a real sh."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,23 +34,46 @@ def probed(f: EarlySweep, **folders: str) -> None:
 def test_a_hosts_last_measurement_is_its_last_tests_last_repeat() -> None:
     ab, bc = spec("ab", ("a", "b"), repeat=2), spec("bc", ("b", "c"))
     f = early_sweep(ab, bc)
-    probed(f, a="boot 1:1", b="boot 1:2", c="boot 1:3")
+    probed(f, a="boot net:[1]", b="boot net:[2]", c="boot net:[3]")
     assert not f.is_last(A, ab, 1)
     assert f.is_last(A, ab, 2)
     assert not f.is_last(B, ab, 2)  # b has bc after it
     assert f.is_last(B, bc, 1) and f.is_last(C, bc, 1)
 
 
-def test_hosts_sharing_a_folder_or_of_unknown_folder_are_not_swept_early() -> None:
+def test_two_names_of_one_host_or_an_unknown_host_are_not_swept_early() -> None:
+    """One kernel and network namespace under two names: the first name's sweep would end
+    the other's folders and lease. Namespaces of one machine (one boot id, one /tmp) are
+    hosts of their own: each sweeps only its own folder."""
     ab = spec("ab", ("a", "b"))
     f = early_sweep(ab)
-    probed(f, a="boot 1:1", b="boot 1:1")  # one machine, one /tmp
+    probed(f, a="boot net:[1]", b="boot net:[1]")  # one host, two names
     assert not f.is_last(A, ab, 1) and not f.is_last(B, ab, 1)
     assert f.is_last(A, ab, 1, probed=False)  # before the probes: it may be
     g = early_sweep(ab)
     g.note(A, "no folder line")
-    probed(g, b="boot 1:2")
+    probed(g, b="boot net:[2]")
     assert not g.is_last(A, ab, 1) and g.is_last(B, ab, 1)
+    h = early_sweep(ab)
+    probed(h, a="boot", b="boot net:[2]")  # a's namespace unknown: a's sweep waits
+    assert not h.is_last(A, ab, 1) and h.is_last(B, ab, 1)
+
+
+def test_namespaces_of_one_machine_sharing_its_tmp_are_swept_early() -> None:
+    ab = spec("ab", ("a", "b"))
+    f = early_sweep(ab)
+    probed(f, a="boot net:[1]", b="boot net:[2]")  # a lab: one kernel, one /tmp
+    assert f.is_last(A, ab, 1) and f.is_last(B, ab, 1)
+
+
+def test_the_probes_line_is_the_hosts_identity_read_by_sh() -> None:
+    f = early_sweep(spec("ab", ("a", "b")))
+    out = subprocess.run(
+        ["sh", "-c", f.probe_script(A)], capture_output=True, text=True, check=True
+    ).stdout
+    f.note(A, out)
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    assert f.identities["a"].split() == [boot, os.readlink("/proc/self/ns/net")]
 
 
 def test_done_only_when_the_sweep_worked_and_nothing_ran_after() -> None:
