@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from netrun.lab import images
 from tests.integration.conftest import LabHandle
 from tests.integration.helpers import (
     assert_nothing_left,
@@ -250,6 +251,42 @@ def test_two_hosts_on_one_freeflow_dir_are_refused(docker_lab: LabHandle, tmp_pa
     assert containers_named(docker_lab, second, ROUTER) == []  # it started nothing
     assert containers_named(docker_lab, first, ROUTER) == []  # the run removed the other
     assert not list(shared.glob(".netrun-*"))  # the claim went with the run
+
+
+@pytest.fixture
+def shell_less_image(docker_lab: LabHandle, tmp_path: Path) -> Iterator[str]:
+    """An image holding iperf3 and its libraries (and the stand-in library's) and no sh,
+    on alpha and bravo."""
+    name = "netrun-test/iperf3-no-sh:1"
+    root = tmp_path / "no-sh-root"
+    fsocket = images.build_fsocket(tmp_path / "libfsocket.so")
+    images.build_root(root, ["iperf3"], libs_for=(fsocket,))
+    assert not (root / "usr" / "bin" / "sh").exists()
+    image = images.Image(name, ('ENTRYPOINT ["iperf3"]',), images.tar_root(root))
+    try:
+        for host in PAIR:
+            images.load(docker_lab.docker_host(host), image)
+        yield name
+    finally:
+        for host in PAIR:
+            docker_quiet(docker_lab, host, "rmi", "-f", name)
+
+
+def test_freeflow_with_an_image_without_sh(
+    docker_lab: LabHandle, tmp_path: Path, shell_less_image: str
+) -> None:
+    """A container started beside the router it starts waits in sh for the library; an
+    image without sh fails that start, and the plain one (after the router) measures."""
+    scenario = container_scenario(tmp_path, "nosh", "freeflow", image=shell_less_image)
+    res = netrun(tmp_path, scenario, docker_lab.inventory)
+    doc = load_results(tmp_path / "out")
+    rec = doc["tests"][0]
+    assert rec["status"] == "ok", (rec["error"], res.stderr)
+    assert rec["details"]["library_loaded"] == {"server": True, "client": True}
+    assert {h: r["reused"] for h, r in rec["details"]["routers"].items()} == {
+        "alpha": False,
+        "bravo": False,
+    }
 
 
 def test_unknown_network(docker_lab: LabHandle, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from netrun.hosts import proc
 from netrun.tools import docker as dk
@@ -96,6 +97,45 @@ def shell_words(argv: Sequence[str], env_vars: Mapping[str, str]) -> str:
     return " ".join(words)
 
 
+#: The shell variable holding the pid of a container's ``docker run`` started ahead
+#: (``Ahead``); ``start`` waits for it instead of running its own.
+AHEAD_PID = "nr_av"
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """A container's ``docker run`` started in the background beside a mode's own slow
+    step (FreeFlow's router): sh for the start (``run``, its pid in ``$nr_av``) and for
+    dropping it when that step failed (``drop``). Its entrypoint must wait for what the
+    step provides: ``start`` then only waits for the ``docker run`` and, should it have
+    failed (an image without sh for the wait), runs the plain one."""
+
+    run: str
+    drop: str
+
+
+def ahead(
+    argv: list[str], name: str, docker: str, workdir: str, env_vars: dict[str, str] | None = None
+) -> Ahead:
+    """The ``Ahead`` of ``argv`` (``docker run -d``), its errors where ``start`` reads them."""
+    err = f"{shlex.quote(workdir)}/{shlex.quote(name)}.err"
+    rm = shlex.join([docker, "rm", "-f", "-v", name])
+    return Ahead(
+        run=f"{shell_words(argv, env_vars or {})} >/dev/null 2>{err} & {AHEAD_PID}=$!",
+        drop=(
+            f'[ -z "${{{AHEAD_PID}:-}}" ] || {{ wait "${AHEAD_PID}"; {rm} >/dev/null 2>&1; '
+            f"rm -f {err}; {AHEAD_PID}=; }}"
+        ),
+    )
+
+
+def gated(extra: str, command: str) -> str:
+    """sh: a mode's ``extra``, which sets ``go=1`` for the container to start (and may
+    have started it ahead: then it drops it itself when it does not), then ``command``
+    (``start``'s) if it may."""
+    return f'{AHEAD_PID}=\n{extra}\nif [ "$go" = 1 ]; then\n{command}\nfi'
+
+
 def start(
     argv: list[str],
     name: str,
@@ -119,12 +159,16 @@ def start(
     w = shlex.quote(workdir)
     err = f"{w}/{shlex.quote(name)}.err"
     rm = shlex.join([docker, "rm", "-f", name])
+    drop = shlex.join([docker, "rm", "-f", "-v", name])
     pidfile = f"{workdir}/{name}.watchdog"
     watchdog = f'sleep {int(bound) + 120} & w=$!; trap "kill $w; exit" TERM; wait $w; {rm}'
-    run = shell_words(argv, env_vars or {})
+    run = f"{shell_words(argv, env_vars or {})} >/dev/null 2>{err}; rc=$?"
     wait = dk.ready_script(name, docker, ready_wait, ready=ready)
     command = (
-        f"{run} >/dev/null 2>{err}; rc=$?\n"
+        # a run started ahead (``Ahead``) is waited for; should it have failed, the plain one
+        f'rc=1; if [ -n "${{{AHEAD_PID}:-}}" ]; then wait "${AHEAD_PID}" && rc=0; {AHEAD_PID}=; '
+        f'[ "$rc" = 0 ] || {drop} >/dev/null 2>&1; fi\n'
+        f'[ "$rc" = 0 ] || {{ {run}; }}\n'
         f'echo ==netrun:run==; echo "$rc"; cat {err}; rm -f {err}\n'
         f'if [ "$rc" = 0 ]; then nohup sh -c {shlex.quote(watchdog)} </dev/null >/dev/null 2>&1 &'
         f" {proc.save_pid(pidfile)}\n"

@@ -98,13 +98,23 @@ class DockerMode(ContainerMode):
     def app_volumes(self, host: Host) -> list[str]:
         return []
 
-    def app_argv(self, role: str, host: Host) -> list[str]:
+    def app_argv(
+        self,
+        role: str,
+        host: Host,
+        gate: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> list[str]:
         """``docker run -d`` of one end's container: PID 1 is the tool's server for the
-        whole test (Tool.resident), on its fixed port (Tool.resident_port) or the test's."""
+        whole test (Tool.resident), on its fixed port (Tool.resident_port) or the test's.
+        ``gate`` (``sh -c``'s script and ``$0``) runs first as PID 1 and execs the server
+        (FreeFlow's wait for its router's library); ``env`` replaces ``app_env``'s."""
         resident = self.tool.resident
         if resident is None:
             raise ModeError(f"tool {self.tool.name} keeps no server in a container")
         entrypoint, *args = resident(self.resident_port())
+        if gate:
+            entrypoint, args = "sh", ["-c", *gate, entrypoint, *args]
         return dk.run_command(
             str(self.value("image", host)),
             args,
@@ -112,7 +122,7 @@ class DockerMode(ContainerMode):
             labels=self.labels(role),
             docker=self.docker(host),
             network=str(self.value("network", host)),
-            env=self.app_env(host),
+            env=self.app_env(host) if env is None else env,
             volumes=self.app_volumes(host),
             entrypoint=entrypoint,
         )
@@ -171,8 +181,7 @@ class DockerMode(ContainerMode):
         # in the containers' scope: the record goes with the containers
         # (netrun.modes.docker.savers.keep)
         record = self.bounds.record(host, stop, what=f"stop the time bound of container {name}")
-        start = f'{self.start_extra(role, host)}\nif [ "$go" = 1 ]; then\n{command}\nfi'
-        return undo.guarded(record, start)
+        return undo.guarded(record, launch.gated(self.start_extra(role, host), command))
 
     def launch(self, role: str, host: Host) -> dk.Readiness:
         """Start one end's container: one round trip with the run's first checks on the

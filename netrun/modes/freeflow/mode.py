@@ -30,6 +30,7 @@ from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, matching, number
 from netrun.errors import ModeError
 from netrun.hosts.host import Host, folder_key
+from netrun.modes.docker import launch
 from netrun.modes.docker.ends import FreeFlowEnd
 from netrun.modes.docker.flannel import OPTIONS as FLANNEL_OPTIONS
 from netrun.modes.docker.flannel import PATH_RE
@@ -55,6 +56,20 @@ CIDR_RE = r"[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}"
 #: Stands for VNET_PREFIX in the container's ``docker run``, which the host's script
 #: replaces with what it read (launch.start's env_vars).
 VNET_TOKEN = "@@netrun-vnet@@"
+
+
+def gate(timeout: float, margin: float = 5.0) -> str:
+    """``sh -c`` script: wait up to ``timeout`` s and ``margin`` (the host's script gives
+    up first and removes the container) for the library ``$0``, then exec ``"$@"`` with it
+    preloaded; an image whose sleep takes no fraction sleeps a second a look."""
+    looks = max(1, int((timeout + margin) * 100))
+    return (
+        f'i=0; while [ ! -s "$0" ]; do [ "$i" -lt {looks} ] || '
+        '{ echo "netrun: $0 did not appear" >&2; exit 125; }; '
+        "sleep 0.01 2>/dev/null || sleep 1; i=$((i + 1)); done; "
+        'LD_PRELOAD=$0; export LD_PRELOAD; exec "$@"'
+    )
+
 
 # fmt: off
 OPTIONS: tuple[Option, ...] = (
@@ -127,7 +142,24 @@ class FreeFlow(DockerMode):
             what=f"remove the claim on {folder}",
             per_run=True,
         )
-        return f"{claim}\n{router.script(plan)}"
+        early = launch.ahead(
+            self.gated_argv(role, host, plan.timeout),
+            self.names[role],
+            self.docker(host),
+            self.ctx.workdir(host),
+            self.env_vars(host),
+        )
+        return f"{claim}\n{router.script(plan, early)}"
+
+    def gated_argv(self, role: str, host: Host, timeout: float) -> list[str]:
+        """The end's ``docker run`` that can start beside a router netrun starts (its
+        ``docker run`` and the router's, some 0.2-0.3 s each, overlap): PID 1 waits in
+        sh for the library, then execs the tool's server with it preloaded. Not in the
+        container's environment, or sh itself would start with a library not yet there;
+        every ``docker exec`` names it anyway (FreeFlowEnd). An image without sh fails
+        this start, and the plain one follows (netrun.modes.docker.launch.start)."""
+        env = {k: v for k, v in self.app_env(host).items() if k != "LD_PRELOAD"}
+        return self.app_argv(role, host, gate=(gate(timeout), f"/freeflow/{LIBRARY}"), env=env)
 
     def router_plan(self, host: Host) -> router.RouterPlan:
         docker, name = self.docker(host), str(self.value("router_name", host))

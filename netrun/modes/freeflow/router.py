@@ -128,7 +128,11 @@ def unclaim_script(path: str) -> str:
     return f'[ "$(head -n 1 {f} 2>/dev/null)" = "$({proc.READ_HOST_ID})" ] && rm -f {f}; true'
 
 
-def script(plan: RouterPlan) -> str:
+def script(plan: RouterPlan, early: launch.Ahead | None = None) -> str:
+    """sh making sure of the router (see the module docstring). ``early``: the app
+    container's start, whose PID 1 waits for the library (FreeFlow.gate_argv), run beside
+    a router this script starts (once the old library is gone, so the wait cannot pass
+    on it), and dropped when no router came up."""
     q = shlex.quote
     d = q(plan.docker)
     # one look at the router image: the id a running router must have (unless known) and
@@ -141,14 +145,26 @@ def script(plan: RouterPlan) -> str:
         else f"$(sed -n 's/^FLANNEL_NETWORK=//p' {q(plan.subnet_env)} 2>/dev/null | "
         "tr -d '\"' | head -n 1)"
     )
+    subnet = (
+        f"{d} network inspect -f '{{{{range .IPAM.Config}}}}{{{{.Subnet}}}} {{{{end}}}}' "
+        f"{q(plan.network)}"
+    )
     prefix = prefix_script(plan.data_ip) if plan.data_ip else "hostprefix=1"
     run = launch.shell_words(plan.argv, {PREFIX_TOKEN: "hostprefix"})
-    # the image and the router container asked side by side (a docker command each)
-    return f"""rn={q(plan.name)}; lib={q(plan.library)}; go=; nr_rp=
+    state, net = q(plan.scratch), q(f"{plan.scratch}.vnet")
+    start_early = f'if [ -n "$vnet" ]; then {early.run}; fi' if early else ":"
+    drop_early = f'[ "$go" = 1 ] || {{ {early.drop}; }}' if early else ""
+    # the image, the router container and (without a lease) the docker network's subnet
+    # asked side by side (a docker command each); the overlay's CIDR is known before the
+    # router starts, for the container started beside it (``early``)
+    return f"""rn={q(plan.name)}; lib={q(plan.library)}; go=; nr_rp=; vnet={vnet}
 mkdir -p {q(plan.scratch.rsplit("/", 1)[0] or "/")}
-{d} container inspect -f {q(_FORMAT)} "$rn" >{q(plan.scratch)} 2>/dev/null & nr_sv=$!
+{d} container inspect -f {q(_FORMAT)} "$rn" >{state} 2>/dev/null & nr_sv=$!
+[ -n "$vnet" ] || {subnet} >{net} 2>/dev/null & nr_nv=$!
 img=$({look} 2>/dev/null) || img=
-wait $nr_sv && st=$(cat {q(plan.scratch)}) || st=; rm -f {q(plan.scratch)}
+wait $nr_sv && st=$(cat {state}) || st=; rm -f {state}
+wait $nr_nv; [ -n "$vnet" ] || vnet=$(cut -d' ' -f1 {net} 2>/dev/null); rm -f {net}
+case "$vnet" in ''|*[!0-9./]*) vnet= ;; esac
 want={want}
 o=$IFS; IFS='|'; set -- $st; IFS=$o
 echo ==netrun:router==
@@ -163,7 +179,7 @@ else
   {prefix}
   if [ -z "$hostprefix" ]; then echo noprefix
   elif ! rm -f "$lib" 2>/dev/null; then echo libstuck
-  elif ! out=$({run} 2>&1); then echo runfailed; echo "$out" | tail -n 3
+  elif {start_early}; ! out=$({run} 2>&1); then echo runfailed; echo "$out" | tail -n 3
   else
     end=$(($(date +%s) + {max(1, int(plan.timeout + 0.999))})); r=true; k=0
     while :; do
@@ -185,11 +201,10 @@ else
     [ "$go" = 1 ] || {{ echo ==netrun:routerlogs==; {d} logs --tail 3 "$rn" 2>&1; }}
   fi
 fi
+[ -n "$vnet" ] || go=
+{drop_early}
 {ROUTER_PID}
 echo ==netrun:routerpid==; echo "$nr_rp $nr_p_router"
-vnet={vnet}
-[ -n "$vnet" ] || vnet=$({d} network inspect -f '{{{{range .IPAM.Config}}}}{{{{.Subnet}}}} {{{{end}}}}' {q(plan.network)} 2>/dev/null | cut -d' ' -f1)
-case "$vnet" in ''|*[!0-9./]*) vnet=; go= ;; esac
 echo ==netrun:vnet==; echo "$vnet"
 echo ==netrun:standin==; [ -z "$img" ] || printf '%s\\n' "${{img#* }}"
 """  # noqa: E501

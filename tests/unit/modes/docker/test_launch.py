@@ -65,3 +65,54 @@ def test_router_reads_the_host_prefix_in_sh(tmp_path: Path) -> None:
     assert prefix("192.168.7.9") == "192.168.7.9/32"
     assert prefix("127.0.0.1") == "127.0.0.0/8"
     assert prefix("10.141.187.3") == ""  # not this host's: the router says noprefix
+
+
+FAKE_DOCKER = """#!/bin/sh
+echo "$*" >> "$LOG"
+case "$1 $*" in
+run*"--entrypoint sh"*) echo "exec: \\"sh\\": executable file not found" >&2; exit 127 ;;
+run*) echo c0ffee ;;
+esac
+"""
+
+
+def test_a_failed_start_ahead_is_removed_and_the_plain_start_runs(tmp_path: Path) -> None:
+    """A container started ahead whose gate cannot run (an image without sh): ``start``
+    removes it and runs the plain ``docker run``, whose result the controller reads."""
+    docker = tmp_path / "docker"
+    docker.write_text(FAKE_DOCKER)
+    docker.chmod(0o755)
+    log = tmp_path / "log"
+    plain = ["docker", "run", "-d", "--name", "c1", "--entrypoint", "iperf3", "img", "-s"]
+    gated = ["docker", "run", "-d", "--name", "c1", "--entrypoint", "sh", "img", "-c", "x"]
+    early = launch.ahead(gated, "c1", "docker", str(tmp_path))
+    command, _ = launch.start(
+        plain, "c1", "docker", str(tmp_path), 1, 0.05, ready="Server listening"
+    )
+    script = launch.gated(f"{early.run}; go=1", command)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "LOG": str(log)}
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env)
+    assert launch.sections(out.stdout)["run"].split("\n")[0] == "0", out.stdout
+    calls = [line for line in log.read_text().splitlines() if not line.startswith("container")]
+    assert calls[:3] == [
+        "run -d --name c1 --entrypoint sh img -c x",
+        "rm -f -v c1",
+        "run -d --name c1 --entrypoint iperf3 img -s",
+    ], calls
+
+
+def test_a_start_ahead_not_needed_is_dropped(tmp_path: Path) -> None:
+    """When the mode's own step fails (no ``go``), its ``drop`` removes what started ahead."""
+    docker = tmp_path / "docker"
+    docker.write_text(FAKE_DOCKER)
+    docker.chmod(0o755)
+    log = tmp_path / "log"
+    argv = ["docker", "run", "-d", "--name", "c2", "img"]
+    early = launch.ahead(argv, "c2", "docker", str(tmp_path))
+    command, _ = launch.start(argv, "c2", "docker", str(tmp_path), 1, 0.05, ready="x")
+    script = launch.gated(f'{early.run}; go=; [ "$go" = 1 ] || {{ {early.drop}; }}', command)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "LOG": str(log)}
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env)
+    assert "==netrun:run==" not in out.stdout
+    assert log.read_text().splitlines() == ["run -d --name c2 img", "rm -f -v c2"]
+    assert not list(tmp_path.glob("*.err"))

@@ -1,4 +1,5 @@
-"""netrun.modes.freeflow.router: the router's own process, found in its start script.
+"""netrun.modes.freeflow.router: the router's own process, found in its start script;
+and the gate of a container started beside its router (netrun.modes.freeflow.mode.gate).
 
 The router container's PID 1 is a start script (FreeFlow's own ``docker/start.sh`` runs
 ``/router`` in a loop, the lab's runs it in the background), so its CPU is the child's:
@@ -8,11 +9,13 @@ the script finds that child with shell builtins, on this machine's own /proc.
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from netrun.modes.docker import launch
+from netrun.modes.freeflow import mode as ff_mode
 from netrun.modes.freeflow import router
 from tests.conftest import FIXTURES
 
@@ -80,3 +83,25 @@ def test_a_reused_router_gives_its_pids_from_the_lab(tmp_path: Path) -> None:
     pids = router.router_pids(found["routerpid"])
     assert state.record["pid"] == pids["pid"] != state.record["container_pid"]
     assert state.record["reused"] is True and not state.standin
+
+
+def test_the_gate_waits_for_the_library_then_execs_with_it_preloaded(tmp_path: Path) -> None:
+    """PID 1 of a container started beside its router: sh that waits for the library and
+    becomes the tool with it preloaded (and only then: sh itself started without it)."""
+    lib = tmp_path / "libfsocket.so"
+    script = ff_mode.gate(5)
+    argv = ["sh", "-c", script, str(lib), "sh", "-c", 'echo "$LD_PRELOAD"']
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env={"PATH": "/usr/bin:/bin"})
+    time.sleep(0.1)
+    assert proc.poll() is None  # still waiting
+    lib.write_text("x")
+    out, _ = proc.communicate(timeout=10)
+    assert proc.returncode == 0 and out.strip() == str(lib)
+
+
+def test_the_gate_gives_up_with_a_line(tmp_path: Path) -> None:
+    lib = tmp_path / "never.so"
+    argv = ["sh", "-c", ff_mode.gate(0.05, margin=0), str(lib), "true"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    assert done.returncode == 125
+    assert done.stderr.strip() == f"netrun: {lib} did not appear"
