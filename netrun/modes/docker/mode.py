@@ -15,7 +15,6 @@ The flannel and freeflow modes build on this one.
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -23,12 +22,12 @@ from netrun.cleanup import undo
 from netrun.core.measurement import Measurement
 from netrun.core.mtuplan import wanted
 from netrun.core.options import Option, expecting, matching, number
-from netrun.errors import Cancelled, ModeError
+from netrun.errors import ModeError
 from netrun.hosts.command import CommandResult
 from netrun.hosts.group import in_parallel
 from netrun.hosts.host import Host
 from netrun.modes import sameend
-from netrun.modes.docker import carry, engine, launch, pathbytes
+from netrun.modes.docker import carry, engine, launch, pathbytes, ready
 from netrun.modes.docker.base import ContainerMode
 from netrun.modes.docker.mtu import follow_container
 from netrun.modes.docker.savers import client as armedexec
@@ -212,44 +211,6 @@ class DockerMode(ContainerMode):
             raise dk.DockerError(f"{host.name}: docker run of {role} container failed", text)
         return dk.parse_ready(res.stdout, ready=self.tool.resident_ready)
 
-    def wait_ready(
-        self, role: str, host: Host, found: dk.Readiness | None = None
-    ) -> dk.ContainerInfo:
-        """Until the container runs and the tool's server in it listens
-        (Tool.resident_ready); a dead one reports its logs.
-
-        ``found`` is what the launch's own wait saw; after it, the host polls
-        (``ready_script``), a slice of up to 2 s per round trip, and reads the container's
-        MTU in the same one once it listens."""
-        docker = self.docker(host)
-        name = self.names[role]
-        deadline = time.monotonic() + float(self.test.value("start_timeout"))
-        while True:
-            if found is None:
-                wait_s = max(0.05, min(2.0, deadline - time.monotonic()))
-                ready = self.tool.resident_ready
-                script = dk.ready_script(name, docker, wait_s, ready=ready)
-                res = host.run(script, timeout=wait_s + 30, check=False)
-                found = dk.parse_ready(res.stdout, ready=ready)
-            info, text = found.info, found.logs
-            if info is not None and not info.running:
-                raise ModeError(
-                    f"{host.name}: {role} container {name} exited at once (status "
-                    f"{info.status}, exit {info.exit_code}): "
-                    f"{' | '.join(text.strip().splitlines()[-3:]) or info.error or 'no output'}"
-                )
-            if info is not None and found.listening:
-                self.mtus[role] = found.mtu
-                return info
-            if time.monotonic() > deadline:
-                raise ModeError(
-                    f"{host.name}: {role} container {name} not ready after "
-                    f"{self.test.value('start_timeout')}s"
-                )
-            found = None
-            if self.ctx.stopping.wait(0.05):  # an interrupted parallel run: stop polling
-                raise Cancelled(host.name)
-
     def container_mtu(self, host: Host, name: str) -> int | None:
         res = host.run(
             dk.exec_command(name, ["cat", "/sys/class/net/eth0/mtu"], self.docker(host)),
@@ -302,7 +263,7 @@ class DockerMode(ContainerMode):
 
         def start(role: str) -> None:
             host = ends[role]
-            info = self.wait_ready(role, host, self.launch(role, host))
+            info = ready.wait(self, role, host, self.launch(role, host))
             self.follow_mtu(host, info)
             # With mtu: the container's MTU changed after it became ready: read it again.
             mtu = self.container_mtu(host, info.name) if self.test.options.get("mtu") else None

@@ -19,6 +19,7 @@ from netrun.errors import Cancelled
 from netrun.hosts.command import CommandResult
 from netrun.hosts.host import Host
 from netrun.modes.base import RunContext
+from netrun.modes.docker import ready
 from netrun.modes.docker.mode import DockerMode
 from netrun.scenario.loader import load_scenario
 
@@ -43,5 +44,5 @@ def test_container_wait_ends_when_the_run_stops(tmp_path: Path) -> None:
     threading.Timer(0.2, ctx.stopping.set).start()
     started = time.monotonic()
     with pytest.raises(Cancelled):
-        mode.wait_ready("server", alpha)
+        ready.wait(mode, "server", alpha)
     assert time.monotonic() - started < 5
