@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from netrun.hosts.host import Host
     from netrun.hosts.transport import Started
 
-#: Marks the probe's line that says which machine and folder a host is (``note``).
-FOLDER = "==netrun:folder=="
+#: Marks the probe's line that says which host it is: boot id and network namespace (``note``).
+IDENTITY = "==netrun:host-id=="
 #: Follows the reading in the server host's early sweep: the measurement reads up to it.
 READ = "==netrun:read=="
 #: How often the server host's early sweep looks whether the server has exited.
@@ -72,11 +72,11 @@ class EarlySweep:
     def probe_script(self, host: Host) -> str:
         """What the host's probe adds: which host it is (its kernel's boot id and its
         network namespace), to find two inventory names of one host."""
-        return f"echo {FOLDER}; {proc.READ_HOST_ID}"
+        return f"echo {IDENTITY}; {proc.READ_HOST_ID}"
 
     def note(self, host: Host, output: str) -> None:
         """Keep what ``probe_script`` printed (nothing usable: the host is not swept early)."""
-        _, found, rest = output.partition(FOLDER + "\n")
+        _, found, rest = output.partition(IDENTITY + "\n")
         line = rest.splitlines()[0].strip() if found and rest.strip() else ""
         self.identities[host.name] = line if len(line.split()) == 2 else ""
 

@@ -12,7 +12,7 @@ from typing import Any
 from netrun.cleanup.scripts import SWEPT
 from netrun.hosts.host import Host
 from netrun.tools.iperf3.run import ARMED_WRAPPER
-from netrun.tools.savers.sweep import FOLDER, EarlySweep
+from netrun.tools.savers.sweep import IDENTITY, EarlySweep
 
 
 def spec(name: str, hosts: tuple[str, ...], repeat: int = 1) -> Any:
@@ -28,7 +28,7 @@ A, B, C = Host("a"), Host("b"), Host("c")
 
 def probed(f: EarlySweep, **folders: str) -> None:
     for name, ident in folders.items():
-        f.note(Host(name), f"probe output\n{FOLDER}\n{ident}\n")
+        f.note(Host(name), f"probe output\n{IDENTITY}\n{ident}\n")
 
 
 def test_a_hosts_last_measurement_is_its_last_tests_last_repeat() -> None:
@@ -51,7 +51,7 @@ def test_two_names_of_one_host_or_an_unknown_host_are_not_swept_early() -> None:
     assert not f.is_last(A, ab, 1) and not f.is_last(B, ab, 1)
     assert f.is_last(A, ab, 1, probed=False)  # before the probes: it may be
     g = early_sweep(ab)
-    g.note(A, "no folder line")
+    g.note(A, "no identity line")
     probed(g, b="boot net:[2]")
     assert not g.is_last(A, ab, 1) and g.is_last(B, ab, 1)
     h = early_sweep(ab)
