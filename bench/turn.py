@@ -32,6 +32,7 @@ from netrun.lab import core as netrun_lab_core  # noqa: E402
 from netrun.lab import plan as netrun_lab_plan  # noqa: E402
 from netrun.modes.turn import commands as turn  # noqa: E402
 from netrun.modes.turn import relay  # noqa: E402
+from netrun.tools.iperf2 import command as iperf2_command  # noqa: E402
 from netrun.tools.iperf2 import parse as iperf2  # noqa: E402
 
 TURN_PORT, IPERF_PORT = 3478, 5311
@@ -60,12 +61,12 @@ def cpu_seconds(pid: int) -> float:
 def step(hosts: dict, target: tuple[str, int], rate: int, seconds: int, pid: int | None) -> dict:
     """One iperf2 run at ``rate`` pps to ``target``; the server's counts and the tunnel's CPU."""
     server = ns(
-        hosts["bravo"].namespace, iperf2.server_command(IPERF_PORT, hosts["bravo"].data_ip),
+        hosts["bravo"].namespace, iperf2_command.server_command(IPERF_PORT, hosts["bravo"].data_ip),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     time.sleep(0.5)
     cpu0 = cpu_seconds(pid) if pid else 0.0
-    client = iperf2.client_command(
+    client = iperf2_command.client_command(
         target[0], length=100, bitrate=f"{rate}pps", duration=seconds, port=target[1]
     )
     subprocess.run(

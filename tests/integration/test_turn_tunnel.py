@@ -22,6 +22,7 @@ import pytest
 
 from netrun.modes.turn import commands as turn
 from netrun.modes.turn import relay
+from netrun.tools.iperf2 import command as iperf2_command
 from netrun.tools.iperf2 import parse as iperf2
 
 pytestmark = [
@@ -153,7 +154,7 @@ def _through_the_tunnel(lab, relay_host, transport: str, tmp_path: Path, seconds
         tmp_path / "auth", turn.auth_file_text(relay_host["user"], relay_host["password"])
     )
     server = _in(
-        bravo.namespace, iperf2.server_command(IPERF_PORT, bravo.data_ip),
+        bravo.namespace, iperf2_command.server_command(IPERF_PORT, bravo.data_ip),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     tunnel = _tunnel(lab, relay_host, transport, bravo.data_ip, auth)
@@ -162,7 +163,7 @@ def _through_the_tunnel(lab, relay_host, transport: str, tmp_path: Path, seconds
         assert banner is not None, tunnel.stderr.read() if tunnel.poll() is not None else ""
         assert banner.relayed == relay_host["ip"] and banner.transport == transport
         client = subprocess.run(
-            ["ip", "netns", "exec", alpha.namespace, *iperf2.client_command(
+            ["ip", "netns", "exec", alpha.namespace, *iperf2_command.client_command(
                 "127.0.0.1", length=100, bitrate="1000pps", duration=seconds,
                 port=banner.listen_port,
             )],

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from netrun.errors import Cancelled, HostError, NetrunError
 from netrun.hosts import proc
 from netrun.tools import ports
+from netrun.tools.iperf2 import command as iperf2_command
 from netrun.tools.iperf2 import parse as iperf2
 
 if TYPE_CHECKING:
@@ -59,14 +60,19 @@ def start_server(mode: Placement, end: End, port: int, tag: str) -> Server:
             f"UDP port {port} on {host.name} is in use by {users}: stop it or set "
             "port: to a free one (iperf2 would share it and lose the traffic)",
         )
-    argv = [end.program("netrun_iperf2", "iperf"), *iperf2.server_command(port, address)[1:]]
+    argv = [
+        end.program("netrun_iperf2", "iperf"),
+        *iperf2_command.server_command(port, address)[1:],
+    ]
     lifetime = float(mode.test.deadline) + REMOTE_MARGIN
     started = end.start(
         argv, f"iperf2-{tag}", lifetime=lifetime, what=f"stop iperf2 server :{port}"
     )
     out, pidfile = started.output, started.pidfile
     q = shlex.quote
-    listening = f"grep -q {q(iperf2.LISTENING)} {q(out)} 2>/dev/null && echo NETRUN_READY && exit 0"
+    listening = (
+        f"grep -q {q(iperf2_command.LISTENING)} {q(out)} 2>/dev/null && echo NETRUN_READY && exit 0"
+    )
     wait = proc.until_ready(pidfile, listening, START_WAIT) + (
         f"echo NETRUN_NOT_READY; tail -c 2000 {q(out)}"
     )
@@ -89,7 +95,7 @@ def run_client(mode: Placement, end: End, target: str, port: int, tag: str) -> C
     killed mid-test must stop it by pid (the sweep) rather than leave it to its deadline.
     """
     t = mode.test
-    argv = iperf2.client_command(
+    argv = iperf2_command.client_command(
         target, length=int(t.value("length")), bitrate=t.value("bitrate"),
         duration=float(t.duration), port=port,
     )  # fmt: skip

@@ -16,6 +16,7 @@ from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, integer, max_loss_option, seconds
 from netrun.hosts import clock_reading
 from netrun.tools.base import Tool
+from netrun.tools.iperf2 import command as iperf2_command
 from netrun.tools.iperf2 import flows as iperf2_flows
 from netrun.tools.iperf2 import parse as iperf2
 from netrun.tools.iperf2 import run as iperf2_run
@@ -30,7 +31,7 @@ DEFAULT_PORT = 5001
 
 def _bitrate_ok(value: Any) -> bool:
     try:
-        iperf2.check_bitrate(value)
+        iperf2_command.check_bitrate(value)
     except ValueError:
         return False
     return True
@@ -110,10 +111,13 @@ def preview(mode: Placement) -> list[tuple[str, str]]:
     gives it (Placement.dialled: a relay mode's tunnel)."""
     port = int(mode.value("port"))
     server, client = mode.end("server"), mode.end("client")
-    srv = [server.program("netrun_iperf2", "iperf"), *iperf2.server_command(port, server.bind)[1:]]
+    srv = [
+        server.program("netrun_iperf2", "iperf"),
+        *iperf2_command.server_command(port, server.bind)[1:],
+    ]
     t = mode.test
     target, to, note = mode.dialled(port)
-    cli = iperf2.client_command(
+    cli = iperf2_command.client_command(
         target, length=int(t.value("length")), bitrate=t.value("bitrate"),
         duration=float(t.duration), port=to,
     )  # fmt: skip
@@ -133,7 +137,7 @@ def resident(port: int) -> list[str]:
     """iperf2's UDP server for a whole test (Tool.resident): ``iperf -s -u -e -i 1``, the
     report of each repeat's flow read from its output. It says it listens once, at start,
     and nothing once per test (Tool.resident_served: None)."""
-    return iperf2.server_command(port)
+    return iperf2_command.server_command(port)
 
 
 #: Options that shape only each repeat's client (Tool.client_only).
@@ -157,6 +161,6 @@ TOOL = Tool(
     preview=preview,
     stop=stop,
     resident=resident,
-    resident_ready=iperf2.LISTENING,
+    resident_ready=iperf2_command.LISTENING,
     client_only=CLIENT_ONLY,
 )
