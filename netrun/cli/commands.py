@@ -79,6 +79,7 @@ def cmd_lab(ns: argparse.Namespace) -> int:
     from netrun.lab import core as lab_core
     from netrun.lab import plan as lab_plan
     from netrun.lab import sharing as lab_sharing
+    from netrun.lab import status as lab_status
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -162,7 +163,7 @@ def cmd_lab(ns: argparse.Namespace) -> int:
                 f"inventory: {lab_core.export_inventory(ns.state_dir, ns.output)}", file=sys.stderr
             )
         return EXIT_OK
-    st = lab_core.status(ns.state_dir)
+    st = lab_status.status(ns.state_dir)
     print(lab_summary(st))
     return EXIT_OK if st.ok else EXIT_FAILED
 

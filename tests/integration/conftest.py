@@ -19,6 +19,7 @@ import pytest
 from netrun.lab import core as netrun_lab_core
 from netrun.lab import plan as netrun_lab_plan
 from netrun.lab import state as netrun_lab_state
+from netrun.lab import status as netrun_lab_status
 from netrun.lab.system import cmdline, netns_inode, pid_netns_inode
 
 # A suite started in the background by a non-interactive shell (`make test &`, nohup, some
@@ -54,7 +55,7 @@ class LabHandle:
     state_dir: Path
     inventory: Path
     hosts: tuple[str, ...]
-    details: dict[str, netrun_lab_core.HostStatus]  # name -> namespace, mgmt_ip, data_ip, pids
+    details: dict[str, netrun_lab_status.HostStatus]  # name -> namespace, mgmt_ip, data_ip, pids
 
     @property
     def key_file(self) -> Path:
@@ -68,7 +69,7 @@ class LabHandle:
     def namespaces(self) -> list[str]:
         return [self.details[name].namespace for name in self.hosts]
 
-    def host(self, name: str) -> netrun_lab_core.HostStatus:
+    def host(self, name: str) -> netrun_lab_status.HostStatus:
         return self.details[name]
 
     def bin_dir(self, name: str) -> Path:
@@ -171,14 +172,14 @@ def sweep_stale_labs(prefix: str) -> None:
         if _owner_alive(state.parent.parent):
             continue
         try:
-            status = netrun_lab_core.status(state.parent)
+            status = netrun_lab_status.status(state.parent)
         except Exception:  # unreadable leftovers are not ours to judge
             continue
         if status.config is not None and status.config.prefix == prefix:
             netrun_lab_core.down(state.parent)
 
 
-def handle(status: netrun_lab_core.LabStatus) -> LabHandle:
+def handle(status: netrun_lab_status.LabStatus) -> LabHandle:
     assert status.config is not None
     return LabHandle(
         config=status.config,

@@ -17,6 +17,7 @@ from netrun.errors import NetrunError
 from netrun.lab import core as netrun_lab_core
 from netrun.lab import inventory, network
 from netrun.lab import plan as netrun_lab_plan
+from netrun.lab import status as netrun_lab_status
 from netrun.lab.system import cmdline, netns_exists, pids_in_netns
 from tests.integration.conftest import SLOT, LabHandle, lab_iperf3_pids, lab_skip_reason, start_lab
 
@@ -205,7 +206,7 @@ def test_iperf3_between_data_ips_runs_at_the_shaped_rate(lab: LabHandle) -> None
 
 @pytest.mark.integration
 def test_up_again_changes_nothing_and_repairs_what_is_missing(lab: LabHandle) -> None:
-    before = netrun_lab_core.status(lab.state_dir)
+    before = netrun_lab_status.status(lab.state_dir)
     again = netrun_lab_core.up(lab.config)
     assert again.ok
     assert [h.sshd_pid for h in again.hosts] == [h.sshd_pid for h in before.hosts]
@@ -243,7 +244,7 @@ def test_down_removes_everything_even_half_made(tmp_path: Path) -> None:
         pytest.skip(reason)
     small = start_lab(tmp_path, hosts=2, prefix=f"nrtx{SLOT or ''}", net_index=40 + 2 * SLOT)
     px = small.config.prefix
-    status = netrun_lab_core.status(small.state_dir)
+    status = netrun_lab_status.status(small.state_dir)
     pids = [h.sshd_pid for h in status.hosts]
     subprocess.run(["ip", "netns", "del", small.host("bravo").namespace], check=True)
 
@@ -256,7 +257,7 @@ def test_down_removes_everything_even_half_made(tmp_path: Path) -> None:
     assert all(pid and not cmdline(pid) for pid in pids)
     assert not small.state_dir.exists() and not small.inventory.exists()
     assert netrun_lab_core.down(small.state_dir) == []
-    assert netrun_lab_core.status(small.state_dir).problems() == [
+    assert netrun_lab_status.status(small.state_dir).problems() == [
         f"no lab in {small.state_dir}: run netrun lab up"
     ]
 

@@ -20,6 +20,7 @@ import yaml
 from netrun.lab import core as netrun_lab_core
 from netrun.lab import plan as netrun_lab_plan
 from netrun.lab import sharing
+from netrun.lab import status as netrun_lab_status
 from netrun.lab.system import netns_exists
 from tests.integration.conftest import OWNER, SLOT, LabHandle, lab_skip_reason, sweep_stale_labs
 from tests.integration.helpers import run_netrun
@@ -60,7 +61,7 @@ class Machine:
         return self.netrun(checkout, "lab", action, "--state-dir", self.state, *extra)
 
     def sshd_pids(self) -> list[int | None]:
-        return [h.sshd_pid for h in netrun_lab_core.status(self.state).hosts]
+        return [h.sshd_pid for h in netrun_lab_status.status(self.state).hosts]
 
 
 @pytest.fixture
@@ -104,7 +105,7 @@ def test_a_second_checkout_shares_the_lab_and_each_down_lets_go_of_its_own(
         row = next(line.split() for line in out.splitlines() if line.startswith(name))
         assert row[:5] == [name, f"{PREFIX}-{name}", f"10.201.{NET}.{host}",
                            f"10.202.{NET}.{host}", "1gbit"]  # fmt: skip
-        assert row[5:] == ["pid", str(netrun_lab_core.status(m.state).host(name).sshd_pid)]
+        assert row[5:] == ["pid", str(netrun_lab_status.status(m.state).host(name).sshd_pid)]
     for checkout in "ab":
         assert f"inventory: {m.inv(checkout)} (written by lab up)" in out
 
@@ -132,7 +133,7 @@ def test_a_second_checkout_shares_the_lab_and_each_down_lets_go_of_its_own(
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == sharing.still_used(m.state, m.inv("b"), [m.inv("a")])
     assert not m.inv("b").exists() and m.inv("a").exists()
-    assert netrun_lab_core.status(m.state).ok and m.sshd_pids() == pids
+    assert netrun_lab_status.status(m.state).ok and m.sshd_pids() == pids
 
     # a edits its inventory; a's down (the last user) removes the lab, and every inventory
     # that still holds what the lab wrote, but not a's edited one nor c's own
@@ -190,13 +191,13 @@ def test_a_different_lab_names_each_difference_and_how_to_run_one_beside_it(
         "--net-index", str(NET2), "--state-dir", state2,
     )  # fmt: skip
     assert second.returncode == 0, second.stderr
-    assert netrun_lab_core.status(state2).ok and netrun_lab_core.status(m.state).ok
+    assert netrun_lab_status.status(state2).ok and netrun_lab_status.status(m.state).ok
     inv_b = yaml.safe_load(m.inv("b").read_text())["all"]
     assert inv_b["hosts"]["alpha"]["ansible_host"] == f"10.201.{NET2}.10"
     assert m.lab("b", "down").returncode != 0  # not b's: a's lab is left alone
     assert m.sshd_pids() == pids
     assert m.netrun("b", "lab", "down", "--state-dir", state2).returncode == 0
-    assert not state2.exists() and netrun_lab_core.status(m.state).ok
+    assert not state2.exists() and netrun_lab_status.status(m.state).ok
 
 
 def test_a_lab_with_the_same_names_elsewhere_is_named_not_torn_down(machine: Machine) -> None:
@@ -211,7 +212,7 @@ def test_a_lab_with_the_same_names_elsewhere_is_named_not_torn_down(machine: Mac
     assert f"the lab in {m.state} uses them" in line
     assert "to run a second lab beside it: netrun lab up --hosts 2 --prefix " in line
     assert "lab down" not in line and not other.exists()
-    assert netrun_lab_core.status(m.state).ok
+    assert netrun_lab_status.status(m.state).ok
 
 
 @pytest.mark.docker
@@ -238,4 +239,4 @@ def test_up_again_after_its_inventory_was_deleted_writes_it_back_quietly(
     res = m.up("a")
     assert res.returncode == 0, res.stderr
     assert "reusing" not in res.stderr and m.inv("a").exists()
-    assert [str(f.path) for f in netrun_lab_core.status(m.state).inventories] == [str(m.inv("a"))]
+    assert [str(f.path) for f in netrun_lab_status.status(m.state).inventories] == [str(m.inv("a"))]
