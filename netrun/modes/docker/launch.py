@@ -119,7 +119,7 @@ def ahead(
 ) -> Ahead:
     """The ``Ahead`` of ``argv`` (``docker run -d``), its errors where ``start`` reads them."""
     err = f"{shlex.quote(workdir)}/{shlex.quote(name)}.err"
-    rm = shlex.join([docker, "rm", "-f", "-v", name])
+    rm = shlex.join(dk.rm_command([name], docker))
     return Ahead(
         run=f"{shell_words(argv, env_vars or {})} >/dev/null 2>{err} & {AHEAD_PID}=$!",
         drop=(
@@ -159,7 +159,7 @@ def start(
     w = shlex.quote(workdir)
     err = f"{w}/{shlex.quote(name)}.err"
     rm = shlex.join([docker, "rm", "-f", name])
-    drop = shlex.join([docker, "rm", "-f", "-v", name])
+    drop = shlex.join(dk.rm_command([name], docker))
     pidfile = f"{workdir}/{name}.watchdog"
     watchdog = f'sleep {int(bound) + 120} & w=$!; trap "kill $w; exit" TERM; wait $w; {rm}'
     run = f"{shell_words(argv, env_vars or {})} >/dev/null 2>{err}; rc=$?"
