@@ -31,8 +31,7 @@ from netrun.modes import all_options
 from netrun.results import context, flags
 from netrun.results.stats import samples_by_test
 from netrun.scenario.validator import COMMON_OPTIONS
-from netrun.tools import tools
-from netrun.tools.load.tool import sample_tool
+from netrun.tools import form, tools
 
 #: Options that say how a test is judged or run, not what it measures.
 NOT_MEASURING = frozenset(
@@ -312,7 +311,7 @@ def headline_name(doc: Mapping[str, Any], test: str) -> str:
 
     found: Mapping[str, Any] = next((t for t in doc.get("tests", []) if t.get("name") == test), {})
     try:
-        return sample_tool(found).headline().name  # a load: test's: the added latency
+        return form.of_sample(found).headline().name  # a load: test's: the added latency
     except KeyError:
         return "throughput_bps"
 

@@ -33,8 +33,7 @@ from netrun.history.tables import (
 )
 from netrun.results import store as results
 from netrun.results.stats import Summary, ok_values, summarize
-from netrun.tools import get_tool
-from netrun.tools.load.tool import sample_tool
+from netrun.tools import form, get_tool
 
 METRIC_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 #: Seconds a writer waits for another one (runs of several controllers or labs ending
@@ -395,7 +394,7 @@ class History:
             ).fetchone()
         try:
             if row and (found := self.signatures(str(row[1])).get(test)):  # its load: form
-                return sample_tool({**found, "tool": row[0] or DEFAULT}).headline()
+                return form.of_sample({**found, "tool": row[0] or DEFAULT}).headline()
             return get_tool(str(row[0] if row and row[0] else DEFAULT)).headline()
         except KeyError:  # a tool this netrun does not know
             return get_tool(DEFAULT).headline()

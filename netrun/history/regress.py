@@ -39,9 +39,8 @@ from netrun.history.judge import Finding
 from netrun.results import context
 from netrun.results import store as results
 from netrun.results.stats import MIN_CI_SAMPLES, ok_values, samples_by_test
-from netrun.tools import get_tool
+from netrun.tools import form, get_tool
 from netrun.tools.base import Tool
-from netrun.tools.load.tool import sample_tool
 
 VERDICTS = ("failed", "regressed", "noisy", "improved", "ok", "incomparable", "new")  # worst 1st
 DEFAULT_TOLERANCE = "5%"
@@ -169,7 +168,7 @@ def _tool(samples: Sequence[dict[str, Any]]) -> Tool | None:
     if not samples:
         return get_tool("iperf3")
     try:
-        return sample_tool(samples[0])  # a load: test's idle/loaded metrics
+        return form.of_sample(samples[0])  # a load: test's idle/loaded metrics
     except KeyError:
         return None  # a run of a tool this netrun does not know: only declared metrics
 

@@ -21,7 +21,7 @@ from netrun.history.regress import Verdict, compare, tolerances_from_doc
 from netrun.report.render import text_table
 from netrun.results import context, flags
 from netrun.results.stats import ok_values, samples_by_test
-from netrun.tools.load.tool import sample_tool
+from netrun.tools import form
 
 HEADERS = [
     "test", "sender→receiver", "metric", "A", "B", "Δ%", "tolerance", "verdict", "flags A",
@@ -41,7 +41,7 @@ def verdicts(a: dict[str, Any], b: dict[str, Any]) -> list[Verdict]:
 
 def _limits(b: dict[str, Any], samples: Sequence[dict[str, Any]], test: str) -> dict[str, Any]:
     try:
-        tool = sample_tool(samples[0])  # a load: test's idle/loaded metrics
+        tool = form.of_sample(samples[0])  # a load: test's idle/loaded metrics
     except KeyError:
         tool = None
     return tolerances_from_doc(b)(test).limits(tool)

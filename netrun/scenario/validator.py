@@ -22,11 +22,11 @@ from netrun.scenario import sweep as sweeps
 from netrun.scenario.fanwidth import COUNT
 from netrun.scenario.generated import ENDS, entry, is_fan, is_generated, kind_of, layer_problem
 from netrun.scenario.pairs import KEYS, SHARED_ROLES, USAGE, Select, flow_problem, simple_select
+from netrun.tools import form
 from netrun.tools import tools as registered
 from netrun.tools.base import Tool
 from netrun.tools.iperf3.tool import OPTIONS as IPERF3_OPTIONS
 from netrun.tools.load import spec as load_spec
-from netrun.tools.load.tool import with_load
 
 #: Test and scenario names become file names: 1-64 of A-Z a-z 0-9 . _ -, no leading . _ -
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -108,7 +108,7 @@ class Check:
         test's: netrun.tools.load), and ``load:``'s own keys are checked."""
         for text in load_spec.problems(tool, mode, options):
             self.add(pre, text)
-        names = [m.name for m in with_load(self.tools[tool], options).metrics]
+        names = [m.name for m in form.of(self.tools[tool], options).metrics]
         for key in options.get("tolerances") or {}:
             if key not in names:
                 self.add(

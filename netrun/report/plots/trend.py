@@ -21,7 +21,7 @@ from netrun.history.regress import Tolerances, tolerances_from_doc
 from netrun.report.plots.figures import plot_trend
 from netrun.report.summary import summary_rows
 from netrun.results.store import safe_name
-from netrun.tools.load.tool import sample_tool
+from netrun.tools import form
 
 RUNS = 30
 
@@ -80,7 +80,7 @@ def _band(tolerance: Tolerances, doc: dict[str, Any], test: str, metric: str) ->
     """The relative tolerance of the plotted metric (an absolute one has no band here)."""
     found: Mapping[str, Any] = next((t for t in doc.get("tests", []) if t.get("name") == test), {})
     try:
-        limit = tolerance.limits(sample_tool(found)).get(metric)
+        limit = tolerance.limits(form.of_sample(found)).get(metric)
     except KeyError:
         return None
     return limit.relative if limit else None

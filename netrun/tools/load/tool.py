@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 from netrun.core.measurement import Measurement
 from netrun.core.metrics import Metric
 from netrun.errors import Cancelled
-from netrun.tools import get_tool
 from netrun.tools.base import Tool
 from netrun.tools.load import spec as load_spec
 from netrun.tools.load.flow import EndFlow, Flow, HostFlow
@@ -199,12 +198,3 @@ def with_load(tool: Tool, options: Mapping[str, Any]) -> Tool:
         beside_preview=preview,
         beside_seconds=flow_seconds,
     )
-
-
-def sample_tool(sample: Mapping[str, Any]) -> Tool:
-    """The tool a saved sample measured with: its ``load:`` form when its options hold a
-    load, so a verdict, a diff or a trend reads the metrics it has; KeyError for a tool
-    this netrun does not know."""
-    options = sample.get("options")
-    tool = get_tool(str(sample.get("tool") or "iperf3"))
-    return with_load(tool, options if isinstance(options, Mapping) else {})
