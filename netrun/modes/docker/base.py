@@ -166,6 +166,13 @@ class ContainerMode(Mode):
         """``docker run -d`` of one end's container."""
         raise NotImplementedError
 
+    def lead(self, role: str, host: Host) -> str:
+        """sh the end's start needs begun early (FreeFlow's router): whoever sends
+        ``launch_body`` sends this first in the same script, beside the engine and image
+        checks where they are made (launch.preamble, after the run's undo record). Called
+        before ``launch_body``, which may use what it worked out. None by default."""
+        return ""
+
     def launch_body(self, role: str, host: Host) -> str:
         """sh starting one end's container (with its undo record, noted in ``bounds``)."""
         raise NotImplementedError

@@ -23,23 +23,30 @@ if TYPE_CHECKING:
 _lock = threading.Lock()
 
 
-def checked_run(mode: ContainerMode, host: Host, body: str, timeout: float) -> CommandResult:
+def checked_run(
+    mode: ContainerMode, host: Host, body: str, timeout: float, lead: str = ""
+) -> CommandResult:
     """Run ``body`` on ``host``, after the engine and image checks when they have not
-    been made there in this run (in the same round trip: launch.preamble)."""
-    checks = first_checks(mode, host)
+    been made there in this run (in the same round trip: launch.preamble), ``lead``
+    (ContainerMode.lead) first: beside the checks, else before ``body``."""
+    checks = first_checks(mode, host, lead)
+    led = f"{lead}\n{body}" if lead else body
     if checks is None:
-        return host.run(body, timeout=timeout, check=False)
+        return host.run(led, timeout=timeout, check=False)
     pre, checked, first = checks
     res = host.run(pre + body, timeout=timeout + 30, check=False)
     if read_checks(mode, host, res, checked, first):
         return res
     prepare_host(mode, host, mode.images(host))  # pull or load what is missing, or say why not
-    return host.run(body, timeout=timeout, check=False)
+    return host.run(led, timeout=timeout, check=False)
 
 
-def first_checks(mode: ContainerMode, host: Host) -> tuple[str, list[str], bool] | None:
+def first_checks(
+    mode: ContainerMode, host: Host, lead: str = ""
+) -> tuple[str, list[str], bool] | None:
     """(preamble, the images it checks, whether it checks the engine) for the host's next
-    command, or None when the run checked everything there already."""
+    command, or None when the run checked everything there already. ``lead``: sh run
+    beside the checks (ContainerMode.lead)."""
     docker = mode.docker(host)
     images = mode.images(host)
     with _lock:
@@ -50,7 +57,7 @@ def first_checks(mode: ContainerMode, host: Host) -> tuple[str, list[str], bool]
         return None
     record = label_sweep_record(mode, host) if first else None
     pull = mode.value("pull", host) == "always"  # the preamble stops: prepare_host pulls
-    pre = launch.preamble(record, docker, images, mode.ctx.workdir(host), pull=pull)
+    pre = launch.preamble(record, docker, images, mode.ctx.workdir(host), pull=pull, lead=lead)
     return pre, images, first
 
 

@@ -31,11 +31,18 @@ def sections(text: str) -> dict[str, str]:
 
 
 def preamble(
-    record: str | None, docker: str, images: Sequence[str], workdir: str, pull: bool = False
+    record: str | None,
+    docker: str,
+    images: Sequence[str],
+    workdir: str,
+    pull: bool = False,
+    lead: str = "",
 ) -> str:
     """sh: write the run's per-host undo record (``record``: its write script), check the
     engine and, beside it, look up each image; stop (exit 0, section ``stop``) if any is missing, or
-    with ``pull`` (pull: always) in any case, for the controller to pull them."""
+    with ``pull`` (pull: always) in any case, for the controller to pull them. ``lead``
+    (ContainerMode.lead) runs once the checks are under way, after the record, so what
+    it starts is swept; the caller sends it before the body where this preamble is not."""
     d, w = shlex.quote(docker), shlex.quote(workdir)
     lines = []
     if record is not None:
@@ -50,6 +57,8 @@ def preamble(
     look = f"{d} image inspect --format '{{{{.Id}}}}'"
     for i, image in enumerate(images[1:], start=1):
         lines.append(f"{look} {shlex.quote(image)} >{w}/image{i}.out 2>/dev/null & iv{i}=$!")
+    if lead and not pull:  # with pull, the script stops here: the lead goes after the pull
+        lines.append(lead)
     if images:
         lines.append(f"i0=$({look} {shlex.quote(images[0])} 2>/dev/null)")
     lines += [

@@ -190,7 +190,8 @@ class DockerMode(ContainerMode):
         res = probe.adopt(self, role, host)
         if res is None:
             timeout = float(self.test.value("start_timeout")) + 180
-            res = engine.checked_run(self, host, self.launch_body(role, host), timeout)
+            lead = self.lead(role, host)  # before the body, which reads what it worked out
+            res = engine.checked_run(self, host, self.launch_body(role, host), timeout, lead)
         found = launch.sections(res.stdout)
         self.read_sections(role, host, found)
         if "run" not in found:

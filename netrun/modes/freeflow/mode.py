@@ -128,9 +128,10 @@ class FreeFlow(DockerMode):
         return f"{str(self.value('freeflow_dir', host)).rstrip('/')}/{LIBRARY}"
 
     # -- routers --------------------------------------------------------------------------
-    def start_extra(self, role: str, host: Host) -> str:
-        """The host's router, made sure of before the iperf3 container
-        (netrun.modes.freeflow.router)."""
+    def lead(self, role: str, host: Host) -> str:
+        """The router's claim, lookups and start (router.begin), sent before the start
+        script (router.finish): beside the host's engine and image checks where they are
+        made."""
         plan = self.router_plan(host)
         self.plans[host.name] = plan
         folder = str(self.value("freeflow_dir", host))
@@ -142,6 +143,12 @@ class FreeFlow(DockerMode):
             what=f"remove the claim on {folder}",
             per_run=True,
         )
+        return router.begin(plan, claim)
+
+    def start_extra(self, role: str, host: Host) -> str:
+        """The host's router, made sure of before the iperf3 container
+        (netrun.modes.freeflow.router; its first half is ``lead``)."""
+        plan = self.plans[host.name]
         early = launch.ahead(
             self.gated_argv(role, host, plan.timeout),
             self.names[role],
@@ -149,7 +156,7 @@ class FreeFlow(DockerMode):
             self.ctx.workdir(host),
             self.env_vars(host),
         )
-        return f"{claim}\n{router.script(plan, early)}"
+        return router.finish(plan, early)
 
     def gated_argv(self, role: str, host: Host, timeout: float) -> list[str]:
         """The end's ``docker run`` that can start beside a router netrun starts (its
@@ -236,7 +243,7 @@ class FreeFlow(DockerMode):
 
     def app_env(self, host: Host) -> dict[str, str]:
         return {
-            "VNET_PREFIX": VNET_TOKEN,  # the host's script works it out (router.script)
+            "VNET_PREFIX": VNET_TOKEN,  # the host's script works it out (router.begin)
             "LD_PRELOAD": f"/freeflow/{LIBRARY}",  # as its ends' wraps name it
         }
 

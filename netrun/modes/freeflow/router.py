@@ -6,7 +6,9 @@ the library; and in the same script read the overlay CIDR for VNET_PREFIX (the F
 lease, else the docker network's subnet) and the router image's labels (the lab's
 stand-in says so). It used to be up to nine commands one after the other. The host's
 subnet (HOST_IP_PREFIX) is read there too, so the router can start in the host's probe
-(netrun.modes.docker.savers.probe). The script sets
+(netrun.modes.docker.savers.probe). The script is two parts: ``begin`` (claim, lookups,
+the router's ``docker run`` in the background) runs beside the host's engine and image
+checks where they are made (ContainerMode.lead), ``finish`` after them. The script sets
 ``go=1`` when the iperf3 container may start; the controller reads its sections
 (``router``, ``routerlogs``, ``routerpid``, ``vnet``, ``standin``) with ``read``.
 ``routerpid`` is the router container's PID 1 (docker's State.Pid, from the inspect the
@@ -128,11 +130,15 @@ def unclaim_script(path: str) -> str:
     return f'[ "$(head -n 1 {f} 2>/dev/null)" = "$({proc.READ_HOST_ID})" ] && rm -f {f}; true'
 
 
-def script(plan: RouterPlan, early: launch.Ahead | None = None) -> str:
-    """sh making sure of the router (see the module docstring). ``early``: the app
-    container's start, whose PID 1 waits for the library (FreeFlow.gate_argv), run beside
-    a router this script starts (once the old library is gone, so the wait cannot pass
-    on it), and dropped when no router came up."""
+def begin(plan: RouterPlan, claim: str = "") -> str:
+    """sh making sure of the router up to its start: ``claim`` (the claim on freeflow_dir,
+    with its undo record), the lookups, the outcome in ``nr_ro`` and, where a router is to
+    start and its image is on the host, its ``docker run`` in the background (pid in
+    ``nr_rr``). Sent before the start script (ContainerMode.lead): beside the engine and
+    image checks of the host's first command, so the router's start, some 0.1-0.3 s of the
+    engine's work, overlaps them rather than the end's own ``docker run``. A missing image
+    starts nothing here (the checks stop the script for the controller to pull or load
+    it); should the script go on, ``finish`` runs the router's ``docker run`` itself."""
     q = shlex.quote
     d = q(plan.docker)
     # one look at the router image: the id a running router must have (unless known) and
@@ -151,13 +157,13 @@ def script(plan: RouterPlan, early: launch.Ahead | None = None) -> str:
     )
     prefix = prefix_script(plan.data_ip) if plan.data_ip else "hostprefix=1"
     run = launch.shell_words(plan.argv, {PREFIX_TOKEN: "hostprefix"})
-    state, net = q(plan.scratch), q(f"{plan.scratch}.vnet")
-    start_early = f'if [ -n "$vnet" ]; then {early.run}; fi' if early else ":"
-    drop_early = f'[ "$go" = 1 ] || {{ {early.drop}; }}' if early else ""
+    state, net, out = q(plan.scratch), q(f"{plan.scratch}.vnet"), q(f"{plan.scratch}.run")
     # the image, the router container and (without a lease) the docker network's subnet
     # asked side by side (a docker command each); the overlay's CIDR is known before the
-    # router starts, for the container started beside it (``early``)
-    return f"""rn={q(plan.name)}; lib={q(plan.library)}; go=; nr_rp=; vnet={vnet}
+    # end's container starts (``finish``: started beside the router)
+    return f"""rn={q(plan.name)}; lib={q(plan.library)}; go=; nr_rp=; nr_rr=; nr_ro=; vnet={vnet}
+nr_router_run() {{ {run}; }}
+{claim or ":"}
 mkdir -p {q(plan.scratch.rsplit("/", 1)[0] or "/")}
 {d} container inspect -f {q(_FORMAT)} "$rn" >{state} 2>/dev/null & nr_sv=$!
 [ -n "$vnet" ] || {subnet} >{net} 2>/dev/null & nr_nv=$!
@@ -167,19 +173,39 @@ wait $nr_nv; [ -n "$vnet" ] || vnet=$(cut -d' ' -f1 {net} 2>/dev/null); rm -f {n
 case "$vnet" in ''|*[!0-9./]*) vnet= ;; esac
 want={want}
 o=$IFS; IFS='|'; set -- $st; IFS=$o
-echo ==netrun:router==
 if [ -n "${{ffclaim:-}}" ]; then
-  echo "shared $ffclaim"
+  nr_ro="shared $ffclaim"
 elif [ -n "$st" ] && [ "$1" = true ] && {{ [ "$4" != 1 ] || [ -z "$want" ] || [ "$2" = "$want" ]; }} && [ -s "$lib" ]; then
-  echo "reused $3 $2 $5"; go=1; nr_rp=$6
+  nr_ro="reused $3 $2 $5"; go=1; nr_rp=$6
 elif [ -n "$st" ] && [ "$4" != 1 ]; then
-  echo foreign
+  nr_ro=foreign
 else
   [ -z "$st" ] || {d} rm -f "$rn" >/dev/null 2>&1
   {prefix}
-  if [ -z "$hostprefix" ]; then echo noprefix
-  elif ! rm -f "$lib" 2>/dev/null; then echo libstuck
-  elif {start_early}; ! out=$({run} 2>&1); then echo runfailed; echo "$out" | tail -n 3
+  if [ -z "$hostprefix" ]; then nr_ro=noprefix
+  elif ! rm -f "$lib" 2>/dev/null; then nr_ro=libstuck
+  else nr_ro=start; [ -z "$img" ] || {{ nr_router_run >{out} 2>&1 & nr_rr=$!; }}
+  fi
+fi"""  # noqa: E501
+
+
+def finish(plan: RouterPlan, early: launch.Ahead | None = None) -> str:
+    """sh making sure of the router (see the module docstring) once ``begin`` ran earlier
+    in the same script. ``early``: the app container's start, whose PID 1 waits for the
+    library (FreeFlow.gate_argv), run beside a router being started (the old library is
+    gone by then, so the wait cannot pass on it), and dropped when no router came up."""
+    q = shlex.quote
+    d = q(plan.docker)
+    out = q(f"{plan.scratch}.run")
+    start_early = f'if [ -n "$vnet" ]; then {early.run}; fi' if early else ":"
+    drop_early = f'[ "$go" = 1 ] || {{ {early.drop}; }}' if early else ""
+    return f"""echo ==netrun:router==
+if [ "$nr_ro" != start ]; then
+  echo "$nr_ro"
+else
+  {start_early}
+  if [ -n "$nr_rr" ]; then wait "$nr_rr"; nr_rc=$?; else nr_router_run >{out} 2>&1; nr_rc=$?; fi
+  if [ "$nr_rc" != 0 ]; then echo runfailed; tail -n 3 {out}
   else
     end=$(($(date +%s) + {max(1, int(plan.timeout + 0.999))})); r=true; k=0
     while :; do
@@ -200,6 +226,7 @@ else
     elif [ "$r" = true ]; then echo timeout; else echo exited; fi
     [ "$go" = 1 ] || {{ echo ==netrun:routerlogs==; {d} logs --tail 3 "$rn" 2>&1; }}
   fi
+  rm -f {out}
 fi
 [ -n "$vnet" ] || go=
 {drop_early}

@@ -12,8 +12,9 @@ it did not start the container (the probe failed, an image must be pulled...), t
 removes whatever it may have started, on the host's next command, and starts it as
 usual, which then reports whatever is wrong. Its undo record is written before the
 container starts, as always, so the final sweep (or the next run's, after SIGKILL)
-removes it even if no test adopts it. FreeFlow's router starts there too, before the
-container: the host works out its HOST_IP_PREFIX itself (netrun.modes.freeflow.router).
+removes it even if no test adopts it. FreeFlow's router starts there too, beside the
+engine and image checks (ContainerMode.lead): the host works out its HOST_IP_PREFIX
+itself (netrun.modes.freeflow.router).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def plan(
     try:
         for role in ("server", "client"):
             host = mode.hosts[role]
-            checks = engine.first_checks(mode, host)
+            checks = engine.first_checks(mode, host, mode.lead(role, host))
             if checks is None:
                 return []
             # a subshell of its own: where it stops early (an image to pull), the probe

@@ -17,6 +17,7 @@ import pytest
 from netrun.modes.docker import launch
 from netrun.modes.freeflow import mode as ff_mode
 from netrun.modes.freeflow import router
+from netrun.tools import docker as dk
 from tests.conftest import FIXTURES
 
 ROUTER_FIXTURES = FIXTURES / "freeflow"
@@ -105,3 +106,89 @@ def test_the_gate_gives_up_with_a_line(tmp_path: Path) -> None:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=10)
     assert done.returncode == 125
     assert done.stderr.strip() == f"netrun: {lib} did not appear"
+
+
+#: docker as the router script sees it: no router at first; ``run`` starts one that
+#: publishes the library at once (RUN_RC: its exit status instead, with a line).
+FAKE_DOCKER = """#!/bin/sh
+echo "$*" >> "$LOG"
+case "$1" in
+container)
+  [ -f "$STATE" ] || exit 1
+  case "$*" in
+  *'Running}}|'*) echo "true|sha256:abc|cid|1|run|4242" ;;
+  *'Running}} {{.Id'*) echo "true cid sha256:abc 4242" ;;
+  *) echo true ;;
+  esac ;;
+image) [ -z "$NO_IMAGE" ] || exit 1; echo 'sha256:abc {"netrun.standin":"1"}' ;;
+rm) rm -f "$STATE" ;;
+run)
+  [ -z "$RUN_RC" ] || { echo "boom: no router" >&2; exit "$RUN_RC"; }
+  : > "$STATE"; echo lib > "$LIB"; echo cid ;;
+esac
+"""
+
+
+def run_router(tmp_path: Path, script: str, **env: str) -> tuple[dict[str, str], list[str], str]:
+    """Run ``script`` with the fake docker: (its sections, docker's calls, stdout)."""
+    docker = tmp_path / "docker"
+    docker.write_text(FAKE_DOCKER)
+    docker.chmod(0o755)
+    log = tmp_path / "log"
+    log.write_text("")
+    base = {"PATH": f"{tmp_path}:/usr/bin:/bin", "LOG": str(log)}
+    base |= {"STATE": str(tmp_path / "running"), "LIB": str(tmp_path / "ff" / "libfsocket.so")}
+    (tmp_path / "ff").mkdir(exist_ok=True)
+    out = subprocess.run(
+        ["sh", "-c", script], capture_output=True, text=True, env=base | env, timeout=60
+    )
+    return launch.sections(out.stdout), log.read_text().splitlines(), out.stdout
+
+
+def split_plan(tmp_path: Path) -> router.RouterPlan:
+    return router.RouterPlan(
+        docker="docker", name="freeflow", library=str(tmp_path / "ff" / "libfsocket.so"),
+        argv=["docker", "run", "-d", "--name", "freeflow", "img"], image_id=None,
+        image="img", timeout=5, vnet="10.244.0.0/16", subnet_env="/x/subnet.env",
+        network="bridge", scratch=str(tmp_path / "work" / "router-state.out"),
+    )  # fmt: skip
+
+
+def test_the_router_starts_in_the_lead_and_the_start_script_waits_for_it(
+    tmp_path: Path,
+) -> None:
+    """``begin`` (sent first: ContainerMode.lead) starts the router in the background; the
+    start script (``finish``) waits for it and reads what it did, one ``docker run``."""
+    plan = split_plan(tmp_path)
+    script = (
+        f'{router.begin(plan)}\necho ==netrun:rr==; echo "${{nr_rr:+set}}"\n{router.finish(plan)}'
+    )
+    found, calls, out = run_router(tmp_path, script)
+    assert found["rr"].strip() == "set", out
+    assert found["router"].strip() == "started cid sha256:abc 4242", out
+    assert found["routerpid"].strip() == "4242 4242"
+    assert found["vnet"].strip() == "10.244.0.0/16"
+    assert sum(c.startswith("run ") for c in calls) == 1, calls
+    assert script.count("--name freeflow") == 1  # the log shows each start once
+
+
+def test_a_missing_image_starts_nothing_early(tmp_path: Path) -> None:
+    """Without its image the lead starts no router (the checks stop the script for the
+    controller to load it); a start script that does go on runs it itself."""
+    plan = split_plan(tmp_path)
+    script = (
+        f'{router.begin(plan)}\necho ==netrun:rr==; echo "${{nr_rr:+set}}"\n{router.finish(plan)}'
+    )
+    found, calls, out = run_router(tmp_path, script, NO_IMAGE="1")
+    assert found["rr"].strip() == "", out
+    assert found["router"].startswith("started"), out
+    assert sum(c.startswith("run ") for c in calls) == 1, calls
+
+
+def test_a_router_run_that_failed_in_the_lead_is_reported(tmp_path: Path) -> None:
+    plan = split_plan(tmp_path)
+    script = f"{router.begin(plan)}\n{router.finish(plan)}"
+    found, _, out = run_router(tmp_path, script, RUN_RC="125")
+    assert found["router"].splitlines() == ["runfailed", "boom: no router"], out
+    with pytest.raises(dk.DockerError, match="docker run failed"):
+        router.read(found, plan, "alpha", "run")
