@@ -4,6 +4,7 @@ armedexec)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -113,3 +114,87 @@ def test_the_armed_clients_line_carries_the_modes_own_pids() -> None:
     assert run("10.244.1.2 4242 -\n") == "ip=10.244.1.2 router=unset then=-"
     assert run("10.244.1.2 4242 - $(id)\n") == "ip=10.244.1.2 router=unset then=-"
     assert armedexec.command(client, "") == armedexec.command(client, "", [])
+
+
+def followed(tmp_path: Path, served: int, bound: float, pid: int, path: str) -> subprocess.Popen:
+    """The wait where the host reads the container's json-file log (its path from
+    `docker container inspect`), with PATH's ``sleep`` noting each call in ``slept``."""
+    log = tmp_path / "srv-json.log"
+    docker = tmp_path / "docker"
+    docker.write_text(f'#!/bin/sh\n[ "$1" = container ] && echo {log}\nexit 0\n')
+    docker.chmod(0o755)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    sleep = bin_dir / "sleep"
+    sleep.write_text(f'#!/bin/sh\necho x >> {tmp_path}/slept\nexec /bin/sleep "$@"\n')
+    sleep.chmod(0o755)
+    text = serverend.script(
+        str(docker), "srv", pid, served, bound, line="Server listening",
+        reading="echo reading", sweep="", fifo=str(tmp_path / "srv.served"),
+    )  # fmt: skip
+    env = {**os.environ, "PATH": f"{bin_dir}:{path}"}
+    return subprocess.Popen(["sh", "-c", text], stdout=subprocess.PIPE, text=True, env=env)
+
+
+def log_line(tmp_path: Path, text: str) -> None:
+    with (tmp_path / "srv-json.log").open("a") as log:
+        entry = {"log": f"{text}\n", "stream": "stdout", "time": "2026-12-05T02:00:00Z"}
+        log.write(json.dumps(entry) + "\n")
+
+
+def test_the_wait_follows_the_log_instead_of_polling_it(tmp_path: Path) -> None:
+    """GNU tail follows the json-file log: the wait ends as the line appears, and forks
+    nothing meanwhile (it used to run a grep and a sleep every 20 ms, beside the test)."""
+    log_line(tmp_path, "Server listening on 5201 (test #1)")
+    proc = followed(tmp_path, 1, 30, os.getpid(), os.environ["PATH"])
+    time.sleep(0.5)
+    assert proc.poll() is None
+    log_line(tmp_path, "Accepted connection from 10.244.1.2")
+    time.sleep(0.2)
+    assert proc.poll() is None
+    started = time.monotonic()
+    log_line(tmp_path, "Server listening on 5201 (test #2)")
+    out, _ = proc.communicate(timeout=5)
+    assert time.monotonic() - started < 1
+    found = launch.sections(out)
+    assert found["count"].strip() == "2" and found["counters"].strip() == "reading"
+    assert not (tmp_path / "slept").exists()  # no polling
+    assert not (tmp_path / "srv.served").exists()  # the fifo is gone
+
+
+def test_the_followed_wait_is_bounded_and_then_polls_no_more(tmp_path: Path) -> None:
+    log_line(tmp_path, "Server listening on 5201 (test #1)")
+    started = time.monotonic()
+    proc = followed(tmp_path, 1, 1, os.getpid(), os.environ["PATH"])
+    out, _ = proc.communicate(timeout=10)
+    assert 1.5 <= time.monotonic() - started < 4
+    assert launch.sections(out)["count"].strip() == "0"  # not seen: read on its own
+    assert not (tmp_path / "slept").exists()
+
+
+def test_the_followed_wait_ends_with_the_containers_pid_1(tmp_path: Path) -> None:
+    log_line(tmp_path, "Server listening on 5201 (test #1)")
+    pid1 = subprocess.Popen(["sleep", "60"])
+    proc = followed(tmp_path, 1, 60, pid1.pid, os.environ["PATH"])
+    time.sleep(0.3)
+    pid1.kill()
+    pid1.wait()
+    out, _ = proc.communicate(timeout=5)
+    assert launch.sections(out)["count"].strip() == "1"  # the last it saw
+
+
+def test_without_gnu_tail_the_wait_polls_the_log(tmp_path: Path) -> None:
+    """busybox's tail has no --pid: it fails at once and the 20 ms polling takes over."""
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    tail = fake / "tail"
+    tail.write_text("#!/bin/sh\necho 'tail: unrecognized option: pid' >&2\nexit 1\n")
+    tail.chmod(0o755)
+    log_line(tmp_path, "Server listening on 5201 (test #1)")
+    proc = followed(tmp_path, 1, 30, os.getpid(), f"{fake}:{os.environ['PATH']}")
+    time.sleep(0.3)
+    assert proc.poll() is None
+    log_line(tmp_path, "Server listening on 5201 (test #2)")
+    out, _ = proc.communicate(timeout=5)
+    assert launch.sections(out)["count"].strip() == "2"
+    assert (tmp_path / "slept").exists()
