@@ -2,8 +2,8 @@
 load added at the median and the p99, and the throughput the load reached meanwhile.
 
 A loaded test's metrics are its tool's with ``_idle`` and ``_loaded`` forms
-(netrun.tools.load.tool); which of them are the median and p99, in which unit, is
-netrun.tools.load.spec.LATENCY's. A tool without percentiles (iperf2) shows its mean
+(netrun.tools.load.tool); which of them are the median and p99, in which unit, is the
+tool's word (Tool.latency). A tool without percentiles (iperf2) shows the mean it names
 instead, marked so. Every figure is the median over the test's ok repeats.
 """
 
@@ -16,13 +16,12 @@ from typing import Any
 
 from netrun.report.summary import group_samples
 from netrun.results import stats
-from netrun.tools.load.spec import LATENCY
+from netrun.tools import form
+from netrun.tools.base import Latency
 
 ADDED = ("latency_added_p50_ms", "latency_added_p99_ms")
 HEADERS = ["test", "mode", "tool", "load", "idle p50 ms", "loaded p50 ms", "added p50 ms",
            "idle p99 ms", "loaded p99 ms", "added p99 ms", "load Mbit/s", "n"]  # fmt: skip
-#: A tool without percentiles: its mean stands in, said so in the cell.
-MEANS = {"iperf2": ("latency_avg_ms", 1.0)}
 
 
 @dataclass(frozen=True)
@@ -103,6 +102,15 @@ def _load_text(sample: dict[str, Any]) -> str:
     return f"{load.get('streams')}x {load.get('protocol')} {load.get('direction')}{rate}"
 
 
+def _latency(sample: dict[str, Any]) -> Latency:
+    """The latency metrics of the tool ``sample`` measured with (Tool.latency); none for
+    a tool this netrun does not know."""
+    try:
+        return form.of_sample(sample).latency or Latency(None, None)
+    except KeyError:
+        return Latency(None, None)
+
+
 def loaded(doc: dict[str, Any]) -> list[Loaded]:
     """Every test of the run that ran with ``load:``, in the run's order."""
     out = []
@@ -111,10 +119,11 @@ def loaded(doc: dict[str, Any]) -> list[Loaded]:
             continue
         first = samples[0]
         tool = str(first.get("tool") or "")
-        p50, p99, scale = LATENCY.get(tool, (None, None, 1.0))
+        latency = _latency(first)
+        p50, p99, scale = latency.p50, latency.p99, latency.per_ms
         basis = "p50"
-        if p50 is None and tool in MEANS:
-            (p50, scale), basis = MEANS[tool], "mean"
+        if p50 is None and latency.mean is not None:  # its mean stands in, said so
+            p50, scale, basis = latency.mean, 1.0, "mean"
         ok = [s for s in samples if s.get("status") == "ok"]
         with_load = next((s for s in ok), first)
 

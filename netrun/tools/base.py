@@ -149,6 +149,19 @@ class PeersSeen(Protocol):
 
 
 @dataclass(frozen=True)
+class Latency:
+    """Which of a tool's metrics are its latency's median and p99 (None: it reports no
+    such percentile), and how many ms one of their units is; ``mean``: the metric (in
+    ms) that stands in where it has no percentiles. What a latency-under-load test adds
+    and the table that shows it read this, so neither names a tool."""
+
+    p50: str | None
+    p99: str | None
+    per_ms: float = 1.0
+    mean: str | None = None
+
+
+@dataclass(frozen=True)
 class Tool:
     """A measuring tool as the core sees it."""
 
@@ -248,6 +261,8 @@ class Tool:
     #: (test) -> seconds a repeat spends beyond the test's own traffic (``load:``: the
     #: load's run: its ramp, the loaded window and a second), for a run's expected time.
     beside_seconds: Callable[[TestSpec], float] | None = None
+    #: Its latency metrics (``load:`` on it: what the load added); None: it has none.
+    latency: Latency | None = None
 
     def programs(self, role: str) -> tuple[str, ...]:
         """The programs it runs on a host in ``role`` where a mode runs it there itself

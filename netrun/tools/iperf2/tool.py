@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, integer, max_loss_option, seconds
 from netrun.hosts import clock_reading
-from netrun.tools.base import Tool
+from netrun.tools.base import Latency, Tool
 from netrun.tools.iperf2 import command as iperf2_command
 from netrun.tools.iperf2 import flows as iperf2_flows
 from netrun.tools.iperf2 import parse as iperf2
@@ -163,4 +163,6 @@ TOOL = Tool(
     resident=resident,
     resident_ready=iperf2_command.LISTENING,
     client_only=CLIENT_ONLY,
+    # one-way mean/min/max only (its _idle and _loaded forms): the mean stands in
+    latency=Latency(None, None, mean="latency_avg_ms"),
 )

@@ -6,10 +6,7 @@ test's own probes go; down: iperf3 -R; both: --bidir), ``protocol`` (tcp, udp) a
 ``bitrate`` (iperf3 -b, per stream; a UDP load without one sends iperf3's 1 Mbit/s
 default, which loads nothing, so it is required there). Each bad key is its own line
 (``problems``), naming the key and the fix; the option's own check only sees the shape.
-
-``LATENCY`` says which of a tool's metrics are its median and p99, and in which unit, so
-the added latency is in ms whatever the tool's unit. Kept here, by tool name, so this
-package never imports the tools that carry the option.
+Which of a tool's metrics are its latency is the tool's word (Tool.latency).
 """
 
 from __future__ import annotations
@@ -26,12 +23,6 @@ MAX_STREAMS = 128
 DEFAULTS: dict[str, Any] = {"streams": 4, "direction": "up", "protocol": "tcp", "bitrate": None}
 KEYS = tuple(DEFAULTS)
 
-#: tool -> (its median metric, its p99 metric, ms per unit of them); None: not reported.
-LATENCY: dict[str, tuple[str | None, str | None, float]] = {
-    "ping": ("rtt_p50_ms", "rtt_p99_ms", 1.0),
-    "netperf": ("latency_p50_us", "latency_p99_us", 0.001),
-    "iperf2": (None, None, 1.0),  # one-way mean/min/max only: see its _idle/_loaded forms
-}
 #: netperf tests that measure latency (TCP_STREAM is a bulk transfer itself).
 NETPERF_LATENCY = ("TCP_RR", "UDP_RR", "TCP_CRR")
 

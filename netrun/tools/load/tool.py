@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from netrun.core.measurement import Measurement
 from netrun.core.metrics import Metric
 from netrun.errors import Cancelled
-from netrun.tools.base import Tool
+from netrun.tools.base import Latency, Tool
 from netrun.tools.load import spec as load_spec
 from netrun.tools.load.flow import EndFlow, Flow, HostFlow
 
@@ -81,20 +81,24 @@ def window(test: TestSpec) -> float:
 
 
 def added(
-    tool: str, idle: Measurement, loaded: Measurement
+    tool: Tool, idle: Measurement, loaded: Measurement
 ) -> tuple[dict[str, float | None], dict[str, str]]:
     """latency_added_p50_ms / _p99_ms (loaded minus idle, in ms), and why either is null
-    (the phase's own reason, e.g. too few replies for a p99)."""
-    p50, p99, per_unit = load_spec.LATENCY.get(tool, (None, None, 1.0))
+    (the phase's own reason, e.g. too few replies for a p99), from the metrics the tool
+    says are its latency's (Tool.latency)."""
+    latency = tool.latency or Latency(None, None)
     values: dict[str, float | None] = {}
     why: dict[str, str] = {}
-    for name, source in (("latency_added_p50_ms", p50), ("latency_added_p99_ms", p99)):
+    for name, source in (
+        ("latency_added_p50_ms", latency.p50),
+        ("latency_added_p99_ms", latency.p99),
+    ):
         if source is None:
             values[name] = None
-            why[name] = f"{tool} reports no such percentile (see its _idle and _loaded forms)"
+            why[name] = f"{tool.name} reports no such percentile (see its _idle and _loaded forms)"
             continue
         a, b = idle.metrics.get(source), loaded.metrics.get(source)
-        values[name] = None if a is None or b is None else (float(b) - float(a)) * per_unit
+        values[name] = None if a is None or b is None else (float(b) - float(a)) * latency.per_ms
         if values[name] is None:
             phase, m = ("idle", idle) if a is None else ("loaded", loaded)
             why[name] = f"{source} {phase}: {m.unavailable.get(source, 'not reported')}"
@@ -135,7 +139,7 @@ def measure(tool: Tool, mode: Placement, repeat: int) -> Measurement:
             metrics[f"{x.name}_{phase}"] = m.metrics.get(x.name)
             if x.name in m.unavailable:
                 why[f"{x.name}_{phase}"] = m.unavailable[x.name]
-    values, reasons = added(tool.name, idle, loaded)
+    values, reasons = added(tool, idle, loaded)
     metrics.update(values)
     why.update(reasons)
     metrics["load_throughput_bps"] = result.receiver_bps

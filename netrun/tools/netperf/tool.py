@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from netrun.core.measurement import Measurement
 from netrun.core.metrics import Metric
 from netrun.core.options import Option, integer
-from netrun.tools.base import Tool
+from netrun.tools.base import Latency, Tool
 from netrun.tools.load import spec as load_spec
 from netrun.tools.netperf import command, server, stats
 from netrun.tools.netperf.parse import Instance, NetperfError, parse, split
@@ -267,4 +267,5 @@ TOOL = Tool(
     resident_ready=READY,
     # only each repeat's netperf processes (Tool.client_only)
     client_only=frozenset({"duration"}),
+    latency=Latency("latency_p50_us", "latency_p99_us", per_ms=0.001),
 )

@@ -25,7 +25,7 @@ from netrun.core.measurement import Measurement
 from netrun.core.metrics import Metric
 from netrun.core.numeric import percentile
 from netrun.core.options import Option, expecting, integer
-from netrun.tools.base import Tool
+from netrun.tools.base import Latency, Tool
 from netrun.tools.load import spec as load_spec
 from netrun.tools.ping.parse import PingError, parse
 
@@ -172,4 +172,5 @@ TOOL = Tool(
     protocol="icmp",
     needs={"client": ("ping",)},  # the server only answers: its kernel does
     preview=preview,
+    latency=Latency("rtt_p50_ms", "rtt_p99_ms"),
 )

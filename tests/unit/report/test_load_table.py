@@ -4,16 +4,20 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from netrun import tools
 from netrun.report import headline, load_table
 from netrun.report.html import render_html
 from netrun.report.render import render_json, render_markdown, render_table
 from netrun.report.summary import group_samples
 from netrun.results import stats
+from netrun.tools.base import Latency
 from tests.conftest import LOAD_FIXTURES, RESULTS_FIXTURES
+from tests.unit.tools import probe_tool
 
 
 def doc() -> dict[str, Any]:
@@ -92,3 +96,18 @@ def test_ping_under_load_keeps_its_precision() -> None:
         m.update(rtt_p50_ms_idle=0.0213, rtt_p50_ms_loaded=6.9731)
     (row,) = load_table.rows(doc)
     assert row[4:7] == ["0.021", "6.973", "6.970"] and load_table.bucket_note(doc) == ""
+
+
+def test_a_tool_says_which_metrics_are_its_latency(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table reads Tool.latency, never a tool's name: the tests' own probe tool,
+    given percentiles in seconds, shows in ms; a tool this netrun does not know, none."""
+    probe = replace(probe_tool.TOOL, latency=Latency("rtt_p50_s", "rtt_p99_s", per_ms=1000.0))
+    monkeypatch.setattr(probe_tool, "TOOL", probe)
+    monkeypatch.setitem(tools._MODULES, "probe", "tests.unit.tools.probe_tool")
+    metrics = {"latency_added_p50_ms": 4.0, "rtt_p50_s_idle": 0.001, "rtt_p50_s_loaded": 0.005}
+    sample = {"name": "p", "mode": "baremetal", "tool": "probe", "status": "ok",
+              "options": {"load": True}, "metrics": metrics}  # fmt: skip
+    (row,) = load_table.loaded({"tests": [sample]})
+    assert row.idle_p50_ms == pytest.approx(1.0) and row.loaded_p50_ms == pytest.approx(5.0)
+    (unknown,) = load_table.loaded({"tests": [dict(sample, tool="nosuchtool")]})
+    assert unknown.idle_p50_ms is None and unknown.added_p50_ms == 4.0

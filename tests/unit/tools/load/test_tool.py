@@ -165,11 +165,11 @@ def test_netperf_microseconds_are_added_in_milliseconds() -> None:
     idle = Measurement("", None, metrics={"latency_p50_us": 20.0, "latency_p99_us": 120.0})
     loaded = Measurement("", None, metrics={"latency_p50_us": 27580.0, "latency_p99_us": None},
                          unavailable={"latency_p99_us": "95 transactions timed"})  # fmt: skip
-    values, why = load_tool.added("netperf", idle, loaded)
+    values, why = load_tool.added(get_tool("netperf"), idle, loaded)
     assert values["latency_added_p50_ms"] == pytest.approx(27.56)
     assert values["latency_added_p99_ms"] is None
     assert why == {"latency_added_p99_ms": "latency_p99_us loaded: 95 transactions timed"}
-    values, why = load_tool.added("iperf2", idle, loaded)
+    values, why = load_tool.added(get_tool("iperf2"), idle, loaded)
     assert values == {"latency_added_p50_ms": None, "latency_added_p99_ms": None}
     assert "no such percentile" in why["latency_added_p50_ms"]
 
