@@ -170,7 +170,7 @@ class ContainerMode(Mode):
         """sh the end's start needs begun early (FreeFlow's router): whoever sends
         ``launch_body`` sends this first in the same script, beside the engine and image
         checks where they are made (launch.preamble, after the run's undo record). Called
-        before ``launch_body``, which may use what it worked out. None by default."""
+        before ``launch_body``, which may use what it worked out. Empty by default."""
         return ""
 
     def launch_body(self, role: str, host: Host) -> str:

@@ -22,6 +22,14 @@ from netrun.tools.facts import split_sections
 
 #: The first line of the preamble: its undo record was written.
 RECORDED = "NETRUN_RECORDED"
+#: The sh function the preamble defines for its lead: ``nr_looked IMAGE`` sets
+#: ``nr_look`` to "ID LABELS" (docker's ``{{.Id}} {{json .Config.Labels}}``) of an image
+#: it looks up in the background, once that lookup is done; empty for an image it does
+#: not look up there, or that is missing. A lead that wants an image's id or labels
+#: asks it first (when defined), so the host's first command looks the image up once.
+LOOKED = "nr_looked"
+#: docker's ``image inspect --format`` of those lookups.
+ID_LABELS = "{{.Id}} {{json .Config.Labels}}"
 
 
 def sections(text: str) -> dict[str, str]:
@@ -55,10 +63,11 @@ def preamble(
         f"{d} version --format '{{{{json .}}}}' >{w}/engine.out 2>{w}/engine.err & ev=$!",
     ]
     look = f"{d} image inspect --format '{{{{.Id}}}}'"
+    later = f"{d} image inspect --format {shlex.quote(ID_LABELS)}"
     for i, image in enumerate(images[1:], start=1):
-        lines.append(f"{look} {shlex.quote(image)} >{w}/image{i}.out 2>/dev/null & iv{i}=$!")
+        lines.append(f"{later} {shlex.quote(image)} >{w}/image{i}.out 2>/dev/null & iv{i}=$!")
     if lead and not pull:  # with pull, the script stops here: the lead goes after the pull
-        lines.append(lead)
+        lines += [_looked(images, w), lead]
     if images:
         lines.append(f"i0=$({look} {shlex.quote(images[0])} 2>/dev/null)")
     lines += [
@@ -66,8 +75,11 @@ def preamble(
         'echo ==netrun:engine==; echo "$v"; echo ==netrun:enginerc==; echo "$rc"',
         f"echo ==netrun:engineerr==; cat {w}/engine.err; rm -f {w}/engine.err",
     ]
-    for i in range(1, len(images)):
-        lines.append(f"wait $iv{i}; i{i}=$(cat {w}/image{i}.out); rm -f {w}/image{i}.out")
+    for i in range(1, len(images)):  # (the lead may have waited already: no message)
+        lines.append(
+            f"wait $iv{i} 2>/dev/null; i{i}=; read -r i{i} nr_x <{w}/image{i}.out; "
+            f"rm -f {w}/image{i}.out"
+        )
     lines += [
         '[ "$rc" = 0 ] || { echo ==netrun:stop==; exit 0; }',
         "missing=1" if pull else "missing=",
@@ -76,6 +88,17 @@ def preamble(
         lines.append(f'echo ==netrun:image{i}==; echo "$i{i}"; [ -n "$i{i}" ] || missing=1')
     lines.append('[ -z "$missing" ] || { echo ==netrun:stop==; exit 0; }')
     return "\n".join(lines) + "\n"
+
+
+def _looked(images: Sequence[str], workdir: str) -> str:
+    """sh defining ``LOOKED`` over the preamble's background lookups (images[1:]); it
+    waits in this shell, as a command substitution's subshell cannot wait for them."""
+    cases = "".join(
+        f"{shlex.quote(image)}) wait $iv{i} 2>/dev/null; "
+        f"nr_look=$(cat {workdir}/image{i}.out 2>/dev/null) ;; "
+        for i, image in enumerate(images[1:], start=1)
+    )
+    return f'{LOOKED}() {{ nr_look=; case "$1" in {cases}esac; }}'
 
 
 def image_ids(found: dict[str, str], images: Sequence[str]) -> dict[str, str | None]:

@@ -142,8 +142,10 @@ def begin(plan: RouterPlan, claim: str = "") -> str:
     q = shlex.quote
     d = q(plan.docker)
     # one look at the router image: the id a running router must have (unless known) and
-    # its labels (whether it is the lab's stand-in): each docker command costs some 0.04 s
-    look = f"{d} image inspect -f '{{{{.Id}}}} {{{{json .Config.Labels}}}}' {q(plan.image)}"
+    # its labels (whether it is the lab's stand-in): each docker command costs some 0.04 s,
+    # so the preamble's own lookup of it is asked first (launch.LOOKED)
+    look = f"{d} image inspect -f {q(launch.ID_LABELS)} {q(plan.image)}"
+    looked = launch.LOOKED
     want = q(plan.image_id) if plan.image_id else '"${img%% *}"'
     vnet = (
         q(plan.vnet)
@@ -167,7 +169,8 @@ nr_router_run() {{ {run}; }}
 mkdir -p {q(plan.scratch.rsplit("/", 1)[0] or "/")}
 {d} container inspect -f {q(_FORMAT)} "$rn" >{state} 2>/dev/null & nr_sv=$!
 [ -n "$vnet" ] || {subnet} >{net} 2>/dev/null & nr_nv=$!
-img=$({look} 2>/dev/null) || img=
+nr_look=; ! command -v {looked} >/dev/null 2>&1 || {looked} {q(plan.image)}
+img=$nr_look; [ -n "$img" ] || img=$({look} 2>/dev/null) || img=
 wait $nr_sv && st=$(cat {state}) || st=; rm -f {state}
 wait $nr_nv; [ -n "$vnet" ] || vnet=$(cut -d' ' -f1 {net} 2>/dev/null); rm -f {net}
 case "$vnet" in ''|*[!0-9./]*) vnet= ;; esac

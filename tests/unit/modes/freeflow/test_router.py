@@ -185,6 +185,31 @@ def test_a_missing_image_starts_nothing_early(tmp_path: Path) -> None:
     assert sum(c.startswith("run ") for c in calls) == 1, calls
 
 
+def test_the_router_image_is_looked_up_once_in_the_hosts_first_command(
+    tmp_path: Path,
+) -> None:
+    """Sent in the preamble (ContainerMode.lead), ``begin`` takes the router image's id and
+    labels from the preamble's own background lookup (launch.LOOKED) instead of asking
+    docker again; sent alone, it asks docker itself."""
+    plan = split_plan(tmp_path)
+    work = str(tmp_path / "work")
+    pre = launch.preamble(None, "docker", ["app", "img"], work, lead=router.begin(plan))
+    found, calls, out = run_router(tmp_path, pre + router.finish(plan))
+    assert [c for c in calls if c.startswith("image") and c.endswith(" img")] == [
+        f"image inspect --format {launch.ID_LABELS} img"
+    ], calls
+    assert found["router"].startswith("started"), out
+    assert found["image1"].strip() == "sha256:abc", out  # the id alone, as before
+    assert '"netrun.standin"' in found["standin"], out
+    assert router.read(found, plan, "alpha", "run").standin
+
+    alone, calls, out = run_router(tmp_path, router.begin(plan) + "\n" + router.finish(plan))
+    assert [c for c in calls if c.startswith("image")] == [
+        f"image inspect -f {launch.ID_LABELS} img"
+    ], calls
+    assert router.read(alone, plan, "alpha", "run").standin
+
+
 def test_a_router_run_that_failed_in_the_lead_is_reported(tmp_path: Path) -> None:
     plan = split_plan(tmp_path)
     script = f"{router.begin(plan)}\n{router.finish(plan)}"
