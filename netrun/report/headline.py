@@ -45,6 +45,15 @@ def headline(doc: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> Me
     return declared.get(names[0]) or Metric(names[0], "", "higher", "")
 
 
+def says(doc: Mapping[str, Any], tool: str, metric: str) -> str:
+    """What a latency figure is, in words: "<tool>'s <the metric's declared description>"
+    (ping's mean round-trip time of the replies), read from the run's own declarations,
+    so a tool added later is described as it describes itself."""
+    found = metrics.declared(doc, tool or None).get(metric)
+    what = found.description if found and found.description else metric
+    return f"{tool}'s {what}" if tool else what
+
+
 @dataclass(frozen=True)
 class Latency:
     """One test's latency as its samples carry it: each part's median over the ok repeats

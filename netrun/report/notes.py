@@ -15,18 +15,11 @@ import re
 from typing import Any
 
 from netrun.history import baseline
-from netrun.report import ratelimit, relay_latency
+from netrun.report import headline, ratelimit, relay_latency
 from netrun.report.summary import ALIKE, group_samples, shows_bare, summary_rows
 from netrun.report.why import legend
 from netrun.results import flags
 from netrun.tools.load.tool import PHASES
-
-#: What the latency column's figure is, per latency family (the metric names say the rest).
-LATENCY_SAYS = {
-    "rtt_avg_ms": "round-trip time (ping)",
-    "latency_avg_ms": "one-way latency (iperf2, needs agreeing clocks)",
-    "latency_mean_us": "request/response time (netperf; percentiles in the metrics table)",
-}
 
 
 def _strongest(reasons: list[str]) -> str:
@@ -102,16 +95,18 @@ def notes(doc: dict[str, Any], rows: list[dict[str, Any]] | None = None) -> list
     if any(r.get("latency_ms") for r in rows):
         lines.append(
             "latency ms = median of the repeats' mean (min-max): "
-            + ", ".join(
+            + "; ".join(
                 sorted(
                     {
-                        LATENCY_SAYS.get(r["latency_ms"]["metric"], r["latency_ms"]["metric"])
+                        headline.says(doc, str(r.get("tool") or ""), r["latency_ms"]["metric"])
+                        + (" (percentiles in the metrics table)"
+                           if r["latency_ms"].get("percentiles") else "")
                         for r in rows
                         if r.get("latency_ms")
                     }
                 )
             )
-        )
+        )  # fmt: skip
     if shows_bare(rows) and any(r["mode"] != "baremetal" and r["pct_bare"] for r in rows):
         lines.append(
             "% bare = Mbit/s as a share of bare metal's between the same hosts, with the same "

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from netrun.core.metrics import finite
+from netrun.report import headline
 from netrun.report.plots import style
 from netrun.report.summary import group_samples
 
@@ -23,8 +24,6 @@ LATENCY = "latency.png"
 #: Past this max/min ratio the axis is logarithmic.
 LOG_RATIO = 30.0
 PERCENTILES = (5, 50, 95, 99)
-_WHAT = {"rtt": "round-trip time (ping)", "latency": "one-way latency (iperf2)",
-         "netperf": "request/response time (netperf)"}  # fmt: skip
 
 
 def _per_packet(samples: list[dict[str, Any]]) -> list[float]:
@@ -111,8 +110,9 @@ def plot_latency(doc: dict[str, Any], path: Path, rows: list[dict[str, Any]]) ->
         bottom, top = style.value_range(drawn)
         ax.set_ylim(bottom, top)
         note = style.from_note(bottom)
-    families = sorted({_family(r["latency_ms"]["metric"]) for r in shown})
-    ax.set_ylabel(" / ".join(_WHAT.get(f, f) for f in families) + " (ms)")
+    says = sorted({headline.says(doc, str(r.get("tool") or ""), r["latency_ms"]["metric"])
+                   for r in shown})  # fmt: skip
+    ax.set_ylabel(" / ".join(says) + " (ms)", fontsize=8)
     ax.set_xticks(ticks, labels, rotation=20 if len(shown) > 4 else 0,
                   ha="right" if len(shown) > 4 else "center", fontsize=8)  # fmt: skip
     ax.set_xlabel("test, grouped by sender→receiver")
@@ -121,7 +121,7 @@ def plot_latency(doc: dict[str, Any], path: Path, rows: list[dict[str, Any]]) ->
     if any(len(_per_packet(samples[r["name"]])) >= 20 for r in shown):
         what += "; per-packet tests: box p5-p95, tick p99, dot p50"
     if any(r["latency_ms"].get("percentiles") for r in shown):
-        what += "; netperf: dot mean, box p50-p90, whisker to p99, tick p99.9"
+        what += "; reported percentiles: dot mean, box p50-p90, whisker to p99, tick p99.9"
     nothing = None if shown else "no latency measured in this run"
     return style.finish(
         fig, ax, path, style.title(doc, f"latency: {what}"), empty_text=nothing, axis="y"
@@ -142,13 +142,6 @@ def _range(ax: Any, x: float, found: dict[str, Any], colour: str, label: str | N
         drawn += [bottom, avg + spread]
     ax.plot([x], [avg], "o", ms=7, color=colour, label=label, zorder=3)
     return drawn
-
-
-def _family(metric: str) -> str:
-    """rtt_avg_ms -> rtt; netperf's latency_mean_us -> netperf (its request/response time)."""
-    if metric.endswith("_avg_ms"):
-        return metric.removesuffix("_avg_ms")
-    return "netperf"
 
 
 def _reported(

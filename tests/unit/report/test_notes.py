@@ -48,8 +48,20 @@ def test_a_failure_is_told_once_and_not_again_as_a_run_error() -> None:
 def test_the_latency_legend_names_the_tools_figure() -> None:
     said = notes(load("ping-lab"))
     assert any(
-        line.startswith("latency ms = ") and "round-trip time (ping)" in line for line in said
+        line.startswith("latency ms = ") and "ping's mean round-trip time" in line for line in said
     )
+
+
+def test_a_tool_added_later_says_what_its_latency_is_in_its_own_words() -> None:
+    """The legend reads the run's declaration of the metric (its description) and the
+    sample's tool: no table of tools in the report."""
+    doc = load("ping-lab")
+    for test in doc["tests"]:
+        test["tool"] = "hoptool"
+    doc["metrics"]["rtt_avg_ms"]["description"] = "mean hop-by-hop time"
+    said = [line for line in notes(doc) if line.startswith("latency ms = ")]
+    assert said == ["latency ms = median of the repeats' mean (min-max): "
+                    "hoptool's mean hop-by-hop time"]  # fmt: skip
 
 
 def test_a_load_tests_idle_and_loaded_forms_are_one_note_per_metric() -> None:
