@@ -106,7 +106,7 @@ class Check:
     def metric_names(self, pre: str, tool: str, options: Mapping[str, Any], mode: str) -> None:
         """``tolerances:`` may name only the metrics the test's tool declares (a ``load:``
         test's: netrun.tools.load), and ``load:``'s own keys are checked."""
-        for text in load_spec.problems(tool, mode, options):
+        for text in load_spec.problems(tool, options):
             self.add(pre, text)
         names = [m.name for m in form.of(self.tools[tool], options).metrics]
         for key in options.get("tolerances") or {}:

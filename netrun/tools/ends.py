@@ -280,8 +280,9 @@ class Carried(Generic[T]):
 
 @dataclass(frozen=True)
 class Cannot:
-    """What a mode cannot carry, declared once as data and checked at planning (the
-    validator, ``--check-only``, and the mode's setup): a test matches when every field
+    """What a mode cannot carry, declared once as data and checked from the files alone
+    (``--check-only`` says so before anything is contacted; the mode's setup refuses the
+    test when it starts, and the other tests still run): a test matches when every field
     set here matches it (``tool``; each ``options`` key's value, one of a tuple; ``load``:
     the test has a ``load:`` flow)."""
 

@@ -77,9 +77,11 @@ class Turn(Mode):
     tools = ("iperf2",)  # the tunnel carries iperf2's UDP/TCP; validation refuses the rest
     cannot = (
         Cannot(
-            "test {test}: mode turn cannot carry a load: the load's bulk iperf3 flow would "
-            "run straight between the hosts, not through the relay; measure latency under "
-            "load in mode baremetal",
+            "test {test}: mode turn cannot carry a load: the load's bulk iperf3 flow needs "
+            "a TCP control connection, which the relay's tunnel does not carry, so it would "
+            "run straight between the hosts, not through the relay; drop load:, and load the "
+            "relay with pairs: {{fanin: HOST}} (its iperf2 flows cross it at once), or "
+            "measure latency under load in mode baremetal",
             load=True,
         ),
     )

@@ -66,24 +66,13 @@ def of(options: Mapping[str, Any]) -> Load | None:
     return Load(**merged)
 
 
-#: Modes whose path the load's iperf3 cannot take (TURN's tunnel relays the test's UDP
-#: datagrams only; iperf3 needs a TCP control connection to its server).
-NO_LOAD_MODES = ("turn",)
-
-
-def problems(tool: str, mode: str, options: Mapping[str, Any]) -> list[str]:
-    """One line per bad ``load`` key (the option's shape is checked on its own)."""
+def problems(tool: str, options: Mapping[str, Any]) -> list[str]:
+    """One line per bad ``load`` key (the option's shape is checked on its own). A mode
+    whose path a load cannot take says so itself (a Cannot record with ``load``: turn)."""
     value = options.get("load")
     if value is None or value is False or not _shape(value):
         return []
     out = []
-    if mode in NO_LOAD_MODES:
-        out.append(
-            f"load: not in mode {mode!r}: the load's iperf3 needs a TCP control connection,"
-            " which the relay's tunnel does not carry, so it would bypass the relay: drop"
-            " load:, and load the relay with pairs: {fanin: HOST} (its iperf2 flows cross it"
-            " at once), or use mode: baremetal for latency under load"
-        )
     if tool == "netperf" and options.get("test") not in NETPERF_LATENCY:
         out.append(
             f"load: needs a latency test (test: {', '.join(NETPERF_LATENCY)}), not "

@@ -27,6 +27,7 @@ from netrun.run.needs import plan_needs
 from netrun.run.plan import plan_tests
 from netrun.scenario.loader import load_scenario
 from netrun.tools.base import PeersSeen
+from netrun.tools.ends import refusal
 from netrun.tools.iperf2 import parse as iperf2
 from tests.conftest import IPERF2_FIXTURES, RESULTS_FIXTURES, ROOT
 
@@ -173,3 +174,13 @@ def test_the_relay_is_proven_by_a_result_that_reports_its_servers_peers() -> Non
     assert counters(None, None, None, None, result) == {
         "unavailable": "the TURN server is not an inventory host: its NIC is not read"
     }
+
+
+def test_turn_declares_that_it_cannot_carry_a_load() -> None:
+    """The refusal lives in the mode (Mode.cannot), not in the load's tool: said before
+    the test's hosts are touched (``--check-only``, the mode's setup)."""
+    options = {"load": True}
+    why = refusal("turn", Turn.cannot, "lat", "iperf2", options.get)
+    assert why is not None and why.startswith("test lat: mode turn cannot carry a load")
+    assert "TCP control connection" in why and "pairs: {fanin: HOST}" in why
+    assert refusal("turn", Turn.cannot, "lat", "iperf2", {"load": False}.get) is None
