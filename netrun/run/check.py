@@ -28,21 +28,13 @@ from netrun.run.needs import Needs, plan_needs, probe_host, program
 from netrun.run.plan import TestPlan, plan_test
 from netrun.tools import docker as dk
 from netrun.tools import get_tool
+from netrun.tools.context import VERSION_FLAGS
 from netrun.tools.facts import PROBED
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec
     from netrun.inventory.model import Inventory
 
-#: How each tool says its version (first line of output kept).
-VERSION_FLAGS: dict[str, str] = {
-    "docker": "--version",
-    "iperf": "-v",
-    "ping": "-V",
-    "ip": "-V",
-    "turnserver": "--version",
-    "kubectl": "version --client",
-}
 #: A clock further off than this (beyond the reading's own uncertainty) is not ready:
 #: one-way latency (iperf2) would be off by as much.
 CLOCK_LIMIT_S = 0.5
@@ -172,7 +164,7 @@ def _check_host(host: Host, needs: Needs, images: list[str], out: HostCheck) -> 
 
 def _version(host: Host, tool: str) -> str:
     """``tool VERSION`` from the tool's own first line (the tool alone when it says none)."""
-    flags = VERSION_FLAGS.get(tool, "--version").split()
+    flags = VERSION_FLAGS.get(tool, "--version").split()  # as the host context reads them
     res = host.run([program(host, tool), *flags], timeout=30, check=False)
     text = (res.stdout or res.stderr).strip().splitlines()
     return f"{tool} ({text[0].strip()[:60]})" if text else tool

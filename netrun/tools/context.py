@@ -44,7 +44,8 @@ SYSCTLS = (
     "net.ipv4.tcp_notsent_lowat",
     "net.ipv4.udp_mem",
 )
-#: How each measuring tool says its version (anything else: ``--version``).
+#: How each program says its version (anything else: ``--version``): the host context
+#: reads them, and so does `netrun check` (netrun.run.check).
 VERSION_FLAGS = {"iperf": "-v", "ping": "-V", "ip": "-V", "kubectl": "version --client"}
 PREFIX = "ctx-"
 RC = "netrun-rc "

@@ -15,11 +15,22 @@ from pathlib import Path
 import pytest
 
 from netrun.hosts.host import Host
+from netrun.modes import mode_tools
 from netrun.testing.recording import Reply
 from netrun.testing.scripted import ScriptedTransport
+from netrun.tools import tools
 from tests.unit.modes.sequences import case_files, commands, load, record
 
 CASES = case_files()
+
+
+def test_every_mode_and_tool_has_a_case() -> None:
+    """One case per registered mode x tool, and per mode with a ``load:`` flow (the load
+    is a form of a test: netrun.tools.load): a new mode or tool comes with its cases
+    (``make cases`` records them; a pair the mode refuses records the refusal)."""
+    have = {p.stem for p in CASES}
+    wanted = {f"{m}-{t}" for m in mode_tools() for t in [*tools(), "load"]}
+    assert sorted(wanted - have) == [], "add tests/unit/modes/cases/<mode>-<tool>.json"
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
