@@ -18,7 +18,7 @@ from netrun.modes import sameend
 from netrun.tools import form, get_tool, option_table
 from netrun.tools.base import TOOL, Tool
 from netrun.tools.docker import EngineInfo
-from netrun.tools.ends import Cannot, Carried, End, HostEnd, T, refusal
+from netrun.tools.ends import Cannot, Carried, Caveat, End, HostEnd, T, refusal
 from netrun.tools.facts import HostFacts
 from netrun.tools.savers.model import NONE, Saver, Savers
 from netrun.tools.savers.pipeline import Pipeline
@@ -130,9 +130,12 @@ class Mode:
     #: pairing is declared (a mode implements each tool's placement; tools never name modes).
     tools: ClassVar[tuple[str, ...] | None] = None
     #: What the mode cannot carry among the tools it runs (a UDP test through FreeFlow's
-    #: TCP-only library, a load through a relay), as data: ``refusal`` reads it, so the
-    #: validator's ``--check-only`` and the setup refuse it with the same line.
+    #: TCP-only library, a load through a relay), as data: ``refusal`` reads it, so
+    #: ``--check-only`` and the setup refuse it with the same line.
     cannot: ClassVar[tuple[Cannot, ...]] = ()
+    #: Why a kind of test it carries fails its path check for a reason of the mode's own
+    #: (FreeFlow's TCP_CRR), as data: ``caveat`` reads it.
+    caveats: ClassVar[tuple[Caveat, ...]] = ()
     #: role -> the programs a host in that role must have (see netrun.run.needs for their
     #: names); TOOL: the test's tool runs there on the host itself (its programs replace it).
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": (TOOL,), "client": (TOOL,)}
@@ -322,6 +325,11 @@ class Mode:
         it ``cannot`` carry; None: it can."""
         t = self.test
         return refusal(self.name, self.cannot, t.name, t.tool, self._option)
+
+    def caveat(self) -> str | None:
+        """The note of the first of ``caveats`` about this test; None: none is."""
+        t = self.test
+        return next((c.note for c in self.caveats if c.matches(t.tool, self._option)), None)
 
     def _option(self, name: str) -> Any:
         """The test's value of ``name``, None for an option its tool has not."""

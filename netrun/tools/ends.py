@@ -278,23 +278,19 @@ class Carried(Generic[T]):
     note: str = ""
 
 
-@dataclass(frozen=True)
-class Cannot:
-    """What a mode cannot carry, declared once as data and checked from the files alone
-    (``--check-only`` says so before anything is contacted; the mode's setup refuses the
-    test when it starts, and the other tests still run): a test matches when every field
-    set here matches it (``tool``; each ``options`` key's value, one of a tuple; ``load``:
-    the test has a ``load:`` flow)."""
+@dataclass(frozen=True, kw_only=True)
+class Matching:
+    """Which tests a mode's record is about: a test matches when every field set here
+    matches it (``tool``; each ``options`` key's value, one of a tuple; ``load``: the test
+    has a ``load:`` flow)."""
 
-    #: The line refusing the test; ``{test}`` and ``{mode}`` are filled in.
-    why: str
     tool: str | None = None
     options: Mapping[str, Any] | None = None
     load: bool = False
 
     def matches(self, tool: str, value: Callable[[str], Any]) -> bool:
         """Whether a test of ``tool`` whose options read ``value(name)`` (None for one
-        its tool has not) is one this rule refuses."""
+        its tool has not) is one this record is about."""
         if self.tool is not None and tool != self.tool:
             return False
         if self.load and not value("load"):
@@ -304,6 +300,25 @@ class Cannot:
             if value(key) not in allowed:
                 return False
         return True
+
+
+@dataclass(frozen=True)
+class Cannot(Matching):
+    """What a mode cannot carry, declared once as data and checked from the files alone
+    (``--check-only`` says so before anything is contacted; the mode's setup refuses the
+    test when it starts, and the other tests still run)."""
+
+    #: The line refusing the test; ``{test}`` and ``{mode}`` are filled in.
+    why: str
+
+
+@dataclass(frozen=True)
+class Caveat(Matching):
+    """Why a kind of test the mode carries fails its path check for a reason of the
+    mode's own (FreeFlow sets each of TCP_CRR's connections up over the overlay),
+    declared as data: added to that check's reason (Mode.caveat)."""
+
+    note: str
 
 
 def refusal(

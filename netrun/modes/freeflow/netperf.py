@@ -31,7 +31,7 @@ each process's data port at a FreeFlow end (End.needs_bind).
 from __future__ import annotations
 
 from netrun.modes.freeflow.sockets import STREAM_ONLY
-from netrun.tools.ends import Cannot
+from netrun.tools.ends import Cannot, Caveat
 
 #: netperf's UDP_RR, refused before its containers start (Mode.cannot; libfsocket/preload.c).
 UDP_RR = Cannot(
@@ -39,14 +39,12 @@ UDP_RR = Cannot(
     tool="netperf",
     options={"test": "UDP_RR"},
 )
-#: Why a TCP_CRR repeat is not accelerated (its handshakes cross the overlay).
-CRR_NOTE = (
-    "TCP_CRR opens a connection per transaction, and FreeFlow sets each one up over the "
-    "overlay first (libfsocket connect() reads the peer's host address over the overlay "
-    "socket): the handshakes cross the overlay, the requests and responses do not"
+#: Why a TCP_CRR repeat is not accelerated (its handshakes cross the overlay): added to
+#: its path check when it is not (Mode.caveats).
+CRR = Caveat(
+    tool="netperf",
+    options={"test": "TCP_CRR"},
+    note="TCP_CRR opens a connection per transaction, and FreeFlow sets each one up over "
+    "the overlay first (libfsocket connect() reads the peer's host address over the overlay "
+    "socket): the handshakes cross the overlay, the requests and responses do not",
 )
-
-
-def checked(test: object, accelerated: bool, why: str) -> str:
-    """A repeat's path check, with why TCP_CRR's is not accelerated when it is not."""
-    return f"{why}; {CRR_NOTE}" if test == "TCP_CRR" and not accelerated else why

@@ -11,12 +11,15 @@ both ends, and the payload netperf moved each way).
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from netrun.modes.base import Mode
 from netrun.modes.docker import carry
 from netrun.modes.freeflow import netperf as ff_netperf
+from netrun.modes.freeflow.mode import FreeFlow
 from netrun.tools.netperf import stats
 from netrun.tools.netperf.parse import NetperfError, parse
 from tests.conftest import NETPERF_FIXTURES
@@ -87,8 +90,24 @@ def test_a_crr_repeat_that_crossed_says_why_and_the_others_are_left_alone() -> N
     handshakes cross the overlay, and its path check says so when it was not accelerated."""
     moved = payload("tcp_crr", "TCP_CRR")
     accelerated, _, why = carry.verdict(paths("tcp_crr")["path_bytes"], moved)
-    assert ff_netperf.checked("TCP_CRR", accelerated, why) == (
-        why if accelerated else f"{why}; {ff_netperf.CRR_NOTE}"
+    assert judged("TCP_CRR", accelerated, why) == (
+        why if accelerated else f"{why}; {ff_netperf.CRR.note}"
     )
-    assert ff_netperf.checked("TCP_CRR", True, "ok") == "ok"
-    assert ff_netperf.checked("TCP_RR", False, "crossed") == "crossed"
+    assert judged("TCP_CRR", True, "ok") == "ok"
+    assert judged("TCP_RR", False, "crossed") == "crossed"
+    assert FreeFlow.caveats == (ff_netperf.CRR,)
+
+
+def judged(test: str, accelerated: bool, why: str) -> str:
+    """FreeFlow.judged's path check of a netperf repeat of ``test`` (Mode.caveat reads
+    the mode's caveats against the test's options)."""
+    mode = SimpleNamespace(
+        test=SimpleNamespace(tool="netperf"),
+        caveats=FreeFlow.caveats,
+        _option={"test": test}.get,
+    )
+    mode.caveat = lambda: Mode.caveat(mode)  # type: ignore[arg-type]
+    details = {"path_check": why}
+    FreeFlow.judged(mode, details, accelerated)  # type: ignore[arg-type]
+    assert details["accelerated"] is accelerated
+    return details["path_check"]
