@@ -65,6 +65,7 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     from netrun.inventory.model import check_netrun_vars, resolve_role
     from netrun.modes import all_options, scoped_options
     from netrun.results.store import default_dir, load
+    from netrun.run.needs import programs
     from netrun.run.request import RunRequest
     from netrun.run.resume import differences
     from netrun.scenario.loader import MAX_FORKS, MAX_PARALLEL, load_scenario
@@ -75,7 +76,8 @@ def prepare(inputs: JobInputs) -> tuple[RunRequest, list[str]]:
     settable = [o.name for o in COMMON_OPTIONS if o.from_inventory]  # netrun_port
     settable += [o.name for o in all_options()]
     settable += list(scoped_options(COMMON_OPTIONS))  # netrun_docker_network: one mode's
-    problems = check_netrun_vars(inventory, [f"netrun_{name}" for name in settable])
+    paths = [p.var for p in programs().values() if p.var]  # netrun_netperf: a tool's program
+    problems = check_netrun_vars(inventory, [f"netrun_{name}" for name in settable] + paths)
     overrides = parse_overrides(inputs.extra)
     if inputs.limit:
         inventory.select(inputs.limit)  # a pattern matching nothing is bad input, up front

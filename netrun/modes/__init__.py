@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 
 from netrun.core.options import Option
+from netrun.core.programs import Program
 from netrun.modes.base import Mode
 
 #: mode name -> module that defines it (imported lazily: docker's SDK is slow to import).
@@ -55,6 +56,11 @@ def mode_roles() -> dict[str, tuple[str, ...]]:
 def mode_tools() -> dict[str, tuple[str, ...] | None]:
     """Each mode's tools (None: any tool that runs in it), for validation."""
     return {name: get_mode(name).tools for name in _modules()}
+
+
+def mode_programs() -> list[Program]:
+    """What installs each mode's own programs (Mode.installs), for netrun.run.needs."""
+    return [p for name in _modules() for p in get_mode(name).installs]
 
 
 def all_options() -> list[Option]:

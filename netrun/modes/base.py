@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 from netrun.cleanup import undo as undo_records
 from netrun.cleanup.ledger import Ledger, Scope
 from netrun.core.options import Option, option_for
+from netrun.core.programs import Program
 from netrun.modes import sameend
 from netrun.tools import form, get_tool, option_table
 from netrun.tools.base import TOOL, Tool
@@ -139,6 +140,9 @@ class Mode:
     #: role -> the programs a host in that role must have (see netrun.run.needs for their
     #: names); TOOL: the test's tool runs there on the host itself (its programs replace it).
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": (TOOL,), "client": (TOOL,)}
+    #: What installs each program of its own in ``needs`` (docker, turnserver), for the
+    #: line that names a missing one (netrun.run.needs); the tools declare theirs.
+    installs: ClassVar[tuple[Program, ...]] = ()
     # What the mode supports, asked by the run (which never names a concrete mode):
     #: Its ends run in containers (an ``mtu:`` test also sets the containers' interfaces).
     containers: ClassVar[bool] = False

@@ -73,6 +73,7 @@ def plan(
         tool = get_tool(DEFAULT_TOOL)
         wanted = list(dict.fromkeys(p for r in ("client", "server") for p in tool.programs(r)))
         needs = Needs(tools={h.name: list(wanted) for h in hosts})
+        needs.know(tool.installs)
         why = "baremetal (the default mode)"
         needs.needed_by = {(h.name, p): why for h in hosts for p in wanted}
         return hosts, needs, {}
@@ -155,17 +156,17 @@ def _check_host(host: Host, needs: Needs, images: list[str], out: HostCheck) -> 
             if version := facts.version(name):
                 out.found.append(f"{name} {version}")
             continue
-        out.found.append(_version(host, name))
+        out.found.append(_version(host, name, needs))
     if "docker" in wanted and "docker" not in missing:
         _check_docker(host, images, out)
     _check_nic(host, facts, out)
     _check_clock(host, out)
 
 
-def _version(host: Host, tool: str) -> str:
+def _version(host: Host, tool: str, needs: Needs) -> str:
     """``tool VERSION`` from the tool's own first line (the tool alone when it says none)."""
     flags = VERSION_FLAGS.get(tool, "--version").split()  # as the host context reads them
-    res = host.run([program(host, tool), *flags], timeout=30, check=False)
+    res = host.run([program(host, tool, needs.programs), *flags], timeout=30, check=False)
     text = (res.stdout or res.stderr).strip().splitlines()
     return f"{tool} ({text[0].strip()[:60]})" if text else tool
 

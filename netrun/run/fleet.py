@@ -198,7 +198,8 @@ class Fleet:
         take = lease.acquire_script(self.ctx.run_id, self.lease_holder)
         # the host's context, once per run, before a start script (which takes what follows)
         known = (self.doc["hosts"].get(host.name) or {}).get("context")
-        tools = {t: program(host, t) for t in self.needs.tools.get(host.name, [])}
+        progs = self.needs.programs
+        tools = {t: program(host, t, progs) for t in self.needs.tools.get(host.name, [])}
         read = None if known else host_context.context_script(tools)
         after = None
         if read and pre is not None and pre.settles:  # beside the server's start

@@ -5,7 +5,8 @@ test's tool runs on the host itself (bare metal), replaced by that tool's progra
 (``Tool.programs``: iperf3, iperf, ping...); docker where the tool runs in containers;
 turnserver, kubectl. The runner gathers one set per host over all of its tests and the
 probe checks exactly those, so a container host needs no iperf3 and a missing program is
-named with its install command.
+named with its install command, which the tool or mode that runs it declares beside it
+(``Tool.installs``, ``Mode.installs``: netrun.core.programs).
 """
 
 from __future__ import annotations
@@ -15,60 +16,49 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from netrun.core.programs import Program
 from netrun.errors import ToolError
 from netrun.hosts.host import Host
+from netrun.modes import mode_programs
 from netrun.run.plan import TestPlan
 from netrun.tools import facts as facts_tool
+from netrun.tools import tools as registered_tools
 from netrun.tools.base import TOOL
 
 if TYPE_CHECKING:
     from netrun.tools.facts import HostFacts
 
 
-@dataclass(frozen=True)
-class Tool:
-    """A program a mode runs on a host, and the packages that provide it."""
-
-    name: str
-    #: The inventory variable that overrides the program's path (``netrun_iperf3``).
-    var: str | None
-    debian: str
-    rhel: str
+#: The run's own programs, beside those the tools and modes declare (Tool.installs,
+#: Mode.installs).
+OWN = (Program("ip", None, "iproute2", "iproute"),)
 
 
-#: netperf is in Ubuntu's multiverse; Debian 12 has no package (it is non-free elsewhere).
-_NETPERF_DEB = (
-    "netperf (Ubuntu multiverse; Debian 12 has none: build it from "
-    "https://github.com/HewlettPackard/netperf with ./configure --enable-histogram)"
-)
-TOOLS: dict[str, Tool] = {
-    t.name: t
-    for t in (
-        Tool("iperf3", "netrun_iperf3", "iperf3", "iperf3"),
-        Tool("docker", "netrun_docker", "docker.io", "docker-ce (or moby-engine)"),
-        Tool("iperf", "netrun_iperf2", "iperf", "iperf"),
-        Tool("turnserver", "netrun_turnserver", "coturn", "coturn"),
-        Tool("python3", "netrun_python", "python3", "python3"),
-        Tool("ping", None, "iputils-ping", "iputils"),
-        Tool("netperf", "netrun_netperf", _NETPERF_DEB, "netperf (EPEL)"),
-        Tool("netserver", "netrun_netserver", _NETPERF_DEB, "netperf (EPEL)"),
-        Tool("ip", None, "iproute2", "iproute"),
-        Tool(
-            "kubectl",
-            "netrun_kubectl",
-            "kubectl (Kubernetes apt repo)",
-            "kubectl (Kubernetes yum repo)",
-        ),
-    )
-}
+def programs() -> dict[str, Program]:
+    """Program name -> its declaration: the run's own, every registered tool's and every
+    registered mode's (the first declaration of a name wins): the inventory variables a
+    run may be given (netrun.job), read before the tests are planned. A run's own checks
+    read ``Needs.programs``, from its plans."""
+    found: dict[str, Program] = {}
+    declared = [
+        *OWN,
+        *(p for t in registered_tools().values() for p in t.installs),
+        *mode_programs(),
+    ]
+    for prog in declared:
+        found.setdefault(prog.name, prog)
+    return found
+
+
 SECTION = "==netrun:needs=="
 MARK = "netrun-missing"
 
 
-def program(host: Host, tool: str) -> str:
-    """The command that runs ``tool`` on ``host``: its ``netrun_<tool>`` path, else the name."""
-    known = TOOLS.get(tool)
-    value = host.vars.get(known.var) if known and known.var else None
+def program(host: Host, tool: str, known: Mapping[str, Program]) -> str:
+    """The command that runs ``tool`` on ``host``: its ``netrun_<tool>`` path (the variable
+    ``known``, the run's programs, names), else the name."""
+    found = known.get(tool)
+    value = host.vars.get(found.var) if found and found.var else None
     return str(value or tool)
 
 
@@ -84,11 +74,11 @@ def host_needs(
     return {name: list(tools) for name, tools in found.items()}
 
 
-def check_script(host: Host, tools: Iterable[str]) -> str:
+def check_script(host: Host, tools: Iterable[str], known: Mapping[str, Program]) -> str:
     """sh lines printing one ``netrun-missing TOOL`` line per tool not found on the host."""
     lines = [f"echo {shlex.quote(SECTION)}"]
     for tool in tools:
-        exe = shlex.quote(program(host, tool))
+        exe = shlex.quote(program(host, tool, known))
         lines.append(f"command -v {exe} >/dev/null 2>&1 || echo {MARK} {shlex.quote(tool)}")
     return "\n".join(lines) + "\n"
 
@@ -107,19 +97,22 @@ def parse_missing(output: str) -> list[str]:
     return missing
 
 
-def missing_message(host: Host, missing: Iterable[str], why: Callable[[str], str]) -> str:
-    """One line naming each missing tool, what needs it, and how to install it."""
+def missing_message(
+    host: Host, missing: Iterable[str], why: Callable[[str], str], known: Mapping[str, Program]
+) -> str:
+    """One line naming each missing tool, what needs it, and how to install it (what
+    ``known``, the run's programs, says of it)."""
     parts = []
     for tool in missing:
-        known = TOOLS.get(tool)
-        where = program(host, tool)
+        found = known.get(tool)
+        where = program(host, tool, known)
         fix = (
-            f"install it (Debian/Ubuntu: apt-get install {known.debian}; "
-            f"RHEL/Fedora: dnf install {known.rhel})"
-            if known
+            f"install it (Debian/Ubuntu: apt-get install {found.debian}; "
+            f"RHEL/Fedora: dnf install {found.rhel})"
+            if found
             else "install it"
         )
-        override = f" or set {known.var} to its path" if known and known.var else ""
+        override = f" or set {found.var} to its path" if found and found.var else ""
         parts.append(f"{tool} not found ('{where}', needed by {why(tool)}); {fix}{override}")
     return f"{host.name}: " + "; ".join(parts)
 
@@ -134,6 +127,14 @@ class Needs:
     needed_by: dict[tuple[str, str], str] = field(default_factory=dict)
     #: host name -> tools the last probe found missing.
     missing: dict[str, list[str]] = field(default_factory=dict)
+    #: program name -> what installs it, from the run's tests' tools and modes
+    #: (Tool.installs, Mode.installs) and the run's own.
+    programs: dict[str, Program] = field(default_factory=lambda: {p.name: p for p in OWN})
+
+    def know(self, declared: Iterable[Program]) -> None:
+        """Add programs a test's tool or mode declares (the first of a name stays)."""
+        for prog in declared:
+            self.programs.setdefault(prog.name, prog)
 
     def check(self, host: Host, found: HostFacts) -> None:
         """Raise one ToolError naming every tool the host lacks, and how to install it."""
@@ -144,7 +145,8 @@ class Needs:
             missing.insert(0, probed)  # found, but it does not answer --version
         if missing:
             why = self.needed_by.get
-            raise ToolError(missing_message(host, missing, lambda t: why((host.name, t), "?")))
+            said = missing_message(host, missing, lambda t: why((host.name, t), "?"), self.programs)
+            raise ToolError(said)
 
 
 def role_needs(plan: TestPlan) -> Mapping[str, tuple[str, ...]]:
@@ -206,6 +208,8 @@ def plan_needs(plans: Sequence[TestPlan]) -> Needs:
     """What each host of these tests needs, from each test's mode and tool and the host's
     roles."""
     needs = Needs()
+    for b in plans:
+        needs.know((*b.mode.installs, *b.tool.installs))
     declared = [(b.spec.hosts_by_role, role_needs(b)) for b in plans]
     needs.tools = host_needs(declared)
     tests = [b.spec for b in plans]
@@ -227,8 +231,9 @@ def probe_host(
     rides on that round trip; ``on_output`` gets the whole output."""
 
     wanted = needs.tools.get(host.name, [])
-    script = check_script(host, wanted) + facts_tool.probe_script(
-        data_ip=host.data_ip, iface=host.iface, iperf3=program(host, facts_tool.PROBED)
+    known = needs.programs
+    script = check_script(host, wanted, known) + facts_tool.probe_script(
+        data_ip=host.data_ip, iface=host.iface, iperf3=program(host, facts_tool.PROBED, known)
     )
     if extra:
         script += f"\n(\n{extra}\n)\n"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from netrun.core.metrics import Metric
 from netrun.core.options import Option
+from netrun.core.programs import Program
 from netrun.tools.ends import Carried, End, Recorder, T, Workdirs
 from netrun.tools.fan import Fan
 from netrun.tools.savers.model import Savers
@@ -263,6 +264,9 @@ class Tool:
     beside_seconds: Callable[[TestSpec], float] | None = None
     #: Its latency metrics (``load:`` on it: what the load added); None: it has none.
     latency: Latency | None = None
+    #: What installs each program it runs on the hosts (``needs``), for the line that
+    #: names a missing one (netrun.run.needs): declared here, beside the programs.
+    installs: tuple[Program, ...] = ()
 
     def programs(self, role: str) -> tuple[str, ...]:
         """The programs it runs on a host in ``role`` where a mode runs it there itself

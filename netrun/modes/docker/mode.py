@@ -22,6 +22,7 @@ from netrun.cleanup import undo
 from netrun.core.measurement import Measurement
 from netrun.core.mtuplan import wanted
 from netrun.core.options import Option, expecting, matching, number
+from netrun.core.programs import Program
 from netrun.errors import ModeError
 from netrun.hosts.command import CommandResult
 from netrun.hosts.group import in_parallel
@@ -79,6 +80,7 @@ class DockerMode(ContainerMode):
         sequential_only=(Saver.EARLY_SWEEP,),
     )  # fmt: skip
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("docker",), "client": ("docker",)}
+    installs = (Program("docker", "netrun_docker", "docker.io", "docker-ce (or moby-engine)"),)
 
     @classmethod
     def probe_starts(

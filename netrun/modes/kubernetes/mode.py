@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from netrun.core.measurement import Measurement
 from netrun.core.options import Option, number
+from netrun.core.programs import Program
 from netrun.core.spec import TestSpec
 from netrun.errors import Cancelled, ModeError
 from netrun.hosts.host import Host
@@ -70,6 +71,12 @@ class Kubernetes(Mode):
         "server": ("kubectl",),
         "client": ("kubectl",),
     }
+    installs = (
+        Program(
+            "kubectl", "netrun_kubectl", "kubectl (Kubernetes apt repo)",
+            "kubectl (Kubernetes yum repo)",
+        ),
+    )  # fmt: skip
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

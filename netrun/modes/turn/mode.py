@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 from netrun.core.options import Option, expecting, integer
+from netrun.core.programs import Program
 from netrun.core.spec import Flow
 from netrun.errors import HostError, ModeError, ToolError
 from netrun.modes.base import Mode
@@ -90,6 +91,10 @@ class Turn(Mode):
         "client": (TOOL, "python3"),  # python3: netrun's TURN tunnel (commands.py)
         "relay": ("turnserver",),
     }
+    installs = (
+        Program("turnserver", "netrun_turnserver", "coturn", "coturn"),
+        Program("python3", "netrun_python", "python3", "python3"),
+    )
 
     def dialled(self, port: int) -> tuple[str, int | None, str]:
         """The client's leg dials netrun's tunnel on its own host, on a port known when

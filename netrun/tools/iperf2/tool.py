@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from netrun.core.measurement import Measurement
 from netrun.core.options import Option, expecting, integer, max_loss_option, seconds
+from netrun.core.programs import Program
 from netrun.hosts import clock_reading
 from netrun.tools.base import Latency, Tool
 from netrun.tools.iperf2 import command as iperf2_command
@@ -157,6 +158,7 @@ TOOL = Tool(
     describe=describe,
     protocol="udp",
     needs={"server": ("iperf",), "client": ("iperf",)},
+    installs=(Program("iperf", "netrun_iperf2", "iperf", "iperf"),),
     fan=iperf2_flows.FAN,
     preview=preview,
     stop=stop,

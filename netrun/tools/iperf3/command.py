@@ -22,8 +22,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from netrun.core.programs import Program
 from netrun.tools.iperf3 import options as iperf3_options
 from netrun.tools.iperf3.result import PROTOCOLS
+
+#: iperf3 on a host: its package, and the inventory variable naming another path (the
+#: tool's and a load's ends run it: Tool.installs).
+PROGRAM = Program("iperf3", "netrun_iperf3", "iperf3", "iperf3")
 
 if TYPE_CHECKING:
     from netrun.core.spec import TestSpec

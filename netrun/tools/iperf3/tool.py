@@ -33,6 +33,7 @@ from netrun.results.flags import offered_bps
 from netrun.tools.base import Tool
 from netrun.tools.fan import AGGREGATE, Fan
 from netrun.tools.iperf3 import ahead, loss, onhost, placed, resident, tcpinfo
+from netrun.tools.iperf3 import command as iperf3_command
 from netrun.tools.iperf3 import flows as iperf3_flows
 from netrun.tools.iperf3 import measure as iperf3_measure
 from netrun.tools.iperf3 import options as iperf3_options
@@ -312,6 +313,7 @@ def fan_sum(found: Sequence[Measurement], options: Mapping[str, Any]) -> Measure
 
 TOOL = Tool(
     name="iperf3",
+    installs=(iperf3_command.PROGRAM,),
     live_nic=True,
     options=OPTIONS,
     metrics=METRICS,

@@ -36,6 +36,7 @@ from netrun.core.measurement import Measurement
 from netrun.core.metrics import Metric
 from netrun.errors import Cancelled
 from netrun.tools.base import Latency, Tool
+from netrun.tools.iperf3 import command as iperf3_command
 from netrun.tools.load import spec as load_spec
 from netrun.tools.load.flow import EndFlow, Flow, HostFlow
 
@@ -198,6 +199,7 @@ def with_load(tool: Tool, options: Mapping[str, Any]) -> Tool:
         measure=lambda mode, repeat: measure(tool, mode, repeat),
         describe=describe,
         needs=needs,
+        installs=(*tool.installs, iperf3_command.PROGRAM),
         raw_suffix=".json",  # one JSON document: idle, loaded, the load's iperf3 JSON
         beside_preview=preview,
         beside_seconds=flow_seconds,

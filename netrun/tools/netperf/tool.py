@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from netrun.core.measurement import Measurement
 from netrun.core.metrics import Metric
 from netrun.core.options import Option, integer
+from netrun.core.programs import Program
 from netrun.tools.base import Latency, Tool
 from netrun.tools.load import spec as load_spec
 from netrun.tools.netperf import command, server, stats
@@ -250,6 +251,12 @@ def describe(test: TestSpec) -> str:
     return f"netperf {test.value('test')}{f' x{n}' if n > 1 else ''} for {test.value('duration')}s"
 
 
+#: netperf is in Ubuntu's multiverse; Debian 12 has no package (it is non-free elsewhere).
+NETPERF_PACKAGE = (
+    "netperf (Ubuntu multiverse; Debian 12 has none: build it from "
+    "https://github.com/HewlettPackard/netperf with ./configure --enable-histogram)"
+)
+
 TOOL = Tool(
     name="netperf",
     options=OPTIONS,
@@ -262,6 +269,10 @@ TOOL = Tool(
     # remote's received bytes), like iperf3's receiver sum
     top_level=("throughput_bps",),
     needs={"server": ("netserver",), "client": ("netperf",)},
+    installs=(
+        Program("netperf", "netrun_netperf", NETPERF_PACKAGE, "netperf (EPEL)"),
+        Program("netserver", "netrun_netserver", NETPERF_PACKAGE, "netperf (EPEL)"),
+    ),
     preview=preview,
     resident=resident,
     resident_ready=READY,

@@ -25,6 +25,7 @@ from netrun.core.measurement import Measurement
 from netrun.core.metrics import Metric
 from netrun.core.numeric import percentile
 from netrun.core.options import Option, expecting, integer
+from netrun.core.programs import Program
 from netrun.tools.base import Latency, Tool
 from netrun.tools.load import spec as load_spec
 from netrun.tools.ping.parse import PingError, parse
@@ -171,6 +172,7 @@ TOOL = Tool(
     describe=describe,
     protocol="icmp",
     needs={"client": ("ping",)},  # the server only answers: its kernel does
+    installs=(Program("ping", None, "iputils-ping", "iputils"),),
     preview=preview,
     latency=Latency("rtt_p50_ms", "rtt_p99_ms"),
 )

@@ -18,6 +18,7 @@ from netrun.run.needs import (
     missing_message,
     parse_missing,
     plan_needs,
+    programs,
     refused,
     role_needs,
     tool_hosts,
@@ -82,11 +83,12 @@ def test_the_needs_check_runs_for_real_and_names_packages() -> None:
     import subprocess
 
     host = Host("c", {"netrun_docker": "/nonexistent/docker"})
-    script = check_script(host, ["sh", "docker", "iperf3"])
+    known = programs()  # every registered tool's and mode's
+    script = check_script(host, ["sh", "docker", "iperf3"], known)
     out = subprocess.run(["sh", "-c", script], capture_output=True, text=True).stdout
     missing = parse_missing(out)
     assert "docker" in missing and "sh" not in missing
-    line = missing_message(host, ["docker"], lambda tool: "docker server")
+    line = missing_message(host, ["docker"], lambda tool: "docker server", known)
     assert line.startswith("c: docker not found ('/nonexistent/docker', needed by docker server)")
     assert "apt-get install docker.io" in line and "dnf install docker-ce" in line
     assert "set netrun_docker" in line

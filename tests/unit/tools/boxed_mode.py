@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
+from netrun.core.programs import Program
 from netrun.modes.base import Mode
 from netrun.tools.ends import Cannot, End, HostEnd
 
@@ -27,6 +28,7 @@ class BoxEnd(HostEnd):
 class Boxed(Mode):
     name = "boxed"
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": ("box",), "client": ("box",)}
+    installs = (Program("box", "netrun_box", "box-engine", "box-engine"),)
     cannot = (Cannot("test {test}: mode {mode} carries no UDP", options={"protocol": "udp"}),)
 
     def place(self, role: str) -> End:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from netrun.core.measurement import Measurement
 from netrun.core.metrics import Metric
 from netrun.core.options import Option, integer
+from netrun.core.programs import Program
 from netrun.errors import ToolError
 from netrun.tools.base import Tool
 
@@ -55,5 +56,6 @@ TOOL = Tool(
     describe=describe,
     protocol="icmp",
     needs={"client": ("probe",)},
+    installs=(Program("probe", "netrun_probe", "probe-utils", "probe-tools"),),
     preview=preview,
 )

@@ -12,6 +12,8 @@ from netrun import modes, tools
 from netrun.hosts.host import Host
 from netrun.modes import get_mode
 from netrun.modes.base import RunContext
+from netrun.run.needs import missing_message, plan_needs, program, programs
+from netrun.run.plan import plan_tests
 from netrun.scenario.loader import load_scenario
 from netrun.testing.recording import RecordingTransport, Reply
 from netrun.tools import get_tool
@@ -91,3 +93,23 @@ PING = """PING 10.99.0.2 (10.99.0.2) 56(84) bytes of data.
 2 packets transmitted, 2 received, 0% packet loss, time 1001ms
 rtt min/avg/max/mdev = 0.040/0.050/0.060/0.010 ms
 """
+
+
+def test_a_new_tool_and_mode_name_their_programs_packages_themselves(tmp_path: Path) -> None:
+    """A missing program is named with its package and its inventory variable from what
+    the tool or mode declares (Tool.installs, Mode.installs), read from the test's plan:
+    nothing in netrun.run names them."""
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "tests:\n  - {name: t, mode: boxed, tool: probe, server: alpha, client: bravo}\n"
+    )
+    needs = plan_needs(list(plan_tests(load_scenario(path, hosts=HOSTS).tests).values()))
+    assert needs.tools == {"alpha": ["box"], "bravo": ["box"]}
+    assert {"probe", "box"} <= set(needs.programs) <= set(programs())
+    known = needs.programs
+    host = Host("bravo", {"netrun_data_ip": "10.0.0.2"})
+    line = missing_message(host, ["probe", "box"], lambda name: f"the {name} role", known)
+    assert line.startswith("bravo: probe not found ('probe', needed by the probe role)")
+    assert "apt-get install probe-utils" in line and "dnf install probe-tools" in line
+    assert "set netrun_probe to its path" in line and "apt-get install box-engine" in line
+    assert program(Host("c", {"netrun_probe": "/opt/probe"}), "probe", known) == "/opt/probe"
