@@ -15,9 +15,11 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Program:
     """One program: its name on the hosts, the inventory variable that overrides its
-    path (``netrun_iperf3``; None: none), and the packages that bring it."""
+    path (``netrun_iperf3``; None: none), the packages that bring it, and the arguments
+    that make it print its version (the host context and ``netrun check`` read it)."""
 
     name: str
     var: str | None
     debian: str
     rhel: str
+    version_flag: str = "--version"

@@ -28,7 +28,6 @@ from netrun.run.needs import Needs, plan_needs, probe_host, program
 from netrun.run.plan import TestPlan, plan_test
 from netrun.tools import docker as dk
 from netrun.tools import get_tool
-from netrun.tools.context import VERSION_FLAGS
 from netrun.tools.facts import PROBED
 
 if TYPE_CHECKING:
@@ -165,7 +164,8 @@ def _check_host(host: Host, needs: Needs, images: list[str], out: HostCheck) -> 
 
 def _version(host: Host, tool: str, needs: Needs) -> str:
     """``tool VERSION`` from the tool's own first line (the tool alone when it says none)."""
-    flags = VERSION_FLAGS.get(tool, "--version").split()  # as the host context reads them
+    found = needs.programs.get(tool)  # as the host context reads it
+    flags = (found.version_flag if found else "--version").split()
     res = host.run([program(host, tool, needs.programs), *flags], timeout=30, check=False)
     text = (res.stdout or res.stderr).strip().splitlines()
     return f"{tool} ({text[0].strip()[:60]})" if text else tool

@@ -200,7 +200,8 @@ class Fleet:
         known = (self.doc["hosts"].get(host.name) or {}).get("context")
         progs = self.needs.programs
         tools = {t: program(host, t, progs) for t in self.needs.tools.get(host.name, [])}
-        read = None if known else host_context.context_script(tools)
+        flags = {t: progs[t].version_flag for t in tools if t in progs}
+        read = None if known else host_context.context_script(tools, flags=flags)
         after = None
         if read and pre is not None and pre.settles:  # beside the server's start
             path = f"{self.ctx.workdir(host)}/{host_context.FILE}"

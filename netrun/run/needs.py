@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 #: The run's own programs, beside those the tools and modes declare (Tool.installs,
 #: Mode.installs).
-OWN = (Program("ip", None, "iproute2", "iproute"),)
+OWN = (Program("ip", None, "iproute2", "iproute", version_flag="-V"),)
 
 
 def programs() -> dict[str, Program]:

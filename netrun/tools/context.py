@@ -44,9 +44,6 @@ SYSCTLS = (
     "net.ipv4.tcp_notsent_lowat",
     "net.ipv4.udp_mem",
 )
-#: How each program says its version (anything else: ``--version``): the host context
-#: reads them, and so does `netrun check` (netrun.run.check).
-VERSION_FLAGS = {"iperf": "-v", "ping": "-V", "ip": "-V", "kubectl": "version --client"}
 PREFIX = "ctx-"
 RC = "netrun-rc "
 _VERSION = re.compile(r"\d+(?:\.\d+)*[\w.+~-]*")
@@ -82,10 +79,14 @@ grep -H '' $ctx_sysctl_paths 2>/dev/null
 """
 
 
-def context_script(tools: Mapping[str, str], iface: str | None = None) -> str:
+def context_script(
+    tools: Mapping[str, str], iface: str | None = None, flags: Mapping[str, str] | None = None
+) -> str:
     """One sh script printing what ``parse_context`` reads. ``tools``: tool name -> the
     command that runs it on this host (its ``netrun_<tool>`` path or the name); ``iface``:
-    the data interface (None: the probe's ``$iface``, set by the probe before it)."""
+    the data interface (None: the probe's ``$iface``, set by the probe before it);
+    ``flags``: tool name -> the arguments that print its version (Program.version_flag;
+    none: ``--version``)."""
     q = shlex.quote
     head = [
         f"ctx_if={q(iface)}" if iface else 'ctx_if="${iface:-}"',
@@ -96,7 +97,7 @@ def context_script(tools: Mapping[str, str], iface: str | None = None) -> str:
     ]
     lines = []
     for tool, exe in tools.items():
-        flag = VERSION_FLAGS.get(tool, "--version")
+        flag = " ".join(q(w) for w in (flags or {}).get(tool, "--version").split())
         lines.append(
             f"if have {q(exe)}; then run tool-{q(_section(tool))} {q(exe)} {flag}; "
             f"else echo {q(f'==netrun:{PREFIX}tool-{_section(tool)}==')}; echo {MISSING}; fi"

@@ -74,7 +74,7 @@ class Kubernetes(Mode):
     installs = (
         Program(
             "kubectl", "netrun_kubectl", "kubectl (Kubernetes apt repo)",
-            "kubectl (Kubernetes yum repo)",
+            "kubectl (Kubernetes yum repo)", version_flag="version --client",
         ),
     )  # fmt: skip
 

@@ -158,7 +158,7 @@ TOOL = Tool(
     describe=describe,
     protocol="udp",
     needs={"server": ("iperf",), "client": ("iperf",)},
-    installs=(Program("iperf", "netrun_iperf2", "iperf", "iperf"),),
+    installs=(Program("iperf", "netrun_iperf2", "iperf", "iperf", version_flag="-v"),),
     fan=iperf2_flows.FAN,
     preview=preview,
     stop=stop,

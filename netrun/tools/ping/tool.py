@@ -172,7 +172,7 @@ TOOL = Tool(
     describe=describe,
     protocol="icmp",
     needs={"client": ("ping",)},  # the server only answers: its kernel does
-    installs=(Program("ping", None, "iputils-ping", "iputils"),),
+    installs=(Program("ping", None, "iputils-ping", "iputils", version_flag="-V"),),
     preview=preview,
     latency=Latency("rtt_p50_ms", "rtt_p99_ms"),
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -106,6 +107,23 @@ def test_the_script_quotes_what_it_is_given() -> None:
     assert ctx["nic"] == "a'b"
     assert ctx["tools"]["iperf3"] is None
     assert "not installed" in ctx["unavailable"]["iperf3"]
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="no sh")
+def test_each_program_is_asked_its_version_its_own_way(tmp_path: Path) -> None:
+    """The version arguments come from the program's declaration (Program.version_flag:
+    iperf2's -v), quoted; a program with none is asked --version."""
+    echo = tmp_path / "says"
+    echo.write_text('#!/bin/sh\necho "v $*"\n')
+    echo.chmod(0o755)
+    script = context_script(
+        {"iperf": str(echo), "other": str(echo), "odd": str(echo)},
+        "lo",
+        flags={"iperf": "-v", "odd": "version --client;x"},
+    )
+    out = subprocess.run(["sh"], input=script, text=True, capture_output=True).stdout
+    assert "v -v" in out and parse_context(out)["tools"]["iperf"] is not None
+    assert "v --version" in out and "v version --client;x" in out
 
 
 def test_sysctls_are_read_by_one_grep_and_a_missing_one_says_why() -> None:
