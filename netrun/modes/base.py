@@ -137,8 +137,8 @@ class Mode:
     #: Why a kind of test it carries fails its path check for a reason of the mode's own
     #: (FreeFlow's TCP_CRR), as data: ``caveat`` reads it.
     caveats: ClassVar[tuple[Caveat, ...]] = ()
-    #: role -> the programs a host in that role must have (see netrun.run.needs for their
-    #: names); TOOL: the test's tool runs there on the host itself (its programs replace it).
+    #: role -> the programs a host in that role must have (its own declared in ``installs``);
+    #: TOOL: the test's tool runs there on the host itself (its programs replace it).
     needs: ClassVar[Mapping[str, tuple[str, ...]]] = {"server": (TOOL,), "client": (TOOL,)}
     #: What installs each program of its own in ``needs`` (docker, turnserver), for the
     #: line that names a missing one (netrun.run.needs); the tools declare theirs.

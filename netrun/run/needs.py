@@ -39,15 +39,9 @@ def programs() -> dict[str, Program]:
     registered mode's (the first declaration of a name wins): the inventory variables a
     run may be given (netrun.job), read before the tests are planned. A run's own checks
     read ``Needs.programs``, from its plans."""
-    found: dict[str, Program] = {}
-    declared = [
-        *OWN,
-        *(p for t in registered_tools().values() for p in t.installs),
-        *mode_programs(),
-    ]
-    for prog in declared:
-        found.setdefault(prog.name, prog)
-    return found
+    every = Needs()  # the run's own already
+    every.know((*(p for t in registered_tools().values() for p in t.installs), *mode_programs()))
+    return every.programs
 
 
 SECTION = "==netrun:needs=="
